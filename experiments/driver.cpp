@@ -1,0 +1,227 @@
+#include "experiments/driver.hpp"
+
+#include <fmt/format.h>
+#include <lapacke.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/cpu/tile_kernels.hpp"
+#include "runtime/algorithms/cholesky.hpp"
+#include "runtime/algorithms/qr.hpp"
+#include "runtime/error.hpp"
+#include "runtime/matrix_gen.hpp"
+#include "runtime/matrix_market.hpp"
+
+namespace tessera {
+namespace {
+
+void resolve(RunConfig& c, const DenseMatrix* input) {
+  if (c.algo != "cholesky" && c.algo != "qr") throw InputError("--algo '" + c.algo + "' is not one of: cholesky, qr");
+  if (c.impl != "tile" && c.impl != "lapack") throw InputError("--impl '" + c.impl + "' is not one of: tile, lapack");
+  if (c.precision != 'd' && c.precision != 's')
+    throw InputError(std::string("--precision '") + c.precision + "' is not one of: d, s");
+  if (c.threads < 1) throw InputError("--threads " + std::to_string(c.threads) + " must be >= 1");
+  if (input) {
+    c.m = input->m;
+    c.n = input->n;
+  }
+  if (c.n < 1) throw InputError("--n " + std::to_string(c.n) + " must be >= 1");
+  if (c.m == 0) c.m = c.n;
+  if (c.m < 1) throw InputError("--m " + std::to_string(c.m) + " must be >= 1");
+  if (c.algo == "cholesky" && c.m != c.n)
+    throw InputError("Cholesky needs a square matrix: m = " + std::to_string(c.m) + ", n = " + std::to_string(c.n));
+  if (c.algo == "qr" && c.m < c.n)
+    throw InputError("QR needs m >= n: m = " + std::to_string(c.m) + ", n = " + std::to_string(c.n));
+  if (c.B < 0) throw InputError("--B " + std::to_string(c.B) + " must be >= 1");
+  if (c.B == 0) c.B = default_tiles(c.m, c.n, c.threads, c.precision == 's').B;
+  if (c.s < 1) throw InputError("--s " + std::to_string(c.s) + " must be >= 1");
+  if (c.s > 1 && c.b == 0) c.b = std::max<index_t>(1, c.B / (2 * c.s));
+  if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
+  if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
+  if (input && c.algo == "cholesky") {
+    for (index_t j = 0; j < c.n; ++j)
+      for (index_t i = j + 1; i < c.n; ++i) {
+        const double x = (*input)(i, j), y = (*input)(j, i);
+        if (std::abs(x - y) > 1e-12 * std::max(std::abs(x), std::abs(y)))
+          throw InputError("--input " + c.input + ": Cholesky needs a symmetric matrix, but A(" + std::to_string(i + 1) + "," +
+                           std::to_string(j + 1) + ") = " + fmt::format("{:g}", x) + " differs from A(" +
+                           std::to_string(j + 1) + "," + std::to_string(i + 1) + ") = " + fmt::format("{:g}", y));
+      }
+  }
+  TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
+}
+
+template <class T>
+void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
+  if (!input) {
+    generate(a, c.algo == "cholesky" ? MatrixKind::Spd : MatrixKind::General, c.seed);
+    return;
+  }
+  std::vector<T> conv(input->a.begin(), input->a.end());
+  a.from_dense(conv.data(), input->m);
+}
+
+template <class T>
+std::vector<T> dense_copy(const TileMatrix<T>& a) {
+  std::vector<T> d(static_cast<std::size_t>(a.layout().m() * a.layout().n()));
+  a.to_dense(d.data(), a.layout().m());
+  return d;
+}
+
+template <class T>
+void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
+  const RunConfig& c = r.config;
+  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
+  r.p = L.tile_rows();
+  r.q = L.tile_cols();
+  TileMatrix<T> a(L);
+  fill(a, c, input);
+  std::vector<T> original;
+  if (c.check) original = dense_copy(a);
+
+  RuntimeOptions opt;
+  opt.threads = c.threads;
+  opt.window_capacity = c.window;
+  opt.policy = c.policy;
+  opt.seed = c.seed;
+  opt.observer = c.observer;
+  NodeRuntime rt(platform, opt);
+  kernels::set_blas_threads(1);
+  RunStats st;
+  if (c.algo == "cholesky") {
+    CholeskyExecutor<T> ex(a);
+    st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+    if (c.check) {
+      kernels::set_blas_threads(c.threads);
+      r.residuals = cholesky_residual(original, a);
+    }
+  } else {
+    QrFactors<T> f(L, c.ib);
+    QrExecutor<T> ex(a, f);
+    st = rt.run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex);
+    if (c.check) {
+      TileMatrix<T> e(L);
+      for (index_t d = 0; d < c.n; ++d) e.at(d, d) = T(1);
+      QrFormQExecutor<T> qex(a, f, e);
+      RuntimeOptions qopt = opt;
+      qopt.observer = nullptr;
+      NodeRuntime(platform, qopt).run(cholesky_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
+      kernels::set_blas_threads(c.threads);
+      r.residuals = qr_residual(original, a, dense_copy(e));
+    }
+  }
+  r.time_s = st.elapsed_s;
+  r.tasks = st.tasks;
+  r.busy_s = st.busy_s;
+}
+
+inline lapack_int potrf(index_t n, double* a) { return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, a, n); }
+inline lapack_int potrf(index_t n, float* a) { return LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', n, a, n); }
+inline lapack_int geqrf(index_t m, index_t n, double* a, double* tau) { return LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau); }
+inline lapack_int geqrf(index_t m, index_t n, float* a, float* tau) { return LAPACKE_sgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau); }
+inline lapack_int orgqr(index_t m, index_t n, double* a, const double* tau) { return LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau); }
+inline lapack_int orgqr(index_t m, index_t n, float* a, const float* tau) { return LAPACKE_sorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau); }
+
+// The peer: LAPACKE's blocked factorization on one dense matrix, with
+// OpenBLAS using as many threads as the tile runtime has compute threads.
+template <class T>
+void run_lapack(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
+  const RunConfig& c = r.config;
+  const TileLayout whole(c.m, c.n, std::max(c.m, c.n), 1, 0);  // one tile: the dense matrix itself
+  r.p = r.q = 1;
+  TileMatrix<T> a(whole);
+  fill(a, c, input);
+  std::vector<T> original;
+  if (c.check) original = dense_copy(a);
+  T* d = a.tile(0, 0);
+  kernels::set_blas_threads(c.threads);
+  std::vector<T> tau(static_cast<std::size_t>(c.n));
+  const double t0 = platform.now();
+  const lapack_int info = c.algo == "cholesky" ? potrf(c.n, d) : geqrf(c.m, c.n, d, tau.data());
+  r.time_s = platform.now() - t0;
+  if (info > 0) throw NotPositiveDefinite(info);
+  if (info < 0) throw std::logic_error("LAPACKE returned info " + std::to_string(info));
+  if (c.check) {
+    if (c.algo == "cholesky") {
+      r.residuals = cholesky_residual(original, a);
+    } else {
+      std::vector<T> q(d, d + c.m * c.n);
+      orgqr(c.m, c.n, q.data(), tau.data());
+      r.residuals = qr_residual(original, a, q);
+    }
+  }
+  kernels::set_blas_threads(1);
+}
+
+}  // namespace
+
+double flop_count(const std::string& algo, index_t m, index_t n) {
+  const double M = static_cast<double>(m), N = static_cast<double>(n);
+  return algo == "cholesky" ? N * N * N / 3.0 : 2.0 * M * N * N - 2.0 * N * N * N / 3.0;
+}
+
+RunResult run_factorization(RunConfig config, platform::Platform& platform) {
+  std::optional<DenseMatrix> input;
+  if (!config.input.empty()) input = read_matrix_market(config.input);
+  resolve(config, input ? &*input : nullptr);
+  RunResult r;
+  r.config = config;
+  const DenseMatrix* in = input ? &*input : nullptr;
+  if (config.impl == "lapack") {
+    if (config.precision == 'd') run_lapack<double>(r, platform, in);
+    else run_lapack<float>(r, platform, in);
+  } else {
+    if (config.precision == 'd') run_tile<double>(r, platform, in);
+    else run_tile<float>(r, platform, in);
+  }
+  r.gflops = r.time_s > 0 ? flop_count(config.algo, config.m, config.n) / r.time_s * 1e-9 : 0.0;
+  return r;
+}
+
+std::string summary_line(const RunResult& r, const char* backend) {
+  const RunConfig& c = r.config;
+  std::string res = "residual=-", verdict = "unchecked";
+  if (r.residuals) {
+    res = fmt::format("residual={:.3g}", r.residuals->factor);
+    if (c.algo == "qr") res += fmt::format(" orth={:.3g}", r.residuals->orth);
+    verdict = r.residuals->passed() ? "ok" : "FAILED";
+  }
+  return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={} backend={} time={:.4f}s gflops={:.2f} {} {}",
+                     c.algo, c.impl, c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, backend, r.time_s, r.gflops,
+                     res, verdict);
+}
+
+std::string result_json(const RunResult& r, const char* backend) {
+  const RunConfig& c = r.config;
+  nlohmann::json j;
+  j["algo"] = c.algo;
+  j["impl"] = c.impl;
+  j["backend"] = backend;
+  j["m"] = c.m;
+  j["n"] = c.n;
+  j["B"] = c.B;
+  j["s"] = c.s;
+  j["b"] = c.b;
+  j["ib"] = c.ib;
+  j["precision"] = std::string(1, c.precision);
+  j["threads"] = c.threads;
+  j["seed"] = c.seed;
+  j["input"] = c.input.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.input);
+  j["tiles"] = {r.p, r.q};
+  j["tasks"] = r.tasks;
+  j["time_s"] = r.time_s;
+  j["gflops"] = r.gflops;
+  j["busy_s"] = r.busy_s;
+  if (r.residuals) {
+    j["residual"] = r.residuals->factor;
+    if (c.algo == "qr") j["orthogonality"] = r.residuals->orth;
+    j["check_passed"] = r.residuals->passed();
+  } else {
+    j["residual"] = nullptr;
+    j["check_passed"] = nullptr;
+  }
+  j["residual_threshold"] = kResidualThreshold;
+  return j.dump(2);
+}
+
+}  // namespace tessera

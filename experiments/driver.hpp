@@ -1,0 +1,54 @@
+#pragma once
+// One factorization run as the command line describes it: build the input,
+// factor it with the tile runtime (or, as a peer, with LAPACKE on the whole
+// matrix), optionally check it, and report.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "platform/platform.hpp"
+#include "runtime/check.hpp"
+#include "runtime/node_runtime.hpp"
+
+namespace tessera {
+
+struct RunConfig {
+  std::string algo = "cholesky";  // cholesky | qr
+  std::string impl = "tile";      // tile (tessera's runtime) | lapack (LAPACKE on one dense matrix, the peer)
+  index_t m = 0, n = 0;           // m = 0: m = n
+  index_t B = 0;                  // 0: default
+  int s = 1;
+  index_t b = 0;                  // 0 with s > 1: default
+  index_t ib = 32;                // QR inner blocking
+  char precision = 'd';           // d | s
+  int threads = 1;
+  std::uint64_t seed = 1;
+  std::string input;              // Matrix Market file; empty: generated
+  bool check = false;
+  std::size_t window = 16384;
+  ReadyPolicy policy = ReadyPolicy::Priority;
+  RuntimeObserver* observer = nullptr;
+};
+
+struct RunResult {
+  RunConfig config;  // with defaults resolved
+  int p = 0, q = 0;  // tile rows and columns
+  double time_s = 0;
+  double gflops = 0;
+  std::uint64_t tasks = 0;
+  std::vector<double> busy_s;
+  std::optional<Residuals> residuals;
+};
+
+// Throws InputError for invalid configurations and NotPositiveDefinite for
+// a Cholesky input that is not SPD.
+RunResult run_factorization(RunConfig config, platform::Platform& platform);
+
+// Standard flop counts: n^3/3 for Cholesky, 2mn^2 - 2n^3/3 for QR.
+double flop_count(const std::string& algo, index_t m, index_t n);
+
+std::string summary_line(const RunResult& r, const char* backend);
+std::string result_json(const RunResult& r, const char* backend);
+
+}  // namespace tessera

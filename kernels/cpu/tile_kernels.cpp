@@ -1,0 +1,149 @@
+#include "kernels/cpu/tile_kernels.hpp"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace tessera::kernels {
+namespace {
+
+using lapack_idx = lapack_int;
+
+void check_info(lapack_int info, const char* routine) {
+  if (info < 0) throw std::logic_error(std::string(routine) + ": illegal value in argument " + std::to_string(-info));
+}
+
+// Thin overload sets so the templates below read like the math.
+inline void trsm_rlt(index_t m, index_t n, const double* l, index_t ldl, double* a, index_t lda) {
+  cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0, l, ldl, a, lda);
+}
+inline void trsm_rlt(index_t m, index_t n, const float* l, index_t ldl, float* a, index_t lda) {
+  cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0f, l, ldl, a, lda);
+}
+inline void gemm_nt_minus(index_t m, index_t n, index_t k, const double* a, index_t lda, const double* b, index_t ldb,
+                          double* c, index_t ldc) {
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, m, n, k, -1.0, a, lda, b, ldb, 1.0, c, ldc);
+}
+inline void gemm_nt_minus(index_t m, index_t n, index_t k, const float* a, index_t lda, const float* b, index_t ldb,
+                          float* c, index_t ldc) {
+  cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+}
+inline void syrk_ln_minus(index_t n, index_t k, const double* a, index_t lda, double* c, index_t ldc) {
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, a, lda, 1.0, c, ldc);
+}
+inline void syrk_ln_minus(index_t n, index_t k, const float* a, index_t lda, float* c, index_t ldc) {
+  cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
+}
+inline lapack_int potrf_l(index_t n, double* a, index_t lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda); }
+inline lapack_int potrf_l(index_t n, float* a, index_t lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda); }
+inline lapack_int geqrt_(index_t m, index_t n, index_t ib, double* a, index_t lda, double* t, index_t ldt, double* w) {
+  return LAPACKE_dgeqrt_work(LAPACK_COL_MAJOR, m, n, ib, a, lda, t, ldt, w);
+}
+inline lapack_int geqrt_(index_t m, index_t n, index_t ib, float* a, index_t lda, float* t, index_t ldt, float* w) {
+  return LAPACKE_sgeqrt_work(LAPACK_COL_MAJOR, m, n, ib, a, lda, t, ldt, w);
+}
+inline lapack_int gemqrt_(char trans, index_t m, index_t n, index_t k, index_t ib, const double* v, index_t ldv,
+                          const double* t, index_t ldt, double* c, index_t ldc, double* w) {
+  return LAPACKE_dgemqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, ib, v, ldv, t, ldt, c, ldc, w);
+}
+inline lapack_int gemqrt_(char trans, index_t m, index_t n, index_t k, index_t ib, const float* v, index_t ldv,
+                          const float* t, index_t ldt, float* c, index_t ldc, float* w) {
+  return LAPACKE_sgemqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, ib, v, ldv, t, ldt, c, ldc, w);
+}
+inline lapack_int tpqrt_(index_t m, index_t n, index_t ib, double* a, index_t lda, double* b, index_t ldb, double* t,
+                         index_t ldt, double* w) {
+  return LAPACKE_dtpqrt_work(LAPACK_COL_MAJOR, m, n, 0, ib, a, lda, b, ldb, t, ldt, w);
+}
+inline lapack_int tpqrt_(index_t m, index_t n, index_t ib, float* a, index_t lda, float* b, index_t ldb, float* t,
+                         index_t ldt, float* w) {
+  return LAPACKE_stpqrt_work(LAPACK_COL_MAJOR, m, n, 0, ib, a, lda, b, ldb, t, ldt, w);
+}
+inline lapack_int tpmqrt_(char trans, index_t m, index_t n, index_t k, index_t ib, const double* v, index_t ldv,
+                          const double* t, index_t ldt, double* a, index_t lda, double* b, index_t ldb, double* w) {
+  return LAPACKE_dtpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, 0, ib, v, ldv, t, ldt, a, lda, b, ldb, w);
+}
+inline lapack_int tpmqrt_(char trans, index_t m, index_t n, index_t k, index_t ib, const float* v, index_t ldv,
+                          const float* t, index_t ldt, float* a, index_t lda, float* b, index_t ldb, float* w) {
+  return LAPACKE_stpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, 0, ib, v, ldv, t, ldt, a, lda, b, ldb, w);
+}
+
+}  // namespace
+
+void set_blas_threads(int n) { openblas_set_num_threads(n); }
+int blas_threads() { return openblas_get_num_threads(); }
+
+template <class T>
+int potf2p(index_t m, index_t n, T* a, index_t lda) {
+  // L1 = chol(A1)
+  const lapack_int info = potrf_l(n, a, lda);
+  check_info(info, "potrf");
+  if (info > 0) return info;
+  // L2 = A2 L1^{-T}
+  if (m > n) trsm_rlt(m - n, n, a, lda, a + n, lda);
+  return 0;
+}
+
+template <class T>
+void trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
+  // A = A L^{-T}
+  trsm_rlt(m, n, l, ldl, a, lda);
+}
+
+template <class T>
+void gsmm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c, index_t ldc) {
+  // C -= A B^T
+  gemm_nt_minus(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+template <class T>
+void gsmm_diag(index_t m, index_t n, index_t k, const T* a, index_t lda, T* c, index_t ldc) {
+  // C1 -= A1 A1^T (lower triangle only)
+  syrk_ln_minus(n, k, a, lda, c, ldc);
+  // C2 -= A2 A1^T
+  if (m > n) gemm_nt_minus(m - n, n, k, a + n, lda, a, lda, c + n, ldc);
+}
+
+template <class T>
+void geqrt(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt, T* work) {
+  // (V, R, T) = QR(A)
+  check_info(geqrt_(m, n, ib, a, lda, t, ldt, work), "geqrt");
+}
+
+template <class T>
+void larfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+           T* c, index_t ldc, T* work) {
+  // C = (I - V T V^T)^T C
+  check_info(gemqrt_(trans ? 'T' : 'N', m, n, k, ib, v, ldv, t, ldt, c, ldc, work), "gemqrt");
+}
+
+template <class T>
+void tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt, T* work) {
+  // (V, T, R) = QR([R; A])
+  check_info(tpqrt_(m, n, ib, r, ldr, a, lda, t, ldt, work), "tpqrt");
+}
+
+template <class T>
+void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+           T* a1, index_t lda1, T* a2, index_t lda2, T* work) {
+  // [A1; A2] = (I - V T V^T)^T [A1; A2]
+  check_info(tpmqrt_(trans ? 'T' : 'N', m, n, k, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work), "tpmqrt");
+}
+
+#define TESSERA_INSTANTIATE(T)                                                                                      \
+  template int potf2p<T>(index_t, index_t, T*, index_t);                                                            \
+  template void trsm<T>(index_t, index_t, const T*, index_t, T*, index_t);                                          \
+  template void gsmm<T>(index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t);              \
+  template void gsmm_diag<T>(index_t, index_t, index_t, const T*, index_t, T*, index_t);                            \
+  template void geqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*);                                  \
+  template void larfb<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*,       \
+                         index_t, T*);                                                                              \
+  template void tsqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*, index_t, T*);                     \
+  template void ssrfb<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*,       \
+                         index_t, T*, index_t, T*);
+TESSERA_INSTANTIATE(float)
+TESSERA_INSTANTIATE(double)
+#undef TESSERA_INSTANTIATE
+
+}  // namespace tessera::kernels

@@ -1,0 +1,56 @@
+#include "platform/native/native_platform.hpp"
+
+#include <condition_variable>
+#include <mutex>
+
+namespace tessera::platform {
+namespace {
+
+class NativeMutex final : public Mutex {
+ public:
+  void lock() override { m_.lock(); }
+  void unlock() override { m_.unlock(); }
+  std::mutex& raw() { return m_; }
+
+ private:
+  std::mutex m_;
+};
+
+class NativeCondition final : public Condition {
+ public:
+  void wait(Mutex& m) override {
+    // The caller holds the mutex; adopt it for the wait and hand it back locked.
+    std::unique_lock<std::mutex> lk(static_cast<NativeMutex&>(m).raw(), std::adopt_lock);
+    cv_.wait(lk);
+    lk.release();
+  }
+  void notify_one() override { cv_.notify_one(); }
+  void notify_all() override { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
+};
+
+}  // namespace
+
+NativePlatform::NativePlatform() : origin_(std::chrono::steady_clock::now()) {}
+NativePlatform::~NativePlatform() { join_all(); }
+
+std::unique_ptr<Mutex> NativePlatform::make_mutex() { return std::make_unique<NativeMutex>(); }
+std::unique_ptr<Condition> NativePlatform::make_condition() { return std::make_unique<NativeCondition>(); }
+
+void NativePlatform::spawn(const std::string& /*name*/, std::function<void()> body) {
+  threads_.emplace_back(std::move(body));
+}
+
+void NativePlatform::join_all() {
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+}
+
+double NativePlatform::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+}
+
+}  // namespace tessera::platform

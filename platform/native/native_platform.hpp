@@ -1,0 +1,27 @@
+#pragma once
+// Native backend: std::thread, std::mutex, std::condition_variable, steady clock.
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "platform/platform.hpp"
+
+namespace tessera::platform {
+
+class NativePlatform final : public Platform {
+ public:
+  NativePlatform();
+  ~NativePlatform() override;
+  std::unique_ptr<Mutex> make_mutex() override;
+  std::unique_ptr<Condition> make_condition() override;
+  void spawn(const std::string& name, std::function<void()> body) override;
+  void join_all() override;
+  double now() const override;
+  const char* backend_name() const override { return "native"; }
+
+ private:
+  std::chrono::steady_clock::time_point origin_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tessera::platform

@@ -1,0 +1,170 @@
+#include "runtime/algorithms/qr.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cpu/tile_kernels.hpp"
+#include "runtime/algorithms/cholesky.hpp"
+#include "runtime/algorithms/kernel_ids.hpp"
+#include "runtime/error.hpp"
+
+namespace tessera {
+namespace {
+
+std::int32_t priority(int q, int out_col, int k) { return (q - out_col) * (q + 1) + (q - k); }
+// Forming Q walks the columns backwards: later steps k first, then left columns.
+std::int32_t form_q_priority(int q, int k, int col) { return k * (q + 1) + (q - col); }
+
+TaskDesc make(KernelId kernel, int k, int i, int j, std::int32_t prio) {
+  TaskDesc d;
+  d.kernel = kernel;
+  d.arg[0] = k;
+  d.arg[1] = i;
+  d.arg[2] = j;
+  d.priority = prio;
+  return d;
+}
+
+DataId panel_data(const TileLayout& l, int k) { return static_cast<DataId>(l.tile_rows() * l.tile_cols() + k); }
+
+void require_tall(const TileLayout& l) {
+  if (l.m() < l.n())
+    throw InputError("QR needs m >= n: m = " + std::to_string(l.m()) + ", n = " + std::to_string(l.n()));
+}
+
+}  // namespace
+
+template <class T>
+QrFactors<T>::QrFactors(const TileLayout& layout, index_t ib)
+    : layout_(layout), ib_(ib), p_(layout.tile_rows()), t_(static_cast<std::size_t>(p_) * layout.tile_cols()),
+      v_(layout.tile_cols()) {
+  if (ib < 1) throw InputError("QR inner block size ib = " + std::to_string(ib) + " must be >= 1");
+  require_tall(layout);
+  for (int k = 0; k < layout.tile_cols(); ++k) {
+    const int top = layout.col_top(k);
+    const auto wk = static_cast<std::size_t>(layout.col_width(k));
+    for (int i = top; i < p_; ++i) t_[i + static_cast<std::size_t>(k) * p_].assign(this->ib(k) * wk, T(0));
+    v_[k].assign((layout.row_height(top) - layout.col_local_offset(k)) * wk, T(0));
+  }
+}
+
+template <class T>
+index_t QrFactors<T>::ib(int k) const {
+  return std::min(ib_, layout_.col_width(k));
+}
+
+std::size_t qr_data_count(const TileLayout& l) {
+  return static_cast<std::size_t>(l.tile_rows()) * l.tile_cols() + l.tile_cols();
+}
+
+void qr_tasks(const TileLayout& L, TaskSink& sink) {
+  require_tall(L);
+  const int p = L.tile_rows(), q = L.tile_cols();
+  constexpr auto R = AccessMode::Read;
+  constexpr auto W = AccessMode::Write;
+  constexpr auto RW = AccessMode::ReadWrite;
+  for (int k = 0; k < q; ++k) {
+    const int t = L.col_top(k);
+    sink.insert(make(kGeqrt, k, t, k, priority(q, k, k)).add(tile_data(L, t, k), RW).add(panel_data(L, k), W));
+    for (int j = k + 1; j < q; ++j)
+      sink.insert(make(kLarfb, k, t, j, priority(q, j, k)).add(panel_data(L, k), R).add(tile_data(L, t, j), RW));
+    for (int i = t + 1; i < p; ++i)
+      sink.insert(make(kTsqrt, k, i, k, priority(q, k, k)).add(tile_data(L, t, k), RW).add(tile_data(L, i, k), RW));
+    for (int i = t + 1; i < p; ++i)
+      for (int j = k + 1; j < q; ++j)
+        sink.insert(make(kSsrfb, k, i, j, priority(q, j, k))
+                        .add(tile_data(L, i, k), R)
+                        .add(tile_data(L, t, j), RW)
+                        .add(tile_data(L, i, j), RW));
+  }
+}
+
+void qr_form_q_tasks(const TileLayout& L, TaskSink& sink) {
+  require_tall(L);
+  const int p = L.tile_rows(), q = L.tile_cols();
+  constexpr auto RW = AccessMode::ReadWrite;
+  // Q E = Q_0 (Q_1 (... (Q_{q-1} E))), Q_k = H_geqrt(k) H_ts(t+1,k) ... H_ts(p-1,k).
+  // Columns j < k of E are zero in the rows Q_k touches, so they are skipped.
+  for (int k = q - 1; k >= 0; --k) {
+    const int t = L.col_top(k);
+    for (int i = p - 1; i > t; --i)
+      for (int j = k; j < q; ++j)
+        sink.insert(make(kSsrfbQ, k, i, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW).add(tile_data(L, i, j), RW));
+    for (int j = k; j < q; ++j) sink.insert(make(kLarfbQ, k, t, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW));
+  }
+}
+
+template <class T>
+void QrExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
+  const TileLayout& L = a_.layout();
+  const int k = d.arg[0], i = d.arg[1], j = d.arg[2];
+  const int t = L.col_top(k);
+  const index_t dk = L.col_local_offset(k), wk = L.col_width(k), ib = f_.ib(k);
+  const index_t ht = L.row_height(t), mk = ht - dk;  // rows of the panel's diagonal tile from Δ down
+  switch (d.kernel) {
+    case kGeqrt: {
+      // (V_tk, R_tk, T_tk) = QR(A_tk[Δ:, :])
+      T* a = a_.tile(t, k) + dk;
+      kernels::geqrt<T>(mk, wk, ib, a, ht, f_.t(t, k), ib, w.scratch<T>(ib * wk));
+      // Copy V for the LARFBs (rename, see header).
+      T* v = f_.v(k);
+      for (index_t c = 0; c < wk; ++c) std::memcpy(v + c * mk, a + c * ht, mk * sizeof(T));
+      break;
+    }
+    case kLarfb: {
+      // A_tj[Δ:, :] = Q_tk^T A_tj[Δ:, :]
+      const index_t wj = L.col_width(j);
+      kernels::larfb<T>(true, mk, wj, wk, ib, f_.v(k), mk, f_.t(t, k), ib, a_.tile(t, j) + dk, ht,
+                        w.scratch<T>(ib * wj));
+      break;
+    }
+    case kTsqrt:
+      // (V_ik, T_ik, R_tk) = QR([R_tk; A_ik])
+      kernels::tsqrt<T>(L.row_height(i), wk, ib, a_.tile(t, k) + dk, ht, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib,
+                        w.scratch<T>(ib * wk));
+      break;
+    case kSsrfb: {
+      // [A_tj[Δ:Δ+wk, :]; A_ij] = Q_ik^T [A_tj[Δ:Δ+wk, :]; A_ij]
+      const index_t wj = L.col_width(j);
+      kernels::ssrfb<T>(true, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib,
+                        a_.tile(t, j) + dk, ht, a_.tile(i, j), a_.ld(i), w.scratch<T>(ib * wj));
+      break;
+    }
+    default:
+      throw std::logic_error("QR executor: unexpected kernel " + std::to_string(d.kernel));
+  }
+}
+
+template <class T>
+void QrFormQExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
+  const TileLayout& L = a_.layout();
+  const int k = d.arg[0], i = d.arg[1], j = d.arg[2];
+  const int t = L.col_top(k);
+  const index_t dk = L.col_local_offset(k), wk = L.col_width(k), ib = f_.ib(k), wj = L.col_width(j);
+  const index_t ht = L.row_height(t);
+  switch (d.kernel) {
+    case kLarfbQ:
+      // E_tj[Δ:, :] = Q_tk E_tj[Δ:, :]
+      kernels::larfb<T>(false, ht - dk, wj, wk, ib, a_.tile(t, k) + dk, ht, f_.t(t, k), ib, e_.tile(t, j) + dk, ht,
+                        w.scratch<T>(ib * wj));
+      break;
+    case kSsrfbQ:
+      // [E_tj[Δ:Δ+wk, :]; E_ij] = Q_ik [E_tj[Δ:Δ+wk, :]; E_ij]
+      kernels::ssrfb<T>(false, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib, e_.tile(t, j) + dk,
+                        ht, e_.tile(i, j), e_.ld(i), w.scratch<T>(ib * wj));
+      break;
+    default:
+      throw std::logic_error("QR form-Q executor: unexpected kernel " + std::to_string(d.kernel));
+  }
+}
+
+template class QrFactors<float>;
+template class QrFactors<double>;
+template class QrExecutor<float>;
+template class QrExecutor<double>;
+template class QrFormQExecutor<float>;
+template class QrFormQExecutor<double>;
+
+}  // namespace tessera

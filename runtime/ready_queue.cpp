@@ -1,0 +1,83 @@
+#include "runtime/ready_queue.hpp"
+
+#include <algorithm>
+
+namespace tessera {
+namespace {
+// Max-heap order: higher priority first, then earlier in serial order.
+struct Later {
+  bool operator()(const Task* a, const Task* b) const {
+    if (a->desc.priority != b->desc.priority) return a->desc.priority < b->desc.priority;
+    return a->seq > b->seq;
+  }
+};
+}  // namespace
+
+ReadyQueue::ReadyQueue(platform::Platform& platform, ReadyPolicy policy, std::uint64_t seed)
+    : policy_(policy), rng_(seed), mutex_(platform.make_mutex()), cond_(platform.make_condition()) {}
+
+void ReadyQueue::push_locked(Task* t) {
+  items_.push_back(t);
+  if (policy_ == ReadyPolicy::Priority) std::push_heap(items_.begin(), items_.end(), Later{});
+}
+
+Task* ReadyQueue::pop_locked() {
+  Task* t = nullptr;
+  switch (policy_) {
+    case ReadyPolicy::Priority:
+      std::pop_heap(items_.begin(), items_.end(), Later{});
+      t = items_.back();
+      items_.pop_back();
+      break;
+    case ReadyPolicy::Fifo:
+      t = items_[fifo_head_++];
+      if (fifo_head_ == items_.size()) {
+        items_.clear();
+        fifo_head_ = 0;
+      }
+      break;
+    case ReadyPolicy::Random: {
+      std::uniform_int_distribution<std::size_t> pick(0, items_.size() - 1);
+      std::swap(items_[pick(rng_)], items_.back());
+      t = items_.back();
+      items_.pop_back();
+      break;
+    }
+  }
+  return t;
+}
+
+void ReadyQueue::push(Task* t) {
+  platform::Lock lk(*mutex_);
+  push_locked(t);
+  if (sleepers_ > 0) cond_->notify_one();
+}
+
+void ReadyQueue::push(const std::vector<Task*>& ts) {
+  if (ts.empty()) return;
+  platform::Lock lk(*mutex_);
+  for (Task* t : ts) push_locked(t);
+  if (sleepers_ > 0) {
+    if (ts.size() == 1) cond_->notify_one();
+    else cond_->notify_all();
+  }
+}
+
+Task* ReadyQueue::pop() {
+  platform::Lock lk(*mutex_);
+  while (items_.size() == fifo_head_ && !closed_) {
+    ++sleepers_;
+    cond_->wait(*mutex_);
+    --sleepers_;
+  }
+  if (items_.size() == fifo_head_) return nullptr;
+  return pop_locked();
+}
+
+void ReadyQueue::close() {
+  platform::Lock lk(*mutex_);
+  closed_ = true;
+  cond_->notify_all();
+}
+
+}  // namespace tessera

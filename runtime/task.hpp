@@ -1,0 +1,50 @@
+#pragma once
+// A task as the serial algorithms describe it: a kernel, its integer
+// arguments, a priority, and the data it reads and writes.
+#include <cstdint>
+
+namespace tessera {
+
+enum class AccessMode : std::uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
+constexpr bool writes(AccessMode m) { return (static_cast<std::uint8_t>(m) & 2) != 0; }
+
+// Index of a dependency-tracked datum (a tile, or an algorithm's extra
+// object such as a QR panel's copied reflectors) in the task window.
+using DataId = std::uint32_t;
+
+struct Access {
+  DataId data;
+  AccessMode mode;
+};
+
+inline constexpr int kMaxAccesses = 4;
+
+struct TaskDesc {
+  std::uint16_t kernel = 0;
+  std::int32_t arg[4] = {0, 0, 0, 0};  // kernel-specific, typically k, i, j
+  std::int32_t priority = 0;           // larger runs first among ready tasks
+  std::uint8_t n_access = 0;
+  Access access[kMaxAccesses] = {};
+
+  // Adds an access; a datum named twice is kept once with the union of the modes.
+  TaskDesc& add(DataId d, AccessMode m) {
+    for (int a = 0; a < n_access; ++a)
+      if (access[a].data == d) {
+        access[a].mode = static_cast<AccessMode>(static_cast<std::uint8_t>(access[a].mode) | static_cast<std::uint8_t>(m));
+        return *this;
+      }
+    access[n_access++] = Access{d, m};
+    return *this;
+  }
+};
+
+// Where serial algorithms put their tasks. Implemented by the task window
+// (parallel execution), by a sequential executor (reference results) and by
+// recorders in tests.
+class TaskSink {
+ public:
+  virtual ~TaskSink() = default;
+  virtual void insert(const TaskDesc& t) = 0;
+};
+
+}  // namespace tessera

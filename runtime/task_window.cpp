@@ -1,0 +1,110 @@
+#include "runtime/task_window.hpp"
+
+#include <mutex>
+
+#include "runtime/error.hpp"
+
+namespace tessera {
+
+TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform)
+    : lists_(n_data),
+      slots_(capacity),
+      free_mutex_(platform.make_mutex()),
+      free_cond_(platform.make_condition()) {
+  if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
+  free_.reserve(capacity);
+  for (std::size_t k = capacity; k-- > 0;) free_.push_back(&slots_[k]);
+}
+
+Task* TaskWindow::acquire_slot() {
+  platform::Lock lk(*free_mutex_);
+  while (free_.empty()) {
+    generator_waiting_ = true;
+    free_cond_->wait(*free_mutex_);
+  }
+  Task* t = free_.back();
+  free_.pop_back();
+  return t;
+}
+
+void TaskWindow::release_slot(Task* t) {
+  platform::Lock lk(*free_mutex_);
+  free_.push_back(t);
+  if (generator_waiting_) {
+    generator_waiting_ = false;
+    free_cond_->notify_one();
+  }
+}
+
+std::size_t TaskWindow::in_flight() const {
+  platform::Lock lk(*free_mutex_);
+  return slots_.size() - free_.size();
+}
+
+Task* TaskWindow::append(const TaskDesc& d) {
+  Task* t = acquire_slot();
+  t->desc = d;
+  t->seq = next_seq_++;
+  // The generator's own reference keeps the task from being released by a
+  // concurrent FIRE before all of its entries are linked.
+  t->pending.store(1, std::memory_order_relaxed);
+  for (int a = 0; a < d.n_access; ++a) {
+    TaskEntry* e = &t->entry[a];
+    e->task = t;
+    e->mode = d.access[a].mode;
+    e->next = nullptr;
+    DataList& list = lists_[d.access[a].data];
+    std::lock_guard<SpinLock> lk(list.lock);
+    const bool w = writes(e->mode);
+    e->fired = w ? list.head == nullptr : list.writers == 0;
+    if (!e->fired) t->pending.fetch_add(1, std::memory_order_relaxed);
+    e->prev = list.tail;
+    if (list.tail) list.tail->next = e;
+    else list.head = e;
+    list.tail = e;
+    if (w) ++list.writers;
+  }
+  return t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1 ? t : nullptr;
+}
+
+void TaskWindow::release_entry(TaskEntry* e, std::vector<Task*>& ready) {
+  if (e->fired) return;
+  e->fired = true;
+  if (e->task->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(e->task);
+}
+
+void TaskWindow::fire(Task* t, std::vector<Task*>& ready) {
+  for (int a = 0; a < t->desc.n_access; ++a) {
+    TaskEntry* e = &t->entry[a];
+    DataList& list = lists_[t->desc.access[a].data];
+    std::lock_guard<SpinLock> lk(list.lock);
+    // Unlink: readers may finish in any order, so e can sit anywhere in the
+    // leading group of readers; a writer always finishes at the head.
+    if (e->prev) e->prev->next = e->next;
+    else list.head = e->next;
+    if (e->next) e->next->prev = e->prev;
+    else list.tail = e->prev;
+    TaskEntry* x = list.head;
+    if (writes(e->mode)) {
+      --list.writers;
+      // A finished write makes the following readers ready, or the next writer.
+      if (x && writes(x->mode)) {
+        release_entry(x, ready);
+      } else {
+        for (; x && !writes(x->mode); x = x->next) release_entry(x, ready);
+      }
+    } else if (x && writes(x->mode)) {
+      // The last reader ahead of a writer is gone.
+      release_entry(x, ready);
+    }
+  }
+  release_slot(t);
+}
+
+std::vector<const Task*> TaskWindow::list_of(DataId d) const {
+  std::vector<const Task*> out;
+  for (const TaskEntry* e = lists_[d].head; e; e = e->next) out.push_back(e->task);
+  return out;
+}
+
+}  // namespace tessera

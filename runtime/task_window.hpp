@@ -1,0 +1,92 @@
+#pragma once
+// The 2-D task window of 000 §5.1-5.2: one task list per datum, APPEND from
+// the generator, FIRE from the workers, and a fixed capacity.
+//
+// A list keeps its unfinished tasks in serial order. APPEND of a reader is
+// ready when no writer is in the list; APPEND of a writer is ready when the
+// list is empty, so write-after-read and write-after-write are ordered rather
+// than renamed (algorithms that would serialize on a WAR rename explicitly,
+// e.g. the QR panel's copied reflectors). FIRE of a finished writer releases
+// the readers that follow it up to the next writer, or that writer itself;
+// FIRE of the last reader ahead of a writer releases the writer.
+//
+// Capacity bounds the number of generated-but-unfinished tasks: append()
+// blocks while the window is full, so memory is bounded for any matrix size.
+// Progress is guaranteed because the oldest unfinished task always has all of
+// its predecessors finished.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "platform/platform.hpp"
+#include "runtime/spinlock.hpp"
+#include "runtime/task.hpp"
+
+namespace tessera {
+
+struct Task;
+
+// One instance of a task in one datum's list.
+struct TaskEntry {
+  Task* task = nullptr;
+  TaskEntry* prev = nullptr;
+  TaskEntry* next = nullptr;
+  AccessMode mode = AccessMode::Read;
+  bool fired = false;  // this access's input is available
+};
+
+struct Task {
+  TaskDesc desc;
+  std::uint64_t seq = 0;              // position in serial order
+  std::atomic<int> pending{0};        // unavailable inputs (+1 while being appended)
+  TaskEntry entry[kMaxAccesses];
+};
+
+class TaskWindow {
+ public:
+  TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform);
+  TaskWindow(const TaskWindow&) = delete;
+  TaskWindow& operator=(const TaskWindow&) = delete;
+
+  // APPEND (generator thread only). Returns the task if it is ready at once,
+  // nullptr otherwise. Blocks while the window is full.
+  Task* append(const TaskDesc& d);
+
+  // FIRE for a finished task: appends the tasks it made ready to `ready` and
+  // frees its slot. Thread-safe.
+  void fire(Task* t, std::vector<Task*>& ready);
+
+  std::size_t capacity() const { return slots_.size(); }
+  std::size_t n_data() const { return lists_.size(); }
+  std::uint64_t appended() const { return next_seq_; }
+  // Number of unfinished tasks in the window (approximate while running).
+  std::size_t in_flight() const;
+
+  // Tasks of datum d's list in serial order, for tests and debugging
+  // (not thread-safe against concurrent FIRE).
+  std::vector<const Task*> list_of(DataId d) const;
+
+ private:
+  struct alignas(64) DataList {
+    SpinLock lock;
+    TaskEntry* head = nullptr;
+    TaskEntry* tail = nullptr;
+    int writers = 0;
+  };
+
+  Task* acquire_slot();
+  void release_slot(Task* t);
+  static void release_entry(TaskEntry* e, std::vector<Task*>& ready);
+
+  std::vector<DataList> lists_;
+  std::vector<Task> slots_;
+  std::vector<Task*> free_;
+  std::unique_ptr<platform::Mutex> free_mutex_;
+  std::unique_ptr<platform::Condition> free_cond_;
+  bool generator_waiting_ = false;
+  std::uint64_t next_seq_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,57 @@
+#include "runtime/tile_layout.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/error.hpp"
+
+namespace tessera {
+
+TileLayout::TileLayout(index_t m, index_t n, index_t B, int s, index_t b) : m_(m), n_(n), B_(B), s_(s), b_(b) {
+  if (m < 1) throw InputError("matrix rows m = " + std::to_string(m) + " must be >= 1");
+  if (n < 1) throw InputError("matrix size n = " + std::to_string(n) + " must be >= 1");
+  if (B < 1) throw InputError("tile size B = " + std::to_string(B) + " must be >= 1");
+  if (s < 1) throw InputError("tile split s = " + std::to_string(s) + " must be >= 1");
+  if (s > 1 && b < 1) throw InputError("narrow tile width b = " + std::to_string(b) + " must be >= 1 when s > 1");
+  if (static_cast<index_t>(s - 1) * b >= B)
+    throw InputError("(s-1)*b = " + std::to_string((s - 1) * b) + " must be < B = " + std::to_string(B) +
+                     " (s = " + std::to_string(s) + ", b = " + std::to_string(b) + ")");
+
+  for (index_t r = 0; r < m; r += B) row_offset_.push_back(r);
+  row_offset_.push_back(m);
+
+  int top = 0;
+  for (index_t c0 = 0; c0 < n; c0 += B, ++top) {
+    const index_t W = std::min(B, n - c0);
+    top_first_col_.push_back(static_cast<int>(col_offset_.size()));
+    index_t c = c0;
+    for (int d = 0; d < s - 1 && c + b < c0 + W; ++d, c += b) {
+      col_offset_.push_back(c);
+      col_top_.push_back(top);
+      col_sub_.push_back(d);
+    }
+    // The remainder (or, in a narrow last block, whatever is left) closes the block.
+    col_offset_.push_back(c);
+    col_top_.push_back(top);
+    col_sub_.push_back(static_cast<int>(col_offset_.size()) - 1 - top_first_col_.back());
+  }
+  top_first_col_.push_back(static_cast<int>(col_offset_.size()));
+  col_offset_.push_back(n);
+}
+
+int TileLayout::tile_col_of(index_t c) const {
+  auto it = std::upper_bound(col_offset_.begin(), col_offset_.end(), c);
+  return static_cast<int>(it - col_offset_.begin()) - 1;
+}
+
+DefaultTiles default_tiles(index_t m, index_t n, int threads, bool single_precision) {
+  // Large tiles amortize the per-task cost and run GEMM near peak; keep at
+  // least ~4 tile columns per thread so the DAG has parallel work.
+  index_t B = single_precision ? 384 : 320;
+  const index_t mn = std::min(m, n);
+  while (B > 64 && mn / B < 4 * std::max(1, threads) / 2) B -= 64;
+  if (mn < B) B = std::max<index_t>(1, mn);
+  return {B, 1, 0};
+}
+
+}  // namespace tessera

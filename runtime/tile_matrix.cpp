@@ -1,0 +1,63 @@
+#include "runtime/tile_matrix.hpp"
+
+#include <cstring>
+#include <new>
+
+namespace tessera {
+
+template <class T>
+TileMatrix<T>::TileMatrix(const TileLayout& layout, bool allocate_all)
+    : layout_(layout), table_(static_cast<std::size_t>(layout.tile_rows()) * layout.tile_cols(), nullptr) {
+  if (allocate_all)
+    for (int j = 0; j < q(); ++j)
+      for (int i = 0; i < p(); ++i) allocate(i, j);
+}
+
+template <class T>
+void TileMatrix<T>::allocate(int i, int j) {
+  T*& slot = table_[i + static_cast<std::size_t>(j) * p()];
+  if (slot) return;
+  std::size_t bytes = static_cast<std::size_t>(layout_.row_height(i) * layout_.col_width(j)) * sizeof(T);
+  bytes = (bytes + 63) / 64 * 64;
+  void* mem = std::aligned_alloc(64, bytes);
+  if (!mem) throw std::bad_alloc();
+  std::memset(mem, 0, bytes);
+  storage_.emplace_back(static_cast<T*>(mem));
+  slot = static_cast<T*>(mem);
+}
+
+template <class T>
+T& TileMatrix<T>::at(index_t r, index_t c) {
+  const int i = layout_.tile_row_of(r), j = layout_.tile_col_of(c);
+  return tile(i, j)[(r - layout_.row_offset(i)) + (c - layout_.col_offset(j)) * ld(i)];
+}
+
+template <class T>
+T TileMatrix<T>::at(index_t r, index_t c) const {
+  return const_cast<TileMatrix*>(this)->at(r, c);
+}
+
+template <class T>
+void TileMatrix<T>::from_dense(const T* a, index_t lda) {
+  for (int j = 0; j < q(); ++j)
+    for (int i = 0; i < p(); ++i) {
+      T* t = tile(i, j);
+      const index_t h = ld(i), r0 = layout_.row_offset(i), c0 = layout_.col_offset(j);
+      for (index_t c = 0; c < layout_.col_width(j); ++c) std::memcpy(t + c * h, a + r0 + (c0 + c) * lda, h * sizeof(T));
+    }
+}
+
+template <class T>
+void TileMatrix<T>::to_dense(T* a, index_t lda) const {
+  for (int j = 0; j < q(); ++j)
+    for (int i = 0; i < p(); ++i) {
+      const T* t = tile(i, j);
+      const index_t h = ld(i), r0 = layout_.row_offset(i), c0 = layout_.col_offset(j);
+      for (index_t c = 0; c < layout_.col_width(j); ++c) std::memcpy(a + r0 + (c0 + c) * lda, t + c * h, h * sizeof(T));
+    }
+}
+
+template class TileMatrix<float>;
+template class TileMatrix<double>;
+
+}  // namespace tessera

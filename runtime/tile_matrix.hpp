@@ -1,0 +1,49 @@
+#pragma once
+// A matrix stored as tiles of a TileLayout, reached through the indirect p×q
+// table of 000 §5.5: one pointer per tile, null where this process does not
+// hold the tile. Tiles are column-major with leading dimension equal to the
+// tile's height, and 64-byte aligned.
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "runtime/tile_layout.hpp"
+
+namespace tessera {
+
+template <class T>
+class TileMatrix {
+ public:
+  // Allocates every tile when `allocate_all`, none otherwise.
+  explicit TileMatrix(const TileLayout& layout, bool allocate_all = true);
+
+  const TileLayout& layout() const { return layout_; }
+  int p() const { return layout_.tile_rows(); }
+  int q() const { return layout_.tile_cols(); }
+
+  T* tile(int i, int j) { return table_[i + static_cast<std::size_t>(j) * p()]; }
+  const T* tile(int i, int j) const { return table_[i + static_cast<std::size_t>(j) * p()]; }
+  index_t ld(int i) const { return layout_.row_height(i); }
+  void allocate(int i, int j);
+
+  // Element (r, c) in global coordinates; the tile must be allocated.
+  T& at(index_t r, index_t c);
+  T at(index_t r, index_t c) const;
+
+  // Copies to / from a column-major dense matrix with leading dimension lda.
+  void from_dense(const T* a, index_t lda);
+  void to_dense(T* a, index_t lda) const;
+
+ private:
+  struct FreeDeleter {
+    void operator()(T* p) const { std::free(p); }
+  };
+  TileLayout layout_;
+  std::vector<T*> table_;
+  std::vector<std::unique_ptr<T[], FreeDeleter>> storage_;
+};
+
+extern template class TileMatrix<float>;
+extern template class TileMatrix<double>;
+
+}  // namespace tessera
