@@ -21,7 +21,12 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.precision != 'd' && c.precision != 's')
     throw InputError(std::string("--precision '") + c.precision + "' is not one of: d, s");
   if (c.threads < 1) throw InputError("--threads " + std::to_string(c.threads) + " must be >= 1");
+  if (!input && c.n == kUnsetSize) throw InputError("--n is required unless --input FILE gives the matrix");
   if (input) {
+    if (c.n == kUnsetSize) c.n = 0;
+    if ((c.n != 0 && c.n != input->n) || (c.m != 0 && c.m != input->m))
+      throw InputError("--input " + c.input + " holds a " + std::to_string(input->m) + " x " + std::to_string(input->n) +
+                       " matrix, but --m/--n ask for " + std::to_string(c.m ? c.m : c.n) + " x " + std::to_string(c.n));
     c.m = input->m;
     c.n = input->n;
   }
@@ -33,6 +38,12 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.algo == "qr" && c.m < c.n)
     throw InputError("QR needs m >= n: m = " + std::to_string(c.m) + ", n = " + std::to_string(c.n));
   if (c.B < 0) throw InputError("--B " + std::to_string(c.B) + " must be >= 1");
+  if (c.impl == "lapack") {
+    // The peer factors one dense matrix: report it as a single tile.
+    c.B = std::max(c.m, c.n);
+    c.s = 1;
+    c.b = 0;
+  }
   if (c.B == 0) c.B = default_tiles(c.m, c.n, c.threads, c.precision == 's').B;
   if (c.s < 1) throw InputError("--s " + std::to_string(c.s) + " must be >= 1");
   if (c.s > 1 && c.b == 0) c.b = std::max<index_t>(1, c.B / (2 * c.s));
@@ -127,7 +138,7 @@ inline lapack_int orgqr(index_t m, index_t n, float* a, const float* tau) { retu
 template <class T>
 void run_lapack(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
   const RunConfig& c = r.config;
-  const TileLayout whole(c.m, c.n, std::max(c.m, c.n), 1, 0);  // one tile: the dense matrix itself
+  const TileLayout whole(c.m, c.n, c.B, 1, 0);  // one tile: the dense matrix itself
   r.p = r.q = 1;
   TileMatrix<T> a(whole);
   fill(a, c, input);

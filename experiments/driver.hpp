@@ -13,6 +13,9 @@
 
 namespace tessera {
 
+// Marks --n as not given (the size then comes from --input).
+inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
+
 struct RunConfig {
   std::string algo = "cholesky";  // cholesky | qr
   std::string impl = "tile";      // tile (tessera's runtime) | lapack (LAPACKE on one dense matrix, the peer)

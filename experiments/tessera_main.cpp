@@ -43,10 +43,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   tessera::RunConfig cfg;
+  cfg.n = tessera::kUnsetSize;
   std::string precision = "d", json_path, policy = "priority";
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "cholesky | qr")->required();
-  run->add_option("--n", cfg.n, "columns (and rows unless --m)")->required();
+  run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   run->add_option("--B", cfg.B, "top-level tile size B; default chosen from n and threads");
   run->add_option("--s", cfg.s, "tile columns per top-level tile (s-1 narrow ones of width b, one remainder); default 1");
