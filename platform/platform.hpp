@@ -10,6 +10,12 @@
 #include <memory>
 #include <string>
 
+namespace tessera {
+class Executor;
+class WorkerContext;
+struct TaskDesc;
+}  // namespace tessera
+
 namespace tessera::platform {
 
 class Mutex {
@@ -52,6 +58,10 @@ class Platform {
   virtual void join_all() = 0;
   // Seconds since an arbitrary origin fixed for the platform's lifetime.
   virtual double now() const = 0;
+  // Runs one task's kernel on the calling thread. The native platform calls
+  // it; a simulated platform lets `modeled_s` seconds of simulated time pass
+  // and calls the real kernel only when asked to compute on real data.
+  virtual void run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double modeled_s) = 0;
   // Short name for outputs: "native", "sim".
   virtual const char* backend_name() const = 0;
 };

@@ -85,7 +85,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           const double a = platform_.now();
           if (obs) obs->on_task_start(w, t->desc, a);
           try {
-            executor.execute(t->desc, ctx);
+            const double modeled = options_.model ? options_.model->seconds(executor.shape(t->desc)) : 0.0;
+            platform_.run_kernel(executor, t->desc, ctx, modeled);
           } catch (...) {
             s.fail(std::current_exception());
           }

@@ -38,6 +38,15 @@ class Executor {
  public:
   virtual ~Executor() = default;
   virtual void execute(const TaskDesc& t, WorkerContext& w) = 0;
+  // The call's dimensions, for kernel models (simulated runs, traces).
+  virtual KernelShape shape(const TaskDesc& t) const { return KernelShape{t.kernel}; }
+};
+
+// Modeled duration of a kernel call (models/ implements it; simulated runs use it).
+class KernelTimeModel {
+ public:
+  virtual ~KernelTimeModel() = default;
+  virtual double seconds(const KernelShape& s) const = 0;
 };
 
 // Hooks called around every kernel (tracing, statistics).
@@ -54,6 +63,9 @@ struct RuntimeOptions {
   ReadyPolicy policy = ReadyPolicy::Priority;
   std::uint64_t seed = 1;               // for ReadyPolicy::Random
   RuntimeObserver* observer = nullptr;
+  // When set, every kernel's modeled duration is handed to the platform
+  // (a simulated platform advances its clock by it).
+  const KernelTimeModel* model = nullptr;
 };
 
 struct RunStats {

@@ -38,6 +38,15 @@ struct TaskDesc {
   }
 };
 
+// The dimensions of one kernel call, for performance models: the kernel, the
+// precision ('d' or 's'), the output's m×n, the inner dimension k (GEMM-like
+// kernels) and the QR inner blocking ib.
+struct KernelShape {
+  std::uint16_t kernel = 0;
+  char precision = 'd';
+  std::int64_t m = 0, n = 0, k = 0, ib = 0;
+};
+
 // Where serial algorithms put their tasks. Implemented by the task window
 // (parallel execution), by a sequential executor (reference results) and by
 // recorders in tests.

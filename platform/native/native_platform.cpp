@@ -3,6 +3,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "runtime/node_runtime.hpp"
+
 namespace tessera::platform {
 namespace {
 
@@ -47,6 +49,10 @@ void NativePlatform::join_all() {
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
+}
+
+void NativePlatform::run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double /*modeled_s*/) {
+  e.execute(t, w);
 }
 
 double NativePlatform::now() const {

@@ -17,6 +17,7 @@ class NativePlatform final : public Platform {
   void spawn(const std::string& name, std::function<void()> body) override;
   void join_all() override;
   double now() const override;
+  void run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double modeled_s) override;
   const char* backend_name() const override { return "native"; }
 
  private:

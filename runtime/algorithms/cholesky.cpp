@@ -49,6 +49,20 @@ void cholesky_tasks(const TileLayout& L, TaskSink& sink) {
   }
 }
 
+KernelShape cholesky_shape(const TileLayout& L, const TaskDesc& d, char precision) {
+  const int k = d.arg[0], i = d.arg[1], j = d.arg[2];
+  const index_t dk = L.col_local_offset(k), wk = L.col_width(k);
+  KernelShape s{d.kernel, precision};
+  switch (d.kernel) {
+    case kPotf2p: s.m = L.row_height(L.col_top(k)) - dk; s.n = wk; break;
+    case kTrsm: s.m = L.row_height(i); s.n = wk; break;
+    case kGsmmDiag: s.m = L.row_height(i) - L.col_local_offset(j); s.n = L.col_width(j); s.k = wk; break;
+    case kGsmm: s.m = L.row_height(i); s.n = L.col_width(j); s.k = wk; break;
+    default: break;
+  }
+  return s;
+}
+
 template <class T>
 void CholeskyExecutor<T>::execute(const TaskDesc& d, WorkerContext& /*w*/) {
   const TileLayout& L = a_.layout();

@@ -22,6 +22,9 @@ inline std::size_t cholesky_data_count(const TileLayout& l) {
   return static_cast<std::size_t>(l.tile_rows()) * l.tile_cols();
 }
 
+// Dimensions of a Cholesky task's kernel call.
+KernelShape cholesky_shape(const TileLayout& layout, const TaskDesc& t, char precision);
+
 // Runs Cholesky kernels on a TileMatrix. Throws NotPositiveDefinite with the
 // global column of the failed pivot.
 template <class T>
@@ -29,6 +32,7 @@ class CholeskyExecutor final : public Executor {
  public:
   explicit CholeskyExecutor(TileMatrix<T>& a) : a_(a) {}
   void execute(const TaskDesc& t, WorkerContext& w) override;
+  KernelShape shape(const TaskDesc& t) const override { return cholesky_shape(a_.layout(), t, sizeof(T) == 8 ? 'd' : 's'); }
 
  private:
   TileMatrix<T>& a_;

@@ -96,6 +96,21 @@ void qr_form_q_tasks(const TileLayout& L, TaskSink& sink) {
   }
 }
 
+KernelShape qr_shape(const TileLayout& L, const TaskDesc& d, char precision, index_t ib) {
+  const int k = d.arg[0], i = d.arg[1], j = d.arg[2];
+  const index_t mk = L.row_height(L.col_top(k)) - L.col_local_offset(k), wk = L.col_width(k);
+  KernelShape s{d.kernel, precision};
+  s.ib = ib;
+  switch (d.kernel) {
+    case kGeqrt: s.m = mk; s.n = wk; break;
+    case kTsqrt: s.m = L.row_height(i); s.n = wk; break;
+    case kLarfb: case kLarfbQ: s.m = mk; s.n = L.col_width(j); s.k = wk; break;
+    case kSsrfb: case kSsrfbQ: s.m = L.row_height(i); s.n = L.col_width(j); s.k = wk; break;
+    default: break;
+  }
+  return s;
+}
+
 template <class T>
 void QrExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
   const TileLayout& L = a_.layout();

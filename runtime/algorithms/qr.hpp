@@ -43,11 +43,17 @@ std::size_t qr_data_count(const TileLayout& l);
 // using the factored tiles and T factors: forms the thin Q for the check.
 void qr_form_q_tasks(const TileLayout& layout, TaskSink& sink);
 
+// Dimensions of a QR task's kernel call (factorization and forming Q).
+KernelShape qr_shape(const TileLayout& layout, const TaskDesc& t, char precision, index_t ib);
+
 template <class T>
 class QrExecutor final : public Executor {
  public:
   QrExecutor(TileMatrix<T>& a, QrFactors<T>& f) : a_(a), f_(f) {}
   void execute(const TaskDesc& t, WorkerContext& w) override;
+  KernelShape shape(const TaskDesc& t) const override {
+    return qr_shape(a_.layout(), t, sizeof(T) == 8 ? 'd' : 's', f_.ib(t.arg[0]));
+  }
 
  private:
   TileMatrix<T>& a_;
