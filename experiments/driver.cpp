@@ -23,30 +23,34 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.threads < 1) throw InputError("--threads " + std::to_string(c.threads) + " must be >= 1");
   if (!input && c.n == kUnsetSize) throw InputError("--n is required unless --input FILE gives the matrix");
   if (input) {
-    if (c.n == kUnsetSize) c.n = 0;
-    if ((c.n != 0 && c.n != input->n) || (c.m != 0 && c.m != input->m))
+    const bool n_differs = c.n != kUnsetSize && c.n != input->n, m_differs = c.m != kUnsetSize && c.m != input->m;
+    if (n_differs || m_differs)
       throw InputError("--input " + c.input + " holds a " + std::to_string(input->m) + " x " + std::to_string(input->n) +
-                       " matrix, but --m/--n ask for " + std::to_string(c.m ? c.m : c.n) + " x " + std::to_string(c.n));
+                       " matrix, but --" + (m_differs ? "m " + std::to_string(c.m) : "n " + std::to_string(c.n)) +
+                       " asks for another size");
     c.m = input->m;
     c.n = input->n;
   }
   if (c.n < 1) throw InputError("--n " + std::to_string(c.n) + " must be >= 1");
-  if (c.m == 0) c.m = c.n;
+  if (c.m == kUnsetSize) c.m = c.n;
   if (c.m < 1) throw InputError("--m " + std::to_string(c.m) + " must be >= 1");
   if (c.algo == "cholesky" && c.m != c.n)
     throw InputError("Cholesky needs a square matrix: m = " + std::to_string(c.m) + ", n = " + std::to_string(c.n));
   if (c.algo == "qr" && c.m < c.n)
     throw InputError("QR needs m >= n: m = " + std::to_string(c.m) + ", n = " + std::to_string(c.n));
-  if (c.B < 0) throw InputError("--B " + std::to_string(c.B) + " must be >= 1");
+  if (c.B != kUnsetSize && c.B < 1) throw InputError("--B " + std::to_string(c.B) + " must be >= 1");
+  if (c.s < 1) throw InputError("--s " + std::to_string(c.s) + " must be >= 1");
+  if (c.b != kUnsetSize && c.s > 1 && c.b < 1)
+    throw InputError("--b " + std::to_string(c.b) + " must be >= 1 when --s " + std::to_string(c.s) + " > 1");
   if (c.impl == "lapack") {
     // The peer factors one dense matrix: report it as a single tile.
     c.B = std::max(c.m, c.n);
     c.s = 1;
     c.b = 0;
   }
-  if (c.B == 0) c.B = default_tiles(c.m, c.n, c.threads, c.precision == 's').B;
-  if (c.s < 1) throw InputError("--s " + std::to_string(c.s) + " must be >= 1");
-  if (c.s > 1 && c.b == 0) c.b = std::max<index_t>(1, c.B / (2 * c.s));
+  // A default B leaves room for s-1 narrow columns of width >= 1 even when n < s.
+  if (c.B == kUnsetSize) c.B = std::max<index_t>(default_tiles(c.m, c.n, c.threads, c.precision == 's').B, c.s);
+  if (c.b == kUnsetSize) c.b = c.s > 1 ? std::max<index_t>(1, c.B / (2 * c.s)) : 0;
   if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
   if (input && c.algo == "cholesky") {

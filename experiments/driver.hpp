@@ -19,10 +19,12 @@ inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
 struct RunConfig {
   std::string algo = "cholesky";  // cholesky | qr
   std::string impl = "tile";      // tile (tessera's runtime) | lapack (LAPACKE on one dense matrix, the peer)
-  index_t m = 0, n = 0;           // m = 0: m = n
-  index_t B = 0;                  // 0: default
+  // Sizes left at kUnsetSize were not given: m defaults to n, B and b to
+  // sizes chosen from the matrix and thread count; n then must come from --input.
+  index_t m = kUnsetSize, n = kUnsetSize;
+  index_t B = kUnsetSize;
   int s = 1;
-  index_t b = 0;                  // 0 with s > 1: default
+  index_t b = kUnsetSize;
   index_t ib = 32;                // QR inner blocking
   char precision = 'd';           // d | s
   int threads = 1;

@@ -43,7 +43,6 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   tessera::RunConfig cfg;
-  cfg.n = tessera::kUnsetSize;
   std::string precision = "d", json_path, policy = "priority";
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "cholesky | qr")->required();
@@ -79,7 +78,10 @@ int main(int argc, char** argv) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 3;
   } catch (const std::bad_alloc&) {
-    std::cerr << "tessera: error: out of memory for this matrix size" << std::endl;
+    const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
+    std::cerr << fmt::format("tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB",
+                             m, n, m, n, cfg.precision, m * n * (cfg.precision == 's' ? 4 : 8) / 1073741824.0)
+              << std::endl;
     return 4;
   } catch (const std::exception& e) {
     std::cerr << "tessera: internal error: " << e.what() << std::endl;

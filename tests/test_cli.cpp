@@ -1,0 +1,361 @@
+// The real `tessera` binary on bad and good input: bad input stops with one
+// clear message on stderr naming the value, a non-zero exit status and no
+// crash; good input produces the summary line and the JSON result.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_helpers.hpp"
+
+#ifndef TESSERA_BIN
+#error "TESSERA_BIN must name the tessera executable"
+#endif
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using tessera::test::read_text;
+using tessera::test::TempDir;
+
+struct Outcome {
+  bool exited = false;  // false: killed by a signal
+  int status = -1;      // exit status, or the signal
+  std::string out, err;
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << (o.exited ? "exit " : "signal ") << o.status << "\n--- stdout ---\n"
+            << o.out << "--- stderr ---\n"
+            << o.err;
+}
+
+// Runs `tessera args...` under `timeout` so nothing can hang the suite, with
+// stdout and stderr captured separately; `max_bytes` > 0 caps its address space.
+Outcome run_tessera(const std::vector<std::string>& args, rlim_t max_bytes = 0) {
+  TempDir dir;
+  const std::string out_path = dir.path() + "/stdout", err_path = dir.path() + "/stderr";
+  std::vector<std::string> argv_s = {"timeout", "-k", "10", "120", TESSERA_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = open("/dev/null", O_RDONLY);
+    if (o < 0 || e < 0 || in < 0) _exit(126);
+    if (max_bytes > 0) {
+      const rlimit lim{max_bytes, max_bytes};
+      if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(126);
+    }
+    dup2(in, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  Outcome r;
+  r.exited = WIFEXITED(st);
+  r.status = r.exited ? WEXITSTATUS(st) : WTERMSIG(st);
+  r.out = read_text(out_path);
+  r.err = read_text(err_path);
+  return r;
+}
+
+std::string join(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += " " + a;
+  return s;
+}
+
+// Bad input: a normal non-zero exit (not a signal, not the timeout, not an
+// exec failure), nothing on stdout, and exactly one line on stderr, the
+// error message, containing every one of `values`.
+void expect_rejected(const std::vector<std::string>& args, const std::vector<std::string>& values,
+                     rlim_t max_bytes = 0) {
+  SCOPED_TRACE("tessera" + join(args));
+  const Outcome o = run_tessera(args, max_bytes);
+  ASSERT_TRUE(o.exited) << "crashed: " << o;
+  ASSERT_NE(o.status, 124) << "timed out: " << o;
+  ASSERT_LT(o.status, 124) << o;
+  EXPECT_NE(o.status, 0) << o;
+  EXPECT_EQ(o.out, "") << o;
+  ASSERT_FALSE(o.err.empty()) << "no message on stderr: " << o;
+  EXPECT_THAT(o.err, StartsWith("tessera: error: ")) << o;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not exactly one line: " << o;
+  EXPECT_EQ(o.err.back(), '\n') << o;
+  for (const auto& v : values) EXPECT_THAT(o.err, HasSubstr(v)) << o;
+}
+
+std::vector<std::string> base(std::vector<std::string> extra, const std::string& algo = "cholesky") {
+  std::vector<std::string> a = {"run", "--algo", algo};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(CliBadInput, NonPositiveN) {
+  expect_rejected(base({"--n", "0"}), {"--n 0"});
+  expect_rejected(base({"--n", "-5"}), {"-5"});
+  expect_rejected(base({"--n", "20", "--m", "-4"}, "qr"), {"-4"});
+}
+
+TEST(CliBadInput, NonPositiveB) {
+  expect_rejected(base({"--n", "100", "--B", "-3"}), {"-3"});
+  // B = 0 is not a tile size either; the default applies only when --B is absent.
+  expect_rejected(base({"--n", "100", "--B", "0"}), {"B", "0"});
+}
+
+TEST(CliBadInput, ZeroIsNotAnImplicitDefault) {
+  // Leaving an option out selects its default; giving 0 is an invalid value
+  // (the same rule as --B 0 above).
+  expect_rejected(base({"--n", "10", "--m", "0"}, "qr"), {"--m", "0"});
+  expect_rejected(base({"--n", "100", "--B", "32", "--s", "2", "--b", "0"}), {"b", "0"});
+}
+
+TEST(CliBadInput, NarrowColumnsTooWide) {
+  expect_rejected(base({"--n", "100", "--B", "32", "--s", "3", "--b", "16"}), {"32"});
+  expect_rejected(base({"--n", "100", "--B", "30", "--s", "4", "--b", "11"}), {"33"});
+  expect_rejected(base({"--n", "100", "--B", "32", "--s", "2", "--b", "-2"}), {"-2"});
+  expect_rejected(base({"--n", "100", "--B", "32", "--s", "0"}), {"--s 0"});
+}
+
+TEST(CliBadInput, UnknownAlgoAndPrecision) {
+  expect_rejected({"run", "--algo", "lu", "--n", "10"}, {"'lu'"});
+  expect_rejected(base({"--n", "10", "--precision", "q"}), {"'q'"});
+  expect_rejected(base({"--n", "10", "--precision", "double"}), {"'double'"});
+  expect_rejected(base({"--n", "10", "--policy", "lifo"}), {"'lifo'"});
+}
+
+TEST(CliBadInput, NonPositiveThreadsWindowIb) {
+  expect_rejected(base({"--n", "10", "--threads", "0"}), {"--threads 0"});
+  expect_rejected(base({"--n", "10", "--threads", "-2"}), {"-2"});
+  expect_rejected(base({"--n", "10", "--window", "0"}), {"--window 0"});
+  expect_rejected(base({"--n", "10", "--ib", "0"}, "qr"), {"--ib 0"});
+}
+
+TEST(CliBadInput, MatrixTooLargeForMemoryNamesTheSize) {
+  // 3e9 x 3e9 doubles can not be allocated; the address-space cap keeps a
+  // machine that overcommits from trying.
+  constexpr rlim_t k4GiB = rlim_t{4} << 30;
+  expect_rejected(base({"--n", "3000000000", "--B", "1000000"}), {"3000000000"}, k4GiB);
+}
+
+TEST(CliBadInput, QrNeedsMAtLeastN) { expect_rejected(base({"--n", "10", "--m", "5"}, "qr"), {"m = 5", "n = 10"}); }
+
+TEST(CliBadInput, UnreadableInputAndUnwritableJson) {
+  TempDir dir;
+  const std::string missing = dir.path() + "/no-such-file.mtx";
+  expect_rejected(base({"--n", "10", "--input", missing}), {missing});
+  // A directory is not a readable Matrix Market file either.
+  expect_rejected(base({"--n", "10", "--input", dir.path()}), {dir.path()});
+  const std::string bad_json = dir.path() + "/no-such-dir/result.json";
+  expect_rejected(base({"--n", "10", "--json", bad_json}), {bad_json});
+}
+
+TEST(CliBadInput, MalformedMatrixMarket) {
+  TempDir dir;
+  const auto banner = dir.write("banner.mtx", "%%MatrixMarket matrix array real\n2 2\n1\n2\n3\n4\n");
+  expect_rejected(base({"--n", "2", "--input", banner}), {banner, "line 1"});
+  const auto value = dir.write("value.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n% c\n0.x5\n3\n4\n");
+  expect_rejected(base({"--n", "2", "--input", value}), {value, "line 5", "'0.x5'"});
+  const auto few = dir.write("few.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 2 1\n3 3 1\n");
+  expect_rejected(base({"--n", "3", "--input", few}), {few, "3 of 4"});
+  const auto range = dir.write("range.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n4 2 1\n");
+  expect_rejected(base({"--n", "3", "--input", range}), {range, "line 4", "(4, 2)"});
+}
+
+// A symmetric n×n Matrix Market file (coordinate, lower triangle): diagonal
+// `diag(j)` and -1 on the first subdiagonal.
+std::string tridiagonal(int n, const std::function<double(int)>& diag) {
+  std::ostringstream s;
+  s << "%%MatrixMarket matrix coordinate real symmetric\n% tridiagonal test matrix\n"
+    << n << " " << n << " " << (2 * n - 1) << "\n";
+  for (int j = 1; j <= n; ++j) {
+    s << j << " " << j << " " << diag(j) << "\n";
+    if (j < n) s << j + 1 << " " << j << " -1\n";
+  }
+  return s.str();
+}
+
+TEST(CliBadInput, NotPositiveDefiniteNamesTheColumn) {
+  TempDir dir;
+  // Column 27 has a negative diagonal: the leading minors of order 1..26 are
+  // positive (diagonally dominant), order 27 is not.
+  const auto f = dir.write("nonspd.mtx", tridiagonal(40, [](int j) { return j == 27 ? -3.0 : 4.0; }));
+  expect_rejected(base({"--n", "40", "--input", f, "--B", "16", "--s", "2", "--b", "4", "--threads", "2"}),
+                  {"column 27"});
+  expect_rejected(base({"--n", "40", "--input", f, "--B", "8", "--threads", "3"}), {"column 27"});
+  // A generated-size mismatch does not matter: the file gives the size.
+  const auto g = dir.write("nonspd1.mtx", tridiagonal(5, [](int j) { return j == 1 ? 0.0 : 4.0; }));
+  expect_rejected(base({"--n", "5", "--input", g}), {"column 1"});
+}
+
+TEST(CliBadInput, SizeOptionsThatContradictTheInputFile) {
+  TempDir dir;
+  const auto f = dir.write("small.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n4\n1\n4\n");
+  expect_rejected(base({"--n", "13", "--input", f}), {f, "13"});
+}
+
+TEST(CliBadInput, NonSymmetricCholeskyInput) {
+  TempDir dir;
+  const auto f = dir.write("nonsym.mtx",
+                           "%%MatrixMarket matrix array real general\n3 3\n"
+                           "4\n0.5\n0\n"
+                           "0.25\n4\n0\n"
+                           "0\n0\n4\n");
+  expect_rejected(base({"--n", "3", "--input", f}), {f, "A(2,1)", "0.5", "A(1,2)", "0.25"});
+}
+
+// ---------------------------------------------------------------------------
+// Good runs
+// ---------------------------------------------------------------------------
+
+void expect_success(const Outcome& o) {
+  ASSERT_TRUE(o.exited) << "crashed: " << o;
+  ASSERT_EQ(o.status, 0) << o;
+  EXPECT_EQ(o.err, "") << o;
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << "expected one summary line: " << o;
+}
+
+TEST(CliGoodRun, JsonResultHasTheDocumentedFields) {
+  TempDir dir;
+  const std::string json_path = dir.path() + "/result.json";
+  const Outcome o = run_tessera({"run", "--algo", "cholesky", "--n", "150", "--B", "32", "--s", "2", "--b", "8",
+                                 "--threads", "2", "--check", "--json", json_path});
+  expect_success(o);
+  EXPECT_THAT(o.out, HasSubstr("ok"));
+  const nlohmann::json j = nlohmann::json::parse(read_text(json_path));
+  for (const char* key : {"algo", "m", "n", "B", "s", "b", "precision", "threads", "time_s", "gflops", "residual",
+                          "check_passed"})
+    EXPECT_TRUE(j.contains(key)) << "missing " << key << " in " << j.dump();
+  EXPECT_EQ(j.at("algo"), "cholesky");
+  EXPECT_EQ(j.at("m"), 150);
+  EXPECT_EQ(j.at("n"), 150);
+  EXPECT_EQ(j.at("B"), 32);
+  EXPECT_EQ(j.at("s"), 2);
+  EXPECT_EQ(j.at("b"), 8);
+  EXPECT_EQ(j.at("precision"), "d");
+  EXPECT_EQ(j.at("threads"), 2);
+  ASSERT_TRUE(j.at("time_s").is_number());
+  EXPECT_GT(j.at("time_s").get<double>(), 0.0);
+  ASSERT_TRUE(j.at("gflops").is_number());
+  EXPECT_GT(j.at("gflops").get<double>(), 0.0);
+  EXPECT_TRUE(std::isfinite(j.at("gflops").get<double>()));
+  ASSERT_TRUE(j.at("residual").is_number());
+  EXPECT_GE(j.at("residual").get<double>(), 0.0);
+  EXPECT_LT(j.at("residual").get<double>(), 30.0);
+  EXPECT_EQ(j.at("check_passed"), true);
+}
+
+TEST(CliGoodRun, QrJsonInSinglePrecision) {
+  TempDir dir;
+  const std::string json_path = dir.path() + "/qr.json";
+  const Outcome o = run_tessera({"run", "--algo", "qr", "--m", "130", "--n", "70", "--B", "32", "--precision", "s",
+                                 "--threads", "3", "--check", "--json", json_path});
+  expect_success(o);
+  const nlohmann::json j = nlohmann::json::parse(read_text(json_path));
+  EXPECT_EQ(j.at("algo"), "qr");
+  EXPECT_EQ(j.at("m"), 130);
+  EXPECT_EQ(j.at("n"), 70);
+  EXPECT_EQ(j.at("precision"), "s");
+  EXPECT_EQ(j.at("check_passed"), true);
+  ASSERT_TRUE(j.contains("orthogonality"));
+  EXPECT_LT(j.at("orthogonality").get<double>(), 30.0);
+}
+
+TEST(CliGoodRun, UncheckedRunHasNullResidual) {
+  TempDir dir;
+  const std::string json_path = dir.path() + "/r.json";
+  const Outcome o = run_tessera({"run", "--algo", "cholesky", "--n", "64", "--json", json_path});
+  expect_success(o);
+  const nlohmann::json j = nlohmann::json::parse(read_text(json_path));
+  EXPECT_TRUE(j.at("residual").is_null());
+  EXPECT_TRUE(j.at("check_passed").is_null());
+}
+
+// A small SPD matrix, 12×12, written in array and in coordinate format.
+std::string spd_array(int n) {
+  std::ostringstream s;
+  s << "%%MatrixMarket matrix array real symmetric\n% lower triangle, column by column\n" << n << " " << n << "\n";
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r < n; ++r) s << (r == c ? 2.0 * n : 1.0 / (1 + r + c)) << "\n";
+  return s.str();
+}
+
+std::string spd_coordinate(int n) {
+  std::ostringstream s;
+  s << "%%MatrixMarket matrix coordinate real general\n" << n << " " << n << " " << n * n << "\n";
+  for (int c = 0; c < n; ++c)
+    for (int r = 0; r < n; ++r) s << r + 1 << " " << c + 1 << " " << (r == c ? 2.0 * n : 1.0 / (1 + r + c)) << "\n";
+  return s.str();
+}
+
+TEST(CliGoodRun, MatrixMarketInputsPassTheCheck) {
+  TempDir dir;
+  const auto arr = dir.write("spd_array.mtx", spd_array(12));
+  const auto coo = dir.write("spd_coordinate.mtx", spd_coordinate(12));
+  for (const auto& f : {arr, coo})
+    for (const std::vector<std::string>& tiles :
+         {std::vector<std::string>{"--B", "5", "--s", "2", "--b", "2"}, std::vector<std::string>{}}) {
+      SCOPED_TRACE(f + join(tiles));
+      const std::string json_path = f + ".json";
+      // The size comes from the file; --n is optional with --input.
+      std::vector<std::string> args = {"run", "--algo", "cholesky", "--input", f, "--threads", "2", "--check",
+                                       "--json", json_path};
+      args.insert(args.end(), tiles.begin(), tiles.end());
+      const Outcome o = run_tessera(args);
+      expect_success(o);
+      EXPECT_THAT(o.out, HasSubstr("ok"));
+      const nlohmann::json j = nlohmann::json::parse(read_text(json_path));
+      EXPECT_EQ(j.at("n"), 12);
+      EXPECT_EQ(j.at("m"), 12);
+      EXPECT_EQ(j.at("input"), f);
+      EXPECT_EQ(j.at("check_passed"), true);
+    }
+  // The same files through QR.
+  for (const auto& f : {arr, coo}) {
+    const Outcome o =
+        run_tessera({"run", "--algo", "qr", "--n", "12", "--input", f, "--B", "4", "--s", "2", "--b", "1", "--check"});
+    expect_success(o);
+    EXPECT_THAT(o.out, HasSubstr("ok"));
+  }
+}
+
+TEST(CliGoodRun, LapackPeerPassesTheCheck) {
+  for (const std::string algo : {"cholesky", "qr"}) {
+    const Outcome o = run_tessera({"run", "--algo", algo, "--n", "90", "--m", algo == "qr" ? "120" : "90", "--impl",
+                                   "lapack", "--threads", "2", "--check"});
+    expect_success(o);
+    EXPECT_THAT(o.out, HasSubstr("ok"));
+  }
+  expect_rejected(base({"--n", "10", "--impl", "scalapack"}), {"'scalapack'"});
+  TempDir dir;
+  const auto f = dir.write("nonspd.mtx", tridiagonal(12, [](int j) { return j == 9 ? -3.0 : 4.0; }));
+  expect_rejected(base({"--input", f, "--impl", "lapack"}), {"column 9"});
+}
+
+TEST(CliGoodRun, UncheckedRunSucceedsAndSaysSo) {
+  const Outcome o = run_tessera({"run", "--algo", "qr", "--n", "40", "--B", "8"});
+  expect_success(o);
+  EXPECT_THAT(o.out, HasSubstr("unchecked"));
+}
+
+}  // namespace

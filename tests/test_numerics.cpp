@@ -1,0 +1,274 @@
+// Numerical tests: factorizations through the same driver the command line
+// uses, checked against LAPACK's scaled-residual threshold (check.hpp), and
+// tests that the check itself rejects a wrong factorization.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "experiments/driver.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
+#include "platform/native/native_platform.hpp"
+#include "runtime/algorithms/cholesky.hpp"
+#include "runtime/algorithms/qr.hpp"
+#include "runtime/check.hpp"
+#include "runtime/error.hpp"
+#include "runtime/matrix_gen.hpp"
+
+namespace tessera {
+namespace {
+
+struct Case {
+  std::string algo;
+  char precision;
+  int s;
+  index_t m, n;
+  int threads;
+  index_t B = 0;  // 0: chosen from n
+};
+
+index_t tile_size(index_t n) { return n >= 500 ? 128 : 16; }
+
+std::string case_name(const Case& c) {
+  return c.algo + "_" + c.precision + "_s" + std::to_string(c.s) + "_m" + std::to_string(c.m) + "_n" +
+         std::to_string(c.n) + "_t" + std::to_string(c.threads) + (c.B ? "_B" + std::to_string(c.B) : "");
+}
+
+// Readable parameters in test names and failure messages.
+void PrintTo(const Case& x, std::ostream* os) { *os << case_name(x); }
+
+RunResult run_checked(const Case& c) {
+  RunConfig cfg;
+  cfg.algo = c.algo;
+  cfg.precision = c.precision;
+  cfg.m = c.m;
+  cfg.n = c.n;
+  cfg.B = c.B ? c.B : tile_size(c.n);
+  cfg.s = c.s;
+  cfg.b = c.s > 1 ? cfg.B / 4 : 0;
+  cfg.threads = c.threads;
+  cfg.check = true;
+  platform::NativePlatform plat;
+  return run_factorization(cfg, plat);
+}
+
+class Factorization : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Factorization, ResidualsAreBelowTheThreshold) {
+  const Case c = GetParam();
+  const RunResult r = run_checked(c);
+  ASSERT_TRUE(r.residuals.has_value()) << "check = true produced no residuals";
+  const Residuals& res = *r.residuals;
+  EXPECT_TRUE(std::isfinite(res.factor)) << res.factor;
+  EXPECT_TRUE(std::isfinite(res.orth)) << res.orth;
+  EXPECT_GE(res.factor, 0.0);
+  EXPECT_GE(res.orth, 0.0);
+  EXPECT_TRUE(res.passed()) << "factor residual " << res.factor << ", orthogonality " << res.orth << " (threshold "
+                            << kResidualThreshold << ")";
+  // The driver reports the configuration it ran.
+  EXPECT_EQ(r.config.m, c.m);
+  EXPECT_EQ(r.config.n, c.n);
+  EXPECT_EQ(r.config.s, c.s);
+  EXPECT_EQ(r.config.threads, c.threads);
+  const TileLayout L(c.m, c.n, r.config.B, c.s, r.config.b);
+  EXPECT_EQ(r.p, L.tile_rows());
+  EXPECT_EQ(r.q, L.tile_cols());
+  EXPECT_GT(r.tasks, 0u);
+  EXPECT_EQ(r.busy_s.size(), static_cast<std::size_t>(c.threads));
+}
+
+std::vector<Case> grid() {
+  std::vector<Case> out;
+  for (const std::string algo : {"cholesky", "qr"})
+    for (char prec : {'d', 's'})
+      for (int s : {1, 2, 3})
+        for (index_t n : {1, 37, 500, 1000})
+          for (int threads : {1, 2, 3}) out.push_back({algo, prec, s, n, n, threads});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, Factorization, ::testing::ValuesIn(grid()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return case_name(info.param); });
+
+// Tall QR, m not a multiple of B, last top-level blocks narrower than B, n = 1.
+INSTANTIATE_TEST_SUITE_P(IrregularShapes, Factorization,
+                         ::testing::Values(Case{"qr", 'd', 1, 1000, 300, 2}, Case{"qr", 's', 3, 1000, 300, 3},
+                                           Case{"qr", 'd', 2, 1000, 300, 1}, Case{"qr", 'd', 2, 333, 200, 2, 64},
+                                           Case{"qr", 's', 1, 333, 200, 3, 64}, Case{"qr", 'd', 3, 97, 45, 2, 16},
+                                           Case{"qr", 'd', 1, 700, 1, 2, 128}, Case{"cholesky", 'd', 3, 333, 333, 2, 64},
+                                           Case{"cholesky", 's', 2, 333, 333, 3, 64}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return case_name(info.param); });
+
+// ---------------------------------------------------------------------------
+// The check must fail a wrong factorization.
+// ---------------------------------------------------------------------------
+
+template <class T>
+std::vector<T> dense(const TileMatrix<T>& a) {
+  std::vector<T> d(static_cast<std::size_t>(a.layout().m() * a.layout().n()));
+  a.to_dense(d.data(), a.layout().m());
+  return d;
+}
+
+template <class T>
+class CheckDetectsErrors : public ::testing::Test {};
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CheckDetectsErrors, Precisions);
+
+TYPED_TEST(CheckDetectsErrors, CorruptedCholeskyFactorFails) {
+  using T = TypeParam;
+  kernels::set_blas_threads(1);
+  const index_t n = 200;
+  const TileLayout L(n, n, 32, 2, 8);
+  TileMatrix<T> a(L);
+  generate(a, MatrixKind::Spd, 3);
+  const std::vector<T> original = dense(a);
+  CholeskyExecutor<T> ex(a);
+  SequentialSink sink(ex);
+  cholesky_tasks(L, sink);
+  const double good = cholesky_residual(original, a).factor;
+  EXPECT_LT(good, kResidualThreshold);
+  // The upper triangle is not part of L: garbage there must not matter.
+  a.at(3, 150) += T(100);
+  EXPECT_EQ(cholesky_residual(original, a).factor, good);
+  // One wrong element of L must.
+  a.at(150, 20) += T(1);
+  const Residuals bad = cholesky_residual(original, a);
+  EXPECT_GT(bad.factor, kResidualThreshold);
+  EXPECT_FALSE(bad.passed());
+  // So must a wrong diagonal element.
+  a.at(150, 20) -= T(1);
+  EXPECT_LT(cholesky_residual(original, a).factor, kResidualThreshold);
+  a.at(0, 0) *= T(-1);
+  EXPECT_GT(cholesky_residual(original, a).factor, kResidualThreshold);
+}
+
+TYPED_TEST(CheckDetectsErrors, UnfactoredMatrixFailsTheCholeskyCheck) {
+  using T = TypeParam;
+  const index_t n = 64;
+  TileMatrix<T> a(TileLayout(n, n, 16, 1, 0));
+  generate(a, MatrixKind::Spd, 5);
+  const std::vector<T> original = dense(a);
+  EXPECT_GT(cholesky_residual(original, a).factor, kResidualThreshold);
+}
+
+TYPED_TEST(CheckDetectsErrors, CorruptedQrFactorsFail) {
+  using T = TypeParam;
+  kernels::set_blas_threads(1);
+  const index_t m = 150, n = 100;
+  const TileLayout L(m, n, 32, 3, 8);
+  TileMatrix<T> a(L);
+  generate(a, MatrixKind::General, 9);
+  const std::vector<T> original = dense(a);
+  QrFactors<T> f(L, 8);
+  QrExecutor<T> ex(a, f);
+  SequentialSink sink(ex);
+  qr_tasks(L, sink);
+  auto form_q = [&] {
+    TileMatrix<T> e(L);
+    for (index_t d = 0; d < n; ++d) e.at(d, d) = T(1);
+    QrFormQExecutor<T> qex(a, f, e);
+    SequentialSink qsink(qex);
+    qr_form_q_tasks(L, qsink);
+    return dense(e);
+  };
+  std::vector<T> q = form_q();
+  const Residuals good = qr_residual(original, a, q);
+  EXPECT_TRUE(good.passed()) << good.factor << " " << good.orth;
+  // A wrong element of R breaks A = QR but not Q^T Q = I.
+  a.at(10, 60) += T(1);
+  const Residuals bad_r = qr_residual(original, a, q);
+  EXPECT_GT(bad_r.factor, kResidualThreshold);
+  EXPECT_EQ(bad_r.orth, good.orth);
+  EXPECT_FALSE(bad_r.passed());
+  a.at(10, 60) -= T(1);
+  // A wrong element of Q breaks both.
+  q[120 + 30 * m] += T(1);
+  const Residuals bad_q = qr_residual(original, a, q);
+  EXPECT_GT(bad_q.orth, kResidualThreshold);
+  EXPECT_GT(bad_q.factor, kResidualThreshold);
+  EXPECT_FALSE(bad_q.passed());
+  // The identity is orthogonal but is not the Q of A.
+  std::vector<T> eye(static_cast<std::size_t>(m * n), T(0));
+  for (index_t d = 0; d < n; ++d) eye[d + d * m] = T(1);
+  const Residuals wrong_q = qr_residual(original, a, eye);
+  EXPECT_LT(wrong_q.orth, kResidualThreshold);
+  EXPECT_GT(wrong_q.factor, kResidualThreshold);
+}
+
+// An inner blocking larger than every tile column is clamped per column.
+TEST(Driver, QrInnerBlockingLargerThanTilesIsClamped) {
+  RunConfig cfg;
+  cfg.algo = "qr";
+  cfg.m = 90;
+  cfg.n = 70;
+  cfg.B = 16;
+  cfg.s = 3;
+  cfg.b = 4;
+  cfg.ib = 1000;
+  cfg.threads = 2;
+  cfg.check = true;
+  platform::NativePlatform plat;
+  const RunResult r = run_factorization(cfg, plat);
+  ASSERT_TRUE(r.residuals);
+  EXPECT_TRUE(r.residuals->passed()) << r.residuals->factor << " " << r.residuals->orth;
+}
+
+// With only --s given, the defaults for B and b must form a valid layout for
+// any matrix size, tiny ones included.
+TEST(Driver, DefaultTileSizesAreValidForEverySplit) {
+  for (const std::string algo : {"cholesky", "qr"})
+    for (index_t n : {1, 2, 3, 5, 37})
+      for (int s = 1; s <= 5; ++s) {
+        SCOPED_TRACE(algo + " n = " + std::to_string(n) + " s = " + std::to_string(s));
+        RunConfig cfg;
+        cfg.algo = algo;
+        cfg.n = n;
+        cfg.s = s;
+        cfg.check = true;
+        platform::NativePlatform plat;
+        try {
+          const RunResult r = run_factorization(cfg, plat);
+          ASSERT_TRUE(r.residuals);
+          EXPECT_TRUE(r.residuals->passed());
+          EXPECT_GE(r.config.B, 1);
+          EXPECT_EQ(r.config.s, s);
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "default tiles rejected: " << e.what();
+        }
+      }
+}
+
+TEST(Driver, NotPositiveDefiniteNamesTheGlobalColumn) {
+  // Cholesky of a generated SPD matrix whose diagonal entry at column 77
+  // (1-based) is made negative: the first 76 leading minors stay positive.
+  const index_t n = 100;
+  for (int s : {1, 2, 3}) {
+    const TileLayout L(n, n, 32, s, s > 1 ? 8 : 0);
+    TileMatrix<double> a(L);
+    generate(a, MatrixKind::Spd, 1);
+    a.at(76, 76) = -1.0;
+    CholeskyExecutor<double> ex(a);
+    platform::NativePlatform plat;
+    RuntimeOptions opt;
+    opt.threads = 2;
+    NodeRuntime rt(plat, opt);
+    try {
+      rt.run(cholesky_data_count(L), [&](TaskSink& sk) { cholesky_tasks(L, sk); }, ex);
+      ADD_FAILURE() << "no NotPositiveDefinite for s = " << s;
+    } catch (const NotPositiveDefinite& e) {
+      EXPECT_EQ(e.column(), 77) << "s = " << s;
+      EXPECT_NE(std::string(e.what()).find("77"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Driver, FlopCounts) {
+  EXPECT_DOUBLE_EQ(flop_count("cholesky", 300, 300), 300.0 * 300 * 300 / 3);
+  EXPECT_DOUBLE_EQ(flop_count("qr", 1000, 300), 2.0 * 1000 * 300 * 300 - 2.0 * 300 * 300 * 300 / 3);
+}
+
+}  // namespace
+}  // namespace tessera
