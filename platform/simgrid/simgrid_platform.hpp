@@ -52,6 +52,12 @@ class Simulation {
   std::unique_ptr<Impl> impl_;
 };
 
+// How a simulated node's mutexes and conditions are made: Cooperative ones
+// make a simcall only when contended (the default, and much faster); S4U
+// ones are s4u::Mutex / s4u::ConditionVariable, a simcall per operation.
+// Both are deterministic; they may order contended waiters differently.
+enum class SimSync { Cooperative, S4U };
+
 // The threads of one simulated node.
 //
 // spawn() may be called from inside the simulation (an actor) or from
@@ -62,7 +68,7 @@ class Simulation {
 class SimGridPlatform final : public Platform {
  public:
   // `sim_data`: also run the real kernels on real data (--sim-data).
-  SimGridPlatform(Simulation& sim, int node, bool sim_data);
+  SimGridPlatform(Simulation& sim, int node, bool sim_data, SimSync sync = SimSync::Cooperative);
   ~SimGridPlatform() override;
   std::unique_ptr<Mutex> make_mutex() override;
   std::unique_ptr<Condition> make_condition() override;
@@ -78,6 +84,7 @@ class SimGridPlatform final : public Platform {
   Simulation& sim_;
   int node_;
   bool sim_data_;
+  SimSync sync_;
   std::unique_ptr<Actors> actors_;
 };
 

@@ -15,7 +15,8 @@ void Simulation::run() {}
 double Simulation::clock() const { return 0; }
 
 struct SimGridPlatform::Actors {};
-SimGridPlatform::SimGridPlatform(Simulation& sim, int node, bool sim_data) : sim_(sim), node_(node), sim_data_(sim_data) {
+SimGridPlatform::SimGridPlatform(Simulation& sim, int node, bool sim_data, SimSync sync)
+    : sim_(sim), node_(node), sim_data_(sim_data), sync_(sync) {
   throw NotCompiled("SimGrid");
 }
 SimGridPlatform::~SimGridPlatform() = default;

@@ -27,11 +27,12 @@ std::string machine_text(int cores) {
 }
 
 // Simulated makespan of a phantom Cholesky of n (tiles of 64) on `threads` cores.
-double simulated_cholesky(int cores, int threads, index_t n, bool sim_data = false) {
+double simulated_cholesky(int cores, int threads, index_t n, bool sim_data = false,
+                          platform::SimSync sync = platform::SimSync::Cooperative) {
   const std::string out = run_in_child([&] {
     const auto machine = platform::Machine::parse(machine_text(cores), "hand-made.json");
     platform::Simulation sim(machine);
-    platform::SimGridPlatform node0(sim, 0, sim_data);
+    platform::SimGridPlatform node0(sim, 0, sim_data, sync);
     RunConfig c;
     c.n = n;
     c.B = 64;
@@ -74,6 +75,12 @@ TEST(SimTime, TwoCoresThreeByThreeTilesByHand) {
 // Real kernels on real data take no simulated time: same makespan.
 TEST(SimTime, SimDataDoesNotChangeSimulatedTime) {
   EXPECT_EQ(simulated_cholesky(2, 2, 192, true), 2.25);
+}
+
+// S4U mutexes and conditions instead of the cooperative ones: same schedule.
+TEST(SimTime, S4uSyncGivesTheSameSchedule) {
+  EXPECT_EQ(simulated_cholesky(2, 2, 192, false, platform::SimSync::S4U), 2.25);
+  EXPECT_EQ(simulated_cholesky(1, 1, 192, false, platform::SimSync::S4U), 2.6875);
 }
 
 }  // namespace
