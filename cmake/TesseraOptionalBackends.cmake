@@ -29,7 +29,7 @@ endif()
 tessera_resolve_backend(CUDA CUDAToolkit_FOUND)
 
 if(NOT TESSERA_WITH_SIMGRID STREQUAL "OFF" AND PkgConfig_FOUND)
-  pkg_check_modules(SIMGRID QUIET simgrid>=3.32)
+  pkg_check_modules(SIMGRID QUIET IMPORTED_TARGET simgrid>=3.32)
 endif()
 tessera_resolve_backend(SIMGRID SIMGRID_FOUND)
 

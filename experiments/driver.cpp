@@ -53,6 +53,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.b == kUnsetSize) c.b = c.s > 1 ? std::max<index_t>(1, c.B / (2 * c.s)) : 0;
   if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
+  if (c.phantom && c.check)
+    throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
+  if (c.phantom && c.impl == "lapack") throw InputError("--impl lapack has no tasks to simulate: use --impl tile");
   if (input && c.algo == "cholesky") {
     for (index_t j = 0; j < c.n; ++j)
       for (index_t i = j + 1; i < c.n; ++i) {
@@ -65,6 +68,25 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   }
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
 }
+
+// The tasks of a run whose matrix does not exist: only their shapes, for the kernel model.
+class PhantomExecutor final : public Executor {
+ public:
+  PhantomExecutor(const TileLayout& l, const RunConfig& c) : l_(l), cholesky_(c.algo == "cholesky"), precision_(c.precision), ib_(c.ib) {}
+  void execute(const TaskDesc&, WorkerContext&) override {
+    throw std::logic_error("a phantom run has no data to run a kernel on");
+  }
+  KernelShape shape(const TaskDesc& t) const override {
+    if (cholesky_) return cholesky_shape(l_, t, precision_);
+    return qr_shape(l_, t, precision_, std::min(ib_, l_.col_width(t.arg[0])));
+  }
+
+ private:
+  const TileLayout& l_;
+  bool cholesky_;
+  char precision_;
+  index_t ib_;
+};
 
 template <class T>
 void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
@@ -89,18 +111,28 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
   const TileLayout L(c.m, c.n, c.B, c.s, c.b);
   r.p = L.tile_rows();
   r.q = L.tile_cols();
-  TileMatrix<T> a(L);
-  fill(a, c, input);
-  std::vector<T> original;
-  if (c.check) original = dense_copy(a);
-
   RuntimeOptions opt;
   opt.threads = c.threads;
   opt.window_capacity = c.window;
   opt.policy = c.policy;
   opt.seed = c.seed;
   opt.observer = c.observer;
+  opt.model = c.model;
   NodeRuntime rt(platform, opt);
+  if (c.phantom) {
+    PhantomExecutor ex(L, c);
+    const RunStats st = c.algo == "cholesky"
+                            ? rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex)
+                            : rt.run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex);
+    r.time_s = st.elapsed_s;
+    r.tasks = st.tasks;
+    r.busy_s = st.busy_s;
+    return;
+  }
+  TileMatrix<T> a(L);
+  fill(a, c, input);
+  std::vector<T> original;
+  if (c.check) original = dense_copy(a);
   kernels::set_blas_threads(1);
   RunStats st;
   if (c.algo == "cholesky") {
@@ -236,6 +268,10 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["check_passed"] = nullptr;
   }
   j["residual_threshold"] = kResidualThreshold;
+  if (!c.machine.empty()) {
+    j["machine"] = c.machine;
+    j["sim_data"] = !c.phantom;
+  }
   return j.dump(2);
 }
 

@@ -34,6 +34,13 @@ struct RunConfig {
   std::size_t window = 16384;
   ReadyPolicy policy = ReadyPolicy::Priority;
   RuntimeObserver* observer = nullptr;
+  // Simulated runs: the kernel model whose durations the platform lets pass,
+  // and whether the matrix exists at all. A phantom run allocates no tile
+  // (only the task window's memory grows with the run) and never calls a
+  // kernel, so it cannot --check.
+  const KernelTimeModel* model = nullptr;
+  bool phantom = false;
+  std::string machine;  // machine file, reported in the JSON
 };
 
 struct RunResult {

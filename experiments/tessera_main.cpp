@@ -1,6 +1,7 @@
 // The `tessera` command line.
 //   tessera run --algo cholesky|qr --n N [--m M] [--B B] [--s S] [--b b] [--precision d|s]
 //               [--threads T] [--check] [--json FILE] [--seed K] [--input FILE.mtx] ...
+//               [--backend native|sim --machine FILE [--sim-data]]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -9,12 +10,49 @@
 #include <iostream>
 
 #include "experiments/driver.hpp"
+#include "platform/machine.hpp"
 #include "platform/native/native_platform.hpp"
+#include "platform/not_compiled.hpp"
+#include "platform/simgrid/simgrid_platform.hpp"
 #include "runtime/error.hpp"
 
 namespace {
 
-int run_command(tessera::RunConfig cfg, const std::string& json_path, const std::string& policy) {
+struct BackendOptions {
+  std::string backend = "native";
+  std::string machine;
+  bool sim_data = false;
+};
+
+// Runs the factorization on the chosen backend and returns its result and the backend's name.
+tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name) {
+  using namespace tessera;
+  if (b.backend == "native") {
+    if (!b.machine.empty() || b.sim_data)
+      throw InputError("--machine and --sim-data describe a simulated run: add --backend sim");
+    platform::NativePlatform native;
+    backend_name = native.backend_name();
+    return run_factorization(cfg, native);
+  }
+  if (b.backend != "sim") throw InputError("--backend '" + b.backend + "' is not one of: native, sim");
+  if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
+  if (cfg.impl != "tile") throw InputError("--impl " + cfg.impl + " cannot be simulated: only --impl tile runs as tasks");
+  const platform::Machine machine = platform::Machine::load(b.machine);
+  if (cfg.threads > machine.node.cores)
+    throw InputError("--threads " + std::to_string(cfg.threads) + " exceeds the " + std::to_string(machine.node.cores) +
+                     " cores per node of " + b.machine);
+  cfg.model = &machine.core_model();
+  cfg.phantom = !b.sim_data;
+  cfg.machine = b.machine;
+  // One simulation per process: this one (see simgrid_platform.hpp).
+  platform::Simulation sim(machine);
+  platform::SimGridPlatform node0(sim, 0, b.sim_data);
+  backend_name = node0.backend_name();
+  return run_factorization(cfg, node0);
+}
+
+int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
+                const std::string& policy) {
   using namespace tessera;
   if (policy == "priority") cfg.policy = ReadyPolicy::Priority;
   else if (policy == "fifo") cfg.policy = ReadyPolicy::Fifo;
@@ -26,11 +64,11 @@ int run_command(tessera::RunConfig cfg, const std::string& json_path, const std:
     json.open(json_path);
     if (!json) throw InputError("--json " + json_path + ": cannot open for writing");
   }
-  platform::NativePlatform native;
-  const RunResult r = run_factorization(cfg, native);
-  std::cout << summary_line(r, native.backend_name()) << std::endl;
+  std::string name;
+  const RunResult r = run_on_backend(cfg, backend, name);
+  std::cout << summary_line(r, name.c_str()) << std::endl;
   if (json.is_open()) {
-    json << result_json(r, native.backend_name()) << '\n';
+    json << result_json(r, name.c_str()) << '\n';
     if (!json) throw InputError("--json " + json_path + ": write failed");
   }
   return r.residuals && !r.residuals->passed() ? 1 : 0;
@@ -44,6 +82,7 @@ int main(int argc, char** argv) {
 
   tessera::RunConfig cfg;
   std::string precision = "d", json_path, policy = "priority";
+  BackendOptions backend;
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "cholesky | qr")->required();
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
@@ -53,7 +92,7 @@ int main(int argc, char** argv) {
   run->add_option("--b", cfg.b, "width of the narrow tile columns; default B/(2s)");
   run->add_option("--ib", cfg.ib, "QR inner blocking; default 32");
   run->add_option("--precision", precision, "d | s");
-  run->add_option("--threads", cfg.threads, "compute threads (cores used); default 1");
+  run->add_option("--threads", cfg.threads, "compute threads (cores used; simulated: cores of node 0); default 1");
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
   run->add_option("--seed", cfg.seed, "seed of the generated matrix; default 1");
@@ -61,6 +100,10 @@ int main(int argc, char** argv) {
   run->add_option("--impl", cfg.impl, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks)");
   run->add_option("--window", cfg.window, "task window capacity (unfinished tasks); default 16384");
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
+  run->add_option("--backend", backend.backend, "native (real threads) | sim (SimGrid-modeled machine); default native");
+  run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
+  run->add_flag("--sim-data", backend.sim_data,
+                "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
 
   try {
     app.parse(argc, argv);
@@ -70,8 +113,11 @@ int main(int argc, char** argv) {
   try {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     cfg.precision = precision[0];
-    if (*run) return run_command(cfg, json_path, policy);
+    if (*run) return run_command(cfg, backend, json_path, policy);
   } catch (const tessera::InputError& e) {
+    std::cerr << "tessera: error: " << e.what() << std::endl;
+    return 2;
+  } catch (const tessera::platform::NotCompiled& e) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 2;
   } catch (const tessera::NotPositiveDefinite& e) {

@@ -1,0 +1,214 @@
+#include "models/kernel_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "models/json_fields.hpp"
+#include "runtime/algorithms/kernel_ids.hpp"
+#include "runtime/error.hpp"
+
+namespace tessera::models {
+
+double kernel_flops(const KernelShape& s) {
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+  switch (s.kernel) {
+    case kGsmm:
+      // C -= A B^T: 2mnk
+      return 2 * m * n * k;
+    case kGsmmDiag:
+      // SYRK on the n×n diagonal block + GEMM on the (m-n)×n below: n²k + 2(m-n)nk
+      return n * n * k + 2 * (m - n) * n * k;
+    case kTrsm:
+      // A (m×n) L^{-T}: mn²
+      return m * n * n;
+    case kPotf2p:
+      // Cholesky of the n×n block + TRSM of the (m-n)×n below: n³/3 + (m-n)n²
+      return n * n * n / 3 + (m - n) * n * n;
+    case kGeqrt:
+      // Householder QR of m×n: 2mn² - 2n³/3
+      return 2 * m * n * n - 2 * n * n * n / 3;
+    case kLarfb:
+    case kLarfbQ:
+      // apply k reflectors of an m×k panel to m×n: ≈ 4mnk - 2nk²
+      return 4 * m * n * k - 2 * n * k * k;
+    case kTsqrt:
+      // QR of [R (n×n triangular); A (m×n)]: ≈ 2mn²
+      return 2 * m * n * n;
+    case kSsrfb:
+    case kSsrfbQ:
+      // apply k reflectors of [I; V (m×k)] to [A1 (k×n); A2 (m×n)]: ≈ 4mnk
+      return 4 * m * n * k;
+    default:
+      return 0;
+  }
+}
+
+namespace {
+struct KeyName {
+  std::uint16_t id;
+  const char* key;
+};
+constexpr KeyName kKeys[] = {{kPotf2p, "potf2p"}, {kTrsm, "trsm"},   {kGsmm, "gsmm"},       {kGsmmDiag, "gsmm_diag"},
+                             {kGeqrt, "geqrt"},   {kLarfb, "larfb"}, {kTsqrt, "tsqrt"},     {kSsrfb, "ssrfb"},
+                             {kLarfbQ, "larfb_q"}, {kSsrfbQ, "ssrfb_q"}, {kNop, "nop"}};
+
+int precision_index(char p) { return p == 's' ? 1 : 0; }
+}  // namespace
+
+const char* kernel_key(std::uint16_t kernel) {
+  for (const auto& k : kKeys)
+    if (k.id == kernel) return k.key;
+  return "?";
+}
+
+std::optional<std::uint16_t> kernel_from_key(std::string_view key) {
+  for (const auto& k : kKeys)
+    if (key == k.key) return k.id;
+  return std::nullopt;
+}
+
+EfficiencyCurve::EfficiencyCurve(std::vector<std::pair<double, double>> points) : points_(std::move(points)) {}
+
+double EfficiencyCurve::at(double size) const {
+  if (points_.empty()) return 1.0;
+  if (size <= points_.front().first) return points_.front().second;
+  if (size >= points_.back().first) return points_.back().second;
+  const auto hi = std::lower_bound(points_.begin(), points_.end(), size,
+                                   [](const auto& p, double s) { return p.first < s; });
+  const auto lo = hi - 1;
+  const double f = (size - lo->first) / (hi->first - lo->first);
+  return lo->second + f * (hi->second - lo->second);
+}
+
+PeakEfficiencyModel::PeakEfficiencyModel(PerPrecision default_peak, std::map<std::uint16_t, PerPrecision> peak_gflops,
+                                         std::array<EfficiencyCurve, 2> efficiency)
+    : default_peak_(default_peak), peak_(std::move(peak_gflops)), efficiency_(std::move(efficiency)) {}
+
+double PeakEfficiencyModel::tile_size(const KernelShape& s) {
+  double prod = 1;
+  int dims = 0;
+  for (const std::int64_t d : {s.m, s.n, s.k})
+    if (d > 0) prod *= static_cast<double>(d), ++dims;
+  return dims ? std::pow(prod, 1.0 / dims) : 0.0;
+}
+
+double PeakEfficiencyModel::seconds(const KernelShape& s) const {
+  const double flops = kernel_flops(s);
+  if (flops <= 0) return 0;
+  const int p = precision_index(s.precision);
+  const auto it = peak_.find(s.kernel);
+  const double peak = (it == peak_.end() ? default_peak_ : it->second)[p] * 1e9;
+  return flops / (peak * efficiency_[p].at(tile_size(s)));
+}
+
+CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries)
+    : name_(std::move(name)), entries_(std::move(entries)) {
+  for (const Entry& e : entries_) {
+    KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
+    const double f = kernel_flops(s);
+    if (f > 0 && e.median_s > 0) by_flops_[{e.kernel, e.precision}].push_back({f, f / e.median_s});
+  }
+  for (auto& [key, pts] : by_flops_)
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.flops < b.flops; });
+}
+
+double CalibratedModel::seconds(const KernelShape& s) const {
+  for (const Entry& e : entries_)
+    if (e.kernel == s.kernel && e.precision == s.precision && e.m == s.m && e.n == s.n && e.k == s.k) return e.median_s;
+  const auto it = by_flops_.find({s.kernel, s.precision});
+  if (it == by_flops_.end())
+    throw InputError("kernel model '" + name_ + "' has no measurement of kernel " + kernel_key(s.kernel) +
+                     " in precision '" + std::string(1, s.precision) + "' (needed for m=" + std::to_string(s.m) +
+                     " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) + ")");
+  const double f = kernel_flops(s);
+  if (f <= 0) return 0;
+  const auto& pts = it->second;
+  if (f <= pts.front().flops) return f / pts.front().rate;
+  if (f >= pts.back().flops) return f / pts.back().rate;
+  const auto hi = std::lower_bound(pts.begin(), pts.end(), f, [](const Point& p, double x) { return p.flops < x; });
+  const auto lo = hi - 1;
+  const double rate = lo->rate + (f - lo->flops) / (hi->flops - lo->flops) * (hi->rate - lo->rate);
+  return f / rate;
+}
+
+namespace {
+
+PeakEfficiencyModel::PerPrecision per_precision(const JsonFields& f, const std::string& key) {
+  const JsonFields p = f.object(key);
+  return {p.positive("d"), p.positive("s")};
+}
+
+EfficiencyCurve curve(const JsonFields& f, const std::string& key) {
+  const auto& arr = f.require(key);
+  if (!arr.is_array() || arr.empty()) f.fail(key, arr, "must be a non-empty array of [tile size, efficiency] pairs");
+  std::vector<std::pair<double, double>> pts;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const auto& p = arr[i];
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+      f.fail(at, p, "must be a [tile size, efficiency] pair");
+    const double size = p[0].get<double>(), eff = p[1].get<double>();
+    if (!(size > 0)) f.fail(at, p, "tile size must be > 0");
+    if (!(eff > 0 && eff <= 1)) f.fail(at, p, "efficiency must be in (0, 1]");
+    if (!pts.empty() && size <= pts.back().first) f.fail(at, p, "tile sizes must increase");
+    pts.emplace_back(size, eff);
+  }
+  return EfficiencyCurve(std::move(pts));
+}
+
+std::shared_ptr<const KernelTimeModel> peak_efficiency(const JsonFields& f) {
+  const JsonFields peaks = f.object("peak_gflops");
+  const auto dflt = per_precision(peaks, "default");
+  std::map<std::uint16_t, PeakEfficiencyModel::PerPrecision> by_kernel;
+  for (const auto& [key, value] : peaks.json().items()) {
+    if (key == "default" || key == "source") continue;
+    const auto id = kernel_from_key(key);
+    if (!id) peaks.fail(key, value, "unknown kernel '" + key + "' (known: potf2p, trsm, gsmm, gsmm_diag, geqrt, larfb, tsqrt, ssrfb, larfb_q, ssrfb_q)");
+    by_kernel[*id] = per_precision(peaks, key);
+  }
+  std::array<EfficiencyCurve, 2> eff;
+  if (f.has("efficiency")) {
+    const JsonFields e = f.object("efficiency");
+    eff = {curve(e, "d"), curve(e, "s")};
+  }
+  return std::make_shared<PeakEfficiencyModel>(dflt, std::move(by_kernel), std::move(eff));
+}
+
+std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std::string& name) {
+  const auto& arr = f.require("measurements");
+  if (!arr.is_array() || arr.empty()) f.fail("measurements", arr, "must be a non-empty array");
+  std::vector<CalibratedModel::Entry> entries;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const JsonFields e(arr[i], f.file(), f.field("measurements[" + std::to_string(i) + "]"));
+    CalibratedModel::Entry x;
+    const std::string kernel = e.string("kernel");
+    const auto id = kernel_from_key(kernel);
+    if (!id) e.fail("kernel", e.require("kernel"), "unknown kernel");
+    x.kernel = *id;
+    const std::string p = e.string("precision");
+    if (p != "d" && p != "s") e.fail("precision", e.require("precision"), "must be \"d\" or \"s\"");
+    x.precision = p[0];
+    x.m = e.integer("m", 1);
+    x.n = e.integer("n", 1);
+    x.k = e.has("k") ? e.integer("k", 0) : 0;
+    x.median_s = e.positive("median_s");
+    x.spread_s = e.has("spread_s") ? e.non_negative("spread_s") : 0.0;
+    entries.push_back(x);
+  }
+  return std::make_shared<CalibratedModel>(name, std::move(entries));
+}
+
+}  // namespace
+
+std::shared_ptr<const KernelTimeModel> model_from_json(const nlohmann::json& j, const std::string& name,
+                                                       const std::string& file, const std::string& path) {
+  const JsonFields f(j, file, path);
+  const std::string type = f.string("type");
+  if (type == "peak-efficiency") return peak_efficiency(f);
+  if (type == "calibrated") return calibrated(f, name);
+  f.fail("type", f.require("type"), "unknown kernel model type (known: peak-efficiency, calibrated)");
+}
+
+}  // namespace tessera::models

@@ -1,0 +1,99 @@
+#pragma once
+// Kernel timing models: the modeled duration of one kernel call from its
+// kernel, precision and shape (runtime/task.hpp KernelShape). A simulated
+// run sleeps for it; a prediction is only as good as the model.
+//
+//   PeakEfficiencyModel  a device's measured maximum GFlop/s per kernel and an
+//                        efficiency curve vs. tile size, for machines nobody
+//                        can calibrate (Keeneland: the papers' figures)
+//   CalibratedModel      a table of measured (kernel, precision, m, n, k) ->
+//                        median seconds and spread, interpolated in between
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "runtime/node_runtime.hpp"
+#include "runtime/task.hpp"
+
+namespace tessera::models {
+
+// Floating-point operations of one kernel call (see kernel_model.cpp for the formulas).
+double kernel_flops(const KernelShape& s);
+
+// Kernel names as machine files write them: potf2p, trsm, gsmm, gsmm_diag,
+// geqrt, larfb, tsqrt, ssrfb, larfb_q, ssrfb_q.
+const char* kernel_key(std::uint16_t kernel);
+std::optional<std::uint16_t> kernel_from_key(std::string_view key);
+
+// Efficiency (0..1] as a piecewise-linear function of a size, constant
+// beyond the first and last points.
+class EfficiencyCurve {
+ public:
+  EfficiencyCurve() = default;
+  explicit EfficiencyCurve(std::vector<std::pair<double, double>> points);  // sorted by size
+  double at(double size) const;
+
+ private:
+  std::vector<std::pair<double, double>> points_;
+};
+
+class PeakEfficiencyModel final : public KernelTimeModel {
+ public:
+  // Index 0: double precision, 1: single.
+  using PerPrecision = std::array<double, 2>;
+  // `peak_gflops` per kernel id; kernels not listed use `default_peak`.
+  PeakEfficiencyModel(PerPrecision default_peak, std::map<std::uint16_t, PerPrecision> peak_gflops,
+                      std::array<EfficiencyCurve, 2> efficiency);
+  // seconds = flops / (peak(kernel, precision) * efficiency(tile size)), where
+  // the tile size is the geometric mean of the call's non-zero m, n, k.
+  double seconds(const KernelShape& s) const override;
+  static double tile_size(const KernelShape& s);
+
+ private:
+  PerPrecision default_peak_;
+  std::map<std::uint16_t, PerPrecision> peak_;
+  std::array<EfficiencyCurve, 2> efficiency_;
+};
+
+class CalibratedModel final : public KernelTimeModel {
+ public:
+  struct Entry {
+    std::uint16_t kernel = 0;
+    char precision = 'd';
+    std::int64_t m = 0, n = 0, k = 0;
+    double median_s = 0;
+    double spread_s = 0;  // e.g. interquartile range of the measurements
+  };
+  // `name` shows in error messages.
+  CalibratedModel(std::string name, std::vector<Entry> entries);
+  // A measured shape gives its median exactly. Otherwise the measured shapes
+  // of the kernel and precision are ordered by flop count and the rate
+  // (flop/s) is interpolated linearly in flops between the two that bracket
+  // the call, beyond them the nearest one's rate is kept. Throws InputError
+  // for a kernel or precision the table has no measurement of.
+  double seconds(const KernelShape& s) const override;
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  struct Point {
+    double flops, rate;
+  };
+  std::string name_;
+  std::vector<Entry> entries_;
+  std::map<std::pair<std::uint16_t, char>, std::vector<Point>> by_flops_;
+};
+
+// Builds a model from a machine file's "kernel_models" entry `name`; `file`
+// and `path` (the entry's dotted path) name it in error messages (InputError).
+std::shared_ptr<const KernelTimeModel> model_from_json(const nlohmann::json& j, const std::string& name,
+                                                       const std::string& file, const std::string& path);
+
+}  // namespace tessera::models

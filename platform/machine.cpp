@@ -1,0 +1,94 @@
+#include "platform/machine.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "models/json_fields.hpp"
+#include "models/kernel_model.hpp"
+#include "runtime/error.hpp"
+
+namespace tessera::platform {
+
+using models::JsonFields;
+
+namespace {
+
+LinkSpec link(const JsonFields& f) { return LinkSpec{f.positive("bandwidth_Bps"), f.non_negative("latency_s")}; }
+
+void require_model(const Machine& m, const JsonFields& f, const std::string& key, const std::string& name) {
+  if (!m.models.count(name)) {
+    std::string known;
+    for (const auto& [n, _] : m.models) known += (known.empty() ? "" : ", ") + n;
+    f.fail(key, f.require(key), "unknown kernel model (this file's kernel_models: " + (known.empty() ? "none" : known) + ")");
+  }
+}
+
+}  // namespace
+
+Machine Machine::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--machine " + path + ": cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+Machine Machine::parse(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(origin + ": malformed JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+  }
+  const JsonFields top(j, origin, "");
+  Machine m;
+  m.origin = origin;
+  m.name = top.string("name");
+  m.nodes = top.integer("nodes", 1);
+
+  // Models first: the node refers to them by name.
+  if (top.has("kernel_models")) {
+    const JsonFields km = top.object("kernel_models");
+    for (const auto& [name, spec] : km.json().items()) {
+      if (name == "source") continue;
+      m.models[name] = models::model_from_json(spec, name, origin, km.field(name));
+    }
+  }
+
+  const JsonFields node = top.object("node");
+  const JsonFields cores = node.object("cores");
+  m.node.cores = cores.integer("count", 1);
+  m.node.core_model = cores.string("model");
+  require_model(m, cores, "model", m.node.core_model);
+  if (node.has("gpus")) {
+    const JsonFields g = node.object("gpus");
+    m.node.gpus.count = g.integer("count", 0);
+    if (m.node.gpus.count > 0) {
+      m.node.gpus.memory_bytes = g.positive("memory_bytes");
+      m.node.gpus.pcie = link(g.object("pcie"));
+      m.node.gpus.model = g.string("model");
+      require_model(m, g, "model", m.node.gpus.model);
+    }
+  }
+
+  const JsonFields net = top.object("network");
+  m.network.topology = net.string("topology");
+  if (m.network.topology != "star") net.fail("topology", net.require("topology"), "unknown topology (known: star)");
+  m.network.link = link(net);
+  if (net.has("calibrated")) {
+    const auto& c = net.require("calibrated");
+    if (!c.is_boolean()) net.fail("calibrated", c, "must be true or false");
+    m.network.calibrated = c.get<bool>();
+  }
+  return m;
+}
+
+const KernelTimeModel& Machine::model(const std::string& name) const {
+  const auto it = models.find(name);
+  if (it == models.end()) throw InputError(origin + ": no kernel model named '" + name + "'");
+  return *it->second;
+}
+
+}  // namespace tessera::platform

@@ -1,0 +1,62 @@
+#pragma once
+// A machine description: the nodes of a cluster, their cores and GPUs, the
+// links between them and the kernel models that time their kernels.
+// Loaded from platform/machines/*.json (format: platform/machines/README.md);
+// platform/simgrid builds the SimGrid platform of one.
+//
+// Every node of a machine is alike (the clusters of the papers are).
+#include <map>
+#include <memory>
+#include <string>
+
+#include "runtime/node_runtime.hpp"
+
+namespace tessera::platform {
+
+struct LinkSpec {
+  double bandwidth_Bps = 0;  // bytes per second
+  double latency_s = 0;
+};
+
+struct GpuSpec {
+  int count = 0;
+  double memory_bytes = 0;
+  LinkSpec pcie;      // host <-> this GPU
+  std::string model;  // kernel model name; empty when count = 0
+};
+
+struct NodeSpec {
+  int cores = 1;
+  std::string core_model;  // kernel model name
+  GpuSpec gpus;
+};
+
+struct NetworkSpec {
+  std::string topology = "star";  // every node has one link to a switch
+  LinkSpec link;                  // one node's link to the switch
+  // The figures are measured end-to-end values: SimGrid must not correct
+  // them (its default LV08 model multiplies latency by 13.01, bandwidth by 0.97).
+  bool calibrated = true;
+};
+
+class Machine {
+ public:
+  // Throws InputError naming the file, the field and the value when the file
+  // is missing, malformed or describes an impossible machine.
+  static Machine load(const std::string& path);
+  // Same, from text; `origin` names it in messages.
+  static Machine parse(const std::string& text, const std::string& origin);
+
+  std::string name;
+  std::string origin;  // file it came from
+  int nodes = 1;
+  NodeSpec node;
+  NetworkSpec network;
+
+  // Kernel models by name (the file's "kernel_models").
+  std::map<std::string, std::shared_ptr<const KernelTimeModel>> models;
+  const KernelTimeModel& model(const std::string& name) const;
+  const KernelTimeModel& core_model() const { return model(node.core_model); }
+};
+
+}  // namespace tessera::platform

@@ -1,0 +1,91 @@
+#pragma once
+// SimGrid backend (SimGrid 3.32 S4U): the threads of a node are actors on the
+// node's simulated host, mutexes and conditions are S4U ones, the clock is the
+// simulated clock, and a kernel is a sleep of its modeled duration.
+//
+// This header includes no SimGrid header, so the command line and the tests
+// compile against it whether or not SimGrid was found; without SimGrid the
+// constructors throw NotCompiled (simgrid_stub.cpp).
+//
+// One simulation per process at a time. SimGrid 3.32 holds one s4u::Engine
+// per process; a second Simulation while one exists throws std::logic_error.
+// A new Simulation after an earlier one was destroyed does run, but SimGrid's
+// clock goes on from where the earlier one stopped, so its makespans can
+// differ from a fresh process in the last bits. Whatever must be
+// bit-reproducible (the tests, sweeps) runs each simulation in a fresh
+// process: the command line does by construction, the tests fork a child
+// per simulation (tests/sim/sim_test_util.hpp).
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/platform.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace tessera::platform {
+
+class Machine;
+
+// One simulated run: the s4u::Engine and the SimGrid platform it simulates.
+class Simulation {
+ public:
+  // The platform of `machine`: one host per node and per GPU, its links and
+  // routes (see simgrid_platform.cpp for the drawing).
+  explicit Simulation(const Machine& machine);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  int nodes() const;
+  simgrid::s4u::Host* node_host(int node) const;
+  // Runs the simulation until every actor has ended.
+  void run();
+  // Simulated seconds since the simulation started.
+  double clock() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// How a simulated node's mutexes and conditions are made: Cooperative ones
+// make a simcall only when contended (the default, and much faster); S4U
+// ones are s4u::Mutex / s4u::ConditionVariable, a simcall per operation.
+// Both are deterministic; they may order contended waiters differently.
+enum class SimSync { Cooperative, S4U };
+
+// The threads of one simulated node.
+//
+// spawn() may be called from inside the simulation (an actor) or from
+// outside it (before it runs); join_all() from an actor joins the actors this
+// platform started, from outside it runs the simulation until every actor has
+// ended. So a single-node run can call NodeRuntime::run() directly from
+// main(); a multi-node run starts one actor per node that does.
+class SimGridPlatform final : public Platform {
+ public:
+  // `sim_data`: also run the real kernels on real data (--sim-data).
+  SimGridPlatform(Simulation& sim, int node, bool sim_data, SimSync sync = SimSync::Cooperative);
+  ~SimGridPlatform() override;
+  std::unique_ptr<Mutex> make_mutex() override;
+  std::unique_ptr<Condition> make_condition() override;
+  void spawn(const std::string& name, std::function<void()> body) override;
+  void join_all() override;
+  double now() const override;
+  void run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double modeled_s) override;
+  const char* backend_name() const override { return "sim"; }
+  bool sim_data() const { return sim_data_; }
+
+ private:
+  struct Actors;
+  Simulation& sim_;
+  int node_;
+  bool sim_data_;
+  SimSync sync_;
+  std::unique_ptr<Actors> actors_;
+};
+
+}  // namespace tessera::platform

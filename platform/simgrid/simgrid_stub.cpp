@@ -1,0 +1,30 @@
+// Built instead of simgrid_platform.cpp when SimGrid was not found: choosing
+// the simulated backend fails with NotCompiled.
+#include "platform/machine.hpp"
+#include "platform/not_compiled.hpp"
+#include "platform/simgrid/simgrid_platform.hpp"
+
+namespace tessera::platform {
+
+struct Simulation::Impl {};
+Simulation::Simulation(const Machine&) { throw NotCompiled("SimGrid"); }
+Simulation::~Simulation() = default;
+int Simulation::nodes() const { return 0; }
+simgrid::s4u::Host* Simulation::node_host(int) const { return nullptr; }
+void Simulation::run() {}
+double Simulation::clock() const { return 0; }
+
+struct SimGridPlatform::Actors {};
+SimGridPlatform::SimGridPlatform(Simulation& sim, int node, bool sim_data, SimSync sync)
+    : sim_(sim), node_(node), sim_data_(sim_data), sync_(sync) {
+  throw NotCompiled("SimGrid");
+}
+SimGridPlatform::~SimGridPlatform() = default;
+std::unique_ptr<Mutex> SimGridPlatform::make_mutex() { throw NotCompiled("SimGrid"); }
+std::unique_ptr<Condition> SimGridPlatform::make_condition() { throw NotCompiled("SimGrid"); }
+void SimGridPlatform::spawn(const std::string&, std::function<void()>) { throw NotCompiled("SimGrid"); }
+void SimGridPlatform::join_all() {}
+double SimGridPlatform::now() const { return 0; }
+void SimGridPlatform::run_kernel(Executor&, const TaskDesc&, WorkerContext&, double) { throw NotCompiled("SimGrid"); }
+
+}  // namespace tessera::platform

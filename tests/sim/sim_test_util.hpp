@@ -1,0 +1,68 @@
+#pragma once
+// Helpers for simulated-run tests.
+//
+// SimGrid allows one s4u::Engine per process, and a second Engine in the same
+// process keeps the first one's clock, so every simulation of these tests runs
+// in a forked child that sends its result back through a pipe. The tests then
+// behave the same whether ctest runs them one per process or the binary runs
+// them all at once.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace tessera::test {
+
+// Runs `body` in a child process and returns the bytes it returned. An
+// exception in the child is rethrown here as std::runtime_error with its message.
+inline std::string run_in_child(const std::function<std::string()>& body) {
+  int fd[2];
+  if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    close(fd[0]);
+    std::string out;
+    int code = 0;
+    try {
+      out = body();
+    } catch (const std::exception& e) {
+      out = e.what();
+      code = 1;
+    } catch (...) {
+      out = "unknown exception";
+      code = 1;
+    }
+    for (std::size_t done = 0; done < out.size();) {
+      const ssize_t w = write(fd[1], out.data() + done, out.size() - done);
+      if (w <= 0) _exit(3);
+      done += static_cast<std::size_t>(w);
+    }
+    close(fd[1]);
+    _exit(code);  // skip the parent's atexit handlers (gtest, SimGrid)
+  }
+  close(fd[1]);
+  std::string out;
+  char buf[65536];
+  for (ssize_t r; (r = read(fd[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(r));
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status)) throw std::runtime_error("simulation child died (signal " + std::to_string(WTERMSIG(status)) + ")");
+  if (WEXITSTATUS(status) != 0) throw std::runtime_error("simulation child failed: " + out);
+  return out;
+}
+
+// Exact text of a double (hexadecimal floating point), for bitwise comparisons.
+inline std::string exact(double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%a", x);
+  return b;
+}
+
+}  // namespace tessera::test

@@ -1,0 +1,113 @@
+// Machine files: the shipped ones load; bad ones are rejected with a message
+// naming the file, the field and the value.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "platform/machine.hpp"
+#include "runtime/error.hpp"
+
+namespace {
+using tessera::InputError;
+using tessera::platform::Machine;
+
+const std::string kDir = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/";
+
+TEST(MachineFiles, KeenelandLoads) {
+  const Machine m = Machine::load(kDir + "keeneland.json");
+  EXPECT_EQ(m.name, "keeneland");
+  EXPECT_EQ(m.node.cores, 12);
+  EXPECT_EQ(m.node.gpus.count, 3);
+  EXPECT_EQ(m.node.gpus.memory_bytes, 6e9);
+  EXPECT_EQ(m.network.link.latency_s, 1.3e-6);
+  EXPECT_TRUE(m.network.calibrated);
+  EXPECT_EQ(m.models.size(), 2u);
+}
+
+TEST(MachineFiles, LocalExampleLoads) {
+  const Machine m = Machine::load(kDir + "local-example.json");
+  EXPECT_EQ(m.nodes, 1);
+  EXPECT_EQ(m.node.cores, 2);
+  EXPECT_EQ(m.node.gpus.count, 0);
+}
+
+const char* kGood = R"({
+  "name": "t", "nodes": 2,
+  "node": { "cores": { "count": 4, "model": "m" } },
+  "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 1e-6 },
+  "kernel_models": { "m": { "type": "peak-efficiency", "peak_gflops": { "default": { "d": 10, "s": 20 } } } }
+})";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+// The message of the InputError that loading `text` from a file named bad.json throws.
+std::string rejection(const std::string& text) {
+  const std::string path = ::testing::TempDir() + "bad.json";
+  std::ofstream(path) << text;
+  try {
+    Machine::load(path);
+  } catch (const InputError& e) {
+    std::remove(path.c_str());
+    return e.what();
+  }
+  std::remove(path.c_str());
+  ADD_FAILURE() << "accepted:\n" << text;
+  return "";
+}
+
+void expect_names(const std::string& msg, std::initializer_list<const char*> parts) {
+  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+}
+
+TEST(MachineFiles, GoodTextParses) { EXPECT_EQ(Machine::parse(kGood, "good.json").nodes, 2); }
+
+TEST(MachineFiles, MissingFieldIsNamed) {
+  const auto msg = rejection(replaced(kGood, R"("latency_s": 1e-6)", R"("latency": 1e-6)"));
+  expect_names(msg, {"bad.json", "latency_s", "missing"});
+}
+
+TEST(MachineFiles, NegativeBandwidthIsNamed) {
+  const auto msg = rejection(replaced(kGood, "1e9", "-5e9"));
+  expect_names(msg, {"bad.json", "network.bandwidth_Bps", "-5000000000", "> 0"});
+}
+
+TEST(MachineFiles, NegativeBandwidthWithSourceIsNamed) {
+  const auto msg = rejection(replaced(kGood, "1e9", R"({"value": -1, "source": "x"})"));
+  expect_names(msg, {"bad.json", "network.bandwidth_Bps", "-1"});
+}
+
+TEST(MachineFiles, UnknownKernelModelIsNamed) {
+  const auto msg = rejection(replaced(kGood, R"("model": "m")", R"("model": "nosuch")"));
+  expect_names(msg, {"bad.json", "node.cores.model", "\"nosuch\"", "unknown kernel model"});
+}
+
+TEST(MachineFiles, UnknownModelTypeIsNamed) {
+  const auto msg = rejection(replaced(kGood, "peak-efficiency", "magic"));
+  expect_names(msg, {"bad.json", "kernel_models.m.type", "\"magic\""});
+}
+
+TEST(MachineFiles, MalformedJsonIsNamed) {
+  const auto msg = rejection(replaced(kGood, R"("nodes": 2,)", R"("nodes": 2,,)"));
+  expect_names(msg, {"bad.json", "malformed JSON"});
+}
+
+TEST(MachineFiles, NonIntegerCoreCountIsNamed) {
+  const auto msg = rejection(replaced(kGood, R"("count": 4)", R"("count": 2.5)"));
+  expect_names(msg, {"bad.json", "node.cores.count", "2.5"});
+}
+
+TEST(MachineFiles, MissingFileIsNamed) {
+  try {
+    Machine::load("/nonexistent/machine.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/machine.json"), std::string::npos);
+  }
+}
+
+}  // namespace

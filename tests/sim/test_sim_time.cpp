@@ -1,0 +1,86 @@
+// Simulated time on hand-made machines whose makespans are computable by hand.
+#include <gtest/gtest.h>
+
+#include "experiments/driver.hpp"
+#include "platform/machine.hpp"
+#include "platform/simgrid/simgrid_platform.hpp"
+#include "sim_test_util.hpp"
+
+namespace {
+using namespace tessera;
+using test::exact;
+using test::run_in_child;
+
+// Tiles of 64: every Cholesky kernel call has one shape, timed by powers of
+// two so that sums of durations are exact in binary.
+std::string machine_text(int cores) {
+  return R"({
+    "name": "hand-made", "nodes": 1,
+    "node": { "cores": { "count": )" + std::to_string(cores) + R"(, "model": "pow2" } },
+    "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
+    "kernel_models": { "pow2": { "type": "calibrated", "measurements": [
+      { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
+      { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
+      { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
+      { "kernel": "gsmm",      "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.0625 } ] } }
+  })";
+}
+
+// Simulated makespan of a phantom Cholesky of n (tiles of 64) on `threads` cores.
+double simulated_cholesky(int cores, int threads, index_t n, bool sim_data = false,
+                          platform::SimSync sync = platform::SimSync::Cooperative) {
+  const std::string out = run_in_child([&] {
+    const auto machine = platform::Machine::parse(machine_text(cores), "hand-made.json");
+    platform::Simulation sim(machine);
+    platform::SimGridPlatform node0(sim, 0, sim_data, sync);
+    RunConfig c;
+    c.n = n;
+    c.B = 64;
+    c.threads = threads;
+    c.model = &machine.core_model();
+    c.phantom = !sim_data;
+    const RunResult r = run_factorization(c, node0);
+    return exact(r.time_s);
+  });
+  return std::strtod(out.c_str(), nullptr);
+}
+
+// 2x2 tiles: POTF2'(0) -> TRSM(1,0) -> GSMM_DIAG(1,1) -> POTF2'(1), a chain.
+TEST(SimTime, OneCoreChainIsTheSumOfItsTasks) {
+  EXPECT_EQ(simulated_cholesky(1, 1, 128), 0.5 + 0.25 + 0.125 + 0.5);
+}
+
+// One core never idles (the generator takes no simulated time), so the
+// makespan of 3x3 tiles is the sum of its 10 tasks:
+// 3 POTF2' + 3 TRSM + 3 GSMM_DIAG + 1 GSMM.
+TEST(SimTime, OneCoreRunsEveryTaskBackToBack) {
+  EXPECT_EQ(simulated_cholesky(1, 1, 192), 3 * 0.5 + 3 * 0.25 + 3 * 0.125 + 1 * 0.0625);
+}
+
+// A chain gains nothing from a second core.
+TEST(SimTime, SecondCoreDoesNotShortenAChain) {
+  EXPECT_EQ(simulated_cholesky(2, 2, 128), 1.375);
+}
+
+// 3x3 tiles on two cores, by hand:
+//   [0, .5]      POTF2'(0)
+//   [.5, .75]    TRSM(1,0) | TRSM(2,0)
+//   [.75, .875]  GSMM_DIAG(1,1) | GSMM(2,1) [.75, .8125] then GSMM_DIAG(2,2) [.8125, .875]
+//   [.875, 1.375] POTF2'(1)
+//   [1.375, 1.625] TRSM(2,1); [1.625, 1.75] GSMM_DIAG(2,2); [1.75, 2.25] POTF2'(2)
+TEST(SimTime, TwoCoresThreeByThreeTilesByHand) {
+  EXPECT_EQ(simulated_cholesky(2, 2, 192), 2.25);
+}
+
+// Real kernels on real data take no simulated time: same makespan.
+TEST(SimTime, SimDataDoesNotChangeSimulatedTime) {
+  EXPECT_EQ(simulated_cholesky(2, 2, 192, true), 2.25);
+}
+
+// S4U mutexes and conditions instead of the cooperative ones: same schedule.
+TEST(SimTime, S4uSyncGivesTheSameSchedule) {
+  EXPECT_EQ(simulated_cholesky(2, 2, 192, false, platform::SimSync::S4U), 2.25);
+  EXPECT_EQ(simulated_cholesky(1, 1, 192, false, platform::SimSync::S4U), 2.6875);
+}
+
+}  // namespace
