@@ -1,0 +1,46 @@
+#include "runtime/distribution.hpp"
+
+#include "runtime/error.hpp"
+
+namespace tessera {
+namespace {
+
+void check_grid(int Pr, int Pc) {
+  if (Pr < 1) throw InputError("grid rows Pr = " + std::to_string(Pr) + " must be >= 1");
+  if (Pc < 1) throw InputError("grid columns Pc = " + std::to_string(Pc) + " must be >= 1");
+}
+
+}  // namespace
+
+MultiLevelBlockCyclic::MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G)
+    : layout_(layout), Pr_(Pr), Pc_(Pc), G_(G) {
+  check_grid(Pr, Pc);
+  if (G < 0) throw InputError("GPUs per node G = " + std::to_string(G) + " must be >= 0");
+}
+
+Location MultiLevelBlockCyclic::owner(int i, int j) const {
+  const int top = layout_.col_top(j);
+  Location l;
+  l.node = (i % Pr_) * Pc_ + top % Pc_;
+  l.device = G_ > 0 && layout_.is_remainder(j) ? (top / Pc_) % G_ + 1 : 0;
+  return l;
+}
+
+std::string MultiLevelBlockCyclic::name() const {
+  return "multi-level block-cyclic " + std::to_string(Pr_) + "x" + std::to_string(Pc_) + ", " + std::to_string(G_) +
+         " GPU(s) per node";
+}
+
+HeteroColumnCyclic::HeteroColumnCyclic(const TileLayout& layout, int G) : inner_(layout, 1, 1, G) {}
+
+std::string HeteroColumnCyclic::name() const {
+  return "heterogeneous 1-D column-cyclic, " + std::to_string(inner_.gpus_per_node()) + " GPU(s)";
+}
+
+BlockCyclic2D::BlockCyclic2D(int Pr, int Pc) : Pr_(Pr), Pc_(Pc) { check_grid(Pr, Pc); }
+
+std::string BlockCyclic2D::name() const {
+  return "2-D block-cyclic " + std::to_string(Pr_) + "x" + std::to_string(Pc_);
+}
+
+}  // namespace tessera

@@ -1,0 +1,77 @@
+#pragma once
+// Static data distributions: tile (I, J) -> Location{node, device}. Every
+// node evaluates the same pure function, so no node ever asks another where
+// a tile lives (000 §4, §6). Device 0 is the node's host (its CPU cores);
+// device d >= 1 is its d-th GPU.
+#include <memory>
+#include <string>
+
+#include "runtime/tile_layout.hpp"
+
+namespace tessera {
+
+struct Location {
+  int node = 0;
+  int device = 0;
+  bool operator==(const Location&) const = default;
+};
+
+class Distribution {
+ public:
+  virtual ~Distribution() = default;
+  virtual Location owner(int i, int j) const = 0;
+  virtual int nodes() const = 0;
+  virtual int gpus_per_node() const = 0;
+  virtual std::string name() const = 0;
+};
+
+// 000 §3.1: top-level B×B tiles go to a Pr×Pc node grid 2-D block-cyclically;
+// inside a node, the narrow columns of each top-level tile go to the host and
+// its remainder column to the node's G GPUs, 1-D cyclically:
+//   N = (I mod Pr)·Pc + (J_top mod Pc)
+//   D = 0                              if column J is narrow (or G = 0)
+//     = ((J_top / Pc) mod G) + 1       if J is its top-level tile's remainder
+// With s = 1 every column is a remainder, so with G > 0 the host holds none.
+class MultiLevelBlockCyclic final : public Distribution {
+ public:
+  MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G);
+  Location owner(int i, int j) const override;
+  int nodes() const override { return Pr_ * Pc_; }
+  int gpus_per_node() const override { return G_; }
+  std::string name() const override;
+
+ private:
+  TileLayout layout_;
+  int Pr_, Pc_, G_;
+};
+
+// 001 §3.4, one node: remainder columns to the G GPUs cyclically (in order of
+// their top-level tile), every other column to the host. The same map as
+// MultiLevelBlockCyclic on a 1×1 grid.
+class HeteroColumnCyclic final : public Distribution {
+ public:
+  HeteroColumnCyclic(const TileLayout& layout, int G);
+  Location owner(int i, int j) const override { return inner_.owner(i, j); }
+  int nodes() const override { return 1; }
+  int gpus_per_node() const override { return inner_.gpus_per_node(); }
+  std::string name() const override;
+
+ private:
+  MultiLevelBlockCyclic inner_;
+};
+
+// Homogeneous 2-D block-cyclic over tile rows and tile columns (ScaLAPACK-like):
+// N = (I mod Pr)·Pc + (J mod Pc), always on the host.
+class BlockCyclic2D final : public Distribution {
+ public:
+  BlockCyclic2D(int Pr, int Pc);
+  Location owner(int i, int j) const override { return {(i % Pr_) * Pc_ + (j % Pc_), 0}; }
+  int nodes() const override { return Pr_ * Pc_; }
+  int gpus_per_node() const override { return 0; }
+  std::string name() const override;
+
+ private:
+  int Pr_, Pc_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,122 @@
+// Distributions: the papers' worked examples and load balance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "runtime/distribution.hpp"
+#include "runtime/error.hpp"
+
+namespace tessera {
+namespace {
+
+// 001 Fig. 6b: p = 6, s = 2 gives 12 tile columns on a host and three GPUs.
+// With 1-based column j, even columns go to G1, G2, G3, G1, ... and odd ones to the host.
+TEST(HeteroColumnCyclic, PaperFigure6b) {
+  const TileLayout l(12, 12, 2, 2, 1);  // 6 top-level tiles of width 2, each cut into 1 + 1
+  ASSERT_EQ(l.tile_cols(), 12);
+  const HeteroColumnCyclic d(l, 3);
+  const std::vector<int> expected = {0, 1, 0, 2, 0, 3, 0, 1, 0, 2, 0, 3};
+  for (int j = 0; j < 12; ++j)
+    for (int i = 0; i < l.tile_rows(); ++i) {
+      EXPECT_EQ(d.owner(i, j).device, expected[j]) << "tile column " << j + 1;
+      EXPECT_EQ(d.owner(i, j).node, 0);
+    }
+}
+
+TEST(HeteroColumnCyclic, NoGpuKeepsEverythingOnTheHost) {
+  const TileLayout l(100, 100, 20, 3, 5);
+  const HeteroColumnCyclic d(l, 0);
+  for (int j = 0; j < l.tile_cols(); ++j) EXPECT_EQ(d.owner(0, j), (Location{0, 0}));
+}
+
+// 000 §3.1 on a 2×3 grid with 2 GPUs per node and s = 3: node from the
+// top-level tile's position in the grid, device from the column's role.
+TEST(MultiLevelBlockCyclic, FormulaOnAGrid) {
+  const int Pr = 2, Pc = 3, G = 2, s = 3;
+  const TileLayout l(70, 70, 10, s, 2);  // 7×7 top-level tiles, 21 tile columns
+  const MultiLevelBlockCyclic d(l, Pr, Pc, G);
+  EXPECT_EQ(d.nodes(), 6);
+  for (int i = 0; i < l.tile_rows(); ++i)
+    for (int j = 0; j < l.tile_cols(); ++j) {
+      const int top = j / s;
+      const Location want{(i % Pr) * Pc + top % Pc, j % s == s - 1 ? (top / Pc) % G + 1 : 0};
+      EXPECT_EQ(d.owner(i, j), want) << "tile (" << i << "," << j << ")";
+    }
+  // Hand-checked: tile (3, 14) is in top-level column 4 -> node (3 mod 2)*3 + 4 mod 3 = 4;
+  // column 14 is position 2 = s-1 of its top-level tile -> GPU (4/3 mod 2) + 1 = 2.
+  EXPECT_EQ(d.owner(3, 14), (Location{4, 2}));
+  EXPECT_EQ(d.owner(3, 13), (Location{4, 0}));
+}
+
+TEST(MultiLevelBlockCyclic, SingleSplitPutsEveryTileOnAGpu) {
+  const TileLayout l(40, 40, 10, 1, 0);
+  const MultiLevelBlockCyclic d(l, 1, 2, 3);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_GE(d.owner(i, j).device, 1);
+}
+
+// Tile counts per node of a p×p top-level grid on Pr×Pc differ by at most one
+// row or column of top-level tiles; with Pr | p and Pc | p they are equal.
+TEST(MultiLevelBlockCyclic, BalancedTileCounts) {
+  const TileLayout l(120, 120, 10, 4, 2);  // 12×12 top-level tiles, 48 tile columns
+  for (auto [Pr, Pc] : std::vector<std::pair<int, int>>{{1, 1}, {2, 2}, {3, 4}, {2, 3}, {4, 3}, {6, 2}}) {
+    const MultiLevelBlockCyclic d(l, Pr, Pc, 3);
+    std::map<int, int> per_node;
+    std::map<std::pair<int, int>, int> per_device;
+    for (int i = 0; i < l.tile_rows(); ++i)
+      for (int j = 0; j < l.tile_cols(); ++j) {
+        const Location o = d.owner(i, j);
+        ASSERT_GE(o.node, 0);
+        ASSERT_LT(o.node, Pr * Pc);
+        ++per_node[o.node];
+        ++per_device[{o.node, o.device}];
+      }
+    ASSERT_EQ(static_cast<int>(per_node.size()), Pr * Pc);
+    for (auto& [n, c] : per_node) EXPECT_EQ(c, 12 * 48 / (Pr * Pc)) << Pr << "x" << Pc << " node " << n;
+    // Host: 3 of every 4 columns. GPUs share the remainder columns cyclically:
+    // together all of them, and no GPU more than one top-level column (12/Pr
+    // tiles) ahead of another.
+    const int node_tiles = 12 * 48 / (Pr * Pc);
+    for (int n = 0; n < Pr * Pc; ++n) {
+      EXPECT_EQ((per_device[{n, 0}]), node_tiles * 3 / 4);
+      int lo = 1 << 30, hi = 0, sum = 0;
+      for (int g = 1; g <= 3; ++g) {
+        const int c = per_device[{n, g}];
+        lo = std::min(lo, c);
+        hi = std::max(hi, c);
+        sum += c;
+      }
+      EXPECT_EQ(sum, node_tiles / 4) << Pr << "x" << Pc << " node " << n;
+      EXPECT_LE(hi - lo, 12 / Pr) << Pr << "x" << Pc << " node " << n;
+    }
+  }
+}
+
+TEST(BlockCyclic2D, Formula) {
+  const BlockCyclic2D d(2, 3);
+  EXPECT_EQ(d.owner(0, 0), (Location{0, 0}));
+  EXPECT_EQ(d.owner(1, 0), (Location{3, 0}));
+  EXPECT_EQ(d.owner(0, 4), (Location{1, 0}));
+  EXPECT_EQ(d.owner(3, 5), (Location{5, 0}));
+  std::map<int, int> count;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) ++count[d.owner(i, j).node];
+  for (auto& [n, c] : count) EXPECT_EQ(c, 6);
+}
+
+TEST(Distribution, BadGridNamesTheValue) {
+  const TileLayout l(10, 10, 5, 1, 0);
+  try {
+    MultiLevelBlockCyclic(l, 0, 2, 0);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("Pr = 0"), std::string::npos);
+  }
+  EXPECT_THROW(BlockCyclic2D(2, -1), InputError);
+  EXPECT_THROW(MultiLevelBlockCyclic(l, 1, 1, -2), InputError);
+}
+
+}  // namespace
+}  // namespace tessera
