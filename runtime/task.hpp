@@ -26,6 +26,13 @@ struct TaskDesc {
   std::uint8_t n_access = 0;
   Access access[kMaxAccesses] = {};
 
+  // The main output (000 §6): the first access that writes; -1 if none.
+  int main_output() const {
+    for (int a = 0; a < n_access; ++a)
+      if (writes(access[a].mode)) return a;
+    return -1;
+  }
+
   // Adds an access; a datum named twice is kept once with the union of the modes.
   TaskDesc& add(DataId d, AccessMode m) {
     for (int a = 0; a < n_access; ++a)

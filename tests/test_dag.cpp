@@ -216,8 +216,8 @@ TEST(QrDag, TwoByTwoTilesHandChecked) {
   expect_sequence(rec.tasks, {
                                  {kGeqrt, 0, 0, 0, {{d(0, 0), RW}, {panel(0), W}}},
                                  {kLarfb, 0, 0, 1, {{panel(0), R}, {d(0, 1), RW}}},
-                                 {kTsqrt, 0, 1, 0, {{d(0, 0), RW}, {d(1, 0), RW}}},
-                                 {kSsrfb, 0, 1, 1, {{d(1, 0), R}, {d(0, 1), RW}, {d(1, 1), RW}}},
+                                 {kTsqrt, 0, 1, 0, {{d(1, 0), RW}, {d(0, 0), RW}}},
+                                 {kSsrfb, 0, 1, 1, {{d(1, 0), R}, {d(1, 1), RW}, {d(0, 1), RW}}},
                                  {kGeqrt, 1, 1, 1, {{d(1, 1), RW}, {panel(1), W}}},
                              });
 }
@@ -232,12 +232,12 @@ TEST(QrDag, TallThreeByTwoTilesHandChecked) {
   expect_sequence(rec.tasks, {
                                  {kGeqrt, 0, 0, 0, {{d(0, 0), RW}, {6, W}}},
                                  {kLarfb, 0, 0, 1, {{6, R}, {d(0, 1), RW}}},
-                                 {kTsqrt, 0, 1, 0, {{d(0, 0), RW}, {d(1, 0), RW}}},
-                                 {kTsqrt, 0, 2, 0, {{d(0, 0), RW}, {d(2, 0), RW}}},
-                                 {kSsrfb, 0, 1, 1, {{d(1, 0), R}, {d(0, 1), RW}, {d(1, 1), RW}}},
-                                 {kSsrfb, 0, 2, 1, {{d(2, 0), R}, {d(0, 1), RW}, {d(2, 1), RW}}},
+                                 {kTsqrt, 0, 1, 0, {{d(1, 0), RW}, {d(0, 0), RW}}},
+                                 {kTsqrt, 0, 2, 0, {{d(2, 0), RW}, {d(0, 0), RW}}},
+                                 {kSsrfb, 0, 1, 1, {{d(1, 0), R}, {d(1, 1), RW}, {d(0, 1), RW}}},
+                                 {kSsrfb, 0, 2, 1, {{d(2, 0), R}, {d(2, 1), RW}, {d(0, 1), RW}}},
                                  {kGeqrt, 1, 1, 1, {{d(1, 1), RW}, {7, W}}},
-                                 {kTsqrt, 1, 2, 1, {{d(1, 1), RW}, {d(2, 1), RW}}},
+                                 {kTsqrt, 1, 2, 1, {{d(2, 1), RW}, {d(1, 1), RW}}},
                              });
 }
 

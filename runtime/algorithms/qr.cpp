@@ -71,13 +71,13 @@ void qr_tasks(const TileLayout& L, TaskSink& sink) {
     for (int j = k + 1; j < q; ++j)
       sink.insert(make(kLarfb, k, t, j, priority(q, j, k)).add(panel_data(L, k), R).add(tile_data(L, t, j), RW));
     for (int i = t + 1; i < p; ++i)
-      sink.insert(make(kTsqrt, k, i, k, priority(q, k, k)).add(tile_data(L, t, k), RW).add(tile_data(L, i, k), RW));
+      sink.insert(make(kTsqrt, k, i, k, priority(q, k, k)).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), RW));
     for (int i = t + 1; i < p; ++i)
       for (int j = k + 1; j < q; ++j)
         sink.insert(make(kSsrfb, k, i, j, priority(q, j, k))
                         .add(tile_data(L, i, k), R)
-                        .add(tile_data(L, t, j), RW)
-                        .add(tile_data(L, i, j), RW));
+                        .add(tile_data(L, i, j), RW)
+                        .add(tile_data(L, t, j), RW));
   }
 }
 

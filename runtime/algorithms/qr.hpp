@@ -9,6 +9,10 @@
 // GEQRT also copies its reflectors into a per-column buffer that the LARFBs
 // read, so the TSQRTs that overwrite R in the same tile need not wait for
 // them (a rename of the write-after-read, 000 §5.2).
+//
+// As in 000 §6, a task's first written access is its main output, which
+// decides where it runs: TSQRT and SSRFB name the tile of row i first, so
+// they run where that tile lives and the row-t tile is their minor output.
 #include <vector>
 
 #include "runtime/node_runtime.hpp"

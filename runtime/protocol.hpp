@@ -1,0 +1,55 @@
+#pragma once
+// The distributed task-assignment protocol of 000 §6. Every node's generator
+// sees every task of the serial algorithm and, from the static distribution
+// alone, creates only the task instances that concern it:
+//
+//   main output M (the first written access) at location L_M = (n_M, d_M)
+//   1 Owner                        on n_M
+//   each input X at L_X (every read access other than M):
+//   2 NativeInput                  on n_M   if L_X == L_M
+//   3 IntraNodeAlienInput          on n_M   if n_X == n_M, d_X != d_M
+//   4 InterNodeAlienInput          on n_X   if n_X != n_M   (n_X sends X to n_M)
+//   each minor output Y at L_Y (every other written access):
+//   5 NativeMinorOutput            on n_M   if L_Y == L_M
+//   6 SinkMinorOutput              on n_Y   if L_Y != L_M   (Y's new version arrives there)
+//   7 IntraNodeSourceMinorOutput   on n_M   if n_Y == n_M, d_Y != d_M
+//   8 InterNodeSourceMinorOutput   on n_M   if n_Y != n_M   (n_M sends Y back to n_Y)
+//
+// No rule needs a message, so the DAG is built without communication. A read-
+// write minor output is also an input (rules 2-4 bring its old version to the
+// owner; rules 5-8 return the new one).
+#include <functional>
+#include <vector>
+
+#include "runtime/distribution.hpp"
+#include "runtime/task.hpp"
+
+namespace tessera {
+
+enum class InstanceKind : unsigned char {
+  Owner,
+  NativeInput,
+  IntraNodeAlienInput,
+  InterNodeAlienInput,
+  NativeMinorOutput,
+  SinkMinorOutput,
+  IntraNodeSourceMinorOutput,
+  InterNodeSourceMinorOutput,
+};
+
+const char* instance_kind_name(InstanceKind k);
+
+struct Instance {
+  InstanceKind kind;
+  int access;     // index into TaskDesc::access (the main output's for Owner)
+  Location peer;  // where the data goes (inputs: the owner) or comes from (sinks: the owner)
+};
+
+// Where each datum of the task window lives.
+using Placement = std::function<Location(DataId)>;
+
+// Appends to `out` the instances node `self` creates for task `t`; returns
+// quickly with nothing for a task that touches nothing of this node.
+void node_instances(const TaskDesc& t, const Placement& where, int self, std::vector<Instance>& out);
+
+}  // namespace tessera
