@@ -1,7 +1,7 @@
 // The `tessera` command line.
 //   tessera run --algo cholesky|qr --n N [--m M] [--B B] [--s S] [--b b] [--precision d|s]
 //               [--threads T] [--check] [--json FILE] [--seed K] [--input FILE.mtx] ...
-//               [--backend native|sim --machine FILE [--sim-data]]
+//               [--backend native|sim --machine FILE [--sim-data]] [--trace FILE]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -15,6 +15,7 @@
 #include "platform/not_compiled.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 #include "runtime/error.hpp"
+#include "runtime/trace.hpp"
 
 namespace {
 
@@ -52,7 +53,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
 }
 
 int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
-                const std::string& policy) {
+                const std::string& policy, const std::string& trace_path) {
   using namespace tessera;
   if (policy == "priority") cfg.policy = ReadyPolicy::Priority;
   else if (policy == "fifo") cfg.policy = ReadyPolicy::Fifo;
@@ -64,9 +65,22 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
     json.open(json_path);
     if (!json) throw InputError("--json " + json_path + ": cannot open for writing");
   }
+  std::ofstream trace_file;
+  if (!trace_path.empty()) {
+    trace_file.open(trace_path);
+    if (!trace_file) throw InputError("--trace " + trace_path + ": cannot open for writing");
+  }
+  TraceRecorder trace;
+  if (trace_file.is_open()) cfg.observer = &trace;
   std::string name;
   const RunResult r = run_on_backend(cfg, backend, name);
-  std::cout << summary_line(r, name.c_str()) << std::endl;
+  const std::string summary = summary_line(r, name.c_str());
+  std::cout << summary << std::endl;
+  if (trace_file.is_open()) {
+    trace.write(trace_file, TraceInfo{name, r.p, r.q, summary});
+    trace_file.flush();
+    if (!trace_file) throw InputError("--trace " + trace_path + ": write failed");
+  }
   if (json.is_open()) {
     json << result_json(r, name.c_str()) << '\n';
     if (!json) throw InputError("--json " + json_path + ": write failed");
@@ -81,7 +95,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   tessera::RunConfig cfg;
-  std::string precision = "d", json_path, policy = "priority";
+  std::string precision = "d", json_path, policy = "priority", trace_path;
   BackendOptions backend;
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "cholesky | qr")->required();
@@ -95,6 +109,7 @@ int main(int argc, char** argv) {
   run->add_option("--threads", cfg.threads, "compute threads (cores used; simulated: cores of node 0); default 1");
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
+  run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
   run->add_option("--seed", cfg.seed, "seed of the generated matrix; default 1");
   run->add_option("--input", cfg.input, "read a dense Matrix Market file instead of generating a matrix");
   run->add_option("--impl", cfg.impl, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks)");
@@ -113,7 +128,7 @@ int main(int argc, char** argv) {
   try {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     cfg.precision = precision[0];
-    if (*run) return run_command(cfg, backend, json_path, policy);
+    if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
   } catch (const tessera::InputError& e) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 2;

@@ -62,6 +62,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   stats.busy_s.assign(options_.threads, 0.0);
   RuntimeObserver* obs = options_.observer;
   const double t0 = platform_.now();
+  if (obs) obs->on_run_start(options_.threads, executor, t0);
 
   platform_.spawn("generator", [&] {
     WindowSink sink(s);
@@ -103,7 +104,9 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     });
   }
   platform_.join_all();
-  stats.elapsed_s = platform_.now() - t0;
+  const double t1 = platform_.now();
+  if (obs) obs->on_run_end(t1);
+  stats.elapsed_s = t1 - t0;
   stats.tasks = s.window.appended();
   if (s.error) std::rethrow_exception(s.error);
   return stats;

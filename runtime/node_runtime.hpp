@@ -49,10 +49,16 @@ class KernelTimeModel {
   virtual double seconds(const KernelShape& s) const = 0;
 };
 
-// Hooks called around every kernel (tracing, statistics).
+// Hooks called around every kernel (tracing, statistics). on_task_start and
+// on_task_end run on the worker that runs the task, concurrently on a native
+// platform; on_run_start runs before any worker starts, on_run_end after all
+// have ended.
 class RuntimeObserver {
  public:
   virtual ~RuntimeObserver() = default;
+  // `executor` stays valid until on_run_end (its shape() names a task's dimensions).
+  virtual void on_run_start(int /*threads*/, const Executor& /*executor*/, double /*now*/) {}
+  virtual void on_run_end(double /*now*/) {}
   virtual void on_task_start(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
   virtual void on_task_end(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
 };
