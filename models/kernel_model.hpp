@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -89,6 +90,8 @@ class CalibratedModel final : public KernelTimeModel {
   std::string name_;
   std::vector<Entry> entries_;
   std::map<std::pair<std::uint16_t, char>, std::vector<Point>> by_flops_;
+  // Measured shapes (kernel, precision, m, n, k) -> median, for the exact lookup.
+  std::map<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
 };
 
 // Builds a model from a machine file's "kernel_models" entry `name`; `file`
