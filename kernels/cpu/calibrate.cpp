@@ -381,9 +381,11 @@ std::string calibration_machine_file(const std::vector<KernelMeasurement>& ms, c
     e["n"] = m.shape.n;
     if (m.shape.k > 0) e["k"] = m.shape.k;
     if (m.shape.ib > 0) e["ib"] = m.shape.ib;
-    e["median_s"] = m.median_s;
-    e["spread_s"] = m.spread_s;
-    e["min_s"] = m.min_s;
+    // Five significant digits: more than the measurements' own precision.
+    const auto sig = [](double x) { return std::stod(fmt::format("{:.5g}", x)); };
+    e["median_s"] = sig(m.median_s);
+    e["spread_s"] = sig(m.spread_s);
+    e["min_s"] = sig(m.min_s);
     e["reps"] = m.reps;
     model["measurements"].push_back(std::move(e));
   }
@@ -416,10 +418,25 @@ std::string calibration_machine_file(const std::vector<KernelMeasurement>& ms, c
                   {"bandwidth_Bps", {{"value", 1e10}, {"source", "placeholder: one node sends no messages"}}},
                   {"latency_s", {{"value", 1e-6}, {"source", "placeholder: one node sends no messages"}}},
                   {"calibrated", true}};
+  // One measurement per line: the file stays readable and diffable.
   ordered km;
-  for (auto& [c, model] : models) km["core-x" + std::to_string(c)] = std::move(model);
+  std::map<std::string, std::string> lists;
+  for (auto& [c, model] : models) {
+    const std::string name = "core-x" + std::to_string(c), mark = "@measurements:" + name;
+    std::string list = "[";
+    for (std::size_t i = 0; i < model["measurements"].size(); ++i)
+      list += std::string(i ? "," : "") + "\n    " + model["measurements"][i].dump();
+    lists[mark] = list + "\n   ]";
+    model["measurements"] = mark;
+    km[name] = std::move(model);
+  }
   f["kernel_models"] = km;
-  return f.dump(1) + "\n";
+  std::string text = f.dump(1);
+  for (const auto& [mark, list] : lists) {
+    const std::string quoted = "\"" + mark + "\"";
+    text.replace(text.find(quoted), quoted.size(), list);
+  }
+  return text + "\n";
 }
 
 }  // namespace tessera::kernels
