@@ -170,11 +170,11 @@ int calibrate_command(const CalibrateOptions& a, const std::string& command) {
     if (tty) std::cerr << "\r\033[K" << line << std::flush;
   };
   const auto t0 = std::chrono::steady_clock::now();
-  const auto ms = kernels::calibrate(o);
+  const auto result = kernels::calibrate(o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty) std::cerr << "\r\033[K";
   const int cores = std::max<int>(a.threads, static_cast<int>(std::thread::hardware_concurrency()));
-  out << kernels::calibration_machine_file(ms, o, a.name, cores, command, seconds);
+  out << kernels::calibration_machine_file(result, o, a.name, cores, command, seconds);
   out.flush();
   if (!out) throw InputError("--out " + a.out + ": write failed");
   std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s -> {}", shapes.size(),

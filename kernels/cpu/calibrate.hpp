@@ -19,6 +19,8 @@
 // figures include the memory-bandwidth and clock sharing a c-thread run sees.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,7 @@ struct CalibrationOptions {
   std::vector<std::int64_t> for_n = {2048, 4096, 8192};
   std::vector<int> concurrency = {1};
   std::int64_t ib = 32;  // QR inner blocking (the runtime's default)
+  bool startup = true;   // also measure StartupCosts (calibrate() then does so first)
   int min_reps = 9;
   int max_reps = 200;
   double min_time_s = 0.08;  // per shape, timed calls only
@@ -54,11 +57,27 @@ struct KernelMeasurement {
   int reps = 0;
 };
 
+// Start-up costs a fresh process pays (KernelTimeModel::first_call_s and
+// start_s), each the median over fresh child processes (fork): the first call
+// of each kernel in each precision minus a warm call, at the runtime's
+// default tile size; and the time a run of one empty task takes with c threads.
+// Must run before this process calls any BLAS routine, or the children
+// inherit a warm library.
+struct StartupCosts {
+  std::map<std::pair<std::uint16_t, char>, double> first_call_s;
+  std::map<int, double> start_s;  // by thread count
+};
+StartupCosts measure_startup(const CalibrationOptions& o, int samples = 5);
+
 // The distinct shapes `o` asks for, in a fixed order (kernel, precision, m, n, k).
 std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o);
 
-// Measures each shape at each concurrency level.
-std::vector<KernelMeasurement> calibrate(const CalibrationOptions& o);
+struct Calibration {
+  std::vector<KernelMeasurement> kernels;
+  StartupCosts startup;  // empty unless o.startup
+};
+// Measures the start-up costs (if o.startup), then each shape at each concurrency level.
+Calibration calibrate(const CalibrationOptions& o);
 
 // Times one call's worth of `shape` like calibrate() does (for tests and tools).
 KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o);
@@ -71,7 +90,7 @@ namespace tessera::kernels {
 // `cores` cores, one "calibrated" kernel model per concurrency level
 // ("core-x1", "core-x2", ...) and node.cores.model_by_threads choosing among
 // them by --threads. `command` and `seconds` are recorded in it.
-std::string calibration_machine_file(const std::vector<KernelMeasurement>& m, const CalibrationOptions& o,
+std::string calibration_machine_file(const Calibration& c, const CalibrationOptions& o,
                                      const std::string& name, int cores, const std::string& command, double seconds);
 
 }  // namespace tessera::kernels

@@ -15,6 +15,9 @@
 #include "runtime/algorithms/kernel_ids.hpp"
 #include "runtime/algorithms/qr.hpp"
 #include "runtime/tile_layout.hpp"
+#include "experiments/driver.hpp"
+#include "platform/simgrid/simgrid_platform.hpp"
+#include "sim_test_util.hpp"
 
 namespace {
 using namespace tessera;
@@ -118,6 +121,53 @@ TEST(CalibrateCli, BadOptionsAreRejected) {
   EXPECT_EQ(shell(base + "--threads 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--sizes 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
+}
+
+// Start-up costs (KernelTimeModel::start_s, first_call_s) by hand: tiles of
+// 64, kernel times powers of two as in test_sim_time.cpp, start_s = 1 and
+// first calls 2, 4, 8, 16 extra.
+double simulated_with_startup(int threads, index_t n) {
+  const std::string text = R"({
+    "name": "hand-made", "nodes": 1,
+    "node": { "cores": { "count": 2, "model": "m" } },
+    "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
+    "kernel_models": { "m": { "type": "calibrated", "start_s": { "value": 1, "source": "test" },
+      "first_call_s": { "potf2p": { "d": 2 }, "trsm": { "d": 4 }, "gsmm_diag": { "d": 8 }, "gsmm": { "d": 16 } },
+      "measurements": [
+      { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
+      { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
+      { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
+      { "kernel": "gsmm",      "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.0625 } ] } }
+  })";
+  const std::string out = test::run_in_child([&] {
+    const auto machine = platform::Machine::parse(text, "hand-made.json");
+    platform::Simulation sim(machine);
+    platform::SimGridPlatform node0(sim, 0, false);
+    RunConfig c;
+    c.n = n;
+    c.B = 64;
+    c.threads = threads;
+    c.model = &machine.core_model(threads);
+    c.phantom = true;
+    return test::exact(run_factorization(c, node0).time_s);
+  });
+  return std::strtod(out.c_str(), nullptr);
+}
+
+// One core, 3x3 tiles: the 10 tasks back to back (2.6875), plus the start-up
+// once and each kernel's first call once.
+TEST(StartupCosts, OneCorePaysEachOnce) { EXPECT_EQ(simulated_with_startup(1, 192), 2.6875 + 1 + 2 + 4 + 8 + 16); }
+
+// A chain on two cores: POTF2' -> TRSM -> GSMM_DIAG -> POTF2', the second POTF2' warm.
+TEST(StartupCosts, ChainPaysEachKernelsFirstCall) { EXPECT_EQ(simulated_with_startup(2, 128), 1.375 + 1 + 2 + 4 + 8); }
+
+// Two TRSMs that start together both pay the first-call cost (both wait for
+// the library's initialization), so 3x3 tiles on two cores take longer than
+// one core's start-up-free schedule plus each cost once would suggest.
+TEST(StartupCosts, ConcurrentFirstCallsBothPay) {
+  const double t = simulated_with_startup(2, 192);
+  // POTF2'(0) ends at 3.5; both TRSMs run [3.5, 7.75].
+  EXPECT_GE(t, 7.75 + 8);
 }
 
 }  // namespace
