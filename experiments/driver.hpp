@@ -47,6 +47,10 @@ struct RunResult {
   RunConfig config;  // with defaults resolved
   int p = 0, q = 0;  // tile rows and columns
   double time_s = 0;
+  // CPU seconds the whole process used during the factorization (every
+  // thread): on a native run, cpu_s / time_s is how many cores the run
+  // actually got (less than --threads on a shared machine).
+  double cpu_s = 0;
   double gflops = 0;
   std::uint64_t tasks = 0;
   std::vector<double> busy_s;

@@ -1,20 +1,30 @@
 // The `tessera` command line.
 //   tessera run --algo cholesky|qr --n N [--m M] [--B B] [--s S] [--b b] [--precision d|s]
 //               [--threads T] [--check] [--json FILE] [--seed K] [--input FILE.mtx] ...
-//               [--backend native|sim --machine FILE [--sim-data]]
+//               [--backend native|sim --machine FILE [--sim-data]] [--trace FILE]
+//   tessera calibrate [--out FILE] [--threads T] [--precision d,s] [--quick] [--kernels K,..] [--sizes B,..]
+//                     [--for-n N,..] [--list]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 
 #include "experiments/driver.hpp"
+#include "kernels/cpu/calibrate.hpp"
+#include "models/kernel_model.hpp"
+#include "runtime/algorithms/kernel_ids.hpp"
 #include "platform/machine.hpp"
 #include "platform/native/native_platform.hpp"
 #include "platform/not_compiled.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 #include "runtime/error.hpp"
+#include "runtime/trace.hpp"
 
 namespace {
 
@@ -41,7 +51,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (cfg.threads > machine.node.cores)
     throw InputError("--threads " + std::to_string(cfg.threads) + " exceeds the " + std::to_string(machine.node.cores) +
                      " cores per node of " + b.machine);
-  cfg.model = &machine.core_model();
+  cfg.model = &machine.core_model(cfg.threads);
   cfg.phantom = !b.sim_data;
   cfg.machine = b.machine;
   // One simulation per process: this one (see simgrid_platform.hpp).
@@ -52,7 +62,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
 }
 
 int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
-                const std::string& policy) {
+                const std::string& policy, const std::string& trace_path) {
   using namespace tessera;
   if (policy == "priority") cfg.policy = ReadyPolicy::Priority;
   else if (policy == "fifo") cfg.policy = ReadyPolicy::Fifo;
@@ -64,14 +74,113 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
     json.open(json_path);
     if (!json) throw InputError("--json " + json_path + ": cannot open for writing");
   }
+  std::ofstream trace_file;
+  if (!trace_path.empty()) {
+    trace_file.open(trace_path);
+    if (!trace_file) throw InputError("--trace " + trace_path + ": cannot open for writing");
+  }
+  TraceRecorder trace;
+  if (trace_file.is_open()) cfg.observer = &trace;
   std::string name;
   const RunResult r = run_on_backend(cfg, backend, name);
-  std::cout << summary_line(r, name.c_str()) << std::endl;
+  const std::string summary = summary_line(r, name.c_str());
+  std::cout << summary << std::endl;
+  if (trace_file.is_open()) {
+    trace.write(trace_file, TraceInfo{name, r.p, r.q, summary});
+    trace_file.flush();
+    if (!trace_file) throw InputError("--trace " + trace_path + ": write failed");
+  }
   if (json.is_open()) {
     json << result_json(r, name.c_str()) << '\n';
     if (!json) throw InputError("--json " + json_path + ": write failed");
   }
   return r.residuals && !r.residuals->passed() ? 1 : 0;
+}
+
+struct CalibrateOptions {
+  std::string out = "local.json";
+  std::string name = "local";
+  int threads = 1;
+  std::string precisions = "d,s";
+  bool quick = false, list = false;
+  std::vector<std::string> kernels;
+  std::vector<std::int64_t> sizes, for_n;
+  bool sizes_given = false, for_n_given = false;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string x; std::getline(in, x, ',');)
+    if (!x.empty()) out.push_back(x);
+  return out;
+}
+
+int calibrate_command(const CalibrateOptions& a, const std::string& command) {
+  using namespace tessera;
+  kernels::CalibrationOptions o;
+  if (a.threads < 1) throw InputError("--threads " + std::to_string(a.threads) + " must be >= 1");
+  o.concurrency.clear();
+  for (int t = 1; t <= a.threads; ++t) o.concurrency.push_back(t);
+  o.precisions.clear();
+  for (const std::string& p : split(a.precisions)) {
+    if (p != "d" && p != "s") throw InputError("--precision '" + p + "' is not one of: d, s");
+    o.precisions.push_back(p[0]);
+  }
+  if (o.precisions.empty()) throw InputError("--precision '" + a.precisions + "' names no precision (d, s)");
+  for (const std::string& k : a.kernels)
+    for (const std::string& name : split(k)) {
+      const auto id = models::kernel_from_key(name);
+      if (!id || *id == kNop || *id == kLarfbQ || *id == kSsrfbQ)
+        throw InputError("--kernels '" + name + "' is not one of: potf2p, trsm, gsmm, gsmm_diag, geqrt, larfb, tsqrt, ssrfb");
+      o.kernels.push_back(*id);
+    }
+  if (a.quick) {
+    // Fewer square sizes, shorter timing: about 20 s for d,s at 1 and 2 threads on the development VM.
+    o.sizes = {128, 256, 384};
+    o.min_reps = 5;
+    o.min_time_s = 0.025;
+    o.max_time_s = 0.3;
+  }
+  if (a.sizes_given) {
+    o.sizes.clear();
+    for (const auto b : a.sizes) {
+      if (b < 1) throw InputError("--sizes " + std::to_string(b) + " must be >= 1");
+      o.sizes.push_back(b);
+    }
+  }
+  if (a.for_n_given) {
+    o.for_n.clear();
+    for (const auto n : a.for_n)
+      if (n > 0) o.for_n.push_back(n);  // --for-n 0: none
+  }
+  const auto shapes = kernels::calibration_shapes(o);
+  if (shapes.empty()) throw InputError("nothing to calibrate: the kernels, sizes and --for-n select no tile shape");
+  if (a.list) {
+    for (const auto& s : shapes)
+      std::cout << fmt::format("{:<9} {} m={} n={} k={} ib={}", kernel_name(s.kernel), s.precision, s.m, s.n, s.k, s.ib)
+                << '\n';
+    std::cout << shapes.size() << " shapes x " << o.concurrency.size() << " concurrency level(s)" << std::endl;
+    return 0;
+  }
+  std::ofstream out(a.out);
+  if (!out) throw InputError("--out " + a.out + ": cannot open for writing");
+  const bool tty = isatty(fileno(stderr));
+  o.progress = [tty](const std::string& line) {
+    if (tty) std::cerr << "\r\033[K" << line << std::flush;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto result = kernels::calibrate(o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (tty) std::cerr << "\r\033[K";
+  const int cores = std::max<int>(a.threads, static_cast<int>(std::thread::hardware_concurrency()));
+  out << kernels::calibration_machine_file(result, o, a.name, cores, command, seconds);
+  out.flush();
+  if (!out) throw InputError("--out " + a.out + ": write failed");
+  std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s -> {}", shapes.size(),
+                           o.concurrency.size(), seconds, a.out)
+            << std::endl;
+  return 0;
 }
 
 }  // namespace
@@ -81,7 +190,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   tessera::RunConfig cfg;
-  std::string precision = "d", json_path, policy = "priority";
+  std::string precision = "d", json_path, policy = "priority", trace_path;
   BackendOptions backend;
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "cholesky | qr")->required();
@@ -95,6 +204,7 @@ int main(int argc, char** argv) {
   run->add_option("--threads", cfg.threads, "compute threads (cores used; simulated: cores of node 0); default 1");
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
+  run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
   run->add_option("--seed", cfg.seed, "seed of the generated matrix; default 1");
   run->add_option("--input", cfg.input, "read a dense Matrix Market file instead of generating a matrix");
   run->add_option("--impl", cfg.impl, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks)");
@@ -105,6 +215,24 @@ int main(int argc, char** argv) {
   run->add_flag("--sim-data", backend.sim_data,
                 "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
 
+  CalibrateOptions cal;
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "time every tile kernel on this machine and write a machine file with a calibrated kernel model");
+  calibrate->add_option("--out", cal.out, "machine file to write; default local.json");
+  calibrate->add_option("--name", cal.name, "machine name in the file; default local");
+  calibrate->add_option("--threads", cal.threads,
+                        "measure with 1..T threads running kernels concurrently (one model per T); default 1");
+  calibrate->add_option("--precision", cal.precisions, "precisions, comma-separated; default d,s");
+  calibrate->add_flag("--quick", cal.quick, "fewer square sizes (128, 256, 384) and shorter timing");
+  calibrate->add_option("--kernels", cal.kernels, "only these kernels (comma-separated: potf2p,trsm,gsmm,...)")->delimiter(',');
+  auto* sizes_opt = calibrate->add_option("--sizes", cal.sizes, "square tile sizes B; default 64,128,192,256,320,384,512")
+                        ->delimiter(',');
+  auto* for_n_opt = calibrate->add_option("--for-n", cal.for_n,
+                                          "also every tile shape the runtime's default tiles give for these N; default "
+                                          "2048,4096,8192; 0: none")
+                        ->delimiter(',');
+  calibrate->add_flag("--list", cal.list, "print the shapes that would be measured and exit");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -113,7 +241,14 @@ int main(int argc, char** argv) {
   try {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     cfg.precision = precision[0];
-    if (*run) return run_command(cfg, backend, json_path, policy);
+    if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
+    if (*calibrate) {
+      cal.sizes_given = sizes_opt->count() > 0;
+      cal.for_n_given = for_n_opt->count() > 0;
+      std::string command = "tessera";
+      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+      return calibrate_command(cal, command);
+    }
   } catch (const tessera::InputError& e) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 2;

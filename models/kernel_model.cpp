@@ -103,9 +103,16 @@ double PeakEfficiencyModel::seconds(const KernelShape& s) const {
   return flops / (peak * efficiency_[p].at(tile_size(s)));
 }
 
-CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries)
-    : name_(std::move(name)), entries_(std::move(entries)) {
+double CalibratedModel::first_call_s(std::uint16_t kernel, char precision) const {
+  const auto it = first_call_.find({kernel, precision});
+  return it == first_call_.end() ? 0.0 : it->second;
+}
+
+CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
+                                 std::map<std::pair<std::uint16_t, char>, double> first_call, double start)
+    : name_(std::move(name)), entries_(std::move(entries)), first_call_(std::move(first_call)), start_s_(start) {
   for (const Entry& e : entries_) {
+    exact_.emplace(std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k), e.median_s);  // first one wins
     KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
     const double f = kernel_flops(s);
     if (f > 0 && e.median_s > 0) by_flops_[{e.kernel, e.precision}].push_back({f, f / e.median_s});
@@ -115,8 +122,8 @@ CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries)
 }
 
 double CalibratedModel::seconds(const KernelShape& s) const {
-  for (const Entry& e : entries_)
-    if (e.kernel == s.kernel && e.precision == s.precision && e.m == s.m && e.n == s.n && e.k == s.k) return e.median_s;
+  if (const auto hit = exact_.find(std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k)); hit != exact_.end())
+    return hit->second;
   const auto it = by_flops_.find({s.kernel, s.precision});
   if (it == by_flops_.end())
     throw InputError("kernel model '" + name_ + "' has no measurement of kernel " + kernel_key(s.kernel) +
@@ -197,7 +204,21 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     x.spread_s = e.has("spread_s") ? e.non_negative("spread_s") : 0.0;
     entries.push_back(x);
   }
-  return std::make_shared<CalibratedModel>(name, std::move(entries));
+  // Optional start-up costs: "first_call_s": {"trsm": {"d": x, "s": y}, ...}, "start_s": x.
+  std::map<std::pair<std::uint16_t, char>, double> first_call;
+  if (f.has("first_call_s")) {
+    const JsonFields fc = f.object("first_call_s");
+    for (const auto& [key, value] : fc.json().items()) {
+      if (key == "source") continue;
+      const auto id = kernel_from_key(key);
+      if (!id) fc.fail(key, value, "unknown kernel '" + key + "'");
+      const JsonFields per = fc.object(key);
+      for (const char* p : {"d", "s"})
+        if (per.has(p)) first_call[{*id, p[0]}] = per.non_negative(p);
+    }
+  }
+  const double start = f.has("start_s") ? f.non_negative("start_s") : 0.0;
+  return std::make_shared<CalibratedModel>(name, std::move(entries), std::move(first_call), start);
 }
 
 }  // namespace

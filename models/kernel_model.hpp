@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -72,8 +73,12 @@ class CalibratedModel final : public KernelTimeModel {
     double median_s = 0;
     double spread_s = 0;  // e.g. interquartile range of the measurements
   };
-  // `name` shows in error messages.
-  CalibratedModel(std::string name, std::vector<Entry> entries);
+  // `name` shows in error messages. `first_call` and `start` are the
+  // start-up costs of KernelTimeModel::first_call_s and start_s.
+  CalibratedModel(std::string name, std::vector<Entry> entries,
+                  std::map<std::pair<std::uint16_t, char>, double> first_call = {}, double start = 0);
+  double first_call_s(std::uint16_t kernel, char precision) const override;
+  double start_s() const override { return start_s_; }
   // A measured shape gives its median exactly. Otherwise the measured shapes
   // of the kernel and precision are ordered by flop count and the rate
   // (flop/s) is interpolated linearly in flops between the two that bracket
@@ -89,6 +94,10 @@ class CalibratedModel final : public KernelTimeModel {
   std::string name_;
   std::vector<Entry> entries_;
   std::map<std::pair<std::uint16_t, char>, std::vector<Point>> by_flops_;
+  // Measured shapes (kernel, precision, m, n, k) -> median, for the exact lookup.
+  std::map<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
+  std::map<std::pair<std::uint16_t, char>, double> first_call_;
+  double start_s_ = 0;
 };
 
 // Builds a model from a machine file's "kernel_models" entry `name`; `file`

@@ -62,6 +62,24 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
   m.node.cores = cores.integer("count", 1);
   m.node.core_model = cores.string("model");
   require_model(m, cores, "model", m.node.core_model);
+  if (cores.has("model_by_threads")) {
+    const JsonFields by = cores.object("model_by_threads");
+    for (const auto& [key, value] : by.json().items()) {
+      if (key == "source") continue;
+      int t = 0;
+      try {
+        std::size_t used = 0;
+        t = std::stoi(key, &used);
+        if (used != key.size()) t = 0;
+      } catch (const std::exception&) {
+        t = 0;
+      }
+      if (t < 1) by.fail(key, value, "key must be a thread count >= 1");
+      const std::string name = by.string(key);
+      require_model(m, by, key, name);
+      m.node.core_model_by_threads[t] = name;
+    }
+  }
   if (node.has("gpus")) {
     const JsonFields g = node.object("gpus");
     m.node.gpus.count = g.integer("count", 0);
@@ -83,6 +101,13 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
     m.network.calibrated = c.get<bool>();
   }
   return m;
+}
+
+const std::string& Machine::core_model_name(int threads) const {
+  const std::string* name = &node.core_model;
+  for (const auto& [t, n] : node.core_model_by_threads)
+    if (t <= threads) name = &n;
+  return *name;
 }
 
 const KernelTimeModel& Machine::model(const std::string& name) const {

@@ -28,6 +28,10 @@ struct GpuSpec {
 struct NodeSpec {
   int cores = 1;
   std::string core_model;  // kernel model name
+  // Optional: the core model of a run with T compute threads, by T (a
+  // calibration measures kernels while T-1 others run). A run with T threads
+  // uses the entry with the largest key <= T, else core_model.
+  std::map<int, std::string> core_model_by_threads;
   GpuSpec gpus;
 };
 
@@ -57,6 +61,8 @@ class Machine {
   std::map<std::string, std::shared_ptr<const KernelTimeModel>> models;
   const KernelTimeModel& model(const std::string& name) const;
   const KernelTimeModel& core_model() const { return model(node.core_model); }
+  const KernelTimeModel& core_model(int threads) const { return model(core_model_name(threads)); }
+  const std::string& core_model_name(int threads) const;
 };
 
 }  // namespace tessera::platform

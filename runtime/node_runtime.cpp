@@ -1,11 +1,15 @@
 #include "runtime/node_runtime.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
+#include <mutex>
 #include <exception>
 #include <limits>
 #include <string>
 
 #include "runtime/error.hpp"
+#include "runtime/spinlock.hpp"
 #include "runtime/task_window.hpp"
 
 namespace tessera {
@@ -14,7 +18,9 @@ namespace {
 // State shared by the threads of one run.
 struct RunState {
   RunState(std::size_t n_data, const RuntimeOptions& o, platform::Platform& p)
-      : window(n_data, o.window_capacity, p), ready(p, o.policy, o.seed), error_mutex(p.make_mutex()) {}
+      : window(n_data, o.window_capacity, p), ready(p, o.policy, o.seed), error_mutex(p.make_mutex()) {
+    std::fill(std::begin(warm_after), std::end(warm_after), -1.0);
+  }
 
   TaskWindow window;
   ReadyQueue ready;
@@ -23,6 +29,27 @@ struct RunState {
   std::atomic<bool> cancelled{false};
   std::unique_ptr<platform::Mutex> error_mutex;
   std::exception_ptr error;
+
+  // Modeled start-up costs (KernelTimeModel::start_s, first_call_s): whether
+  // the first task has started, and per (kernel, precision) when its first
+  // call ends (< 0: not called yet).
+  SpinLock cold_lock;
+  bool started = false;
+  double warm_after[2 * 32];
+  double cold_extra(const KernelTimeModel& m, const KernelShape& sh, double now, double base) {
+    std::lock_guard lk(cold_lock);
+    double extra = 0;
+    if (!started) started = true, extra += m.start_s();
+    const double fc = m.first_call_s(sh.kernel, sh.precision);
+    if (fc > 0 && sh.kernel < 32) {
+      double& w = warm_after[2 * sh.kernel + (sh.precision == 's' ? 1 : 0)];
+      if (w < 0 || now < w) {
+        extra += fc;
+        if (w < 0) w = now + base + extra;
+      }
+    }
+    return extra;
+  }
 
   void fail(std::exception_ptr e) {
     platform::Lock lk(*error_mutex);
@@ -62,6 +89,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   stats.busy_s.assign(options_.threads, 0.0);
   RuntimeObserver* obs = options_.observer;
   const double t0 = platform_.now();
+  if (obs) obs->on_run_start(options_.threads, executor, t0);
 
   platform_.spawn("generator", [&] {
     WindowSink sink(s);
@@ -85,7 +113,12 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           const double a = platform_.now();
           if (obs) obs->on_task_start(w, t->desc, a);
           try {
-            const double modeled = options_.model ? options_.model->seconds(executor.shape(t->desc)) : 0.0;
+            double modeled = 0;
+            if (options_.model) {
+              const KernelShape sh = executor.shape(t->desc);
+              modeled = options_.model->seconds(sh);
+              modeled += s.cold_extra(*options_.model, sh, a, modeled);
+            }
             platform_.run_kernel(executor, t->desc, ctx, modeled);
           } catch (...) {
             s.fail(std::current_exception());
@@ -103,7 +136,9 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     });
   }
   platform_.join_all();
-  stats.elapsed_s = platform_.now() - t0;
+  const double t1 = platform_.now();
+  if (obs) obs->on_run_end(t1);
+  stats.elapsed_s = t1 - t0;
   stats.tasks = s.window.appended();
   if (s.error) std::rethrow_exception(s.error);
   return stats;

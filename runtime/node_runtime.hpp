@@ -47,12 +47,25 @@ class KernelTimeModel {
  public:
   virtual ~KernelTimeModel() = default;
   virtual double seconds(const KernelShape& s) const = 0;
+  // Extra time of the first calls of a kernel in a precision in a process
+  // (BLAS/LAPACK initialize per routine on first use): a simulated run adds it
+  // to every call of the kernel that starts before the first one has ended.
+  virtual double first_call_s(std::uint16_t /*kernel*/, char /*precision*/) const { return 0; }
+  // Time from a run's start to its first kernel (starting and waking threads);
+  // a simulated run adds it to its first task.
+  virtual double start_s() const { return 0; }
 };
 
-// Hooks called around every kernel (tracing, statistics).
+// Hooks called around every kernel (tracing, statistics). on_task_start and
+// on_task_end run on the worker that runs the task, concurrently on a native
+// platform; on_run_start runs before any worker starts, on_run_end after all
+// have ended.
 class RuntimeObserver {
  public:
   virtual ~RuntimeObserver() = default;
+  // `executor` stays valid until on_run_end (its shape() names a task's dimensions).
+  virtual void on_run_start(int /*threads*/, const Executor& /*executor*/, double /*now*/) {}
+  virtual void on_run_end(double /*now*/) {}
   virtual void on_task_start(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
   virtual void on_task_end(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
 };

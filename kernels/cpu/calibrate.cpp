@@ -1,0 +1,596 @@
+#include "kernels/cpu/calibrate.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "models/kernel_model.hpp"
+
+#include "kernels/cpu/tile_kernels.hpp"
+#include "runtime/algorithms/cholesky.hpp"
+#include "runtime/algorithms/kernel_ids.hpp"
+#include "runtime/algorithms/qr.hpp"
+#include "platform/native/native_platform.hpp"
+#include "runtime/node_runtime.hpp"
+#include "runtime/tile_layout.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+const std::vector<std::uint16_t> kRuntimeKernels = {kPotf2p, kTrsm, kGsmm, kGsmmDiag, kGeqrt, kLarfb, kTsqrt, kSsrfb};
+
+bool is_qr(std::uint16_t k) { return k == kGeqrt || k == kLarfb || k == kTsqrt || k == kSsrfb; }
+
+class Recorder final : public TaskSink {
+ public:
+  void insert(const TaskDesc& t) override { tasks.push_back(t); }
+  std::vector<TaskDesc> tasks;
+};
+
+auto key(const KernelShape& s) { return std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k, s.ib); }
+
+// The QR inner blocking the runtime uses for a kernel call of this shape.
+std::int64_t qr_ib(std::uint16_t kernel, std::int64_t n, std::int64_t k, std::int64_t ib) {
+  return std::min(ib, (kernel == kGeqrt || kernel == kTsqrt) ? n : k);
+}
+
+template <class T>
+void fill(std::vector<T>& v, std::uint64_t seed) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& e : v) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    e = static_cast<T>(static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5);
+  }
+}
+
+// One kernel call's operands, in `sets` copies.
+template <class T>
+class KernelCall {
+ public:
+  KernelCall(const KernelShape& s, std::int64_t ib, int sets, std::uint64_t seed)
+      : s_(s), m_(s.m), n_(s.n), k_(s.k), ib_(ib) {
+    for (int c = 0; c < sets; ++c) sets_.push_back(make_set(seed * 31 + c));
+  }
+  static std::size_t set_bytes(const KernelShape& s, std::int64_t ib) {
+    const std::size_t m = s.m, n = s.n, k = std::max<std::int64_t>(s.k, 1);
+    std::size_t e = 0;
+    switch (s.kernel) {
+      case kPotf2p: e = 2 * m * n; break;
+      case kTrsm: e = n * n + 2 * m * n; break;
+      case kGsmm: e = m * k + n * k + m * n; break;
+      case kGsmmDiag: e = m * k + m * n; break;
+      case kGeqrt: e = 2 * m * n + 2 * ib * n; break;
+      case kLarfb: e = m * k + ib * k + m * n + ib * n; break;
+      case kTsqrt: e = 2 * (n * n + m * n) + 2 * ib * n; break;
+      case kSsrfb: e = m * k + ib * k + k * n + m * n + ib * n; break;
+      default: break;
+    }
+    return e * sizeof(T);
+  }
+  int sets() const { return static_cast<int>(sets_.size()); }
+
+  // Puts back the operands a call overwrites in a way that would change the
+  // next call's speed (untimed).
+  void prepare(int c) {
+    Set& x = sets_[c];
+    switch (s_.kernel) {
+      case kPotf2p:
+      case kTrsm:
+      case kGeqrt: std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T)); break;
+      case kTsqrt:
+        std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T));
+        std::memcpy(x.b.data(), x.b0.data(), x.b.size() * sizeof(T));
+        break;
+      default: break;
+    }
+  }
+
+  void run(int c) {
+    Set& x = sets_[c];
+    switch (s_.kernel) {
+      case kPotf2p:
+        if (potf2p<T>(m_, n_, x.a.data(), m_) != 0) throw std::logic_error("calibration: POTF2' input not SPD");
+        break;
+      case kTrsm: trsm<T>(m_, n_, x.b.data(), n_, x.a.data(), m_); break;
+      case kGsmm: gsmm<T>(m_, n_, k_, x.a.data(), m_, x.b.data(), n_, x.c.data(), m_); break;
+      case kGsmmDiag: gsmm_diag<T>(m_, n_, k_, x.a.data(), m_, x.c.data(), m_); break;
+      case kGeqrt: geqrt<T>(m_, n_, ib_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
+      case kLarfb: larfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.c.data(), m_, x.w.data()); break;
+      case kTsqrt: tsqrt<T>(m_, n_, ib_, x.b.data(), n_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
+      case kSsrfb:
+        ssrfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.a.data(), k_, x.c.data(), m_, x.w.data());
+        break;
+      default: throw std::logic_error("calibration: no benchmark for kernel " + std::to_string(s_.kernel));
+    }
+  }
+
+ private:
+  struct Set {
+    std::vector<T> a, a0, b, b0, c, t, w;
+  };
+  Set make_set(std::uint64_t seed) {
+    Set x;
+    const auto sz = [](std::int64_t r, std::int64_t c) { return static_cast<std::size_t>(r * c); };
+    switch (s_.kernel) {
+      case kPotf2p:
+        // Diagonally dominant top block: SPD.
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed);
+        for (std::int64_t i = 0; i < n_; ++i) x.a0[i + i * m_] += T(2 * n_);
+        for (std::int64_t j = 0; j < n_; ++j)
+          for (std::int64_t i = j + 1; i < n_; ++i) x.a0[j + i * m_] = x.a0[i + j * m_];
+        x.a = x.a0;
+        break;
+      case kTrsm:
+        x.b.resize(sz(n_, n_));
+        fill(x.b, seed);
+        for (std::int64_t i = 0; i < n_; ++i) x.b[i + i * n_] += T(n_);
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed + 1);
+        x.a = x.a0;
+        break;
+      case kGsmm:
+        x.a.resize(sz(m_, k_));
+        x.b.resize(sz(n_, k_));
+        x.c.resize(sz(m_, n_));
+        fill(x.a, seed), fill(x.b, seed + 1), fill(x.c, seed + 2);
+        break;
+      case kGsmmDiag:
+        x.a.resize(sz(m_, k_));
+        x.c.resize(sz(m_, n_));
+        fill(x.a, seed), fill(x.c, seed + 2);
+        break;
+      case kGeqrt:
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed);
+        x.a = x.a0;
+        x.t.resize(sz(ib_, n_));
+        x.w.resize(sz(ib_, n_));
+        break;
+      case kLarfb:
+        // V and T from a real GEQRT of an m×k panel.
+        x.b.resize(sz(m_, k_));
+        fill(x.b, seed);
+        x.t.resize(sz(ib_, k_));
+        x.w.resize(sz(ib_, std::max(n_, k_)));
+        geqrt<T>(m_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        x.c.resize(sz(m_, n_));
+        fill(x.c, seed + 2);
+        break;
+      case kTsqrt:
+        x.b0.resize(sz(n_, n_));
+        fill(x.b0, seed);
+        for (std::int64_t i = 0; i < n_; ++i) x.b0[i + i * n_] += T(n_);
+        x.b = x.b0;
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed + 1);
+        x.a = x.a0;
+        x.t.resize(sz(ib_, n_));
+        x.w.resize(sz(ib_, n_));
+        break;
+      case kSsrfb: {
+        // V and T from a real TSQRT of [R (k×k); A (m×k)].
+        std::vector<T> r(sz(k_, k_));
+        fill(r, seed + 3);
+        for (std::int64_t i = 0; i < k_; ++i) r[i + i * k_] += T(k_);
+        x.b.resize(sz(m_, k_));
+        fill(x.b, seed);
+        x.t.resize(sz(ib_, k_));
+        x.w.resize(sz(ib_, std::max(n_, k_)));
+        tsqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        x.a.resize(sz(k_, n_));
+        x.c.resize(sz(m_, n_));
+        fill(x.a, seed + 1), fill(x.c, seed + 2);
+        break;
+      }
+      default: throw std::logic_error("calibration: no benchmark for kernel " + std::to_string(s_.kernel));
+    }
+    return x;
+  }
+
+  KernelShape s_;
+  std::int64_t m_, n_, k_, ib_;
+  std::vector<Set> sets_;
+};
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+template <class T>
+KernelMeasurement measure(const KernelShape& s, int concurrency, const CalibrationOptions& o) {
+  using clock = std::chrono::steady_clock;
+  const std::int64_t ib = is_qr(s.kernel) ? (s.ib > 0 ? s.ib : qr_ib(s.kernel, s.n, s.k, o.ib)) : 0;
+  // Enough copies that consecutive calls do not share operands in L2.
+  const std::size_t bytes = KernelCall<T>::set_bytes(s, ib);
+  const int sets = static_cast<int>(std::clamp<std::size_t>((32u << 20) / std::max<std::size_t>(bytes, 1), 2, 8));
+
+  // The other threads: same kernel, own operands, no pause, until `stop`.
+  std::atomic<bool> stop{false};
+  std::atomic<int> ready{0};
+  std::vector<std::thread> others;
+  std::exception_ptr other_error;
+  for (int c = 1; c < concurrency; ++c)
+    others.emplace_back([&, c] {
+      try {
+        KernelCall<T> call(s, ib, sets, 1000 + c);
+        call.run(0);
+        ready.fetch_add(1);
+        for (int i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+          call.prepare(i % call.sets());
+          call.run(i % call.sets());
+        }
+      } catch (...) {
+        other_error = std::current_exception();
+        ready.fetch_add(1);
+      }
+    });
+  KernelMeasurement r;
+  r.shape = s;
+  r.shape.ib = ib;
+  r.concurrency = concurrency;
+  std::vector<double> samples;
+  try {
+    KernelCall<T> call(s, ib, sets, 1);
+    while (ready.load() < concurrency - 1) std::this_thread::yield();
+    // Warm-up: every copy once (page faults, OpenBLAS buffers), untimed.
+    for (int c = 0; c < std::max(2, call.sets()); ++c) call.prepare(c % call.sets()), call.run(c % call.sets());
+    double total = 0;
+    for (int i = 0;; ++i) {
+      const int n = static_cast<int>(samples.size());
+      if (n >= o.max_reps) break;
+      if (n >= o.min_reps && (total >= o.min_time_s || total >= o.max_time_s)) break;
+      const int c = i % call.sets();
+      call.prepare(c);
+      const auto t0 = clock::now();
+      call.run(c);
+      const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+      samples.push_back(dt);
+      total += dt;
+    }
+  } catch (...) {
+    stop = true;
+    for (auto& t : others) t.join();
+    throw;
+  }
+  stop = true;
+  for (auto& t : others) t.join();
+  if (other_error) std::rethrow_exception(other_error);
+  std::sort(samples.begin(), samples.end());
+  r.reps = static_cast<int>(samples.size());
+  r.median_s = quantile(samples, 0.5);
+  r.spread_s = quantile(samples, 0.75) - quantile(samples, 0.25);
+  r.min_s = samples.front();
+  return r;
+}
+
+}  // namespace
+
+std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
+  const std::vector<std::uint16_t>& kernels = o.kernels.empty() ? kRuntimeKernels : o.kernels;
+  const auto wanted = [&](std::uint16_t k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
+  std::set<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
+  std::vector<KernelShape> out;
+  const auto add = [&](KernelShape s) {
+    if (!wanted(s.kernel) || s.m < 1 || s.n < 1) return;
+    const bool has_k = s.kernel == kGsmm || s.kernel == kGsmmDiag || s.kernel == kLarfb || s.kernel == kSsrfb;
+    if (!has_k) s.k = 0;
+    s.ib = is_qr(s.kernel) ? qr_ib(s.kernel, s.n, s.k, o.ib) : 0;
+    if (seen.insert(key(s)).second) out.push_back(s);
+  };
+  const int max_threads = o.concurrency.empty() ? 1 : *std::max_element(o.concurrency.begin(), o.concurrency.end());
+  for (const char p : o.precisions) {
+    for (const std::int64_t B : o.sizes)
+      for (const std::uint16_t k : kRuntimeKernels) add(KernelShape{k, p, B, B, B, 0});
+    for (const std::int64_t N : o.for_n)
+      for (int t = 1; t <= max_threads; ++t) {
+        const TileLayout L(N, N, default_tiles(N, N, t, p == 's').B, 1, 0);
+        Recorder chol, qr;
+        cholesky_tasks(L, chol);
+        qr_tasks(L, qr);
+        for (const TaskDesc& d : chol.tasks) add(cholesky_shape(L, d, p));
+        for (const TaskDesc& d : qr.tasks) add(qr_shape(L, d, p, std::min<std::int64_t>(o.ib, L.col_width(d.arg[0]))));
+      }
+  }
+  std::sort(out.begin(), out.end(), [](const KernelShape& a, const KernelShape& b) { return key(a) < key(b); });
+  return out;
+}
+
+KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o) {
+  return shape.precision == 's' ? measure<float>(shape, concurrency, o) : measure<double>(shape, concurrency, o);
+}
+
+namespace {
+
+// Runs `body` in a fresh child process and returns the numbers it computed
+// (empty on failure).
+std::vector<double> in_child(const std::function<std::vector<double>()>& body) {
+  int fd[2];
+  if (pipe(fd) != 0) return {};
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return {};
+  if (pid == 0) {
+    close(fd[0]);
+    std::vector<double> x;
+    try {
+      x = body();
+    } catch (...) {
+      x.clear();
+    }
+    const auto bytes = static_cast<ssize_t>(x.size() * sizeof(double));
+    const ssize_t w = bytes ? write(fd[1], x.data(), static_cast<std::size_t>(bytes)) : 0;
+    _exit(w == bytes ? 0 : 1);
+  }
+  close(fd[1]);
+  std::vector<double> x;
+  double v;
+  while (read(fd[0], &v, sizeof v) == sizeof v) x.push_back(v);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return x;
+}
+
+double median_of(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return std::max(0.0, quantile(v, 0.5));
+}
+
+// In a fresh process: each kernel of `seq` once at the default tile, in the
+// order a factorization first calls them, and the extra time of that first
+// call over a warm one. The library's one-time initialization lands on the
+// first kernel, as it does in a real run.
+template <class T>
+std::vector<double> first_call_extras(const std::vector<KernelShape>& seq, std::int64_t ib_default) {
+  using clock = std::chrono::steady_clock;
+  std::vector<std::unique_ptr<KernelCall<T>>> calls;
+  const auto timed = [&](KernelCall<T>& c, int set) {
+    c.prepare(set);
+    const auto t0 = clock::now();
+    c.run(set);
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  };
+  // Operands are made just before each first call: making LARFB's and
+  // SSRFB's runs GEQRT and TSQRT, which must not warm those before their turn.
+  std::vector<double> first;
+  for (const KernelShape& s : seq) {
+    calls.push_back(std::make_unique<KernelCall<T>>(s, is_qr(s.kernel) ? qr_ib(s.kernel, s.n, s.k, ib_default) : 0, 2, 7));
+    first.push_back(timed(*calls.back(), 0));
+  }
+  std::vector<double> extra;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    std::vector<double> warm;
+    for (int r = 0; r < 3; ++r) warm.push_back(timed(*calls[i], 1 - r % 2));
+    std::sort(warm.begin(), warm.end());
+    extra.push_back(first[i] - warm[1]);
+  }
+  return extra;
+}
+
+class NopExecutor final : public Executor {
+ public:
+  void execute(const TaskDesc&, WorkerContext&) override {}
+};
+
+}  // namespace
+
+StartupCosts measure_startup(const CalibrationOptions& o, int samples) {
+  StartupCosts c;
+  const std::vector<std::uint16_t>& kernels = o.kernels.empty() ? kRuntimeKernels : o.kernels;
+  const auto wanted = [&](std::uint16_t k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
+  // A process runs one factorization: its kernels in the order of its first tasks.
+  const std::vector<std::vector<std::uint16_t>> orders = {{kPotf2p, kTrsm, kGsmmDiag, kGsmm},
+                                                          {kGeqrt, kLarfb, kTsqrt, kSsrfb}};
+  for (const char p : o.precisions)
+    for (const auto& order : orders) {
+      const std::int64_t B = default_tiles(4096, 4096, 1, p == 's').B;  // the default tile of mid-size runs
+      std::vector<KernelShape> seq;
+      for (const std::uint16_t k : order)
+        if (wanted(k)) seq.push_back(KernelShape{k, p, B, B, B, 0});
+      if (seq.empty()) continue;
+      std::vector<std::vector<double>> runs;
+      for (int r = 0; r < samples; ++r) {
+        auto x = in_child([&] {
+          set_blas_threads(1);
+          return p == 's' ? first_call_extras<float>(seq, o.ib) : first_call_extras<double>(seq, o.ib);
+        });
+        if (x.size() == seq.size()) runs.push_back(std::move(x));
+      }
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        std::vector<double> v;
+        for (const auto& r : runs) v.push_back(r[i]);
+        c.first_call_s[{seq[i].kernel, p}] = median_of(v);
+      }
+    }
+  for (const int threads : o.concurrency) {
+    std::vector<double> x;
+    for (int r = 0; r < samples; ++r) {
+      const auto v = in_child([&] {
+        platform::NativePlatform native;
+        RuntimeOptions ro;
+        ro.threads = threads;
+        NodeRuntime rt(native, ro);
+        NopExecutor ex;
+        return std::vector<double>{rt.run(1,
+                                          [](TaskSink& sink) {
+                                            TaskDesc d;
+                                            d.kernel = kNop;
+                                            sink.insert(d.add(0, AccessMode::ReadWrite));
+                                          },
+                                          ex)
+                                       .elapsed_s};
+      });
+      if (!v.empty()) x.push_back(v[0]);
+    }
+    c.start_s[threads] = median_of(x);
+  }
+  return c;
+}
+
+Calibration calibrate(const CalibrationOptions& o) {
+  Calibration result;
+  // First, while this process has called no BLAS routine.
+  if (o.startup) result.startup = measure_startup(o);
+  const int saved = blas_threads();
+  set_blas_threads(1);
+  const auto shapes = calibration_shapes(o);
+  std::vector<KernelMeasurement>& out = result.kernels;
+  std::size_t done = 0;
+  const std::size_t total = shapes.size() * o.concurrency.size();
+  for (const int c : o.concurrency)
+    for (const KernelShape& s : shapes) {
+      out.push_back(measure_kernel(s, c, o));
+      ++done;
+      if (o.progress) {
+        const auto& r = out.back();
+        o.progress(fmt::format("[{}/{}] x{} {:<9} {} m={} n={} k={}: median {:.1f} us, IQR {:.1f} us, {} calls", done,
+                               total, c, kernel_name(s.kernel), s.precision, s.m, s.n, s.k, r.median_s * 1e6,
+                               r.spread_s * 1e6, r.reps));
+      }
+    }
+  set_blas_threads(saved);
+  return result;
+}
+
+namespace {
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown CPU";
+}
+}  // namespace
+
+std::string calibration_machine_file(const Calibration& cal_result, const CalibrationOptions& o,
+                                     const std::string& name, int cores, const std::string& command, double seconds) {
+  const std::vector<KernelMeasurement>& ms = cal_result.kernels;
+  const StartupCosts& startup = cal_result.startup;
+  using nlohmann::json;
+  using ordered = nlohmann::ordered_json;
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  char date[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string cpu = cpu_name();
+  std::map<int, ordered> models;
+  for (const KernelMeasurement& m : ms) {
+    ordered& model = models[m.concurrency];
+    if (model.empty()) {
+      model["type"] = "calibrated";
+      model["concurrency"] = m.concurrency;
+      model["source"] = fmt::format(
+          "tessera calibrate on {} ({}), {}: median and interquartile range of per-call wall times of each kernel on one "
+          "core (OpenBLAS single-threaded), {}",
+          host, cpu, date,
+          m.concurrency == 1 ? std::string("with no other calibration thread running")
+                             : fmt::format("while {} other thread(s) ran the same kernel concurrently", m.concurrency - 1));
+      if (!startup.first_call_s.empty()) {
+        ordered fc;
+        fc["source"] =
+            "extra time of the first call of each kernel in a fresh process over a warm call, the kernels called in the "
+            "order of a factorization's first tasks (POTF2', TRSM, GSMM_DIAG, GSMM; GEQRT, LARFB, TSQRT, SSRFB) at the "
+            "default tile size, so the library's one-time initialization lands on the first; median of 5 processes";
+        for (const auto& [kp, x] : startup.first_call_s)
+          fc[models::kernel_key(kp.first)][std::string(1, kp.second)] = std::stod(fmt::format("{:.4g}", x));
+        model["first_call_s"] = fc;
+      }
+      if (const auto it = startup.start_s.find(m.concurrency); it != startup.start_s.end())
+        model["start_s"] = {{"value", std::stod(fmt::format("{:.4g}", it->second))},
+                            {"source", fmt::format("a run of one empty task with {} thread(s) in a fresh process "
+                                                   "(thread start-up and wake-up), median of 5 processes",
+                                                   m.concurrency)}};
+      model["measurements"] = ordered::array();
+    }
+    ordered e;
+    e["kernel"] = models::kernel_key(m.shape.kernel);
+    e["precision"] = std::string(1, m.shape.precision);
+    e["m"] = m.shape.m;
+    e["n"] = m.shape.n;
+    if (m.shape.k > 0) e["k"] = m.shape.k;
+    if (m.shape.ib > 0) e["ib"] = m.shape.ib;
+    // Five significant digits: more than the measurements' own precision.
+    const auto sig = [](double x) { return std::stod(fmt::format("{:.5g}", x)); };
+    e["median_s"] = sig(m.median_s);
+    e["spread_s"] = sig(m.spread_s);
+    e["min_s"] = sig(m.min_s);
+    e["reps"] = m.reps;
+    model["measurements"].push_back(std::move(e));
+  }
+  ordered f;
+  f["name"] = name;
+  f["description"] = fmt::format("This machine ({}, {}), one node, written by `{}`", host, cpu, command);
+  ordered cal;
+  cal["command"] = command;
+  cal["date"] = date;
+  cal["host"] = host;
+  cal["cpu"] = cpu;
+  cal["seconds"] = std::round(seconds * 10) / 10;
+  cal["method"] =
+      "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each call (untimed), "
+      "warm-up calls, then per-call steady_clock times until min_reps calls and min_time_s; median_s = median, "
+      "spread_s = interquartile range. concurrency c: c-1 other threads run the same kernel on their own operands "
+      "throughout the timed calls.";
+  cal["min_reps"] = o.min_reps;
+  cal["min_time_s"] = o.min_time_s;
+  cal["qr_ib"] = o.ib;
+  cal["concurrency"] = o.concurrency;
+  f["calibration"] = cal;
+  f["nodes"] = 1;
+  ordered by_threads;
+  for (const auto& [c, _] : models) by_threads[std::to_string(c)] = "core-x" + std::to_string(c);
+  f["node"]["cores"]["count"] = cores;
+  f["node"]["cores"]["model"] = "core-x" + std::to_string(models.empty() ? 1 : models.begin()->first);
+  f["node"]["cores"]["model_by_threads"] = by_threads;
+  f["network"] = {{"topology", "star"},
+                  {"bandwidth_Bps", {{"value", 1e10}, {"source", "placeholder: one node sends no messages"}}},
+                  {"latency_s", {{"value", 1e-6}, {"source", "placeholder: one node sends no messages"}}},
+                  {"calibrated", true}};
+  // One measurement per line: the file stays readable and diffable.
+  ordered km;
+  std::map<std::string, std::string> lists;
+  for (auto& [c, model] : models) {
+    const std::string name = "core-x" + std::to_string(c), mark = "@measurements:" + name;
+    std::string list = "[";
+    for (std::size_t i = 0; i < model["measurements"].size(); ++i)
+      list += std::string(i ? "," : "") + "\n    " + model["measurements"][i].dump();
+    lists[mark] = list + "\n   ]";
+    model["measurements"] = mark;
+    km[name] = std::move(model);
+  }
+  f["kernel_models"] = km;
+  std::string text = f.dump(1);
+  for (const auto& [mark, list] : lists) {
+    const std::string quoted = "\"" + mark + "\"";
+    text.replace(text.find(quoted), quoted.size(), list);
+  }
+  return text + "\n";
+}
+
+}  // namespace tessera::kernels

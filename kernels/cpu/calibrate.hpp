@@ -1,0 +1,96 @@
+#pragma once
+// Kernel calibration (`tessera calibrate`): times every tile kernel the
+// runtime uses, on one core as the runtime runs it (OpenBLAS single-threaded),
+// over the tile shapes the runtime uses, and keeps the median and spread of
+// the per-call times. The result is a "calibrated" kernel model
+// (models/kernel_model.hpp CalibratedModel) inside a machine file.
+//
+// Method, per shape: the kernel's operands are allocated in a few copies
+// (rotated call by call so a call does not find the previous call's operands
+// in L1/L2, as the runtime's tasks mostly do not); operands a kernel would
+// drive towards denormals or non-SPD input (POTF2', TRSM, GEQRT, TSQRT) are
+// restored from a pristine copy before each call, outside the timed region;
+// a few untimed warm-up calls; then per-call steady-clock times until both a
+// minimum count and a minimum total time are reached. Median = the model's
+// time; spread = interquartile range.
+//
+// Concurrency: with `concurrency` c > 1 the timed thread runs while c-1 other
+// threads run the same kernel on their own operands without pause, so the
+// figures include the memory-bandwidth and clock sharing a c-thread run sees.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "runtime/task.hpp"
+
+namespace tessera::kernels {
+
+struct CalibrationOptions {
+  std::vector<char> precisions = {'d', 's'};
+  // Kernel ids (runtime/algorithms/kernel_ids.hpp); default: the eight the factorizations run.
+  std::vector<std::uint16_t> kernels;
+  // Square tile sizes B measured for every kernel (m = n = k = B).
+  std::vector<std::int64_t> sizes = {64, 128, 192, 256, 320, 384, 512};
+  // Also measure every distinct shape that the runtime's Cholesky and QR run
+  // for these matrix orders with the default tiles (runtime/tile_layout.cpp
+  // default_tiles), for each thread count 1..max(concurrency): the remainder
+  // tiles' shapes then need no interpolation.
+  std::vector<std::int64_t> for_n = {2048, 4096, 8192};
+  std::vector<int> concurrency = {1};
+  std::int64_t ib = 32;  // QR inner blocking (the runtime's default)
+  bool startup = true;   // also measure StartupCosts (calibrate() then does so first)
+  int min_reps = 9;
+  int max_reps = 200;
+  double min_time_s = 0.08;  // per shape, timed calls only
+  double max_time_s = 1.0;   // per shape: stop adding calls beyond it once min_reps are done
+  // Called after each shape with a line of text (progress on a terminal).
+  std::function<void(const std::string&)> progress;
+};
+
+struct KernelMeasurement {
+  KernelShape shape;
+  int concurrency = 1;
+  double median_s = 0, spread_s = 0, min_s = 0;
+  int reps = 0;
+};
+
+// Start-up costs a fresh process pays (KernelTimeModel::first_call_s and
+// start_s), each the median over fresh child processes (fork): the first call
+// of each kernel in each precision minus a warm call, at the runtime's
+// default tile size; and the time a run of one empty task takes with c threads.
+// Must run before this process calls any BLAS routine, or the children
+// inherit a warm library.
+struct StartupCosts {
+  std::map<std::pair<std::uint16_t, char>, double> first_call_s;
+  std::map<int, double> start_s;  // by thread count
+};
+StartupCosts measure_startup(const CalibrationOptions& o, int samples = 5);
+
+// The distinct shapes `o` asks for, in a fixed order (kernel, precision, m, n, k).
+std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o);
+
+struct Calibration {
+  std::vector<KernelMeasurement> kernels;
+  StartupCosts startup;  // empty unless o.startup
+};
+// Measures the start-up costs (if o.startup), then each shape at each concurrency level.
+Calibration calibrate(const CalibrationOptions& o);
+
+// Times one call's worth of `shape` like calibrate() does (for tests and tools).
+KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o);
+
+}  // namespace tessera::kernels
+
+namespace tessera::kernels {
+
+// A machine file for this machine (platform/machines/README.md): one node,
+// `cores` cores, one "calibrated" kernel model per concurrency level
+// ("core-x1", "core-x2", ...) and node.cores.model_by_threads choosing among
+// them by --threads. `command` and `seconds` are recorded in it.
+std::string calibration_machine_file(const Calibration& c, const CalibrationOptions& o,
+                                     const std::string& name, int cores, const std::string& command, double seconds);
+
+}  // namespace tessera::kernels

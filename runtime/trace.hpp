@@ -1,0 +1,97 @@
+#pragma once
+// Execution traces in Chrome trace-event JSON (opens in Perfetto and
+// chrome://tracing; analysis/trace_summary.py reads it). One schema for every
+// backend: timestamps come from the platform clock, so a simulated run's trace
+// is in simulated time and the same inputs give the same bytes.
+//
+//   {"displayTimeUnit": "ms",
+//    "otherData": {"format": "tessera-trace", "version": 1, "backend": "sim", ...},
+//    "traceEvents": [
+//      {"ph":"M","pid":0,"name":"process_name","args":{"name":"node 0 (sim)"}},
+//      {"ph":"M","pid":0,"tid":1,"name":"thread_name","args":{"name":"cpu1"}},
+//      {"name":"GSMM","cat":"task","ph":"X","pid":0,"tid":1,"ts":1520.000,"dur":676.174,
+//       "args":{"k":0,"i":2,"j":1,"precision":"d","m":320,"n":320,"kdim":320,"ib":0,
+//               "tiles":[{"i":2,"j":0,"mode":"r"},{"i":1,"j":0,"mode":"r"},{"i":2,"j":1,"mode":"rw"}]}},
+//      {"name":"transfer","cat":"transfer","ph":"X","pid":0,"tid":1000,"ts":...,"dur":...,
+//       "args":{"kind":"node","from":0,"to":1,"bytes":819200,"tile":{"i":2,"j":1}}}
+//    ]}
+//
+// pid = node, tid = worker index (compute threads; 1000 + c for a node's
+// communication/copy thread c), ts and dur in microseconds since the first
+// run started, printed with 3 decimals. A task event's args are the task's
+// integer arguments (k, i, j), the precision and dimensions of its kernel call
+// (kdim: inner dimension, ib: QR inner blocking; 0 when the kernel has none)
+// and the data it accesses: tile (i, j) of the run's tile grid, or
+// {"panel": k} for an algorithm's extra datum (QR's copy of panel k's
+// reflectors). Events are sorted by start time, then pid, then tid.
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/node_runtime.hpp"
+#include "runtime/spinlock.hpp"
+#include "runtime/task.hpp"
+
+namespace tessera {
+
+// A node-to-node message or a host<->device copy. Nothing produces them yet
+// (one node, no GPU): the record and its JSON form are fixed here so traces
+// keep one schema when the communication layer arrives.
+struct TransferRecord {
+  enum class Kind : std::uint8_t { Node, HostToDevice, DeviceToHost };
+  Kind kind = Kind::Node;
+  int thread = 1000;        // tid in the trace
+  int from = 0, to = 0;     // node (Kind::Node) or device (-1: host) indices
+  DataId data = 0;          // the tile moved
+  std::uint64_t bytes = 0;
+  double start = 0, end = 0;  // platform clock, seconds
+};
+
+// What a trace file says about the run besides its events.
+struct TraceInfo {
+  std::string backend;    // "native", "sim"
+  int tile_rows = 0;      // the run's tile grid: data id d < rows*cols is tile (d % rows, d / rows)
+  int tile_cols = 0;
+  std::string run;        // free text: the configuration (summary line)
+};
+
+// A RuntimeObserver that records one event per task of one node. Each worker
+// appends to its own buffer (no lock on the task path); write() merges them.
+class TraceRecorder final : public RuntimeObserver {
+ public:
+  explicit TraceRecorder(int node = 0) : node_(node) {}
+  void on_run_start(int threads, const Executor& executor, double now) override;
+  void on_run_end(double now) override;
+  void on_task_start(int worker, const TaskDesc& t, double now) override;
+  void on_task_end(int worker, const TaskDesc& t, double now) override;
+  // Thread-safe; not on any hot path yet.
+  void on_transfer(const TransferRecord& r);
+
+  std::size_t task_events() const;
+  // Writes the whole trace; call after the runs have ended.
+  void write(std::ostream& out, const TraceInfo& info) const;
+  void write_file(const std::string& path, const TraceInfo& info) const;
+
+ private:
+  struct TaskEvent {
+    double start, end;
+    TaskDesc desc;
+    KernelShape shape;
+  };
+  // One cache line apart so workers never share one.
+  struct alignas(64) WorkerBuffer {
+    std::vector<TaskEvent> events;
+    double started = 0;
+  };
+  int node_;
+  bool have_origin_ = false;
+  double origin_ = 0;
+  const Executor* executor_ = nullptr;
+  std::vector<std::unique_ptr<WorkerBuffer>> workers_;
+  mutable SpinLock transfer_lock_;
+  std::vector<TransferRecord> transfers_;
+};
+
+}  // namespace tessera

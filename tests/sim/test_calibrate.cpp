@@ -1,0 +1,173 @@
+// `tessera calibrate`: the shapes it measures are the runtime's, and the
+// machine file it writes loads and drives a simulated run as it is.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "../test_helpers.hpp"
+#include "kernels/cpu/calibrate.hpp"
+#include "models/kernel_model.hpp"
+#include "platform/machine.hpp"
+#include "runtime/algorithms/cholesky.hpp"
+#include "runtime/algorithms/kernel_ids.hpp"
+#include "runtime/algorithms/qr.hpp"
+#include "runtime/tile_layout.hpp"
+#include "experiments/driver.hpp"
+#include "platform/simgrid/simgrid_platform.hpp"
+#include "sim_test_util.hpp"
+
+namespace {
+using namespace tessera;
+
+int shell(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+class Recorder final : public TaskSink {
+ public:
+  void insert(const TaskDesc& t) override { tasks.push_back(t); }
+  std::vector<TaskDesc> tasks;
+};
+
+// Every kernel call of a default-tiled run of order N is measured exactly, so
+// the model never interpolates for it.
+TEST(Calibrate, ShapesCoverTheRuntimesCalls) {
+  kernels::CalibrationOptions o;
+  o.sizes = {};
+  o.for_n = {1000};
+  o.concurrency = {1, 2};
+  std::set<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>> measured;
+  for (const auto& s : kernels::calibration_shapes(o)) measured.emplace(s.kernel, s.precision, s.m, s.n, s.k);
+  for (const char p : {'d', 's'})
+    for (int threads : {1, 2}) {
+      const TileLayout L(1000, 1000, default_tiles(1000, 1000, threads, p == 's').B, 1, 0);
+      Recorder chol, qr;
+      cholesky_tasks(L, chol);
+      qr_tasks(L, qr);
+      for (const auto& t : chol.tasks) {
+        const KernelShape s = cholesky_shape(L, t, p);
+        EXPECT_TRUE(measured.count({s.kernel, p, s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
+      }
+      for (const auto& t : qr.tasks) {
+        const KernelShape s = qr_shape(L, t, p, 32);
+        EXPECT_TRUE(measured.count({s.kernel, p, s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
+      }
+    }
+}
+
+TEST(Calibrate, MeasurementIsPositiveWithSpread) {
+  kernels::CalibrationOptions o;
+  o.min_reps = 5;
+  o.min_time_s = 0.002;
+  for (const std::uint16_t k : {kPotf2p, kTrsm, kGsmm, kGsmmDiag, kGeqrt, kLarfb, kTsqrt, kSsrfb}) {
+    const auto m = kernels::measure_kernel(KernelShape{k, 's', 48, 40, 40}, 2, o);
+    EXPECT_GT(m.median_s, 0) << kernel_name(k);
+    EXPECT_GE(m.spread_s, 0);
+    EXPECT_LE(m.min_s, m.median_s);
+    EXPECT_GE(m.reps, 5);
+  }
+}
+
+// The command end to end: a small calibration (a few seconds), loaded by
+// Machine, used by a simulated Cholesky run with 1 and 2 threads.
+TEST(CalibrateCli, QuickFileLoadsAndDrivesASimulatedRun) {
+  test::TempDir dir;
+  const std::string file = dir.path() + "/cal.json";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --quick --threads 2 --precision d --kernels potf2p,trsm,gsmm,gsmm_diag "
+                  "--sizes 64 --for-n 0 --out " + file + " > " + dir.path() + "/out.txt"),
+            0)
+      << test::read_text(dir.path() + "/out.txt");
+  const auto m = platform::Machine::load(file);
+  EXPECT_EQ(m.nodes, 1);
+  EXPECT_GE(m.node.cores, 2);
+  EXPECT_EQ(m.core_model_name(1), "core-x1");
+  EXPECT_EQ(m.core_model_name(2), "core-x2");
+  EXPECT_EQ(m.core_model_name(7), "core-x2");
+  const auto* cal = dynamic_cast<const models::CalibratedModel*>(&m.core_model(2));
+  ASSERT_NE(cal, nullptr);
+  EXPECT_EQ(cal->entries().size(), 4u);
+  for (const auto& e : cal->entries()) {
+    EXPECT_GT(e.median_s, 0);
+    EXPECT_EQ(cal->seconds(KernelShape{e.kernel, 'd', e.m, e.n, e.k}), e.median_s);
+  }
+  const auto doc = nlohmann::json::parse(test::read_text(file));
+  EXPECT_EQ(doc.at("kernel_models").at("core-x2").at("concurrency"), 2);
+  EXPECT_TRUE(doc.at("calibration").contains("method"));
+
+  for (const char* threads : {"1", "2"}) {
+    const std::string json = dir.path() + "/run.json";
+    ASSERT_EQ(shell(std::string(TESSERA_BIN) + " run --algo cholesky --n 512 --B 64 --threads " + threads +
+                    " --backend sim --machine " + file + " --json " + json + " > /dev/null"),
+              0);
+    const auto r = nlohmann::json::parse(test::read_text(json));
+    EXPECT_EQ(r.at("backend"), "sim");
+    EXPECT_GT(r.at("time_s").get<double>(), 0);
+  }
+  // A kernel the file has no measurement of fails the run naming it.
+  EXPECT_EQ(shell(std::string(TESSERA_BIN) + " run --algo qr --n 256 --B 64 --backend sim --machine " + file +
+                  " > /dev/null 2> " + dir.path() + "/err.txt"),
+            2);
+  EXPECT_NE(test::read_text(dir.path() + "/err.txt").find("geqrt"), std::string::npos);
+}
+
+TEST(CalibrateCli, BadOptionsAreRejected) {
+  const std::string base = std::string(TESSERA_BIN) + " calibrate --list ";
+  EXPECT_EQ(shell(base + "--kernels gemm > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--precision z > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--threads 0 > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--sizes 0 > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
+}
+
+// Start-up costs (KernelTimeModel::start_s, first_call_s) by hand: tiles of
+// 64, kernel times powers of two as in test_sim_time.cpp, start_s = 1 and
+// first calls 2, 4, 8, 16 extra.
+double simulated_with_startup(int threads, index_t n) {
+  const std::string text = R"({
+    "name": "hand-made", "nodes": 1,
+    "node": { "cores": { "count": 2, "model": "m" } },
+    "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
+    "kernel_models": { "m": { "type": "calibrated", "start_s": { "value": 1, "source": "test" },
+      "first_call_s": { "potf2p": { "d": 2 }, "trsm": { "d": 4 }, "gsmm_diag": { "d": 8 }, "gsmm": { "d": 16 } },
+      "measurements": [
+      { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
+      { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
+      { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
+      { "kernel": "gsmm",      "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.0625 } ] } }
+  })";
+  const std::string out = test::run_in_child([&] {
+    const auto machine = platform::Machine::parse(text, "hand-made.json");
+    platform::Simulation sim(machine);
+    platform::SimGridPlatform node0(sim, 0, false);
+    RunConfig c;
+    c.n = n;
+    c.B = 64;
+    c.threads = threads;
+    c.model = &machine.core_model(threads);
+    c.phantom = true;
+    return test::exact(run_factorization(c, node0).time_s);
+  });
+  return std::strtod(out.c_str(), nullptr);
+}
+
+// One core, 3x3 tiles: the 10 tasks back to back (2.6875), plus the start-up
+// once and each kernel's first call once.
+TEST(StartupCosts, OneCorePaysEachOnce) { EXPECT_EQ(simulated_with_startup(1, 192), 2.6875 + 1 + 2 + 4 + 8 + 16); }
+
+// A chain on two cores: POTF2' -> TRSM -> GSMM_DIAG -> POTF2', the second POTF2' warm.
+TEST(StartupCosts, ChainPaysEachKernelsFirstCall) { EXPECT_EQ(simulated_with_startup(2, 128), 1.375 + 1 + 2 + 4 + 8); }
+
+// Two TRSMs that start together both pay the first-call cost (both wait for
+// the library's initialization), so 3x3 tiles on two cores take longer than
+// one core's start-up-free schedule plus each cost once would suggest.
+TEST(StartupCosts, ConcurrentFirstCallsBothPay) {
+  const double t = simulated_with_startup(2, 192);
+  // POTF2'(0) ends at 3.5; both TRSMs run [3.5, 7.75].
+  EXPECT_GE(t, 7.75 + 8);
+}
+
+}  // namespace
