@@ -5,23 +5,6 @@
 #include "runtime/error.hpp"
 
 namespace tessera {
-namespace {
-
-// Leftmost output columns first: they are on the critical path. Among tasks
-// of one output column, earlier steps first.
-std::int32_t priority(int q, int out_col, int k) { return (q - out_col) * (q + 1) + (q - k); }
-
-TaskDesc make(KernelId kernel, int k, int i, int j, std::int32_t prio) {
-  TaskDesc d;
-  d.kernel = kernel;
-  d.arg[0] = k;
-  d.arg[1] = i;
-  d.arg[2] = j;
-  d.priority = prio;
-  return d;
-}
-
-}  // namespace
 
 void cholesky_tasks(const TileLayout& L, TaskSink& sink) {
   const int p = L.tile_rows(), q = L.tile_cols();
@@ -29,19 +12,19 @@ void cholesky_tasks(const TileLayout& L, TaskSink& sink) {
   constexpr auto RW = AccessMode::ReadWrite;
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
-    sink.insert(make(kPotf2p, k, t, k, priority(q, k, k)).add(tile_data(L, t, k), RW));
+    sink.insert(make_task(kPotf2p, k, t, k, column_priority(q, k, k)).add(tile_data(L, t, k), RW));
     // Along tile row t: the other columns of the same top-level block.
     for (int j = k + 1; j < L.first_col_of_top(t + 1); ++j)
-      sink.insert(make(kGsmmDiag, k, t, j, priority(q, j, k)).add(tile_data(L, t, k), R).add(tile_data(L, t, j), RW));
+      sink.insert(make_task(kGsmmDiag, k, t, j, column_priority(q, j, k)).add(tile_data(L, t, k), R).add(tile_data(L, t, j), RW));
     // Down tile column k.
     for (int i = t + 1; i < p; ++i)
-      sink.insert(make(kTrsm, k, i, k, priority(q, k, k)).add(tile_data(L, t, k), R).add(tile_data(L, i, k), RW));
+      sink.insert(make_task(kTrsm, k, i, k, column_priority(q, k, k)).add(tile_data(L, t, k), R).add(tile_data(L, i, k), RW));
     // Trailing submatrix, lower part: tile (i,j) with col_top(j) <= i.
     for (int i = t + 1; i < p; ++i)
       for (int j = k + 1; j < L.first_col_of_top(i + 1); ++j) {
         const int tj = L.col_top(j);
         const KernelId kern = tj == i ? kGsmmDiag : kGsmm;
-        sink.insert(make(kern, k, i, j, priority(q, j, k))
+        sink.insert(make_task(kern, k, i, j, column_priority(q, j, k))
                         .add(tile_data(L, i, k), R)
                         .add(tile_data(L, tj, k), R)
                         .add(tile_data(L, i, j), RW));

@@ -2,6 +2,8 @@
 // Kernel identifiers carried by TaskDesc::kernel.
 #include <cstdint>
 
+#include "runtime/task.hpp"
+
 namespace tessera {
 
 enum KernelId : std::uint16_t {
@@ -19,5 +21,20 @@ enum KernelId : std::uint16_t {
 };
 
 const char* kernel_name(std::uint16_t k);
+
+// A task of a tile algorithm step: kernel, step k, tile (i, j), priority.
+inline TaskDesc make_task(KernelId kernel, int k, int i, int j, std::int32_t prio) {
+  TaskDesc d;
+  d.kernel = kernel;
+  d.arg[0] = k;
+  d.arg[1] = i;
+  d.arg[2] = j;
+  d.priority = prio;
+  return d;
+}
+
+// Leftmost output columns first: they are on the critical path. Among tasks
+// of one output column, earlier steps first.
+inline std::int32_t column_priority(int q, int out_col, int k) { return (q - out_col) * (q + 1) + (q - k); }
 
 }  // namespace tessera

@@ -13,19 +13,9 @@
 namespace tessera {
 namespace {
 
-std::int32_t priority(int q, int out_col, int k) { return (q - out_col) * (q + 1) + (q - k); }
 // Forming Q walks the columns backwards: later steps k first, then left columns.
 std::int32_t form_q_priority(int q, int k, int col) { return k * (q + 1) + (q - col); }
 
-TaskDesc make(KernelId kernel, int k, int i, int j, std::int32_t prio) {
-  TaskDesc d;
-  d.kernel = kernel;
-  d.arg[0] = k;
-  d.arg[1] = i;
-  d.arg[2] = j;
-  d.priority = prio;
-  return d;
-}
 
 DataId panel_data(const TileLayout& l, int k) { return static_cast<DataId>(l.tile_rows() * l.tile_cols() + k); }
 
@@ -67,14 +57,14 @@ void qr_tasks(const TileLayout& L, TaskSink& sink) {
   constexpr auto RW = AccessMode::ReadWrite;
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
-    sink.insert(make(kGeqrt, k, t, k, priority(q, k, k)).add(tile_data(L, t, k), RW).add(panel_data(L, k), W));
+    sink.insert(make_task(kGeqrt, k, t, k, column_priority(q, k, k)).add(tile_data(L, t, k), RW).add(panel_data(L, k), W));
     for (int j = k + 1; j < q; ++j)
-      sink.insert(make(kLarfb, k, t, j, priority(q, j, k)).add(panel_data(L, k), R).add(tile_data(L, t, j), RW));
+      sink.insert(make_task(kLarfb, k, t, j, column_priority(q, j, k)).add(panel_data(L, k), R).add(tile_data(L, t, j), RW));
     for (int i = t + 1; i < p; ++i)
-      sink.insert(make(kTsqrt, k, i, k, priority(q, k, k)).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), RW));
+      sink.insert(make_task(kTsqrt, k, i, k, column_priority(q, k, k)).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), RW));
     for (int i = t + 1; i < p; ++i)
       for (int j = k + 1; j < q; ++j)
-        sink.insert(make(kSsrfb, k, i, j, priority(q, j, k))
+        sink.insert(make_task(kSsrfb, k, i, j, column_priority(q, j, k))
                         .add(tile_data(L, i, k), R)
                         .add(tile_data(L, i, j), RW)
                         .add(tile_data(L, t, j), RW));
@@ -91,8 +81,8 @@ void qr_form_q_tasks(const TileLayout& L, TaskSink& sink) {
     const int t = L.col_top(k);
     for (int i = p - 1; i > t; --i)
       for (int j = k; j < q; ++j)
-        sink.insert(make(kSsrfbQ, k, i, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW).add(tile_data(L, i, j), RW));
-    for (int j = k; j < q; ++j) sink.insert(make(kLarfbQ, k, t, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW));
+        sink.insert(make_task(kSsrfbQ, k, i, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW).add(tile_data(L, i, j), RW));
+    for (int j = k; j < q; ++j) sink.insert(make_task(kLarfbQ, k, t, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW));
   }
 }
 
