@@ -106,13 +106,6 @@ void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
 }
 
 template <class T>
-std::vector<T> dense_copy(const TileMatrix<T>& a) {
-  std::vector<T> d(static_cast<std::size_t>(a.layout().m() * a.layout().n()));
-  a.to_dense(d.data(), a.layout().m());
-  return d;
-}
-
-template <class T>
 void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
   const RunConfig& c = r.config;
   const TileLayout L(c.m, c.n, c.B, c.s, c.b);
@@ -141,7 +134,7 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
   TileMatrix<T> a(L);
   fill(a, c, input);
   std::vector<T> original;
-  if (c.check) original = dense_copy(a);
+  if (c.check) original = a.to_dense();
   kernels::set_blas_threads(1);
   RunStats st;
   const double cpu0 = process_cpu_s();
@@ -166,7 +159,7 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
       qopt.observer = nullptr;
       NodeRuntime(platform, qopt).run(cholesky_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
       kernels::set_blas_threads(c.threads);
-      r.residuals = qr_residual(original, a, dense_copy(e));
+      r.residuals = qr_residual(original, a, e.to_dense());
     }
   }
   r.time_s = st.elapsed_s;
@@ -191,7 +184,7 @@ void run_lapack(RunResult& r, platform::Platform& platform, const DenseMatrix* i
   TileMatrix<T> a(whole);
   fill(a, c, input);
   std::vector<T> original;
-  if (c.check) original = dense_copy(a);
+  if (c.check) original = a.to_dense();
   T* d = a.tile(0, 0);
   kernels::set_blas_threads(c.threads);
   std::vector<T> tau(static_cast<std::size_t>(c.n));

@@ -50,8 +50,7 @@ Residuals cholesky_residual(const std::vector<T>& a, const TileMatrix<T>& f) {
   const index_t n = f.layout().n();
   const double eps = std::numeric_limits<T>::epsilon();
   // C = L, then C = L L^T.
-  std::vector<T> c(static_cast<std::size_t>(n * n), T(0));
-  f.to_dense(c.data(), n);
+  std::vector<T> c = f.to_dense();
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i < j; ++i) c[i + j * n] = T(0);
   std::vector<T> l = c;
@@ -68,8 +67,7 @@ Residuals qr_residual(const std::vector<T>& a, const TileMatrix<T>& f, const std
   const index_t m = f.layout().m(), n = f.layout().n();
   const double eps = std::numeric_limits<T>::epsilon();
   // R: the upper triangle of the first n rows.
-  std::vector<T> full(static_cast<std::size_t>(m * n));
-  f.to_dense(full.data(), m);
+  const std::vector<T> full = f.to_dense();
   std::vector<T> r(static_cast<std::size_t>(n * n), T(0));
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i <= j; ++i) r[i + j * n] = full[i + j * m];

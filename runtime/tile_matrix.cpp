@@ -57,6 +57,13 @@ void TileMatrix<T>::to_dense(T* a, index_t lda) const {
     }
 }
 
+template <class T>
+std::vector<T> TileMatrix<T>::to_dense() const {
+  std::vector<T> d(static_cast<std::size_t>(layout_.m() * layout_.n()));
+  to_dense(d.data(), layout_.m());
+  return d;
+}
+
 template class TileMatrix<float>;
 template class TileMatrix<double>;
 

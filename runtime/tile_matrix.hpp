@@ -33,6 +33,8 @@ class TileMatrix {
   // Copies to / from a column-major dense matrix with leading dimension lda.
   void from_dense(const T* a, index_t lda);
   void to_dense(T* a, index_t lda) const;
+  // The whole matrix as a new column-major m×n array (leading dimension m).
+  std::vector<T> to_dense() const;
 
  private:
   struct FreeDeleter {

@@ -106,13 +106,6 @@ INSTANTIATE_TEST_SUITE_P(IrregularShapes, Factorization,
 // ---------------------------------------------------------------------------
 
 template <class T>
-std::vector<T> dense(const TileMatrix<T>& a) {
-  std::vector<T> d(static_cast<std::size_t>(a.layout().m() * a.layout().n()));
-  a.to_dense(d.data(), a.layout().m());
-  return d;
-}
-
-template <class T>
 class CheckDetectsErrors : public ::testing::Test {};
 using Precisions = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(CheckDetectsErrors, Precisions);
@@ -124,7 +117,7 @@ TYPED_TEST(CheckDetectsErrors, CorruptedCholeskyFactorFails) {
   const TileLayout L(n, n, 32, 2, 8);
   TileMatrix<T> a(L);
   generate(a, MatrixKind::Spd, 3);
-  const std::vector<T> original = dense(a);
+  const std::vector<T> original = a.to_dense();
   CholeskyExecutor<T> ex(a);
   SequentialSink sink(ex);
   cholesky_tasks(L, sink);
@@ -150,7 +143,7 @@ TYPED_TEST(CheckDetectsErrors, UnfactoredMatrixFailsTheCholeskyCheck) {
   const index_t n = 64;
   TileMatrix<T> a(TileLayout(n, n, 16, 1, 0));
   generate(a, MatrixKind::Spd, 5);
-  const std::vector<T> original = dense(a);
+  const std::vector<T> original = a.to_dense();
   EXPECT_GT(cholesky_residual(original, a).factor, kResidualThreshold);
 }
 
@@ -161,7 +154,7 @@ TYPED_TEST(CheckDetectsErrors, CorruptedQrFactorsFail) {
   const TileLayout L(m, n, 32, 3, 8);
   TileMatrix<T> a(L);
   generate(a, MatrixKind::General, 9);
-  const std::vector<T> original = dense(a);
+  const std::vector<T> original = a.to_dense();
   QrFactors<T> f(L, 8);
   QrExecutor<T> ex(a, f);
   SequentialSink sink(ex);
@@ -172,7 +165,7 @@ TYPED_TEST(CheckDetectsErrors, CorruptedQrFactorsFail) {
     QrFormQExecutor<T> qex(a, f, e);
     SequentialSink qsink(qex);
     qr_form_q_tasks(L, qsink);
-    return dense(e);
+    return e.to_dense();
   };
   std::vector<T> q = form_q();
   const Residuals good = qr_residual(original, a, q);

@@ -32,8 +32,7 @@ std::string cholesky_factor(platform::Platform& p, const KernelTimeModel* model,
   NodeRuntime rt(p, o);
   CholeskyExecutor<double> ex(a);
   rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
-  std::vector<double> dense(static_cast<std::size_t>(n * n));
-  a.to_dense(dense.data(), n);
+  const std::vector<double> dense = a.to_dense();
   return std::string(reinterpret_cast<const char*>(dense.data()), dense.size() * sizeof(double));
 }
 
