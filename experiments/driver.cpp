@@ -157,7 +157,7 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
       QrFormQExecutor<T> qex(a, f, e);
       RuntimeOptions qopt = opt;
       qopt.observer = nullptr;
-      NodeRuntime(platform, qopt).run(cholesky_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
+      NodeRuntime(platform, qopt).run(qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
       kernels::set_blas_threads(c.threads);
       r.residuals = qr_residual(original, a, e.to_dense());
     }

@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <string>
+#include <unordered_map>
 
 #include "runtime/error.hpp"
 #include "runtime/spinlock.hpp"
@@ -51,6 +52,103 @@ struct RunState {
     return extra;
   }
 
+  // ---- distributed runs ----
+  const DistContext* dist = nullptr;
+  std::atomic<std::uint64_t> sent{0}, sent_bytes{0}, received{0}, received_bytes{0};
+  // Receives whose task is ready but whose message has not arrived, and
+  // messages that arrived before their receive task was ready, by key.
+  SpinLock mail_lock;
+  std::unordered_map<std::uint64_t, Task*> waiting;
+  std::unordered_map<std::uint64_t, platform::Message> arrived;
+
+  static std::uint64_t key(const TaskDesc& d) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.arg[1])) << 32) | static_cast<std::uint32_t>(d.arg[2]);
+  }
+
+  // A task whose inputs are all available: compute tasks go to the ready
+  // queue; a send packs and posts its message and is done at once (the data
+  // is copied, so later writers need not wait for the network); a receive is
+  // done when its message is there. Finished sends and receives go to `done`.
+  void start(Task* t, std::vector<Task*>& done) {
+    const TaskDesc& d = t->desc;
+    if (d.kernel == kRuntimeSend) {
+      DataStore& st = *dist->store;
+      const DataId x = static_cast<DataId>(d.arg[1]);
+      const std::size_t bytes = st.bytes(x);
+      platform::Message m = st.has_data() ? platform::Message::with_payload(key(d), bytes) : platform::Message::phantom(key(d), bytes);
+      if (st.has_data()) st.pack(x, m.payload());
+      sent.fetch_add(1, std::memory_order_relaxed);
+      sent_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      dist->network->send(d.arg[0], std::move(m));
+      done.push_back(t);
+    } else if (d.kernel == kRuntimeRecv) {
+      platform::Message m;
+      {
+        std::lock_guard lk(mail_lock);
+        auto it = arrived.find(key(d));
+        if (it == arrived.end()) {
+          waiting.emplace(key(d), t);
+          return;
+        }
+        m = std::move(it->second);
+        arrived.erase(it);
+      }
+      take(t, std::move(m));
+      done.push_back(t);
+    } else {
+      ready.push(t);
+    }
+  }
+
+  void take(Task* t, platform::Message&& m) {
+    const TaskDesc& d = t->desc;
+    received.fetch_add(1, std::memory_order_relaxed);
+    received_bytes.fetch_add(m.bytes(), std::memory_order_relaxed);
+    if (!m.has_data()) return;
+    if (d.arg[3]) dist->store->unpack_own(static_cast<DataId>(d.arg[1]), m.payload());
+    else dist->store->adopt_alien(static_cast<DataId>(d.arg[1]), std::move(m));
+  }
+
+  // Communication thread: a message arrived.
+  void deliver(platform::Message&& m) {
+    Task* t = nullptr;
+    {
+      std::lock_guard lk(mail_lock);
+      auto it = waiting.find(m.key());
+      if (it == waiting.end()) {
+        arrived.emplace(m.key(), std::move(m));
+        return;
+      }
+      t = it->second;
+      waiting.erase(it);
+    }
+    take(t, std::move(m));
+    std::vector<Task*> r;
+    finish(t, r);
+  }
+
+  // FIRE for a finished task and everything that finishes at once because
+  // of it (sends, receives whose message is there).
+  // `r` is the caller's scratch vector (empty on entry and on return).
+  void finish(Task* t, std::vector<Task*>& r) {
+    if (!dist) {
+      window.fire(t, r);
+      ready.push(r);
+      r.clear();
+      maybe_close(completed.fetch_add(1) + 1);
+      return;
+    }
+    std::vector<Task*> done{t};
+    while (!done.empty()) {
+      Task* f = done.back();
+      done.pop_back();
+      window.fire(f, r);
+      for (Task* x : r) start(x, done);
+      r.clear();
+      maybe_close(completed.fetch_add(1) + 1);
+    }
+  }
+
   void fail(std::exception_ptr e) {
     platform::Lock lk(*error_mutex);
     if (!error) error = e;
@@ -76,6 +174,111 @@ class WindowSink final : public TaskSink {
   RunState& s_;
 };
 
+// The generator's side of a distributed run: the task-assignment protocol
+// (000 §6) plus the bookkeeping that lets every node decide, without a
+// message, which tile versions travel where. Every node sees every write, so
+// all agree on each datum's version; the owner of a datum tracks which nodes
+// hold its current version, and every node which version its alien slot of
+// each remote datum holds.
+class ProtocolSink final : public TaskSink {
+ public:
+  ProtocolSink(RunState& s, std::size_t n_data)
+      : s_(s), d_(*s.dist), n_data_(n_data), version_(n_data, 0), alien_version_(n_data, kNone) {}
+
+  void insert(const TaskDesc& t) override {
+    instances_.clear();
+    node_instances(t, d_.where, d_.self, instances_);
+    const int main = t.main_output();
+    if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
+    if (!instances_.empty()) apply(t, main);
+    for (int a = 0; a < t.n_access; ++a)
+      if (writes(t.access[a].mode)) ++version_[t.access[a].data];
+  }
+
+ private:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+  void apply(const TaskDesc& t, int main) {
+    const int self = d_.self;
+    for (const Instance& in : instances_) {
+      const DataId x = t.access[in.access].data;
+      switch (in.kind) {
+        case InstanceKind::Owner: {
+          // Remote inputs arrive in this node's alien slots before the task reads them.
+          TaskDesc own = t;
+          for (int a = 0; a < t.n_access; ++a) {
+            const DataId y = t.access[a].data;
+            const Location l = d_.where(y);
+            if (l.node == self) continue;
+            own.access[a].data = static_cast<DataId>(n_data_ + y);
+            if (t.access[a].mode == AccessMode::Write)
+              throw std::logic_error("distributed run: a write-only minor output on another node is not supported");
+            if (alien_version_[y] != version_[y]) {
+              alien_version_[y] = version_[y];
+              append(comm_task(kRuntimeRecv, l.node, y, version_[y], false, t.priority).add(static_cast<DataId>(n_data_ + y), AccessMode::Write));
+            }
+          }
+          append(own);
+          break;
+        }
+        case InstanceKind::InterNodeAlienInput: {
+          std::vector<int>& h = holders_[x];
+          if (std::find(h.begin(), h.end(), in.peer.node) == h.end()) {
+            h.push_back(in.peer.node);
+            append(comm_task(kRuntimeSend, in.peer.node, x, version_[x], false, t.priority).add(x, AccessMode::Read));
+          }
+          break;
+        }
+        case InstanceKind::InterNodeSourceMinorOutput:
+          // The new version goes back to its owner, after the task wrote it here.
+          append(comm_task(kRuntimeSend, in.peer.node, x, version_[x] + 1, false, t.priority)
+                     .add(static_cast<DataId>(n_data_ + x), AccessMode::Read));
+          alien_version_[x] = version_[x] + 1;
+          break;
+        case InstanceKind::SinkMinorOutput:
+          if (in.peer.node != self) {
+            append(comm_task(kRuntimeRecv, in.peer.node, x, version_[x] + 1, true, t.priority).add(x, AccessMode::Write));
+            holders_[x].assign(1, in.peer.node);
+          }
+          break;
+        default:
+          break;  // same node: the owner instance reads or writes it in place
+      }
+    }
+    // A version written on its own node is held there only.
+    for (int a = 0; a < t.n_access; ++a)
+      if (writes(t.access[a].mode) && d_.where(t.access[a].data).node == self && d_.where(t.access[main].data).node == self)
+        holders_.erase(t.access[a].data);
+  }
+
+  static TaskDesc comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own, std::int32_t prio) {
+    TaskDesc d;
+    d.kernel = kernel;
+    d.arg[0] = peer;
+    d.arg[1] = static_cast<std::int32_t>(x);
+    d.arg[2] = static_cast<std::int32_t>(version);
+    d.arg[3] = own ? 1 : 0;
+    d.priority = prio;
+    return d;
+  }
+
+  void append(const TaskDesc& d) {
+    if (Task* t = s_.window.append(d)) {
+      std::vector<Task*> done;
+      s_.start(t, done);
+      for (Task* f : done) s_.finish(f, scratch_);
+    }
+  }
+
+  RunState& s_;
+  const DistContext& d_;
+  std::size_t n_data_;
+  std::vector<std::uint32_t> version_, alien_version_;
+  std::unordered_map<DataId, std::vector<int>> holders_;
+  std::vector<Instance> instances_;
+  std::vector<Task*> scratch_;
+};
+
 }  // namespace
 
 NodeRuntime::NodeRuntime(platform::Platform& platform, RuntimeOptions options)
@@ -84,7 +287,10 @@ NodeRuntime::NodeRuntime(platform::Platform& platform, RuntimeOptions options)
 }
 
 RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executor& executor) {
-  RunState s(n_data, options_, platform_);
+  const DistContext* dist = options_.dist;
+  RunState s(dist ? 2 * n_data : n_data, options_, platform_);
+  s.dist = dist;
+  if (dist) dist->network->start([&s](int, platform::Message&& m) { s.deliver(std::move(m)); });
   RunStats stats;
   stats.busy_s.assign(options_.threads, 0.0);
   RuntimeObserver* obs = options_.observer;
@@ -92,9 +298,14 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   if (obs) obs->on_run_start(options_.threads, executor, t0);
 
   platform_.spawn("generator", [&] {
-    WindowSink sink(s);
     try {
-      generate(sink);
+      if (dist) {
+        ProtocolSink sink(s, n_data);
+        generate(sink);
+      } else {
+        WindowSink sink(s);
+        generate(sink);
+      }
     } catch (...) {
       s.fail(std::current_exception());
     }
@@ -127,15 +338,22 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           if (obs) obs->on_task_end(w, t->desc, b);
           busy += b - a;
         }
-        s.window.fire(t, ready);
-        s.ready.push(ready);
-        ready.clear();
-        s.maybe_close(s.completed.fetch_add(1) + 1);
+        s.finish(t, ready);
       }
       stats.busy_s[w] = busy;
     });
   }
   platform_.join_all();
+  if (dist) {
+    dist->network->stop();
+    const std::size_t w = dist->store->word_bytes();
+    stats.comm.messages_sent = s.sent;
+    stats.comm.bytes_sent = s.sent_bytes;
+    stats.comm.words_sent = s.sent_bytes / w;
+    stats.comm.messages_received = s.received;
+    stats.comm.bytes_received = s.received_bytes;
+    stats.comm.words_received = s.received_bytes / w;
+  }
   const double t1 = platform_.now();
   if (obs) obs->on_run_end(t1);
   stats.elapsed_s = t1 - t0;

@@ -8,7 +8,9 @@
 #include <memory>
 #include <vector>
 
+#include "platform/network.hpp"
 #include "platform/platform.hpp"
+#include "runtime/protocol.hpp"
 #include "runtime/ready_queue.hpp"
 #include "runtime/task.hpp"
 
@@ -70,6 +72,43 @@ class RuntimeObserver {
   virtual void on_task_end(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
 };
 
+// The data a distributed run moves between nodes, as one node holds them.
+// Implemented per algorithm over its tile tables (runtime/data_store.hpp);
+// a phantom store (simulated runs without data) only knows sizes.
+class DataStore {
+ public:
+  virtual ~DataStore() = default;
+  // Whether messages carry data (false: only their modeled size travels).
+  virtual bool has_data() const = 0;
+  // Payload size of datum d on the wire.
+  virtual std::size_t bytes(DataId d) const = 0;
+  // Element size, to count words (000 App. A.2 counts matrix elements).
+  virtual std::size_t word_bytes() const = 0;
+  // Copies this node's copy of d (its own, or the alien copy it holds) to `out`.
+  virtual void pack(DataId d, std::byte* out) const = 0;
+  // A new version of one of this node's own data arrived (a sink minor output).
+  virtual void unpack_own(DataId d, const std::byte* in) = 0;
+  // An alien copy of d arrived: the store keeps the message and points its
+  // tile tables at the payload, where kernels find it. The previous alien
+  // copy of d, whose readers have all finished, is freed.
+  virtual void adopt_alien(DataId d, platform::Message&& m) = 0;
+};
+
+// A node of a distributed run: who it is, where every datum lives (the same
+// function on every node), its end of the network and its data.
+struct DistContext {
+  int self = 0;
+  Placement where;
+  platform::NodeNetwork* network = nullptr;
+  DataStore* store = nullptr;
+};
+
+// Messages and payload bytes one node sent and received in a run.
+struct CommStats {
+  std::uint64_t messages_sent = 0, bytes_sent = 0, words_sent = 0;
+  std::uint64_t messages_received = 0, bytes_received = 0, words_received = 0;
+};
+
 struct RuntimeOptions {
   int threads = 1;                      // compute threads
   std::size_t window_capacity = 16384;  // unfinished tasks held at most
@@ -79,12 +118,17 @@ struct RuntimeOptions {
   // When set, every kernel's modeled duration is handed to the platform
   // (a simulated platform advances its clock by it).
   const KernelTimeModel* model = nullptr;
+  // Set for one node of a distributed run: the generator applies the
+  // task-assignment protocol of 000 §6 and the node exchanges data through
+  // dist->network (see run()).
+  const DistContext* dist = nullptr;
 };
 
 struct RunStats {
   std::uint64_t tasks = 0;
   double elapsed_s = 0;
   std::vector<double> busy_s;  // per compute thread: time spent in kernels
+  CommStats comm;              // distributed runs
 };
 
 using Generator = std::function<void(TaskSink&)>;
@@ -96,6 +140,16 @@ class NodeRuntime {
   // Runs `generate` on the task-generation thread and every task it inserts on
   // the compute threads; returns when all have finished. The first exception a
   // kernel throws cancels the remaining kernels and is rethrown here.
+  //
+  // Distributed (options.dist set): data ids [0, n_data) are the algorithm's
+  // data, wherever they live; the window also holds one alien slot per datum,
+  // n_data + d, for the copy of a remote datum this node works on. The
+  // generator keeps the owner instance of every task whose main output lives
+  // here and adds a send task for every inter-node alien input and source
+  // minor output, and a receive task for every remote input and sink minor
+  // output; a tile version travels to a node at most once. A failed kernel
+  // does not stop the generator here: the other nodes expect this node's
+  // messages, so the run completes (without running kernels) and rethrows.
   RunStats run(std::size_t n_data, const Generator& generate, Executor& executor);
 
  private:

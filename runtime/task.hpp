@@ -19,6 +19,12 @@ struct Access {
 
 inline constexpr int kMaxAccesses = 4;
 
+// Kernel ids the runtime itself creates in distributed runs: a send of a
+// datum's version to another node and its receive (arg[0] peer node, arg[1]
+// datum, arg[2] version, arg[3] 1 when a receive updates this node's own datum).
+inline constexpr std::uint16_t kRuntimeSend = 0xFF00;
+inline constexpr std::uint16_t kRuntimeRecv = 0xFF01;
+
 struct TaskDesc {
   std::uint16_t kernel = 0;
   std::int32_t arg[4] = {0, 0, 0, 0};  // kernel-specific, typically k, i, j

@@ -25,6 +25,9 @@ class TileMatrix {
   const T* tile(int i, int j) const { return table_[i + static_cast<std::size_t>(j) * p()]; }
   index_t ld(int i) const { return layout_.row_height(i); }
   void allocate(int i, int j);
+  // Points tile (i,j)'s table entry at storage the caller keeps (a received
+  // alien copy), or back at nothing.
+  void set_tile(int i, int j, T* ptr) { table_[i + static_cast<std::size_t>(j) * p()] = ptr; }
 
   // Element (r, c) in global coordinates; the tile must be allocated.
   T& at(index_t r, index_t c);

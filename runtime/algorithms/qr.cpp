@@ -27,22 +27,36 @@ void require_tall(const TileLayout& l) {
 }  // namespace
 
 template <class T>
-QrFactors<T>::QrFactors(const TileLayout& layout, index_t ib)
-    : layout_(layout), ib_(ib), p_(layout.tile_rows()), t_(static_cast<std::size_t>(p_) * layout.tile_cols()),
-      v_(layout.tile_cols()) {
+QrFactors<T>::QrFactors(const TileLayout& layout, index_t ib, const std::function<bool(int, int)>& keep)
+    : layout_(layout), ib_(ib), p_(layout.tile_rows()), t_(static_cast<std::size_t>(p_) * layout.tile_cols(), nullptr),
+      v_(layout.tile_cols(), nullptr) {
   if (ib < 1) throw InputError("QR inner block size ib = " + std::to_string(ib) + " must be >= 1");
   require_tall(layout);
+  auto alloc = [&](std::size_t n) {
+    storage_.emplace_back(n, T(0));
+    return storage_.back().data();
+  };
   for (int k = 0; k < layout.tile_cols(); ++k) {
     const int top = layout.col_top(k);
-    const auto wk = static_cast<std::size_t>(layout.col_width(k));
-    for (int i = top; i < p_; ++i) t_[i + static_cast<std::size_t>(k) * p_].assign(this->ib(k) * wk, T(0));
-    v_[k].assign((layout.row_height(top) - layout.col_local_offset(k)) * wk, T(0));
+    for (int i = top; i < p_; ++i)
+      if (!keep || keep(i, k)) set_t(i, k, alloc(t_elems(i, k)));
+    if (!keep || keep(top, k)) v_[k] = alloc(v_elems(k));
   }
 }
 
 template <class T>
 index_t QrFactors<T>::ib(int k) const {
   return std::min(ib_, layout_.col_width(k));
+}
+
+template <class T>
+std::size_t QrFactors<T>::t_elems(int i, int k) const {
+  return i < layout_.col_top(k) ? 0 : static_cast<std::size_t>(ib(k) * layout_.col_width(k));
+}
+
+template <class T>
+std::size_t QrFactors<T>::v_elems(int k) const {
+  return static_cast<std::size_t>((panel_rows(k) + ib(k)) * layout_.col_width(k));
 }
 
 std::size_t qr_data_count(const TileLayout& l) {
@@ -74,15 +88,21 @@ void qr_tasks(const TileLayout& L, TaskSink& sink) {
 void qr_form_q_tasks(const TileLayout& L, TaskSink& sink) {
   require_tall(L);
   const int p = L.tile_rows(), q = L.tile_cols();
+  constexpr auto R = AccessMode::Read;
   constexpr auto RW = AccessMode::ReadWrite;
+  const auto a_tile = [&](int i, int k) { return static_cast<DataId>(p * q + tile_data(L, i, k)); };
   // Q E = Q_0 (Q_1 (... (Q_{q-1} E))), Q_k = H_geqrt(k) H_ts(t+1,k) ... H_ts(p-1,k).
   // Columns j < k of E are zero in the rows Q_k touches, so they are skipped.
   for (int k = q - 1; k >= 0; --k) {
     const int t = L.col_top(k);
     for (int i = p - 1; i > t; --i)
       for (int j = k; j < q; ++j)
-        sink.insert(make_task(kSsrfbQ, k, i, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW).add(tile_data(L, i, j), RW));
-    for (int j = k; j < q; ++j) sink.insert(make_task(kLarfbQ, k, t, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW));
+        sink.insert(make_task(kSsrfbQ, k, i, j, form_q_priority(q, k, j))
+                        .add(tile_data(L, i, j), RW)
+                        .add(tile_data(L, t, j), RW)
+                        .add(a_tile(i, k), R));
+    for (int j = k; j < q; ++j)
+      sink.insert(make_task(kLarfbQ, k, t, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW).add(a_tile(t, k), R));
   }
 }
 
@@ -113,15 +133,16 @@ void QrExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       // (V_tk, R_tk, T_tk) = QR(A_tk[Δ:, :])
       T* a = a_.tile(t, k) + dk;
       kernels::geqrt<T>(mk, wk, ib, a, ht, f_.t(t, k), ib, w.scratch<T>(ib * wk));
-      // Copy V for the LARFBs (rename, see header).
+      // Copy V and T for the LARFBs (rename, see header).
       T* v = f_.v(k);
       for (index_t c = 0; c < wk; ++c) std::memcpy(v + c * mk, a + c * ht, mk * sizeof(T));
+      std::memcpy(f_.v_t(k), f_.t(t, k), static_cast<std::size_t>(ib * wk) * sizeof(T));
       break;
     }
     case kLarfb: {
       // A_tj[Δ:, :] = Q_tk^T A_tj[Δ:, :]
       const index_t wj = L.col_width(j);
-      kernels::larfb<T>(true, mk, wj, wk, ib, f_.v(k), mk, f_.t(t, k), ib, a_.tile(t, j) + dk, ht,
+      kernels::larfb<T>(true, mk, wj, wk, ib, f_.v(k), mk, f_.v_t(k), ib, a_.tile(t, j) + dk, ht,
                         w.scratch<T>(ib * wj));
       break;
     }

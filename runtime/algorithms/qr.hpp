@@ -13,6 +13,7 @@
 // As in 000 §6, a task's first written access is its main output, which
 // decides where it runs: TSQRT and SSRFB name the tile of row i first, so
 // they run where that tile lives and the row-t tile is their minor output.
+#include <functional>
 #include <vector>
 
 #include "runtime/node_runtime.hpp"
@@ -21,22 +22,40 @@
 namespace tessera {
 
 // Block-reflector factors and panel copies a QR factorization produces
-// besides the overwritten matrix. T of tile (i,k) is ib_k × w_k.
+// besides the overwritten matrix. T of tile (i,k) is ib_k × w_k; the panel
+// copy of column k holds its GEQRT's V (m_k × w_k, m_k the rows from the
+// diagonal down) followed by that GEQRT's T, so that it travels as one datum.
+// Like TileMatrix, both are reached through pointer tables: a distributed
+// node allocates those of its own tiles and points the others at the copies
+// it receives.
 template <class T>
 class QrFactors {
  public:
-  QrFactors(const TileLayout& layout, index_t ib);
+  // Allocates the T factor of every tile (i,k), i >= col_top(k), and every
+  // panel copy; with `keep`, only those of tiles (i,k) (panel: (col_top(k),k))
+  // for which keep(i, k) is true.
+  QrFactors(const TileLayout& layout, index_t ib, const std::function<bool(int, int)>& keep = {});
   index_t ib(int k) const;  // inner blocking used for column k
-  T* t(int i, int k) { return t_[i + static_cast<std::size_t>(k) * p_].data(); }
-  const T* t(int i, int k) const { return t_[i + static_cast<std::size_t>(k) * p_].data(); }
+  T* t(int i, int k) { return t_[i + static_cast<std::size_t>(k) * p_]; }
+  const T* t(int i, int k) const { return t_[i + static_cast<std::size_t>(k) * p_]; }
   index_t ldt(int k) const { return ib(k); }
-  T* v(int k) { return v_[k].data(); }
+  T* v(int k) { return v_[k]; }
+  const T* v(int k) const { return v_[k]; }
+  // The panel copy's T (after its V).
+  T* v_t(int k) { return v_[k] + panel_rows(k) * layout_.col_width(k); }
+  // Elements of T of tile (i,k) (0 above column k's top tile row) and of panel copy k.
+  std::size_t t_elems(int i, int k) const;
+  std::size_t v_elems(int k) const;
+  index_t panel_rows(int k) const { return layout_.row_height(layout_.col_top(k)) - layout_.col_local_offset(k); }
+  void set_t(int i, int k, T* p) { t_[i + static_cast<std::size_t>(k) * p_] = p; }
+  void set_v(int k, T* p) { v_[k] = p; }
 
  private:
   TileLayout layout_;
   index_t ib_;
   int p_;
-  std::vector<std::vector<T>> t_, v_;
+  std::vector<T*> t_, v_;
+  std::vector<std::vector<T>> storage_;
 };
 
 // Serial Alg. 2; data: p*q tiles, then one panel-copy datum per tile column.
@@ -45,7 +64,10 @@ std::size_t qr_data_count(const TileLayout& l);
 
 // Tasks that overwrite E (same layout, holding [I; 0] on entry) with Q E,
 // using the factored tiles and T factors: forms the thin Q for the check.
+// Data: E's tiles (as tile_data), then the factored tiles of A (p*q + tile_data),
+// which the tasks read; n_data = 2*p*q.
 void qr_form_q_tasks(const TileLayout& layout, TaskSink& sink);
+inline std::size_t qr_form_q_data_count(const TileLayout& l) { return 2 * static_cast<std::size_t>(l.tile_rows()) * l.tile_cols(); }
 
 // Dimensions of a QR task's kernel call (factorization and forming Q).
 KernelShape qr_shape(const TileLayout& layout, const TaskDesc& t, char precision, index_t ib);

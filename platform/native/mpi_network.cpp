@@ -1,0 +1,199 @@
+#include "platform/native/mpi_network.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tessera::platform {
+namespace {
+
+constexpr int kDataTag = 7;
+// Sends in flight at once: enough to overlap a panel's broadcast to several
+// nodes; the paper's thread keeps one (Fig. 9).
+constexpr int kMaxSendsInFlight = 16;
+
+void check(int rc, const char* call) {
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    throw std::runtime_error(std::string(call) + " failed: " + std::string(text, len));
+  }
+}
+
+}  // namespace
+
+struct MpiNetwork::Impl {
+  int rank = 0, size = 1;
+  bool finalize = false;
+  DeliverFn deliver;
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable cond;
+  std::deque<std::pair<int, Message>> outbox;
+  bool stopping = false;
+  std::exception_ptr error;
+
+  void loop() {
+    try {
+      run();
+    } catch (...) {
+      // An MPI failure leaves the job unusable; report and end every rank.
+      std::lock_guard lk(mutex);
+      error = std::current_exception();
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "tessera: rank %d: communication thread: %s\n", rank, e.what());
+      }
+      MPI_Abort(MPI_COMM_WORLD, 5);
+    }
+  }
+
+  void run() {
+    std::vector<MPI_Request> reqs;
+    std::vector<Message> inflight;
+    MPI_Request recv_req = MPI_REQUEST_NULL;
+    std::byte* recv_buf = nullptr;
+    int recv_source = 0;
+    auto idle = std::chrono::microseconds(1);
+    for (;;) {
+      bool progress = false;
+      // Post queued sends.
+      {
+        std::unique_lock lk(mutex);
+        while (!outbox.empty() && static_cast<int>(reqs.size()) < kMaxSendsInFlight) {
+          auto [dest, m] = std::move(outbox.front());
+          outbox.pop_front();
+          lk.unlock();
+          MPI_Request r;
+          check(MPI_Isend(m.wire(), static_cast<int>(m.wire_bytes()), MPI_BYTE, dest, kDataTag, MPI_COMM_WORLD, &r), "MPI_Isend");
+          reqs.push_back(r);
+          inflight.push_back(std::move(m));
+          progress = true;
+          lk.lock();
+        }
+      }
+      // Test the sends in flight.
+      for (std::size_t i = 0; i < reqs.size();) {
+        int done = 0;
+        check(MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (done) {
+          reqs[i] = reqs.back();
+          reqs.pop_back();
+          inflight[i] = std::move(inflight.back());
+          inflight.pop_back();
+          progress = true;
+        } else {
+          ++i;
+        }
+      }
+      // One receive at a time: probe for the next message, then receive it.
+      if (recv_req == MPI_REQUEST_NULL) {
+        int found = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        check(MPI_Improbe(MPI_ANY_SOURCE, kDataTag, MPI_COMM_WORLD, &found, &msg, &st), "MPI_Improbe");
+        if (found) {
+          int count = 0;
+          check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+          if (count < static_cast<int>(Message::kHeader)) throw std::runtime_error("a message shorter than its header");
+          recv_buf = static_cast<std::byte*>(std::aligned_alloc(64, (static_cast<std::size_t>(count) + 63) / 64 * 64));
+          if (!recv_buf) throw std::bad_alloc();
+          recv_source = st.MPI_SOURCE;
+          check(MPI_Imrecv(recv_buf, count, MPI_BYTE, &msg, &recv_req), "MPI_Imrecv");
+          progress = true;
+        }
+      }
+      if (recv_req != MPI_REQUEST_NULL) {
+        int done = 0;
+        check(MPI_Test(&recv_req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (done) {
+          recv_req = MPI_REQUEST_NULL;
+          deliver(recv_source, Message::from_wire(std::exchange(recv_buf, nullptr)));
+          progress = true;
+        }
+      }
+      std::unique_lock lk(mutex);
+      // Every message this node expects has arrived once its runtime stops.
+      if (stopping && outbox.empty() && reqs.empty() && recv_req == MPI_REQUEST_NULL) return;
+      if (progress) {
+        idle = std::chrono::microseconds(1);
+      } else {
+        cond.wait_for(lk, idle, [&] { return !outbox.empty(); });
+        idle = std::min(idle * 2, std::chrono::microseconds(200));
+      }
+    }
+  }
+};
+
+MpiNetwork::MpiNetwork(int* argc, char*** argv) : impl_(std::make_unique<Impl>()) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    impl_->finalize = true;
+    if (provided < MPI_THREAD_SERIALIZED)
+      throw std::runtime_error("the MPI library provides thread level " + std::to_string(provided) +
+                               ", below MPI_THREAD_SERIALIZED");
+  }
+  // Errors come back as codes (checked, and reported by name) instead of aborting inside MPI.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &impl_->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &impl_->size);
+}
+
+MpiNetwork::~MpiNetwork() {
+  stop();
+  if (impl_->finalize) MPI_Finalize();
+}
+
+int MpiNetwork::node() const { return impl_->rank; }
+int MpiNetwork::nodes() const { return impl_->size; }
+
+void MpiNetwork::start(DeliverFn deliver) {
+  impl_->deliver = std::move(deliver);
+  impl_->stopping = false;
+  impl_->thread = std::thread([this] { impl_->loop(); });
+}
+
+void MpiNetwork::send(int dest, Message&& m) {
+  if (!m.has_data()) throw std::logic_error("MPI network: a message without data");
+  {
+    std::lock_guard lk(impl_->mutex);
+    impl_->outbox.emplace_back(dest, std::move(m));
+  }
+  impl_->cond.notify_one();
+}
+
+void MpiNetwork::stop() {
+  if (!impl_->thread.joinable()) return;
+  {
+    std::lock_guard lk(impl_->mutex);
+    impl_->stopping = true;
+  }
+  impl_->cond.notify_one();
+  impl_->thread.join();
+}
+
+void MpiNetwork::allreduce_sum(std::vector<double>& v) {
+  check(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+}
+
+void MpiNetwork::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+bool MpiNetwork::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+
+}  // namespace tessera::platform

@@ -1,0 +1,44 @@
+#pragma once
+// OpenMPI backend of the node-to-node network: one process per node, and in
+// each a communication thread that alone calls MPI during a run (000 §5.4,
+// Fig. 9): it posts an MPI_Isend for every queued message, probes for the
+// next incoming one and receives it with MPI_Imrecv, and tests both with
+// MPI_Test until they finish. It busy-polls while there is traffic and backs
+// off to short sleeps when idle, so on a machine with as many ranks as cores
+// it does not take a compute thread's core.
+//
+// No MPI header here: the command line compiles against this whether or not
+// MPI was found; without MPI every constructor throws NotCompiled.
+#include <memory>
+
+#include "platform/network.hpp"
+
+namespace tessera::platform {
+
+class MpiNetwork final : public NodeNetwork {
+ public:
+  // Initializes MPI (thread level MPI_THREAD_SERIALIZED: one thread at a
+  // time calls MPI, the communication thread during runs and the caller's
+  // thread outside them) and finalizes it on destruction.
+  MpiNetwork(int* argc, char*** argv);
+  ~MpiNetwork() override;
+  MpiNetwork(const MpiNetwork&) = delete;
+  MpiNetwork& operator=(const MpiNetwork&) = delete;
+
+  int node() const override;
+  int nodes() const override;
+  void start(DeliverFn deliver) override;
+  void send(int dest, Message&& m) override;
+  void stop() override;
+  void allreduce_sum(std::vector<double>& v) override;
+  // Ends every rank of the job at once (MPI_Abort) with `code`.
+  [[noreturn]] void abort(int code);
+  // Whether this process was started by mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE).
+  static bool launched_by_mpirun();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::platform

@@ -1,0 +1,22 @@
+// Stands in for mpi_network.cpp when tessera is built without MPI.
+#include <cstdlib>
+
+#include "platform/native/mpi_network.hpp"
+#include "platform/not_compiled.hpp"
+
+namespace tessera::platform {
+
+struct MpiNetwork::Impl {};
+
+MpiNetwork::MpiNetwork(int*, char***) { throw NotCompiled("mpi"); }
+MpiNetwork::~MpiNetwork() = default;
+int MpiNetwork::node() const { return 0; }
+int MpiNetwork::nodes() const { return 1; }
+void MpiNetwork::start(DeliverFn) { throw NotCompiled("mpi"); }
+void MpiNetwork::send(int, Message&&) { throw NotCompiled("mpi"); }
+void MpiNetwork::stop() {}
+void MpiNetwork::allreduce_sum(std::vector<double>&) { throw NotCompiled("mpi"); }
+void MpiNetwork::abort(int code) { std::exit(code); }
+bool MpiNetwork::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+
+}  // namespace tessera::platform

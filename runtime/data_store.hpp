@@ -1,0 +1,138 @@
+#pragma once
+// DataStore implementations: what one node of a distributed run sends for a
+// datum, and where a received copy goes (000 §5.5: the tile tables point at
+// it, so kernels find alien copies exactly where they find local tiles).
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/algorithms/qr.hpp"
+#include "runtime/node_runtime.hpp"
+#include "runtime/spinlock.hpp"
+#include "runtime/tile_matrix.hpp"
+
+namespace tessera {
+
+// Tiles of tile matrices (optionally each with its QR T factor) and QR panel
+// copies, each a contiguous range of data ids.
+template <class T>
+class TileDataStore final : public DataStore {
+ public:
+  TileDataStore() = default;
+  TileDataStore(const TileDataStore&) = delete;
+  TileDataStore& operator=(const TileDataStore&) = delete;
+  // Alien copies are freed here: clear the table entries that point at them.
+  ~TileDataStore() override {
+    for (auto& [d, m] : held_) point(d, nullptr);
+  }
+
+  // Data [base, base + p*q): the tiles of `m` (datum base + i + j*p), each
+  // followed on the wire by its T factor in `f` when given.
+  void add_tiles(DataId base, TileMatrix<T>& m, QrFactors<T>* f = nullptr) {
+    segments_.push_back({base, static_cast<DataId>(m.p() * m.q()), &m, f, false});
+  }
+  // Data [base, base + q): the panel copies of `f` (V and T of each GEQRT).
+  void add_panels(DataId base, QrFactors<T>& f, int q) { segments_.push_back({base, static_cast<DataId>(q), nullptr, &f, true}); }
+
+  bool has_data() const override { return true; }
+  std::size_t word_bytes() const override { return sizeof(T); }
+
+  std::size_t bytes(DataId d) const override {
+    const Ref r = find(d);
+    if (r.s->panels) return r.s->f->v_elems(r.j) * sizeof(T);
+    const TileLayout& L = r.s->m->layout();
+    std::size_t n = static_cast<std::size_t>(L.row_height(r.i) * L.col_width(r.j));
+    if (r.s->f) n += r.s->f->t_elems(r.i, r.j);
+    return n * sizeof(T);
+  }
+
+  void pack(DataId d, std::byte* out) const override { copy(d, out, true); }
+  void unpack_own(DataId d, const std::byte* in) override { copy(d, const_cast<std::byte*>(in), false); }
+
+  void adopt_alien(DataId d, platform::Message&& m) override {
+    point(d, reinterpret_cast<T*>(m.payload()));
+    std::lock_guard lk(lock_);
+    held_[d] = std::move(m);  // frees the previous copy, whose readers have finished
+  }
+
+ private:
+  struct Segment {
+    DataId base, count;
+    TileMatrix<T>* m;
+    QrFactors<T>* f;
+    bool panels;
+  };
+  struct Ref {
+    const Segment* s;
+    int i, j;  // tile (i,j), or panel j
+  };
+
+  Ref find(DataId d) const {
+    for (const Segment& s : segments_)
+      if (d >= s.base && d < s.base + s.count) {
+        const DataId x = d - s.base;
+        if (s.panels) return {&s, 0, static_cast<int>(x)};
+        const int p = s.m->p();
+        return {&s, static_cast<int>(x % p), static_cast<int>(x / p)};
+      }
+    throw std::logic_error("data store: datum " + std::to_string(d) + " belongs to no segment");
+  }
+
+  void point(DataId d, T* at) {
+    const Ref r = find(d);
+    Segment& s = const_cast<Segment&>(*r.s);
+    if (s.panels) {
+      s.f->set_v(r.j, at);
+      return;
+    }
+    s.m->set_tile(r.i, r.j, at);
+    if (s.f && s.f->t_elems(r.i, r.j) > 0) {
+      const TileLayout& L = s.m->layout();
+      s.f->set_t(r.i, r.j, at ? at + L.row_height(r.i) * L.col_width(r.j) : nullptr);
+    }
+  }
+
+  // Between this node's copy of d and `buf`: to the buffer when `out`.
+  void copy(DataId d, std::byte* buf, bool out) const {
+    const Ref r = find(d);
+    auto move = [&](T* mine, std::size_t n) {
+      if (!mine) throw std::logic_error("data store: datum " + std::to_string(d) + " is not held by this node");
+      if (out) std::memcpy(buf, mine, n * sizeof(T));
+      else std::memcpy(mine, buf, n * sizeof(T));
+      buf += n * sizeof(T);
+    };
+    if (r.s->panels) {
+      move(r.s->f->v(r.j), r.s->f->v_elems(r.j));
+      return;
+    }
+    const TileLayout& L = r.s->m->layout();
+    move(r.s->m->tile(r.i, r.j), static_cast<std::size_t>(L.row_height(r.i) * L.col_width(r.j)));
+    if (r.s->f && r.s->f->t_elems(r.i, r.j) > 0) move(r.s->f->t(r.i, r.j), r.s->f->t_elems(r.i, r.j));
+  }
+
+  std::vector<Segment> segments_;
+  SpinLock lock_;
+  std::unordered_map<DataId, platform::Message> held_;
+};
+
+// A simulated run without data: messages carry only their size.
+class PhantomDataStore final : public DataStore {
+ public:
+  PhantomDataStore(std::function<std::size_t(DataId)> bytes, std::size_t word_bytes)
+      : bytes_(std::move(bytes)), word_bytes_(word_bytes) {}
+  bool has_data() const override { return false; }
+  std::size_t bytes(DataId d) const override { return bytes_(d); }
+  std::size_t word_bytes() const override { return word_bytes_; }
+  void pack(DataId, std::byte*) const override {}
+  void unpack_own(DataId, const std::byte*) override {}
+  void adopt_alien(DataId, platform::Message&&) override {}
+
+ private:
+  std::function<std::size_t(DataId)> bytes_;
+  std::size_t word_bytes_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,226 @@
+// Distributed runs inside one process: P node runtimes, each on its own
+// NativePlatform, exchanging tiles through a LocalCluster. Every node must
+// end with exactly the bytes the serial algorithm gives for its own tiles,
+// every task must run exactly once over all nodes, and a tile version must
+// travel to a given node at most once.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "platform/native/local_network.hpp"
+#include "platform/native/native_platform.hpp"
+#include "runtime/algorithms/cholesky.hpp"
+#include "runtime/algorithms/qr.hpp"
+#include "runtime/data_store.hpp"
+#include "runtime/distribution.hpp"
+#include "runtime/matrix_gen.hpp"
+#include "runtime/node_runtime.hpp"
+
+namespace tessera {
+namespace {
+
+// Counts the kernels a node runs.
+class CountingExecutor final : public Executor {
+ public:
+  explicit CountingExecutor(Executor& e) : e_(e) {}
+  void execute(const TaskDesc& t, WorkerContext& w) override {
+    ++count;
+    e_.execute(t, w);
+  }
+  std::atomic<std::uint64_t> count{0};
+
+ private:
+  Executor& e_;
+};
+
+// Records every message a node sends.
+class RecordingNetwork final : public platform::NodeNetwork {
+ public:
+  explicit RecordingNetwork(platform::NodeNetwork& n) : n_(n) {}
+  int node() const override { return n_.node(); }
+  int nodes() const override { return n_.nodes(); }
+  void start(platform::DeliverFn d) override { n_.start(std::move(d)); }
+  void send(int dest, platform::Message&& m) override {
+    {
+      std::lock_guard lk(mutex);
+      sent.emplace_back(dest, m.key());
+    }
+    n_.send(dest, std::move(m));
+  }
+  void stop() override { n_.stop(); }
+  void allreduce_sum(std::vector<double>& v) override { n_.allreduce_sum(v); }
+  std::mutex mutex;
+  std::vector<std::pair<int, std::uint64_t>> sent;
+
+ private:
+  platform::NodeNetwork& n_;
+};
+
+struct Grid {
+  int pr, pc;
+};
+
+struct Outcome {
+  std::uint64_t kernels = 0;            // over all nodes
+  std::uint64_t messages = 0;           // sent over all nodes
+  std::uint64_t received = 0;
+  std::set<std::tuple<int, int, std::uint64_t>> unique;  // (source, dest, key)
+  bool same_bytes = true;
+  std::string mismatch;
+};
+
+template <class T>
+bool tile_equal(const TileLayout& L, const T* a, const T* b, int i, int j) {
+  return std::memcmp(a, b, static_cast<std::size_t>(L.row_height(i) * L.col_width(j)) * sizeof(T)) == 0;
+}
+
+template <class T>
+Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, int threads, std::size_t window) {
+  const bool chol = algo == "cholesky";
+  const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
+  const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0);
+  const DataId pq = static_cast<DataId>(p * q);
+  const Placement where = [&](DataId d) {
+    if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
+    const int k = static_cast<int>(d - pq);  // QR panel copy: with its diagonal tile
+    return dist.owner(L.col_top(k), k);
+  };
+  // The serial reference.
+  TileMatrix<T> ref(L);
+  generate(ref, chol ? MatrixKind::Spd : MatrixKind::General, 5);
+  QrFactors<T> ref_f(L, 8);
+  if (chol) {
+    CholeskyExecutor<T> ex(ref);
+    SequentialSink s(ex);
+    cholesky_tasks(L, s);
+  } else {
+    QrExecutor<T> ex(ref, ref_f);
+    SequentialSink s(ex);
+    qr_tasks(L, s);
+  }
+
+  platform::LocalCluster cluster(P);
+  Outcome out;
+  std::mutex out_mutex;
+  std::vector<std::thread> nodes;
+  for (int self = 0; self < P; ++self)
+    nodes.emplace_back([&, self] {
+      auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
+      TileMatrix<T> a(L, false);
+      for (int j = 0; j < q; ++j)
+        for (int i = 0; i < p; ++i)
+          if (own(i, j)) a.allocate(i, j);
+      generate(a, chol ? MatrixKind::Spd : MatrixKind::General, 5);
+      QrFactors<T> f(L, 8, own);
+      TileDataStore<T> store;
+      store.add_tiles(0, a, chol ? nullptr : &f);
+      if (!chol) store.add_panels(pq, f, q);
+      RecordingNetwork net(cluster.node(self));
+      DistContext ctx;
+      ctx.self = self;
+      ctx.where = where;
+      ctx.network = &net;
+      ctx.store = &store;
+      platform::NativePlatform platform;
+      RuntimeOptions opt;
+      opt.threads = threads;
+      opt.window_capacity = window;
+      opt.policy = ReadyPolicy::Random;
+      opt.seed = 17 + self;
+      opt.dist = &ctx;
+      NodeRuntime rt(platform, opt);
+      RunStats st;
+      std::uint64_t kernels = 0;
+      if (chol) {
+        CholeskyExecutor<T> ex(a);
+        CountingExecutor c(ex);
+        st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, c);
+        kernels = c.count;
+      } else {
+        QrExecutor<T> ex(a, f);
+        CountingExecutor c(ex);
+        st = rt.run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, c);
+        kernels = c.count;
+      }
+      std::lock_guard lk(out_mutex);
+      out.kernels += kernels;
+      out.messages += st.comm.messages_sent;
+      out.received += st.comm.messages_received;
+      for (auto [dest, key] : net.sent) out.unique.emplace(self, dest, key);
+      for (int j = 0; j < q; ++j)
+        for (int i = 0; i < p; ++i) {
+          if (!own(i, j)) continue;
+          bool same = tile_equal(L, a.tile(i, j), ref.tile(i, j), i, j);
+          if (!chol && i >= L.col_top(j))
+            same = same && std::memcmp(f.t(i, j), ref_f.t(i, j), f.t_elems(i, j) * sizeof(T)) == 0;
+          if (!same && out.same_bytes) {
+            out.same_bytes = false;
+            out.mismatch = "node " + std::to_string(self) + " tile (" + std::to_string(i) + "," + std::to_string(j) + ")";
+          }
+        }
+    });
+  for (auto& t : nodes) t.join();
+  return out;
+}
+
+std::uint64_t serial_tasks(const std::string& algo, const TileLayout& L) {
+  struct Count final : TaskSink {
+    std::uint64_t n = 0;
+    void insert(const TaskDesc&) override { ++n; }
+  } c;
+  if (algo == "cholesky") cholesky_tasks(L, c);
+  else qr_tasks(L, c);
+  return c.n;
+}
+
+struct DistCase {
+  std::string algo;
+  Grid grid;
+  int s;
+};
+
+class Distributed : public ::testing::TestWithParam<DistCase> {};
+
+TEST_P(Distributed, MatchesSerialBitForBitAndMovesEachVersionOnce) {
+  const DistCase c = GetParam();
+#ifdef TESSERA_TSAN
+  const index_t n = 150, B = 32;
+#else
+  const index_t n = 300, B = 40;
+#endif
+  const index_t m = c.algo == "qr" ? n + 45 : n;
+  const TileLayout L(m, n, B, c.s, c.s > 1 ? 8 : 0);
+  for (std::size_t window : {std::size_t{16384}, std::size_t{8}}) {
+    const Outcome o = run_distributed<double>(c.algo, L, c.grid, 2, window);
+    EXPECT_TRUE(o.same_bytes) << o.mismatch << " (window " << window << ")";
+    EXPECT_EQ(o.kernels, serial_tasks(c.algo, L)) << "every task runs exactly once over all nodes";
+    EXPECT_EQ(o.messages, o.received);
+    EXPECT_EQ(o.unique.size(), o.messages) << "a (datum, version) travels to a node at most once";
+    if (c.grid.pr * c.grid.pc > 1) EXPECT_GT(o.messages, 0u);
+    else EXPECT_EQ(o.messages, 0u);
+  }
+}
+
+std::vector<DistCase> dist_cases() {
+  std::vector<DistCase> out;
+  for (const std::string algo : {"cholesky", "qr"})
+    for (Grid g : {Grid{1, 1}, Grid{1, 2}, Grid{2, 1}, Grid{2, 2}, Grid{1, 3}, Grid{3, 1}})
+      for (int s : {1, 3}) out.push_back({algo, g, s});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Grids, Distributed, ::testing::ValuesIn(dist_cases()), [](const auto& info) {
+  const DistCase& c = info.param;
+  return c.algo + "_" + std::to_string(c.grid.pr) + "x" + std::to_string(c.grid.pc) + "_s" + std::to_string(c.s);
+});
+
+}  // namespace
+}  // namespace tessera
