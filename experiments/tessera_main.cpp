@@ -4,6 +4,7 @@
 //               [--backend native|sim --machine FILE [--sim-data]] [--trace FILE]
 //   tessera calibrate [--out FILE] [--threads T] [--precision d,s] [--quick] [--kernels K,..] [--sizes B,..]
 //                     [--for-n N,..] [--list]
+//   tessera model comm --algo cholesky|qr --n N --B B --s S --grid PrxPc [--v V] [--nb NB] [--json FILE]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include <iostream>
 
 #include "experiments/driver.hpp"
+#include "experiments/model_command.hpp"
 #include "kernels/cpu/calibrate.hpp"
 #include "models/kernel_model.hpp"
 #include "runtime/algorithms/kernel_ids.hpp"
@@ -233,6 +235,8 @@ int main(int argc, char** argv) {
                         ->delimiter(',');
   calibrate->add_flag("--list", cal.list, "print the shapes that would be measured and exit");
 
+  tessera::ModelCommand model(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -241,6 +245,7 @@ int main(int argc, char** argv) {
   try {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     cfg.precision = precision[0];
+    if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
     if (*calibrate) {
       cal.sizes_given = sizes_opt->count() > 0;

@@ -359,3 +359,66 @@ TEST(CliGoodRun, UncheckedRunSucceedsAndSaysSo) {
 }
 
 }  // namespace
+
+namespace {
+
+// `tessera model comm`: the rows of 000 App. A.2 / Table 1 for the case
+// hand-computed in test_comm_model.cpp (n = 8, B = 2, s = 1, grid 2x2).
+TEST(CliModelComm, CholeskyTableAndJson) {
+  TempDir dir;
+  const std::string json_path = dir.path() + "/comm.json";
+  const Outcome o = run_tessera({"model", "comm", "--algo", "cholesky", "--n", "8", "--B", "2", "--s", "1", "--grid",
+                                 "2x2", "--json", json_path});
+  ASSERT_TRUE(o.exited) << o;
+  ASSERT_EQ(o.status, 0) << o;
+  EXPECT_EQ(o.err, "") << o;
+  // msg sum 14, closed 12; words sum 48, closed 40; PDPOTRF 12 msgs, 72 words; bounds 2 and 32.
+  for (const char* row : {"msg   (summation, A.2.1)", "msg   (closed form, A.2.1)", "words (summation, A.2.1)",
+                          "words (closed form, A.2.1)", "PDPOTRF msg (Table 1)", "PDPOTRF words (Table 1)",
+                          "lower bound msg (Omega)", "lower bound words (Omega)"})
+    EXPECT_THAT(o.out, HasSubstr(row)) << o;
+  for (const char* value : {" 14.000\n", " 12.000\n", " 48.000\n", " 40.000\n", " 72.000\n", " 2.000\n", " 32.000\n"})
+    EXPECT_THAT(o.out, HasSubstr(value)) << o;
+  const nlohmann::json j = nlohmann::json::parse(read_text(json_path));
+  EXPECT_EQ(j.at("algo"), "cholesky");
+  EXPECT_EQ(j.at("grid"), nlohmann::json::array({2, 2}));
+  EXPECT_EQ(j.at("nb"), 2);
+  EXPECT_TRUE(j.at("v").is_null());
+  EXPECT_DOUBLE_EQ(j.at("tessera").at("messages_summation").get<double>(), 14.0);
+  EXPECT_DOUBLE_EQ(j.at("tessera").at("messages_closed_form").get<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(j.at("tessera").at("words_summation").get<double>(), 48.0);
+  EXPECT_DOUBLE_EQ(j.at("tessera").at("words_closed_form").get<double>(), 40.0);
+  EXPECT_EQ(j.at("scalapack").at("routine"), "PDPOTRF");
+  EXPECT_DOUBLE_EQ(j.at("scalapack").at("words").get<double>(), 72.0);
+  EXPECT_DOUBLE_EQ(j.at("lower_bound").at("messages").get<double>(), 2.0);
+}
+
+TEST(CliModelComm, QrRowsWithDefaultVirtualTiles) {
+  // v = n/(B Pr) = 2: msg sum 8.75, words sum 35; PDGEQRF with --nb 4: 34 msgs.
+  const Outcome o = run_tessera(
+      {"model", "comm", "--algo", "qr", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2", "--nb", "4"});
+  ASSERT_TRUE(o.exited) << o;
+  ASSERT_EQ(o.status, 0) << o;
+  EXPECT_THAT(o.out, HasSubstr("v=2 nb=4"));
+  for (const char* value : {" 8.750\n", " 35.000\n", " 34.000\n"}) EXPECT_THAT(o.out, HasSubstr(value)) << o;
+  EXPECT_THAT(o.out, HasSubstr("PDGEQRF msg (Table 1)"));
+}
+
+TEST(CliModelComm, BadInputExitsTwoNamingTheOption) {
+  const std::vector<std::string> cmd = {"model", "comm", "--algo", "cholesky", "--n", "8", "--B", "2", "--s", "1"};
+  const auto with = [&cmd](std::vector<std::string> extra) {
+    std::vector<std::string> a = cmd;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const Outcome o = run_tessera(with({"--grid", "0x2"}));
+  EXPECT_TRUE(o.exited && o.status == 2) << o;
+  expect_rejected(with({"--grid", "0x2"}), {"--grid 0x2", "Pr must be >= 1"});
+  expect_rejected(with({"--grid", "axb"}), {"--grid axb"});
+  expect_rejected(with({"--grid", "2x2", "--v", "3"}), {"--v 3"});
+  expect_rejected({"model", "comm", "--algo", "lu", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2"}, {"'lu'"});
+  expect_rejected({"model", "comm", "--algo", "qr", "--n", "8", "--B", "16", "--s", "1", "--grid", "2x2"},
+                  {"--B 16", "n = 8"});
+}
+
+}  // namespace

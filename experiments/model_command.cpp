@@ -1,0 +1,102 @@
+#include "experiments/model_command.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "models/comm_model.hpp"
+#include "runtime/error.hpp"
+
+namespace tessera {
+
+namespace {
+
+CommAlgo parse_algo(const std::string& algo) {
+  if (algo == "cholesky") return CommAlgo::Cholesky;
+  if (algo == "qr") return CommAlgo::Qr;
+  throw InputError("--algo '" + algo + "' is not one of: cholesky, qr");
+}
+
+std::string table(const CommReport& r) {
+  const bool chol = r.algo == CommAlgo::Cholesky;
+  const char* section = chol ? "A.2.1" : "A.2.2";
+  const char* peer = chol ? "PDPOTRF" : "PDGEQRF";
+  const CommShape& c = r.shape;
+  std::string out = fmt::format("comm model (000 App. A.2, Table 1): {} n={} B={} s={} grid={}x{} P={}", chol ? "cholesky" : "qr",
+                                c.n, c.B, c.s, c.Pr, c.Pc, c.Pr * c.Pc);
+  if (!chol) out += fmt::format(" v={}", r.v);
+  out += fmt::format(" nb={}\n", r.nb);
+  const auto row = [&out](const std::string& name, double value) { out += fmt::format("{:<34} {:>20.3f}\n", name, value); };
+  out += fmt::format("{:<34} {:>20}\n", "row", "value");
+  row(fmt::format("msg   (summation, {})", section), r.msg_sum);
+  row(fmt::format("msg   (closed form, {})", section), r.msg_closed);
+  row(fmt::format("words (summation, {})", section), r.word_sum);
+  row(fmt::format("words (closed form, {})", section), r.word_closed);
+  row(fmt::format("{} msg (Table 1)", peer), r.scalapack_messages);
+  row(fmt::format("{} words (Table 1)", peer), r.scalapack_words);
+  row("lower bound msg (Omega)", r.lower_bound_messages);
+  row("lower bound words (Omega)", r.lower_bound_words);
+  return out;
+}
+
+nlohmann::json to_json(const CommReport& r) {
+  const bool chol = r.algo == CommAlgo::Cholesky;
+  const CommShape& c = r.shape;
+  return {
+      {"model", "comm"},
+      {"algo", chol ? "cholesky" : "qr"},
+      {"n", c.n},
+      {"B", c.B},
+      {"s", c.s},
+      {"grid", {c.Pr, c.Pc}},
+      {"P", c.Pr * c.Pc},
+      {"v", chol ? nlohmann::json(nullptr) : nlohmann::json(r.v)},
+      {"nb", r.nb},
+      {"units", {{"words", "matrix elements"}, {"messages", "messages sent by the busiest process"}}},
+      {"tessera",
+       {{"messages_summation", r.msg_sum},
+        {"messages_closed_form", r.msg_closed},
+        {"words_summation", r.word_sum},
+        {"words_closed_form", r.word_closed}}},
+      {"scalapack", {{"routine", chol ? "PDPOTRF" : "PDGEQRF"}, {"messages", r.scalapack_messages}, {"words", r.scalapack_words}}},
+      {"lower_bound", {{"messages", r.lower_bound_messages}, {"words", r.lower_bound_words}}},
+  };
+}
+
+}  // namespace
+
+ModelCommand::ModelCommand(CLI::App& app) {
+  model_ = app.add_subcommand("model", "evaluate a performance model without running anything");
+  model_->require_subcommand(1);
+  auto* comm = model_->add_subcommand(
+      "comm", "messages and words (matrix elements) of the busiest process: 000 App. A.2 and Table 1");
+  comm->add_option("--algo", algo_, "cholesky | qr")->required();
+  comm->add_option("--n", n_, "matrix order")->required();
+  comm->add_option("--B", B_, "top-level tile size")->required();
+  comm->add_option("--s", s_, "partitions of each top-level tile")->required();
+  comm->add_option("--grid", grid_, "process grid PrxPc, e.g. 2x3")->required();
+  comm->add_option("--v", v_, "QR virtual tile height in tiles; default n/(B*Pr), at least 1");
+  comm->add_option("--nb", nb_, "ScaLAPACK block size of the PDPOTRF/PDGEQRF rows; default B");
+  comm->add_option("--json", json_path_, "also write the rows as one JSON object to FILE");
+}
+
+int ModelCommand::run() const {
+  const auto [Pr, Pc] = parse_grid(grid_);
+  const CommAlgo algo = parse_algo(algo_);
+  const CommReport r = comm_report(algo, CommShape{n_, B_, s_, Pr, Pc}, v_, nb_);
+  std::ofstream json;
+  if (!json_path_.empty()) {
+    json.open(json_path_);
+    if (!json) throw InputError("--json " + json_path_ + ": cannot open for writing");
+  }
+  std::cout << table(r) << std::flush;
+  if (json.is_open()) {
+    json << to_json(r).dump(2) << '\n';
+    if (!json) throw InputError("--json " + json_path_ + ": write failed");
+  }
+  return 0;
+}
+
+}  // namespace tessera
