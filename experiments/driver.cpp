@@ -9,6 +9,9 @@
 #include "kernels/cpu/tile_kernels.hpp"
 #include "runtime/algorithms/cholesky.hpp"
 #include "runtime/algorithms/qr.hpp"
+#include "runtime/data_store.hpp"
+#include "runtime/dist_check.hpp"
+#include "runtime/distribution.hpp"
 #include "runtime/error.hpp"
 #include "runtime/matrix_gen.hpp"
 #include "runtime/matrix_market.hpp"
@@ -63,6 +66,15 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
   if (c.phantom && c.impl == "lapack") throw InputError("--impl lapack has no tasks to simulate: use --impl tile");
+  if (c.pr < 1 || c.pc < 1)
+    throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + ": Pr and Pc must be >= 1");
+  if (c.network) {
+    if (c.pr * c.pc != c.network->nodes())
+      throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " + std::to_string(c.pr * c.pc) +
+                       " nodes, but the run has " + std::to_string(c.network->nodes()));
+    if (c.impl != "tile") throw InputError("--impl " + c.impl + " runs on one node: distributed runs use --impl tile");
+    if (input) throw InputError("--input " + c.input + ": distributed runs generate their matrix (no node reads the whole of it)");
+  }
   if (input && c.algo == "cholesky") {
     for (index_t j = 0; j < c.n; ++j)
       for (index_t i = j + 1; i < c.n; ++i) {
@@ -167,6 +179,171 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
   r.busy_s = st.busy_s;
 }
 
+// Every node's numbers of one run, summed over nodes into per-node slots.
+void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) {
+  constexpr int kFields = 7;
+  const int P = net.nodes(), self = net.node();
+  std::vector<double> v(static_cast<std::size_t>(P) * kFields, 0.0);
+  double* mine = v.data() + static_cast<std::size_t>(self) * kFields;
+  const CommStats& c = st.comm;
+  const double fields[kFields] = {st.elapsed_s, double(c.messages_sent), double(c.words_sent), double(c.bytes_sent),
+                                  double(c.messages_received), double(c.words_received), double(c.bytes_received)};
+  std::copy(fields, fields + kFields, mine);
+  net.allreduce_sum(v);
+  r.node = self;
+  r.nodes = P;
+  r.comm.assign(P, CommStats{});
+  r.node_time_s.assign(P, 0.0);
+  for (int n = 0; n < P; ++n) {
+    const double* x = v.data() + static_cast<std::size_t>(n) * kFields;
+    r.node_time_s[n] = x[0];
+    CommStats& s = r.comm[n];
+    s.messages_sent = static_cast<std::uint64_t>(x[1]);
+    s.words_sent = static_cast<std::uint64_t>(x[2]);
+    s.bytes_sent = static_cast<std::uint64_t>(x[3]);
+    s.messages_received = static_cast<std::uint64_t>(x[4]);
+    s.words_received = static_cast<std::uint64_t>(x[5]);
+    s.bytes_received = static_cast<std::uint64_t>(x[6]);
+  }
+  r.time_s = *std::max_element(r.node_time_s.begin(), r.node_time_s.end());
+}
+
+// One node of a distributed run: its tiles of the multi-level block-cyclic
+// distribution, the protocol-driven runtime, and the distributed check.
+template <class T>
+void run_tile_distributed(RunResult& r, platform::Platform& platform) {
+  const RunConfig& c = r.config;
+  platform::NodeNetwork& net = *c.network;
+  const int self = net.node();
+  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
+  const int p = L.tile_rows(), q = L.tile_cols();
+  r.p = p;
+  r.q = q;
+  const MultiLevelBlockCyclic dist(L, c.pr, c.pc, 0);
+  const bool chol = c.algo == "cholesky";
+  const DataId pq = static_cast<DataId>(p * q);
+  // Tiles, then (QR) each column's panel copy, which lives with the column's diagonal tile.
+  const Placement where = [&](DataId d) {
+    if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
+    const int k = static_cast<int>(d - pq);
+    return dist.owner(L.col_top(k), k);
+  };
+  const auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
+  RuntimeOptions opt;
+  opt.threads = c.threads;
+  opt.window_capacity = c.window;
+  opt.policy = c.policy;
+  opt.seed = c.seed;
+  opt.observer = c.observer;
+  opt.model = c.model;
+  const std::size_t n_data = chol ? cholesky_data_count(L) : qr_data_count(L);
+  const Generator gen = [&](TaskSink& s) {
+    if (chol) cholesky_tasks(L, s);
+    else qr_tasks(L, s);
+  };
+  auto run_graph = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w,
+                       const RuntimeOptions& o) {
+    DistContext ctx;
+    ctx.self = self;
+    ctx.where = w;
+    ctx.network = &net;
+    ctx.store = &store;
+    RuntimeOptions oo = o;
+    oo.dist = &ctx;
+    // Every node learns whether any node failed, so none waits for a node
+    // that stopped: the failed one rethrows its error, the others stop with
+    // its exit status.
+    std::exception_ptr error;
+    RunStats out;
+    try {
+      out = NodeRuntime(platform, oo).run(n, g, ex);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::vector<double> status(net.nodes(), 0.0);
+    status[self] = error ? exit_status_of(error) : 0;
+    net.allreduce_sum(status);
+    if (error) std::rethrow_exception(error);
+    for (int k = 0; k < net.nodes(); ++k)
+      if (status[k] != 0) throw RemoteFailure(k, static_cast<int>(status[k]));
+    return out;
+  };
+  // Start together: the run's time is the slowest node's from this point.
+  std::vector<double> barrier{0.0};
+  net.allreduce_sum(barrier);
+  RunStats st;
+  const double cpu0 = process_cpu_s();
+  if (c.phantom) {
+    PhantomExecutor ex(L, c);
+    const std::size_t word = c.precision == 'd' ? 8 : 4;
+    PhantomDataStore store(
+        [&](DataId d) -> std::size_t {
+          if (d >= pq) {  // QR panel copy: V and T
+            const int k = static_cast<int>(d - pq);
+            const index_t ib = std::min(c.ib, L.col_width(k));
+            return static_cast<std::size_t>((L.row_height(L.col_top(k)) - L.col_local_offset(k) + ib) * L.col_width(k)) * word;
+          }
+          const int i = static_cast<int>(d % p), j = static_cast<int>(d / p);
+          std::size_t e = static_cast<std::size_t>(L.row_height(i) * L.col_width(j));
+          if (!chol && i >= L.col_top(j)) e += static_cast<std::size_t>(std::min(c.ib, L.col_width(j)) * L.col_width(j));
+          return e * word;
+        },
+        word);
+    st = run_graph(n_data, gen, ex, store, where, opt);
+  } else {
+    TileMatrix<T> a(L, false);
+    for (int j = 0; j < q; ++j)
+      for (int i = 0; i < p; ++i)
+        if (own(i, j)) a.allocate(i, j);
+    generate(a, chol ? MatrixKind::Spd : MatrixKind::General, c.seed);
+    std::optional<TileMatrix<T>> original;
+    if (c.check) {
+      original.emplace(L, false);
+      for (int j = 0; j < q; ++j)
+        for (int i = 0; i < p; ++i)
+          if (own(i, j)) {
+            original->allocate(i, j);
+            std::copy(a.tile(i, j), a.tile(i, j) + L.row_height(i) * L.col_width(j), original->tile(i, j));
+          }
+    }
+    kernels::set_blas_threads(1);
+    std::optional<QrFactors<T>> f;
+    if (!chol) f.emplace(L, c.ib, own);
+    {
+      TileDataStore<T> store;
+      store.add_tiles(0, a, f ? &*f : nullptr);
+      if (f) store.add_panels(pq, *f, q);
+      if (chol) {
+        CholeskyExecutor<T> ex(a);
+        st = run_graph(n_data, gen, ex, store, where, opt);
+      } else {
+        QrExecutor<T> ex(a, *f);
+        st = run_graph(n_data, gen, ex, store, where, opt);
+      }
+    }
+    r.cpu_s = process_cpu_s() - cpu0;
+    gather_nodes(r, st, net);
+    if (c.check) {
+      RuntimeOptions copt = opt;
+      copt.observer = nullptr;
+      copt.model = nullptr;
+      const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w) {
+        run_graph(n, g, ex, store, w, copt);
+      };
+      const SumOverNodes sum = [&](std::vector<double>& v) { net.allreduce_sum(v); };
+      r.residuals = chol ? cholesky_residual_distributed(*original, a, dist, self, check_run, sum)
+                         : qr_residual_distributed(*original, a, *f, dist, self, check_run, sum);
+    }
+    r.tasks = st.tasks;
+    r.busy_s = st.busy_s;
+    return;
+  }
+  r.cpu_s = process_cpu_s() - cpu0;
+  gather_nodes(r, st, net);
+  r.tasks = st.tasks;
+  r.busy_s = st.busy_s;
+}
+
 inline lapack_int potrf(index_t n, double* a) { return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, a, n); }
 inline lapack_int potrf(index_t n, float* a) { return LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', n, a, n); }
 inline lapack_int geqrf(index_t m, index_t n, double* a, double* tau) { return LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau); }
@@ -223,12 +400,26 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   if (config.impl == "lapack") {
     if (config.precision == 'd') run_lapack<double>(r, platform, in);
     else run_lapack<float>(r, platform, in);
+  } else if (config.network) {
+    if (config.precision == 'd') run_tile_distributed<double>(r, platform);
+    else run_tile_distributed<float>(r, platform);
   } else {
     if (config.precision == 'd') run_tile<double>(r, platform, in);
     else run_tile<float>(r, platform, in);
   }
   r.gflops = r.time_s > 0 ? flop_count(config.algo, config.m, config.n) / r.time_s * 1e-9 : 0.0;
   return r;
+}
+
+CommMax comm_max(const RunResult& r) {
+  CommMax m;
+  for (const CommStats& s : r.comm) {
+    m.messages_sent = std::max(m.messages_sent, s.messages_sent);
+    m.words_sent = std::max(m.words_sent, s.words_sent);
+    m.messages = std::max(m.messages, s.messages_sent + s.messages_received);
+    m.words = std::max(m.words, s.words_sent + s.words_received);
+  }
+  return m;
 }
 
 std::string summary_line(const RunResult& r, const char* backend) {
@@ -239,9 +430,14 @@ std::string summary_line(const RunResult& r, const char* backend) {
     if (c.algo == "qr") res += fmt::format(" orth={:.3g}", r.residuals->orth);
     verdict = r.residuals->passed() ? "ok" : "FAILED";
   }
-  return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={} backend={} time={:.4f}s gflops={:.2f} {} {}",
-                     c.algo, c.impl, c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, backend, r.time_s, r.gflops,
-                     res, verdict);
+  std::string grid;
+  if (!r.comm.empty()) {
+    const CommMax mx = comm_max(r);
+    grid = fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
+  }
+  return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}",
+                     c.algo, c.impl, c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s,
+                     r.gflops, res, verdict);
 }
 
 std::string result_json(const RunResult& r, const char* backend) {
@@ -275,6 +471,22 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["check_passed"] = nullptr;
   }
   j["residual_threshold"] = kResidualThreshold;
+  if (!r.comm.empty()) {
+    j["grid"] = {c.pr, c.pc};
+    j["nodes"] = r.nodes;
+    j["node_time_s"] = r.node_time_s;
+    nlohmann::json per = nlohmann::json::array();
+    for (const CommStats& s : r.comm)
+      per.push_back({{"messages_sent", s.messages_sent}, {"words_sent", s.words_sent}, {"bytes_sent", s.bytes_sent},
+                     {"messages_received", s.messages_received}, {"words_received", s.words_received},
+                     {"bytes_received", s.bytes_received}});
+    const CommMax mx = comm_max(r);
+    j["comm"] = {{"per_node", per},
+                 {"max_messages_sent", mx.messages_sent},
+                 {"max_words_sent", mx.words_sent},
+                 {"max_messages", mx.messages},
+                 {"max_words", mx.words}};
+  }
   if (!c.machine.empty()) {
     j["machine"] = c.machine;
     j["sim_data"] = !c.phantom;

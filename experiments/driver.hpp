@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/network.hpp"
 #include "platform/platform.hpp"
 #include "runtime/check.hpp"
 #include "runtime/node_runtime.hpp"
@@ -41,6 +42,11 @@ struct RunConfig {
   const KernelTimeModel* model = nullptr;
   bool phantom = false;
   std::string machine;  // machine file, reported in the JSON
+  // Distributed runs: this node's end of the network and the Pr x Pc node
+  // grid of the multi-level block-cyclic distribution (000 §3.1). Every node
+  // calls run_factorization with the same configuration.
+  platform::NodeNetwork* network = nullptr;
+  int pr = 1, pc = 1;
 };
 
 struct RunResult {
@@ -53,16 +59,32 @@ struct RunResult {
   double cpu_s = 0;
   double gflops = 0;
   std::uint64_t tasks = 0;
-  std::vector<double> busy_s;
+  std::vector<double> busy_s;  // this node's compute threads
   std::optional<Residuals> residuals;
+  // Distributed runs: this node, and every node's message counts (the
+  // maximum over nodes is the quantity of 000 App. A.2). time_s is the
+  // slowest node's.
+  int node = 0, nodes = 1;
+  std::vector<CommStats> comm;
+  std::vector<double> node_time_s;
 };
 
 // Throws InputError for invalid configurations and NotPositiveDefinite for
-// a Cholesky input that is not SPD.
+// a Cholesky input that is not SPD. Distributed: on every node, with
+// config.network set; the residual is computed distributedly.
 RunResult run_factorization(RunConfig config, platform::Platform& platform);
 
 // Standard flop counts: n^3/3 for Cholesky, 2mn^2 - 2n^3/3 for QR.
 double flop_count(const std::string& algo, index_t m, index_t n);
+
+// Maxima over nodes of a distributed run: messages and words sent, and
+// communicated (sent + received), the quantity 000 App. A.2 counts for the
+// process with the most communication. Words are matrix elements (tiles and
+// the QR T factors that travel with them).
+struct CommMax {
+  std::uint64_t messages_sent = 0, words_sent = 0, messages = 0, words = 0;
+};
+CommMax comm_max(const RunResult& r);
 
 std::string summary_line(const RunResult& r, const char* backend);
 std::string result_json(const RunResult& r, const char* backend);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <fstream>
 #include <iostream>
@@ -19,9 +20,11 @@
 #include "experiments/driver.hpp"
 #include "experiments/model_command.hpp"
 #include "kernels/cpu/calibrate.hpp"
+#include "models/comm_model.hpp"
 #include "models/kernel_model.hpp"
 #include "runtime/algorithms/kernel_ids.hpp"
 #include "platform/machine.hpp"
+#include "platform/native/mpi_network.hpp"
 #include "platform/native/native_platform.hpp"
 #include "platform/not_compiled.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
@@ -34,16 +37,25 @@ struct BackendOptions {
   std::string backend = "native";
   std::string machine;
   bool sim_data = false;
+  int nodes = 0;  // simulated nodes; 0: the grid's
 };
 
 // Runs the factorization on the chosen backend and returns its result and the backend's name.
 tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name) {
   using namespace tessera;
   if (b.backend == "native") {
-    if (!b.machine.empty() || b.sim_data)
-      throw InputError("--machine and --sim-data describe a simulated run: add --backend sim");
+    if (!b.machine.empty() || b.sim_data || b.nodes != 0)
+      throw InputError("--machine, --nodes and --sim-data describe a simulated run: add --backend sim");
     platform::NativePlatform native;
     backend_name = native.backend_name();
+    if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
+    // One process per node, started by mpirun: each runs this same command.
+    platform::MpiNetwork net(nullptr, nullptr);
+    if (net.nodes() != cfg.pr * cfg.pc)
+      throw InputError(fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})", cfg.pr,
+                                   cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
+                                   net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc));
+    cfg.network = &net;
     return run_factorization(cfg, native);
   }
   if (b.backend != "sim") throw InputError("--backend '" + b.backend + "' is not one of: native, sim");
@@ -85,6 +97,8 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   if (trace_file.is_open()) cfg.observer = &trace;
   std::string name;
   const RunResult r = run_on_backend(cfg, backend, name);
+  // A distributed run reports once, from node 0 (it holds every node's counts).
+  if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;
   const std::string summary = summary_line(r, name.c_str());
   std::cout << summary << std::endl;
   if (trace_file.is_open()) {
@@ -214,6 +228,11 @@ int main(int argc, char** argv) {
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
   run->add_option("--backend", backend.backend, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
+  std::string grid;
+  run->add_option("--grid", grid,
+                  "PrxPc node grid of a distributed run (multi-level block-cyclic distribution): one MPI process per node "
+                  "under mpirun, or simulated nodes with --backend sim; default 1x1");
+  run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
   run->add_flag("--sim-data", backend.sim_data,
                 "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
 
@@ -245,6 +264,7 @@ int main(int argc, char** argv) {
   try {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     cfg.precision = precision[0];
+    if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);
     if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
     if (*calibrate) {
@@ -257,6 +277,9 @@ int main(int argc, char** argv) {
   } catch (const tessera::InputError& e) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 2;
+  } catch (const tessera::RemoteFailure& e) {
+    std::cerr << "tessera: error: " << e.what() << std::endl;
+    return e.exit_status();
   } catch (const tessera::platform::NotCompiled& e) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 2;

@@ -37,13 +37,12 @@ double norm1(index_t m, index_t n, F&& at) {
   return best;
 }
 
-// resid / (scale * anorm * eps), following LAPACK's convention for a zero matrix.
-double ratio(double resid, double anorm, double scale, double eps) {
+}  // namespace
+
+double scaled_ratio(double resid, double anorm, double scale, double eps) {
   if (anorm <= 0) return resid <= 0 ? 0.0 : resid / (scale * eps);
   return resid / (scale * anorm * eps);
 }
-
-}  // namespace
 
 template <class T>
 Residuals cholesky_residual(const std::vector<T>& a, const TileMatrix<T>& f) {
@@ -59,7 +58,7 @@ Residuals cholesky_residual(const std::vector<T>& a, const TileMatrix<T>& f) {
   const double anorm = norm1(n, n, sym);
   const double resid =
       norm1(n, n, [&](index_t r, index_t col) { return static_cast<double>(c[r + col * n]) - static_cast<double>(sym(r, col)); });
-  return {ratio(resid, anorm, static_cast<double>(n), eps), 0.0};
+  return {scaled_ratio(resid, anorm, static_cast<double>(n), eps), 0.0};
 }
 
 template <class T>
@@ -83,7 +82,7 @@ Residuals qr_residual(const std::vector<T>& a, const TileMatrix<T>& f, const std
   for (index_t j = 0; j < n; ++j) g[j + j * n] = T(1);
   syrk_identity(n, m, q.data(), m, g.data());
   const double onorm = norm1(n, n, [&](index_t i, index_t j) { return i <= j ? g[i + j * n] : g[j + i * n]; });
-  return {ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps), onorm / (static_cast<double>(m) * eps)};
+  return {scaled_ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps), onorm / (static_cast<double>(m) * eps)};
 }
 
 template Residuals cholesky_residual<float>(const std::vector<float>&, const TileMatrix<float>&);

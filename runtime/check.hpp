@@ -19,6 +19,9 @@ struct Residuals {
   bool passed() const { return factor < kResidualThreshold && orth < kResidualThreshold; }
 };
 
+// resid / (scale * anorm * eps), following LAPACK's convention for a zero matrix.
+double scaled_ratio(double resid, double anorm, double scale, double eps);
+
 // `a` is the original matrix (column-major, m×n, only its lower triangle is
 // used for Cholesky); `factored` holds the factorization's output.
 template <class T>

@@ -3,6 +3,8 @@
 // these with a message that names the input and the offending value; the
 // command line prints the message and exits non-zero.
 #include <cstdint>
+#include <exception>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -27,5 +29,37 @@ class NotPositiveDefinite : public std::runtime_error {
  private:
   std::int64_t column_;
 };
+
+// Another node of a distributed run failed (it reports its own error); this
+// node stops with the same exit status instead of waiting for it.
+class RemoteFailure : public std::runtime_error {
+ public:
+  RemoteFailure(int node, int exit_status)
+      : std::runtime_error("node " + std::to_string(node) + " failed (its message above says why); this node stops too"),
+        node_(node), status_(exit_status) {}
+  int node() const { return node_; }
+  int exit_status() const { return status_; }
+
+ private:
+  int node_, status_;
+};
+
+// The command line's exit status for an error: 2 invalid input, 3 not
+// positive definite, 4 out of memory, 5 anything else.
+inline int exit_status_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const InputError&) {
+    return 2;
+  } catch (const NotPositiveDefinite&) {
+    return 3;
+  } catch (const std::bad_alloc&) {
+    return 4;
+  } catch (const RemoteFailure& r) {
+    return r.exit_status();
+  } catch (...) {
+    return 5;
+  }
+}
 
 }  // namespace tessera

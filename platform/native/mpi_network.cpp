@@ -1,5 +1,8 @@
 #include "platform/native/mpi_network.hpp"
 
+// The C API only: OpenMPI's mpi.h would otherwise pull in its deprecated C++ bindings.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <chrono>
@@ -9,6 +12,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 

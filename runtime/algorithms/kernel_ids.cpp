@@ -15,6 +15,8 @@ const char* kernel_name(std::uint16_t k) {
     case kLarfbQ: return "LARFB_Q";
     case kSsrfbQ: return "SSRFB_Q";
     case kNop: return "NOP";
+    case kCheckQr: return "CHECK_QR";
+    case kCheckGram: return "CHECK_GRAM";
     default: return "?";
   }
 }

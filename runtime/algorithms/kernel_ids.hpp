@@ -18,6 +18,8 @@ enum KernelId : std::uint16_t {
   kLarfbQ,      // apply Q (not Q^T) of a GEQRT: forming Q for the check
   kSsrfbQ,      // apply Q of a TSQRT: forming Q for the check
   kNop,         // empty kernel (window benchmarks)
+  kCheckQr,     // distributed check: C_ij -= Q_ik R_kj
+  kCheckGram,   // distributed check: W_rj[a rows] += Q_ia^T Q_ij
 };
 
 const char* kernel_name(std::uint16_t k);
