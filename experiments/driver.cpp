@@ -385,6 +385,12 @@ void run_lapack(RunResult& r, platform::Platform& platform, const DenseMatrix* i
 
 }  // namespace
 
+std::uint64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<std::uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
 double flop_count(const std::string& algo, index_t m, index_t n) {
   const double M = static_cast<double>(m), N = static_cast<double>(n);
   return algo == "cholesky" ? N * N * N / 3.0 : 2.0 * M * N * N - 2.0 * N * N * N / 3.0;
@@ -431,6 +437,8 @@ std::string summary_line(const RunResult& r, const char* backend) {
     verdict = r.residuals->passed() ? "ok" : "FAILED";
   }
   std::string grid;
+  if (!c.machine.empty())
+    grid += fmt::format(" wall={:.1f}s rss={:.0f}MiB", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   if (!r.comm.empty()) {
     const CommMax mx = comm_max(r);
     grid = fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
@@ -471,6 +479,8 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["check_passed"] = nullptr;
   }
   j["residual_threshold"] = kResidualThreshold;
+  j["wall_s"] = r.wall_s;
+  j["peak_rss_bytes"] = r.peak_rss_bytes;
   if (!r.comm.empty()) {
     j["grid"] = {c.pr, c.pc};
     j["nodes"] = r.nodes;

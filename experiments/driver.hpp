@@ -67,7 +67,14 @@ struct RunResult {
   int node = 0, nodes = 1;
   std::vector<CommStats> comm;
   std::vector<double> node_time_s;
+  // The command's own cost: wall-clock seconds (of a simulated run: what the
+  // simulation took) and the process's peak resident memory.
+  double wall_s = 0;
+  std::uint64_t peak_rss_bytes = 0;
 };
+
+// Peak resident set size of this process so far.
+std::uint64_t peak_rss_bytes();
 
 // Throws InputError for invalid configurations and NotPositiveDefinite for
 // a Cholesky input that is not SPD. Distributed: on every node, with

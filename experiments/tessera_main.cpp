@@ -68,11 +68,32 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   cfg.model = &machine.core_model(cfg.threads);
   cfg.phantom = !b.sim_data;
   cfg.machine = b.machine;
+  const int P = cfg.pr * cfg.pc;
+  if (b.nodes != 0 && b.nodes != P)
+    throw InputError(fmt::format("--nodes {} differs from the {} nodes of --grid {}x{}", b.nodes, P, cfg.pr, cfg.pc));
+  if (P > machine.nodes)
+    throw InputError(fmt::format("--grid {}x{} needs {} nodes, but machine file {} has {} (\"nodes\": {})", cfg.pr, cfg.pc, P,
+                                 b.machine, machine.nodes, machine.nodes));
   // One simulation per process: this one (see simgrid_platform.hpp).
   platform::Simulation sim(machine);
-  platform::SimGridPlatform node0(sim, 0, b.sim_data);
-  backend_name = node0.backend_name();
-  return run_factorization(cfg, node0);
+  if (P == 1) {
+    platform::SimGridPlatform node0(sim, 0, b.sim_data);
+    backend_name = node0.backend_name();
+    return run_factorization(cfg, node0);
+  }
+  // P node runtimes in this process, one actor each, over the modeled network.
+  platform::SimCluster cluster(sim, P);
+  std::vector<std::unique_ptr<platform::SimGridPlatform>> nodes;
+  for (int k = 0; k < P; ++k) nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, b.sim_data));
+  backend_name = nodes[0]->backend_name();
+  std::vector<RunResult> results(P);
+  platform::run_on_nodes(sim, P, [&](int k) {
+    RunConfig mine = cfg;
+    mine.network = &cluster.node(k);
+    if (k != 0) mine.observer = nullptr;  // node 0's trace
+    results[k] = run_factorization(mine, *nodes[k]);
+  });
+  return results[0];
 }
 
 int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
@@ -96,7 +117,10 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   TraceRecorder trace;
   if (trace_file.is_open()) cfg.observer = &trace;
   std::string name;
-  const RunResult r = run_on_backend(cfg, backend, name);
+  const auto wall0 = std::chrono::steady_clock::now();
+  RunResult r = run_on_backend(cfg, backend, name);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.peak_rss_bytes = peak_rss_bytes();
   // A distributed run reports once, from node 0 (it holds every node's counts).
   if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;
   const std::string summary = summary_line(r, name.c_str());

@@ -212,4 +212,105 @@ void SimGridPlatform::run_kernel(Executor& e, const TaskDesc& t, WorkerContext& 
   if (modeled_s > 0) sg4::this_actor::sleep_for(modeled_s);
 }
 
+namespace {
+
+struct Envelope {
+  int source;
+  Message m;
+};
+
+}  // namespace
+
+struct SimCluster::Impl {
+  class Endpoint;
+  Simulation& sim;
+  std::vector<std::unique_ptr<Endpoint>> endpoints;
+  // allreduce_sum: actors run one at a time, so the sum needs no lock.
+  sg4::BarrierPtr barrier;
+  std::vector<double> sum;
+  int arrived = 0, unread = 0;
+  Impl(Simulation& s, int nodes);
+};
+
+class SimCluster::Impl::Endpoint final : public NodeNetwork {
+ public:
+  Endpoint(SimCluster::Impl& c, int self)
+      : cluster_(c), self_(self), mbox_(sg4::Mailbox::by_name("tessera-node" + std::to_string(self))) {}
+  int node() const override { return self_; }
+  int nodes() const override { return static_cast<int>(cluster_.endpoints.size()); }
+
+  void start(DeliverFn deliver) override {
+    deliver_ = std::move(deliver);
+    actor_ = sg4::Actor::create("comm", cluster_.sim.node_host(self_), [this] {
+      for (;;) {
+        std::unique_ptr<Envelope> e(mbox_->get<Envelope>());
+        deliver_(e->source, std::move(e->m));
+      }
+    });
+    mbox_->set_receiver(actor_);
+  }
+
+  void send(int dest, Message&& m) override {
+    const auto size = static_cast<std::uint64_t>(m.wire_bytes());
+    sg4::Mailbox* to = cluster_.endpoints.at(dest)->mbox_;
+    to->put_init(new Envelope{self_, std::move(m)}, size)->detach();
+  }
+
+  // Every message this node expects has arrived: the actor waits in get() on
+  // an empty mailbox, and no other message will come.
+  void stop() override {
+    if (!actor_) return;
+    mbox_->set_receiver(nullptr);
+    actor_->kill();
+    actor_ = nullptr;
+  }
+
+  void allreduce_sum(std::vector<double>& v) override {
+    auto& c = cluster_;
+    if (c.arrived++ == 0) c.sum.assign(v.size(), 0.0);
+    if (c.sum.size() != v.size()) throw std::logic_error("allreduce_sum: lengths differ between nodes");
+    for (std::size_t i = 0; i < v.size(); ++i) c.sum[i] += v[i];
+    c.barrier->wait();
+    v = c.sum;
+    // The last reader resets before anyone can pass the second barrier and
+    // start the next round.
+    if (++c.unread == nodes()) c.arrived = 0, c.unread = 0;
+    c.barrier->wait();
+  }
+
+ private:
+  SimCluster::Impl& cluster_;
+  int self_;
+  sg4::Mailbox* mbox_;
+  DeliverFn deliver_;
+  sg4::ActorPtr actor_;
+};
+
+SimCluster::Impl::Impl(Simulation& s, int nodes) : sim(s), barrier(sg4::Barrier::create(nodes)) {
+  for (int i = 0; i < nodes; ++i) endpoints.push_back(std::make_unique<Endpoint>(*this, i));
+}
+
+SimCluster::SimCluster(Simulation& sim, int nodes) {
+  if (nodes < 1 || nodes > sim.nodes())
+    throw std::out_of_range(std::to_string(nodes) + " nodes on a " + std::to_string(sim.nodes()) + "-node machine");
+  impl_ = std::make_unique<Impl>(sim, nodes);
+}
+SimCluster::~SimCluster() = default;
+int SimCluster::nodes() const { return static_cast<int>(impl_->endpoints.size()); }
+NodeNetwork& SimCluster::node(int i) { return *impl_->endpoints.at(i); }
+
+void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body) {
+  std::exception_ptr error;
+  for (int k = 0; k < nodes; ++k)
+    sg4::Actor::create("node-main", sim.node_host(k), [&, k] {
+      try {
+        body(k);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    });
+  sim.run();
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace tessera::platform

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/network.hpp"
 #include "platform/platform.hpp"
 
 namespace simgrid::s4u {
@@ -87,5 +88,33 @@ class SimGridPlatform final : public Platform {
   SimSync sync_;
   std::unique_ptr<Actors> actors_;
 };
+
+// The network of the first `nodes` nodes of a simulation: each node's
+// communication thread is an actor on its host that receives every message
+// sent to the node's mailbox; messages cross the modeled links (net_i, then
+// net_j: see simgrid_platform.cpp). A mailbox has its communication actor as
+// permanent receiver, so a transfer starts when it is posted, as an eager MPI
+// send does, and no mailbox accumulates unmatched puts. Sends are detached
+// puts posted by the thread that finished the data (the native backend queues
+// them to its communication thread instead; the thread's own CPU time is not
+// modeled either way). allreduce_sum meets at an s4u barrier.
+class SimCluster {
+ public:
+  SimCluster(Simulation& sim, int nodes);
+  ~SimCluster();
+  SimCluster(const SimCluster&) = delete;
+  SimCluster& operator=(const SimCluster&) = delete;
+  int nodes() const;
+  NodeNetwork& node(int i);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs body(k) for k = 0 .. nodes-1 as one actor per node ("node-main" on the
+// node's host) and runs the simulation until every actor has ended. The
+// first exception a body throws is rethrown.
+void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body);
 
 }  // namespace tessera::platform

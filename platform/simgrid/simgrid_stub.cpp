@@ -27,4 +27,11 @@ void SimGridPlatform::join_all() {}
 double SimGridPlatform::now() const { return 0; }
 void SimGridPlatform::run_kernel(Executor&, const TaskDesc&, WorkerContext&, double) { throw NotCompiled("SimGrid"); }
 
+struct SimCluster::Impl {};
+SimCluster::SimCluster(Simulation&, int) { throw NotCompiled("SimGrid"); }
+SimCluster::~SimCluster() = default;
+int SimCluster::nodes() const { return 0; }
+NodeNetwork& SimCluster::node(int) { throw NotCompiled("SimGrid"); }
+void run_on_nodes(Simulation&, int, const std::function<void(int)>&) { throw NotCompiled("SimGrid"); }
+
 }  // namespace tessera::platform
