@@ -24,7 +24,7 @@ PACKAGES=(
   libopenblas-dev liblapacke-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
-  libsimgrid-dev libopenmpi-dev openmpi-bin
+  libsimgrid-dev libopenmpi-dev openmpi-bin libscalapack-openmpi-dev
   python3 python3-matplotlib
 )
 

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""tessera's distributed runs against ScaLAPACK (PDPOTRF, PDGEQRF) under mpirun.
+
+For each algorithm it runs, alternating in one sweep, --reps times each:
+
+    mpirun --allow-run-as-root --oversubscribe -np P build/scalapack_peer --algo A --n N --nb NB --grid PrxPc --json F
+    mpirun --allow-run-as-root --oversubscribe -np P build/tessera run --algo A --n N --grid PrxPc --threads T --json F
+
+with P = Pr*Pc, and prints one row per algorithm: the median GFlop/s of each,
+the ratio tessera/ScaLAPACK of the medians, and every rep's value. A run that
+fails (exit status, timeout, no JSON) is reported on stderr and left out; the
+sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value.
+
+    /usr/bin/python3 experiments/bench_mpi.py                          # cholesky,qr N=8192 grid 1x2
+    /usr/bin/python3 experiments/bench_mpi.py --n 2048 --reps 1 --markdown
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+
+
+def parse_grid(text):
+    try:
+        pr, pc = (int(x) for x in text.split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--grid '{text}' is not PrxPc (e.g. 1x2)")
+    if pr < 1 or pc < 1:
+        raise argparse.ArgumentTypeError(f"--grid '{text}' needs Pr, Pc >= 1")
+    return pr, pc
+
+
+def run_one(label, cmd, json_path, timeout):
+    """Runs cmd; returns its JSON result's GFlop/s, or None after reporting why not."""
+    if os.path.exists(json_path):
+        os.remove(json_path)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"  {label}: timed out after {timeout} s: {' '.join(cmd)}", file=sys.stderr)
+        return None
+    except OSError as e:
+        print(f"  {label}: cannot run {cmd[0]}: {e}", file=sys.stderr)
+        return None
+    if proc.returncode != 0:
+        # The program's own first message lines, not mpirun's boilerplate after them.
+        lines = [l for l in (proc.stderr + proc.stdout).splitlines() if l.strip() and not l.startswith("---")]
+        print(f"  {label}: exit {proc.returncode}: {' '.join(lines[:2]) if lines else '(no output)'}", file=sys.stderr)
+        return None
+    try:
+        with open(json_path) as f:
+            return float(json.load(f)["gflops"])
+    except (OSError, ValueError, KeyError) as e:
+        print(f"  {label}: no usable JSON in {json_path}: {e}", file=sys.stderr)
+        return None
+
+
+def fmt_values(values):
+    return ", ".join(f"{v:.1f}" for v in values) if values else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--algos", default="cholesky,qr", help="comma-separated: cholesky, qr")
+    ap.add_argument("--n", type=int, default=8192)
+    ap.add_argument("--grid", type=parse_grid, default=(1, 2), help="process grid PrxPc (default 1x2)")
+    ap.add_argument("--threads", type=int, default=1, help="tessera compute threads per rank")
+    ap.add_argument("--nb", type=int, default=256, help="ScaLAPACK block size")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--build", default="build", help="folder holding scalapack_peer and tessera")
+    ap.add_argument("--out", default=None, help="folder for the per-run JSON files (default: a temporary one)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds before one run is abandoned")
+    args = ap.parse_args()
+
+    algos = [a for a in args.algos.split(",") if a]
+    for a in algos:
+        if a not in ("cholesky", "qr"):
+            ap.error(f"--algos: '{a}' is not one of: cholesky, qr")
+    if args.n < 1 or args.reps < 1 or args.threads < 1 or args.nb < 1:
+        ap.error("--n, --reps, --threads and --nb must be at least 1")
+    pr, pc = args.grid
+    grid = f"{pr}x{pc}"
+    nprocs = pr * pc
+    out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-mpi-")
+    os.makedirs(out_dir, exist_ok=True)
+    scalapack_bin = os.path.join(args.build, "scalapack_peer")
+    tessera_bin = os.path.join(args.build, "tessera")
+    tty = sys.stderr.isatty()
+
+    print(f"N={args.n} grid={grid} ranks={nprocs} tessera threads/rank={args.threads} ScaLAPACK nb={args.nb} "
+          f"reps={args.reps} (alternating), JSON in {out_dir}", flush=True)
+    if args.markdown:
+        print("| algo | N | grid | ScaLAPACK GFlop/s | tessera GFlop/s | tessera/ScaLAPACK | ScaLAPACK reps | tessera reps |")
+        print("|---|---:|---|---:|---:|---:|---|---|")
+    else:
+        print(f"{'algo':<9}{'N':>6}  {'grid':<5} {'ScaLAPACK':>9} {'tessera':>9} {'ratio':>6}  reps (ScaLAPACK | tessera)")
+    reference_missing = False
+    for algo in algos:
+        scalapack, tessera = [], []
+        for r in range(args.reps):
+            if tty:
+                print(f"\r  {algo} N={args.n} rep {r + 1}/{args.reps} ...", end="", file=sys.stderr, flush=True)
+            path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_scalapack_r{r}.json")
+            cmd = MPIRUN + ["-np", str(nprocs), scalapack_bin, "--algo", algo, "--n", str(args.n),
+                            "--nb", str(args.nb), "--grid", grid, "--json", path]
+            g = run_one(f"scalapack {algo} rep {r + 1}", cmd, path, args.timeout)
+            if g is not None:
+                scalapack.append(g)
+            path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_tessera_r{r}.json")
+            cmd = MPIRUN + ["-np", str(nprocs), tessera_bin, "run", "--algo", algo, "--n", str(args.n),
+                            "--grid", grid, "--threads", str(args.threads), "--json", path]
+            g = run_one(f"tessera {algo} rep {r + 1}", cmd, path, args.timeout)
+            if g is not None:
+                tessera.append(g)
+        if tty:
+            print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+        reference_missing |= not scalapack
+        s = statistics.median(scalapack) if scalapack else None
+        t = statistics.median(tessera) if tessera else None
+        s_txt = f"{s:.1f}" if s is not None else "failed"
+        t_txt = f"{t:.1f}" if t is not None else "failed"
+        ratio = f"{t / s:.2f}x" if s and t is not None else "-"
+        if args.markdown:
+            print(f"| {algo} | {args.n} | {grid} | {s_txt} | {t_txt} | {ratio} | "
+                  f"{fmt_values(scalapack)} | {fmt_values(tessera)} |", flush=True)
+        else:
+            print(f"{algo:<9}{args.n:>6}  {grid:<5} {s_txt:>9} {t_txt:>9} {ratio:>6}  "
+                  f"{fmt_values(scalapack)} | {fmt_values(tessera)}", flush=True)
+    # A failing tessera run is reported and tolerated (its side may be unfinished);
+    # no ScaLAPACK value at all means the comparison itself is broken.
+    return 1 if reference_missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
