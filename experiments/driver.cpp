@@ -441,7 +441,7 @@ std::string summary_line(const RunResult& r, const char* backend) {
     grid += fmt::format(" wall={:.1f}s rss={:.0f}MiB", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   if (!r.comm.empty()) {
     const CommMax mx = comm_max(r);
-    grid = fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
+    grid += fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
   }
   return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}",
                      c.algo, c.impl, c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s,
