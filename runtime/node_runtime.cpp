@@ -290,7 +290,9 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   const DistContext* dist = options_.dist;
   RunState s(dist ? 2 * n_data : n_data, options_, platform_);
   s.dist = dist;
-  if (dist) dist->network->start([&s](int, platform::Message&& m) { s.deliver(std::move(m)); });
+  // One node sends nothing: no communication thread (000 §4).
+  const bool networked = dist && dist->network->nodes() > 1;
+  if (networked) dist->network->start([&s](int, platform::Message&& m) { s.deliver(std::move(m)); });
   RunStats stats;
   stats.busy_s.assign(options_.threads, 0.0);
   RuntimeObserver* obs = options_.observer;
@@ -344,8 +346,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     });
   }
   platform_.join_all();
+  if (networked) dist->network->stop();
   if (dist) {
-    dist->network->stop();
     const std::size_t w = dist->store->word_bytes();
     stats.comm.messages_sent = s.sent;
     stats.comm.bytes_sent = s.sent_bytes;
