@@ -52,6 +52,12 @@ class TileDataStore final : public DataStore {
   void pack(DataId d, std::byte* out) const override { copy(d, out, true); }
   void unpack_own(DataId d, const std::byte* in) override { copy(d, const_cast<std::byte*>(in), false); }
 
+  void release_alien(DataId d) override {
+    point(d, nullptr);
+    std::lock_guard lk(lock_);
+    held_.erase(d);
+  }
+
   void adopt_alien(DataId d, platform::Message&& m) override {
     point(d, reinterpret_cast<T*>(m.payload()));
     std::lock_guard lk(lock_);
@@ -129,6 +135,7 @@ class PhantomDataStore final : public DataStore {
   void pack(DataId, std::byte*) const override {}
   void unpack_own(DataId, const std::byte*) override {}
   void adopt_alien(DataId, platform::Message&&) override {}
+  void release_alien(DataId) override {}
 
  private:
   std::function<std::size_t(DataId)> bytes_;

@@ -81,6 +81,10 @@ struct RunState {
       sent_bytes.fetch_add(bytes, std::memory_order_relaxed);
       dist->network->send(d.arg[0], std::move(m));
       done.push_back(t);
+    } else if (d.kernel == kRuntimeRelease) {
+      // Every earlier reader of the alien copy has finished (the release is its writer).
+      dist->store->release_alien(static_cast<DataId>(d.arg[1]));
+      done.push_back(t);
     } else if (d.kernel == kRuntimeRecv) {
       platform::Message m;
       {
@@ -184,6 +188,12 @@ class ProtocolSink final : public TaskSink {
  public:
   ProtocolSink(RunState& s, std::size_t n_data)
       : s_(s), d_(*s.dist), n_data_(n_data), version_(n_data, 0), alien_version_(n_data, kNone) {}
+
+  void release(DataId d) override {
+    if (alien_version_[d] == kNone || d_.where(d).node == d_.self) return;
+    alien_version_[d] = kNone;
+    append(comm_task(kRuntimeRelease, d_.self, d, 0, false, 0).add(static_cast<DataId>(n_data_ + d), AccessMode::Write));
+  }
 
   void insert(const TaskDesc& t) override {
     instances_.clear();

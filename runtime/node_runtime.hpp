@@ -92,6 +92,8 @@ class DataStore {
   // tile tables at the payload, where kernels find it. The previous alien
   // copy of d, whose readers have all finished, is freed.
   virtual void adopt_alien(DataId d, platform::Message&& m) = 0;
+  // The alien copy of d is no longer needed (Release_Tile): free it.
+  virtual void release_alien(DataId d) = 0;
 };
 
 // A node of a distributed run: who it is, where every datum lives (the same

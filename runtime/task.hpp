@@ -24,6 +24,8 @@ inline constexpr int kMaxAccesses = 4;
 // datum, arg[2] version, arg[3] 1 when a receive updates this node's own datum).
 inline constexpr std::uint16_t kRuntimeSend = 0xFF00;
 inline constexpr std::uint16_t kRuntimeRecv = 0xFF01;
+// Frees this node's alien copy of datum arg[1] after its last reader (Release_Tile).
+inline constexpr std::uint16_t kRuntimeRelease = 0xFF02;
 
 struct TaskDesc {
   std::uint16_t kernel = 0;
@@ -67,6 +69,11 @@ class TaskSink {
  public:
   virtual ~TaskSink() = default;
   virtual void insert(const TaskDesc& t) = 0;
+  // Release_Tile (000 §5.5): no task inserted after this call reads datum
+  // d's current version again. The runtime may then free the copies of d it
+  // made for other nodes or devices once their readers have run. A marker,
+  // not a task: sinks that keep no copies ignore it.
+  virtual void release(DataId /*d*/) {}
 };
 
 }  // namespace tessera

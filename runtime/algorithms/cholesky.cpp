@@ -29,6 +29,8 @@ void cholesky_tasks(const TileLayout& L, TaskSink& sink) {
                         .add(tile_data(L, tj, k), R)
                         .add(tile_data(L, i, j), RW));
       }
+    // Column k of L is final and read by no later step.
+    for (int i = t; i < p; ++i) sink.release(tile_data(L, i, k));
   }
 }
 

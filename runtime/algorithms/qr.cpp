@@ -82,6 +82,9 @@ void qr_tasks(const TileLayout& L, TaskSink& sink) {
                         .add(tile_data(L, i, k), R)
                         .add(tile_data(L, i, j), RW)
                         .add(tile_data(L, t, j), RW));
+    // Column k's reflectors and its panel copy are read by no later step.
+    for (int i = t; i < p; ++i) sink.release(tile_data(L, i, k));
+    sink.release(panel_data(L, k));
   }
 }
 
