@@ -428,6 +428,11 @@ CommMax comm_max(const RunResult& r) {
   return m;
 }
 
+std::string cost_note(const RunResult& r) {
+  if (r.config.machine.empty()) return "";
+  return fmt::format(" (simulation: wall {:.1f} s, peak memory {:.0f} MiB)", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+}
+
 std::string summary_line(const RunResult& r, const char* backend) {
   const RunConfig& c = r.config;
   std::string res = "residual=-", verdict = "unchecked";
@@ -437,8 +442,6 @@ std::string summary_line(const RunResult& r, const char* backend) {
     verdict = r.residuals->passed() ? "ok" : "FAILED";
   }
   std::string grid;
-  if (!c.machine.empty())
-    grid += fmt::format(" wall={:.1f}s rss={:.0f}MiB", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   if (!r.comm.empty()) {
     const CommMax mx = comm_max(r);
     grid += fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
