@@ -370,6 +370,18 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   if (obs) obs->on_run_end(t1);
   stats.elapsed_s = t1 - t0;
   stats.tasks = s.window.appended();
+  if (networked) {
+    // Every node returns together, knowing whether any failed: none then
+    // waits for a failed node, and no message of a later run can reach this
+    // run's communication thread.
+    platform::NodeNetwork& net = *dist->network;
+    std::vector<double> status(net.nodes(), 0.0);
+    status[net.node()] = s.error ? exit_status_of(s.error) : 0;
+    net.allreduce_sum(status);
+    if (s.error) std::rethrow_exception(s.error);
+    for (int k = 0; k < net.nodes(); ++k)
+      if (status[k] != 0) throw RemoteFailure(k, static_cast<int>(status[k]));
+  }
   if (s.error) std::rethrow_exception(s.error);
   return stats;
 }

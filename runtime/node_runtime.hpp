@@ -151,7 +151,9 @@ class NodeRuntime {
   // minor output, and a receive task for every remote input and sink minor
   // output; a tile version travels to a node at most once. A failed kernel
   // does not stop the generator here: the other nodes expect this node's
-  // messages, so the run completes (without running kernels) and rethrows.
+  // messages, so the run completes (without running kernels) and rethrows;
+  // run() returns on all nodes together (a collective over the network), and
+  // a node whose peer failed throws RemoteFailure with that node's status.
   RunStats run(std::size_t n_data, const Generator& generate, Executor& executor);
 
  private:

@@ -20,6 +20,7 @@
 #include "runtime/algorithms/cholesky.hpp"
 #include "runtime/algorithms/qr.hpp"
 #include "runtime/data_store.hpp"
+#include "runtime/dist_check.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/matrix_gen.hpp"
 #include "runtime/node_runtime.hpp"
@@ -221,6 +222,116 @@ INSTANTIATE_TEST_SUITE_P(Grids, Distributed, ::testing::ValuesIn(dist_cases()), 
   const DistCase& c = info.param;
   return c.algo + "_" + std::to_string(c.grid.pr) + "x" + std::to_string(c.grid.pc) + "_s" + std::to_string(c.s);
 });
+
+// The distributed residuals against the single-node ones, and a corrupted
+// factor tile on one node failing them.
+template <class T>
+std::vector<Residuals> distributed_residuals(const std::string& algo, const TileLayout& L, Grid g, int corrupt_node) {
+  const bool chol = algo == "cholesky";
+  const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
+  const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0);
+  const DataId pq = static_cast<DataId>(p * q);
+  const Placement where = [&](DataId d) {
+    if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
+    const int k = static_cast<int>(d - pq);
+    return dist.owner(L.col_top(k), k);
+  };
+  platform::LocalCluster cluster(P);
+  std::vector<Residuals> out(P);
+  std::vector<std::thread> nodes;
+  for (int self = 0; self < P; ++self)
+    nodes.emplace_back([&, self] {
+      auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
+      TileMatrix<T> a(L, false), original(L, false);
+      for (int j = 0; j < q; ++j)
+        for (int i = 0; i < p; ++i)
+          if (own(i, j)) a.allocate(i, j), original.allocate(i, j);
+      generate(a, chol ? MatrixKind::Spd : MatrixKind::General, 3);
+      generate(original, chol ? MatrixKind::Spd : MatrixKind::General, 3);
+      QrFactors<T> f(L, 8, own);
+      platform::NativePlatform platform;
+      platform::NodeNetwork& net = cluster.node(self);
+      const DistGraphRun run = [&](std::size_t n, const Generator& gen, Executor& ex, DataStore& store, const Placement& w) {
+        DistContext ctx;
+        ctx.self = self;
+        ctx.where = w;
+        ctx.network = &net;
+        ctx.store = &store;
+        RuntimeOptions opt;
+        opt.threads = 2;
+        opt.dist = &ctx;
+        NodeRuntime(platform, opt).run(n, gen, ex);
+      };
+      {
+        TileDataStore<T> store;
+        store.add_tiles(0, a, chol ? nullptr : &f);
+        if (!chol) store.add_panels(pq, f, q);
+        if (chol) {
+          CholeskyExecutor<T> ex(a);
+          run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex, store, where);
+        } else {
+          QrExecutor<T> ex(a, f);
+          run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex, store, where);
+        }
+      }
+      // One element of the factor's lower triangle (Cholesky) or of R (QR) on this node.
+      if (self == corrupt_node)
+        for (int j = 0; j < q; ++j)
+          if (T* t = a.tile(L.col_top(j), j)) {
+            t[L.col_local_offset(j)] += T(1);
+            break;
+          }
+      const SumOverNodes sum = [&](std::vector<double>& v) { net.allreduce_sum(v); };
+      out[self] = chol ? cholesky_residual_distributed(original, a, dist, self, run, sum)
+                       : qr_residual_distributed(original, a, f, dist, self, run, sum);
+    });
+  for (auto& t : nodes) t.join();
+  return out;
+}
+
+template <class T>
+Residuals single_node_residual(const std::string& algo, const TileLayout& L) {
+  TileMatrix<T> a(L);
+  const bool chol = algo == "cholesky";
+  generate(a, chol ? MatrixKind::Spd : MatrixKind::General, 3);
+  const std::vector<T> original = a.to_dense();
+  if (chol) {
+    CholeskyExecutor<T> ex(a);
+    SequentialSink s(ex);
+    cholesky_tasks(L, s);
+    return cholesky_residual(original, a);
+  }
+  QrFactors<T> f(L, 8);
+  QrExecutor<T> ex(a, f);
+  SequentialSink s(ex);
+  qr_tasks(L, s);
+  TileMatrix<T> e(L);
+  for (index_t d = 0; d < L.n(); ++d) e.at(d, d) = T(1);
+  QrFormQExecutor<T> qex(a, f, e);
+  SequentialSink qs(qex);
+  qr_form_q_tasks(L, qs);
+  return qr_residual(original, a, e.to_dense());
+}
+
+TEST(DistributedCheck, MatchesTheSingleNodeResidualsAndCatchesACorruptTile) {
+  for (const std::string algo : {"cholesky", "qr"})
+    for (const Grid g : {Grid{2, 2}, Grid{1, 3}}) {
+      for (int s : {1, 2}) {
+        const TileLayout L(algo == "qr" ? 230 : 200, 200, 48, s, s > 1 ? 10 : 0);
+        const Residuals ref = single_node_residual<double>(algo, L);
+        const std::vector<Residuals> good = distributed_residuals<double>(algo, L, g, -1);
+        for (const Residuals& r : good) {
+          EXPECT_TRUE(r.passed()) << algo << " s=" << s;
+          // Same ratios up to rounding in how the products are summed.
+          EXPECT_NEAR(r.factor, ref.factor, 0.5 * ref.factor + 0.05) << algo << " s=" << s;
+          EXPECT_NEAR(r.orth, ref.orth, 0.5 * ref.orth + 0.05) << algo << " s=" << s;
+          EXPECT_EQ(r.factor, good[0].factor) << "every node reports the same residual";
+        }
+        const std::vector<Residuals> bad = distributed_residuals<double>(algo, L, g, g.pr * g.pc - 1);
+        for (const Residuals& r : bad) EXPECT_FALSE(r.passed()) << algo << " s=" << s << ": a corrupt tile must fail the check";
+      }
+    }
+}
 
 }  // namespace
 }  // namespace tessera
