@@ -1,0 +1,188 @@
+// Simulated clusters through the command line (issue points 4, 5, 7, 9):
+// `tessera run --backend sim --grid PrxPc` as a process, one node runtime per
+// simulated node. Real data on 16 nodes passes the check and every message
+// sent is received; a 1x1 run reports no communication; node counts that do
+// not fit stop with exit 2; identical phantom runs give identical times and
+// counts.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../test_helpers.hpp"
+
+namespace {
+using nlohmann::json;
+using tessera::test::read_text;
+using tessera::test::TempDir;
+
+const std::string kMachines = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/";
+const std::string kKeeneland = kMachines + "keeneland.json";
+
+struct Outcome {
+  bool exited = false;  // false: killed by a signal
+  int status = -1;      // exit status, or the signal
+  std::string out, err;
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << (o.exited ? "exit " : "signal ") << o.status << "\n--- stdout ---\n"
+            << o.out << "--- stderr ---\n"
+            << o.err;
+}
+
+// Runs `tessera args...` under `timeout` (nothing can hang the suite), stdout
+// and stderr captured separately. Each run is its own process, so each has
+// its own SimGrid engine.
+Outcome run_tessera(const std::vector<std::string>& args) {
+  TempDir dir;
+  const std::string out_path = dir.path() + "/stdout", err_path = dir.path() + "/stderr";
+  std::vector<std::string> argv_s = {"timeout", "-k", "10", "240", TESSERA_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = open("/dev/null", O_RDONLY);
+    if (o < 0 || e < 0 || in < 0) _exit(126);
+    dup2(in, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  Outcome r;
+  r.exited = WIFEXITED(st);
+  r.status = r.exited ? WEXITSTATUS(st) : WTERMSIG(st);
+  r.out = read_text(out_path);
+  r.err = read_text(err_path);
+  return r;
+}
+
+std::vector<std::string> sim_run(const std::string& algo, const std::string& grid, std::vector<std::string> extra,
+                                 const std::string& machine = kKeeneland) {
+  std::vector<std::string> a = {"run", "--backend", "sim", "--machine", machine, "--grid", grid, "--algo", algo};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// A simulated run that must succeed; returns its JSON result.
+json run_ok(const std::vector<std::string>& args, Outcome* outcome = nullptr) {
+  TempDir dir;
+  std::vector<std::string> a = args;
+  a.insert(a.end(), {"--json", dir.path() + "/r.json"});
+  const Outcome o = run_tessera(a);
+  if (outcome) *outcome = o;
+  EXPECT_TRUE(o.exited && o.status == 0) << o;
+  const std::string text = read_text(dir.path() + "/r.json");
+  if (text.empty()) {
+    ADD_FAILURE() << "no JSON result: " << o;
+    return json::object();
+  }
+  return json::parse(text);
+}
+
+std::uint64_t sum(const json& per_node, const char* field) {
+  std::uint64_t s = 0;
+  for (const json& n : per_node) s += n.at(field).get<std::uint64_t>();
+  return s;
+}
+
+// 16 simulated nodes on real data: the check passes, the JSON has one entry
+// per node, and the cluster as a whole receives what it sends.
+void expect_16_nodes_with_data(const std::string& algo) {
+  Outcome o;
+  const json j = run_ok(sim_run(algo, "4x4", {"--n", "700", "--B", "64", "--sim-data", "--check", "--threads", "2"}), &o);
+  EXPECT_NE(o.out.find(" grid=4x4 msgs_max="), std::string::npos) << o;
+  EXPECT_TRUE(o.out.size() >= 4 && o.out.compare(o.out.size() - 4, 4, " ok\n") == 0) << o;
+  ASSERT_TRUE(j.contains("comm")) << j.dump(2);
+  EXPECT_EQ(j.at("nodes"), 16);
+  EXPECT_EQ(j.at("grid"), json::array({4, 4}));
+  EXPECT_EQ(j.at("check_passed"), true);
+  EXPECT_EQ(j.at("sim_data"), true);
+  EXPECT_EQ(j.at("node_time_s").size(), 16u);
+  const json& per = j.at("comm").at("per_node");
+  ASSERT_EQ(per.size(), 16u);
+  EXPECT_GT(sum(per, "messages_sent"), 0u);
+  EXPECT_EQ(sum(per, "messages_sent"), sum(per, "messages_received"));
+  EXPECT_EQ(sum(per, "words_sent"), sum(per, "words_received"));
+  EXPECT_EQ(sum(per, "bytes_sent"), sum(per, "bytes_received"));
+  std::uint64_t max_messages = 0;
+  for (const json& n : per) {
+    EXPECT_GT(n.at("messages_sent").get<std::uint64_t>(), 0u) << "a node of a 4x4 grid sent nothing: " << per.dump();
+    max_messages = std::max(max_messages, n.at("messages_sent").get<std::uint64_t>() + n.at("messages_received").get<std::uint64_t>());
+  }
+  EXPECT_EQ(j.at("comm").at("max_messages"), max_messages);
+}
+
+TEST(SimCluster, Cholesky16NodesWithDataPassesCheck) { expect_16_nodes_with_data("cholesky"); }
+TEST(SimCluster, Qr16NodesWithDataPassesCheck) { expect_16_nodes_with_data("qr"); }
+
+// One node runs without a network (the P == 1 path of tessera_main.cpp): the
+// summary line and the JSON carry no grid and no communication, as for runs
+// without --grid (README: the JSON fields of `tessera run`).
+TEST(SimCluster, OneNodeRunReportsNoCommunication) {
+  Outcome o;
+  const json j = run_ok(sim_run("cholesky", "1x1", {"--n", "700", "--B", "64", "--sim-data", "--check"}), &o);
+  EXPECT_EQ(o.out.find("grid="), std::string::npos) << o;
+  EXPECT_NE(o.out.find(" ok\n"), std::string::npos) << o;
+  EXPECT_FALSE(j.contains("comm")) << j.dump(2);
+  EXPECT_FALSE(j.contains("nodes")) << j.dump(2);
+  EXPECT_FALSE(j.contains("grid")) << j.dump(2);
+  EXPECT_EQ(j.at("check_passed"), true);
+}
+
+// Bad node counts stop before simulating, with exit 2 and one message line.
+void expect_exit_2(const std::vector<std::string>& args, const std::vector<std::string>& named) {
+  const Outcome o = run_tessera(args);
+  EXPECT_TRUE(o.exited && o.status == 2) << o;
+  EXPECT_EQ(o.out, "") << o;
+  EXPECT_EQ(o.err.rfind("tessera: error: ", 0), 0u) << o;
+  for (const auto& s : named) EXPECT_NE(o.err.find(s), std::string::npos) << "'" << s << "' not named: " << o;
+}
+
+TEST(SimCluster, NodesDifferentFromGridIsRejected) {
+  expect_exit_2(sim_run("cholesky", "2x2", {"--n", "700", "--nodes", "3"}), {"--nodes 3", "--grid 2x2"});
+}
+
+TEST(SimCluster, GridLargerThanMachineIsRejected) {
+  const std::string small = kMachines + "local-example.json";  // "nodes": 1
+  expect_exit_2(sim_run("cholesky", "1x2", {"--n", "700"}, small), {"--grid 1x2", small, "has 1"});
+  expect_exit_2(sim_run("qr", "11x10", {"--n", "700"}), {"--grid 11x10", "110", kKeeneland, "has 100"});
+}
+
+TEST(SimCluster, MalformedGridIsRejected) {
+  for (const char* g : {"0x2", "2", "axb"}) expect_exit_2(sim_run("cholesky", g, {"--n", "700"}), {std::string("--grid ") + g});
+}
+
+// Simulated time is deterministic: the same 2x2 phantom run twice gives the
+// same time, per-node times and per-node counts, to the bit (nlohmann::json
+// prints doubles so that they read back exactly).
+TEST(SimCluster, PhantomRunIsDeterministic) {
+  const auto args = sim_run("cholesky", "2x2", {"--n", "2000", "--B", "128", "--threads", "2"});
+  const json a = run_ok(args), b = run_ok(args);
+  ASSERT_TRUE(a.contains("comm") && b.contains("comm"));
+  EXPECT_EQ(a.at("sim_data"), false);
+  EXPECT_GT(a.at("time_s").get<double>(), 0.0);
+  EXPECT_EQ(a.at("time_s").dump(), b.at("time_s").dump());
+  EXPECT_EQ(a.at("node_time_s").dump(), b.at("node_time_s").dump());
+  EXPECT_EQ(a.at("tasks"), b.at("tasks"));
+  EXPECT_EQ(a.at("comm").at("per_node"), b.at("comm").at("per_node"));
+  EXPECT_EQ(a.at("comm").at("per_node").size(), 4u);
+  EXPECT_EQ(sum(a.at("comm").at("per_node"), "messages_sent"), sum(a.at("comm").at("per_node"), "messages_received"));
+}
+
+}  // namespace
