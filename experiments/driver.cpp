@@ -414,7 +414,7 @@ CommMax comm_max(const RunResult& r) {
 
 std::string cost_note(const RunResult& r) {
   if (r.config.machine.empty()) return "";
-  return fmt::format(" (simulation: wall {:.1f} s, peak memory {:.0f} MiB)", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+  return fmt::format("simulation cost: wall {:.1f} s, peak memory {:.0f} MiB", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
 }
 
 std::string summary_line(const RunResult& r, const char* backend) {

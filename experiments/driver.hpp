@@ -95,7 +95,7 @@ CommMax comm_max(const RunResult& r);
 
 std::string summary_line(const RunResult& r, const char* backend);
 // What a simulated run cost this machine (wall time, peak memory), printed
-// after its summary line; empty for real runs. Kept out of the summary line,
+// on the line after its summary line; empty for real runs. Kept out of the summary line,
 // which traces embed and which is bit-reproducible for simulated runs.
 std::string cost_note(const RunResult& r);
 std::string result_json(const RunResult& r, const char* backend);

@@ -124,7 +124,8 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   // A distributed run reports once, from node 0 (it holds every node's counts).
   if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;
   const std::string summary = summary_line(r, name.c_str());
-  std::cout << summary << cost_note(r) << std::endl;
+  std::cout << summary << std::endl;
+  if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
   if (trace_file.is_open()) {
     trace.write(trace_file, TraceInfo{name, r.p, r.q, summary});
     trace_file.flush();
