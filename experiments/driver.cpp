@@ -222,12 +222,7 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
   const MultiLevelBlockCyclic dist(L, c.pr, c.pc, 0);
   const bool chol = c.algo == "cholesky";
   const DataId pq = static_cast<DataId>(p * q);
-  // Tiles, then (QR) each column's panel copy, which lives with the column's diagonal tile.
-  const Placement where = [&](DataId d) {
-    if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
-    const int k = static_cast<int>(d - pq);
-    return dist.owner(L.col_top(k), k);
-  };
+  const Placement where = factor_placement(L, dist);
   const auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
   RuntimeOptions opt;
   opt.threads = c.threads;
@@ -252,11 +247,18 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
     oo.dist = &ctx;
     return NodeRuntime(platform, oo).run(n, g, ex);
   };
-  // Start together: the run's time is the slowest node's from this point.
-  std::vector<double> barrier{0.0};
-  net.allreduce_sum(barrier);
-  RunStats st;
-  const double cpu0 = process_cpu_s();
+  // The factorization: every node starts it together (after building its
+  // input), so time_s, the slowest node's, is measured from a common start.
+  auto factor = [&](Executor& ex, DataStore& store) {
+    std::vector<double> barrier{0.0};
+    net.allreduce_sum(barrier);
+    const double cpu0 = process_cpu_s();
+    const RunStats st = run_graph(n_data, gen, ex, store, where, opt);
+    r.cpu_s = process_cpu_s() - cpu0;
+    gather_nodes(r, st, net);
+    r.tasks = st.tasks;
+    r.busy_s = st.busy_s;
+  };
   if (c.phantom) {
     PhantomExecutor ex(L, c);
     const std::size_t word = c.precision == 'd' ? 8 : 4;
@@ -273,59 +275,39 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
           return e * word;
         },
         word);
-    st = run_graph(n_data, gen, ex, store, where, opt);
-  } else {
-    TileMatrix<T> a(L, false);
-    for (int j = 0; j < q; ++j)
-      for (int i = 0; i < p; ++i)
-        if (own(i, j)) a.allocate(i, j);
-    generate(a, chol ? MatrixKind::Spd : MatrixKind::General, c.seed);
-    std::optional<TileMatrix<T>> original;
-    if (c.check) {
-      original.emplace(L, false);
-      for (int j = 0; j < q; ++j)
-        for (int i = 0; i < p; ++i)
-          if (own(i, j)) {
-            original->allocate(i, j);
-            std::copy(a.tile(i, j), a.tile(i, j) + L.row_height(i) * L.col_width(j), original->tile(i, j));
-          }
-    }
-    kernels::set_blas_threads(1);
-    std::optional<QrFactors<T>> f;
-    if (!chol) f.emplace(L, c.ib, own);
-    {
-      TileDataStore<T> store;
-      store.add_tiles(0, a, f ? &*f : nullptr);
-      if (f) store.add_panels(pq, *f, q);
-      if (chol) {
-        CholeskyExecutor<T> ex(a);
-        st = run_graph(n_data, gen, ex, store, where, opt);
-      } else {
-        QrExecutor<T> ex(a, *f);
-        st = run_graph(n_data, gen, ex, store, where, opt);
-      }
-    }
-    r.cpu_s = process_cpu_s() - cpu0;
-    gather_nodes(r, st, net);
-    if (c.check) {
-      RuntimeOptions copt = opt;
-      copt.observer = nullptr;
-      copt.model = nullptr;
-      const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w) {
-        run_graph(n, g, ex, store, w, copt);
-      };
-      const SumOverNodes sum = [&](std::vector<double>& v) { net.allreduce_sum(v); };
-      r.residuals = chol ? cholesky_residual_distributed(*original, a, dist, self, check_run, sum)
-                         : qr_residual_distributed(*original, a, *f, dist, self, check_run, sum);
-    }
-    r.tasks = st.tasks;
-    r.busy_s = st.busy_s;
+    factor(ex, store);
     return;
   }
-  r.cpu_s = process_cpu_s() - cpu0;
-  gather_nodes(r, st, net);
-  r.tasks = st.tasks;
-  r.busy_s = st.busy_s;
+  TileMatrix<T> a(L, own);
+  generate(a, chol ? MatrixKind::Spd : MatrixKind::General, c.seed);
+  std::optional<TileMatrix<T>> original;
+  if (c.check) original = a.clone();
+  kernels::set_blas_threads(1);
+  std::optional<QrFactors<T>> f;
+  if (!chol) f.emplace(L, c.ib, own);
+  {
+    TileDataStore<T> store;
+    store.add_tiles(0, a, f ? &*f : nullptr);
+    if (f) store.add_panels(pq, *f, q);
+    if (chol) {
+      CholeskyExecutor<T> ex(a);
+      factor(ex, store);
+    } else {
+      QrExecutor<T> ex(a, *f);
+      factor(ex, store);
+    }
+  }
+  if (c.check) {
+    RuntimeOptions copt = opt;
+    copt.observer = nullptr;
+    copt.model = nullptr;
+    const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w) {
+      run_graph(n, g, ex, store, w, copt);
+    };
+    const SumOverNodes sum = [&](std::vector<double>& v) { net.allreduce_sum(v); };
+    r.residuals = chol ? cholesky_residual_distributed(*original, a, dist, self, check_run, sum)
+                       : qr_residual_distributed(*original, a, *f, dist, self, check_run, sum);
+  }
 }
 
 inline lapack_int potrf(index_t n, double* a) { return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, a, n); }

@@ -34,28 +34,6 @@ Placement tiles_placement(const Distribution& dist, int p, int q) {
   };
 }
 
-template <class T>
-TileMatrix<T> own_copy(const TileMatrix<T>& src) {
-  TileMatrix<T> c(src.layout(), false);
-  const TileLayout& L = src.layout();
-  for (int j = 0; j < src.q(); ++j)
-    for (int i = 0; i < src.p(); ++i)
-      if (const T* t = src.tile(i, j)) {
-        c.allocate(i, j);
-        std::copy(t, t + L.row_height(i) * L.col_width(j), c.tile(i, j));
-      }
-  return c;
-}
-
-template <class T>
-TileMatrix<T> own_zeros(const TileLayout& L, const Distribution& dist, int self) {
-  TileMatrix<T> c(L, false);
-  for (int j = 0; j < c.q(); ++j)
-    for (int i = 0; i < c.p(); ++i)
-      if (dist.owner(i, j).node == self) c.allocate(i, j);
-  return c;
-}
-
 // Adds |x| of this node's entries of a symmetric matrix stored by its lower
 // triangle to the column sums of the whole matrix (an entry below the
 // diagonal counts in its column and, mirrored, in its row's column).
@@ -159,7 +137,7 @@ Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatri
       const index_t h = L.row_height(L.col_top(k)), dk = L.col_local_offset(k);
       for (index_t c = 0; c < L.col_width(k); ++c) std::fill(t + c * h, t + c * h + std::min(h, dk + c), T(0));
     }
-  TileMatrix<T> r = own_copy(original);
+  TileMatrix<T> r = original.clone();
   TileDataStore<T> store;
   store.add_tiles(0, f);
   const DataId pq = static_cast<DataId>(p * q);
@@ -198,7 +176,8 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
   const DataId pq = static_cast<DataId>(p * q);
   const Placement where = tiles_placement(dist, p, q);
   // Q = the thin Q formed from the reflectors, as on one node.
-  TileMatrix<T> e = own_zeros<T>(L, dist, self);
+  const auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
+  TileMatrix<T> e(L, own);
   for (index_t d = 0; d < n; ++d)
     if (e.tile(L.tile_row_of(d), L.tile_col_of(d))) e.at(d, d) = T(1);
   {
@@ -209,7 +188,7 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
     run(qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, ex, store, where);
   }
   // C = A - Q R.
-  TileMatrix<T> c = own_copy(original);
+  TileMatrix<T> c = original.clone();
   {
     TileDataStore<T> store;
     store.add_tiles(0, c);
@@ -231,7 +210,7 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
   // (block r = columns [rB, rB+B)), its columns like A's columns.
   const TileLayout LW(n, n, L.B(), L.s(), L.b());
   const int pw = LW.tile_rows();
-  TileMatrix<T> w = own_zeros<T>(LW, dist, self);
+  TileMatrix<T> w(LW, own);
   {
     const DataId pqw = static_cast<DataId>(pw * q);
     TileDataStore<T> store;

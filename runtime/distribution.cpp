@@ -1,5 +1,7 @@
 #include "runtime/distribution.hpp"
 
+#include <vector>
+
 #include "runtime/error.hpp"
 
 namespace tessera {
@@ -41,6 +43,18 @@ BlockCyclic2D::BlockCyclic2D(int Pr, int Pc) : Pr_(Pr), Pc_(Pc) { check_grid(Pr,
 
 std::string BlockCyclic2D::name() const {
   return "2-D block-cyclic " + std::to_string(Pr_) + "x" + std::to_string(Pc_);
+}
+
+std::function<Location(std::uint32_t)> factor_placement(const TileLayout& layout, const Distribution& dist) {
+  const int p = layout.tile_rows();
+  const std::uint32_t pq = static_cast<std::uint32_t>(p) * static_cast<std::uint32_t>(layout.tile_cols());
+  std::vector<int> panel_top(layout.tile_cols());
+  for (int k = 0; k < layout.tile_cols(); ++k) panel_top[k] = layout.col_top(k);
+  return [&dist, p, pq, panel_top = std::move(panel_top)](std::uint32_t d) {
+    if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
+    const int k = static_cast<int>(d - pq);
+    return dist.owner(panel_top[k], k);
+  };
 }
 
 }  // namespace tessera

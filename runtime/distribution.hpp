@@ -3,6 +3,7 @@
 // node evaluates the same pure function, so no node ever asks another where
 // a tile lives (000 §4, §6). Device 0 is the node's host (its CPU cores);
 // device d >= 1 is its d-th GPU.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -73,5 +74,11 @@ class BlockCyclic2D final : public Distribution {
  private:
   int Pr_, Pc_;
 };
+
+// Where each datum of a factorization's task graph lives, for the protocol:
+// tile (i,j) (datum i + j·p) where `dist` puts it, and QR's panel copy of
+// column k (datum p·q + k) with the column's diagonal tile (col_top(k), k).
+// `dist` must outlive the returned function.
+std::function<Location(std::uint32_t)> factor_placement(const TileLayout& layout, const Distribution& dist);
 
 }  // namespace tessera

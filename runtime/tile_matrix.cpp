@@ -1,5 +1,6 @@
 #include "runtime/tile_matrix.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -7,7 +8,9 @@ namespace tessera {
 
 template <class T>
 TileMatrix<T>::TileMatrix(const TileLayout& layout, bool allocate_all)
-    : layout_(layout), table_(static_cast<std::size_t>(layout.tile_rows()) * layout.tile_cols(), nullptr) {
+    : layout_(layout),
+      table_(static_cast<std::size_t>(layout.tile_rows()) * layout.tile_cols(), nullptr),
+      owned_(table_.size(), false) {
   if (allocate_all)
     for (int j = 0; j < q(); ++j)
       for (int i = 0; i < p(); ++i) allocate(i, j);
@@ -24,6 +27,19 @@ void TileMatrix<T>::allocate(int i, int j) {
   std::memset(mem, 0, bytes);
   storage_.emplace_back(static_cast<T*>(mem));
   slot = static_cast<T*>(mem);
+  owned_[i + static_cast<std::size_t>(j) * p()] = true;
+}
+
+template <class T>
+TileMatrix<T> TileMatrix<T>::clone() const {
+  TileMatrix<T> c(layout_, false);
+  for (std::size_t x = 0; x < table_.size(); ++x) {
+    if (!owned_[x]) continue;
+    const int i = static_cast<int>(x % p()), j = static_cast<int>(x / p());
+    c.allocate(i, j);
+    std::copy(table_[x], table_[x] + layout_.row_height(i) * layout_.col_width(j), c.tile(i, j));
+  }
+  return c;
 }
 
 template <class T>

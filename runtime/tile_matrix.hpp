@@ -16,6 +16,16 @@ class TileMatrix {
  public:
   // Allocates every tile when `allocate_all`, none otherwise.
   explicit TileMatrix(const TileLayout& layout, bool allocate_all = true);
+  // Allocates (zeroed) the tiles (i,j) for which keep(i, j): a node's own tiles.
+  template <class Keep>
+  TileMatrix(const TileLayout& layout, Keep&& keep) : TileMatrix(layout, false) {
+    for (int j = 0; j < q(); ++j)
+      for (int i = 0; i < p(); ++i)
+        if (keep(i, j)) allocate(i, j);
+  }
+  // A copy of the tiles this matrix holds (its own, not copies it points at
+  // through set_tile).
+  TileMatrix clone() const;
 
   const TileLayout& layout() const { return layout_; }
   int p() const { return layout_.tile_rows(); }
@@ -45,6 +55,7 @@ class TileMatrix {
   };
   TileLayout layout_;
   std::vector<T*> table_;
+  std::vector<bool> owned_;  // table_ entries pointing at storage_
   std::vector<std::unique_ptr<T[], FreeDeleter>> storage_;
 };
 

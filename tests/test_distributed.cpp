@@ -89,11 +89,7 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
   const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
   const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0);
   const DataId pq = static_cast<DataId>(p * q);
-  const Placement where = [&](DataId d) {
-    if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
-    const int k = static_cast<int>(d - pq);  // QR panel copy: with its diagonal tile
-    return dist.owner(L.col_top(k), k);
-  };
+  const Placement where = factor_placement(L, dist);
   // The serial reference.
   TileMatrix<T> ref(L);
   generate(ref, chol ? MatrixKind::Spd : MatrixKind::General, 5);
@@ -115,10 +111,7 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
   for (int self = 0; self < P; ++self)
     nodes.emplace_back([&, self] {
       auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
-      TileMatrix<T> a(L, false);
-      for (int j = 0; j < q; ++j)
-        for (int i = 0; i < p; ++i)
-          if (own(i, j)) a.allocate(i, j);
+      TileMatrix<T> a(L, own);
       generate(a, chol ? MatrixKind::Spd : MatrixKind::General, 5);
       QrFactors<T> f(L, 8, own);
       TileDataStore<T> store;
@@ -231,23 +224,16 @@ std::vector<Residuals> distributed_residuals(const std::string& algo, const Tile
   const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
   const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0);
   const DataId pq = static_cast<DataId>(p * q);
-  const Placement where = [&](DataId d) {
-    if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
-    const int k = static_cast<int>(d - pq);
-    return dist.owner(L.col_top(k), k);
-  };
+  const Placement where = factor_placement(L, dist);
   platform::LocalCluster cluster(P);
   std::vector<Residuals> out(P);
   std::vector<std::thread> nodes;
   for (int self = 0; self < P; ++self)
     nodes.emplace_back([&, self] {
       auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
-      TileMatrix<T> a(L, false), original(L, false);
-      for (int j = 0; j < q; ++j)
-        for (int i = 0; i < p; ++i)
-          if (own(i, j)) a.allocate(i, j), original.allocate(i, j);
+      TileMatrix<T> a(L, own);
       generate(a, chol ? MatrixKind::Spd : MatrixKind::General, 3);
-      generate(original, chol ? MatrixKind::Spd : MatrixKind::General, 3);
+      const TileMatrix<T> original = a.clone();
       QrFactors<T> f(L, 8, own);
       platform::NativePlatform platform;
       platform::NodeNetwork& net = cluster.node(self);
