@@ -117,12 +117,7 @@ void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
   a.from_dense(conv.data(), input->m);
 }
 
-template <class T>
-void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
-  const RunConfig& c = r.config;
-  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
-  r.p = L.tile_rows();
-  r.q = L.tile_cols();
+RuntimeOptions runtime_options(const RunConfig& c) {
   RuntimeOptions opt;
   opt.threads = c.threads;
   opt.window_capacity = c.window;
@@ -130,6 +125,16 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
   opt.seed = c.seed;
   opt.observer = c.observer;
   opt.model = c.model;
+  return opt;
+}
+
+template <class T>
+void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
+  const RunConfig& c = r.config;
+  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
+  r.p = L.tile_rows();
+  r.q = L.tile_cols();
+  const RuntimeOptions opt = runtime_options(c);
   NodeRuntime rt(platform, opt);
   if (c.phantom) {
     PhantomExecutor ex(L, c);
@@ -224,13 +229,7 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
   const DataId pq = static_cast<DataId>(p * q);
   const Placement where = factor_placement(L, dist);
   const auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
-  RuntimeOptions opt;
-  opt.threads = c.threads;
-  opt.window_capacity = c.window;
-  opt.policy = c.policy;
-  opt.seed = c.seed;
-  opt.observer = c.observer;
-  opt.model = c.model;
+  const RuntimeOptions opt = runtime_options(c);
   const std::size_t n_data = chol ? cholesky_data_count(L) : qr_data_count(L);
   const Generator gen = [&](TaskSink& s) {
     if (chol) cholesky_tasks(L, s);

@@ -1,15 +1,12 @@
 // The real `tessera` binary on bad and good input: bad input stops with one
 // clear message on stderr naming the value, a non-zero exit status and no
 // crash; good input produces the summary line and the JSON result.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -30,54 +27,11 @@ using ::testing::StartsWith;
 using tessera::test::read_text;
 using tessera::test::TempDir;
 
-struct Outcome {
-  bool exited = false;  // false: killed by a signal
-  int status = -1;      // exit status, or the signal
-  std::string out, err;
-};
+using tessera::test::Outcome;
 
-std::ostream& operator<<(std::ostream& os, const Outcome& o) {
-  return os << (o.exited ? "exit " : "signal ") << o.status << "\n--- stdout ---\n"
-            << o.out << "--- stderr ---\n"
-            << o.err;
-}
-
-// Runs `tessera args...` under `timeout` so nothing can hang the suite, with
-// stdout and stderr captured separately; `max_bytes` > 0 caps its address space.
+// Runs `tessera args...` (see run_process); `max_bytes` > 0 caps its address space.
 Outcome run_tessera(const std::vector<std::string>& args, rlim_t max_bytes = 0) {
-  TempDir dir;
-  const std::string out_path = dir.path() + "/stdout", err_path = dir.path() + "/stderr";
-  std::vector<std::string> argv_s = {"timeout", "-k", "10", "120", TESSERA_BIN};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int in = open("/dev/null", O_RDONLY);
-    if (o < 0 || e < 0 || in < 0) _exit(126);
-    if (max_bytes > 0) {
-      const rlimit lim{max_bytes, max_bytes};
-      if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(126);
-    }
-    dup2(in, 0);
-    dup2(o, 1);
-    dup2(e, 2);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waitpid failed");
-  Outcome r;
-  r.exited = WIFEXITED(st);
-  r.status = r.exited ? WEXITSTATUS(st) : WTERMSIG(st);
-  r.out = read_text(out_path);
-  r.err = read_text(err_path);
-  return r;
+  return tessera::test::run_process(TESSERA_BIN, args, 120, max_bytes);
 }
 
 std::string join(const std::vector<std::string>& args) {

@@ -1,8 +1,15 @@
 #pragma once
 // Small helpers shared by the test programs: a scratch directory that removes
 // itself, and writing a text file into it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <ostream>
+#include <vector>
 
 #include <cstdlib>
 #include <filesystem>
@@ -43,6 +50,59 @@ class TempDir {
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// What a child process did: how it ended and what it printed.
+struct Outcome {
+  bool exited = false;  // false: killed by a signal
+  int status = -1;      // exit status, or the signal
+  std::string out, err;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << (o.exited ? "exit " : "signal ") << o.status << "\n--- stdout ---\n"
+            << o.out << "--- stderr ---\n"
+            << o.err;
+}
+
+// Runs `binary args...` under `timeout -k 10 seconds` so nothing can hang the
+// suite, stdin from /dev/null, stdout and stderr captured separately;
+// `max_bytes` > 0 caps its address space.
+inline Outcome run_process(const std::string& binary, const std::vector<std::string>& args, int seconds,
+                           rlim_t max_bytes = 0) {
+  TempDir dir;
+  const std::string out_path = dir.path() + "/stdout", err_path = dir.path() + "/stderr";
+  std::vector<std::string> argv_s = {"timeout", "-k", "10", std::to_string(seconds), binary};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = open("/dev/null", O_RDONLY);
+    if (o < 0 || e < 0 || in < 0) _exit(126);
+    if (max_bytes > 0) {
+      const rlimit lim{max_bytes, max_bytes};
+      if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(126);
+    }
+    dup2(in, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  Outcome r;
+  r.exited = WIFEXITED(st);
+  r.status = r.exited ? WEXITSTATUS(st) : WTERMSIG(st);
+  r.out = read_text(out_path);
+  r.err = read_text(err_path);
+  return r;
 }
 
 }  // namespace tessera::test

@@ -4,12 +4,9 @@
 // sent is received; a 1x1 run reports no communication; node counts that do
 // not fit stop with exit 2; identical phantom runs give identical times and
 // counts.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -25,52 +22,10 @@ using tessera::test::TempDir;
 const std::string kMachines = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/";
 const std::string kKeeneland = kMachines + "keeneland.json";
 
-struct Outcome {
-  bool exited = false;  // false: killed by a signal
-  int status = -1;      // exit status, or the signal
-  std::string out, err;
-};
+using tessera::test::Outcome;
 
-std::ostream& operator<<(std::ostream& os, const Outcome& o) {
-  return os << (o.exited ? "exit " : "signal ") << o.status << "\n--- stdout ---\n"
-            << o.out << "--- stderr ---\n"
-            << o.err;
-}
-
-// Runs `tessera args...` under `timeout` (nothing can hang the suite), stdout
-// and stderr captured separately. Each run is its own process, so each has
-// its own SimGrid engine.
-Outcome run_tessera(const std::vector<std::string>& args) {
-  TempDir dir;
-  const std::string out_path = dir.path() + "/stdout", err_path = dir.path() + "/stderr";
-  std::vector<std::string> argv_s = {"timeout", "-k", "10", "240", TESSERA_BIN};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int in = open("/dev/null", O_RDONLY);
-    if (o < 0 || e < 0 || in < 0) _exit(126);
-    dup2(in, 0);
-    dup2(o, 1);
-    dup2(e, 2);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waitpid failed");
-  Outcome r;
-  r.exited = WIFEXITED(st);
-  r.status = r.exited ? WEXITSTATUS(st) : WTERMSIG(st);
-  r.out = read_text(out_path);
-  r.err = read_text(err_path);
-  return r;
-}
+// Each run is its own process, so each has its own SimGrid engine.
+Outcome run_tessera(const std::vector<std::string>& args) { return tessera::test::run_process(TESSERA_BIN, args, 240); }
 
 std::vector<std::string> sim_run(const std::string& algo, const std::string& grid, std::vector<std::string> extra,
                                  const std::string& machine = kKeeneland) {
