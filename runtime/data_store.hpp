@@ -39,6 +39,11 @@ class TileDataStore final : public DataStore {
 
   bool has_data() const override { return true; }
   std::size_t word_bytes() const override { return sizeof(T); }
+  // Alien copies held now (received and not yet released or replaced).
+  std::size_t alien_copies() {
+    std::lock_guard lk(lock_);
+    return held_.size();
+  }
 
   std::size_t bytes(DataId d) const override {
     const Ref r = find(d);

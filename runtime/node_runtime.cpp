@@ -189,8 +189,16 @@ class ProtocolSink final : public TaskSink {
   ProtocolSink(RunState& s, std::size_t n_data)
       : s_(s), d_(*s.dist), n_data_(n_data), version_(n_data, 0), alien_version_(n_data, kNone) {}
 
+  // Every node sees the release: the owner forgets who held the version (a
+  // later read, which the algorithm promised not to make, would bring it
+  // again instead of waiting for a message never sent), the others drop
+  // their copy after its readers.
   void release(DataId d) override {
-    if (alien_version_[d] == kNone || d_.where(d).node == d_.self) return;
+    if (d_.where(d).node == d_.self) {
+      holders_.erase(d);
+      return;
+    }
+    if (alien_version_[d] == kNone) return;
     alien_version_[d] = kNone;
     append(comm_task(kRuntimeRelease, d_.self, d, 0, false, 0).add(static_cast<DataId>(n_data_ + d), AccessMode::Write));
   }
