@@ -9,10 +9,74 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 namespace tessera::platform {
+
+// Recycles message buffers by size. A distributed run moves thousands of
+// same-sized tiles; buffers fresh from the allocator cost their page faults
+// again and again (on the 2-core VM, mapping fresh pages cost more CPU than
+// the MPI copy into them). Thread-safe; keeps at most `max_bytes` idle.
+class BufferPool {
+ public:
+  explicit BufferPool(std::size_t max_bytes = std::size_t{512} << 20) : max_bytes_(max_bytes) {}
+  ~BufferPool() {
+    for (auto& [size, list] : free_)
+      for (std::byte* p : list) std::free(p);
+  }
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+
+  // A 64-byte aligned buffer of at least `bytes` (rounded up to 64).
+  std::byte* get(std::size_t bytes) {
+    bytes = round(bytes);
+    {
+      std::lock_guard lk(mutex_);
+      auto it = free_.find(bytes);
+      if (it != free_.end() && !it->second.empty()) {
+        std::byte* p = it->second.back();
+        it->second.pop_back();
+        idle_ -= bytes;
+        return p;
+      }
+    }
+    auto* p = static_cast<std::byte*>(std::aligned_alloc(64, bytes));
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  // Takes back a buffer from get(bytes).
+  void put(std::byte* p, std::size_t bytes) {
+    bytes = round(bytes);
+    {
+      std::lock_guard lk(mutex_);
+      if (idle_ + bytes <= max_bytes_) {
+        free_[bytes].push_back(p);
+        idle_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  static std::size_t round(std::size_t b) { return (b + 63) / 64 * 64; }
+  std::size_t max_bytes_, idle_ = 0;
+  std::mutex mutex_;
+  std::unordered_map<std::size_t, std::vector<std::byte*>> free_;
+};
+
+// Gives a message's buffer back to its pool, or to the allocator.
+struct BufferRelease {
+  BufferPool* pool = nullptr;
+  std::size_t bytes = 0;
+  void operator()(std::byte* p) const {
+    if (pool) pool->put(p, bytes);
+    else std::free(p);
+  }
+};
 
 // One message: the runtime's 64-bit key (which datum, which version) and a
 // payload of `bytes` bytes. The payload lives after a 64-byte header in one
@@ -24,14 +88,19 @@ class Message {
   static constexpr std::size_t kHeader = 64;
 
   Message() = default;
-  // With storage for `bytes` payload bytes (uninitialized).
-  static Message with_payload(std::uint64_t key, std::size_t bytes) {
+  // With storage for `bytes` payload bytes (uninitialized), from `pool`
+  // when given (and returned there when the message is destroyed).
+  static Message with_payload(std::uint64_t key, std::size_t bytes, BufferPool* pool = nullptr) {
     Message m;
     m.key_ = key;
     m.bytes_ = bytes;
-    const std::size_t total = (kHeader + bytes + 63) / 64 * 64;
-    m.raw_.reset(static_cast<std::byte*>(std::aligned_alloc(64, total)));
-    if (!m.raw_) throw std::bad_alloc();
+    const std::size_t total = kHeader + bytes;
+    if (pool) {
+      m.raw_ = Raw(pool->get(total), Free{pool, total});
+    } else {
+      m.raw_.reset(static_cast<std::byte*>(std::aligned_alloc(64, (total + 63) / 64 * 64)));
+      if (!m.raw_) throw std::bad_alloc();
+    }
     m.write_header();
     return m;
   }
@@ -42,11 +111,12 @@ class Message {
     m.bytes_ = bytes;
     return m;
   }
-  // Adopts a received buffer of kHeader + payload bytes (allocated with
-  // std::aligned_alloc(64, ...)); reads key and size from its header.
-  static Message from_wire(std::byte* raw) {
+  // Adopts a received buffer of kHeader + payload bytes (from pool->get(its
+  // size), or with std::aligned_alloc(64, ...) when no pool is given); reads
+  // key and size from its header.
+  static Message from_wire(std::byte* raw, BufferPool* pool = nullptr, std::size_t raw_bytes = 0) {
     Message m;
-    m.raw_.reset(raw);
+    m.raw_ = Raw(raw, Free{pool, raw_bytes});
     const auto* h = reinterpret_cast<const std::uint64_t*>(raw);
     m.key_ = h[0];
     m.bytes_ = static_cast<std::size_t>(h[1]);
@@ -61,13 +131,10 @@ class Message {
   // Header followed by payload, as sent on a wire.
   const std::byte* wire() const { return raw_.get(); }
   std::size_t wire_bytes() const { return kHeader + bytes_; }
-  // Gives up the allocation (header + payload) to a caller that frees it with std::free.
-  std::byte* release() { return raw_.release(); }
 
  private:
-  struct Free {
-    void operator()(std::byte* p) const { std::free(p); }
-  };
+  using Free = BufferRelease;
+  using Raw = std::unique_ptr<std::byte, Free>;
   void write_header() {
     auto* h = reinterpret_cast<std::uint64_t*>(raw_.get());
     h[0] = key_;
@@ -75,7 +142,7 @@ class Message {
   }
   std::uint64_t key_ = 0;
   std::size_t bytes_ = 0;
-  std::unique_ptr<std::byte, Free> raw_;
+  Raw raw_;
 };
 
 // Called on the communication thread for every message that arrives, with
@@ -94,6 +161,9 @@ class NodeNetwork {
   virtual int nodes() const = 0;
   virtual void start(DeliverFn deliver) = 0;
   virtual void send(int dest, Message&& m) = 0;
+  // A message with room for `bytes` payload bytes, from the backend's
+  // buffers where it keeps some (the runtime packs outgoing data into it).
+  virtual Message make_message(std::uint64_t key, std::size_t bytes) { return Message::with_payload(key, bytes); }
   virtual void stop() = 0;
   // Collective over all nodes, outside start()..stop(): `v` becomes the
   // element-wise sum of every node's `v` (same length everywhere).

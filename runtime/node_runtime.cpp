@@ -75,7 +75,8 @@ struct RunState {
       DataStore& st = *dist->store;
       const DataId x = static_cast<DataId>(d.arg[1]);
       const std::size_t bytes = st.bytes(x);
-      platform::Message m = st.has_data() ? platform::Message::with_payload(key(d), bytes) : platform::Message::phantom(key(d), bytes);
+      platform::Message m =
+          st.has_data() ? dist->network->make_message(key(d), bytes) : platform::Message::phantom(key(d), bytes);
       if (st.has_data()) st.pack(x, m.payload());
       sent.fetch_add(1, std::memory_order_relaxed);
       sent_bytes.fetch_add(bytes, std::memory_order_relaxed);

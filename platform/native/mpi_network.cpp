@@ -5,8 +5,6 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include <malloc.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -54,6 +52,9 @@ struct MpiNetwork::Impl {
   std::deque<std::pair<int, Message>> outbox;
   bool stopping = false;
   std::exception_ptr error;
+  // Outgoing and received buffers, recycled (see BufferPool). Outlives every
+  // message of a run: messages end with the run's data store, before the network.
+  BufferPool pool;
 
   void loop() {
     try {
@@ -76,6 +77,7 @@ struct MpiNetwork::Impl {
     std::vector<Message> inflight;
     MPI_Request recv_req = MPI_REQUEST_NULL;
     std::byte* recv_buf = nullptr;
+    std::size_t recv_bytes = 0;
     int recv_source = 0;
     auto idle = kMinIdle;
     for (;;) {
@@ -119,8 +121,8 @@ struct MpiNetwork::Impl {
           int count = 0;
           check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
           if (count < static_cast<int>(Message::kHeader)) throw std::runtime_error("a message shorter than its header");
-          recv_buf = static_cast<std::byte*>(std::aligned_alloc(64, (static_cast<std::size_t>(count) + 63) / 64 * 64));
-          if (!recv_buf) throw std::bad_alloc();
+          recv_bytes = static_cast<std::size_t>(count);
+          recv_buf = pool.get(recv_bytes);
           recv_source = st.MPI_SOURCE;
           check(MPI_Imrecv(recv_buf, count, MPI_BYTE, &msg, &recv_req), "MPI_Imrecv");
           progress = true;
@@ -131,7 +133,7 @@ struct MpiNetwork::Impl {
         check(MPI_Test(&recv_req, &done, MPI_STATUS_IGNORE), "MPI_Test");
         if (done) {
           recv_req = MPI_REQUEST_NULL;
-          deliver(recv_source, Message::from_wire(std::exchange(recv_buf, nullptr)));
+          deliver(recv_source, Message::from_wire(std::exchange(recv_buf, nullptr), &pool, recv_bytes));
           progress = true;
         }
       }
@@ -149,16 +151,6 @@ struct MpiNetwork::Impl {
 };
 
 MpiNetwork::MpiNetwork(int* argc, char*** argv) : impl_(std::make_unique<Impl>()) {
-  // Tiles travel in freshly allocated buffers of a few hundred KiB. By
-  // default glibc maps each one with mmap and unmaps it when freed, so every
-  // message paid its page faults again, inside MPI_Imrecv on the receiver
-  // (1 ms per 800 KiB tile, 0.45 s of a 3 s Cholesky at N = 8192 on 1x2 on
-  // the 2-core VM). Keeping them in one heap that is neither unmapped nor
-  // trimmed lets freed buffers be reused warm: 57-60 -> 66-69 GFlop/s there.
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 256 << 20);
-  mallopt(M_ARENA_MAX, 1);
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -197,6 +189,8 @@ void MpiNetwork::send(int dest, Message&& m) {
   }
   impl_->cond.notify_one();
 }
+
+Message MpiNetwork::make_message(std::uint64_t key, std::size_t bytes) { return Message::with_payload(key, bytes, &impl_->pool); }
 
 void MpiNetwork::stop() {
   if (!impl_->thread.joinable()) return;

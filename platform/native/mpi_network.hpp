@@ -29,6 +29,7 @@ class MpiNetwork final : public NodeNetwork {
   int nodes() const override;
   void start(DeliverFn deliver) override;
   void send(int dest, Message&& m) override;
+  Message make_message(std::uint64_t key, std::size_t bytes) override;
   void stop() override;
   void allreduce_sum(std::vector<double>& v) override;
   // Ends every rank of the job at once (MPI_Abort) with `code`.

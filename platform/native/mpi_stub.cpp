@@ -14,6 +14,7 @@ int MpiNetwork::node() const { return 0; }
 int MpiNetwork::nodes() const { return 1; }
 void MpiNetwork::start(DeliverFn) { throw NotCompiled("mpi"); }
 void MpiNetwork::send(int, Message&&) { throw NotCompiled("mpi"); }
+Message MpiNetwork::make_message(std::uint64_t, std::size_t) { throw NotCompiled("mpi"); }
 void MpiNetwork::stop() {}
 void MpiNetwork::allreduce_sum(std::vector<double>&) { throw NotCompiled("mpi"); }
 void MpiNetwork::abort(int code) { std::exit(code); }
