@@ -27,11 +27,14 @@ constexpr int kDataTag = 7;
 constexpr int kMaxSendsInFlight = 16;
 // Idle polling interval: doubles from kMinIdle to kMaxIdle while nothing
 // happens. A new outgoing message wakes the thread at once; an incoming one
-// waits at most kMaxIdle. Polling faster cost a rank ~18% of a core on the
-// 2-core development VM (0.56 s of a 3.1 s Cholesky at N = 8192 on 1x2),
-// time its compute thread then lost.
+// waits at most kMaxIdle once the thread has been idle ~8 ms. Each wake-up
+// costs a timed futex wait and an MPI progress call, which on the 2-core VM
+// (where it shares the compute thread's core) was the largest overhead left:
+// polling every 200 us took 18% of a core; kMaxIdle 1 ms -> 4 ms took
+// Cholesky / QR at N = 8192 on 1x2 from 78 / 70 to 80 / 74 GFlop/s (10 ms gave
+// no more).
 constexpr auto kMinIdle = std::chrono::microseconds(20);
-constexpr auto kMaxIdle = std::chrono::microseconds(1000);
+constexpr auto kMaxIdle = std::chrono::microseconds(4000);
 
 void check(int rc, const char* call) {
   if (rc != MPI_SUCCESS) {
