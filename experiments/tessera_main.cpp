@@ -56,7 +56,28 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
                                    cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
                                    net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc));
     cfg.network = &net;
-    return run_factorization(cfg, native);
+    try {
+      return run_factorization(cfg, native);
+    } catch (const InputError&) {
+      throw;  // found before any message, identically on every rank: each ends cleanly
+    } catch (const RemoteFailure&) {
+      throw;  // every rank knows (NodeRuntime::run agreed on it)
+    } catch (...) {
+      // Only this rank may know: the others could be waiting for it in a
+      // collective, and MPI_Finalize would wait for them. End the whole job.
+      const std::exception_ptr e = std::current_exception();
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::bad_alloc&) {
+        std::cerr << "tessera: error: rank " << net.node() << ": out of memory for its tiles of the " << (cfg.m == kUnsetSize ? cfg.n : cfg.m) << " x "
+                  << cfg.n << " matrix (precision " << cfg.precision << ")" << std::endl;
+      } catch (const std::exception& x) {
+        std::cerr << "tessera: error: rank " << net.node() << ": " << x.what() << std::endl;
+      } catch (...) {
+        std::cerr << "tessera: error: rank " << net.node() << ": unknown error" << std::endl;
+      }
+      net.abort(exit_status_of(e));
+    }
   }
   if (b.backend != "sim") throw InputError("--backend '" + b.backend + "' is not one of: native, sim");
   if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
