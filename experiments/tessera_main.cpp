@@ -62,6 +62,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       throw;  // found before any message, identically on every rank: each ends cleanly
     } catch (const RemoteFailure&) {
       throw;  // every rank knows (NodeRuntime::run agreed on it)
+    } catch (const NotPositiveDefinite&) {
+      throw;  // met by a kernel, so agreed on too
     } catch (...) {
       // Only this rank may know: the others could be waiting for it in a
       // collective, and MPI_Finalize would wait for them. End the whole job.

@@ -6,6 +6,7 @@
 // modeled network (platform/simgrid).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -168,6 +169,14 @@ class NodeNetwork {
   // Collective over all nodes, outside start()..stop(): `v` becomes the
   // element-wise sum of every node's `v` (same length everywhere).
   virtual void allreduce_sum(std::vector<double>& v) = 0;
+  // Ends every node of the run at once with exit status `code`, for an error
+  // the others cannot learn of (they would wait for this node's messages).
+  // The default ends this process: one process per node, or a whole
+  // in-process cluster or simulation.
+  [[noreturn]] virtual void abort(int code) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   // Collective: true on every node when any node passes true. Lets one
   // node's failure end every node instead of leaving them waiting.
   virtual bool any(bool mine) {

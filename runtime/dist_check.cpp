@@ -143,15 +143,19 @@ Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatri
   const DataId pq = static_cast<DataId>(p * q);
   store.add_tiles(pq, r);
   CholeskyCheckExecutor<T> ex(f, r);
+  // Column k of L at a time, released after its step, so a node holds at
+  // most a few columns of others' L (in the factorization's order).
   const Generator gen = [&](TaskSink& sink) {
-    for (int j = 0; j < q; ++j) {
-      const int tj = L.col_top(j);
-      for (int i = tj; i < p; ++i)
-        for (int k = 0; k <= j; ++k)
+    for (int k = 0; k < q; ++k) {
+      for (int j = k; j < q; ++j) {
+        const int tj = L.col_top(j);
+        for (int i = tj; i < p; ++i)
           sink.insert(make_task(kGsmm, k, i, j, column_priority(q, j, k))
                           .add(pq + tile_data(L, i, j), AccessMode::ReadWrite)
                           .add(tile_data(L, i, k), AccessMode::Read)
                           .add(tile_data(L, tj, k), AccessMode::Read));
+      }
+      for (int i = L.col_top(k); i < p; ++i) sink.release(tile_data(L, i, k));
     }
   };
   run(2 * static_cast<std::size_t>(pq), gen, ex, store, tiles_placement(dist, p, q));
@@ -195,14 +199,17 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
     store.add_tiles(pq, e);
     store.add_tiles(2 * pq, a);
     QrCheckExecutor<T> ex(e, a, &c, nullptr);
+    // Column k of Q at a time, released after its step.
     const Generator gen = [&](TaskSink& sink) {
-      for (int j = 0; j < q; ++j)
-        for (int k = 0; k <= j; ++k)
+      for (int k = 0; k < q; ++k) {
+        for (int j = k; j < q; ++j)
           for (int i = 0; i < p; ++i)
             sink.insert(make_task(kCheckQr, k, i, j, column_priority(q, j, k))
                             .add(tile_data(L, i, j), AccessMode::ReadWrite)
                             .add(pq + tile_data(L, i, k), AccessMode::Read)
                             .add(2 * pq + tile_data(L, L.col_top(k), j), AccessMode::Read));
+        for (int i = 0; i < p; ++i) sink.release(pq + tile_data(L, i, k));
+      }
     };
     run(3 * static_cast<std::size_t>(pq), gen, ex, store, where);
   }
@@ -217,10 +224,12 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
     store.add_tiles(0, w);
     store.add_tiles(pqw, e);
     QrCheckExecutor<T> ex(e, a, nullptr, &w);
+    // Tile row i of Q at a time (every pair of its columns), released after
+    // its step: a node holds at most a few rows of others' Q.
     const Generator gen = [&](TaskSink& sink) {
-      for (int j = 0; j < q; ++j)
-        for (int r = 0; r <= L.col_top(j); ++r)
-          for (int i = 0; i < p; ++i)
+      for (int i = 0; i < p; ++i) {
+        for (int j = 0; j < q; ++j)
+          for (int r = 0; r <= L.col_top(j); ++r)
             for (int col = L.first_col_of_top(r); col < L.first_col_of_top(r + 1) && col <= j; ++col) {
               TaskDesc t = make_task(kCheckGram, col, i, j, column_priority(q, j, col))
                                .add(static_cast<DataId>(r + j * pw), AccessMode::ReadWrite)
@@ -229,6 +238,8 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
               t.arg[3] = r;
               sink.insert(t);
             }
+        for (int j = 0; j < q; ++j) sink.release(pqw + tile_data(L, i, j));
+      }
     };
     const Placement wwhere = [&](DataId d) {
       if (d < pqw) return dist.owner(static_cast<int>(d % pw), static_cast<int>(d / pw));

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <iterator>
 #include <mutex>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <string>
@@ -121,7 +122,10 @@ struct RunState {
       std::lock_guard lk(mail_lock);
       auto it = waiting.find(m.key());
       if (it == waiting.end()) {
-        arrived.emplace(m.key(), std::move(m));
+        const std::uint64_t k = m.key();
+        if (!arrived.emplace(k, std::move(m)).second)
+          throw std::logic_error("distributed run: datum " + std::to_string(k >> 32) + " version " +
+                                 std::to_string(k & 0xFFFFFFFFu) + " arrived twice (read again after Release_Tile?)");
         return;
       }
       t = it->second;
@@ -152,6 +156,21 @@ struct RunState {
       r.clear();
       maybe_close(completed.fetch_add(1) + 1);
     }
+  }
+
+  // An error outside a kernel in a distributed run (the generator, a send's
+  // packing, a receive): this node can no longer keep its part of the
+  // protocol and the others would wait for it forever, so it names the error
+  // and ends the whole run.
+  [[noreturn]] void abort_run(std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      std::fprintf(stderr, "tessera: error: node %d: %s\n", dist->self, x.what());
+    } catch (...) {
+      std::fprintf(stderr, "tessera: error: node %d: unknown error\n", dist->self);
+    }
+    dist->network->abort(exit_status_of(e));
   }
 
   void fail(std::exception_ptr e) {
@@ -328,6 +347,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         generate(sink);
       }
     } catch (...) {
+      if (networked) s.abort_run(std::current_exception());
       s.fail(std::current_exception());
     }
     const std::uint64_t n = s.window.appended();
@@ -359,7 +379,13 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           if (obs) obs->on_task_end(w, t->desc, b);
           busy += b - a;
         }
-        s.finish(t, ready);
+        try {
+          s.finish(t, ready);
+        } catch (...) {
+          // Only a distributed run's sends and receives throw here.
+          if (dist) s.abort_run(std::current_exception());
+          s.fail(std::current_exception());
+        }
       }
       stats.busy_s[w] = busy;
     });
