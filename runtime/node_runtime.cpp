@@ -165,6 +165,8 @@ struct RunState {
   [[noreturn]] void abort_run(std::exception_ptr e) {
     try {
       std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "tessera: error: node %d: out of memory for the tiles it sends or receives\n", dist->self);
     } catch (const std::exception& x) {
       std::fprintf(stderr, "tessera: error: node %d: %s\n", dist->self, x.what());
     } catch (...) {
