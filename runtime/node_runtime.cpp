@@ -226,11 +226,17 @@ class ProtocolSink final : public TaskSink {
   }
 
   void insert(const TaskDesc& t) override {
-    instances_.clear();
-    node_instances(t, d_.where, d_.self, instances_);
-    const int main = t.main_output();
-    if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
-    if (!instances_.empty()) apply(t, main);
+    // Most tasks touch nothing of this node: one placement per access, then
+    // only the version counts (every generator walks the whole loop nest).
+    bool touches = false;
+    for (int a = 0; a < t.n_access; ++a) touches |= d_.where(t.access[a].data).node == d_.self;
+    if (touches) {
+      const int main = t.main_output();
+      if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
+      instances_.clear();
+      node_instances(t, d_.where, d_.self, instances_);
+      if (!instances_.empty()) apply(t, main);
+    }
     for (int a = 0; a < t.n_access; ++a)
       if (writes(t.access[a].mode)) ++version_[t.access[a].data];
   }
