@@ -260,20 +260,18 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
   };
   if (c.phantom) {
     PhantomExecutor ex(L, c);
-    const std::size_t word = c.precision == 'd' ? 8 : 4;
+    // The sizes real messages would have: tiles with their T factor (QR),
+    // panel copies; a QrFactors that keeps nothing knows them and allocates nothing.
+    std::optional<QrFactors<T>> sizes;
+    if (!chol) sizes.emplace(L, c.ib, [](int, int) { return false; });
     PhantomDataStore store(
         [&](DataId d) -> std::size_t {
-          if (d >= pq) {  // QR panel copy: V and T
-            const int k = static_cast<int>(d - pq);
-            const index_t ib = std::min(c.ib, L.col_width(k));
-            return static_cast<std::size_t>((L.row_height(L.col_top(k)) - L.col_local_offset(k) + ib) * L.col_width(k)) * word;
-          }
+          if (d >= pq) return sizes->v_elems(static_cast<int>(d - pq)) * sizeof(T);
           const int i = static_cast<int>(d % p), j = static_cast<int>(d / p);
-          std::size_t e = static_cast<std::size_t>(L.row_height(i) * L.col_width(j));
-          if (!chol && i >= L.col_top(j)) e += static_cast<std::size_t>(std::min(c.ib, L.col_width(j)) * L.col_width(j));
-          return e * word;
+          const std::size_t e = static_cast<std::size_t>(L.row_height(i) * L.col_width(j));
+          return (e + (sizes ? sizes->t_elems(i, j) : 0)) * sizeof(T);
         },
-        word);
+        sizeof(T));
     factor(ex, store);
     return;
   }

@@ -229,7 +229,10 @@ class ProtocolSink final : public TaskSink {
     // Most tasks touch nothing of this node: one placement per access, then
     // only the version counts (every generator walks the whole loop nest).
     bool touches = false;
-    for (int a = 0; a < t.n_access; ++a) touches |= d_.where(t.access[a].data).node == d_.self;
+    for (int a = 0; a < t.n_access; ++a) {
+      loc_[a] = d_.where(t.access[a].data);
+      touches |= loc_[a].node == d_.self;
+    }
     if (touches) {
       const int main = t.main_output();
       if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
@@ -254,7 +257,7 @@ class ProtocolSink final : public TaskSink {
           TaskDesc own = t;
           for (int a = 0; a < t.n_access; ++a) {
             const DataId y = t.access[a].data;
-            const Location l = d_.where(y);
+            const Location l = loc_[a];
             if (l.node == self) continue;
             own.access[a].data = static_cast<DataId>(n_data_ + y);
             if (t.access[a].mode == AccessMode::Write)
@@ -292,9 +295,9 @@ class ProtocolSink final : public TaskSink {
       }
     }
     // A version written on its own node is held there only.
-    for (int a = 0; a < t.n_access; ++a)
-      if (writes(t.access[a].mode) && d_.where(t.access[a].data).node == self && d_.where(t.access[main].data).node == self)
-        holders_.erase(t.access[a].data);
+    if (loc_[main].node == self)
+      for (int a = 0; a < t.n_access; ++a)
+        if (writes(t.access[a].mode) && loc_[a].node == self) holders_.erase(t.access[a].data);
   }
 
   static TaskDesc comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own, std::int32_t prio) {
@@ -323,6 +326,7 @@ class ProtocolSink final : public TaskSink {
   std::unordered_map<DataId, std::vector<int>> holders_;
   std::vector<Instance> instances_;
   std::vector<Task*> scratch_;
+  Location loc_[kMaxAccesses];  // where the current task's accesses live
 };
 
 }  // namespace
