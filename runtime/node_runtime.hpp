@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
 #include "runtime/protocol.hpp"
@@ -16,11 +17,24 @@
 
 namespace tessera {
 
-// Per-worker state handed to kernels: its index and a reusable scratch buffer.
+// Per-worker state handed to kernels: its index, the device it runs on
+// (0: the host's cores, g >= 1: GPU g) and that device's kernels, and a
+// reusable scratch buffer.
 class WorkerContext {
  public:
-  explicit WorkerContext(int id) : id_(id) {}
+  // A CPU worker: kernels on this core.
+  explicit WorkerContext(int id) : id_(id), own_d_(std::make_unique<kernels::CpuTileKernels<double>>()),
+                                   own_s_(std::make_unique<kernels::CpuTileKernels<float>>()), d_(own_d_.get()), s_(own_s_.get()) {}
+  // A GPU manager: the device's kernels.
+  WorkerContext(int id, int device, kernels::TileKernels<double>& d, kernels::TileKernels<float>& s)
+      : id_(id), device_(device), d_(&d), s_(&s) {}
   int id() const { return id_; }
+  int device() const { return device_; }
+  template <class T>
+  kernels::TileKernels<T>& kernels() {
+    if constexpr (sizeof(T) == 8) return *d_;
+    else return *s_;
+  }
   // Scratch space for at least `count` elements of T, 64-byte aligned, valid until the next call.
   template <class T>
   T* scratch(std::size_t count) {
@@ -32,6 +46,11 @@ class WorkerContext {
 
  private:
   int id_;
+  int device_ = 0;
+  std::unique_ptr<kernels::TileKernels<double>> own_d_;
+  std::unique_ptr<kernels::TileKernels<float>> own_s_;
+  kernels::TileKernels<double>* d_;
+  kernels::TileKernels<float>* s_;
   std::vector<unsigned char> scratch_;
 };
 

@@ -1,6 +1,5 @@
 #include "runtime/algorithms/cholesky.hpp"
 
-#include "kernels/cpu/tile_kernels.hpp"
 #include "runtime/algorithms/kernel_ids.hpp"
 #include "runtime/error.hpp"
 
@@ -49,7 +48,8 @@ KernelShape cholesky_shape(const TileLayout& L, const TaskDesc& d, char precisio
 }
 
 template <class T>
-void CholeskyExecutor<T>::execute(const TaskDesc& d, WorkerContext& /*w*/) {
+void CholeskyExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
+  kernels::TileKernels<T>& K = w.kernels<T>();
   const TileLayout& L = a_.layout();
   const int k = d.arg[0], i = d.arg[1], j = d.arg[2];
   const int t = L.col_top(k);
@@ -57,18 +57,18 @@ void CholeskyExecutor<T>::execute(const TaskDesc& d, WorkerContext& /*w*/) {
   switch (d.kernel) {
     case kPotf2p: {
       // L_tk = POTF2'(A_tk[Δ:, :])
-      const int info = kernels::potf2p<T>(L.row_height(t) - dk, wk, a_.tile(t, k) + dk, a_.ld(t));
+      const int info = K.potf2p(L.row_height(t) - dk, wk, a_.tile(t, k) + dk, a_.ld(t));
       if (info > 0) throw NotPositiveDefinite(L.col_offset(k) + info);
       break;
     }
     case kTrsm:
       // L_ik = A_ik L_kk^{-T}
-      kernels::trsm<T>(L.row_height(i), wk, a_.tile(t, k) + dk, a_.ld(t), a_.tile(i, k), a_.ld(i));
+      K.trsm(L.row_height(i), wk, a_.tile(t, k) + dk, a_.ld(t), a_.tile(i, k), a_.ld(i));
       break;
     case kGsmmDiag: {
       // A_ij[Δj:, :] -= L_ik[Δj:, :] L_ik[Δj:Δj+wj, :]^T   (column j's diagonal block is in tile row i)
       const index_t dj = L.col_local_offset(j);
-      kernels::gsmm_diag<T>(L.row_height(i) - dj, L.col_width(j), wk, a_.tile(i, k) + dj, a_.ld(i), a_.tile(i, j) + dj,
+      K.gsmm_diag(L.row_height(i) - dj, L.col_width(j), wk, a_.tile(i, k) + dj, a_.ld(i), a_.tile(i, j) + dj,
                             a_.ld(i));
       break;
     }
@@ -76,7 +76,7 @@ void CholeskyExecutor<T>::execute(const TaskDesc& d, WorkerContext& /*w*/) {
       // A_ij -= L_ik L_{tj,k}[Δj:Δj+wj, :]^T
       const int tj = L.col_top(j);
       const index_t dj = L.col_local_offset(j);
-      kernels::gsmm<T>(L.row_height(i), L.col_width(j), wk, a_.tile(i, k), a_.ld(i), a_.tile(tj, k) + dj, a_.ld(tj),
+      K.gsmm(L.row_height(i), L.col_width(j), wk, a_.tile(i, k), a_.ld(i), a_.tile(tj, k) + dj, a_.ld(tj),
                        a_.tile(i, j), a_.ld(i));
       break;
     }

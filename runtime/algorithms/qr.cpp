@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/tile_kernels.hpp"
 #include "runtime/algorithms/cholesky.hpp"
 #include "runtime/algorithms/kernel_ids.hpp"
 #include "runtime/error.hpp"
@@ -126,6 +125,7 @@ KernelShape qr_shape(const TileLayout& L, const TaskDesc& d, char precision, ind
 
 template <class T>
 void QrExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
+  kernels::TileKernels<T>& K = w.kernels<T>();
   const TileLayout& L = a_.layout();
   const int k = d.arg[0], i = d.arg[1], j = d.arg[2];
   const int t = L.col_top(k);
@@ -135,30 +135,27 @@ void QrExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
     case kGeqrt: {
       // (V_tk, R_tk, T_tk) = QR(A_tk[Δ:, :])
       T* a = a_.tile(t, k) + dk;
-      kernels::geqrt<T>(mk, wk, ib, a, ht, f_.t(t, k), ib, w.scratch<T>(ib * wk));
+      K.geqrt(mk, wk, ib, a, ht, f_.t(t, k), ib);
       // Copy V and T for the LARFBs (rename, see header).
-      T* v = f_.v(k);
-      for (index_t c = 0; c < wk; ++c) std::memcpy(v + c * mk, a + c * ht, mk * sizeof(T));
-      std::memcpy(f_.v_t(k), f_.t(t, k), static_cast<std::size_t>(ib * wk) * sizeof(T));
+      K.copy(mk, wk, a, ht, f_.v(k), mk);
+      K.copy(ib, wk, f_.t(t, k), ib, f_.v_t(k), ib);
       break;
     }
     case kLarfb: {
       // A_tj[Δ:, :] = Q_tk^T A_tj[Δ:, :]
       const index_t wj = L.col_width(j);
-      kernels::larfb<T>(true, mk, wj, wk, ib, f_.v(k), mk, f_.v_t(k), ib, a_.tile(t, j) + dk, ht,
-                        w.scratch<T>(ib * wj));
+      K.larfb(true, mk, wj, wk, ib, f_.v(k), mk, f_.v_t(k), ib, a_.tile(t, j) + dk, ht);
       break;
     }
     case kTsqrt:
       // (V_ik, T_ik, R_tk) = QR([R_tk; A_ik])
-      kernels::tsqrt<T>(L.row_height(i), wk, ib, a_.tile(t, k) + dk, ht, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib,
-                        w.scratch<T>(ib * wk));
+      K.tsqrt(L.row_height(i), wk, ib, a_.tile(t, k) + dk, ht, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib);
       break;
     case kSsrfb: {
       // [A_tj[Δ:Δ+wk, :]; A_ij] = Q_ik^T [A_tj[Δ:Δ+wk, :]; A_ij]
       const index_t wj = L.col_width(j);
-      kernels::ssrfb<T>(true, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib,
-                        a_.tile(t, j) + dk, ht, a_.tile(i, j), a_.ld(i), w.scratch<T>(ib * wj));
+      K.ssrfb(true, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib,
+                        a_.tile(t, j) + dk, ht, a_.tile(i, j), a_.ld(i));
       break;
     }
     default:
@@ -168,6 +165,7 @@ void QrExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
 
 template <class T>
 void QrFormQExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
+  kernels::TileKernels<T>& K = w.kernels<T>();
   const TileLayout& L = a_.layout();
   const int k = d.arg[0], i = d.arg[1], j = d.arg[2];
   const int t = L.col_top(k);
@@ -176,13 +174,12 @@ void QrFormQExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
   switch (d.kernel) {
     case kLarfbQ:
       // E_tj[Δ:, :] = Q_tk E_tj[Δ:, :]
-      kernels::larfb<T>(false, ht - dk, wj, wk, ib, a_.tile(t, k) + dk, ht, f_.t(t, k), ib, e_.tile(t, j) + dk, ht,
-                        w.scratch<T>(ib * wj));
+      K.larfb(false, ht - dk, wj, wk, ib, a_.tile(t, k) + dk, ht, f_.t(t, k), ib, e_.tile(t, j) + dk, ht);
       break;
     case kSsrfbQ:
       // [E_tj[Δ:Δ+wk, :]; E_ij] = Q_ik [E_tj[Δ:Δ+wk, :]; E_ij]
-      kernels::ssrfb<T>(false, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib, e_.tile(t, j) + dk,
-                        ht, e_.tile(i, j), e_.ld(i), w.scratch<T>(ib * wj));
+      K.ssrfb(false, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib, e_.tile(t, j) + dk,
+                        ht, e_.tile(i, j), e_.ld(i));
       break;
     default:
       throw std::logic_error("QR form-Q executor: unexpected kernel " + std::to_string(d.kernel));

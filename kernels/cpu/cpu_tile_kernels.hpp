@@ -1,0 +1,53 @@
+#pragma once
+// TileKernels on one CPU core (OpenBLAS + LAPACKE), with the workspace the
+// QR kernels need. Also the kernels of emulated and simulated GPUs, whose
+// memory is host memory.
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/tile_kernels.hpp"
+#include "kernels/tile_kernels_api.hpp"
+
+namespace tessera::kernels {
+
+template <class T>
+class CpuTileKernels final : public TileKernels<T> {
+ public:
+  int potf2p(index_t m, index_t n, T* a, index_t lda) override { return kernels::potf2p<T>(m, n, a, lda); }
+  void trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) override {
+    kernels::trsm<T>(m, n, l, ldl, a, lda);
+  }
+  void gsmm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
+            index_t ldc) override {
+    kernels::gsmm<T>(m, n, k, a, lda, b, ldb, c, ldc);
+  }
+  void gsmm_diag(index_t m, index_t n, index_t k, const T* a, index_t lda, T* c, index_t ldc) override {
+    kernels::gsmm_diag<T>(m, n, k, a, lda, c, ldc);
+  }
+  void geqrt(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt) override {
+    kernels::geqrt<T>(m, n, ib, a, lda, t, ldt, work(ib * n));
+  }
+  void larfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+             T* c, index_t ldc) override {
+    kernels::larfb<T>(trans, m, n, k, ib, v, ldv, t, ldt, c, ldc, work(ib * n));
+  }
+  void tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt) override {
+    kernels::tsqrt<T>(m, n, ib, r, ldr, a, lda, t, ldt, work(ib * n));
+  }
+  void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+             T* a1, index_t lda1, T* a2, index_t lda2) override {
+    kernels::ssrfb<T>(trans, m, n, k, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work(ib * n));
+  }
+  void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) override {
+    for (index_t c = 0; c < cols; ++c) std::memcpy(b + c * ldb, a + c * lda, static_cast<std::size_t>(rows) * sizeof(T));
+  }
+
+ private:
+  T* work(index_t n) {
+    if (work_.size() < static_cast<std::size_t>(n)) work_.resize(static_cast<std::size_t>(n));
+    return work_.data();
+  }
+  std::vector<T> work_;
+};
+
+}  // namespace tessera::kernels

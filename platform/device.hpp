@@ -1,0 +1,72 @@
+#pragma once
+// A GPU of a node as the runtime sees it (000 §5.3-5.5): separate memory in
+// which the runtime allocates one buffer per datum on first arrival, two copy
+// streams (0: host -> device, the in_mbox's; 1: device -> host, the
+// out_mbox's), and kernels that work on its memory.
+//
+// Implementations: CudaDevice (kernels/cuda, a real GPU), EmulatedDevice
+// (platform/native/emulated_device: separate host memory, copies timed by a
+// configured PCIe bandwidth and latency, CPU kernels) and the simulated GPU
+// of platform/simgrid (copies cross the machine file's PCIe link).
+//
+// Threading: allocate/release and copy() are called by the node's device
+// communication threads, one per stream, so copy(0) and copy(1) of one device
+// run concurrently; synchronize() and the kernels by the device's manager
+// thread only.
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace tessera::kernels {
+template <class T>
+class TileKernels;
+}
+
+namespace tessera::platform {
+
+// Host bytes of one datum, in the order its device buffer holds them (a tile,
+// then the QR T factor that travels with it).
+struct HostRange {
+  std::byte* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+
+// A device has no room for a buffer: names the device, what was asked, what
+// is in use and the capacity.
+class DeviceOutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  // "GPU 1 (emulated)", "GPU 1 (NVIDIA H100 80GB HBM3, cuda:0)".
+  virtual std::string name() const = 0;
+  // Bytes of device memory the runtime may use.
+  virtual std::size_t capacity() const = 0;
+  // Whether buffers hold data (false: a simulated run without data; buffers
+  // are then only accounted, and copies only take time).
+  virtual bool has_data() const { return true; }
+
+  // A buffer of `bytes`; throws DeviceOutOfMemory past capacity().
+  virtual std::byte* allocate(std::size_t bytes) = 0;
+  virtual void release(std::byte* p, std::size_t bytes) = 0;
+  // Bytes allocated now, and the most allocated at any time since construction.
+  virtual std::size_t in_use() const = 0;
+  virtual std::size_t peak() const = 0;
+
+  // Copies one datum between `host` (n ranges, in order) and the device
+  // buffer `dev` on `stream` (0: to the device, 1: to the host); returns when
+  // the copy is complete.
+  virtual void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) = 0;
+
+  // Kernels that work on this device's memory, for its manager thread.
+  virtual kernels::TileKernels<double>& kernels_d() = 0;
+  virtual kernels::TileKernels<float>& kernels_s() = 0;
+  // Waits until every kernel the manager thread started has finished (a
+  // task's outputs are then complete for its successors and for copies).
+  virtual void synchronize() {}
+};
+
+}  // namespace tessera::platform
