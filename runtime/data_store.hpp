@@ -55,6 +55,21 @@ class TileDataStore final : public DataStore {
   }
 
   void pack(DataId d, std::byte* out) const override { copy(d, out, true); }
+  void host_ranges(DataId d, std::vector<platform::HostRange>& out) override {
+    const Ref r = find(d);
+    auto add = [&](T* p, std::size_t n) {
+      if (!p) throw std::logic_error("data store: datum " + std::to_string(d) + " is not held by this node");
+      out.push_back({reinterpret_cast<std::byte*>(p), n * sizeof(T)});
+    };
+    if (r.s->panels) {
+      add(r.s->f->v(r.j), r.s->f->v_elems(r.j));
+      return;
+    }
+    const TileLayout& L = r.s->m->layout();
+    add(r.s->m->tile(r.i, r.j), static_cast<std::size_t>(L.row_height(r.i) * L.col_width(r.j)));
+    if (r.s->f && r.s->f->t_elems(r.i, r.j) > 0) add(r.s->f->t(r.i, r.j), r.s->f->t_elems(r.i, r.j));
+  }
+  void point_at(DataId d, std::byte* at) override { point(d, reinterpret_cast<T*>(at)); }
   void unpack_own(DataId d, const std::byte* in) override { copy(d, const_cast<std::byte*>(in), false); }
 
   void release_alien(DataId d) override {
@@ -141,6 +156,8 @@ class PhantomDataStore final : public DataStore {
   void unpack_own(DataId, const std::byte*) override {}
   void adopt_alien(DataId, platform::Message&&) override {}
   void release_alien(DataId) override {}
+  void host_ranges(DataId, std::vector<platform::HostRange>&) override {}
+  void point_at(DataId, std::byte*) override {}
 
  private:
   std::function<std::size_t(DataId)> bytes_;

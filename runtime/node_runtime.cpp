@@ -19,13 +19,23 @@ namespace {
 
 // State shared by the threads of one run.
 struct RunState {
+  // `n_data` algorithm data; the window holds one slot per datum and device
+  // of this node (slot(d, dev) = dev·n_data + d).
   RunState(std::size_t n_data, const RuntimeOptions& o, platform::Platform& p)
-      : window(n_data, o.window_capacity, p), ready(p, o.policy, o.seed), error_mutex(p.make_mutex()) {
+      : n_data(n_data), window(n_data * (o.gpus.size() + 1), o.window_capacity, p), ready(p, o.policy, o.seed),
+        error_mutex(p.make_mutex()), gpus(o.gpus) {
     std::fill(std::begin(warm_after), std::end(warm_after), -1.0);
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      gpu_ready.push_back(std::make_unique<ReadyQueue>(p, o.policy, o.seed + g + 1));
+      for (int dir = 0; dir < 2; ++dir) mailbox.push_back(std::make_unique<ReadyQueue>(p, ReadyPolicy::Priority));
+      buffers.emplace_back(n_data, nullptr);
+    }
+    gpu_stats = std::vector<GpuCounters>(gpus.size());
   }
 
+  std::size_t n_data;
   TaskWindow window;
-  ReadyQueue ready;
+  ReadyQueue ready;  // the host's compute threads
   std::atomic<std::uint64_t> completed{0};
   std::atomic<std::uint64_t> total{std::numeric_limits<std::uint64_t>::max()};
   std::atomic<bool> cancelled{false};
@@ -51,6 +61,67 @@ struct RunState {
       }
     }
     return extra;
+  }
+
+  // ---- GPUs (000 §5.3-5.5) ----
+  std::vector<GpuContext> gpus;
+  std::vector<std::unique_ptr<ReadyQueue>> gpu_ready;  // GPU g's ready tasks: gpu_ready[g-1]
+  // in_mbox of GPU g: mailbox[2(g-1)], copies to it on stream 0; out_mbox:
+  // mailbox[2(g-1)+1], copies from it on stream 1.
+  std::vector<std::unique_ptr<ReadyQueue>> mailbox;
+  // GPU g's buffer of each datum (its indirect tile table's storage), null where it holds none.
+  std::vector<std::vector<std::byte*>> buffers;
+  struct GpuCounters {
+    std::atomic<std::uint64_t> copies_in{0}, bytes_in{0}, copies_out{0}, bytes_out{0};
+    std::atomic<std::size_t> in_use{0}, peak{0};  // this run's buffers
+    void allocated(std::size_t b) {
+      const std::size_t now = in_use.fetch_add(b) + b;
+      std::size_t p = peak.load();
+      while (now > p && !peak.compare_exchange_weak(p, now)) {
+      }
+    }
+  };
+  std::vector<GpuCounters> gpu_stats;
+
+  // Device (0: host, g: GPU g) of a compute task: where its main output's slot is.
+  int device_of(const TaskDesc& d) const {
+    if (gpus.empty()) return 0;
+    const int m = d.main_output();
+    return m < 0 ? 0 : static_cast<int>(d.access[m].data / n_data);
+  }
+
+  // A copy task, on the stream thread of its direction: allocates the GPU's
+  // buffer on first arrival and points the GPU's tile tables at it.
+  void copy(const TaskDesc& d, int stream, std::vector<platform::HostRange>& ranges) {
+    const int g = d.arg[0];
+    const DataId x = static_cast<DataId>(d.arg[1]);
+    const bool to_device = d.arg[3] != 0;
+    GpuContext& gc = gpus[g - 1];
+    platform::Device& dev = *gc.device;
+    std::byte*& buf = buffers[g - 1][x];
+    const std::size_t bytes = dist->store->bytes(x);
+    if (!buf) {
+      if (!to_device) throw std::logic_error("GPU " + std::to_string(g) + " holds no copy of datum " + std::to_string(x) + " to copy back");
+      buf = dev.allocate(bytes);
+      gpu_stats[g - 1].allocated(bytes);
+      gc.tables->point_at(x, buf);
+    }
+    ranges.clear();
+    if (dev.has_data()) dist->store->host_ranges(x, ranges);
+    dev.copy(stream, buf, ranges.data(), static_cast<int>(ranges.size()), to_device);
+    GpuCounters& c = gpu_stats[g - 1];
+    (to_device ? c.copies_in : c.copies_out).fetch_add(1, std::memory_order_relaxed);
+    (to_device ? c.bytes_in : c.bytes_out).fetch_add(bytes, std::memory_order_relaxed);
+  }
+
+  void release_buffer(int g, DataId x) {
+    std::byte*& buf = buffers[g - 1][x];
+    if (!buf) return;
+    gpus[g - 1].tables->point_at(x, nullptr);
+    const std::size_t bytes = dist->store->bytes(x);
+    gpus[g - 1].device->release(buf, bytes);
+    gpu_stats[g - 1].in_use.fetch_sub(bytes);
+    buf = nullptr;
   }
 
   // ---- distributed runs ----
@@ -84,9 +155,12 @@ struct RunState {
       dist->network->send(d.arg[0], std::move(m));
       done.push_back(t);
     } else if (d.kernel == kRuntimeRelease) {
-      // Every earlier reader of the alien copy has finished (the release is its writer).
-      dist->store->release_alien(static_cast<DataId>(d.arg[1]));
+      // Every earlier reader of the copy has finished (the release is its writer).
+      if (d.arg[0] == 0) dist->store->release_alien(static_cast<DataId>(d.arg[1]));
+      else release_buffer(d.arg[0], static_cast<DataId>(d.arg[1]));
       done.push_back(t);
+    } else if (d.kernel == kRuntimeCopy) {
+      mailbox[2 * (d.arg[0] - 1) + (d.arg[3] ? 0 : 1)]->push(t);
     } else if (d.kernel == kRuntimeRecv) {
       platform::Message m;
       {
@@ -102,8 +176,14 @@ struct RunState {
       take(t, std::move(m));
       done.push_back(t);
     } else {
-      ready.push(t);
+      push_ready(t);
     }
+  }
+
+  void push_ready(Task* t) {
+    const int dev = device_of(t->desc);
+    if (dev == 0) ready.push(t);
+    else gpu_ready[dev - 1]->push(t);
   }
 
   void take(Task* t, platform::Message&& m) {
@@ -173,7 +253,9 @@ struct RunState {
       std::fprintf(stderr, "tessera: error: node %d: unknown error\n", dist->self);
     }
     dist->network->abort(exit_status_of(e));
+    std::abort();  // not reached: abort() ends the process
   }
+  bool networked() const { return dist && dist->network && dist->network->nodes() > 1; }
 
   void fail(std::exception_ptr e) {
     platform::Lock lk(*error_mutex);
@@ -183,7 +265,10 @@ struct RunState {
   // Called once per finished task and once when generation ends: whoever sees
   // the last completion of a known total closes the queue.
   void maybe_close(std::uint64_t done) {
-    if (done == total.load()) ready.close();
+    if (done != total.load()) return;
+    ready.close();
+    for (auto& q : gpu_ready) q->close();
+    for (auto& q : mailbox) q->close();
   }
 };
 
@@ -200,29 +285,50 @@ class WindowSink final : public TaskSink {
   RunState& s_;
 };
 
-// The generator's side of a distributed run: the task-assignment protocol
-// (000 §6) plus the bookkeeping that lets every node decide, without a
-// message, which tile versions travel where. Every node sees every write, so
-// all agree on each datum's version; the owner of a datum tracks which nodes
-// hold its current version, and every node which version its alien slot of
-// each remote datum holds.
+// The generator's side of a distributed run or a run with GPUs: the
+// task-assignment protocol (000 §6) plus the bookkeeping that lets every
+// node decide, without a message, which tile versions travel where. Every
+// node sees every write, so all agree on each datum's version. A node keeps,
+// for each datum and each of its devices, which version that device's copy
+// holds (slot(d, dev) of the window); the owner of a datum also tracks which
+// other nodes hold its current version.
+//
+// Copies inside a node follow 000 §5.4: a GPU's input comes from the host
+// (from another GPU it is relayed through the host, so a tile several GPUs
+// read crosses to the host once); a version written away from the datum's
+// home device goes back to it at once (rules 7, 8); a remote datum arrives
+// in host memory and is copied on to the GPUs that read it. A datum whose
+// home is a GPU starts in host memory (version 0 is the input) and ends
+// there: at its Release_Tile, or when generation ends, its last version is
+// copied back and the GPU's buffer freed.
 class ProtocolSink final : public TaskSink {
  public:
-  ProtocolSink(RunState& s, std::size_t n_data)
-      : s_(s), d_(*s.dist), n_data_(n_data), version_(n_data, 0), alien_version_(n_data, kNone) {}
+  ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release)
+      : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), version_(n_data, 0),
+        have_(n_data * (gpus + 1), kNone), home_(n_data, -1) {
+    for (std::size_t x = 0; x < n_; ++x) {
+      const Location l = d_.where(static_cast<DataId>(x));
+      if (l.node != d_.self) continue;
+      if (l.device < 0 || l.device > G_)
+        throw std::logic_error("datum " + std::to_string(x) + " placed on device " + std::to_string(l.device) +
+                               " of a node with " + std::to_string(G_) + " GPUs");
+      home_[x] = static_cast<std::int8_t>(l.device);
+      have_[x] = 0;  // this node's host memory holds the input
+    }
+  }
 
   // Every node sees the release: the owner forgets who held the version (a
   // later read, which the algorithm promised not to make, would bring it
-  // again instead of waiting for a message never sent), the others drop
-  // their copy after its readers.
-  void release(DataId d) override {
-    if (d_.where(d).node == d_.self) {
-      holders_.erase(d);
-      return;
+  // again instead of waiting for a message never sent) and brings a GPU's
+  // last version home to host memory; every copy on another device is freed
+  // after its readers.
+  void release(DataId x) override {
+    if (!honour_release_) return;
+    if (home_[x] >= 0) {
+      holders_.erase(x);
+      if (home_[x] > 0) ensure(x, 0, 0);
     }
-    if (alien_version_[d] == kNone) return;
-    alien_version_[d] = kNone;
-    append(comm_task(kRuntimeRelease, d_.self, d, 0, false, 0).add(static_cast<DataId>(n_data_ + d), AccessMode::Write));
+    for (int dev = home_[x] >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
   }
 
   void insert(const TaskDesc& t) override {
@@ -233,71 +339,152 @@ class ProtocolSink final : public TaskSink {
       loc_[a] = d_.where(t.access[a].data);
       touches |= loc_[a].node == d_.self;
     }
+    int main = -1;
+    post_.clear();
     if (touches) {
-      const int main = t.main_output();
+      main = t.main_output();
       if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
       instances_.clear();
       node_instances(t, d_.where, d_.self, instances_);
-      if (!instances_.empty()) apply(t, main);
+      for (const Instance& in : instances_) before_write(t, in);
     }
     for (int a = 0; a < t.n_access; ++a)
       if (writes(t.access[a].mode)) ++version_[t.access[a].data];
+    for (const Instance& in : post_) after_write(t, main, in);
+  }
+
+  // Generation has ended: every datum whose home is a GPU returns to host
+  // memory, and every GPU buffer is freed after its readers.
+  void finish() {
+    for (std::size_t x = 0; x < n_; ++x)
+      if (home_[x] > 0) ensure(static_cast<DataId>(x), 0, 0);
+    for (int g = 1; g <= G_; ++g)
+      for (std::size_t x = 0; x < n_; ++x) drop(static_cast<DataId>(x), g);
   }
 
  private:
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 
-  void apply(const TaskDesc& t, int main) {
-    const int self = d_.self;
-    for (const Instance& in : instances_) {
-      const DataId x = t.access[in.access].data;
-      switch (in.kind) {
-        case InstanceKind::Owner: {
-          // Remote inputs arrive in this node's alien slots before the task reads them.
-          TaskDesc own = t;
-          for (int a = 0; a < t.n_access; ++a) {
-            const DataId y = t.access[a].data;
-            const Location l = loc_[a];
-            if (l.node == self) continue;
-            own.access[a].data = static_cast<DataId>(n_data_ + y);
-            if (t.access[a].mode == AccessMode::Write)
-              throw std::logic_error("distributed run: a write-only minor output on another node is not supported");
-            if (alien_version_[y] != version_[y]) {
-              alien_version_[y] = version_[y];
-              append(comm_task(kRuntimeRecv, l.node, y, version_[y], false, t.priority).add(static_cast<DataId>(n_data_ + y), AccessMode::Write));
-            }
+  DataId slot(DataId x, int dev) const { return static_cast<DataId>(dev * n_ + x); }
+  std::uint32_t& have(DataId x, int dev) { return have_[dev * n_ + x]; }
+
+  // Instances that act before the task's writes take effect (their version is the current one).
+  void before_write(const TaskDesc& t, const Instance& in) {
+    const DataId x = t.access[in.access].data;
+    switch (in.kind) {
+      case InstanceKind::Owner: {
+        // Every input reaches the owner's device first; the task then works on
+        // that device's slots.
+        const int dm = loc_[in.access].device;
+        TaskDesc own = t;
+        for (int a = 0; a < t.n_access; ++a) {
+          const DataId y = t.access[a].data;
+          const bool remote = loc_[a].node != d_.self;
+          if (t.access[a].mode == AccessMode::Write) {
+            if (remote) throw std::logic_error("distributed run: a write-only minor output on another node is not supported");
+            if (dm != 0) ensure(y, dm, t.priority);  // the GPU needs a buffer to write into
+          } else {
+            ensure(y, dm, t.priority);
           }
-          append(own);
-          break;
+          own.access[a].data = slot(y, dm);
         }
-        case InstanceKind::InterNodeAlienInput: {
-          std::vector<int>& h = holders_[x];
-          if (std::find(h.begin(), h.end(), in.peer.node) == h.end()) {
-            h.push_back(in.peer.node);
-            append(comm_task(kRuntimeSend, in.peer.node, x, version_[x], false, t.priority).add(x, AccessMode::Read));
-          }
-          break;
+        append(own);
+        post_.push_back(in);
+        break;
+      }
+      case InstanceKind::InterNodeAlienInput: {
+        std::vector<int>& h = holders_[x];
+        if (std::find(h.begin(), h.end(), in.peer.node) == h.end()) {
+          h.push_back(in.peer.node);
+          ensure(x, 0, t.priority);
+          append(comm_task(kRuntimeSend, in.peer.node, x, version_[x], false, t.priority).add(slot(x, 0), AccessMode::Read));
         }
-        case InstanceKind::InterNodeSourceMinorOutput:
-          // The new version goes back to its owner, after the task wrote it here.
-          append(comm_task(kRuntimeSend, in.peer.node, x, version_[x] + 1, false, t.priority)
-                     .add(static_cast<DataId>(n_data_ + x), AccessMode::Read));
-          alien_version_[x] = version_[x] + 1;
-          break;
-        case InstanceKind::SinkMinorOutput:
-          if (in.peer.node != self) {
-            append(comm_task(kRuntimeRecv, in.peer.node, x, version_[x] + 1, true, t.priority).add(x, AccessMode::Write));
-            holders_[x].assign(1, in.peer.node);
-          }
-          break;
-        default:
-          break;  // same node: the owner instance reads or writes it in place
+        break;
+      }
+      case InstanceKind::SinkMinorOutput:
+        if (in.peer.node != d_.self) post_.push_back(in);
+        break;
+      default:
+        break;  // same node: the owner instance reads or writes it in place
+    }
+  }
+
+  // Instances that act on the versions the task wrote (version_ already counts them).
+  void after_write(const TaskDesc& t, int main, const Instance& in) {
+    if (in.kind == InstanceKind::SinkMinorOutput) {
+      // This node's datum was written on another node: its new version comes back.
+      const DataId y = t.access[in.access].data;
+      append(comm_task(kRuntimeRecv, in.peer.node, y, version_[y], true, t.priority).add(slot(y, 0), AccessMode::Write));
+      written(y, 0);
+      holders_[y].assign(1, in.peer.node);
+      if (home_[y] > 0) ensure(y, home_[y], t.priority);
+      return;
+    }
+    // The owner instance: its device holds the new versions of everything it wrote.
+    const int dm = loc_[main].device;
+    for (int a = 0; a < t.n_access; ++a) {
+      if (!writes(t.access[a].mode)) continue;
+      const DataId y = t.access[a].data;
+      written(y, dm);
+      if (home_[y] >= 0) {
+        holders_.erase(y);  // a version written on its own node is held there only
+        if (home_[y] != dm) ensure(y, home_[y], t.priority);  // rule 7: back to its device
+      } else {
+        // Rule 8: back to its node, from host memory.
+        ensure(y, 0, t.priority);
+        append(comm_task(kRuntimeSend, loc_[a].node, y, version_[y], false, t.priority).add(slot(y, 0), AccessMode::Read));
       }
     }
-    // A version written on its own node is held there only.
-    if (loc_[main].node == self)
-      for (int a = 0; a < t.n_access; ++a)
-        if (writes(t.access[a].mode) && loc_[a].node == self) holders_.erase(t.access[a].data);
+  }
+
+  // Device `dev` now holds the only current copy of y.
+  void written(DataId y, int dev) {
+    for (int e = 0; e <= G_; ++e) have(y, e) = kNone;
+    have(y, dev) = version_[y];
+  }
+
+  // Makes slot(x, dev) hold x's current version: from the host to a GPU,
+  // from a GPU to the host, from another node to the host.
+  void ensure(DataId x, int dev, std::int32_t prio) {
+    const std::uint32_t v = version_[x];
+    if (have(x, dev) == v) return;
+    if (dev != 0) {
+      ensure(x, 0, prio);
+      copy(x, 0, dev, prio);
+      return;
+    }
+    if (home_[x] < 0) {
+      append(comm_task(kRuntimeRecv, d_.where(x).node, x, v, false, prio).add(slot(x, 0), AccessMode::Write));
+      have(x, 0) = v;
+      return;
+    }
+    for (int g = 1; g <= G_; ++g)
+      if (have(x, g) == v) {
+        copy(x, g, 0, prio);
+        return;
+      }
+    throw std::logic_error("datum " + std::to_string(x) + " version " + std::to_string(v) + " is on no device of node " +
+                           std::to_string(d_.self));
+  }
+
+  void copy(DataId x, int from, int to, std::int32_t prio) {
+    TaskDesc c;
+    c.kernel = kRuntimeCopy;
+    c.arg[0] = from == 0 ? to : from;
+    c.arg[1] = static_cast<std::int32_t>(x);
+    c.arg[2] = static_cast<std::int32_t>(version_[x]);
+    c.arg[3] = from == 0 ? 1 : 0;
+    c.priority = prio;
+    c.add(slot(x, from), AccessMode::Read).add(slot(x, to), AccessMode::Write);
+    append(c);
+    have(x, to) = version_[x];
+  }
+
+  // Frees device dev's copy of x (not the host memory of this node's own data) after its readers.
+  void drop(DataId x, int dev) {
+    if (have(x, dev) == kNone) return;
+    have(x, dev) = kNone;
+    append(comm_task(kRuntimeRelease, dev, x, 0, false, 0).add(slot(x, dev), AccessMode::Write));
   }
 
   static TaskDesc comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own, std::int32_t prio) {
@@ -321,10 +508,14 @@ class ProtocolSink final : public TaskSink {
 
   RunState& s_;
   const DistContext& d_;
-  std::size_t n_data_;
-  std::vector<std::uint32_t> version_, alien_version_;
+  std::size_t n_;
+  int G_;
+  bool honour_release_;
+  std::vector<std::uint32_t> version_;
+  std::vector<std::uint32_t> have_;  // per device and datum: the version this node's copy holds
+  std::vector<std::int8_t> home_;    // device of each of this node's data; -1: another node's
   std::unordered_map<DataId, std::vector<int>> holders_;
-  std::vector<Instance> instances_;
+  std::vector<Instance> instances_, post_;
   std::vector<Task*> scratch_;
   Location loc_[kMaxAccesses];  // where the current task's accesses live
 };
@@ -338,22 +529,28 @@ NodeRuntime::NodeRuntime(platform::Platform& platform, RuntimeOptions options)
 
 RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executor& executor) {
   const DistContext* dist = options_.dist;
-  RunState s(dist ? 2 * n_data : n_data, options_, platform_);
+  const int G = static_cast<int>(options_.gpus.size());
+  if (G > 0 && !dist) throw std::logic_error("a run with GPUs needs a DistContext (placement and data store)");
+  for (const GpuContext& g : options_.gpus)
+    if (!g.device || !g.executor || !g.tables) throw std::logic_error("GpuContext without device, executor or tables");
+  RunState s(n_data, options_, platform_);
   s.dist = dist;
   // One node sends nothing: no communication thread (000 §4).
-  const bool networked = dist && dist->network->nodes() > 1;
+  const bool networked = s.networked();
   if (networked) dist->network->start([&s](int, platform::Message&& m) { s.deliver(std::move(m)); });
   RunStats stats;
   stats.busy_s.assign(options_.threads, 0.0);
+  stats.gpus.assign(G, DeviceStats{});
   RuntimeObserver* obs = options_.observer;
   const double t0 = platform_.now();
-  if (obs) obs->on_run_start(options_.threads, executor, t0);
+  if (obs) obs->on_run_start(options_.threads + G, executor, t0);
 
   platform_.spawn("generator", [&] {
     try {
       if (dist) {
-        ProtocolSink sink(s, n_data);
+        ProtocolSink sink(s, n_data, G, options_.release_tiles);
         generate(sink);
+        sink.finish();
       } else {
         WindowSink sink(s);
         generate(sink);
@@ -367,43 +564,88 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     s.maybe_close(s.completed.load());
   });
 
+  // A compute thread: the host's CPU workers share its queue; a GPU's
+  // manager thread serves the GPU's queue and waits for each kernel.
+  auto serve = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, const KernelTimeModel* model,
+                   platform::Device* device, double& busy) {
+    std::vector<Task*> ready;
+    const int w = ctx.id();
+    while (Task* t = queue.pop()) {
+      if (!s.cancelled.load(std::memory_order_relaxed)) {
+        const double a = platform_.now();
+        if (obs) obs->on_task_start(w, t->desc, a);
+        try {
+          double modeled = 0;
+          if (model) {
+            const KernelShape sh = ex.shape(t->desc);
+            modeled = model->seconds(sh);
+            modeled += s.cold_extra(*model, sh, a, modeled);
+          }
+          platform_.run_kernel(ex, t->desc, ctx, modeled);
+          if (device) device->synchronize();
+        } catch (...) {
+          s.fail(std::current_exception());
+        }
+        const double b = platform_.now();
+        if (obs) obs->on_task_end(w, t->desc, b);
+        busy += b - a;
+      }
+      try {
+        s.finish(t, ready);
+      } catch (...) {
+        // Only a distributed run's sends and receives throw here.
+        if (networked) s.abort_run(std::current_exception());
+        s.fail(std::current_exception());
+      }
+    }
+  };
+
   for (int w = 0; w < options_.threads; ++w) {
     platform_.spawn("cpu" + std::to_string(w), [&, w] {
       WorkerContext ctx(w);
-      std::vector<Task*> ready;
-      double busy = 0;
-      while (Task* t = s.ready.pop()) {
-        if (!s.cancelled.load(std::memory_order_relaxed)) {
-          const double a = platform_.now();
-          if (obs) obs->on_task_start(w, t->desc, a);
+      serve(s.ready, ctx, executor, options_.model, nullptr, stats.busy_s[w]);
+    });
+  }
+  for (int g = 1; g <= G; ++g) {
+    GpuContext& gc = s.gpus[g - 1];
+    platform_.spawn("gpu" + std::to_string(g), [&, g] {
+      WorkerContext ctx(options_.threads + g - 1, g, gc.device->kernels_d(), gc.device->kernels_s());
+      serve(*s.gpu_ready[g - 1], ctx, *gc.executor, gc.model, gc.device, stats.gpus[g - 1].busy_s);
+    });
+    // The device communication thread's two streams of this GPU (000 §5.4):
+    // stream 0 serves its in_mbox, stream 1 its out_mbox, one copy each at a time.
+    for (int dir = 0; dir < 2; ++dir)
+      platform_.spawn("gpu" + std::to_string(g) + (dir ? "-out" : "-in"), [&, g, dir] {
+        std::vector<Task*> ready;
+        std::vector<platform::HostRange> ranges;
+        ReadyQueue& box = *s.mailbox[2 * (g - 1) + dir];
+        while (Task* t = box.pop()) {
           try {
-            double modeled = 0;
-            if (options_.model) {
-              const KernelShape sh = executor.shape(t->desc);
-              modeled = options_.model->seconds(sh);
-              modeled += s.cold_extra(*options_.model, sh, a, modeled);
-            }
-            platform_.run_kernel(executor, t->desc, ctx, modeled);
+            if (!s.cancelled.load(std::memory_order_relaxed)) s.copy(t->desc, dir, ranges);
           } catch (...) {
+            // The other nodes wait for this node's messages: a copy that
+            // cannot be made ends the run (cancelling would leave them waiting).
+            if (networked) s.abort_run(std::current_exception());
             s.fail(std::current_exception());
           }
-          const double b = platform_.now();
-          if (obs) obs->on_task_end(w, t->desc, b);
-          busy += b - a;
+          try {
+            s.finish(t, ready);
+          } catch (...) {
+            if (networked) s.abort_run(std::current_exception());
+            s.fail(std::current_exception());
+          }
         }
-        try {
-          s.finish(t, ready);
-        } catch (...) {
-          // Only a distributed run's sends and receives throw here.
-          if (dist) s.abort_run(std::current_exception());
-          s.fail(std::current_exception());
-        }
-      }
-      stats.busy_s[w] = busy;
-    });
+      });
   }
   platform_.join_all();
   if (networked) dist->network->stop();
+  for (int g = 1; g <= G; ++g) {
+    DeviceStats& d = stats.gpus[g - 1];
+    const auto& c = s.gpu_stats[g - 1];
+    d.peak_bytes = c.peak;
+    d.bytes_at_end = c.in_use;
+    d.copies_in = c.copies_in, d.bytes_in = c.bytes_in, d.copies_out = c.copies_out, d.bytes_out = c.bytes_out;
+  }
   if (dist) {
     const std::size_t w = dist->store->word_bytes();
     stats.comm.messages_sent = s.sent;

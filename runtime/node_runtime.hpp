@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "platform/device.hpp"
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
 #include "runtime/protocol.hpp"
@@ -113,10 +114,35 @@ class DataStore {
   virtual void adopt_alien(DataId d, platform::Message&& m) = 0;
   // The alien copy of d is no longer needed (Release_Tile): free it.
   virtual void release_alien(DataId d) = 0;
+  // The host bytes of this node's copy of d (its own, or the alien copy it
+  // holds), in wire order: what a copy to or from a GPU moves.
+  virtual void host_ranges(DataId d, std::vector<platform::HostRange>& out) = 0;
+  // Points the tile tables at `at`, a buffer that holds d in wire order (a
+  // GPU's tables at its device buffer), or at nothing.
+  virtual void point_at(DataId d, std::byte* at) = 0;
 };
 
-// A node of a distributed run: who it is, where every datum lives (the same
-// function on every node), its end of the network and its data.
+// One GPU of a node: the device, the executor that runs tasks on its tile
+// tables (000 §5.5: pointers into device memory), and those tables.
+struct GpuContext {
+  platform::Device* device = nullptr;
+  Executor* executor = nullptr;
+  DataStore* tables = nullptr;
+  // Simulated runs: the GPU's kernel model.
+  const KernelTimeModel* model = nullptr;
+};
+
+// What a run did on one GPU.
+struct DeviceStats {
+  double busy_s = 0;                // manager thread: time in kernels
+  std::size_t peak_bytes = 0;       // most device memory in use at once
+  std::size_t bytes_at_end = 0;     // still allocated when the run ended (0: every buffer was freed)
+  std::uint64_t copies_in = 0, bytes_in = 0, copies_out = 0, bytes_out = 0;
+};
+
+// A node of a distributed run, or the one node of a run with GPUs: who it
+// is, where every datum lives (the same function on every node), its end of
+// the network (null: a single node) and its data.
 struct DistContext {
   int self = 0;
   Placement where;
@@ -143,6 +169,11 @@ struct RuntimeOptions {
   // task-assignment protocol of 000 §6 and the node exchanges data through
   // dist->network (see run()).
   const DistContext* dist = nullptr;
+  // The node's GPUs (devices 1..G of `dist->where`); needs `dist`. Each gets
+  // a manager thread and two copy streams, each served by its own thread.
+  std::vector<GpuContext> gpus;
+  // Honour Release_Tile (false: keep every copy to the end, for comparisons).
+  bool release_tiles = true;
 };
 
 struct RunStats {
@@ -150,6 +181,7 @@ struct RunStats {
   double elapsed_s = 0;
   std::vector<double> busy_s;  // per compute thread: time spent in kernels
   CommStats comm;              // distributed runs
+  std::vector<DeviceStats> gpus;
 };
 
 using Generator = std::function<void(TaskSink&)>;

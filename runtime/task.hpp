@@ -24,8 +24,12 @@ inline constexpr int kMaxAccesses = 4;
 // datum, arg[2] version, arg[3] 1 when a receive updates this node's own datum).
 inline constexpr std::uint16_t kRuntimeSend = 0xFF00;
 inline constexpr std::uint16_t kRuntimeRecv = 0xFF01;
-// Frees this node's alien copy of datum arg[1] after its last reader (Release_Tile).
+// Frees this node's copy of datum arg[1] on device arg[0] (0: the host's
+// alien copy, g: GPU g's buffer) after its last reader (Release_Tile).
 inline constexpr std::uint16_t kRuntimeRelease = 0xFF02;
+// Copies version arg[2] of datum arg[1] between the host and GPU arg[0]:
+// to the GPU when arg[3] is 1, back to the host when 0.
+inline constexpr std::uint16_t kRuntimeCopy = 0xFF03;
 
 struct TaskDesc {
   std::uint16_t kernel = 0;
