@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/cpu/tile_kernels.hpp"
+#include "kernels/cuda/cuda_api.hpp"
+#include "platform/native/local_network.hpp"
 #include "runtime/algorithms/cholesky.hpp"
 #include "runtime/algorithms/qr.hpp"
 #include "runtime/data_store.hpp"
@@ -66,6 +68,10 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
   if (c.phantom && c.impl == "lapack") throw InputError("--impl lapack has no tasks to simulate: use --impl tile");
+  if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
+  if (c.device != "emulated" && c.device != "cuda") throw InputError("--device '" + c.device + "' is not one of: emulated, cuda");
+  if (c.gpus > 0 && c.impl != "tile") throw InputError("--impl " + c.impl + " runs on the CPU only: GPUs need --impl tile");
+  if (c.gpus > 0 && input) throw InputError("--input " + c.input + ": runs with GPUs generate their matrix");
   if (c.pr < 1 || c.pc < 1)
     throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + ": Pr and Pc must be >= 1");
   if (c.network) {
@@ -213,6 +219,54 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
   r.time_s = *std::max_element(r.node_time_s.begin(), r.node_time_s.end());
 }
 
+// A GPU's tile tables (000 §5.5): tile matrices and QR factors that own no
+// storage and point into the GPU's buffers, and the executor that runs tasks on them.
+template <class T>
+struct GpuTables {
+  GpuTables(const TileLayout& L, index_t ib, bool qr) : a(L, false) {
+    const DataId pq = static_cast<DataId>(L.tile_rows() * L.tile_cols());
+    if (qr) f.emplace(L, ib, [](int, int) { return false; });
+    tables.add_tiles(0, a, f ? &*f : nullptr);
+    if (qr) {
+      tables.add_panels(pq, *f, L.tile_cols());
+      ex = std::make_unique<QrExecutor<T>>(a, *f);
+    } else {
+      ex = std::make_unique<CholeskyExecutor<T>>(a);
+    }
+  }
+  TileMatrix<T> a;
+  std::optional<QrFactors<T>> f;
+  TileDataStore<T> tables;
+  std::unique_ptr<Executor> ex;
+};
+
+// Every datum a GPU of this node holds must fit in its memory.
+void require_fits(const DataStore& store, std::size_t n_data, const Placement& where, int self,
+                  const std::vector<platform::Device*>& gpus) {
+  for (std::size_t x = 0; x < n_data; ++x) {
+    const Location l = where(static_cast<DataId>(x));
+    if (l.node != self || l.device == 0) continue;
+    const platform::Device& d = *gpus[l.device - 1];
+    if (store.bytes(static_cast<DataId>(x)) > d.capacity())
+      throw InputError(fmt::format("a tile of {} bytes does not fit in the {} bytes of {}: use a smaller --B", store.bytes(static_cast<DataId>(x)),
+                                   d.capacity(), d.name()));
+  }
+}
+
+// 001 §5.3: MaxLoad / AvgLoad over the host (its cores' mean kernel time) and each GPU.
+double imbalance_ratio(const std::vector<double>& cpu_busy, const std::vector<DeviceStats>& gpus) {
+  std::vector<double> load;
+  if (!cpu_busy.empty()) {
+    double sum = 0;
+    for (double b : cpu_busy) sum += b;
+    load.push_back(sum / static_cast<double>(cpu_busy.size()));
+  }
+  for (const DeviceStats& g : gpus) load.push_back(g.busy_s);
+  double mx = 0, sum = 0;
+  for (double l : load) mx = std::max(mx, l), sum += l;
+  return sum > 0 ? mx / (sum / static_cast<double>(load.size())) : 0.0;
+}
+
 // One node of a distributed run: its tiles of the multi-level block-cyclic
 // distribution, the protocol-driven runtime, and the distributed check.
 template <class T>
@@ -224,7 +278,8 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
   const int p = L.tile_rows(), q = L.tile_cols();
   r.p = p;
   r.q = q;
-  const MultiLevelBlockCyclic dist(L, c.pr, c.pc, 0);
+  const int G = c.gpus;
+  const MultiLevelBlockCyclic dist(L, c.pr, c.pc, G);
   const bool chol = c.algo == "cholesky";
   const DataId pq = static_cast<DataId>(p * q);
   const Placement where = factor_placement(L, dist);
@@ -237,6 +292,13 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
   };
   auto run_graph = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w,
                        const RuntimeOptions& o) {
+    if (o.gpus.empty() && G > 0) {
+      // The checks run on the host only: every datum there.
+      DistContext ctx{self, [&](DataId d) { return Location{w(d).node, 0}; }, &net, &store};
+      RuntimeOptions oo = o;
+      oo.dist = &ctx;
+      return NodeRuntime(platform, oo).run(n, g, ex);
+    }
     DistContext ctx;
     ctx.self = self;
     ctx.where = w;
@@ -248,15 +310,26 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
   };
   // The factorization: every node starts it together (after building its
   // input), so time_s, the slowest node's, is measured from a common start.
-  auto factor = [&](Executor& ex, DataStore& store) {
+  auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
+    require_fits(store, n_data, where, self, c.devices);
+    RuntimeOptions fo = opt;
+    fo.gpus = std::move(gpus);
+    fo.release_tiles = !c.keep_tiles;
     std::vector<double> barrier{0.0};
     net.allreduce_sum(barrier);
     const double cpu0 = process_cpu_s();
-    const RunStats st = run_graph(n_data, gen, ex, store, where, opt);
+    const RunStats st = run_graph(n_data, gen, ex, store, where, fo);
     r.cpu_s = process_cpu_s() - cpu0;
     gather_nodes(r, st, net);
     r.tasks = st.tasks;
     r.busy_s = st.busy_s;
+    r.gpus = st.gpus;
+    r.imbalance = imbalance_ratio(st.busy_s, st.gpus);
+  };
+  auto gpu_contexts = [&](auto& tables) {
+    std::vector<GpuContext> v;
+    for (int g = 0; g < G; ++g) v.push_back({c.devices[g], tables[g]->ex.get(), &tables[g]->tables, c.gpu_model});
+    return v;
   };
   if (c.phantom) {
     PhantomExecutor ex(L, c);
@@ -272,7 +345,9 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
           return (e + (sizes ? sizes->t_elems(i, j) : 0)) * sizeof(T);
         },
         sizeof(T));
-    factor(ex, store);
+    std::vector<GpuContext> gpus;
+    for (int g = 0; g < G; ++g) gpus.push_back({c.devices[g], &ex, &store, c.gpu_model});
+    factor(ex, store, gpus);
     return;
   }
   TileMatrix<T> a(L, own);
@@ -286,12 +361,14 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
     TileDataStore<T> store;
     store.add_tiles(0, a, f ? &*f : nullptr);
     if (f) store.add_panels(pq, *f, q);
+    std::vector<std::unique_ptr<GpuTables<T>>> tables;
+    for (int g = 0; g < G; ++g) tables.push_back(std::make_unique<GpuTables<T>>(L, c.ib, !chol));
     if (chol) {
       CholeskyExecutor<T> ex(a);
-      factor(ex, store);
+      factor(ex, store, gpu_contexts(tables));
     } else {
       QrExecutor<T> ex(a, *f);
-      factor(ex, store);
+      factor(ex, store, gpu_contexts(tables));
     }
   }
   if (c.check) {
@@ -359,6 +436,14 @@ double flop_count(const std::string& algo, index_t m, index_t n) {
   return algo == "cholesky" ? N * N * N / 3.0 : 2.0 * M * N * N - 2.0 * N * N * N / 3.0;
 }
 
+std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, int node) {
+  if (c.device == "emulated") return std::make_unique<platform::EmulatedDevice>(g, c.emulated);
+  const int present = kernels::cuda_device_count();
+  if (c.gpus > present)
+    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present", c.gpus, present, present == 1 ? "" : "s"));
+  return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap);
+}
+
 RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   std::optional<DenseMatrix> input;
   if (!config.input.empty()) input = read_matrix_market(config.input);
@@ -369,9 +454,23 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   if (config.impl == "lapack") {
     if (config.precision == 'd') run_lapack<double>(r, platform, in);
     else run_lapack<float>(r, platform, in);
-  } else if (config.network) {
+  } else if (config.network || config.gpus > 0) {
+    // GPUs: the protocol's runtime, on a one-node "cluster" when there is no network.
+    std::optional<platform::LocalCluster> one;
+    if (!config.network) {
+      one.emplace(1);
+      r.config.network = &one->node(0);
+    }
+    std::vector<std::unique_ptr<platform::Device>> own;
+    if (r.config.devices.empty())
+      for (int g = 1; g <= config.gpus; ++g) own.push_back(make_native_device(config, g, r.config.network->node()));
+    for (auto& d : own) r.config.devices.push_back(d.get());
+    if (static_cast<int>(r.config.devices.size()) != config.gpus)
+      throw std::logic_error("the backend gave " + std::to_string(r.config.devices.size()) + " GPUs for --gpus " + std::to_string(config.gpus));
     if (config.precision == 'd') run_tile_distributed<double>(r, platform);
     else run_tile_distributed<float>(r, platform);
+    r.config.network = config.network;
+    r.config.devices = config.devices;
   } else {
     if (config.precision == 'd') run_tile<double>(r, platform, in);
     else run_tile<float>(r, platform, in);
@@ -405,9 +504,14 @@ std::string summary_line(const RunResult& r, const char* backend) {
     verdict = r.residuals->passed() ? "ok" : "FAILED";
   }
   std::string grid;
-  if (!r.comm.empty()) {
+  if (!r.comm.empty() && r.nodes > 1) {
     const CommMax mx = comm_max(r);
     grid += fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
+  }
+  if (c.gpus > 0) {
+    std::size_t peak = 0;
+    for (const DeviceStats& d : r.gpus) peak = std::max(peak, d.peak_bytes);
+    grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, r.imbalance, static_cast<double>(peak) / (1 << 20));
   }
   return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}",
                      c.algo, c.impl, c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s,
@@ -462,6 +566,19 @@ std::string result_json(const RunResult& r, const char* backend) {
                  {"max_words_sent", mx.words_sent},
                  {"max_messages", mx.messages},
                  {"max_words", mx.words}};
+  }
+  if (c.gpus > 0) {
+    j["gpus"] = c.gpus;
+    j["device"] = c.machine.empty() ? c.device : "simulated";
+    nlohmann::json per = nlohmann::json::array();
+    for (std::size_t g = 0; g < r.gpus.size(); ++g) {
+      const DeviceStats& d = r.gpus[g];
+      per.push_back({{"gpu", g + 1}, {"busy_s", d.busy_s}, {"peak_bytes", d.peak_bytes}, {"bytes_at_end", d.bytes_at_end},
+                     {"copies_in", d.copies_in}, {"bytes_in", d.bytes_in}, {"copies_out", d.copies_out}, {"bytes_out", d.bytes_out}});
+    }
+    j["gpu_stats"] = per;
+    j["imbalance_ratio"] = r.imbalance;
+    j["release_tiles"] = !c.keep_tiles;
   }
   if (!c.machine.empty()) {
     j["machine"] = c.machine;

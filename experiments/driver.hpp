@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/device.hpp"
+#include "platform/native/emulated_device.hpp"
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
 #include "runtime/check.hpp"
@@ -47,6 +49,18 @@ struct RunConfig {
   // calls run_factorization with the same configuration.
   platform::NodeNetwork* network = nullptr;
   int pr = 1, pc = 1;
+  // GPUs per node (000 §3.1: MultiLevelBlockCyclic with G > 0; on one node
+  // the same map as 001's HeteroColumnCyclic). Native runs make them of
+  // `device` kind (emulated | cuda); a simulated backend passes its own in
+  // `devices` with their kernel model.
+  int gpus = 0;
+  std::string device = "emulated";
+  platform::EmulatedDeviceOptions emulated;
+  std::size_t gpu_memory_cap = 0;  // cuda: bytes a GPU may use (0: all free)
+  std::vector<platform::Device*> devices;
+  const KernelTimeModel* gpu_model = nullptr;
+  // Keep every device copy to the end instead of freeing it at Release_Tile.
+  bool keep_tiles = false;
 };
 
 struct RunResult {
@@ -60,6 +74,10 @@ struct RunResult {
   double gflops = 0;
   std::uint64_t tasks = 0;
   std::vector<double> busy_s;  // this node's compute threads
+  std::vector<DeviceStats> gpus;  // this node's GPUs
+  // 001 §5.3: max / average of the devices' loads on this node, the host's
+  // load being its cores' mean kernel time and a GPU's its kernel time.
+  double imbalance = 0;
   std::optional<Residuals> residuals;
   // Distributed runs: this node, and every node's message counts (the
   // maximum over nodes is the quantity of 000 App. A.2). time_s is the

@@ -281,6 +281,14 @@ int main(int argc, char** argv) {
                   "PrxPc node grid of a distributed run (multi-level block-cyclic distribution): one MPI process per node "
                   "under mpirun, or simulated nodes with --backend sim; default 1x1");
   run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
+  run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");
+  run->add_option("--device", cfg.device,
+                  "kind of the GPUs of a native run: emulated (host memory, copies timed by --gpu-bandwidth/--gpu-latency, "
+                  "kernels on a CPU core) | cuda; default emulated");
+  run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU; default 4 GiB");
+  run->add_option("--gpu-bandwidth", cfg.emulated.bandwidth_Bps, "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
+  run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
+  run->add_flag("--keep-tiles", cfg.keep_tiles, "ignore Release_Tile: keep every GPU copy to the end (to compare peak memory)");
   run->add_flag("--sim-data", backend.sim_data,
                 "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
 

@@ -444,7 +444,8 @@ class ProtocolSink final : public TaskSink {
   }
 
   // Makes slot(x, dev) hold x's current version: from the host to a GPU,
-  // from a GPU to the host, from another node to the host.
+  // from a GPU to the host, from another node to the host (when no device
+  // of this node holds it: a version this node wrote is sent, not received).
   void ensure(DataId x, int dev, std::int32_t prio) {
     const std::uint32_t v = version_[x];
     if (have(x, dev) == v) return;
@@ -453,16 +454,16 @@ class ProtocolSink final : public TaskSink {
       copy(x, 0, dev, prio);
       return;
     }
-    if (home_[x] < 0) {
-      append(comm_task(kRuntimeRecv, d_.where(x).node, x, v, false, prio).add(slot(x, 0), AccessMode::Write));
-      have(x, 0) = v;
-      return;
-    }
     for (int g = 1; g <= G_; ++g)
       if (have(x, g) == v) {
         copy(x, g, 0, prio);
         return;
       }
+    if (home_[x] < 0) {  // the current version is on its own node
+      append(comm_task(kRuntimeRecv, d_.where(x).node, x, v, false, prio).add(slot(x, 0), AccessMode::Write));
+      have(x, 0) = v;
+      return;
+    }
     throw std::logic_error("datum " + std::to_string(x) + " version " + std::to_string(v) + " is on no device of node " +
                            std::to_string(d_.self));
   }

@@ -1,0 +1,11 @@
+// The CUDA backend of a build without the CUDA toolkit.
+#include "kernels/cuda/cuda_api.hpp"
+#include "platform/not_compiled.hpp"
+
+namespace tessera::kernels {
+
+int cuda_device_count() { return 0; }
+
+std::unique_ptr<platform::Device> make_cuda_device(int, int, std::size_t) { throw platform::NotCompiled("CUDA"); }
+
+}  // namespace tessera::kernels

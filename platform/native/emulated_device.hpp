@@ -1,0 +1,35 @@
+#pragma once
+// The emulated device (--device emulated): a GPU for machines without one.
+// Not a mock: its memory is separate host memory with a capacity, every copy
+// to or from it moves the bytes and then takes latency + bytes / bandwidth
+// of wall time on its stream's thread, and its kernels run on the CPU core
+// of its manager thread. It exercises every GPU path of the runtime
+// (managers, mailboxes, copies, device tile tables, Release_Tile) with real
+// data.
+#include <string>
+
+#include "platform/host_memory_device.hpp"
+
+namespace tessera::platform {
+
+struct EmulatedDeviceOptions {
+  std::size_t memory_bytes = std::size_t{4} << 30;
+  double bandwidth_Bps = 12e9;  // per direction (PCIe 3.0 x16 measures ~12 GB/s)
+  double latency_s = 10e-6;     // per copy
+};
+
+class EmulatedDevice final : public HostMemoryDevice {
+ public:
+  // `index`: 1-based GPU number on its node. Throws InputError for a
+  // non-positive capacity or bandwidth or a negative latency.
+  EmulatedDevice(int index, EmulatedDeviceOptions options);
+  std::string name() const override { return "GPU " + std::to_string(index()) + " (emulated)"; }
+
+ protected:
+  void transfer(int stream, std::size_t bytes, bool to_device, double copied_s) override;
+
+ private:
+  EmulatedDeviceOptions o_;
+};
+
+}  // namespace tessera::platform
