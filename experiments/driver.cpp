@@ -504,7 +504,7 @@ std::string summary_line(const RunResult& r, const char* backend) {
     verdict = r.residuals->passed() ? "ok" : "FAILED";
   }
   std::string grid;
-  if (!r.comm.empty() && r.nodes > 1) {
+  if (!r.comm.empty() && (r.nodes > 1 || c.gpus == 0)) {  // (a one-node run with GPUs has no network)
     const CommMax mx = comm_max(r);
     grid += fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
   }
