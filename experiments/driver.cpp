@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
+#include "models/balance.hpp"
 #include "platform/native/local_network.hpp"
 #include "runtime/algorithms/cholesky.hpp"
 #include "runtime/algorithms/qr.hpp"
@@ -62,6 +63,20 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   }
   // A default B leaves room for s-1 narrow columns of width >= 1 even when n < s.
   if (c.B == kUnsetSize) c.B = std::max<index_t>(default_tiles(c.m, c.n, c.threads, c.precision == 's').B, c.s);
+  if (c.auto_b) {
+    if (c.gpus < 1) throw InputError("--b auto balances the host against GPUs: add --gpus G");
+    // Emulated GPUs run the cores' kernels: the same speed. Simulated ones use their machine file's models.
+    double f_core = 1, f_gpu = 1;
+    if (c.gpu_model) {
+      if (!c.model) throw std::logic_error("a GPU model without a core model");
+      f_core = models::dominant_kernel_speed(*c.model, c.algo.c_str(), c.precision, c.B);
+      f_gpu = models::dominant_kernel_speed(*c.gpu_model, c.algo.c_str(), c.precision, c.B);
+    } else if (c.device == "cuda") {
+      throw InputError("--b auto needs the speed of a CUDA GPU's kernels, which a native run does not know: give --b");
+    }
+    // The host's cores are its compute threads (the papers' n - g - 2).
+    c.b = models::auto_narrow_width(c.B, c.s, f_core, c.threads, f_gpu, c.gpus, c.precision == 's' ? 96 : 64);
+  }
   if (c.b == kUnsetSize) c.b = c.s > 1 ? std::max<index_t>(1, c.B / (2 * c.s)) : 0;
   if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");

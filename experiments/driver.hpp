@@ -28,6 +28,7 @@ struct RunConfig {
   index_t B = kUnsetSize;
   int s = 1;
   index_t b = kUnsetSize;
+  bool auto_b = false;            // --b auto: b from the host/GPU balance formula (models/balance.hpp)
   index_t ib = 32;                // QR inner blocking
   char precision = 'd';           // d | s
   int threads = 1;

@@ -40,12 +40,16 @@ struct BackendOptions {
   int nodes = 0;  // simulated nodes; 0: the grid's
 };
 
+// 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
+int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
+
 // Runs the factorization on the chosen backend and returns its result and the backend's name.
 tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name) {
   using namespace tessera;
   if (b.backend == "native") {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
       throw InputError("--machine, --nodes and --sim-data describe a simulated run: add --backend sim");
+    if (cfg.threads == 0) cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
     platform::NativePlatform native;
     backend_name = native.backend_name();
     if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
@@ -85,6 +89,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
   if (cfg.impl != "tile") throw InputError("--impl " + cfg.impl + " cannot be simulated: only --impl tile runs as tasks");
   const platform::Machine machine = platform::Machine::load(b.machine);
+  if (cfg.threads == 0) cfg.threads = default_threads(machine.node.cores, cfg.gpus);
   if (cfg.threads > machine.node.cores)
     throw InputError("--threads " + std::to_string(cfg.threads) + " exceeds the " + std::to_string(machine.node.cores) +
                      " cores per node of " + b.machine);
@@ -97,12 +102,25 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (P > machine.nodes)
     throw InputError(fmt::format("--grid {}x{} needs {} nodes, but machine file {} has {} (\"nodes\": {})", cfg.pr, cfg.pc, P,
                                  b.machine, machine.nodes, machine.nodes));
+  if (cfg.gpus > machine.node.gpus.count)
+    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", cfg.gpus, machine.node.gpus.count,
+                                 b.machine));
+  if (cfg.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
   // One simulation per process: this one (see simgrid_platform.hpp).
   platform::Simulation sim(machine);
+  // Node k's simulated GPUs.
+  std::vector<std::vector<std::unique_ptr<platform::Device>>> gpus(P);
+  auto with_gpus = [&](RunConfig c, int k) {
+    for (int g = 1; g <= cfg.gpus; ++g) {
+      gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), b.sim_data));
+      c.devices.push_back(gpus[k].back().get());
+    }
+    return c;
+  };
   if (P == 1) {
     platform::SimGridPlatform node0(sim, 0, b.sim_data);
     backend_name = node0.backend_name();
-    return run_factorization(cfg, node0);
+    return run_factorization(with_gpus(cfg, 0), node0);
   }
   // P node runtimes in this process, one actor each, over the modeled network.
   platform::SimCluster cluster(sim, P);
@@ -111,7 +129,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   backend_name = nodes[0]->backend_name();
   std::vector<RunResult> results(P);
   platform::run_on_nodes(sim, P, [&](int k) {
-    RunConfig mine = cfg;
+    RunConfig mine = with_gpus(cfg, k);
     mine.network = &cluster.node(k);
     if (k != 0) mine.observer = nullptr;  // node 0's trace
     results[k] = run_factorization(mine, *nodes[k]);
@@ -262,10 +280,15 @@ int main(int argc, char** argv) {
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   run->add_option("--B", cfg.B, "top-level tile size B; default chosen from n and threads");
   run->add_option("--s", cfg.s, "tile columns per top-level tile (s-1 narrow ones of width b, one remainder); default 1");
-  run->add_option("--b", cfg.b, "width of the narrow tile columns; default B/(2s)");
+  std::string b_opt;
+  run->add_option("--b", b_opt,
+                  "width of the narrow tile columns, or auto (with --gpus: balance the host's columns against the GPUs', "
+                  "000 App. A.1); default B/(2s)");
   run->add_option("--ib", cfg.ib, "QR inner blocking; default 32");
   run->add_option("--precision", precision, "d | s");
-  run->add_option("--threads", cfg.threads, "compute threads (cores used; simulated: cores of node 0); default 1");
+  auto* threads_opt = run->add_option(
+      "--threads", cfg.threads,
+      "CPU compute threads (simulated: on a node of the machine file); default 1, with --gpus G the node's cores - G - 2");
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
   run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
@@ -321,6 +344,21 @@ int main(int argc, char** argv) {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     cfg.precision = precision[0];
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);
+    if (b_opt == "auto") {
+      cfg.auto_b = true;
+    } else if (!b_opt.empty()) {
+      std::size_t used = 0;
+      try {
+        cfg.b = std::stoll(b_opt, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != b_opt.size()) throw tessera::InputError("--b '" + b_opt + "' is neither a width nor auto");
+    }
+    // With GPUs, a node's cores are shared as in 000 §5.3: one manager
+    // thread per GPU, one device communication thread, one MPI thread, and
+    // n - g - 2 compute threads.
+    if (threads_opt->count() == 0 && cfg.gpus > 0) cfg.threads = 0;  // resolved from the node's cores
     if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
     if (*calibrate) {

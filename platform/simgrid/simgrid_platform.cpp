@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "platform/host_memory_device.hpp"
 #include "platform/machine.hpp"
 #include "runtime/node_runtime.hpp"
 
@@ -122,6 +123,7 @@ struct Simulation::Impl {
       sg4::Engine::set_config("network/bandwidth-factor:1");
     }
     constexpr double kNominalSpeed = 1e9;
+    gpus_per_node = m.node.gpus.count;
     auto* zone = sg4::create_full_zone(m.name.empty() ? "machine" : m.name);
     std::vector<sg4::Link*> net;
     for (int i = 0; i < m.nodes; ++i) {
@@ -137,6 +139,7 @@ struct Simulation::Impl {
         sg4::Link* pcie =
             zone->create_link(gpu + "-pcie", m.node.gpus.pcie.bandwidth_Bps)->set_latency(m.node.gpus.pcie.latency_s)->seal();
         zone->add_route(h->get_netpoint(), d->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(pcie)}, true);
+        gpu_hosts.push_back(d);
       }
     }
     for (int i = 0; i < m.nodes; ++i)
@@ -148,6 +151,8 @@ struct Simulation::Impl {
 
   sg4::Engine engine;
   std::vector<sg4::Host*> node_hosts;
+  std::vector<sg4::Host*> gpu_hosts;  // node i's GPU g (1-based): gpu_hosts[i * gpus + g - 1]
+  int gpus_per_node = 0;
 };
 
 Simulation::Simulation(const Machine& machine) {
@@ -158,6 +163,11 @@ Simulation::Simulation(const Machine& machine) {
 Simulation::~Simulation() = default;
 int Simulation::nodes() const { return static_cast<int>(impl_->node_hosts.size()); }
 sg4::Host* Simulation::node_host(int node) const { return impl_->node_hosts.at(node); }
+sg4::Host* Simulation::gpu_host(int node, int g) const {
+  if (g < 1 || g > impl_->gpus_per_node)
+    throw std::out_of_range("GPU " + std::to_string(g) + " of a node with " + std::to_string(impl_->gpus_per_node) + " GPUs");
+  return impl_->gpu_hosts.at(static_cast<std::size_t>(node) * impl_->gpus_per_node + g - 1);
+}
 void Simulation::run() { impl_->engine.run(); }
 double Simulation::clock() const { return sg4::Engine::get_clock(); }
 
@@ -213,6 +223,23 @@ void SimGridPlatform::run_kernel(Executor& e, const TaskDesc& t, WorkerContext& 
 }
 
 namespace {
+
+class SimGpu final : public HostMemoryDevice {
+ public:
+  SimGpu(sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data)
+      : HostMemoryDevice(g, memory, data), host_(host), gpu_(gpu) {}
+  std::string name() const override { return "GPU " + std::to_string(index()) + " of " + host_->get_name() + " (simulated)"; }
+
+ protected:
+  void transfer(int, std::size_t bytes, bool to_device, double) override {
+    if (to_device) sg4::Comm::sendto(host_, gpu_, bytes);
+    else sg4::Comm::sendto(gpu_, host_, bytes);
+  }
+
+ private:
+  sg4::Host* host_;
+  sg4::Host* gpu_;
+};
 
 struct Envelope {
   int source;
@@ -298,6 +325,10 @@ SimCluster::SimCluster(Simulation& sim, int nodes) {
 SimCluster::~SimCluster() = default;
 int SimCluster::nodes() const { return static_cast<int>(impl_->endpoints.size()); }
 NodeNetwork& SimCluster::node(int i) { return *impl_->endpoints.at(i); }
+
+std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data) {
+  return std::make_unique<SimGpu>(sim.node_host(node), sim.gpu_host(node, g), g, memory_bytes, data);
+}
 
 void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body) {
   std::exception_ptr error;

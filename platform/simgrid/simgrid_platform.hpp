@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/device.hpp"
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
 
@@ -43,6 +44,8 @@ class Simulation {
 
   int nodes() const;
   simgrid::s4u::Host* node_host(int node) const;
+  // GPU g (1-based) of a node; throws std::out_of_range past the machine's GPUs.
+  simgrid::s4u::Host* gpu_host(int node, int g) const;
   // Runs the simulation until every actor has ended.
   void run();
   // Simulated seconds since the simulation started.
@@ -111,6 +114,13 @@ class SimCluster {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// GPU g (1-based) of a simulated node: memory of `memory_bytes` (host
+// memory when `data`, else only accounted), copies that cross the GPU's PCIe
+// link of the machine file as SimGrid transfers (so the in- and out-streams
+// of a GPU share its link as the network model says), CPU kernels on real
+// data with --sim-data; the kernel's time is the GPU's kernel model.
+std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data);
 
 // Runs body(k) for k = 0 .. nodes-1 as one actor per node ("node-main" on the
 // node's host) and runs the simulation until every actor has ended. The
