@@ -38,6 +38,7 @@ struct BackendOptions {
   std::string machine;
   bool sim_data = false;
   int nodes = 0;  // simulated nodes; 0: the grid's
+  bool threads_from_cores = false;  // --threads not given with --gpus: from the node's cores
 };
 
 // 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
@@ -49,7 +50,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (b.backend == "native") {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
       throw InputError("--machine, --nodes and --sim-data describe a simulated run: add --backend sim");
-    if (cfg.threads == 0) cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
+    if (b.threads_from_cores) cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
     platform::NativePlatform native;
     backend_name = native.backend_name();
     if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
@@ -89,7 +90,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
   if (cfg.impl != "tile") throw InputError("--impl " + cfg.impl + " cannot be simulated: only --impl tile runs as tasks");
   const platform::Machine machine = platform::Machine::load(b.machine);
-  if (cfg.threads == 0) cfg.threads = default_threads(machine.node.cores, cfg.gpus);
+  if (b.threads_from_cores) cfg.threads = default_threads(machine.node.cores, cfg.gpus);
   if (cfg.threads > machine.node.cores)
     throw InputError("--threads " + std::to_string(cfg.threads) + " exceeds the " + std::to_string(machine.node.cores) +
                      " cores per node of " + b.machine);
@@ -358,7 +359,7 @@ int main(int argc, char** argv) {
     // With GPUs, a node's cores are shared as in 000 §5.3: one manager
     // thread per GPU, one device communication thread, one MPI thread, and
     // n - g - 2 compute threads.
-    if (threads_opt->count() == 0 && cfg.gpus > 0) cfg.threads = 0;  // resolved from the node's cores
+    backend.threads_from_cores = threads_opt->count() == 0 && cfg.gpus > 0;
     if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
     if (*calibrate) {
