@@ -1,0 +1,129 @@
+// Simulated GPUs through the command line (issue 5 points 5-7, 9): Keeneland
+// nodes with their three GPUs, as processes. Real data on 4 nodes x 3 GPUs
+// passes the check; every GPU works, copies data in and frees every buffer;
+// a phantom run is deterministic and slower GPUs make it slower; --gpus past
+// the machine's and --b auto without GPUs stop with exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../test_helpers.hpp"
+
+namespace {
+using nlohmann::json;
+using tessera::test::Outcome;
+using tessera::test::read_text;
+using tessera::test::TempDir;
+
+const std::string kKeeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
+
+Outcome run_tessera(const std::vector<std::string>& args) { return tessera::test::run_process(TESSERA_BIN, args, 240); }
+
+std::vector<std::string> sim(const std::string& algo, std::vector<std::string> extra) {
+  std::vector<std::string> a = {"run", "--backend", "sim", "--machine", kKeeneland, "--algo", algo};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+json run_ok(std::vector<std::string> args, Outcome* outcome = nullptr) {
+  TempDir dir;
+  args.insert(args.end(), {"--json", dir.path() + "/r.json"});
+  const Outcome o = run_tessera(args);
+  if (outcome) *outcome = o;
+  EXPECT_TRUE(o.exited && o.status == 0) << o;
+  const std::string text = read_text(dir.path() + "/r.json");
+  if (text.empty()) {
+    ADD_FAILURE() << "no JSON result: " << o;
+    return json::object();
+  }
+  return json::parse(text);
+}
+
+void expect_gpus_used(const json& j, int gpus) {
+  ASSERT_TRUE(j.contains("gpu_stats")) << j.dump(2);
+  const json& per = j.at("gpu_stats");
+  ASSERT_EQ(per.size(), static_cast<std::size_t>(gpus));
+  for (const json& g : per) {
+    EXPECT_GT(g.at("busy_s").get<double>(), 0.0) << g;
+    EXPECT_GT(g.at("copies_in").get<std::uint64_t>(), 0u) << g;
+    EXPECT_GT(g.at("peak_bytes").get<std::uint64_t>(), 0u) << g;
+    EXPECT_EQ(g.at("bytes_at_end").get<std::uint64_t>(), 0u) << g;  // every buffer freed
+  }
+  EXPECT_GE(j.at("imbalance_ratio").get<double>(), 1.0);
+}
+
+class SimGpus : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+// 4 simulated Keeneland nodes x 3 GPUs on real data (issue 5 point 7).
+TEST_P(SimGpus, FourNodesThreeGpusWithDataPassCheck) {
+  const auto& [algo, precision] = GetParam();
+  Outcome o;
+  const json j = run_ok(sim(algo, {"--grid", "2x2", "--gpus", "3", "--n", "1200", "--B", "192", "--s", "3", "--b", "32",
+                                   "--threads", "2", "--precision", precision, "--sim-data", "--check"}),
+                        &o);
+  EXPECT_NE(o.out.find(" gpus=3 "), std::string::npos) << o;
+  EXPECT_EQ(j.at("check_passed"), true) << o;
+  EXPECT_EQ(j.at("nodes"), 4);
+  expect_gpus_used(j, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(AlgoPrecision, SimGpus,
+                         ::testing::Combine(::testing::Values("cholesky", "qr"), ::testing::Values("d", "s")));
+
+// One node, phantom kernels: simulated time is deterministic, and the run
+// with GPUs beats the same node's cores alone by far (Keeneland's GPUs are
+// each ~28x a core on GEMM).
+TEST(SimGpusPhantom, DeterministicAndFasterThanCoresAlone) {
+  const std::vector<std::string> args = {"--n", "8000", "--B", "960", "--s", "4", "--b", "64", "--threads", "7"};
+  auto with = args;
+  with.insert(with.end(), {"--gpus", "3"});
+  const json a = run_ok(sim("cholesky", with)), b = run_ok(sim("cholesky", with)), cpu = run_ok(sim("cholesky", args));
+  EXPECT_EQ(a.at("time_s"), b.at("time_s"));
+  expect_gpus_used(a, 3);
+  EXPECT_GT(a.at("gflops").get<double>(), 3 * cpu.at("gflops").get<double>()) << a.dump() << cpu.dump();
+}
+
+// --b auto picks the width from the machine file's kernel speeds (000 App. A.1):
+// Keeneland's 7 cores (10.7 GFlop/s each) against 3 GPUs (302) give B_h = 0.076 B.
+TEST(SimGpusPhantom, AutoNarrowWidthFromMachineFile) {
+  const json j = run_ok(sim("cholesky", {"--n", "11520", "--B", "1152", "--s", "2", "--b", "auto", "--gpus", "3"}));
+  EXPECT_EQ(j.at("threads"), 7);  // n - g - 2 on a 12-core node with 3 GPUs
+  EXPECT_EQ(j.at("b"), 64);       // 87.7 rounded to the granularity of 64
+}
+
+TEST(SimGpusBadInput, MoreGpusThanTheMachineHas) {
+  const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--gpus", "4"}));
+  EXPECT_TRUE(o.exited && o.status == 2) << o;
+  EXPECT_NE(o.err.find("--gpus 4 asks for more GPUs than the 3 per node"), std::string::npos) << o;
+}
+
+TEST(SimGpusBadInput, AutoWidthNeedsGpus) {
+  const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--s", "3", "--b", "auto"}));
+  EXPECT_TRUE(o.exited && o.status == 2) << o;
+  EXPECT_NE(o.err.find("--b auto"), std::string::npos) << o;
+}
+
+}  // namespace
+
+#include "models/balance.hpp"
+#include "runtime/error.hpp"
+
+namespace {
+
+// 000 App. A.1: with equal speeds, G GPUs and `cores` cores split B in proportion.
+TEST(BalanceFormula, HostShareIsProportionalToSpeed) {
+  EXPECT_DOUBLE_EQ(tessera::models::host_share_width(1000, 1, 3, 1, 1), 750);
+  EXPECT_DOUBLE_EQ(tessera::models::host_share_width(1152, 10.7, 7, 302, 3), 1152 * 74.9 / (74.9 + 906));
+  // b = B_h / (s-1), to the granularity: 87.7 -> 64; with s = 3 -> 43.9 -> 64 (>= 32) ; granularity 1 -> exact.
+  EXPECT_EQ(tessera::models::auto_narrow_width(1152, 2, 10.7, 7, 302, 3, 64), 64);
+  EXPECT_EQ(tessera::models::auto_narrow_width(1152, 3, 10.7, 7, 302, 3, 1), 44);
+  EXPECT_EQ(tessera::models::auto_narrow_width(1000, 2, 1, 3, 1, 1, 64), 768);
+  // Never wider than what leaves the GPU column one element.
+  EXPECT_EQ(tessera::models::auto_narrow_width(100, 2, 1000, 10, 1, 1, 1), 99);
+  EXPECT_THROW(tessera::models::auto_narrow_width(1000, 1, 1, 3, 1, 1, 64), tessera::InputError);
+  EXPECT_THROW(tessera::models::auto_narrow_width(1000, 2, 0, 3, 1, 1, 64), tessera::InputError);
+}
+
+}  // namespace
