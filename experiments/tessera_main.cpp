@@ -381,6 +381,10 @@ int main(int argc, char** argv) {
   } catch (const tessera::NotPositiveDefinite& e) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 3;
+  } catch (const tessera::platform::DeviceOutOfMemory& e) {
+    std::cerr << "tessera: error: " << e.what()
+              << " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)" << std::endl;
+    return 4;
   } catch (const std::bad_alloc&) {
     const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
     std::cerr << fmt::format("tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB",

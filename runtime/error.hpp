@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "platform/device.hpp"
+
 namespace tessera {
 
 // A user-supplied value (option, file, machine description) is invalid.
@@ -54,6 +56,8 @@ inline int exit_status_of(const std::exception_ptr& e) {
   } catch (const NotPositiveDefinite&) {
     return 3;
   } catch (const std::bad_alloc&) {
+    return 4;
+  } catch (const platform::DeviceOutOfMemory&) {
     return 4;
   } catch (const RemoteFailure& r) {
     return r.exit_status();
