@@ -1,0 +1,403 @@
+#include "kernels/cuda/cuda_tile_kernels.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace tessera::kernels {
+namespace {
+
+// cuBLAS and cuSOLVER take int dimensions; a tile is far below INT_MAX.
+int to_int(index_t v) {
+  if (v < 0 || v > INT_MAX) throw std::length_error("CUDA tile kernels: dimension " + std::to_string(v) + " out of range");
+  return static_cast<int>(v);
+}
+
+// As LAPACK's xGEQRT/xGEMQRT/xTPQRT/xTPMQRT require: 1 <= ib <= k unless k = 0.
+void check_ib(const char* kernel, index_t ib, index_t k) {
+  if (ib < 1 || (ib > k && k > 0))
+    throw std::logic_error(std::string(kernel) + ": inner block size ib = " + std::to_string(ib) +
+                           " is not in [1, " + std::to_string(k) + "]");
+}
+
+// The library calls by precision, each checked with the routine's own name in
+// the message. Scalars are host values (the handles keep the default host
+// pointer mode; cuBLAS reads them before the call returns).
+#define TESSERA_CUDA_OVERLOADS(T, P)                                                                                 \
+  void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, T alpha, const T* a,  \
+            int lda, const T* b, int ldb, T beta, T* c, int ldc) {                                                   \
+    TESSERA_CUBLAS_CHECK(cublas##P##gemm(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));                \
+  }                                                                                                                  \
+  void syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t tr, int n, int k, T alpha, const T* a,        \
+            int lda, T beta, T* c, int ldc) {                                                                        \
+    TESSERA_CUBLAS_CHECK(cublas##P##syrk(h, uplo, tr, n, k, &alpha, a, lda, &beta, c, ldc));                         \
+  }                                                                                                                  \
+  void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda) {                                \
+    const T one = 1;                                                                                                 \
+    TESSERA_CUBLAS_CHECK(cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,                  \
+                                         CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, a, lda));                         \
+  }                                                                                                                  \
+  void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b, int ldb) {   \
+    const T one = 1;                                                                                                 \
+    TESSERA_CUBLAS_CHECK(cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, \
+                                         &one, t, ldt, b, ldb, b, ldb));                                             \
+  }                                                                                                                  \
+  void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb) {                      \
+    const T one = 1, minus_one = -1;                                                                                 \
+    TESSERA_CUBLAS_CHECK(cublas##P##geam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &one, a, lda, &minus_one, b, ldb, a,     \
+                                         lda));                                                                      \
+  }                                                                                                                  \
+  int potrf_lwork(cusolverDnHandle_t h, int n, T* a, int lda) {                                                      \
+    int lwork = 0;                                                                                                   \
+    TESSERA_CUSOLVER_CHECK(cusolverDn##P##potrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork));           \
+    return lwork;                                                                                                    \
+  }                                                                                                                  \
+  void potrf_l(cusolverDnHandle_t h, int n, T* a, int lda, T* work, int lwork, int* info) {                          \
+    TESSERA_CUSOLVER_CHECK(cusolverDn##P##potrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info));           \
+  }                                                                                                                  \
+  int geqrf_lwork(cusolverDnHandle_t h, int m, int n, T* a, int lda) {                                               \
+    int lwork = 0;                                                                                                   \
+    TESSERA_CUSOLVER_CHECK(cusolverDn##P##geqrf_bufferSize(h, m, n, a, lda, &lwork));                                \
+    return lwork;                                                                                                    \
+  }                                                                                                                  \
+  void geqrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {             \
+    TESSERA_CUSOLVER_CHECK(cusolverDn##P##geqrf(h, m, n, a, lda, tau, work, lwork, info));                           \
+  }
+TESSERA_CUDA_OVERLOADS(double, D)
+TESSERA_CUDA_OVERLOADS(float, S)
+#undef TESSERA_CUDA_OVERLOADS
+
+cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+constexpr int kThreads = 256;
+
+// W (m×b) = V in explicit form from the panel v (m×b) that holds it below
+// the diagonal (R above): ones on the diagonal, zeros above it.
+template <class T>
+__global__ void unit_lower_kernel(int m, int b, const T* __restrict__ v, int ldv, T* __restrict__ w, int ldw) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+  if (r >= m || c >= b) return;
+  w[r + static_cast<std::size_t>(c) * ldw] = r > c ? v[r + static_cast<std::size_t>(c) * ldv] : T(r == c ? 1 : 0);
+}
+
+// Packs S ((b+m)×b) = [triu(R); A] for one TSQRT panel (R b×b, A m×b), or
+// (unpack) writes S back: its upper triangle into R's, its last m rows into A.
+// R's strict lower triangle is never written: in a tiled QR it holds the
+// diagonal tile's GEQRT reflectors.
+template <class T>
+__global__ void ts_panel_kernel(bool unpack, int m, int b, T* r, int ldr, T* a, int lda, T* s, int lds) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+  if (row >= b + m || c >= b) return;
+  T& sv = s[row + static_cast<std::size_t>(c) * lds];
+  if (row >= b) {
+    T& av = a[(row - b) + static_cast<std::size_t>(c) * lda];
+    if (unpack) av = sv; else sv = av;
+  } else if (row <= c) {
+    T& rv = r[row + static_cast<std::size_t>(c) * ldr];
+    if (unpack) rv = sv; else sv = rv;
+  } else if (!unpack) {
+    sv = T(0);
+  }
+}
+
+// T (b×b upper triangular) with I - V T V^T = H_0 H_1 ... H_{b-1}, as
+// LAPACK's xLARFT (forward, columnwise) makes it, from G = V^T V (upper
+// triangle) and tau:
+//   T(j,j) = tau_j,   T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j).
+// One thread block: column j needs the columns before it, hence a barrier per
+// column; b is an inner block size (tens), so this is short. Only T's upper
+// triangle is written, like LAPACK.
+template <class T>
+__global__ void larft_kernel(int b, const T* __restrict__ g, int ldg, const T* __restrict__ tau, T* t, int ldt) {
+  for (int j = 0; j < b; ++j) {
+    const T tau_j = tau[j];
+    for (int r = threadIdx.x; r < j; r += blockDim.x) {
+      T sum = 0;
+      for (int c = r; c < j; ++c) sum += t[r + static_cast<std::size_t>(c) * ldt] * g[c + static_cast<std::size_t>(j) * ldg];
+      t[r + static_cast<std::size_t>(j) * ldt] = -tau_j * sum;
+    }
+    if (threadIdx.x == 0) t[j + static_cast<std::size_t>(j) * ldt] = tau_j;
+    __syncthreads();
+  }
+}
+
+unsigned blocks_for(index_t rows) { return static_cast<unsigned>((rows + kThreads - 1) / kThreads); }
+
+// The blocks of k reflectors in inner blocks of ib: first to last (Q^T,
+// applied H_0 first) or last to first (Q).
+template <class F>
+void for_each_block(bool first_to_last, index_t k, index_t ib, F&& f) {
+  if (first_to_last) {
+    for (index_t i = 0; i < k; i += ib) f(i, std::min(ib, k - i));
+  } else {
+    for (index_t i = (k - 1) / ib * ib; i >= 0; i -= ib) f(i, std::min(ib, k - i));
+  }
+}
+
+}  // namespace
+
+template <class T>
+CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream)
+    : ordinal_(cuda::set_device(ordinal)),
+      stream_(stream),
+      blas_(cuda::CublasHandle::create(stream)),
+      solver_(cuda::CusolverHandle::create(stream)) {}
+
+template <class T>
+CudaTileKernels<T>::~CudaTileKernels() {
+  // The handles and the workspace belong to this device.
+  (void)cudaSetDevice(ordinal_);
+}
+
+template <class T>
+typename CudaTileKernels<T>::Scratch CudaTileKernels<T>::scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w,
+                                                                 index_t n_lapack) {
+  constexpr std::size_t kAlign = 256;
+  const auto bytes = [](index_t n, std::size_t size) {
+    return (static_cast<std::size_t>(n) * size + kAlign - 1) / kAlign * kAlign;
+  };
+  const std::size_t sizes[] = {bytes(1, sizeof(int)), bytes(n_tau, sizeof(T)), bytes(n_g, sizeof(T)),
+                               bytes(n_v, sizeof(T)), bytes(n_w, sizeof(T)),    bytes(n_lapack, sizeof(T))};
+  std::size_t total = 0;
+  for (std::size_t s : sizes) total += s;
+  if (work_.bytes() < total) {
+    // Work already queued may still use the old buffer.
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    work_ = cuda::DeviceBuffer();
+    work_ = cuda::DeviceBuffer::create(total + total / 4);
+  }
+  std::byte* p = work_.data();
+  const auto take = [&](std::size_t i) {
+    std::byte* q = sizes[i] > 0 ? p : nullptr;
+    p += sizes[i];
+    return q;
+  };
+  Scratch s;
+  s.info = reinterpret_cast<int*>(take(0));
+  s.tau = reinterpret_cast<T*>(take(1));
+  s.g = reinterpret_cast<T*>(take(2));
+  s.v = reinterpret_cast<T*>(take(3));
+  s.w = reinterpret_cast<T*>(take(4));
+  s.lapack = reinterpret_cast<T*>(take(5));
+  return s;
+}
+
+template <class T>
+int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
+  if (n == 0) return 0;
+  cuda::set_device(ordinal_);
+  const int lwork = potrf_lwork(solver_.get(), to_int(n), a, to_int(lda));
+  const Scratch s = scratch(0, 0, 0, 0, lwork);
+  // L1 = chol(A1)
+  potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info);
+  // The one wait of these kernels: the caller needs the failing column now,
+  // and A2 must stay as it was when there is one (as on the CPU).
+  int info = 0;
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, s.info, sizeof info, cudaMemcpyDeviceToHost, stream_));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (info < 0) throw std::logic_error("potrf: illegal value in argument " + std::to_string(-info));
+  if (info > 0) return info;
+  // L2 = A2 L1^{-T}
+  if (m > n) trsm_rlt(blas_.get(), to_int(m - n), to_int(n), a, to_int(lda), a + n, to_int(lda));
+  return 0;
+}
+
+template <class T>
+void CudaTileKernels<T>::trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
+  if (m == 0 || n == 0) return;
+  cuda::set_device(ordinal_);
+  // A = A L^{-T}
+  trsm_rlt(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda));
+}
+
+template <class T>
+void CudaTileKernels<T>::gsmm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
+                              index_t ldc) {
+  if (m == 0 || n == 0) return;
+  cuda::set_device(ordinal_);
+  // C -= A B^T
+  gemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, to_int(m), to_int(n), to_int(k), T(-1), a, to_int(lda), b, to_int(ldb),
+       T(1), c, to_int(ldc));
+}
+
+template <class T>
+void CudaTileKernels<T>::gsmm_diag(index_t m, index_t n, index_t k, const T* a, index_t lda, T* c, index_t ldc) {
+  if (n == 0) return;
+  cuda::set_device(ordinal_);
+  // C1 -= A1 A1^T (lower triangle only)
+  syrk(blas_.get(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, to_int(n), to_int(k), T(-1), a, to_int(lda), T(1), c,
+       to_int(ldc));
+  // C2 -= A2 A1^T
+  if (m > n)
+    gemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, to_int(m - n), to_int(n), to_int(k), T(-1), a + n, to_int(lda), a,
+         to_int(lda), T(1), c + n, to_int(ldc));
+}
+
+template <class T>
+void CudaTileKernels<T>::form_t(index_t rows, index_t b, const T* v, index_t ldv, const Scratch& s, T* t,
+                                index_t ldt) {
+  // G = V^T V (upper triangle)
+  syrk(blas_.get(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, to_int(b), to_int(rows), T(1), v, to_int(ldv), T(0), s.g,
+       to_int(b));
+  // T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j)
+  larft_kernel<T><<<1, 128, 0, stream_>>>(to_int(b), s.g, to_int(b), s.tau, t, to_int(ldt));
+  TESSERA_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void CudaTileKernels<T>::apply_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t,
+                                     index_t ldt, T* c, index_t ldc, T* w) {
+  cublasHandle_t h = blas_.get();
+  // W = V^T C
+  gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(b), to_int(n), to_int(m), T(1), v, to_int(ldv), c, to_int(ldc), T(0), w,
+       to_int(b));
+  // W = T^T W (C = Q^T C) or T W (C = Q C)
+  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b));
+  // C -= V W
+  gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, to_int(m), to_int(n), to_int(b), T(-1), v, to_int(ldv), w, to_int(b), T(1), c,
+       to_int(ldc));
+}
+
+template <class T>
+void CudaTileKernels<T>::apply_ts_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv,
+                                        const T* t, index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2, T* w) {
+  cublasHandle_t h = blas_.get();
+  // W = A1 + V^T A2   ([I; V]^T [A1; A2])
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(w, b * sizeof(T), a1, lda1 * sizeof(T), b * sizeof(T), n,
+                                       cudaMemcpyDeviceToDevice, stream_));
+  gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(b), to_int(n), to_int(m), T(1), v, to_int(ldv), a2, to_int(lda2), T(1), w,
+       to_int(b));
+  // W = T^T W or T W
+  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b));
+  // A1 -= W
+  geam_minus_inplace(h, to_int(b), to_int(n), a1, to_int(lda1), w, to_int(b));
+  // A2 -= V W
+  gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, to_int(m), to_int(n), to_int(b), T(-1), v, to_int(ldv), w, to_int(b), T(1), a2,
+       to_int(lda2));
+}
+
+// GEQRT as LAPACK's xGEQRT: for each panel of ib columns, cuSOLVER's GEQRF
+// gives V (below the diagonal), R and tau in LAPACK's layout; the panel's T
+// comes from V^T V (cuBLAS SYRK) and the xLARFT recurrence (larft_kernel);
+// the columns right of the panel get Q^T through cuBLAS (GEMM, TRMM, GEMM).
+// No host round-trip: GEQRF's devInfo reports only illegal arguments, which
+// the sizes here exclude.
+template <class T>
+void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt) {
+  const index_t k = std::min(m, n);
+  check_ib("geqrt", ib, k);
+  if (k == 0) return;
+  cuda::set_device(ordinal_);
+  int lwork = 0;
+  for_each_block(true, k, ib, [&](index_t i, index_t b) {
+    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda)));
+  });
+  const Scratch s = scratch(ib, ib * ib, m * ib, ib * n, lwork);
+  for_each_block(true, k, ib, [&](index_t i, index_t b) {
+    const index_t rows = m - i;
+    T* panel = a + i + i * lda;
+    T* t_i = t + i * ldt;
+    // (V_i, R_i, tau) = QR(A[i:, i:i+b])
+    geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info);
+    // V_i explicit, for cuBLAS
+    unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(to_int(rows), to_int(b), panel,
+                                                                                       to_int(lda), s.v, to_int(rows));
+    TESSERA_CUDA_CHECK(cudaGetLastError());
+    form_t(rows, b, s.v, rows, s, t_i, ldt);
+    // A[i:, i+b:] = (I - V_i T_i V_i^T)^T A[i:, i+b:]
+    if (i + b < n) apply_block(true, rows, n - i - b, b, s.v, rows, t_i, ldt, panel + b * lda, lda, s.w);
+  });
+}
+
+// LARFB as LAPACK's xGEMQRT (left): per block of ib reflectors, V made
+// explicit (unit_lower_kernel), then GEMM, TRMM, GEMM.
+template <class T>
+void CudaTileKernels<T>::larfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv,
+                               const T* t, index_t ldt, T* c, index_t ldc) {
+  check_ib("larfb", ib, k);
+  if (m == 0 || n == 0 || k == 0) return;
+  cuda::set_device(ordinal_);
+  const Scratch s = scratch(0, 0, m * ib, ib * n, 0);
+  for_each_block(trans, k, ib, [&](index_t i, index_t b) {
+    const index_t rows = m - i;
+    unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(
+        to_int(rows), to_int(b), v + i + i * ldv, to_int(ldv), s.v, to_int(rows));
+    TESSERA_CUDA_CHECK(cudaGetLastError());
+    // C[i:, :] = (I - V_i T_i V_i^T)^T C[i:, :], or without ^T
+    apply_block(trans, rows, n, b, s.v, rows, t + i * ldt, ldt, c + i, ldc, s.w);
+  });
+}
+
+// TSQRT as LAPACK's xTPQRT with l = 0. Per panel of ib columns, the stacked
+// S = [triu(R_panel); A_panel] ((b+m)×b, zeros below R's diagonal) goes
+// through cuSOLVER's GEQRF. Each of its Householder vectors is zero on the R
+// rows other than its own leading 1 (the vector of column j is x / (alpha -
+// beta) with x zero there, and a reflector leaves the rows where its vector
+// is zero unchanged, so the zeros stay), which makes them exactly xTPQRT's
+// reflectors: the 1 on R's row j, V in A's rows. R's new upper triangle and V
+// go back (ts_panel_kernel); T comes from V^T V over A's rows alone (the
+// leading 1s never overlap) and larft_kernel; the columns right of the panel
+// get Q^T through GEMM, TRMM, GEAM and GEMM (apply_ts_block). No host
+// round-trip.
+template <class T>
+void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t,
+                               index_t ldt) {
+  check_ib("tsqrt", ib, n);
+  if (m == 0 || n == 0) return;
+  cuda::set_device(ordinal_);
+  int lwork = 0;
+  for_each_block(true, n, ib, [&](index_t, index_t b) {
+    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m)));
+  });
+  const Scratch s = scratch(ib, ib * ib, (ib + m) * ib, ib * n, lwork);
+  for_each_block(true, n, ib, [&](index_t i, index_t b) {
+    const index_t lds = b + m;
+    T* r_i = r + i + i * ldr;
+    T* a_i = a + i * lda;
+    T* t_i = t + i * ldt;
+    const dim3 grid(blocks_for(b + m), to_int(b));
+    // S = [triu(R[i:i+b, i:i+b]); A[:, i:i+b]]
+    ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(false, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
+                                                       s.v, to_int(lds));
+    TESSERA_CUDA_CHECK(cudaGetLastError());
+    // (V, R, tau) = QR(S)
+    geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info);
+    ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
+                                                       s.v, to_int(lds));
+    TESSERA_CUDA_CHECK(cudaGetLastError());
+    form_t(m, b, a_i, lda, s, t_i, ldt);
+    // [R[i:i+b, i+b:]; A[:, i+b:]] = (I - [I; V] T [I; V]^T)^T [R[i:i+b, i+b:]; A[:, i+b:]]
+    if (i + b < n)
+      apply_ts_block(true, m, n - i - b, b, a_i, lda, t_i, ldt, r_i + b * ldr, ldr, a_i + b * lda, lda, s.w);
+  });
+}
+
+// SSRFB as LAPACK's xTPMQRT (left, l = 0): apply_ts_block per block of ib.
+template <class T>
+void CudaTileKernels<T>::ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv,
+                               const T* t, index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2) {
+  check_ib("ssrfb", ib, k);
+  if (m == 0 || n == 0 || k == 0) return;
+  cuda::set_device(ordinal_);
+  const Scratch s = scratch(0, 0, 0, ib * n, 0);
+  for_each_block(trans, k, ib, [&](index_t i, index_t b) {
+    // [A1[i:i+b, :]; A2] = (I - [I; V_i] T_i [I; V_i]^T)^T [A1[i:i+b, :]; A2], or without ^T
+    apply_ts_block(trans, m, n, b, v + i * ldv, ldv, t + i * ldt, ldt, a1 + i, lda1, a2, lda2, s.w);
+  });
+}
+
+template <class T>
+void CudaTileKernels<T>::copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) {
+  if (rows == 0 || cols == 0) return;
+  cuda::set_device(ordinal_);
+  // B = A
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(b, ldb * sizeof(T), a, lda * sizeof(T), rows * sizeof(T), cols,
+                                       cudaMemcpyDeviceToDevice, stream_));
+}
+
+template class CudaTileKernels<float>;
+template class CudaTileKernels<double>;
+
+}  // namespace tessera::kernels

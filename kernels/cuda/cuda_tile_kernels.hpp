@@ -1,0 +1,82 @@
+#pragma once
+// TileKernels on one CUDA device, all work queued on one stream (the device's
+// compute stream): cuBLAS for GEMM, SYRK, TRSM, TRMM and GEAM, cuSOLVER for
+// POTRF and the Householder panels (GEQRF), and three small kernels of our
+// own (cuda_tile_kernels.cu) for what the libraries do not offer: the QR's T
+// factors and two reshapings of a panel.
+//
+// Results equal CpuTileKernels' to rounding and use the same layout (V below
+// the diagonal, R on and above it, LAPACK's compact-WY T: ib×n, block i's
+// upper triangle in columns i*ib..), so tiles and T factors can move between
+// a GPU and a CPU mid-factorization. How each QR kernel is built is told
+// next to it in the .cu file.
+//
+// Every call only queues work and returns, except potf2p, which waits for
+// cuSOLVER's info (the caller needs the failing column), and a call that has
+// to grow the workspace, which first waits until the stream is done with the
+// old one (a few times in an object's life: the workspace only grows).
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/cuda_raii.hpp"
+#include "kernels/tile_kernels_api.hpp"
+
+namespace tessera::kernels {
+
+template <class T>
+class CudaTileKernels final : public TileKernels<T> {
+ public:
+  // Kernels on device `ordinal` that queue their work on `stream` (not owned;
+  // it must outlive this object).
+  CudaTileKernels(int ordinal, cudaStream_t stream);
+  ~CudaTileKernels() override;
+  CudaTileKernels(const CudaTileKernels&) = delete;
+  CudaTileKernels& operator=(const CudaTileKernels&) = delete;
+
+  int potf2p(index_t m, index_t n, T* a, index_t lda) override;
+  void trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) override;
+  void gsmm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
+            index_t ldc) override;
+  void gsmm_diag(index_t m, index_t n, index_t k, const T* a, index_t lda, T* c, index_t ldc) override;
+  void geqrt(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt) override;
+  void larfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+             T* c, index_t ldc) override;
+  void tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt) override;
+  void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+             T* a1, index_t lda1, T* a2, index_t lda2) override;
+  void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) override;
+
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  // Pieces of the workspace for one call (null where not asked for).
+  struct Scratch {
+    int* info = nullptr;   // cuSOLVER's devInfo
+    T* tau = nullptr;      // a panel's Householder scalars
+    T* g = nullptr;        // V^T V of a panel, for its T
+    T* v = nullptr;        // a panel's V in explicit form, or a TSQRT panel
+    T* w = nullptr;        // the ib×n product of a block reflector update
+    T* lapack = nullptr;   // cuSOLVER's workspace
+  };
+  Scratch scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w, index_t n_lapack);
+
+  // T (b×b) of the panel's reflectors from V (rows×b, explicit) and tau.
+  void form_t(index_t rows, index_t b, const T* v, index_t ldv, const Scratch& s, T* t, index_t ldt);
+  // C (m×n) = (I - V T V^T)^T C (trans) or (I - V T V^T) C; V m×b explicit.
+  void apply_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt,
+                   T* c, index_t ldc, T* w);
+  // The same for a triangle-on-top reflector block (TPMQRT, l = 0): the
+  // vectors are [I; V] on [A1 (b×n); A2 (m×n)].
+  void apply_ts_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt,
+                      T* a1, index_t lda1, T* a2, index_t lda2, T* w);
+
+  int ordinal_;
+  cudaStream_t stream_;
+  cuda::CublasHandle blas_;
+  cuda::CusolverHandle solver_;
+  cuda::DeviceBuffer work_;
+};
+
+extern template class CudaTileKernels<float>;
+extern template class CudaTileKernels<double>;
+
+}  // namespace tessera::kernels
