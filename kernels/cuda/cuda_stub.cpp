@@ -1,4 +1,4 @@
-// The CUDA backend of a build without the CUDA toolkit.
+// Stands in for cuda_device.cpp when tessera is built without CUDA.
 #include "kernels/cuda/cuda_api.hpp"
 #include "platform/not_compiled.hpp"
 

@@ -1,0 +1,132 @@
+#include "kernels/cuda/cuda_device.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "kernels/cuda/cuda_api.hpp"
+
+namespace tessera::platform {
+
+CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap)
+    : ordinal_(cuda::set_device(ordinal)),
+      copy_streams_{cuda::Stream::create(), cuda::Stream::create()},
+      compute_(cuda::Stream::create()),
+      kernels_d_(ordinal, compute_.get()),
+      kernels_s_(ordinal, compute_.get()) {
+  cudaDeviceProp prop{};
+  TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  name_ = "GPU " + std::to_string(gpu_index) + " (" + prop.name + ", cuda:" + std::to_string(ordinal) + ")";
+  // Measured after the context, streams and library handles exist, so that
+  // what they took is already gone from `free`.
+  std::size_t free = 0, total = 0;
+  TESSERA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  capacity_ = free > kLibraryReserve ? free - kLibraryReserve : 0;
+  if (memory_cap > 0) capacity_ = std::min(capacity_, memory_cap);
+}
+
+CudaDevice::~CudaDevice() {
+  // Kernels still queued must not outlive their handles and buffers.
+  if (cudaSetDevice(ordinal_) == cudaSuccess) (void)cudaStreamSynchronize(compute_.get());
+}
+
+void CudaDevice::out_of_memory(std::size_t bytes, std::size_t in_use, const std::string& why) const {
+  throw DeviceOutOfMemory(name_ + ": out of device memory: cannot allocate " + std::to_string(bytes) + " bytes with " +
+                          std::to_string(in_use) + " bytes in use of a capacity of " + std::to_string(capacity_) +
+                          " bytes" + why);
+}
+
+std::byte* CudaDevice::allocate(std::size_t bytes) {
+  cuda::set_device(ordinal_);
+  // Claim the bytes first, so that two threads cannot both pass the check.
+  std::size_t used = in_use_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > capacity_ - std::min(used, capacity_)) out_of_memory(bytes, used, "");
+  } while (!in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+
+  void* p = nullptr;
+  const cudaError_t e = bytes > 0 ? cudaMalloc(&p, bytes) : cudaSuccess;
+  if (e != cudaSuccess) {
+    in_use_.fetch_sub(bytes, std::memory_order_relaxed);
+    // The capacity is an estimate; the driver has the last word.
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      out_of_memory(bytes, used, " (cudaMalloc: out of memory)");
+    }
+    cuda::detail::check_cuda(e, "cudaMalloc(&p, bytes)", __FILE__, __LINE__);
+  }
+  std::size_t peak = peak_.load(std::memory_order_relaxed);
+  while (used + bytes > peak && !peak_.compare_exchange_weak(peak, used + bytes, std::memory_order_relaxed)) {
+  }
+  return static_cast<std::byte*>(p);
+}
+
+void CudaDevice::release(std::byte* p, std::size_t bytes) {
+  if (p == nullptr) return;
+  cuda::set_device(ordinal_);
+  // cudaFree may wait until the device is idle; the runtime releases a
+  // buffer only once no queued work uses it.
+  TESSERA_CUDA_CHECK(cudaFree(p));
+  in_use_.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void CudaDevice::copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) {
+  if (stream != 0 && stream != 1)
+    throw std::invalid_argument(name_ + ": copy stream " + std::to_string(stream) + " does not exist (0 or 1)");
+  cuda::set_device(ordinal_);
+  cudaStream_t s = copy_streams_[stream].get();
+  // Host memory need not be pinned. From pageable memory cudaMemcpyAsync is
+  // staged through a pinned buffer by the driver and returns only once the
+  // source may be reused (host -> device) or the copy is done (device ->
+  // host): it is then synchronous with respect to the host and does not
+  // overlap with the other copy stream as well as pinned memory would.
+  std::size_t offset = 0;
+  for (int i = 0; i < n; ++i) {
+    const HostRange& r = host[i];
+    if (r.bytes == 0) continue;
+    if (to_device)
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(dev + offset, r.ptr, r.bytes, cudaMemcpyHostToDevice, s));
+    else
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(r.ptr, dev + offset, r.bytes, cudaMemcpyDeviceToHost, s));
+    offset += r.bytes;
+  }
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void CudaDevice::synchronize() {
+  cuda::set_device(ordinal_);
+  compute_.synchronize();
+}
+
+}  // namespace tessera::platform
+
+namespace tessera::kernels {
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap) {
+  int n = 0;
+  // Without a driver (or with one but no GPU) this fails rather than
+  // reporting 0; both mean the same to the user.
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw platform::CudaError("GPU " + std::to_string(gpu_index) +
+                              ": no CUDA device is present (cudaGetDeviceCount: " + cudaGetErrorName(e) + ": " +
+                              cudaGetErrorString(e) + ")");
+  }
+  if (n == 0) throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": no CUDA device is present");
+  if (ordinal < 0 || ordinal >= n)
+    throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": CUDA device cuda:" + std::to_string(ordinal) +
+                              " does not exist (" + std::to_string(n) + " present: cuda:0 to cuda:" +
+                              std::to_string(n - 1) + ")");
+  return std::make_unique<platform::CudaDevice>(gpu_index, ordinal, memory_cap);
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,64 @@
+#pragma once
+// platform::Device on one CUDA GPU: buffers from cudaMalloc within a capacity
+// the runtime may use, two copy streams (0: host -> device, 1: device ->
+// host) and one compute stream on which CudaTileKernels queue every kernel.
+//
+// Threads (platform/device.hpp): each copy stream has its own communication
+// thread, the kernels and synchronize() belong to the manager thread. Every
+// entry point first makes this device current on the calling thread.
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+#include "kernels/cuda/cuda_raii.hpp"
+#include "kernels/cuda/cuda_tile_kernels.hpp"
+#include "platform/device.hpp"
+
+namespace tessera::platform {
+
+class CudaDevice final : public Device {
+ public:
+  // Device memory left to cuBLAS, cuSOLVER and the kernels' workspaces when
+  // no cap is given: their own allocations happen after the runtime's
+  // buffers may have taken the rest.
+  static constexpr std::size_t kLibraryReserve = std::size_t{512} << 20;
+
+  // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
+  // memory_cap: the capacity in bytes; 0: the free memory now less
+  // kLibraryReserve (a cap is also held to that).
+  CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  std::string name() const override { return name_; }
+  std::size_t capacity() const override { return capacity_; }
+
+  std::byte* allocate(std::size_t bytes) override;
+  void release(std::byte* p, std::size_t bytes) override;
+  std::size_t in_use() const override { return in_use_.load(std::memory_order_relaxed); }
+  std::size_t peak() const override { return peak_.load(std::memory_order_relaxed); }
+
+  void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override;
+
+  kernels::TileKernels<double>& kernels_d() override { return kernels_d_; }
+  kernels::TileKernels<float>& kernels_s() override { return kernels_s_; }
+  void synchronize() override;
+
+  int ordinal() const { return ordinal_; }
+
+ private:
+  [[noreturn]] void out_of_memory(std::size_t bytes, std::size_t in_use, const std::string& why) const;
+
+  int ordinal_;
+  cuda::Stream copy_streams_[2];
+  cuda::Stream compute_;
+  kernels::CudaTileKernels<double> kernels_d_;
+  kernels::CudaTileKernels<float> kernels_s_;
+  std::string name_;
+  std::size_t capacity_ = 0;
+  std::atomic<std::size_t> in_use_{0};
+  std::atomic<std::size_t> peak_{0};
+};
+
+}  // namespace tessera::platform
