@@ -1,0 +1,492 @@
+// The CUDA backend against the CPU one: every tile kernel, in both
+// precisions, runs on the same random input through CpuTileKernels and
+// through CudaTileKernels (data moved by CudaDevice::copy), and the results
+// must agree to a scaled rounding tolerance; QR factors made on the GPU are
+// applied on the CPU. Plus CudaDevice's memory accounting and copies.
+//
+// Where no CUDA device is present every test skips, saying why, except the
+// one that checks that make_cuda_device then fails with a clear message (or
+// with NotCompiled when CUDA was not built).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "kernels/cuda/cuda_api.hpp"
+#include "platform/not_compiled.hpp"
+#if TESSERA_HAVE_CUDA
+#include "kernels/cuda/cuda_device.hpp"
+#endif
+
+namespace tessera {
+namespace {
+
+using ::testing::HasSubstr;
+using kernels::index_t;
+
+TEST(CudaStub, MakeCudaDeviceWithoutAGpuSaysSo) {
+  if (kernels::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  try {
+    kernels::make_cuda_device(1, 0, 0);
+    FAIL() << "make_cuda_device succeeded without a CUDA device";
+  } catch (const platform::NotCompiled& e) {
+    EXPECT_FALSE(TESSERA_HAVE_CUDA) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("built without CUDA"));
+  } catch (const platform::CudaError& e) {
+    EXPECT_TRUE(TESSERA_HAVE_CUDA) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("GPU 1: no CUDA device is present"));
+  }
+}
+
+#if TESSERA_HAVE_CUDA
+
+// Why the GPU tests cannot run here: make_cuda_device's own message.
+std::string no_gpu_reason() {
+  try {
+    kernels::make_cuda_device(1, 0, 0);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "a CUDA device is present";
+}
+
+#define TESSERA_SKIP_WITHOUT_GPU() \
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no GPU to test on: " << no_gpu_reason()
+
+TEST(CudaDevice, NamesAMissingOrdinal) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const int n = kernels::cuda_device_count();
+  try {
+    kernels::make_cuda_device(3, n, 0);
+    FAIL() << "cuda:" << n << " should not exist";
+  } catch (const platform::CudaError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("GPU 3: CUDA device cuda:" + std::to_string(n) + " does not exist"));
+  }
+}
+
+TEST(CudaDevice, AccountsForItsMemory) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  auto dev = kernels::make_cuda_device(1, 0, 0);
+  EXPECT_THAT(dev->name(), ::testing::StartsWith("GPU 1 ("));
+  EXPECT_THAT(dev->name(), ::testing::EndsWith(", cuda:0)"));
+  EXPECT_GT(dev->capacity(), std::size_t{1} << 24);
+  const std::size_t mib = std::size_t{1} << 20;
+  std::byte* a = dev->allocate(mib);
+  std::byte* b = dev->allocate(2 * mib);
+  EXPECT_EQ(dev->in_use(), 3 * mib);
+  dev->release(a, mib);
+  EXPECT_EQ(dev->in_use(), 2 * mib);
+  std::byte* c = dev->allocate(mib / 2);
+  EXPECT_EQ(dev->in_use(), 2 * mib + mib / 2);
+  EXPECT_EQ(dev->peak(), 3 * mib);
+  dev->release(b, 2 * mib);
+  dev->release(c, mib / 2);
+  EXPECT_EQ(dev->in_use(), 0u);
+  EXPECT_EQ(dev->peak(), 3 * mib);
+}
+
+TEST(CudaDevice, OutOfMemoryPastATinyCap) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const std::size_t cap = std::size_t{1} << 20;
+  auto dev = kernels::make_cuda_device(2, 0, cap);
+  EXPECT_EQ(dev->capacity(), cap);
+  std::byte* a = dev->allocate(cap / 2);
+  try {
+    dev->allocate(cap);
+    FAIL() << "allocated past the cap";
+  } catch (const platform::DeviceOutOfMemory& e) {
+    EXPECT_THAT(e.what(), HasSubstr("GPU 2 ("));
+    EXPECT_THAT(e.what(), HasSubstr("cannot allocate 1048576 bytes with 524288 bytes in use of a capacity of 1048576"));
+  }
+  EXPECT_EQ(dev->in_use(), cap / 2);
+  dev->release(a, cap / 2);
+  EXPECT_EQ(dev->peak(), cap / 2);
+}
+
+// Several host ranges make one device buffer, in order, and come back.
+TEST(CudaDevice, CopiesRangesBothWays) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  auto dev = kernels::make_cuda_device(1, 0, 0);
+  std::vector<std::byte> x(1000), y(24), z(3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::byte(i * 7);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = std::byte(i + 100);
+  for (std::size_t i = 0; i < z.size(); ++i) z[i] = std::byte(200 + i);
+  const platform::HostRange in[] = {{x.data(), x.size()}, {y.data(), y.size()}, {z.data(), z.size()}};
+  std::byte* d = dev->allocate(x.size() + y.size() + z.size());
+  dev->copy(0, d, in, 3, true);
+  std::vector<std::byte> back(x.size() + y.size() + z.size());
+  const platform::HostRange out[] = {{back.data(), back.size()}};
+  dev->copy(1, d, out, 1, false);
+  EXPECT_TRUE(std::equal(x.begin(), x.end(), back.begin()));
+  EXPECT_TRUE(std::equal(y.begin(), y.end(), back.begin() + x.size()));
+  EXPECT_TRUE(std::equal(z.begin(), z.end(), back.begin() + x.size() + y.size()));
+  dev->release(d, back.size());
+  EXPECT_THROW(dev->copy(2, d, out, 1, false), std::invalid_argument);
+}
+
+// Copies to the device on stream 0 and from it on stream 1 at the same time,
+// from two threads, as the in and out mailboxes' threads do.
+TEST(CudaDevice, CopiesOnBothStreamsConcurrently) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  auto dev = kernels::make_cuda_device(1, 0, 0);
+  const std::size_t bytes = std::size_t{1} << 22;
+  std::vector<std::byte> src(bytes), dst(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) src[i] = std::byte(i % 251);
+  std::byte* d_in = dev->allocate(bytes);
+  std::byte* d_out = dev->allocate(bytes);
+  const platform::HostRange s[] = {{src.data(), bytes}};
+  dev->copy(0, d_out, s, 1, true);
+  std::thread in([&] {
+    for (int r = 0; r < 20; ++r) dev->copy(0, d_in, s, 1, true);
+  });
+  std::thread out([&] {
+    const platform::HostRange d[] = {{dst.data(), bytes}};
+    for (int r = 0; r < 20; ++r) dev->copy(1, d_out, d, 1, false);
+  });
+  in.join();
+  out.join();
+  EXPECT_TRUE(src == dst);
+  std::vector<std::byte> back(bytes);
+  const platform::HostRange b[] = {{back.data(), bytes}};
+  dev->copy(1, d_in, b, 1, false);
+  EXPECT_TRUE(src == back);
+  dev->release(d_in, bytes);
+  dev->release(d_out, bytes);
+}
+
+// --- kernels: CPU against GPU -------------------------------------------------
+
+template <class T>
+std::vector<T> random_matrix(index_t rows, index_t cols, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<T> u(-1, 1);
+  std::vector<T> a(static_cast<std::size_t>(rows * cols));
+  for (T& x : a) x = u(gen);
+  return a;
+}
+
+// n×n symmetric positive definite on top (A0 A0^T + n I), random rows below.
+template <class T>
+std::vector<T> spd_panel(index_t m, index_t n, unsigned seed) {
+  std::vector<T> a = random_matrix<T>(m, n, seed);
+  const std::vector<T> a0 = random_matrix<T>(n, n, seed + 1);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      T s = i == j ? T(n) : T(0);
+      for (index_t p = 0; p < n; ++p) s += a0[i + p * n] * a0[j + p * n];
+      a[i + j * m] = s;
+    }
+  return a;
+}
+
+// Which entries of a rows×cols matrix (leading dimension rows) to compare.
+using Mask = bool (*)(index_t i, index_t j, index_t ib);
+bool all(index_t, index_t, index_t) { return true; }
+bool lower(index_t i, index_t j, index_t) { return i >= j; }
+// The upper triangles of a T factor's ib×ib blocks: all that LAPACK writes
+// and reads of it.
+bool t_blocks(index_t i, index_t j, index_t ib) { return i <= j % ib; }
+
+// max |got - want| over the masked entries must be below a rounding error
+// bound: 30 eps * depth * max(1, max |want|), depth the length of the
+// longest dot product or reflector behind an entry.
+template <class T>
+void expect_close(const std::vector<T>& want, const std::vector<T>& got, index_t rows, index_t cols, index_t depth,
+                  const char* what, Mask mask = all, index_t ib = 1) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  double err = 0, scale = 1;
+  for (index_t j = 0; j < cols; ++j)
+    for (index_t i = 0; i < rows; ++i) {
+      if (!mask(i, j, ib)) continue;
+      const std::size_t p = static_cast<std::size_t>(i + j * rows);
+      err = std::max(err, std::abs(double(want[p]) - double(got[p])));
+      scale = std::max(scale, std::abs(double(want[p])));
+      if (!std::isfinite(double(got[p]))) err = std::numeric_limits<double>::infinity();
+    }
+  const double tol = 30.0 * std::numeric_limits<T>::epsilon() * double(depth) * scale;
+  EXPECT_LE(err, tol) << what << ": max |GPU - CPU| = " << err << " over " << rows << "x" << cols << " (scale "
+                      << scale << ")";
+}
+
+template <class T>
+kernels::TileKernels<T>& kernels_of(platform::Device& d) {
+  if constexpr (std::is_same_v<T, double>)
+    return d.kernels_d();
+  else
+    return d.kernels_s();
+}
+
+// Device copies of host matrices, released at the end of the test.
+template <class T>
+class CudaKernelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TESSERA_SKIP_WITHOUT_GPU();
+    dev_ = kernels::make_cuda_device(1, 0, 0);
+  }
+  void TearDown() override {
+    if (!dev_) return;
+    dev_->synchronize();
+    for (auto [p, bytes] : buffers_) dev_->release(p, bytes);
+  }
+
+  T* upload(const std::vector<T>& h) {
+    const std::size_t bytes = h.size() * sizeof(T);
+    std::byte* d = dev_->allocate(bytes);
+    buffers_.emplace_back(d, bytes);
+    const platform::HostRange r{reinterpret_cast<std::byte*>(const_cast<T*>(h.data())), bytes};
+    dev_->copy(0, d, &r, 1, true);
+    return reinterpret_cast<T*>(d);
+  }
+  // Waits for the kernels, then copies back.
+  std::vector<T> download(const T* d, std::size_t n) {
+    dev_->synchronize();
+    std::vector<T> h(n);
+    const platform::HostRange r{reinterpret_cast<std::byte*>(h.data()), n * sizeof(T)};
+    dev_->copy(1, reinterpret_cast<std::byte*>(const_cast<T*>(d)), &r, 1, false);
+    return h;
+  }
+
+  kernels::TileKernels<T>& gpu() { return kernels_of<T>(*dev_); }
+  kernels::CpuTileKernels<T> cpu_;
+  std::unique_ptr<platform::Device> dev_;
+  std::vector<std::pair<std::byte*, std::size_t>> buffers_;
+};
+
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaKernelsTest, Precisions);
+
+TYPED_TEST(CudaKernelsTest, Potf2pMatchesCpu) {
+  using T = TypeParam;
+  const index_t m = 300, n = 200;
+  std::vector<T> want = spd_panel<T>(m, n, 1);
+  T* d = this->upload(want);
+  EXPECT_EQ(this->cpu_.potf2p(m, n, want.data(), m), 0);
+  EXPECT_EQ(this->gpu().potf2p(m, n, d, m), 0);
+  const std::vector<T> got = this->download(d, want.size());
+  // Only L: what the upper triangle of the top block holds is not specified.
+  expect_close(want, got, m, n, n, "potf2p", lower);
+}
+
+TYPED_TEST(CudaKernelsTest, Potf2pReportsTheFailingColumn) {
+  using T = TypeParam;
+  const index_t m = 150, n = 100;
+  std::vector<T> a = spd_panel<T>(m, n, 2);
+  a[36 + 36 * m] = T(-1e4);  // the leading minor of order 37 is not positive
+  const std::vector<T> below(a.begin() + n, a.begin() + m);
+  T* d = this->upload(a);
+  EXPECT_EQ(this->cpu_.potf2p(m, n, a.data(), m), 37);
+  EXPECT_EQ(this->gpu().potf2p(m, n, d, m), 37);
+  // A2 stays as it was, as on the CPU.
+  const std::vector<T> got = this->download(d, a.size());
+  EXPECT_TRUE(std::equal(below.begin(), below.end(), got.begin() + n));
+}
+
+TYPED_TEST(CudaKernelsTest, TrsmMatchesCpu) {
+  using T = TypeParam;
+  const index_t m = 250, n = 120;
+  std::vector<T> l = random_matrix<T>(n, n, 3);
+  for (index_t i = 0; i < n; ++i) l[i + i * n] = T(n);  // well conditioned
+  std::vector<T> want = random_matrix<T>(m, n, 4);
+  const T* dl = this->upload(l);
+  T* da = this->upload(want);
+  this->cpu_.trsm(m, n, l.data(), n, want.data(), m);
+  this->gpu().trsm(m, n, dl, n, da, m);
+  expect_close(want, this->download(da, want.size()), m, n, n, "trsm");
+}
+
+TYPED_TEST(CudaKernelsTest, GsmmMatchesCpu) {
+  using T = TypeParam;
+  const index_t m = 210, n = 130, k = 90;
+  const std::vector<T> a = random_matrix<T>(m, k, 5), b = random_matrix<T>(n, k, 6);
+  std::vector<T> want = random_matrix<T>(m, n, 7);
+  const T* da = this->upload(a);
+  const T* db = this->upload(b);
+  T* dc = this->upload(want);
+  this->cpu_.gsmm(m, n, k, a.data(), m, b.data(), n, want.data(), m);
+  this->gpu().gsmm(m, n, k, da, m, db, n, dc, m);
+  expect_close(want, this->download(dc, want.size()), m, n, k, "gsmm");
+}
+
+TYPED_TEST(CudaKernelsTest, GsmmDiagMatchesCpu) {
+  using T = TypeParam;
+  const index_t m = 230, n = 110, k = 70;
+  const std::vector<T> a = random_matrix<T>(m, k, 8);
+  std::vector<T> want = random_matrix<T>(m, n, 9);
+  const T* da = this->upload(a);
+  T* dc = this->upload(want);
+  this->cpu_.gsmm_diag(m, n, k, a.data(), m, want.data(), m);
+  this->gpu().gsmm_diag(m, n, k, da, m, dc, m);
+  // All of C: the strict upper triangle of the top block is left alone on both.
+  expect_close(want, this->download(dc, want.size()), m, n, k, "gsmm_diag");
+}
+
+TYPED_TEST(CudaKernelsTest, CopyMatchesCpu) {
+  using T = TypeParam;
+  const index_t rows = 50, cols = 40, lda = 64, ldb = 57;
+  const std::vector<T> a = random_matrix<T>(lda, cols, 10);
+  std::vector<T> want = random_matrix<T>(ldb, cols, 11);
+  const T* da = this->upload(a);
+  T* db = this->upload(want);
+  this->cpu_.copy(rows, cols, a.data() + 3, lda, want.data() + 5, ldb);
+  this->gpu().copy(rows, cols, da + 3, lda, db + 5, ldb);
+  EXPECT_TRUE(want == this->download(db, want.size()));
+}
+
+// Shapes of the QR tests: ib divides n or not, one block, square and tall.
+struct QrShape {
+  index_t m, n, ib;
+};
+const QrShape kQrShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {40, 40, 7}};
+
+TYPED_TEST(CudaKernelsTest, GeqrtMatchesCpu) {
+  using T = TypeParam;
+  for (const QrShape& s : kQrShapes) {
+    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " ib=" << s.ib);
+    std::vector<T> a = random_matrix<T>(s.m, s.n, 12), t(static_cast<std::size_t>(s.ib * s.n), T(7));
+    T* da = this->upload(a);
+    T* dt = this->upload(t);
+    this->cpu_.geqrt(s.m, s.n, s.ib, a.data(), s.m, t.data(), s.ib);
+    this->gpu().geqrt(s.m, s.n, s.ib, da, s.m, dt, s.ib);
+    expect_close(a, this->download(da, a.size()), s.m, s.n, s.m, "geqrt V and R");
+    expect_close(t, this->download(dt, t.size()), s.ib, s.n, s.m, "geqrt T", t_blocks, s.ib);
+  }
+}
+
+TYPED_TEST(CudaKernelsTest, LarfbMatchesCpu) {
+  using T = TypeParam;
+  for (const QrShape& s : kQrShapes) {
+    for (bool trans : {true, false}) {
+      SCOPED_TRACE(testing::Message() << "m=" << s.m << " k=" << s.n << " ib=" << s.ib << " trans=" << trans);
+      // V and T from the CPU; both sides apply the same factors.
+      std::vector<T> v = random_matrix<T>(s.m, s.n, 13), t(static_cast<std::size_t>(s.ib * s.n));
+      this->cpu_.geqrt(s.m, s.n, s.ib, v.data(), s.m, t.data(), s.ib);
+      const index_t n = 37;
+      std::vector<T> want = random_matrix<T>(s.m, n, 14);
+      const T* dv = this->upload(v);
+      const T* dt = this->upload(t);
+      T* dc = this->upload(want);
+      this->cpu_.larfb(trans, s.m, n, s.n, s.ib, v.data(), s.m, t.data(), s.ib, want.data(), s.m);
+      this->gpu().larfb(trans, s.m, n, s.n, s.ib, dv, s.m, dt, s.ib, dc, s.m);
+      expect_close(want, this->download(dc, want.size()), s.m, n, s.m, "larfb");
+    }
+  }
+}
+
+// R n×n upper triangular on top of a leading dimension with room below,
+// whose strict lower triangle holds other data (a GEQRT's V in a tiled QR)
+// that TSQRT must leave alone.
+template <class T>
+std::vector<T> r_factor(index_t ldr, index_t n, unsigned seed) {
+  std::vector<T> r = random_matrix<T>(ldr, n, seed);
+  for (index_t j = 0; j < n; ++j) r[j + j * ldr] += T(j % 2 ? 3 : -3);
+  return r;
+}
+
+TYPED_TEST(CudaKernelsTest, TsqrtMatchesCpu) {
+  using T = TypeParam;
+  for (const QrShape& s : kQrShapes) {
+    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " ib=" << s.ib);
+    const index_t ldr = s.n + 3;
+    std::vector<T> r = r_factor<T>(ldr, s.n, 15), a = random_matrix<T>(s.m, s.n, 16);
+    std::vector<T> t(static_cast<std::size_t>(s.ib * s.n), T(7));
+    const std::vector<T> r0 = r;
+    T* dr = this->upload(r);
+    T* da = this->upload(a);
+    T* dt = this->upload(t);
+    this->cpu_.tsqrt(s.m, s.n, s.ib, r.data(), ldr, a.data(), s.m, t.data(), s.ib);
+    this->gpu().tsqrt(s.m, s.n, s.ib, dr, ldr, da, s.m, dt, s.ib);
+    const std::vector<T> got_r = this->download(dr, r.size());
+    expect_close(r, got_r, ldr, s.n, s.m + s.n, "tsqrt R");
+    for (index_t j = 0; j < s.n; ++j)
+      for (index_t i = j + 1; i < ldr; ++i)
+        ASSERT_EQ(got_r[i + j * ldr], r0[i + j * ldr]) << "tsqrt wrote below R's diagonal at (" << i << "," << j << ")";
+    expect_close(a, this->download(da, a.size()), s.m, s.n, s.m + s.n, "tsqrt V");
+    expect_close(t, this->download(dt, t.size()), s.ib, s.n, s.m + s.n, "tsqrt T", t_blocks, s.ib);
+  }
+}
+
+TYPED_TEST(CudaKernelsTest, SsrfbMatchesCpu) {
+  using T = TypeParam;
+  for (const QrShape& s : kQrShapes) {
+    for (bool trans : {true, false}) {
+      SCOPED_TRACE(testing::Message() << "m=" << s.m << " k=" << s.n << " ib=" << s.ib << " trans=" << trans);
+      // V and T from a CPU TSQRT.
+      std::vector<T> r = r_factor<T>(s.n, s.n, 17), v = random_matrix<T>(s.m, s.n, 18);
+      std::vector<T> t(static_cast<std::size_t>(s.ib * s.n));
+      this->cpu_.tsqrt(s.m, s.n, s.ib, r.data(), s.n, v.data(), s.m, t.data(), s.ib);
+      const index_t n = 45;
+      std::vector<T> a1 = random_matrix<T>(s.n, n, 19), a2 = random_matrix<T>(s.m, n, 20);
+      const T* dv = this->upload(v);
+      const T* dt = this->upload(t);
+      T* da1 = this->upload(a1);
+      T* da2 = this->upload(a2);
+      this->cpu_.ssrfb(trans, s.m, n, s.n, s.ib, v.data(), s.m, t.data(), s.ib, a1.data(), s.n, a2.data(), s.m);
+      this->gpu().ssrfb(trans, s.m, n, s.n, s.ib, dv, s.m, dt, s.ib, da1, s.n, da2, s.m);
+      expect_close(a1, this->download(da1, a1.size()), s.n, n, s.m + s.n, "ssrfb A1");
+      expect_close(a2, this->download(da2, a2.size()), s.m, n, s.m + s.n, "ssrfb A2");
+    }
+  }
+}
+
+// A GPU and a CPU exchange QR factors mid-factorization: V and T made by the
+// GPU's GEQRT and TSQRT are applied by the CPU's LARFB and SSRFB, and must do
+// what the CPU's own factors do.
+TYPED_TEST(CudaKernelsTest, QrFactorsFromTheGpuWorkOnTheCpu) {
+  using T = TypeParam;
+  const index_t m = 180, n = 120, ib = 24, nc = 60;
+  // GEQRT on the GPU, LARFB on the CPU.
+  {
+    std::vector<T> v_cpu = random_matrix<T>(m, n, 21), t_cpu(static_cast<std::size_t>(ib * n));
+    T* dv = this->upload(v_cpu);
+    T* dt = this->upload(t_cpu);
+    this->gpu().geqrt(m, n, ib, dv, m, dt, ib);
+    this->cpu_.geqrt(m, n, ib, v_cpu.data(), m, t_cpu.data(), ib);
+    const std::vector<T> v_gpu = this->download(dv, v_cpu.size()), t_gpu = this->download(dt, t_cpu.size());
+    std::vector<T> want = random_matrix<T>(m, nc, 22), got = want;
+    this->cpu_.larfb(true, m, nc, n, ib, v_cpu.data(), m, t_cpu.data(), ib, want.data(), m);
+    this->cpu_.larfb(true, m, nc, n, ib, v_gpu.data(), m, t_gpu.data(), ib, got.data(), m);
+    expect_close(want, got, m, nc, m, "CPU LARFB with the GPU's GEQRT factors");
+  }
+  // TSQRT on the GPU, SSRFB on the CPU.
+  {
+    std::vector<T> r = r_factor<T>(n, n, 23), v_cpu = random_matrix<T>(m, n, 24);
+    std::vector<T> t_cpu(static_cast<std::size_t>(ib * n));
+    T* dr = this->upload(r);
+    T* dv = this->upload(v_cpu);
+    T* dt = this->upload(t_cpu);
+    this->gpu().tsqrt(m, n, ib, dr, n, dv, m, dt, ib);
+    this->cpu_.tsqrt(m, n, ib, r.data(), n, v_cpu.data(), m, t_cpu.data(), ib);
+    const std::vector<T> v_gpu = this->download(dv, v_cpu.size()), t_gpu = this->download(dt, t_cpu.size());
+    std::vector<T> a1 = random_matrix<T>(n, nc, 25), a2 = random_matrix<T>(m, nc, 26);
+    std::vector<T> a1_gpu = a1, a2_gpu = a2;
+    this->cpu_.ssrfb(true, m, nc, n, ib, v_cpu.data(), m, t_cpu.data(), ib, a1.data(), n, a2.data(), m);
+    this->cpu_.ssrfb(true, m, nc, n, ib, v_gpu.data(), m, t_gpu.data(), ib, a1_gpu.data(), n, a2_gpu.data(), m);
+    expect_close(a1, a1_gpu, n, nc, m + n, "CPU SSRFB with the GPU's TSQRT factors (A1)");
+    expect_close(a2, a2_gpu, m, nc, m + n, "CPU SSRFB with the GPU's TSQRT factors (A2)");
+  }
+}
+
+TYPED_TEST(CudaKernelsTest, RejectsAnInnerBlockLargerThanThePanel) {
+  using T = TypeParam;
+  std::vector<T> a(100), t(100);
+  T* da = this->upload(a);
+  T* dt = this->upload(t);
+  EXPECT_THROW(this->gpu().geqrt(10, 10, 11, da, 10, dt, 11), std::logic_error);
+  EXPECT_THROW(this->gpu().tsqrt(10, 10, 0, da, 10, da, 10, dt, 1), std::logic_error);
+}
+
+#endif  // TESSERA_HAVE_CUDA
+
+}  // namespace
+}  // namespace tessera
