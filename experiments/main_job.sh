@@ -2,7 +2,9 @@
 # The main job: tile Cholesky and tile QR, double and single precision, at
 # N = 4096 on every core of this machine; then both distributed over two MPI
 # processes (a 1x2 node grid, when MPI was built) and over 16 simulated
-# Keeneland nodes (a 4x4 grid, real data, when SimGrid was built). Every run is
+# Keeneland nodes (a 4x4 grid, real data, when SimGrid was built); with three
+# emulated GPUs on this node, and on 4 simulated Keeneland nodes with their
+# three GPUs each. Every run is
 # checked against the scaled residual threshold (30). Prints each run's
 # summary line, then one table. Exits non-zero when any run fails or fails
 # its check.
@@ -44,6 +46,11 @@ for algo in cholesky qr; do
       "$TESSERA" run --algo "$algo" --precision "$precision" --n "$N" --threads "$THREADS"
   done
 done
+# Three emulated GPUs on this node (issue 5): every GPU path with real data.
+for algo in cholesky qr; do
+  run_case "1 node + 3 emulated GPUs" "$OUT_DIR/${algo}_d_n${N}_gpus3.json" \
+    "$TESSERA" run --algo "$algo" --n "$N" --B 512 --s 4 --b 64 --threads 1 --gpus 3
+done
 # Distributed runs only where their backend was built (a 1x2 grid without mpirun says which).
 if [[ -x "$(command -v mpirun)" ]] && ! "$TESSERA" run --algo cholesky --n 8 --grid 1x2 2>&1 | grep -q "built without"; then
   for algo in cholesky qr; do
@@ -56,6 +63,11 @@ if ! "$TESSERA" run --algo cholesky --n 8 --backend sim --machine platform/machi
   for algo in cholesky qr; do
     run_case "sim 4x4" "$OUT_DIR/${algo}_d_n${SIM_N}_sim4x4.json" \
       "$TESSERA" run --algo "$algo" --n "$SIM_N" --B 256 --grid 4x4 --backend sim \
+      --machine platform/machines/keeneland.json --sim-data --threads 2
+  done
+  for algo in cholesky qr; do
+    run_case "sim 2x2, 3 GPUs each" "$OUT_DIR/${algo}_d_n${SIM_N}_sim2x2_gpus3.json" \
+      "$TESSERA" run --algo "$algo" --n "$SIM_N" --B 384 --s 3 --b 64 --grid 2x2 --gpus 3 --backend sim \
       --machine platform/machines/keeneland.json --sim-data --threads 2
   done
 fi
