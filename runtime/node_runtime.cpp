@@ -354,10 +354,14 @@ class ProtocolSink final : public TaskSink {
   }
 
   // Generation has ended: every datum whose home is a GPU returns to host
-  // memory, and every GPU buffer is freed after its readers.
+  // memory, and every GPU buffer is freed after its readers. (The window
+  // then knows each copy's last reader, as Release_Tile tells it earlier;
+  // without Release_Tile the buffers stay until the run ends, and run()
+  // frees them after every thread has finished.)
   void finish() {
     for (std::size_t x = 0; x < n_; ++x)
       if (home_[x] > 0) ensure(static_cast<DataId>(x), 0, 0);
+    if (!honour_release_) return;
     for (int g = 1; g <= G_; ++g)
       for (std::size_t x = 0; x < n_; ++x) drop(static_cast<DataId>(x), g);
   }
@@ -645,6 +649,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     const auto& c = s.gpu_stats[g - 1];
     d.peak_bytes = c.peak;
     d.bytes_at_end = c.in_use;
+    // What the task graph left (with release_tiles off: every copy) is freed now.
+    for (std::size_t x = 0; x < n_data; ++x) s.release_buffer(g, static_cast<DataId>(x));
     d.copies_in = c.copies_in, d.bytes_in = c.bytes_in, d.copies_out = c.copies_out, d.bytes_out = c.bytes_out;
   }
   if (dist) {

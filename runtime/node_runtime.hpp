@@ -136,7 +136,7 @@ struct GpuContext {
 struct DeviceStats {
   double busy_s = 0;                // manager thread: time in kernels
   std::size_t peak_bytes = 0;       // most device memory in use at once
-  std::size_t bytes_at_end = 0;     // still allocated when the run ended (0: every buffer was freed)
+  std::size_t bytes_at_end = 0;     // left allocated by the task graph (0 with Release_Tile; run() then frees it)
   std::uint64_t copies_in = 0, bytes_in = 0, copies_out = 0, bytes_out = 0;
 };
 
@@ -172,7 +172,7 @@ struct RuntimeOptions {
   // The node's GPUs (devices 1..G of `dist->where`); needs `dist`. Each gets
   // a manager thread and two copy streams, each served by its own thread.
   std::vector<GpuContext> gpus;
-  // Honour Release_Tile (false: keep every copy to the end, for comparisons).
+  // Honour Release_Tile (false: keep every GPU copy until the run ends, for comparisons).
   bool release_tiles = true;
 };
 
