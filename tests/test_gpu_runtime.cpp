@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -545,6 +546,9 @@ std::string case_name(const GpuCase& c) {
                                              : std::to_string(c.grid.pr) + "x" + std::to_string(c.grid.pc);
   return c.algo + "_" + g + "_G" + std::to_string(c.G);
 }
+
+// gtest prints a failing case's parameter with this.
+void PrintTo(const GpuCase& c, std::ostream* os) { *os << case_name(c); }
 
 class GpuRuntime : public ::testing::TestWithParam<GpuCase> {};
 
