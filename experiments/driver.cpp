@@ -235,27 +235,6 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
   r.time_s = *std::max_element(r.node_time_s.begin(), r.node_time_s.end());
 }
 
-// A GPU's tile tables (000 §5.5): tile matrices and QR factors that own no
-// storage and point into the GPU's buffers, and the executor that runs tasks on them.
-template <class T>
-struct GpuTables {
-  GpuTables(const TileLayout& L, index_t ib, bool qr) : a(L, false) {
-    const DataId pq = static_cast<DataId>(L.tile_rows() * L.tile_cols());
-    if (qr) f.emplace(L, ib, [](int, int) { return false; });
-    tables.add_tiles(0, a, f ? &*f : nullptr);
-    if (qr) {
-      tables.add_panels(pq, *f, L.tile_cols());
-      ex = std::make_unique<QrExecutor<T>>(a, *f);
-    } else {
-      ex = std::make_unique<CholeskyExecutor<T>>(a);
-    }
-  }
-  TileMatrix<T> a;
-  std::optional<QrFactors<T>> f;
-  TileDataStore<T> tables;
-  std::unique_ptr<Executor> ex;
-};
-
 // Every datum a GPU of this node holds must fit in its memory.
 void require_fits(const DataStore& store, std::size_t n_data, const Placement& where, int self,
                   const std::vector<platform::Device*>& gpus) {

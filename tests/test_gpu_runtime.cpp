@@ -297,25 +297,6 @@ class WatchedDevice final : public platform::Device {
 // A GPU's tile tables, as experiments/driver.cpp builds them (000 §5.5):
 // tables that own no storage and point into the GPU's buffers, and an
 // executor over them.
-template <class T>
-struct GpuTables {
-  GpuTables(const TileLayout& L, index_t ib, bool qr) : a(L, false) {
-    const DataId pq = static_cast<DataId>(L.tile_rows() * L.tile_cols());
-    if (qr) f.emplace(L, ib, [](int, int) { return false; });
-    tables.add_tiles(0, a, f ? &*f : nullptr);
-    if (qr) {
-      tables.add_panels(pq, *f, L.tile_cols());
-      ex = std::make_unique<QrExecutor<T>>(a, *f);
-    } else {
-      ex = std::make_unique<CholeskyExecutor<T>>(a);
-    }
-  }
-  TileMatrix<T> a;
-  std::optional<QrFactors<T>> f;
-  TileDataStore<T> tables;
-  std::unique_ptr<Executor> ex;
-};
-
 constexpr index_t kIb = 16;
 constexpr std::uint64_t kMatrixSeed = 7;
 
@@ -330,6 +311,7 @@ struct DeviceOutcome {
 };
 
 struct GpuOutcome {
+  bool release_tiles = true;  // the run honoured Release_Tile
   std::vector<TaskKey> keys;  // every kernel run, over all nodes and devices
   int misplaced = 0;
   std::string first_misplaced;
@@ -413,6 +395,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
   std::optional<platform::LocalCluster> cluster;
   if (r.net == Net::Local) cluster.emplace(P);
   GpuOutcome out;
+  out.release_tiles = r.release_tiles;
   std::mutex out_mutex;
   std::vector<std::thread> nodes;
   std::vector<std::exception_ptr> errors(P);
@@ -519,7 +502,10 @@ void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& serial, con
   EXPECT_EQ(o.misplaced, 0) << what << ": " << o.first_misplaced;
   for (const DeviceOutcome& d : o.devices) {
     const std::string dev = what + ", node " + std::to_string(d.node) + " GPU " + std::to_string(d.gpu);
-    EXPECT_EQ(d.stats.bytes_at_end, 0u) << dev << ": DeviceStats.bytes_at_end";
+    // With Release_Tile the task graph frees every buffer; without, it leaves
+    // them all (its peak) and run() frees them after its threads.
+    if (o.release_tiles) EXPECT_EQ(d.stats.bytes_at_end, 0u) << dev << ": DeviceStats.bytes_at_end";
+    else EXPECT_EQ(d.stats.bytes_at_end, d.stats.peak_bytes) << dev << ": DeviceStats.bytes_at_end without Release_Tile";
     EXPECT_EQ(d.in_use_after, 0u) << dev << ": the device's in_use() after the run";
     if (d.owns_read) {
       EXPECT_GT(d.stats.copies_in, 0u) << dev << " owns data but nothing was copied to it";
@@ -641,21 +627,15 @@ void compare_release(std::size_t window) {
 // frees of release_tiles = false, ends only near the end of the run.
 TEST(GpuRuntimeRelease, ReleaseTileLowersThePeakWithASmallWindow) { compare_release(64); }
 
-// BUG (runtime/node_runtime.cpp, ProtocolSink::finish): with release_tiles =
-// false, release() ignores Release_Tile, but finish() appends a free
-// (kRuntimeRelease) of every GPU copy as soon as generation ends, and each
-// runs right after its slot's last reader. With the default window (16384
-// tasks, more than this graph has) generation ends at once, so every copy
-// is freed after its last use, as early as Release_Tile frees it or earlier:
-// the two peaks differ only by scheduling noise (seen: 1523712 with release
-// vs 1474560 without on GPU 1), and --keep-tiles does not "keep every copy
-// to the end" (RuntimeOptions::release_tiles); the assertion below failed in
-// 14 of 15 repetitions. Enable once fixed.
-TEST(GpuRuntimeRelease, DISABLED_ReleaseTileLowersThePeak) { compare_release(16384); }
+// The default window holds the whole graph, so generation ends at once;
+// without Release_Tile the copies must still stay until the run ends (they
+// once were freed after their last reader as soon as generation ended, which
+// made the two peaks equal up to scheduling noise).
+TEST(GpuRuntimeRelease, ReleaseTileLowersThePeak) { compare_release(16384); }
 
-// Same bug, stated directly: with release_tiles = false no GPU buffer may be
-// freed while its node still has kernels to run.
-TEST(GpuRuntimeRelease, DISABLED_KeepTilesKeepsEveryCopyToTheEnd) {
+// Stated directly: with release_tiles = false no GPU buffer may be freed
+// while its node still has kernels to run.
+TEST(GpuRuntimeRelease, KeepTilesKeepsEveryCopyToTheEnd) {
   const TileLayout L(600, 600, 120, 3, 24);
   const Reference<double> ref(true, L);
   RunSpec r;
