@@ -626,7 +626,12 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         ReadyQueue& box = *s.mailbox[2 * (g - 1) + dir];
         while (Task* t = box.pop()) {
           try {
-            if (!s.cancelled.load(std::memory_order_relaxed)) s.copy(t->desc, dir, ranges);
+            if (!s.cancelled.load(std::memory_order_relaxed)) {
+              const double a = platform_.now();
+              s.copy(t->desc, dir, ranges);
+              const DataId x = static_cast<DataId>(t->desc.arg[1]);
+              if (obs) obs->on_copy(g, dir == 0, x, dist->store->bytes(x), a, platform_.now());
+            }
           } catch (...) {
             // The other nodes wait for this node's messages: a copy that
             // cannot be made ends the run (cancelling would leave them waiting).

@@ -90,6 +90,9 @@ class RuntimeObserver {
   virtual void on_run_end(double /*now*/) {}
   virtual void on_task_start(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
   virtual void on_task_end(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
+  // A copy between the host and GPU `gpu` (1-based) of datum d ended; called
+  // on the copy's stream thread, concurrently with the others.
+  virtual void on_copy(int /*gpu*/, bool /*to_device*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/, double /*end*/) {}
 };
 
 // The data a distributed run moves between nodes, as one node holds them.

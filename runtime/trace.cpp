@@ -33,6 +33,19 @@ void TraceRecorder::on_task_end(int worker, const TaskDesc& t, double now) {
   b.events.push_back(TaskEvent{b.started, now, t, executor_ ? executor_->shape(t) : KernelShape{t.kernel}});
 }
 
+void TraceRecorder::on_copy(int gpu, bool to_device, DataId d, std::size_t bytes, double start, double end) {
+  TransferRecord r;
+  r.kind = to_device ? TransferRecord::Kind::HostToDevice : TransferRecord::Kind::DeviceToHost;
+  r.thread = 1000 + 2 * (gpu - 1) + (to_device ? 0 : 1);
+  r.from = to_device ? -1 : gpu - 1;
+  r.to = to_device ? gpu - 1 : -1;
+  r.data = d;
+  r.bytes = bytes;
+  r.start = start;
+  r.end = end;
+  on_transfer(r);
+}
+
 void TraceRecorder::on_transfer(const TransferRecord& r) {
   std::lock_guard lk(transfer_lock_);
   transfers_.push_back(r);

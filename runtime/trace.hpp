@@ -66,7 +66,9 @@ class TraceRecorder final : public RuntimeObserver {
   void on_run_end(double now) override;
   void on_task_start(int worker, const TaskDesc& t, double now) override;
   void on_task_end(int worker, const TaskDesc& t, double now) override;
-  // Thread-safe; not on any hot path yet.
+  // A host<->GPU copy: a transfer event on the stream's own tid (1000 + 2(g-1) + direction).
+  void on_copy(int gpu, bool to_device, DataId d, std::size_t bytes, double start, double end) override;
+  // Thread-safe.
   void on_transfer(const TransferRecord& r);
 
   std::size_t task_events() const;
