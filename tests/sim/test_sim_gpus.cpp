@@ -93,6 +93,34 @@ TEST(SimGpusPhantom, AutoNarrowWidthFromMachineFile) {
   EXPECT_EQ(j.at("b"), 64);       // 87.7 rounded to the granularity of 64
 }
 
+// Every host<->GPU copy is one transfer event in the trace, on its stream's tid.
+TEST(SimGpusPhantom, TraceHasOneTransferPerCopy) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/t.json";
+  const json j = run_ok(sim("qr", {"--n", "2000", "--B", "384", "--s", "3", "--b", "64", "--gpus", "2", "--threads", "2",
+                                   "--trace", trace}));
+  const json t = json::parse(read_text(trace));
+  std::uint64_t h2d = 0, d2h = 0;
+  for (const json& e : t.at("traceEvents")) {
+    if (e.value("cat", "") != "transfer") continue;
+    const std::string kind = e.at("args").at("kind");
+    const int tid = e.at("tid");
+    if (kind == "h2d") {
+      ++h2d;
+      EXPECT_EQ(tid % 2, 0) << e;
+    } else if (kind == "d2h") {
+      ++d2h;
+      EXPECT_EQ(tid % 2, 1) << e;
+    }
+  }
+  std::uint64_t in = 0, out = 0;
+  for (const json& g : j.at("gpu_stats")) in += g.at("copies_in").get<std::uint64_t>(), out += g.at("copies_out").get<std::uint64_t>();
+  EXPECT_GT(h2d, 0u);
+  EXPECT_GT(d2h, 0u);
+  EXPECT_EQ(h2d, in);
+  EXPECT_EQ(d2h, out);
+}
+
 TEST(SimGpusBadInput, MoreGpusThanTheMachineHas) {
   const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--gpus", "4"}));
   EXPECT_TRUE(o.exited && o.status == 2) << o;
