@@ -87,7 +87,6 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
   if (c.device != "emulated" && c.device != "cuda") throw InputError("--device '" + c.device + "' is not one of: emulated, cuda");
   if (c.gpus > 0 && c.impl != "tile") throw InputError("--impl " + c.impl + " runs on the CPU only: GPUs need --impl tile");
-  if (c.gpus > 0 && input) throw InputError("--input " + c.input + ": runs with GPUs generate their matrix");
   if (c.pr < 1 || c.pc < 1)
     throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + ": Pr and Pc must be >= 1");
   if (c.network) {
@@ -265,7 +264,7 @@ double imbalance_ratio(const std::vector<double>& cpu_busy, const std::vector<De
 // One node of a distributed run: its tiles of the multi-level block-cyclic
 // distribution, the protocol-driven runtime, and the distributed check.
 template <class T>
-void run_tile_distributed(RunResult& r, platform::Platform& platform) {
+void run_tile_distributed(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
   const RunConfig& c = r.config;
   platform::NodeNetwork& net = *c.network;
   const int self = net.node();
@@ -346,7 +345,8 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform) {
     return;
   }
   TileMatrix<T> a(L, own);
-  generate(a, chol ? MatrixKind::Spd : MatrixKind::General, c.seed);
+  if (input) fill(a, c, input);  // one node (resolve() allows --input nowhere else)
+  else generate(a, chol ? MatrixKind::Spd : MatrixKind::General, c.seed);
   std::optional<TileMatrix<T>> original;
   if (c.check) original = a.clone();
   kernels::set_blas_threads(1);
@@ -463,8 +463,8 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
     for (auto& d : own) r.config.devices.push_back(d.get());
     if (static_cast<int>(r.config.devices.size()) != config.gpus)
       throw std::logic_error("the backend gave " + std::to_string(r.config.devices.size()) + " GPUs for --gpus " + std::to_string(config.gpus));
-    if (config.precision == 'd') run_tile_distributed<double>(r, platform);
-    else run_tile_distributed<float>(r, platform);
+    if (config.precision == 'd') run_tile_distributed<double>(r, platform, in);
+    else run_tile_distributed<float>(r, platform, in);
     r.config.network = config.network;
     r.config.devices = config.devices;
   } else {

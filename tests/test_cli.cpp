@@ -157,6 +157,8 @@ TEST(CliBadInput, NotPositiveDefiniteNamesTheColumn) {
   expect_rejected(base({"--n", "40", "--input", f, "--B", "16", "--s", "2", "--b", "4", "--threads", "2"}),
                   {"column 27"});
   expect_rejected(base({"--n", "40", "--input", f, "--B", "8", "--threads", "3"}), {"column 27"});
+  // The failing pivot on an emulated GPU (s = 1: every column lives on a GPU).
+  expect_rejected(base({"--n", "40", "--input", f, "--B", "8", "--gpus", "2", "--threads", "1"}), {"column 27"});
   // A generated-size mismatch does not matter: the file gives the size.
   const auto g = dir.write("nonspd1.mtx", tridiagonal(5, [](int j) { return j == 1 ? 0.0 : 4.0; }));
   expect_rejected(base({"--n", "5", "--input", g}), {"column 1"});
