@@ -9,11 +9,14 @@
 // configured PCIe bandwidth and latency, CPU kernels) and the simulated GPU
 // of platform/simgrid (copies cross the machine file's PCIe link).
 //
-// Threading: allocate/release and copy() are called by the node's device
-// communication threads, one per stream, so copy(0) and copy(1) of one device
-// run concurrently; synchronize() and the kernels by the device's manager
-// thread only.
+// Threading: allocate/release and copy_async() are called by the node's
+// device communication thread; a copy's completion is reported from
+// whatever runs it (a CUDA host callback, the emulated device's copy
+// engine, a simulated transfer's actor); synchronize() and the kernels are
+// called by the device's manager thread only.
 #include <cstddef>
+#include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -58,8 +61,14 @@ class Device {
 
   // Copies one datum between `host` (n ranges, in order) and the device
   // buffer `dev` on `stream` (0: to the device, 1: to the host); returns when
-  // the copy is complete.
+  // the copy is complete. (Tests; the runtime uses copy_async.)
   virtual void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) = 0;
+  // The same, started on `stream` and returning at once; `done` is called
+  // exactly once when the copy is complete (with the error if it failed),
+  // possibly on another thread. `host` must stay valid until then. One copy
+  // per stream at a time (the device communication thread keeps to that).
+  using CopyDone = std::function<void(std::exception_ptr)>;
+  virtual void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) = 0;
 
   // Kernels that work on this device's memory, for its manager thread.
   virtual kernels::TileKernels<double>& kernels_d() = 0;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "platform/device.hpp"
@@ -63,6 +64,21 @@ class HostMemoryDevice : public Device {
     transfer(stream, bytes, to_device, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 
+  // The copy runs on the stream's copy engine (launch()), as a DMA engine
+  // runs a GPU's copies while the thread that started it goes on.
+  void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override {
+    std::vector<HostRange> ranges(host, host + n);
+    launch(stream, [this, stream, dev, ranges = std::move(ranges), to_device, done = std::move(done)] {
+      std::exception_ptr error;
+      try {
+        copy(stream, dev, ranges.data(), static_cast<int>(ranges.size()), to_device);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      done(error);
+    });
+  }
+
   kernels::TileKernels<double>& kernels_d() override { return d_; }
   kernels::TileKernels<float>& kernels_s() override { return s_; }
 
@@ -70,6 +86,8 @@ class HostMemoryDevice : public Device {
   // Lets the modeled time of moving `bytes` pass; the data has moved
   // already, which took `copied_s` seconds of wall time.
   virtual void transfer(int stream, std::size_t bytes, bool to_device, double copied_s) = 0;
+  // Runs `job` on the copy engine of `stream`, after the jobs launched there before.
+  virtual void launch(int stream, std::function<void()> job) = 0;
 
  private:
   int index_;

@@ -1,6 +1,7 @@
 #include "runtime/node_runtime.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <atomic>
 #include <iterator>
 #include <mutex>
@@ -27,9 +28,11 @@ struct RunState {
     std::fill(std::begin(warm_after), std::end(warm_after), -1.0);
     for (std::size_t g = 0; g < gpus.size(); ++g) {
       gpu_ready.push_back(std::make_unique<ReadyQueue>(p, o.policy, o.seed + g + 1));
-      for (int dir = 0; dir < 2; ++dir) mailbox.push_back(std::make_unique<ReadyQueue>(p, ReadyPolicy::Priority));
       buffers.emplace_back(n_data, nullptr);
     }
+    streams = std::vector<CopyStream>(2 * gpus.size());
+    copy_mutex = p.make_mutex();
+    copy_cond = p.make_condition();
     gpu_stats = std::vector<GpuCounters>(gpus.size());
   }
 
@@ -66,9 +69,31 @@ struct RunState {
   // ---- GPUs (000 §5.3-5.5) ----
   std::vector<GpuContext> gpus;
   std::vector<std::unique_ptr<ReadyQueue>> gpu_ready;  // GPU g's ready tasks: gpu_ready[g-1]
-  // in_mbox of GPU g: mailbox[2(g-1)], copies to it on stream 0; out_mbox:
-  // mailbox[2(g-1)+1], copies from it on stream 1.
-  std::vector<std::unique_ptr<ReadyQueue>> mailbox;
+  // The device communication thread's state (000 §5.4): per GPU g, stream
+  // 2(g-1) serves its in_mbox (copies to it) and stream 2(g-1)+1 its
+  // out_mbox (copies from it), one copy in flight each; mailboxes are heaps
+  // by priority. The devices report finished copies in copies_done.
+  struct CopyStream {
+    std::vector<Task*> mbox;
+    Task* current = nullptr;
+    double started = 0, ended = 0;
+    std::vector<platform::HostRange> ranges;
+  };
+  std::vector<CopyStream> streams;
+  std::unique_ptr<platform::Mutex> copy_mutex;
+  std::unique_ptr<platform::Condition> copy_cond;
+  std::vector<std::pair<int, std::exception_ptr>> copies_done;
+  bool copies_closed = false;
+  static bool lower_priority(const Task* a, const Task* b) { return a->desc.priority < b->desc.priority; }
+
+  void post_copy(Task* t) {
+    const int k = 2 * (t->desc.arg[0] - 1) + (t->desc.arg[3] ? 0 : 1);
+    platform::Lock lk(*copy_mutex);
+    std::vector<Task*>& box = streams[k].mbox;
+    box.push_back(t);
+    std::push_heap(box.begin(), box.end(), lower_priority);
+    copy_cond->notify_one();
+  }
   // GPU g's buffer of each datum (its indirect tile table's storage), null where it holds none.
   std::vector<std::vector<std::byte*>> buffers;
   struct GpuCounters {
@@ -90,9 +115,9 @@ struct RunState {
     return m < 0 ? 0 : static_cast<int>(d.access[m].data / n_data);
   }
 
-  // A copy task, on the stream thread of its direction: allocates the GPU's
-  // buffer on first arrival and points the GPU's tile tables at it.
-  void copy(const TaskDesc& d, int stream, std::vector<platform::HostRange>& ranges) {
+  // Starts a copy task on its stream: allocates the GPU's buffer on first
+  // arrival and points the GPU's tile tables at it.
+  void start_copy(const TaskDesc& d, int stream, std::vector<platform::HostRange>& ranges, platform::Device::CopyDone done) {
     const int g = d.arg[0];
     const DataId x = static_cast<DataId>(d.arg[1]);
     const bool to_device = d.arg[3] != 0;
@@ -108,7 +133,7 @@ struct RunState {
     }
     ranges.clear();
     if (dev.has_data()) dist->store->host_ranges(x, ranges);
-    dev.copy(stream, buf, ranges.data(), static_cast<int>(ranges.size()), to_device);
+    dev.copy_async(stream, buf, ranges.data(), static_cast<int>(ranges.size()), to_device, std::move(done));
     GpuCounters& c = gpu_stats[g - 1];
     (to_device ? c.copies_in : c.copies_out).fetch_add(1, std::memory_order_relaxed);
     (to_device ? c.bytes_in : c.bytes_out).fetch_add(bytes, std::memory_order_relaxed);
@@ -160,7 +185,7 @@ struct RunState {
       else release_buffer(d.arg[0], static_cast<DataId>(d.arg[1]));
       done.push_back(t);
     } else if (d.kernel == kRuntimeCopy) {
-      mailbox[2 * (d.arg[0] - 1) + (d.arg[3] ? 0 : 1)]->push(t);
+      post_copy(t);
     } else if (d.kernel == kRuntimeRecv) {
       platform::Message m;
       {
@@ -268,7 +293,9 @@ struct RunState {
     if (done != total.load()) return;
     ready.close();
     for (auto& q : gpu_ready) q->close();
-    for (auto& q : mailbox) q->close();
+    platform::Lock lk(*copy_mutex);
+    copies_closed = true;
+    copy_cond->notify_one();
   }
 };
 
@@ -617,26 +644,64 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       WorkerContext ctx(options_.threads + g - 1, g, gc.device->kernels_d(), gc.device->kernels_s());
       serve(*s.gpu_ready[g - 1], ctx, *gc.executor, gc.model, gc.device, stats.gpus[g - 1].busy_s);
     });
-    // The device communication thread's two streams of this GPU (000 §5.4):
-    // stream 0 serves its in_mbox, stream 1 its out_mbox, one copy each at a time.
-    for (int dir = 0; dir < 2; ++dir)
-      platform_.spawn("gpu" + std::to_string(g) + (dir ? "-out" : "-in"), [&, g, dir] {
-        std::vector<Task*> ready;
-        std::vector<platform::HostRange> ranges;
-        ReadyQueue& box = *s.mailbox[2 * (g - 1) + dir];
-        while (Task* t = box.pop()) {
-          try {
-            if (!s.cancelled.load(std::memory_order_relaxed)) {
-              const double a = platform_.now();
-              s.copy(t->desc, dir, ranges);
-              const DataId x = static_cast<DataId>(t->desc.arg[1]);
-              if (obs) obs->on_copy(g, dir == 0, x, dist->store->bytes(x), a, platform_.now());
+  }
+  // The device communication thread (000 §5.4): moves copies from the
+  // mailboxes to idle streams, and FIREs the copies the devices report done.
+  if (G > 0)
+    platform_.spawn("gpu-comm", [&] {
+      std::vector<Task*> ready;
+      std::vector<int> to_start;
+      std::vector<std::pair<int, std::exception_ptr>> ended;
+      for (;;) {
+        to_start.clear();
+        ended.clear();
+        {
+          platform::Lock lk(*s.copy_mutex);
+          for (;;) {
+            ended.swap(s.copies_done);
+            for (std::size_t k = 0; k < s.streams.size(); ++k) {
+              RunState::CopyStream& st = s.streams[k];
+              if (st.current || st.mbox.empty()) continue;
+              std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);
+              st.current = st.mbox.back();
+              st.mbox.pop_back();
+              to_start.push_back(static_cast<int>(k));
             }
+            if (!ended.empty() || !to_start.empty()) break;
+            if (s.copies_closed) return;  // every task has finished
+            s.copy_cond->wait(*s.copy_mutex);
+          }
+        }
+        for (const int k : to_start) {
+          RunState::CopyStream& st = s.streams[k];
+          st.started = platform_.now();
+          auto done = [&s, k, this](std::exception_ptr e) {
+            platform::Lock lk(*s.copy_mutex);
+            s.streams[k].ended = platform_.now();
+            s.copies_done.emplace_back(k, e);
+            s.copy_cond->notify_one();
+          };
+          if (s.cancelled.load(std::memory_order_relaxed)) {
+            done(nullptr);
+            continue;
+          }
+          try {
+            s.start_copy(st.current->desc, k % 2, st.ranges, done);
           } catch (...) {
+            done(std::current_exception());
+          }
+        }
+        for (auto& [k, error] : ended) {
+          RunState::CopyStream& st = s.streams[k];
+          Task* t = std::exchange(st.current, nullptr);
+          if (error) {
             // The other nodes wait for this node's messages: a copy that
             // cannot be made ends the run (cancelling would leave them waiting).
-            if (networked) s.abort_run(std::current_exception());
-            s.fail(std::current_exception());
+            if (networked) s.abort_run(error);
+            s.fail(error);
+          } else if (obs && !s.cancelled.load(std::memory_order_relaxed)) {
+            const DataId x = static_cast<DataId>(t->desc.arg[1]);
+            obs->on_copy(k / 2 + 1, k % 2 == 0, x, dist->store->bytes(x), st.started, st.ended);
           }
           try {
             s.finish(t, ready);
@@ -645,8 +710,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
             s.fail(std::current_exception());
           }
         }
-      });
-  }
+      }
+    });
   platform_.join_all();
   if (networked) dist->network->stop();
   for (int g = 1; g <= G; ++g) {

@@ -91,7 +91,7 @@ class RuntimeObserver {
   virtual void on_task_start(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
   virtual void on_task_end(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
   // A copy between the host and GPU `gpu` (1-based) of datum d ended; called
-  // on the copy's stream thread, concurrently with the others.
+  // on the device communication thread.
   virtual void on_copy(int /*gpu*/, bool /*to_device*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/, double /*end*/) {}
 };
 
@@ -173,7 +173,8 @@ struct RuntimeOptions {
   // dist->network (see run()).
   const DistContext* dist = nullptr;
   // The node's GPUs (devices 1..G of `dist->where`); needs `dist`. Each gets
-  // a manager thread and two copy streams, each served by its own thread.
+  // a manager thread and two copy streams, which the node's one device
+  // communication thread drives.
   std::vector<GpuContext> gpus;
   // Honour Release_Tile (false: keep every GPU copy until the run ends, for comparisons).
   bool release_tiles = true;

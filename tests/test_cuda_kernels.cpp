@@ -10,6 +10,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -134,8 +137,27 @@ TEST(CudaDevice, CopiesRangesBothWays) {
   EXPECT_THROW(dev->copy(2, d, out, 1, false), std::invalid_argument);
 }
 
+// copy_async reports completion through its callback, after the bytes moved.
+TEST(CudaDevice, AsyncCopiesReportCompletion) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  auto dev = kernels::make_cuda_device(1, 0, 0);
+  std::vector<std::byte> x(1 << 20), back(1 << 20);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::byte(i * 13);
+  std::byte* d = dev->allocate(x.size());
+  const platform::HostRange in[] = {{x.data(), x.size()}}, out[] = {{back.data(), back.size()}};
+  for (int dir = 0; dir < 2; ++dir) {
+    std::promise<std::exception_ptr> p;
+    auto f = p.get_future();
+    dev->copy_async(dir, d, dir == 0 ? in : out, 1, dir == 0, [&p](std::exception_ptr e) { p.set_value(e); });
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+    EXPECT_EQ(f.get(), nullptr);
+  }
+  EXPECT_EQ(x, back);
+  dev->release(d, x.size());
+}
+
 // Copies to the device on stream 0 and from it on stream 1 at the same time,
-// from two threads, as the in and out mailboxes' threads do.
+// from two threads.
 TEST(CudaDevice, CopiesOnBothStreamsConcurrently) {
   TESSERA_SKIP_WITHOUT_GPU();
   auto dev = kernels::make_cuda_device(1, 0, 0);

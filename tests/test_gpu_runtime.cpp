@@ -282,6 +282,9 @@ class WatchedDevice final : public platform::Device {
   void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override {
     d_->copy(stream, dev, host, n, to_device);
   }
+  void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override {
+    d_->copy_async(stream, dev, host, n, to_device, std::move(done));
+  }
   kernels::TileKernels<double>& kernels_d() override { return d_->kernels_d(); }
   kernels::TileKernels<float>& kernels_s() override { return d_->kernels_s(); }
   void synchronize() override { d_->synchronize(); }
@@ -294,9 +297,6 @@ class WatchedDevice final : public platform::Device {
   std::mutex mutex_;
 };
 
-// A GPU's tile tables, as experiments/driver.cpp builds them (000 §5.5):
-// tables that own no storage and point into the GPU's buffers, and an
-// executor over them.
 constexpr index_t kIb = 16;
 constexpr std::uint64_t kMatrixSeed = 7;
 

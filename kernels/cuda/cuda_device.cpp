@@ -69,16 +69,17 @@ void CudaDevice::release(std::byte* p, std::size_t bytes) {
   in_use_.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
-void CudaDevice::copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) {
+// Queues the copies of one datum's ranges on copy stream `stream`.
+// Host memory need not be pinned. From pageable memory cudaMemcpyAsync is
+// staged through a pinned buffer by the driver and returns only once the
+// source may be reused (host -> device) or the copy is done (device -> host):
+// it is then synchronous with respect to the host and does not overlap with
+// the other copy stream as well as pinned memory would.
+cudaStream_t CudaDevice::enqueue_copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) {
   if (stream != 0 && stream != 1)
     throw std::invalid_argument(name_ + ": copy stream " + std::to_string(stream) + " does not exist (0 or 1)");
   cuda::set_device(ordinal_);
   cudaStream_t s = copy_streams_[stream].get();
-  // Host memory need not be pinned. From pageable memory cudaMemcpyAsync is
-  // staged through a pinned buffer by the driver and returns only once the
-  // source may be reused (host -> device) or the copy is done (device ->
-  // host): it is then synchronous with respect to the host and does not
-  // overlap with the other copy stream as well as pinned memory would.
   std::size_t offset = 0;
   for (int i = 0; i < n; ++i) {
     const HostRange& r = host[i];
@@ -89,7 +90,33 @@ void CudaDevice::copy(int stream, std::byte* dev, const HostRange* host, int n, 
       TESSERA_CUDA_CHECK(cudaMemcpyAsync(r.ptr, dev + offset, r.bytes, cudaMemcpyDeviceToHost, s));
     offset += r.bytes;
   }
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  return s;
+}
+
+void CudaDevice::copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) {
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(enqueue_copy(stream, dev, host, n, to_device)));
+}
+
+void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) {
+  cudaStream_t s = enqueue_copy(stream, dev, host, n, to_device);
+  // The driver calls back (on its own thread, where no CUDA call is allowed)
+  // once the stream has reached this point, with the stream's status.
+  auto* d = new CopyDone(std::move(done));
+  const cudaError_t e = cudaStreamAddCallback(
+      s,
+      [](cudaStream_t, cudaError_t status, void* p) {
+        std::unique_ptr<CopyDone> f(static_cast<CopyDone*>(p));
+        std::exception_ptr error;
+        if (status != cudaSuccess)
+          error = std::make_exception_ptr(CudaError(std::string("cudaMemcpyAsync on a copy stream failed: ") +
+                                                    cudaGetErrorName(status) + ": " + cudaGetErrorString(status)));
+        (*f)(error);
+      },
+      d, 0);
+  if (e != cudaSuccess) {
+    delete d;
+    TESSERA_CUDA_CHECK(e);
+  }
 }
 
 void CudaDevice::synchronize() {

@@ -3,9 +3,10 @@
 // the runtime may use, two copy streams (0: host -> device, 1: device ->
 // host) and one compute stream on which CudaTileKernels queue every kernel.
 //
-// Threads (platform/device.hpp): each copy stream has its own communication
-// thread, the kernels and synchronize() belong to the manager thread. Every
-// entry point first makes this device current on the calling thread.
+// Threads (platform/device.hpp): the node's device communication thread
+// starts copies, a stream callback reports each done; the kernels and
+// synchronize() belong to the manager thread. Every entry point first makes
+// this device current on the calling thread.
 #include <atomic>
 #include <cstddef>
 #include <string>
@@ -40,6 +41,12 @@ class CudaDevice final : public Device {
   std::size_t peak() const override { return peak_.load(std::memory_order_relaxed); }
 
   void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override;
+  void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override;
+
+ private:
+  cudaStream_t enqueue_copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device);
+
+ public:
 
   kernels::TileKernels<double>& kernels_d() override { return kernels_d_; }
   kernels::TileKernels<float>& kernels_s() override { return kernels_s_; }

@@ -15,8 +15,41 @@ EmulatedDevice::EmulatedDevice(int index, EmulatedDeviceOptions options)
   if (!(options.latency_s >= 0)) throw InputError("--gpu-latency " + std::to_string(options.latency_s) + " must be >= 0 (seconds)");
 }
 
+EmulatedDevice::~EmulatedDevice() {
+  for (Engine& e : engines_) {
+    {
+      std::lock_guard lk(e.m);
+      e.stop = true;
+    }
+    e.cv.notify_all();
+    if (e.thread.joinable()) e.thread.join();
+  }
+}
+
+void EmulatedDevice::launch(int stream, std::function<void()> job) {
+  Engine& e = engines_[stream & 1];
+  {
+    std::lock_guard lk(e.m);
+    e.jobs.push_back(std::move(job));
+    if (!e.thread.joinable())
+      e.thread = std::thread([&e] {
+        std::unique_lock lk(e.m);
+        for (;;) {
+          e.cv.wait(lk, [&] { return e.stop || !e.jobs.empty(); });
+          if (e.jobs.empty()) return;  // stopping
+          std::function<void()> j = std::move(e.jobs.front());
+          e.jobs.pop_front();
+          lk.unlock();
+          j();
+          lk.lock();
+        }
+      });
+  }
+  e.cv.notify_one();
+}
+
 void EmulatedDevice::transfer(int /*stream*/, std::size_t bytes, bool /*to_device*/, double copied_s) {
-  // The memcpy took part of the modeled time; the stream's thread sleeps the rest.
+  // The memcpy took part of the modeled time; the stream's copy engine sleeps the rest.
   const double rest = o_.latency_s + static_cast<double>(bytes) / o_.bandwidth_Bps - copied_s;
   if (rest > 0) std::this_thread::sleep_for(std::chrono::duration<double>(rest));
 }

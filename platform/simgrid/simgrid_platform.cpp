@@ -235,6 +235,11 @@ class SimGpu final : public HostMemoryDevice {
     if (to_device) sg4::Comm::sendto(host_, gpu_, bytes);
     else sg4::Comm::sendto(gpu_, host_, bytes);
   }
+  // The GPU's copy engine: an actor per copy (one at a time per stream, so
+  // they never overlap on a stream), ending with its copy.
+  void launch(int stream, std::function<void()> job) override {
+    sg4::Actor::create(stream == 0 ? "gpu-h2d" : "gpu-d2h", host_, std::move(job));
+  }
 
  private:
   sg4::Host* host_;
