@@ -169,7 +169,7 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   std::cout << summary << std::endl;
   if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
   if (trace_file.is_open()) {
-    trace.write(trace_file, TraceInfo{name, r.p, r.q, summary});
+    trace.write(trace_file, TraceInfo{name, r.p, r.q, summary, r.config.gpus});
     trace_file.flush();
     if (!trace_file) throw InputError("--trace " + trace_path + ": write failed");
   }

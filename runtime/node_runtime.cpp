@@ -605,7 +605,13 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     while (Task* t = queue.pop()) {
       if (!s.cancelled.load(std::memory_order_relaxed)) {
         const double a = platform_.now();
-        if (obs) obs->on_task_start(w, t->desc, a);
+        // Observers see the algorithm's data ids, not this node's device slots.
+        TaskDesc seen;
+        if (obs) {
+          seen = t->desc;
+          for (int x = 0; x < seen.n_access; ++x) seen.access[x].data = static_cast<DataId>(seen.access[x].data % s.n_data);
+          obs->on_task_start(w, seen, a);
+        }
         try {
           double modeled = 0;
           if (model) {
@@ -619,7 +625,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           s.fail(std::current_exception());
         }
         const double b = platform_.now();
-        if (obs) obs->on_task_end(w, t->desc, b);
+        if (obs) obs->on_task_end(w, seen, b);
         busy += b - a;
       }
       try {

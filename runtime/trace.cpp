@@ -128,12 +128,18 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
       << ",\"run\":" << quoted(info.run) << "},\n\"traceEvents\":[\n";
   out << fmt::format(R"x({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"node {} ({})"}}}})x", node_, node_,
                      info.backend);
+  const std::size_t cpus = workers_.size() - std::min<std::size_t>(workers_.size(), static_cast<std::size_t>(std::max(0, info.gpus)));
   for (std::size_t w = 0; w < workers_.size(); ++w) {
-    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"cpu{}\"}}}}",
-                       node_, w, w);
+    const std::string name = w < cpus ? fmt::format("cpu{}", w) : fmt::format("gpu{}", w - cpus + 1);
+    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}\"}}}}",
+                       node_, w, name);
     out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
                        node_, w, w);
   }
+  for (int g = 1; g <= info.gpus; ++g)
+    for (int dir = 0; dir < 2; ++dir)
+      out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"gpu{} {}\"}}}}",
+                         node_, 1000 + 2 * (g - 1) + dir, g, dir ? "d2h" : "h2d");
   std::string line;
   for (const Ref& r : order) {
     line.clear();

@@ -55,6 +55,7 @@ struct TraceInfo {
   int tile_rows = 0;      // the run's tile grid: data id d < rows*cols is tile (d % rows, d / rows)
   int tile_cols = 0;
   std::string run;        // free text: the configuration (summary line)
+  int gpus = 0;           // the last `gpus` workers are GPU managers (named gpu1..)
 };
 
 // A RuntimeObserver that records one event per task of one node. Each worker

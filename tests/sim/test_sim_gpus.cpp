@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,12 @@ TEST(SimGpusPhantom, TraceHasOneTransferPerCopy) {
                                    "--trace", trace}));
   const json t = json::parse(read_text(trace));
   std::uint64_t h2d = 0, d2h = 0;
+  std::set<std::string> lanes;
   for (const json& e : t.at("traceEvents")) {
+    if (e.value("name", "") == "thread_name") lanes.insert(e.at("args").at("name").get<std::string>());
+    // GPU tasks name the algorithm's tiles, not the node's device slots.
+    if (e.value("cat", "") == "task")
+      for (const json& a : e.at("args").at("tiles")) EXPECT_FALSE(a.contains("data")) << e;
     if (e.value("cat", "") != "transfer") continue;
     const std::string kind = e.at("args").at("kind");
     const int tid = e.at("tid");
@@ -119,6 +125,7 @@ TEST(SimGpusPhantom, TraceHasOneTransferPerCopy) {
   EXPECT_GT(d2h, 0u);
   EXPECT_EQ(h2d, in);
   EXPECT_EQ(d2h, out);
+  for (const char* lane : {"cpu0", "cpu1", "gpu1", "gpu2", "gpu1 h2d", "gpu2 d2h"}) EXPECT_TRUE(lanes.count(lane)) << lane;
 }
 
 TEST(SimGpusBadInput, MoreGpusThanTheMachineHas) {
