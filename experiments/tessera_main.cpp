@@ -309,9 +309,11 @@ int main(int argc, char** argv) {
   run->add_option("--device", cfg.device,
                   "kind of the GPUs of a native run: emulated (host memory, copies timed by --gpu-bandwidth/--gpu-latency, "
                   "kernels on a CPU core) | cuda; default emulated");
-  run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU; default 4 GiB");
-  run->add_option("--gpu-bandwidth", cfg.emulated.bandwidth_Bps, "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
-  run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
+  auto* device_opt = run->get_option("--device");
+  auto* gpu_memory_opt = run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU; default 4 GiB");
+  auto* gpu_bw_opt = run->add_option("--gpu-bandwidth", cfg.emulated.bandwidth_Bps,
+                                     "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
+  auto* gpu_lat_opt = run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
   run->add_flag("--keep-tiles", cfg.keep_tiles, "ignore Release_Tile: keep every GPU copy to the end (to compare peak memory)");
   run->add_flag("--sim-data", backend.sim_data,
                 "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
@@ -360,6 +362,10 @@ int main(int argc, char** argv) {
     // thread per GPU, one device communication thread, one MPI thread, and
     // n - g - 2 compute threads.
     backend.threads_from_cores = threads_opt->count() == 0 && cfg.gpus > 0;
+    if (backend.backend == "sim")
+      for (const CLI::Option* o : {device_opt, gpu_memory_opt, gpu_bw_opt, gpu_lat_opt})
+        if (o->count() > 0)
+          throw tessera::InputError(o->get_name() + " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
     if (*calibrate) {

@@ -134,6 +134,16 @@ TEST(SimGpusBadInput, MoreGpusThanTheMachineHas) {
   EXPECT_NE(o.err.find("--gpus 4 asks for more GPUs than the 3 per node"), std::string::npos) << o;
 }
 
+TEST(SimGpusBadInput, EmulatedDeviceOptionsAreNotForSimulatedGpus) {
+  for (const char* opt : {"--gpu-memory", "--gpu-bandwidth", "--gpu-latency"}) {
+    const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--gpus", "1", opt, "1"}));
+    EXPECT_TRUE(o.exited && o.status == 2) << o;
+    EXPECT_NE(o.err.find(std::string(opt) + " describes the GPUs of a native run"), std::string::npos) << o;
+  }
+  const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--gpus", "1", "--device", "cuda"}));
+  EXPECT_TRUE(o.exited && o.status == 2) << o;
+}
+
 TEST(SimGpusBadInput, AutoWidthNeedsGpus) {
   const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--s", "3", "--b", "auto"}));
   EXPECT_TRUE(o.exited && o.status == 2) << o;
