@@ -41,6 +41,11 @@ struct BackendOptions {
   bool threads_from_cores = false;  // --threads not given with --gpus: from the node's cores
 };
 
+// An error already printed (on every rank); main() only exits with its status.
+struct Reported {
+  int status;
+};
+
 // 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
 int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
 
@@ -56,10 +61,18 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
     // One process per node, started by mpirun: each runs this same command.
     platform::MpiNetwork net(nullptr, nullptr);
-    if (net.nodes() != cfg.pr * cfg.pc)
-      throw InputError(fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})", cfg.pr,
-                                   cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
-                                   net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc));
+    if (net.nodes() != cfg.pr * cfg.pc) {
+      // Every rank finds this: each prints it, and none exits before all
+      // have (mpirun kills the others when the first exits non-zero).
+      std::cerr << "tessera: error: "
+                << fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})", cfg.pr,
+                               cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
+                               net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc)
+                << std::endl;
+      std::vector<double> all_printed{0.0};
+      net.allreduce_sum(all_printed);
+      throw Reported{2};
+    }
     cfg.network = &net;
     try {
       return run_factorization(cfg, native);
@@ -375,6 +388,8 @@ int main(int argc, char** argv) {
       for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
       return calibrate_command(cal, command);
     }
+  } catch (const Reported& r) {
+    return r.status;
   } catch (const tessera::InputError& e) {
     std::cerr << "tessera: error: " << e.what() << std::endl;
     return 2;
