@@ -59,18 +59,7 @@ class TileDataStore final : public DataStore {
 
   void pack(DataId d, std::byte* out) const override { copy(d, out, true); }
   void host_ranges(DataId d, std::vector<platform::HostRange>& out) override {
-    const Ref r = find(d);
-    auto add = [&](T* p, std::size_t n) {
-      if (!p) throw std::logic_error("data store: datum " + std::to_string(d) + " is not held by this node");
-      out.push_back({reinterpret_cast<std::byte*>(p), n * sizeof(T)});
-    };
-    if (r.s->panels) {
-      add(r.s->f->v(r.j), r.s->f->v_elems(r.j));
-      return;
-    }
-    const TileLayout& L = r.s->m->layout();
-    add(r.s->m->tile(r.i, r.j), static_cast<std::size_t>(L.row_height(r.i) * L.col_width(r.j)));
-    if (r.s->f && r.s->f->t_elems(r.i, r.j) > 0) add(r.s->f->t(r.i, r.j), r.s->f->t_elems(r.i, r.j));
+    for_each_range(d, [&](T* mine, std::size_t n) { out.push_back({reinterpret_cast<std::byte*>(mine), n * sizeof(T)}); });
   }
   void point_at(DataId d, std::byte* at) override { point(d, reinterpret_cast<T*>(at)); }
   void unpack_own(DataId d, const std::byte* in) override { copy(d, const_cast<std::byte*>(in), false); }
@@ -124,22 +113,31 @@ class TileDataStore final : public DataStore {
     }
   }
 
-  // Between this node's copy of d and `buf`: to the buffer when `out`.
-  void copy(DataId d, std::byte* buf, bool out) const {
+  // Calls fn(pointer, elements) for each piece of this node's copy of d, in
+  // wire order: a panel copy, or a tile then its T factor.
+  template <class Fn>
+  void for_each_range(DataId d, Fn&& fn) const {
     const Ref r = find(d);
-    auto move = [&](T* mine, std::size_t n) {
+    auto piece = [&](T* mine, std::size_t n) {
       if (!mine) throw std::logic_error("data store: datum " + std::to_string(d) + " is not held by this node");
-      if (out) std::memcpy(buf, mine, n * sizeof(T));
-      else std::memcpy(mine, buf, n * sizeof(T));
-      buf += n * sizeof(T);
+      fn(mine, n);
     };
     if (r.s->panels) {
-      move(r.s->f->v(r.j), r.s->f->v_elems(r.j));
+      piece(r.s->f->v(r.j), r.s->f->v_elems(r.j));
       return;
     }
     const TileLayout& L = r.s->m->layout();
-    move(r.s->m->tile(r.i, r.j), static_cast<std::size_t>(L.row_height(r.i) * L.col_width(r.j)));
-    if (r.s->f && r.s->f->t_elems(r.i, r.j) > 0) move(r.s->f->t(r.i, r.j), r.s->f->t_elems(r.i, r.j));
+    piece(r.s->m->tile(r.i, r.j), static_cast<std::size_t>(L.row_height(r.i) * L.col_width(r.j)));
+    if (r.s->f && r.s->f->t_elems(r.i, r.j) > 0) piece(r.s->f->t(r.i, r.j), r.s->f->t_elems(r.i, r.j));
+  }
+
+  // Between this node's copy of d and `buf`: to the buffer when `out`.
+  void copy(DataId d, std::byte* buf, bool out) const {
+    for_each_range(d, [&](T* mine, std::size_t n) {
+      if (out) std::memcpy(buf, mine, n * sizeof(T));
+      else std::memcpy(mine, buf, n * sizeof(T));
+      buf += n * sizeof(T);
+    });
   }
 
   std::vector<Segment> segments_;

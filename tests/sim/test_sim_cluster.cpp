@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../test_helpers.hpp"
+#include "sim_cli_util.hpp"
 
 namespace {
 using nlohmann::json;
@@ -24,8 +24,8 @@ const std::string kKeeneland = kMachines + "keeneland.json";
 
 using tessera::test::Outcome;
 
-// Each run is its own process, so each has its own SimGrid engine.
-Outcome run_tessera(const std::vector<std::string>& args) { return tessera::test::run_process(TESSERA_BIN, args, 240); }
+using tessera::test::run_ok;
+using tessera::test::run_tessera;
 
 std::vector<std::string> sim_run(const std::string& algo, const std::string& grid, std::vector<std::string> extra,
                                  const std::string& machine = kKeeneland) {
@@ -34,21 +34,6 @@ std::vector<std::string> sim_run(const std::string& algo, const std::string& gri
   return a;
 }
 
-// A simulated run that must succeed; returns its JSON result.
-json run_ok(const std::vector<std::string>& args, Outcome* outcome = nullptr) {
-  TempDir dir;
-  std::vector<std::string> a = args;
-  a.insert(a.end(), {"--json", dir.path() + "/r.json"});
-  const Outcome o = run_tessera(a);
-  if (outcome) *outcome = o;
-  EXPECT_TRUE(o.exited && o.status == 0) << o;
-  const std::string text = read_text(dir.path() + "/r.json");
-  if (text.empty()) {
-    ADD_FAILURE() << "no JSON result: " << o;
-    return json::object();
-  }
-  return json::parse(text);
-}
 
 std::uint64_t sum(const json& per_node, const char* field) {
   std::uint64_t s = 0;

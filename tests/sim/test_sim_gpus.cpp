@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../test_helpers.hpp"
+#include "sim_cli_util.hpp"
 
 namespace {
 using nlohmann::json;
@@ -20,26 +20,13 @@ using tessera::test::TempDir;
 
 const std::string kKeeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
 
-Outcome run_tessera(const std::vector<std::string>& args) { return tessera::test::run_process(TESSERA_BIN, args, 240); }
+using tessera::test::run_ok;
+using tessera::test::run_tessera;
 
 std::vector<std::string> sim(const std::string& algo, std::vector<std::string> extra) {
   std::vector<std::string> a = {"run", "--backend", "sim", "--machine", kKeeneland, "--algo", algo};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
-}
-
-json run_ok(std::vector<std::string> args, Outcome* outcome = nullptr) {
-  TempDir dir;
-  args.insert(args.end(), {"--json", dir.path() + "/r.json"});
-  const Outcome o = run_tessera(args);
-  if (outcome) *outcome = o;
-  EXPECT_TRUE(o.exited && o.status == 0) << o;
-  const std::string text = read_text(dir.path() + "/r.json");
-  if (text.empty()) {
-    ADD_FAILURE() << "no JSON result: " << o;
-    return json::object();
-  }
-  return json::parse(text);
 }
 
 void expect_gpus_used(const json& j, int gpus) {
