@@ -286,18 +286,9 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform, const Dens
   };
   auto run_graph = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w,
                        const RuntimeOptions& o) {
-    if (o.gpus.empty() && G > 0) {
-      // The checks run on the host only: every datum there.
-      DistContext ctx{self, [&](DataId d) { return Location{w(d).node, 0}; }, &net, &store};
-      RuntimeOptions oo = o;
-      oo.dist = &ctx;
-      return NodeRuntime(platform, oo).run(n, g, ex);
-    }
-    DistContext ctx;
-    ctx.self = self;
-    ctx.where = w;
-    ctx.network = &net;
-    ctx.store = &store;
+    // A graph run without GPUs (the checks) keeps every datum on its node's host.
+    const Placement placed = o.gpus.empty() && G > 0 ? Placement([&w](DataId d) { return Location{w(d).node, 0}; }) : w;
+    const DistContext ctx{self, placed, &net, &store};
     RuntimeOptions oo = o;
     oo.dist = &ctx;
     return NodeRuntime(platform, oo).run(n, g, ex);
