@@ -151,6 +151,14 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   return results[0];
 }
 
+// "run.json" -> "run.node3.json" (or "run" -> "run.node3" without an extension).
+std::string node_trace_path(const std::string& path, int node) {
+  const std::size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
+  const bool ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const std::string tag = ".node" + std::to_string(node);
+  return ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
+}
+
 int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
                 const std::string& policy, const std::string& trace_path) {
   using namespace tessera;
@@ -176,16 +184,22 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   RunResult r = run_on_backend(cfg, backend, name);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_bytes = peak_rss_bytes();
-  // A distributed run reports once, from node 0 (it holds every node's counts).
-  if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;
   const std::string summary = summary_line(r, name.c_str());
-  std::cout << summary << std::endl;
-  if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
   if (trace_file.is_open()) {
+    // Under mpirun every rank records its own tasks; node k > 0 writes them
+    // next to node 0's file (FILE with ".nodeK" before its extension).
+    const std::string path = r.node == 0 ? trace_path : node_trace_path(trace_path, r.node);
+    if (r.node != 0) trace_file = std::ofstream(path);
+    trace.set_node(r.node);
+    if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
     trace.write(trace_file, TraceInfo{name, r.p, r.q, summary, r.config.gpus});
     trace_file.flush();
-    if (!trace_file) throw InputError("--trace " + trace_path + ": write failed");
+    if (!trace_file) throw InputError("--trace " + path + ": write failed");
   }
+  // A distributed run reports once, from node 0 (it holds every node's counts).
+  if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;
+  std::cout << summary << std::endl;
+  if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
   if (json.is_open()) {
     json << result_json(r, name.c_str()) << '\n';
     if (!json) throw InputError("--json " + json_path + ": write failed");

@@ -63,6 +63,8 @@ struct TraceInfo {
 class TraceRecorder final : public RuntimeObserver {
  public:
   explicit TraceRecorder(int node = 0) : node_(node) {}
+  // The node a rank learns it is only once its run has started (mpirun).
+  void set_node(int node) { node_ = node; }
   void on_run_start(int threads, const Executor& executor, double now) override;
   void on_run_end(double now) override;
   void on_task_start(int worker, const TaskDesc& t, double now) override;
