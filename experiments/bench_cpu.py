@@ -9,6 +9,7 @@ medians, and writes every run's JSON to --out.
 
     /usr/bin/python3 experiments/bench_cpu.py            # the issue's sweep
     /usr/bin/python3 experiments/bench_cpu.py --quick    # N = 2048 only
+    /usr/bin/python3 experiments/bench_cpu.py --blas-core SkylakeX   # both on OpenBLAS's AVX-512 kernels
 """
 import argparse
 import json
@@ -45,7 +46,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="N = 2048 only, one rep")
     ap.add_argument("--out", default=None, help="folder for the per-run JSON files")
     ap.add_argument("--tile-args", default="", help="extra arguments for the tessera runs, e.g. '--B 256'")
+    ap.add_argument("--blas-core", default=None,
+                    help="OpenBLAS kernel set for both (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
     args = ap.parse_args()
+    if args.blas_core:
+        os.environ["OPENBLAS_CORETYPE"] = args.blas_core
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-")
     os.makedirs(out_dir, exist_ok=True)
     sweep = [(a, p, 2048, None) for a, p, _, _ in SWEEP[1:]] if args.quick else SWEEP
@@ -55,13 +60,16 @@ def main():
     print(f"threads={args.threads} reps={reps} (alternating tessera / LAPACKE), JSON in {out_dir}")
     print(f"{'algo':<9}{'prec':<5}{'N':>6}  {'tessera GF/s':>12}  {'LAPACKE GF/s':>12}  {'ratio':>6}  {'target':>6}  met")
     all_met = True
+    cores = set()
     for algo, prec, n, target in sweep:
         tile, ref = [], []
         for r in range(reps):
             if tty:
                 print(f"\r  {algo} {prec} N={n} rep {r + 1}/{reps} ...", end="", file=sys.stderr, flush=True)
-            tile.append(run(args.binary, algo, prec, n, args.threads, "tile", args.tile_args.split(), out_dir, f"r{r}")["gflops"])
-            ref.append(run(args.binary, algo, prec, n, args.threads, "lapack", [], out_dir, f"r{r}")["gflops"])
+            for impl, extra, values in (("tile", args.tile_args.split(), tile), ("lapack", [], ref)):
+                result = run(args.binary, algo, prec, n, args.threads, impl, extra, out_dir, f"r{r}")
+                values.append(result["gflops"])
+                cores.add(result.get("blas_core", "?"))
         if tty:
             print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
         t, l = statistics.median(tile), statistics.median(ref)
@@ -70,6 +78,7 @@ def main():
         all_met &= met != "NO"
         tgt = "" if target is None else f"{target:.1f}x"
         print(f"{algo:<9}{prec:<5}{n:>6}  {t:>12.1f}  {l:>12.1f}  {ratio:>5.2f}x  {tgt:>6}  {met}", flush=True)
+    print("OpenBLAS kernels: " + "/".join(sorted(cores)), flush=True)
     return 0 if all_met else 1
 
 

@@ -13,6 +13,7 @@ sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value.
 
     /usr/bin/python3 experiments/bench_mpi.py                          # cholesky,qr N=8192 grid 1x2
     /usr/bin/python3 experiments/bench_mpi.py --n 2048 --reps 1 --markdown
+    /usr/bin/python3 experiments/bench_mpi.py --blas-core SkylakeX          # both peers on OpenBLAS's AVX-512 kernels
 """
 import argparse
 import json
@@ -35,8 +36,9 @@ def parse_grid(text):
     return pr, pc
 
 
-def run_one(label, cmd, json_path, timeout):
-    """Runs cmd; returns its JSON result's GFlop/s, or None after reporting why not."""
+def run_one(label, cmd, json_path, timeout, cores=None):
+    """Runs cmd; returns its JSON result's GFlop/s, or None after reporting why not.
+    Adds the OpenBLAS kernel set the run reports to `cores` (a set) when given."""
     if os.path.exists(json_path):
         os.remove(json_path)
     try:
@@ -54,7 +56,10 @@ def run_one(label, cmd, json_path, timeout):
         return None
     try:
         with open(json_path) as f:
-            return float(json.load(f)["gflops"])
+            result = json.load(f)
+        if cores is not None:
+            cores.add(result.get("blas_core", "?"))
+        return float(result["gflops"])
     except (OSError, ValueError, KeyError) as e:
         print(f"  {label}: no usable JSON in {json_path}: {e}", file=sys.stderr)
         return None
@@ -76,7 +81,13 @@ def main():
     ap.add_argument("--build", default="build", help="folder holding scalapack_peer and tessera")
     ap.add_argument("--out", default=None, help="folder for the per-run JSON files (default: a temporary one)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before one run is abandoned")
+    ap.add_argument("--blas-core", default=None,
+                    help="OpenBLAS kernel set for both peers (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
     args = ap.parse_args()
+    mpirun = list(MPIRUN)
+    if args.blas_core:
+        os.environ["OPENBLAS_CORETYPE"] = args.blas_core
+        mpirun += ["-x", "OPENBLAS_CORETYPE"]
 
     algos = [a for a in args.algos.split(",") if a]
     for a in algos:
@@ -101,21 +112,22 @@ def main():
     else:
         print(f"{'algo':<9}{'N':>6}  {'grid':<5} {'ScaLAPACK':>9} {'tessera':>9} {'ratio':>6}  reps (ScaLAPACK | tessera)")
     reference_missing = False
+    cores = {"ScaLAPACK": set(), "tessera": set()}
     for algo in algos:
         scalapack, tessera = [], []
         for r in range(args.reps):
             if tty:
                 print(f"\r  {algo} N={args.n} rep {r + 1}/{args.reps} ...", end="", file=sys.stderr, flush=True)
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_scalapack_r{r}.json")
-            cmd = MPIRUN + ["-np", str(nprocs), scalapack_bin, "--algo", algo, "--n", str(args.n),
+            cmd = mpirun + ["-np", str(nprocs), scalapack_bin, "--algo", algo, "--n", str(args.n),
                             "--nb", str(args.nb), "--grid", grid, "--json", path]
-            g = run_one(f"scalapack {algo} rep {r + 1}", cmd, path, args.timeout)
+            g = run_one(f"scalapack {algo} rep {r + 1}", cmd, path, args.timeout, cores["ScaLAPACK"])
             if g is not None:
                 scalapack.append(g)
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_tessera_r{r}.json")
-            cmd = MPIRUN + ["-np", str(nprocs), tessera_bin, "run", "--algo", algo, "--n", str(args.n),
+            cmd = mpirun + ["-np", str(nprocs), tessera_bin, "run", "--algo", algo, "--n", str(args.n),
                             "--grid", grid, "--threads", str(args.threads), "--json", path]
-            g = run_one(f"tessera {algo} rep {r + 1}", cmd, path, args.timeout)
+            g = run_one(f"tessera {algo} rep {r + 1}", cmd, path, args.timeout, cores["tessera"])
             if g is not None:
                 tessera.append(g)
         if tty:
@@ -132,6 +144,8 @@ def main():
         else:
             print(f"{algo:<9}{args.n:>6}  {grid:<5} {s_txt:>9} {t_txt:>9} {ratio:>6}  "
                   f"{fmt_values(scalapack)} | {fmt_values(tessera)}", flush=True)
+    # Both peers link the same OpenBLAS; say which kernels it ran (see README, OpenBLAS kernels).
+    print("OpenBLAS kernels: " + ", ".join(f"{k} {'/'.join(sorted(v)) or '-'}" for k, v in cores.items()), flush=True)
     # A failing tessera run is reported and tolerated (its side may be unfinished);
     # no ScaLAPACK value at all means the comparison itself is broken.
     return 1 if reference_missing else 0

@@ -520,6 +520,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["precision"] = std::string(1, c.precision);
   j["threads"] = c.threads;
   j["seed"] = c.seed;
+  j["blas_core"] = kernels::blas_core();
   j["input"] = c.input.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.input);
   j["tiles"] = {r.p, r.q};
   j["tasks"] = r.tasks;

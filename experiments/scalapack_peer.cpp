@@ -70,6 +70,7 @@ void pdgemm_(const char* transa, const char* transb, const int* m, const int* n,
              const int* descc, std::size_t transa_len, std::size_t transb_len);
 
 void openblas_set_num_threads(int num_threads);
+char* openblas_get_corename(void);
 }
 
 namespace {
@@ -345,6 +346,7 @@ int run(const Options& opt, int rank) {
       j["time_s"] = time_s;
       j["gflops"] = gflops;
       j["seed"] = opt.seed;
+      j["blas_core"] = openblas_get_corename();
       j["residual"] = residual ? nlohmann::json(*residual) : nlohmann::json(nullptr);
       j["check_passed"] = residual ? nlohmann::json(passed) : nlohmann::json(nullptr);
       j["residual_threshold"] = kResidualThreshold;

@@ -20,6 +20,7 @@
 #include "experiments/driver.hpp"
 #include "experiments/model_command.hpp"
 #include "kernels/cpu/calibrate.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
 #include "models/comm_model.hpp"
 #include "models/kernel_model.hpp"
 #include "runtime/algorithms/kernel_ids.hpp"
@@ -290,6 +291,10 @@ int calibrate_command(const CalibrateOptions& a, const std::string& command) {
   std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s -> {}", shapes.size(),
                            o.concurrency.size(), seconds, a.out)
             << std::endl;
+  // The file is only good for runs with the same kernel set (it records it).
+  std::cout << "OpenBLAS kernels: " << kernels::blas_core() << std::endl;
+  if (const std::string advice = kernels::blas_core_advice(); !advice.empty())
+    std::cout << "note: " << advice << std::endl;
   return 0;
 }
 

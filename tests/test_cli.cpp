@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -245,6 +246,25 @@ TEST(CliGoodRun, UncheckedRunHasNullResidual) {
   const nlohmann::json j = nlohmann::json::parse(read_text(json_path));
   EXPECT_TRUE(j.at("residual").is_null());
   EXPECT_TRUE(j.at("check_passed").is_null());
+}
+
+// The JSON names the OpenBLAS kernel set that ran, and OPENBLAS_CORETYPE
+// (which the child inherits) changes it.
+TEST(CliGoodRun, JsonRecordsBlasKernelSet) {
+  TempDir dir;
+  const std::string json_path = dir.path() + "/r.json";
+  const std::vector<std::string> args = {"run", "--algo", "qr", "--n", "64", "--json", json_path};
+  expect_success(run_tessera(args));
+  const std::string chosen = nlohmann::json::parse(read_text(json_path)).at("blas_core").get<std::string>();
+  EXPECT_FALSE(chosen.empty());
+#if defined(__x86_64__)
+  // Every x86-64 CPU this project builds for has AVX2, so the Haswell set runs anywhere.
+  ::setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+  const Outcome forced = run_tessera(args);
+  ::unsetenv("OPENBLAS_CORETYPE");
+  expect_success(forced);
+  EXPECT_EQ(nlohmann::json::parse(read_text(json_path)).at("blas_core"), "Haswell");
+#endif
 }
 
 // A small SPD matrix, 12×12, written in array and in coordinate format.

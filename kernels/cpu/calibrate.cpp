@@ -551,6 +551,7 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   cal["date"] = date;
   cal["host"] = host;
   cal["cpu"] = cpu;
+  cal["blas_core"] = blas_core();
   cal["seconds"] = std::round(seconds * 10) / 10;
   cal["method"] =
       "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each call (untimed), "

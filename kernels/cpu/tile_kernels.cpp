@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <cctype>
 #include <stdexcept>
 #include <string>
 
@@ -73,6 +74,28 @@ inline lapack_int tpmqrt_(char trans, index_t m, index_t n, index_t k, index_t i
 
 void set_blas_threads(int n) { openblas_set_num_threads(n); }
 int blas_threads() { return openblas_get_num_threads(); }
+
+std::string blas_core() {
+  const char* name = openblas_get_corename();
+  return name ? name : "";
+}
+
+std::string blas_core_advice() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq") ||
+      !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl"))
+    return "";
+  std::string core = blas_core();
+  for (char& c : core) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // OpenBLAS's x86-64 kernel sets that use AVX-512.
+  for (const char* k : {"skylakex", "cooperlake", "sapphirerapids"})
+    if (core == k) return "";
+  return "OpenBLAS runs its " + blas_core() +
+         " kernels on a CPU with AVX-512; OPENBLAS_CORETYPE=SkylakeX in the environment selects its AVX-512 kernels";
+#else
+  return "";
+#endif
+}
 
 template <class T>
 int potf2p(index_t m, index_t n, T* a, index_t lda) {

@@ -3,6 +3,7 @@
 // CPU core, on OpenBLAS + LAPACKE. All matrices are column-major. Each kernel
 // is single-threaded: parallelism comes from the runtime (set_blas_threads(1)).
 #include <cstdint>
+#include <string>
 
 namespace tessera::kernels {
 
@@ -11,6 +12,16 @@ using index_t = std::int64_t;
 // Number of threads OpenBLAS itself may use for one call (process-wide).
 void set_blas_threads(int n);
 int blas_threads();
+
+// The kernel set OpenBLAS chose for this CPU at start-up ("Haswell",
+// "SkylakeX", ...; the environment variable OPENBLAS_CORETYPE overrides it).
+// Runs and calibrations record it: the same machine runs GEMM at very
+// different speeds with different sets.
+std::string blas_core();
+// Empty, or one sentence when OpenBLAS runs kernels without AVX-512 on a CPU
+// that has it (OpenBLAS 0.3.21 does not recognize AMD Zen 5, takes it for
+// Haswell and leaves a third to a half of its DGEMM speed unused).
+std::string blas_core_advice();
 
 // POTF2': A is m×n (m >= n). L1 = chol(A[0:n,:]) (lower), L2 = A[n:m,:] L1^{-T}.
 // Returns 0, or the 1-based column of A[0:n,:] where a pivot was not positive.
