@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <vector>
 
 #include "experiments/driver.hpp"
 #include "experiments/model_command.hpp"
@@ -51,7 +53,10 @@ struct Reported {
 int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
 
 // Runs the factorization on the chosen backend and returns its result and the backend's name.
-tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name) {
+// A simulated cluster runs every node in this process: with a trace
+// (cfg.observer, node 0's), `node_traces` gets one recorder for each other node.
+tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name,
+                                  std::vector<std::unique_ptr<tessera::TraceRecorder>>* node_traces = nullptr) {
   using namespace tessera;
   if (b.backend == "native") {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
@@ -143,10 +148,12 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   for (int k = 0; k < P; ++k) nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, b.sim_data));
   backend_name = nodes[0]->backend_name();
   std::vector<RunResult> results(P);
+  if (cfg.observer && node_traces)
+    for (int k = 1; k < P; ++k) node_traces->push_back(std::make_unique<TraceRecorder>(k));
   platform::run_on_nodes(sim, P, [&](int k) {
     RunConfig mine = with_gpus(cfg, k);
     mine.network = &cluster.node(k);
-    if (k != 0) mine.observer = nullptr;  // node 0's trace
+    if (k != 0) mine.observer = cfg.observer && node_traces ? (*node_traces)[k - 1].get() : nullptr;
     results[k] = run_factorization(mine, *nodes[k]);
   });
   return results[0];
@@ -182,13 +189,16 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   if (trace_file.is_open()) cfg.observer = &trace;
   std::string name;
   const auto wall0 = std::chrono::steady_clock::now();
-  RunResult r = run_on_backend(cfg, backend, name);
+  std::vector<std::unique_ptr<TraceRecorder>> node_traces;  // a simulated cluster's nodes 1..P-1
+  RunResult r = run_on_backend(cfg, backend, name, &node_traces);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_bytes = peak_rss_bytes();
   const std::string summary = summary_line(r, name.c_str());
   if (trace_file.is_open()) {
-    // Under mpirun every rank records its own tasks; node k > 0 writes them
-    // next to node 0's file (FILE with ".nodeK" before its extension).
+    // Every node records its own tasks and arriving messages; node k > 0
+    // writes them next to node 0's file (FILE with ".nodeK" before its
+    // extension): under mpirun each rank its own, in a simulated cluster
+    // this process all of them.
     const std::string path = r.node == 0 ? trace_path : node_trace_path(trace_path, r.node);
     if (r.node != 0) trace_file = std::ofstream(path);
     trace.set_node(r.node);
@@ -196,6 +206,9 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
     trace.write(trace_file, TraceInfo{name, r.p, r.q, summary, r.config.gpus});
     trace_file.flush();
     if (!trace_file) throw InputError("--trace " + path + ": write failed");
+    for (std::size_t k = 0; k < node_traces.size(); ++k)
+      node_traces[k]->write_file(node_trace_path(trace_path, static_cast<int>(k) + 1),
+                                 TraceInfo{name, r.p, r.q, summary, r.config.gpus});
   }
   // A distributed run reports once, from node 0 (it holds every node's counts).
   if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;

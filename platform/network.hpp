@@ -126,6 +126,13 @@ class Message {
 
   std::uint64_t key() const { return key_; }
   std::size_t bytes() const { return bytes_; }
+  // Seconds the message took to arrive, as the receiving backend measured
+  // it just before delivering it (0: not measured). The modeled network
+  // (SimGrid) counts from the send; a real one from when this node's
+  // communication thread began receiving it. A duration, so that no clock
+  // has to be shared between processes.
+  double transit_s() const { return transit_s_; }
+  void set_transit_s(double s) { transit_s_ = s; }
   bool has_data() const { return raw_ != nullptr; }
   std::byte* payload() { return raw_ ? raw_.get() + kHeader : nullptr; }
   const std::byte* payload() const { return raw_ ? raw_.get() + kHeader : nullptr; }
@@ -143,6 +150,7 @@ class Message {
   }
   std::uint64_t key_ = 0;
   std::size_t bytes_ = 0;
+  double transit_s_ = 0;
   Raw raw_;
 };
 

@@ -151,6 +151,9 @@ struct RunState {
 
   // ---- distributed runs ----
   const DistContext* dist = nullptr;
+  // Told of every message that arrives (distributed runs with an observer).
+  RuntimeObserver* observer = nullptr;
+  platform::Platform* clock = nullptr;
   std::atomic<std::uint64_t> sent{0}, sent_bytes{0}, received{0}, received_bytes{0};
   // Receives whose task is ready but whose message has not arrived, and
   // messages that arrived before their receive task was ready, by key.
@@ -220,8 +223,12 @@ struct RunState {
     else dist->store->adopt_alien(static_cast<DataId>(d.arg[1]), std::move(m));
   }
 
-  // Communication thread: a message arrived.
-  void deliver(platform::Message&& m) {
+  // Communication thread: a message from node `source` arrived.
+  void deliver(int source, platform::Message&& m) {
+    if (observer) {
+      const double now = clock->now();
+      observer->on_message(source, dist->self, static_cast<DataId>(m.key() >> 32), m.bytes(), now - m.transit_s(), now);
+    }
     Task* t = nullptr;
     {
       std::lock_guard lk(mail_lock);
@@ -569,7 +576,11 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   s.dist = dist;
   // One node sends nothing: no communication thread (000 §4).
   const bool networked = s.networked();
-  if (networked) dist->network->start([&s](int, platform::Message&& m) { s.deliver(std::move(m)); });
+  if (networked) {
+    s.observer = options_.observer;
+    s.clock = &platform_;
+    dist->network->start([&s](int source, platform::Message&& m) { s.deliver(source, std::move(m)); });
+  }
   RunStats stats;
   stats.busy_s.assign(options_.threads, 0.0);
   stats.gpus.assign(G, DeviceStats{});

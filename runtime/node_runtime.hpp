@@ -93,6 +93,10 @@ class RuntimeObserver {
   // A copy between the host and GPU `gpu` (1-based) of datum d ended; called
   // on the device communication thread.
   virtual void on_copy(int /*gpu*/, bool /*to_device*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/, double /*end*/) {}
+  // A message from node `from` carrying datum d arrived at node `to` (this
+  // node) at `end`, after `end - start` seconds in transit as the network
+  // measured it (Message::transit_s); called on the communication thread.
+  virtual void on_message(int /*from*/, int /*to*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/, double /*end*/) {}
 };
 
 // The data a distributed run moves between nodes, as one node holds them.

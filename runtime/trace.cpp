@@ -46,6 +46,19 @@ void TraceRecorder::on_copy(int gpu, bool to_device, DataId d, std::size_t bytes
   on_transfer(r);
 }
 
+void TraceRecorder::on_message(int from, int to, DataId d, std::size_t bytes, double start, double end) {
+  TransferRecord r;
+  r.kind = TransferRecord::Kind::Node;
+  r.thread = kMessageLane;
+  r.from = from;
+  r.to = to;
+  r.data = d;
+  r.bytes = bytes;
+  r.start = start;
+  r.end = end;
+  on_transfer(r);
+}
+
 void TraceRecorder::on_transfer(const TransferRecord& r) {
   std::lock_guard lk(transfer_lock_);
   transfers_.push_back(r);
@@ -140,6 +153,9 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
     for (int dir = 0; dir < 2; ++dir)
       out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"gpu{} {}\"}}}}",
                          node_, 1000 + 2 * (g - 1) + dir, g, dir ? "d2h" : "h2d");
+  if (std::any_of(transfers.begin(), transfers.end(), [](const TransferRecord& t) { return t.kind == TransferRecord::Kind::Node; }))
+    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"messages in\"}}}}",
+                       node_, kMessageLane);
   std::string line;
   for (const Ref& r : order) {
     line.clear();

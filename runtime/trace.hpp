@@ -12,12 +12,13 @@
 //      {"name":"GSMM","cat":"task","ph":"X","pid":0,"tid":1,"ts":1520.000,"dur":676.174,
 //       "args":{"k":0,"i":2,"j":1,"precision":"d","m":320,"n":320,"kdim":320,"ib":0,
 //               "tiles":[{"i":2,"j":0,"mode":"r"},{"i":1,"j":0,"mode":"r"},{"i":2,"j":1,"mode":"rw"}]}},
-//      {"name":"transfer","cat":"transfer","ph":"X","pid":0,"tid":1000,"ts":...,"dur":...,
+//      {"name":"transfer","cat":"transfer","ph":"X","pid":1,"tid":2000,"ts":...,"dur":...,
 //       "args":{"kind":"node","from":0,"to":1,"bytes":819200,"tile":{"i":2,"j":1}}}
 //    ]}
 //
-// pid = node, tid = worker index (compute threads; 1000 + c for a node's
-// communication/copy thread c), ts and dur in microseconds since the first
+// pid = node, tid = worker index (compute threads, then GPU managers),
+// 1000 + 2(g-1) + direction for GPU g's copy streams (h2d, d2h), 2000 for
+// the messages the node received from other nodes (kind "node"); ts and dur in microseconds since the first
 // run started, printed with 3 decimals. A task event's args are the task's
 // integer arguments (k, i, j), the precision and dimensions of its kernel call
 // (kdim: inner dimension, ib: QR inner blocking; 0 when the kernel has none)
@@ -36,9 +37,7 @@
 
 namespace tessera {
 
-// A node-to-node message or a host<->device copy. Nothing produces them yet
-// (one node, no GPU): the record and its JSON form are fixed here so traces
-// keep one schema when the communication layer arrives.
+// A node-to-node message (recorded by the receiving node) or a host<->device copy.
 struct TransferRecord {
   enum class Kind : std::uint8_t { Node, HostToDevice, DeviceToHost };
   Kind kind = Kind::Node;
@@ -71,6 +70,9 @@ class TraceRecorder final : public RuntimeObserver {
   void on_task_end(int worker, const TaskDesc& t, double now) override;
   // A host<->GPU copy: a transfer event on the stream's own tid (1000 + 2(g-1) + direction).
   void on_copy(int gpu, bool to_device, DataId d, std::size_t bytes, double start, double end) override;
+  // A message from another node: a transfer event of kind "node" on tid kMessageLane.
+  void on_message(int from, int to, DataId d, std::size_t bytes, double start, double end) override;
+  static constexpr int kMessageLane = 2000;
   // Thread-safe.
   void on_transfer(const TransferRecord& r);
 

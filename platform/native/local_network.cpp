@@ -1,5 +1,6 @@
 #include "platform/native/local_network.hpp"
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -24,7 +25,7 @@ class LocalCluster::Endpoint final : public NodeNetwork {
     Endpoint& d = *cluster_.endpoints_[dest];
     {
       std::lock_guard lk(d.mutex_);
-      d.inbox_.push_back({self_, std::move(m)});
+      d.inbox_.push_back({self_, std::move(m), std::chrono::steady_clock::now()});
     }
     d.cond_.notify_one();
   }
@@ -63,6 +64,7 @@ class LocalCluster::Endpoint final : public NodeNetwork {
   struct Incoming {
     int source;
     Message m;
+    std::chrono::steady_clock::time_point sent;
   };
   void loop() {
     std::unique_lock lk(mutex_);
@@ -72,6 +74,7 @@ class LocalCluster::Endpoint final : public NodeNetwork {
       Incoming in = std::move(inbox_.front());
       inbox_.pop_front();
       lk.unlock();
+      in.m.set_transit_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - in.sent).count());
       deliver_(in.source, std::move(in.m));
       lk.lock();
     }

@@ -84,6 +84,7 @@ struct MpiNetwork::Impl {
     std::byte* recv_buf = nullptr;
     std::size_t recv_bytes = 0;
     int recv_source = 0;
+    std::chrono::steady_clock::time_point recv_start;
     auto idle = kMinIdle;
     for (;;) {
       bool progress = false;
@@ -123,6 +124,7 @@ struct MpiNetwork::Impl {
         MPI_Status st;
         check(MPI_Improbe(MPI_ANY_SOURCE, kDataTag, MPI_COMM_WORLD, &found, &msg, &st), "MPI_Improbe");
         if (found) {
+          recv_start = std::chrono::steady_clock::now();
           int count = 0;
           check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
           if (count < static_cast<int>(Message::kHeader)) throw std::runtime_error("a message shorter than its header");
@@ -138,7 +140,9 @@ struct MpiNetwork::Impl {
         check(MPI_Test(&recv_req, &done, MPI_STATUS_IGNORE), "MPI_Test");
         if (done) {
           recv_req = MPI_REQUEST_NULL;
-          deliver(recv_source, Message::from_wire(std::exchange(recv_buf, nullptr), &pool, recv_bytes));
+          Message m = Message::from_wire(std::exchange(recv_buf, nullptr), &pool, recv_bytes);
+          m.set_transit_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - recv_start).count());
+          deliver(recv_source, std::move(m));
           progress = true;
         }
       }

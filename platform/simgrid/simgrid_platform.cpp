@@ -249,6 +249,7 @@ class SimGpu final : public HostMemoryDevice {
 struct Envelope {
   int source;
   Message m;
+  double sent;  // simulated time of the send
 };
 
 }  // namespace
@@ -276,6 +277,7 @@ class SimCluster::Impl::Endpoint final : public NodeNetwork {
     actor_ = sg4::Actor::create("comm", cluster_.sim.node_host(self_), [this] {
       for (;;) {
         std::unique_ptr<Envelope> e(mbox_->get<Envelope>());
+        e->m.set_transit_s(sg4::Engine::get_clock() - e->sent);
         deliver_(e->source, std::move(e->m));
       }
     });
@@ -285,7 +287,7 @@ class SimCluster::Impl::Endpoint final : public NodeNetwork {
   void send(int dest, Message&& m) override {
     const auto size = static_cast<std::uint64_t>(m.wire_bytes());
     sg4::Mailbox* to = cluster_.endpoints.at(dest)->mbox_;
-    to->put_init(new Envelope{self_, std::move(m)}, size)->detach();
+    to->put_init(new Envelope{self_, std::move(m), sg4::Engine::get_clock()}, size)->detach();
   }
 
   // Every message this node expects has arrived: the actor waits in get() on

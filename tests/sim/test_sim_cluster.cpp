@@ -126,4 +126,43 @@ TEST(SimCluster, PhantomRunIsDeterministic) {
   EXPECT_EQ(sum(a.at("comm").at("per_node"), "messages_sent"), sum(a.at("comm").at("per_node"), "messages_received"));
 }
 
+// --trace on a simulated 2x2 grid: one file per node (node k > 0 in
+// FILE.nodeK.json), each naming only its node, holding its share of the
+// kernels (together: every task once) and one "node" transfer per message it
+// received (bytes as counted in the JSON), each lasting the modeled transit
+// time, the same for equal sizes (an idle link).
+TEST(SimCluster, TraceHasEveryNodeAndItsMessages) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/run.json";
+  const json r = run_ok(sim_run("cholesky", "2x2", {"--n", "1000", "--B", "125", "--threads", "2", "--trace", trace}));
+  ASSERT_TRUE(r.contains("comm")) << r.dump(2);
+  const json& per = r.at("comm").at("per_node");
+  std::uint64_t tasks = 0;
+  for (int k = 0; k < 4; ++k) {
+    const std::string path = k == 0 ? trace : dir.path() + "/run.node" + std::to_string(k) + ".json";
+    SCOPED_TRACE(path);
+    const std::string text = read_text(path);
+    ASSERT_FALSE(text.empty());
+    const json t = json::parse(text);
+    std::uint64_t messages = 0, bytes = 0;
+    for (const json& e : t.at("traceEvents")) {
+      if (e.contains("pid")) EXPECT_EQ(e.at("pid"), k);
+      if (e.value("cat", "") == "task") ++tasks;
+      if (e.value("cat", "") != "transfer") continue;
+      const json& a = e.at("args");
+      EXPECT_EQ(a.at("kind"), "node");
+      EXPECT_EQ(a.at("to"), k);
+      EXPECT_NE(a.at("from"), k);
+      EXPECT_GT(e.at("dur").get<double>(), 0.0) << e.dump();
+      ++messages;
+      bytes += a.at("bytes").get<std::uint64_t>();
+    }
+    EXPECT_EQ(messages, per.at(k).at("messages_received").get<std::uint64_t>());
+    EXPECT_EQ(bytes, per.at(k).at("bytes_received").get<std::uint64_t>());
+  }
+  // Tile Cholesky on 8 x 8 tiles has p(p+1)(p+2)/6 = 120 kernels (POTF2' 8,
+  // TRSM 28, diagonal GSMM 28, GSMM 56): each in exactly one node's trace.
+  EXPECT_EQ(tasks, 120u);
+}
+
 }  // namespace
