@@ -4,9 +4,12 @@
 Prints, per kernel, the task count, total and mean time and share of all task
 time; per worker (node, thread), the task count, busy time and busy fraction of
 the makespan (first task start to last task end); and, when the trace has
-any, the same totals for transfer events.
+any, the same totals for transfer events. Several files (a distributed run's
+per-node traces: FILE, FILE.node1.json, ...) are summarized together; each
+node's times count from its own start of the run (a common start, after
+every node built its input).
 
-    /usr/bin/python3 analysis/trace_summary.py TRACE.json [--json]
+    /usr/bin/python3 analysis/trace_summary.py TRACE.json [TRACE.node1.json ...] [--json]
 """
 import argparse
 import collections
@@ -79,10 +82,13 @@ def print_text(s, out=sys.stdout):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("trace")
+    ap.add_argument("trace", nargs="+", help="trace files: one, or every node's of a distributed run")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     a = ap.parse_args()
-    s = summarize(*load(a.trace))
+    info, events = load(a.trace[0])
+    for path in a.trace[1:]:
+        events = events + load(path)[1]
+    s = summarize(info, events)
     if a.json:
         s["workers"] = {"%d/%d" % k: v for k, v in s["workers"].items()}
         print(json.dumps(s, indent=1))
