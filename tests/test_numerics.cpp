@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
+#include <utility>
+#include <random>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -192,6 +196,42 @@ TYPED_TEST(CheckDetectsErrors, CorruptedQrFactorsFail) {
 }
 
 // An inner blocking larger than every tile column is clamped per column.
+// The TRSM tile kernel (blocked: small TRSMs and GEMMs) against the
+// definition: X = A L^{-T} must satisfy ||X L^T - A||_max <= c eps ||X|| ||L||
+// (c = 30 n: LAPACK's threshold times the terms per entry), for widths below, at and across
+// the block size and tall or short tiles.
+template <class T>
+class TrsmKernel : public ::testing::Test {};
+TYPED_TEST_SUITE(TrsmKernel, Precisions);
+
+TYPED_TEST(TrsmKernel, SolvesAgainstTheLowerFactorTransposed) {
+  using T = TypeParam;
+  const T eps = std::numeric_limits<T>::epsilon();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const auto [m, n] : {std::pair<int, int>{1, 1}, {5, 31}, {37, 32}, {64, 33}, {100, 97}, {320, 320}, {17, 200}, {384, 130}}) {
+    SCOPED_TRACE("m=" + std::to_string(m) + " n=" + std::to_string(n));
+    std::vector<T> l(static_cast<std::size_t>(n) * n, T(0)), a(static_cast<std::size_t>(m) * n);
+    for (int j = 0; j < n; ++j)
+      for (int i = j; i < n; ++i) l[i + static_cast<std::size_t>(j) * n] = static_cast<T>(i == j ? 2.0 + std::abs(u(rng)) : u(rng) / n);
+    for (T& x : a) x = static_cast<T>(u(rng));
+    std::vector<T> x = a;
+    tessera::kernels::trsm<T>(m, n, l.data(), n, x.data(), m);
+    double worst = 0, xmax = 0, lmax = 0;
+    for (T v : x) xmax = std::max(xmax, std::abs(double(v)));
+    for (T v : l) lmax = std::max(lmax, std::abs(double(v)));
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double r = -double(a[i + static_cast<std::size_t>(j) * m]);
+        for (int k = 0; k <= j; ++k) r += double(x[i + static_cast<std::size_t>(k) * m]) * double(l[j + static_cast<std::size_t>(k) * n]);
+        worst = std::max(worst, std::abs(r));
+      }
+    EXPECT_LE(worst, 30.0 * n * double(eps) * xmax * lmax) << "residual " << worst;
+    // A wrong block order or offset is not a rounding error: far above it.
+    EXPECT_LE(worst, 1e-3) << "residual " << worst;
+  }
+}
+
 TEST(Driver, QrInnerBlockingLargerThanTilesIsClamped) {
   RunConfig cfg;
   cfg.algo = "qr";
