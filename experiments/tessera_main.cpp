@@ -79,6 +79,9 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       net.allreduce_sum(all_printed);
       throw Reported{2};
     }
+    // 000 §5.3 gives the communication thread a core of its own; where the
+    // rank has none to spare it shares one and must poll sparingly.
+    net.set_own_core(platform::MpiNetwork::cores_per_rank() >= cfg.threads + cfg.gpus + 1);
     cfg.network = &net;
     try {
       return run_factorization(cfg, native);
@@ -340,7 +343,7 @@ int main(int argc, char** argv) {
   run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
   run->add_option("--seed", cfg.seed, "seed of the generated matrix; default 1");
   run->add_option("--input", cfg.input, "read a dense Matrix Market file instead of generating a matrix");
-  run->add_option("--impl", cfg.impl, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks)");
+  run->add_option("--impl", cfg.impl, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
   run->add_option("--window", cfg.window, "task window capacity (unfinished tasks); default 16384");
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
   run->add_option("--backend", backend.backend, "native (real threads) | sim (SimGrid-modeled machine); default native");

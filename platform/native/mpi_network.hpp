@@ -3,9 +3,9 @@
 // each a communication thread that alone calls MPI during a run (000 §5.4,
 // Fig. 9): it posts an MPI_Isend for every queued message, probes for the
 // next incoming one and receives it with MPI_Imrecv, and tests both with
-// MPI_Test until they finish. It busy-polls while there is traffic and backs
-// off to short sleeps when idle, so on a machine with as many ranks as cores
-// it does not take a compute thread's core.
+// MPI_Test until they finish. With a core of its own it polls briskly; on a
+// machine with as many ranks as cores it backs off to short sleeps when idle,
+// so that it does not take a compute thread's core (set_own_core).
 //
 // No MPI header here: the command line compiles against this whether or not
 // MPI was found; without MPI every constructor throws NotCompiled.
@@ -36,6 +36,14 @@ class MpiNetwork final : public NodeNetwork {
   [[noreturn]] void abort(int code) override;
   // Whether this process was started by mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE).
   static bool launched_by_mpirun();
+  // How the communication thread waits (before start()). With a core of its
+  // own (000 §5.3) it polls briskly; sharing one with compute threads it
+  // backs off to sleeps of up to 4 ms when idle (the default).
+  void set_own_core(bool own);
+  // Cores this process may use: its CPU affinity when mpirun bound it to
+  // fewer than the machine's, else the machine's split evenly between the
+  // ranks on it (OMPI_COMM_WORLD_LOCAL_SIZE).
+  static int cores_per_rank();
 
  private:
   struct Impl;

@@ -18,6 +18,8 @@ Message MpiNetwork::make_message(std::uint64_t, std::size_t) { throw NotCompiled
 void MpiNetwork::stop() {}
 void MpiNetwork::allreduce_sum(std::vector<double>&) { throw NotCompiled("mpi"); }
 void MpiNetwork::abort(int code) { std::exit(code); }
+void MpiNetwork::set_own_core(bool) {}
+int MpiNetwork::cores_per_rank() { return 1; }
 bool MpiNetwork::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
 
 }  // namespace tessera::platform
