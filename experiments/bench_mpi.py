@@ -14,6 +14,8 @@ sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value.
     /usr/bin/python3 experiments/bench_mpi.py                          # cholesky,qr N=8192 grid 1x2
     /usr/bin/python3 experiments/bench_mpi.py --n 2048 --reps 1 --markdown
     /usr/bin/python3 experiments/bench_mpi.py --blas-core SkylakeX          # both peers on OpenBLAS's AVX-512 kernels
+    python3 experiments/bench_mpi.py --grid 2x2 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none'
+                                                                        # 4 ranks x 4 cores (tessera: 3 + its MPI thread)
 """
 import argparse
 import json
@@ -81,10 +83,14 @@ def main():
     ap.add_argument("--build", default="build", help="folder holding scalapack_peer and tessera")
     ap.add_argument("--out", default=None, help="folder for the per-run JSON files (default: a temporary one)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before one run is abandoned")
+    ap.add_argument("--scalapack-threads", type=int, default=1,
+                    help="OpenBLAS threads per ScaLAPACK rank (default 1; give the cores per rank for ranks of several cores)")
+    ap.add_argument("--mpirun-args", default="",
+                    help="extra mpirun arguments for both peers, e.g. '--bind-to none' for ranks of several cores")
     ap.add_argument("--blas-core", default=None,
                     help="OpenBLAS kernel set for both peers (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
     args = ap.parse_args()
-    mpirun = list(MPIRUN)
+    mpirun = list(MPIRUN) + args.mpirun_args.split()
     if args.blas_core:
         os.environ["OPENBLAS_CORETYPE"] = args.blas_core
         mpirun += ["-x", "OPENBLAS_CORETYPE"]
@@ -93,8 +99,8 @@ def main():
     for a in algos:
         if a not in ("cholesky", "qr"):
             ap.error(f"--algos: '{a}' is not one of: cholesky, qr")
-    if args.n < 1 or args.reps < 1 or args.threads < 1 or args.nb < 1:
-        ap.error("--n, --reps, --threads and --nb must be at least 1")
+    if args.n < 1 or args.reps < 1 or args.threads < 1 or args.nb < 1 or args.scalapack_threads < 1:
+        ap.error("--n, --reps, --threads, --nb and --scalapack-threads must be at least 1")
     pr, pc = args.grid
     grid = f"{pr}x{pc}"
     nprocs = pr * pc
@@ -104,7 +110,7 @@ def main():
     tessera_bin = os.path.join(args.build, "tessera")
     tty = sys.stderr.isatty()
 
-    print(f"N={args.n} grid={grid} ranks={nprocs} tessera threads/rank={args.threads} ScaLAPACK nb={args.nb} "
+    print(f"N={args.n} grid={grid} ranks={nprocs} tessera threads/rank={args.threads} ScaLAPACK nb={args.nb} threads/rank={args.scalapack_threads} "
           f"reps={args.reps} (alternating), JSON in {out_dir}", flush=True)
     if args.markdown:
         print("| algo | N | grid | ScaLAPACK GFlop/s | tessera GFlop/s | tessera/ScaLAPACK | ScaLAPACK reps | tessera reps |")
@@ -120,7 +126,8 @@ def main():
                 print(f"\r  {algo} N={args.n} rep {r + 1}/{args.reps} ...", end="", file=sys.stderr, flush=True)
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_scalapack_r{r}.json")
             cmd = mpirun + ["-np", str(nprocs), scalapack_bin, "--algo", algo, "--n", str(args.n),
-                            "--nb", str(args.nb), "--grid", grid, "--json", path]
+                            "--nb", str(args.nb), "--grid", grid, "--json", path,
+                            "--blas-threads", str(args.scalapack_threads)]
             g = run_one(f"scalapack {algo} rep {r + 1}", cmd, path, args.timeout, cores["ScaLAPACK"])
             if g is not None:
                 scalapack.append(g)

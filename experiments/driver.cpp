@@ -31,7 +31,10 @@ double process_cpu_s() {
 
 void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.algo != "cholesky" && c.algo != "qr") throw InputError("--algo '" + c.algo + "' is not one of: cholesky, qr");
-  if (c.impl != "tile" && c.impl != "lapack") throw InputError("--impl '" + c.impl + "' is not one of: tile, lapack");
+  if (c.impl != "tile" && c.impl != "lapack" && c.impl != "cusolver")
+    throw InputError("--impl '" + c.impl + "' is not one of: tile, lapack, cusolver");
+  if (c.impl == "cusolver" && c.gpus != 0)
+    throw InputError("--impl cusolver factors on one GPU by itself: drop --gpus " + std::to_string(c.gpus));
   if (c.precision != 'd' && c.precision != 's')
     throw InputError(std::string("--precision '") + c.precision + "' is not one of: d, s");
   if (c.threads < 1) throw InputError("--threads " + std::to_string(c.threads) + " must be >= 1");
@@ -56,7 +59,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.s < 1) throw InputError("--s " + std::to_string(c.s) + " must be >= 1");
   if (c.b != kUnsetSize && c.s > 1 && c.b < 1)
     throw InputError("--b " + std::to_string(c.b) + " must be >= 1 when --s " + std::to_string(c.s) + " > 1");
-  if (c.impl == "lapack") {
+  if (c.impl == "lapack" || c.impl == "cusolver") {
     // The peer factors one dense matrix: report it as a single tile.
     c.B = std::max(c.m, c.n);
     c.s = 1;
@@ -83,7 +86,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
-  if (c.phantom && c.impl == "lapack") throw InputError("--impl lapack has no tasks to simulate: use --impl tile");
+  if (c.phantom && c.impl != "tile") throw InputError("--impl " + c.impl + " has no tasks to simulate: use --impl tile");
   if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
   if (c.device != "emulated" && c.device != "cuda") throw InputError("--device '" + c.device + "' is not one of: emulated, cuda");
   if (c.gpus > 0 && c.impl != "tile") throw InputError("--impl " + c.impl + " runs on the CPU only: GPUs need --impl tile");
@@ -391,10 +394,22 @@ void run_lapack(RunResult& r, platform::Platform& platform, const DenseMatrix* i
   T* d = a.tile(0, 0);
   kernels::set_blas_threads(c.threads);
   std::vector<T> tau(static_cast<std::size_t>(c.n));
-  const double t0 = platform.now(), cpu0 = process_cpu_s();
-  const lapack_int info = c.algo == "cholesky" ? potrf(c.n, d) : geqrf(c.m, c.n, d, tau.data());
-  r.time_s = platform.now() - t0;
-  r.cpu_s = process_cpu_s() - cpu0;
+  lapack_int info = 0;
+  if (c.impl == "cusolver") {
+    // cuSOLVER on GPU 1 (CUDA device 0): time_s is the factorization alone,
+    // with the matrix in device memory; copy_s the copies in and out.
+    if (kernels::cuda_device_count() < 1 && TESSERA_HAVE_CUDA)
+      throw InputError("--impl cusolver needs a CUDA GPU, and none is present");
+    const kernels::CusolverRun g = kernels::cusolver_factor(c.algo == "cholesky", 0, c.m, c.n, d, tau.data());
+    r.time_s = g.factor_s;
+    r.copy_s = g.copy_s;
+    info = g.info;
+  } else {
+    const double t0 = platform.now(), cpu0 = process_cpu_s();
+    info = c.algo == "cholesky" ? potrf(c.n, d) : geqrf(c.m, c.n, d, tau.data());
+    r.time_s = platform.now() - t0;
+    r.cpu_s = process_cpu_s() - cpu0;
+  }
   if (info > 0) throw NotPositiveDefinite(info);
   if (info < 0) throw std::logic_error("LAPACKE returned info " + std::to_string(info));
   if (c.check) {
@@ -438,7 +453,7 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   RunResult r;
   r.config = config;
   const DenseMatrix* in = input ? &*input : nullptr;
-  if (config.impl == "lapack") {
+  if (config.impl == "lapack" || config.impl == "cusolver") {
     if (config.precision == 'd') run_lapack<double>(r, platform, in);
     else run_lapack<float>(r, platform, in);
   } else if (config.network || config.gpus > 0) {
@@ -528,6 +543,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["cpu_s"] = r.cpu_s;
   j["gflops"] = r.gflops;
   j["busy_s"] = r.busy_s;
+  if (c.impl == "cusolver") j["copy_s"] = r.copy_s;
   if (r.residuals) {
     j["residual"] = r.residuals->factor;
     if (c.algo == "qr") j["orthogonality"] = r.residuals->orth;

@@ -95,6 +95,7 @@ struct Options {
   bool check = false;
   std::uint64_t seed = 1;
   std::string json;
+  int blas_threads = 1;
 };
 
 // The process grid and this rank's place in it.
@@ -129,6 +130,8 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
   app.add_flag("--check", opt.check, "compute the scaled residual, exit 1 when it reaches 30");
   app.add_option("--seed", opt.seed, "seed of the generated matrix");
   app.add_option("--json", opt.json, "also write the result as JSON");
+  app.add_option("--blas-threads", opt.blas_threads,
+                 "OpenBLAS threads per rank (default 1: one core per rank; T for ranks of T cores)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -145,6 +148,8 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
     error = fmt::format("--n {} must be at least 1", opt.n);
   } else if (opt.nb < 1) {
     error = fmt::format("--nb {} must be at least 1", opt.nb);
+  } else if (opt.blas_threads < 1) {
+    error = fmt::format("--blas-threads {} must be at least 1", opt.blas_threads);
   } else if (!std::regex_match(opt.grid, m, grid_re) || std::stoi(m[1]) < 1 || std::stoi(m[2]) < 1) {
     error = fmt::format("--grid '{}' is not PrxPc with Pr, Pc >= 1 (e.g. 1x2)", opt.grid);
   } else {
@@ -347,6 +352,7 @@ int run(const Options& opt, int rank) {
       j["gflops"] = gflops;
       j["seed"] = opt.seed;
       j["blas_core"] = openblas_get_corename();
+      j["blas_threads"] = opt.blas_threads;
       j["residual"] = residual ? nlohmann::json(*residual) : nlohmann::json(nullptr);
       j["check_passed"] = residual ? nlohmann::json(passed) : nlohmann::json(nullptr);
       j["residual_threshold"] = kResidualThreshold;
@@ -381,6 +387,7 @@ int main(int argc, char** argv) {
   if (auto early = parse_options(argc, argv, rank, world_size, opt)) {
     status = *early;
   } else {
+    openblas_set_num_threads(opt.blas_threads);
     status = run(opt, rank);
     // 1 = leave MPI running: MPI_Finalize below ends it for both paths.
     Cblacs_exit(1);

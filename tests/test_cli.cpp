@@ -66,6 +66,11 @@ std::vector<std::string> base(std::vector<std::string> extra, const std::string&
   return a;
 }
 
+// The cuSOLVER peer factors on one GPU by itself: --gpus contradicts it.
+TEST(CliBadInput, CusolverPeerWithGpus) {
+  expect_rejected(base({"--n", "100", "--impl", "cusolver", "--gpus", "1"}), {"--impl cusolver", "--gpus 1"});
+}
+
 TEST(CliBadInput, NonPositiveN) {
   expect_rejected(base({"--n", "0"}), {"--n 0"});
   expect_rejected(base({"--n", "-5"}), {"-5"});

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "platform/not_compiled.hpp"
 #if TESSERA_HAVE_CUDA
@@ -508,7 +509,54 @@ TYPED_TEST(CudaKernelsTest, RejectsAnInnerBlockLargerThanThePanel) {
   EXPECT_THROW(this->gpu().tsqrt(10, 10, 0, da, 10, da, 10, dt, 1), std::logic_error);
 }
 
+// --- the cuSOLVER peer (tessera run --impl cusolver) ---------------------------
+
+// Its Cholesky factor is the CPU's (unique); its R is the CPU's up to the
+// signs of its rows (Householder conventions may differ); a matrix that is
+// not positive definite gives LAPACK's info.
+template <class T>
+void expect_cusolver_matches_cpu() {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const index_t n = 300, m = 420;
+  std::vector<T> a = spd_panel<T>(n, n, 41), want = a;
+  ASSERT_EQ(kernels::potf2p<T>(n, n, want.data(), n), 0);
+  const kernels::CusolverRun c = kernels::cusolver_factor(true, 0, n, n, a.data(), static_cast<T*>(nullptr));
+  EXPECT_EQ(c.info, 0);
+  EXPECT_GT(c.factor_s, 0.0);
+  expect_close(want, a, n, n, n, "cuSOLVER potrf against the CPU's", lower);
+
+  std::vector<T> q = random_matrix<T>(m, n, 42), r_cpu = q, tau(static_cast<std::size_t>(n)), t(static_cast<std::size_t>(32 * n));
+  kernels::geqrt<T>(m, n, 32, r_cpu.data(), m, t.data(), 32, std::vector<T>(static_cast<std::size_t>(32 * n)).data());
+  EXPECT_EQ(kernels::cusolver_factor(false, 0, m, n, q.data(), tau.data()).info, 0);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i <= j; ++i) {
+      q[i + j * m] = std::abs(q[i + j * m]);
+      r_cpu[i + j * m] = std::abs(r_cpu[i + j * m]);
+    }
+  expect_close(r_cpu, q, n, n, m, "|R| of cuSOLVER geqrf against the CPU's", [](index_t i, index_t j, index_t) { return i <= j; });
+
+  std::vector<T> bad = spd_panel<T>(n, n, 43);
+  bad[7 + 7 * n] = -T(1e6);
+  EXPECT_EQ(kernels::cusolver_factor(true, 0, n, n, bad.data(), static_cast<T*>(nullptr)).info, 8);
+}
+TEST(CusolverPeer, MatchesTheCpuInDouble) { expect_cusolver_matches_cpu<double>(); }
+TEST(CusolverPeer, MatchesTheCpuInSingle) { expect_cusolver_matches_cpu<float>(); }
+
 #endif  // TESSERA_HAVE_CUDA
+
+TEST(CusolverPeer, WithoutAGpuSaysSo) {
+  if (kernels::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  std::vector<double> a(4, 1.0), tau(2);
+  try {
+    kernels::cusolver_factor(true, 0, 2, 2, a.data(), tau.data());
+    FAIL() << "cusolver_factor succeeded without a CUDA device";
+  } catch (const platform::NotCompiled& e) {
+    EXPECT_FALSE(TESSERA_HAVE_CUDA) << e.what();
+  } catch (const platform::CudaError& e) {
+    EXPECT_TRUE(TESSERA_HAVE_CUDA) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("cudaSetDevice"));
+  }
+}
 
 }  // namespace
 }  // namespace tessera

@@ -5,6 +5,7 @@
 // found, else from cuda_stub.cpp, whose make_cuda_device throws
 // platform::NotCompiled("CUDA").
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 
@@ -33,5 +34,20 @@ int cuda_device_count();
 // cuSOLVER). Throws platform::CudaError when no CUDA device is present or the
 // ordinal does not exist.
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap);
+
+// The GPU-alone peer (`tessera run --impl cusolver`): the column-major m x n
+// matrix `a` (lda = m) copied to CUDA device `ordinal`, factored there by
+// cuSOLVER's potrf (lower triangle; m = n) or geqrf (Householder vectors and
+// R in `a`, their scalars in `tau`, LAPACK's layout), and copied back.
+// factor_s: the factorization alone, between stream synchronizations, after a
+// warm-up call; copy_s: both copies. info: LAPACK's (> 0: the leading minor
+// of that order is not positive definite). The 32-bit cuSOLVER API: at most
+// 2^31 - 1 elements. Throws platform::CudaError (NotCompiled without CUDA).
+struct CusolverRun {
+  double factor_s = 0, copy_s = 0;
+  int info = 0;
+};
+CusolverRun cusolver_factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau);
+CusolverRun cusolver_factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, float* a, float* tau);
 
 }  // namespace tessera::kernels
