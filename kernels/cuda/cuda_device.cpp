@@ -1,6 +1,9 @@
 #include "kernels/cuda/cuda_device.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <memory>
 
 #include "kernels/cuda/cuda_api.hpp"
@@ -25,8 +28,12 @@ CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap)
 }
 
 CudaDevice::~CudaDevice() {
-  // Kernels still queued must not outlive their handles and buffers.
-  if (cudaSetDevice(ordinal_) == cudaSuccess) (void)cudaStreamSynchronize(compute_.get());
+  // Kernels and copies still queued must not outlive their handles and
+  // buffers, nor a copy's callback the runtime state it reports to
+  // (cudaStreamDestroy returns at once on a busy stream).
+  if (cudaSetDevice(ordinal_) != cudaSuccess) return;
+  for (auto& s : copy_streams_) (void)cudaStreamSynchronize(s.get());
+  (void)cudaStreamSynchronize(compute_.get());
 }
 
 void CudaDevice::out_of_memory(std::size_t bytes, std::size_t in_use, const std::string& why) const {
@@ -104,18 +111,28 @@ void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, i
   auto* d = new CopyDone(std::move(done));
   const cudaError_t e = cudaStreamAddCallback(
       s,
-      [](cudaStream_t, cudaError_t status, void* p) {
+      // No exception may unwind into the driver, and no CUDA call is allowed
+      // here (not even cudaGetErrorName): the status goes out as its number.
+      [](cudaStream_t, cudaError_t status, void* p) noexcept {
         std::unique_ptr<CopyDone> f(static_cast<CopyDone*>(p));
-        std::exception_ptr error;
-        if (status != cudaSuccess)
-          error = std::make_exception_ptr(CudaError(std::string("cudaMemcpyAsync on a copy stream failed: ") +
-                                                    cudaGetErrorName(status) + ": " + cudaGetErrorString(status)));
-        (*f)(error);
+        try {
+          std::exception_ptr error;
+          if (status != cudaSuccess)
+            error = std::make_exception_ptr(CudaError("a copy stream failed (cudaMemcpyAsync or an earlier call on the "
+                                                      "device): cudaError_t " + std::to_string(static_cast<int>(status))));
+          (*f)(error);
+        } catch (const std::exception& x) {
+          std::fprintf(stderr, "tessera: error: a GPU copy's completion failed: %s\n", x.what());
+          std::abort();
+        } catch (...) {
+          std::fputs("tessera: error: a GPU copy's completion failed\n", stderr);
+          std::abort();
+        }
       },
       d, 0);
   if (e != cudaSuccess) {
     delete d;
-    TESSERA_CUDA_CHECK(e);
+    cuda::detail::check_cuda(e, "cudaStreamAddCallback", __FILE__, __LINE__);
   }
 }
 
