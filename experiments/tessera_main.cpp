@@ -50,6 +50,22 @@ struct Reported {
 };
 
 // 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
+// One error line, written to stderr in one write(): under mpirun every rank
+// may say the same thing at once into one merged stream, and a line written
+// piecewise (std::cerr writes each << on its own) interleaves with another
+// rank's ("tessera: error: tessera: error: ..."). A pipe keeps a write of at
+// most PIPE_BUF bytes whole.
+void say(const std::string& line) {
+  const std::string text = line + "\n";
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+}
+void say_error(const std::string& what) { say("tessera: error: " + what); }
+
 int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
 
 // Runs the factorization on the chosen backend and returns its result and the backend's name.
@@ -70,11 +86,9 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     if (net.nodes() != cfg.pr * cfg.pc) {
       // Every rank finds this: each prints it, and none exits before all
       // have (mpirun kills the others when the first exits non-zero).
-      std::cerr << "tessera: error: "
-                << fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})", cfg.pr,
-                               cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
-                               net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc)
-                << std::endl;
+      say_error(fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})", cfg.pr,
+                            cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
+                            net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc));
       std::vector<double> all_printed{0.0};
       net.allreduce_sum(all_printed);
       throw Reported{2};
@@ -98,12 +112,12 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       try {
         std::rethrow_exception(e);
       } catch (const std::bad_alloc&) {
-        std::cerr << "tessera: error: rank " << net.node() << ": out of memory for its tiles of the " << (cfg.m == kUnsetSize ? cfg.n : cfg.m) << " x "
-                  << cfg.n << " matrix (precision " << cfg.precision << ")" << std::endl;
+        say_error(fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})", net.node(),
+                              cfg.m == kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
       } catch (const std::exception& x) {
-        std::cerr << "tessera: error: rank " << net.node() << ": " << x.what() << std::endl;
+        say_error(fmt::format("rank {}: {}", net.node(), x.what()));
       } catch (...) {
-        std::cerr << "tessera: error: rank " << net.node() << ": unknown error" << std::endl;
+        say_error(fmt::format("rank {}: unknown error", net.node()));
       }
       net.abort(exit_status_of(e));
     }
@@ -426,29 +440,28 @@ int main(int argc, char** argv) {
   } catch (const Reported& r) {
     return r.status;
   } catch (const tessera::InputError& e) {
-    std::cerr << "tessera: error: " << e.what() << std::endl;
+    say_error(e.what());
     return 2;
   } catch (const tessera::RemoteFailure& e) {
-    std::cerr << "tessera: error: " << e.what() << std::endl;
+    say_error(e.what());
     return e.exit_status();
   } catch (const tessera::platform::NotCompiled& e) {
-    std::cerr << "tessera: error: " << e.what() << std::endl;
+    say_error(e.what());
     return 2;
   } catch (const tessera::NotPositiveDefinite& e) {
-    std::cerr << "tessera: error: " << e.what() << std::endl;
+    say_error(e.what());
     return 3;
   } catch (const tessera::platform::DeviceOutOfMemory& e) {
-    std::cerr << "tessera: error: " << e.what()
-              << " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)" << std::endl;
+    say_error(std::string(e.what()) +
+              " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)");
     return 4;
   } catch (const std::bad_alloc&) {
     const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
-    std::cerr << fmt::format("tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB",
-                             m, n, m, n, cfg.precision, m * n * (cfg.precision == 's' ? 4 : 8) / 1073741824.0)
-              << std::endl;
+    say_error(fmt::format("out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB", m, n, m, n,
+                          cfg.precision, m * n * (cfg.precision == 's' ? 4 : 8) / 1073741824.0));
     return 4;
   } catch (const std::exception& e) {
-    std::cerr << "tessera: internal error: " << e.what() << std::endl;
+    say(std::string("tessera: internal error: ") + e.what());
     return 5;
   }
   return 0;
