@@ -22,48 +22,67 @@ void check_ib(const char* kernel, index_t ib, index_t k) {
                            " is not in [1, " + std::to_string(k) + "]");
 }
 
-// The library calls by precision, each checked with the routine's own name in
-// the message. Scalars are host values (the handles keep the default host
-// pointer mode; cuBLAS reads them before the call returns).
+// Where a library call was made: the caller's file and line.
+struct Site {
+  const char* file;
+  int line;
+};
+#define HERE Site{__FILE__, __LINE__}
+void check_blas(const char* routine, Site at, cublasStatus_t st) {
+  cuda::detail::check_cublas(st, routine, at.file, at.line);
+}
+void check_solver(const char* routine, Site at, cusolverStatus_t st) {
+  cuda::detail::check_cusolver(st, routine, at.file, at.line);
+}
+
+// The library calls by precision, each checked with the routine's own name
+// and the caller's file and line (`at`: HERE at the call site) in the
+// message. Scalars are host values (the handles keep the default host pointer
+// mode; cuBLAS reads them before the call returns).
 #define TESSERA_CUDA_OVERLOADS(T, P)                                                                                 \
   void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, T alpha, const T* a,  \
-            int lda, const T* b, int ldb, T beta, T* c, int ldc) {                                                   \
-    TESSERA_CUBLAS_CHECK(cublas##P##gemm(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));                \
+            int lda, const T* b, int ldb, T beta, T* c, int ldc, Site at) {                                          \
+    check_blas("cublas" #P "gemm", at, cublas##P##gemm(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));  \
   }                                                                                                                  \
   void syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t tr, int n, int k, T alpha, const T* a,        \
-            int lda, T beta, T* c, int ldc) {                                                                        \
-    TESSERA_CUBLAS_CHECK(cublas##P##syrk(h, uplo, tr, n, k, &alpha, a, lda, &beta, c, ldc));                         \
+            int lda, T beta, T* c, int ldc, Site at) {                                                               \
+    check_blas("cublas" #P "syrk", at, cublas##P##syrk(h, uplo, tr, n, k, &alpha, a, lda, &beta, c, ldc));           \
   }                                                                                                                  \
-  void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda) {                                \
+  void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {                       \
     const T one = 1;                                                                                                 \
-    TESSERA_CUBLAS_CHECK(cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,                  \
-                                         CUBLAS_DIAG_NON_UNIT, m, n, &one, l, ldl, a, lda));                         \
+    check_blas("cublas" #P "trsm", at,                                                                               \
+               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n,\
+                               &one, l, ldl, a, lda));                                                               \
   }                                                                                                                  \
-  void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b, int ldb) {   \
+  void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b, int ldb,     \
+                       Site at) {                                                                                    \
     const T one = 1;                                                                                                 \
-    TESSERA_CUBLAS_CHECK(cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, \
-                                         &one, t, ldt, b, ldb, b, ldb));                                             \
+    check_blas("cublas" #P "trmm", at,                                                                               \
+               cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, &one, t, \
+                               ldt, b, ldb, b, ldb));                                                                \
   }                                                                                                                  \
-  void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb) {                      \
+  void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb, Site at) {             \
     const T one = 1, minus_one = -1;                                                                                 \
-    TESSERA_CUBLAS_CHECK(cublas##P##geam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &one, a, lda, &minus_one, b, ldb, a,     \
-                                         lda));                                                                      \
+    check_blas("cublas" #P "geam", at,                                                                               \
+               cublas##P##geam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &one, a, lda, &minus_one, b, ldb, a, lda));        \
   }                                                                                                                  \
-  int potrf_lwork(cusolverDnHandle_t h, int n, T* a, int lda) {                                                      \
+  int potrf_lwork(cusolverDnHandle_t h, int n, T* a, int lda, Site at) {                                             \
     int lwork = 0;                                                                                                   \
-    TESSERA_CUSOLVER_CHECK(cusolverDn##P##potrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork));           \
+    check_solver("cusolverDn" #P "potrf_bufferSize", at, cusolverDn##P##potrf_bufferSize(h,                          \
+        CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork));                                                                 \
     return lwork;                                                                                                    \
   }                                                                                                                  \
-  void potrf_l(cusolverDnHandle_t h, int n, T* a, int lda, T* work, int lwork, int* info) {                          \
-    TESSERA_CUSOLVER_CHECK(cusolverDn##P##potrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info));           \
+  void potrf_l(cusolverDnHandle_t h, int n, T* a, int lda, T* work, int lwork, int* info, Site at) {                 \
+    check_solver("cusolverDn" #P "potrf", at, cusolverDn##P##potrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda,             \
+        work, lwork, info));                                                                                         \
   }                                                                                                                  \
-  int geqrf_lwork(cusolverDnHandle_t h, int m, int n, T* a, int lda) {                                               \
+  int geqrf_lwork(cusolverDnHandle_t h, int m, int n, T* a, int lda, Site at) {                                      \
     int lwork = 0;                                                                                                   \
-    TESSERA_CUSOLVER_CHECK(cusolverDn##P##geqrf_bufferSize(h, m, n, a, lda, &lwork));                                \
+    check_solver("cusolverDn" #P "geqrf_bufferSize", at, cusolverDn##P##geqrf_bufferSize(h, m, n, a, lda, &lwork));  \
     return lwork;                                                                                                    \
   }                                                                                                                  \
-  void geqrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {             \
-    TESSERA_CUSOLVER_CHECK(cusolverDn##P##geqrf(h, m, n, a, lda, tau, work, lwork, info));                           \
+  void geqrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info, Site at) {    \
+    check_solver("cusolverDn" #P "geqrf", at, cusolverDn##P##geqrf(h, m, n, a, lda, tau, work, lwork, info));        \
   }
 TESSERA_CUDA_OVERLOADS(double, D)
 TESSERA_CUDA_OVERLOADS(float, S)
@@ -188,10 +207,10 @@ template <class T>
 int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   if (n == 0) return 0;
   cuda::set_device(ordinal_);
-  const int lwork = potrf_lwork(solver_.get(), to_int(n), a, to_int(lda));
+  const int lwork = potrf_lwork(solver_.get(), to_int(n), a, to_int(lda), HERE);
   const Scratch s = scratch(0, 0, 0, 0, lwork);
   // L1 = chol(A1)
-  potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info);
+  potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info, HERE);
   // The one wait of these kernels: the caller needs the failing column now,
   // and A2 must stay as it was when there is one (as on the CPU).
   int info = 0;
@@ -200,7 +219,7 @@ int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   if (info < 0) throw std::logic_error("potrf: illegal value in argument " + std::to_string(-info));
   if (info > 0) return info;
   // L2 = A2 L1^{-T}
-  if (m > n) trsm_rlt(blas_.get(), to_int(m - n), to_int(n), a, to_int(lda), a + n, to_int(lda));
+  if (m > n) trsm_rlt(blas_.get(), to_int(m - n), to_int(n), a, to_int(lda), a + n, to_int(lda), HERE);
   return 0;
 }
 
@@ -209,7 +228,7 @@ void CudaTileKernels<T>::trsm(index_t m, index_t n, const T* l, index_t ldl, T* 
   if (m == 0 || n == 0) return;
   cuda::set_device(ordinal_);
   // A = A L^{-T}
-  trsm_rlt(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda));
+  trsm_rlt(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda), HERE);
 }
 
 template <class T>
@@ -219,7 +238,7 @@ void CudaTileKernels<T>::gsmm(index_t m, index_t n, index_t k, const T* a, index
   cuda::set_device(ordinal_);
   // C -= A B^T
   gemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, to_int(m), to_int(n), to_int(k), T(-1), a, to_int(lda), b, to_int(ldb),
-       T(1), c, to_int(ldc));
+       T(1), c, to_int(ldc), HERE);
 }
 
 template <class T>
@@ -228,11 +247,11 @@ void CudaTileKernels<T>::gsmm_diag(index_t m, index_t n, index_t k, const T* a, 
   cuda::set_device(ordinal_);
   // C1 -= A1 A1^T (lower triangle only)
   syrk(blas_.get(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, to_int(n), to_int(k), T(-1), a, to_int(lda), T(1), c,
-       to_int(ldc));
+       to_int(ldc), HERE);
   // C2 -= A2 A1^T
   if (m > n)
     gemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, to_int(m - n), to_int(n), to_int(k), T(-1), a + n, to_int(lda), a,
-         to_int(lda), T(1), c + n, to_int(ldc));
+         to_int(lda), T(1), c + n, to_int(ldc), HERE);
 }
 
 template <class T>
@@ -240,10 +259,10 @@ void CudaTileKernels<T>::form_t(index_t rows, index_t b, const T* v, index_t ldv
                                 index_t ldt) {
   // G = V^T V (upper triangle)
   syrk(blas_.get(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, to_int(b), to_int(rows), T(1), v, to_int(ldv), T(0), s.g,
-       to_int(b));
+       to_int(b), HERE);
   // T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j)
   larft_kernel<T><<<1, 128, 0, stream_>>>(to_int(b), s.g, to_int(b), s.tau, t, to_int(ldt));
-  TESSERA_CUDA_CHECK(cudaGetLastError());
+  cuda::detail::check_cuda(cudaGetLastError(), "larft_kernel launch", __FILE__, __LINE__);
 }
 
 template <class T>
@@ -252,12 +271,12 @@ void CudaTileKernels<T>::apply_block(bool trans, index_t m, index_t n, index_t b
   cublasHandle_t h = blas_.get();
   // W = V^T C
   gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(b), to_int(n), to_int(m), T(1), v, to_int(ldv), c, to_int(ldc), T(0), w,
-       to_int(b));
+       to_int(b), HERE);
   // W = T^T W (C = Q^T C) or T W (C = Q C)
-  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b));
+  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b), HERE);
   // C -= V W
   gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, to_int(m), to_int(n), to_int(b), T(-1), v, to_int(ldv), w, to_int(b), T(1), c,
-       to_int(ldc));
+       to_int(ldc), HERE);
 }
 
 template <class T>
@@ -268,14 +287,14 @@ void CudaTileKernels<T>::apply_ts_block(bool trans, index_t m, index_t n, index_
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(w, b * sizeof(T), a1, lda1 * sizeof(T), b * sizeof(T), n,
                                        cudaMemcpyDeviceToDevice, stream_));
   gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(b), to_int(n), to_int(m), T(1), v, to_int(ldv), a2, to_int(lda2), T(1), w,
-       to_int(b));
+       to_int(b), HERE);
   // W = T^T W or T W
-  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b));
+  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b), HERE);
   // A1 -= W
-  geam_minus_inplace(h, to_int(b), to_int(n), a1, to_int(lda1), w, to_int(b));
+  geam_minus_inplace(h, to_int(b), to_int(n), a1, to_int(lda1), w, to_int(b), HERE);
   // A2 -= V W
   gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, to_int(m), to_int(n), to_int(b), T(-1), v, to_int(ldv), w, to_int(b), T(1), a2,
-       to_int(lda2));
+       to_int(lda2), HERE);
 }
 
 // GEQRT as LAPACK's xGEQRT: for each panel of ib columns, cuSOLVER's GEQRF
@@ -292,7 +311,7 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
   cuda::set_device(ordinal_);
   int lwork = 0;
   for_each_block(true, k, ib, [&](index_t i, index_t b) {
-    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda)));
+    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda), HERE));
   });
   const Scratch s = scratch(ib, ib * ib, m * ib, ib * n, lwork);
   for_each_block(true, k, ib, [&](index_t i, index_t b) {
@@ -300,11 +319,11 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
     T* panel = a + i + i * lda;
     T* t_i = t + i * ldt;
     // (V_i, R_i, tau) = QR(A[i:, i:i+b])
-    geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info);
+    geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, HERE);
     // V_i explicit, for cuBLAS
     unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(to_int(rows), to_int(b), panel,
                                                                                        to_int(lda), s.v, to_int(rows));
-    TESSERA_CUDA_CHECK(cudaGetLastError());
+    cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
     form_t(rows, b, s.v, rows, s, t_i, ldt);
     // A[i:, i+b:] = (I - V_i T_i V_i^T)^T A[i:, i+b:]
     if (i + b < n) apply_block(true, rows, n - i - b, b, s.v, rows, t_i, ldt, panel + b * lda, lda, s.w);
@@ -324,7 +343,7 @@ void CudaTileKernels<T>::larfb(bool trans, index_t m, index_t n, index_t k, inde
     const index_t rows = m - i;
     unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(
         to_int(rows), to_int(b), v + i + i * ldv, to_int(ldv), s.v, to_int(rows));
-    TESSERA_CUDA_CHECK(cudaGetLastError());
+    cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
     // C[i:, :] = (I - V_i T_i V_i^T)^T C[i:, :], or without ^T
     apply_block(trans, rows, n, b, s.v, rows, t + i * ldt, ldt, c + i, ldc, s.w);
   });
@@ -349,7 +368,7 @@ void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t l
   cuda::set_device(ordinal_);
   int lwork = 0;
   for_each_block(true, n, ib, [&](index_t, index_t b) {
-    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m)));
+    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m), HERE));
   });
   const Scratch s = scratch(ib, ib * ib, (ib + m) * ib, ib * n, lwork);
   for_each_block(true, n, ib, [&](index_t i, index_t b) {
@@ -361,12 +380,12 @@ void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t l
     // S = [triu(R[i:i+b, i:i+b]); A[:, i:i+b]]
     ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(false, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
                                                        s.v, to_int(lds));
-    TESSERA_CUDA_CHECK(cudaGetLastError());
+    cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
     // (V, R, tau) = QR(S)
-    geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info);
+    geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, HERE);
     ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
                                                        s.v, to_int(lds));
-    TESSERA_CUDA_CHECK(cudaGetLastError());
+    cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
     form_t(m, b, a_i, lda, s, t_i, ldt);
     // [R[i:i+b, i+b:]; A[:, i+b:]] = (I - [I; V] T [I; V]^T)^T [R[i:i+b, i+b:]; A[:, i+b:]]
     if (i + b < n)
