@@ -1,5 +1,7 @@
 #include "kernels/cuda/cuda_tile_kernels.hpp"
 
+#include "kernels/cuda/cuda_calls.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -8,6 +10,8 @@
 
 namespace tessera::kernels {
 namespace {
+
+using namespace cuda::calls;
 
 // cuBLAS and cuSOLVER take int dimensions; a tile is far below INT_MAX.
 int to_int(index_t v) {
@@ -22,71 +26,6 @@ void check_ib(const char* kernel, index_t ib, index_t k) {
                            " is not in [1, " + std::to_string(k) + "]");
 }
 
-// Where a library call was made: the caller's file and line.
-struct Site {
-  const char* file;
-  int line;
-};
-#define HERE Site{__FILE__, __LINE__}
-void check_blas(const char* routine, Site at, cublasStatus_t st) {
-  cuda::detail::check_cublas(st, routine, at.file, at.line);
-}
-void check_solver(const char* routine, Site at, cusolverStatus_t st) {
-  cuda::detail::check_cusolver(st, routine, at.file, at.line);
-}
-
-// The library calls by precision, each checked with the routine's own name
-// and the caller's file and line (`at`: HERE at the call site) in the
-// message. Scalars are host values (the handles keep the default host pointer
-// mode; cuBLAS reads them before the call returns).
-#define TESSERA_CUDA_OVERLOADS(T, P)                                                                                 \
-  void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, T alpha, const T* a,  \
-            int lda, const T* b, int ldb, T beta, T* c, int ldc, Site at) {                                          \
-    check_blas("cublas" #P "gemm", at, cublas##P##gemm(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));  \
-  }                                                                                                                  \
-  void syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t tr, int n, int k, T alpha, const T* a,        \
-            int lda, T beta, T* c, int ldc, Site at) {                                                               \
-    check_blas("cublas" #P "syrk", at, cublas##P##syrk(h, uplo, tr, n, k, &alpha, a, lda, &beta, c, ldc));           \
-  }                                                                                                                  \
-  void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {                       \
-    const T one = 1;                                                                                                 \
-    check_blas("cublas" #P "trsm", at,                                                                               \
-               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n,\
-                               &one, l, ldl, a, lda));                                                               \
-  }                                                                                                                  \
-  void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b, int ldb,     \
-                       Site at) {                                                                                    \
-    const T one = 1;                                                                                                 \
-    check_blas("cublas" #P "trmm", at,                                                                               \
-               cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, &one, t, \
-                               ldt, b, ldb, b, ldb));                                                                \
-  }                                                                                                                  \
-  void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb, Site at) {             \
-    const T one = 1, minus_one = -1;                                                                                 \
-    check_blas("cublas" #P "geam", at,                                                                               \
-               cublas##P##geam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &one, a, lda, &minus_one, b, ldb, a, lda));        \
-  }                                                                                                                  \
-  int potrf_lwork(cusolverDnHandle_t h, int n, T* a, int lda, Site at) {                                             \
-    int lwork = 0;                                                                                                   \
-    check_solver("cusolverDn" #P "potrf_bufferSize", at, cusolverDn##P##potrf_bufferSize(h,                          \
-        CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork));                                                                 \
-    return lwork;                                                                                                    \
-  }                                                                                                                  \
-  void potrf_l(cusolverDnHandle_t h, int n, T* a, int lda, T* work, int lwork, int* info, Site at) {                 \
-    check_solver("cusolverDn" #P "potrf", at, cusolverDn##P##potrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda,             \
-        work, lwork, info));                                                                                         \
-  }                                                                                                                  \
-  int geqrf_lwork(cusolverDnHandle_t h, int m, int n, T* a, int lda, Site at) {                                      \
-    int lwork = 0;                                                                                                   \
-    check_solver("cusolverDn" #P "geqrf_bufferSize", at, cusolverDn##P##geqrf_bufferSize(h, m, n, a, lda, &lwork));  \
-    return lwork;                                                                                                    \
-  }                                                                                                                  \
-  void geqrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info, Site at) {    \
-    check_solver("cusolverDn" #P "geqrf", at, cusolverDn##P##geqrf(h, m, n, a, lda, tau, work, lwork, info));        \
-  }
-TESSERA_CUDA_OVERLOADS(double, D)
-TESSERA_CUDA_OVERLOADS(float, S)
-#undef TESSERA_CUDA_OVERLOADS
 
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
@@ -207,10 +146,10 @@ template <class T>
 int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   if (n == 0) return 0;
   cuda::set_device(ordinal_);
-  const int lwork = potrf_lwork(solver_.get(), to_int(n), a, to_int(lda), HERE);
+  const int lwork = potrf_lwork(solver_.get(), to_int(n), a, to_int(lda), TESSERA_HERE);
   const Scratch s = scratch(0, 0, 0, 0, lwork);
   // L1 = chol(A1)
-  potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info, HERE);
+  potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info, TESSERA_HERE);
   // The one wait of these kernels: the caller needs the failing column now,
   // and A2 must stay as it was when there is one (as on the CPU).
   int info = 0;
@@ -219,7 +158,7 @@ int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   if (info < 0) throw std::logic_error("potrf: illegal value in argument " + std::to_string(-info));
   if (info > 0) return info;
   // L2 = A2 L1^{-T}
-  if (m > n) trsm_rlt(blas_.get(), to_int(m - n), to_int(n), a, to_int(lda), a + n, to_int(lda), HERE);
+  if (m > n) trsm_rlt(blas_.get(), to_int(m - n), to_int(n), a, to_int(lda), a + n, to_int(lda), TESSERA_HERE);
   return 0;
 }
 
@@ -228,7 +167,7 @@ void CudaTileKernels<T>::trsm(index_t m, index_t n, const T* l, index_t ldl, T* 
   if (m == 0 || n == 0) return;
   cuda::set_device(ordinal_);
   // A = A L^{-T}
-  trsm_rlt(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda), HERE);
+  trsm_rlt(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda), TESSERA_HERE);
 }
 
 template <class T>
@@ -238,7 +177,7 @@ void CudaTileKernels<T>::gsmm(index_t m, index_t n, index_t k, const T* a, index
   cuda::set_device(ordinal_);
   // C -= A B^T
   gemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, to_int(m), to_int(n), to_int(k), T(-1), a, to_int(lda), b, to_int(ldb),
-       T(1), c, to_int(ldc), HERE);
+       T(1), c, to_int(ldc), TESSERA_HERE);
 }
 
 template <class T>
@@ -247,11 +186,11 @@ void CudaTileKernels<T>::gsmm_diag(index_t m, index_t n, index_t k, const T* a, 
   cuda::set_device(ordinal_);
   // C1 -= A1 A1^T (lower triangle only)
   syrk(blas_.get(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, to_int(n), to_int(k), T(-1), a, to_int(lda), T(1), c,
-       to_int(ldc), HERE);
+       to_int(ldc), TESSERA_HERE);
   // C2 -= A2 A1^T
   if (m > n)
     gemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, to_int(m - n), to_int(n), to_int(k), T(-1), a + n, to_int(lda), a,
-         to_int(lda), T(1), c + n, to_int(ldc), HERE);
+         to_int(lda), T(1), c + n, to_int(ldc), TESSERA_HERE);
 }
 
 template <class T>
@@ -259,7 +198,7 @@ void CudaTileKernels<T>::form_t(index_t rows, index_t b, const T* v, index_t ldv
                                 index_t ldt) {
   // G = V^T V (upper triangle)
   syrk(blas_.get(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, to_int(b), to_int(rows), T(1), v, to_int(ldv), T(0), s.g,
-       to_int(b), HERE);
+       to_int(b), TESSERA_HERE);
   // T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j)
   larft_kernel<T><<<1, 128, 0, stream_>>>(to_int(b), s.g, to_int(b), s.tau, t, to_int(ldt));
   cuda::detail::check_cuda(cudaGetLastError(), "larft_kernel launch", __FILE__, __LINE__);
@@ -271,12 +210,12 @@ void CudaTileKernels<T>::apply_block(bool trans, index_t m, index_t n, index_t b
   cublasHandle_t h = blas_.get();
   // W = V^T C
   gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(b), to_int(n), to_int(m), T(1), v, to_int(ldv), c, to_int(ldc), T(0), w,
-       to_int(b), HERE);
+       to_int(b), TESSERA_HERE);
   // W = T^T W (C = Q^T C) or T W (C = Q C)
-  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b), HERE);
+  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b), TESSERA_HERE);
   // C -= V W
   gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, to_int(m), to_int(n), to_int(b), T(-1), v, to_int(ldv), w, to_int(b), T(1), c,
-       to_int(ldc), HERE);
+       to_int(ldc), TESSERA_HERE);
 }
 
 template <class T>
@@ -287,14 +226,14 @@ void CudaTileKernels<T>::apply_ts_block(bool trans, index_t m, index_t n, index_
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(w, b * sizeof(T), a1, lda1 * sizeof(T), b * sizeof(T), n,
                                        cudaMemcpyDeviceToDevice, stream_));
   gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(b), to_int(n), to_int(m), T(1), v, to_int(ldv), a2, to_int(lda2), T(1), w,
-       to_int(b), HERE);
+       to_int(b), TESSERA_HERE);
   // W = T^T W or T W
-  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b), HERE);
+  trmm_lu_inplace(h, op(trans), to_int(b), to_int(n), t, to_int(ldt), w, to_int(b), TESSERA_HERE);
   // A1 -= W
-  geam_minus_inplace(h, to_int(b), to_int(n), a1, to_int(lda1), w, to_int(b), HERE);
+  geam_minus_inplace(h, to_int(b), to_int(n), a1, to_int(lda1), w, to_int(b), TESSERA_HERE);
   // A2 -= V W
   gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, to_int(m), to_int(n), to_int(b), T(-1), v, to_int(ldv), w, to_int(b), T(1), a2,
-       to_int(lda2), HERE);
+       to_int(lda2), TESSERA_HERE);
 }
 
 // GEQRT as LAPACK's xGEQRT: for each panel of ib columns, cuSOLVER's GEQRF
@@ -311,7 +250,8 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
   cuda::set_device(ordinal_);
   int lwork = 0;
   for_each_block(true, k, ib, [&](index_t i, index_t b) {
-    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda), HERE));
+    lwork = std::max(lwork,
+                     geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda), TESSERA_HERE));
   });
   const Scratch s = scratch(ib, ib * ib, m * ib, ib * n, lwork);
   for_each_block(true, k, ib, [&](index_t i, index_t b) {
@@ -319,7 +259,7 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
     T* panel = a + i + i * lda;
     T* t_i = t + i * ldt;
     // (V_i, R_i, tau) = QR(A[i:, i:i+b])
-    geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, HERE);
+    geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
     // V_i explicit, for cuBLAS
     unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(to_int(rows), to_int(b), panel,
                                                                                        to_int(lda), s.v, to_int(rows));
@@ -368,7 +308,7 @@ void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t l
   cuda::set_device(ordinal_);
   int lwork = 0;
   for_each_block(true, n, ib, [&](index_t, index_t b) {
-    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m), HERE));
+    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m), TESSERA_HERE));
   });
   const Scratch s = scratch(ib, ib * ib, (ib + m) * ib, ib * n, lwork);
   for_each_block(true, n, ib, [&](index_t i, index_t b) {
@@ -382,7 +322,7 @@ void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t l
                                                        s.v, to_int(lds));
     cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
     // (V, R, tau) = QR(S)
-    geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, HERE);
+    geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
     ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
                                                        s.v, to_int(lds));
     cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);

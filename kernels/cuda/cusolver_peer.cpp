@@ -8,36 +8,14 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_api.hpp"
+#include "kernels/cuda/cuda_calls.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_raii.hpp"
 
 namespace tessera::kernels {
 namespace {
 
-cusolverStatus_t potrf_size(cusolverDnHandle_t h, int n, double* a, int lda, int* lwork) {
-  return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, lwork);
-}
-cusolverStatus_t potrf_size(cusolverDnHandle_t h, int n, float* a, int lda, int* lwork) {
-  return cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, lwork);
-}
-cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, int lda, double* w, int lwork, int* info) {
-  return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, lwork, info);
-}
-cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* a, int lda, float* w, int lwork, int* info) {
-  return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, w, lwork, info);
-}
-cusolverStatus_t geqrf_size(cusolverDnHandle_t h, int m, int n, double* a, int lda, int* lwork) {
-  return cusolverDnDgeqrf_bufferSize(h, m, n, a, lda, lwork);
-}
-cusolverStatus_t geqrf_size(cusolverDnHandle_t h, int m, int n, float* a, int lda, int* lwork) {
-  return cusolverDnSgeqrf_bufferSize(h, m, n, a, lda, lwork);
-}
-cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, double* a, int lda, double* tau, double* w, int lwork, int* info) {
-  return cusolverDnDgeqrf(h, m, n, a, lda, tau, w, lwork, info);
-}
-cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, float* a, int lda, float* tau, float* w, int lwork, int* info) {
-  return cusolverDnSgeqrf(h, m, n, a, lda, tau, w, lwork, info);
-}
+using namespace cuda::calls;
 
 template <class T>
 CusolverRun factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, T* a, T* tau) {
@@ -55,9 +33,8 @@ CusolverRun factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, T
   cuda::DeviceBuffer dtau = cuda::DeviceBuffer::create(cholesky ? 0 : static_cast<std::size_t>(n) * sizeof(T));
   cuda::DeviceBuffer dinfo = cuda::DeviceBuffer::create(sizeof(int));
   T* A = reinterpret_cast<T*>(da.data());
-  int lwork = 0;
-  if (cholesky) TESSERA_CUSOLVER_CHECK(potrf_size(h.get(), N, A, M, &lwork));
-  else TESSERA_CUSOLVER_CHECK(geqrf_size(h.get(), M, N, A, M, &lwork));
+  const int lwork =
+      cholesky ? potrf_lwork(h.get(), N, A, M, TESSERA_HERE) : geqrf_lwork(h.get(), M, N, A, M, TESSERA_HERE);
   cuda::DeviceBuffer work = cuda::DeviceBuffer::create(static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T));
   T* W = reinterpret_cast<T*>(work.data());
   int* info = reinterpret_cast<int*>(dinfo.data());
@@ -66,12 +43,14 @@ CusolverRun factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, T
   // overwritten by the copy below.
   {
     const int w = static_cast<int>(std::min<std::int64_t>(64, n));
-    TESSERA_CUDA_CHECK(cudaMemset2DAsync(A, sizeof(T) * static_cast<std::size_t>(M), 0, sizeof(T) * static_cast<std::size_t>(w), w, stream.get()));
+    TESSERA_CUDA_CHECK(cudaMemset2DAsync(A, sizeof(T) * static_cast<std::size_t>(M), 0,
+                                         sizeof(T) * static_cast<std::size_t>(w), w, stream.get()));
     std::vector<T> eye(static_cast<std::size_t>(w), T(1));
     for (int i = 0; i < w; ++i)
-      TESSERA_CUDA_CHECK(cudaMemcpyAsync(A + i + static_cast<std::size_t>(i) * M, &eye[i], sizeof(T), cudaMemcpyHostToDevice, stream.get()));
-    if (cholesky) TESSERA_CUSOLVER_CHECK(potrf(h.get(), w, A, M, W, lwork, info));
-    else TESSERA_CUSOLVER_CHECK(geqrf(h.get(), w, w, A, M, reinterpret_cast<T*>(dtau.data()), W, lwork, info));
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(A + i + static_cast<std::size_t>(i) * M, &eye[i], sizeof(T),
+                                         cudaMemcpyHostToDevice, stream.get()));
+    if (cholesky) potrf_l(h.get(), w, A, M, W, lwork, info, TESSERA_HERE);
+    else geqrf(h.get(), w, w, A, M, reinterpret_cast<T*>(dtau.data()), W, lwork, info, TESSERA_HERE);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   }
   CusolverRun r;
@@ -79,12 +58,14 @@ CusolverRun factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, T
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(A, a, bytes, cudaMemcpyHostToDevice, stream.get()));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   const auto f0 = clock::now();
-  if (cholesky) TESSERA_CUSOLVER_CHECK(potrf(h.get(), N, A, M, W, lwork, info));
-  else TESSERA_CUSOLVER_CHECK(geqrf(h.get(), M, N, A, M, reinterpret_cast<T*>(dtau.data()), W, lwork, info));
+  if (cholesky) potrf_l(h.get(), N, A, M, W, lwork, info, TESSERA_HERE);
+  else geqrf(h.get(), M, N, A, M, reinterpret_cast<T*>(dtau.data()), W, lwork, info, TESSERA_HERE);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   const auto f1 = clock::now();
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(a, A, bytes, cudaMemcpyDeviceToHost, stream.get()));
-  if (!cholesky) TESSERA_CUDA_CHECK(cudaMemcpyAsync(tau, dtau.data(), static_cast<std::size_t>(n) * sizeof(T), cudaMemcpyDeviceToHost, stream.get()));
+  if (!cholesky)
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(tau, dtau.data(), static_cast<std::size_t>(n) * sizeof(T),
+                                       cudaMemcpyDeviceToHost, stream.get()));
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(&r.info, info, sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   const auto c1 = clock::now();
