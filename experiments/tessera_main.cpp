@@ -49,7 +49,6 @@ struct Reported {
   int status;
 };
 
-// 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
 // One error line, written to stderr in one write(): under mpirun every rank
 // may say the same thing at once into one merged stream, and a line written
 // piecewise (std::cerr writes each << on its own) interleaves with another
@@ -66,6 +65,7 @@ void say(const std::string& line) {
 }
 void say_error(const std::string& what) { say("tessera: error: " + what); }
 
+// 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
 int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
 
 // Runs the factorization on the chosen backend and returns its result and the backend's name.
@@ -220,12 +220,12 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
     if (r.node != 0) trace_file = std::ofstream(path);
     trace.set_node(r.node);
     if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
-    trace.write(trace_file, TraceInfo{name, r.p, r.q, summary, r.config.gpus});
+    const TraceInfo info{name, r.p, r.q, summary, r.config.gpus};
+    trace.write(trace_file, info);
     trace_file.flush();
     if (!trace_file) throw InputError("--trace " + path + ": write failed");
     for (std::size_t k = 0; k < node_traces.size(); ++k)
-      node_traces[k]->write_file(node_trace_path(trace_path, static_cast<int>(k) + 1),
-                                 TraceInfo{name, r.p, r.q, summary, r.config.gpus});
+      node_traces[k]->write_file(node_trace_path(trace_path, static_cast<int>(k) + 1), info);
   }
   // A distributed run reports once, from node 0 (it holds every node's counts).
   if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;
