@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "experiments/driver.hpp"
+#include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
 #include "kernels/cpu/calibrate.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
@@ -331,8 +332,10 @@ int calibrate_command(const CalibrateOptions& a, const std::string& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const int rc = tessera::run_experiment_command(argc, argv); rc >= 0) return rc;
   CLI::App app{"tessera: task-based dense linear algebra on multicore + multi-GPU clusters"};
   app.require_subcommand(1);
+  tessera::add_experiment_help(app);
 
   tessera::RunConfig cfg;
   std::string precision = "d", json_path, policy = "priority", trace_path;

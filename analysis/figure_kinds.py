@@ -1,0 +1,218 @@
+"""The figure kinds of experiment definitions (Matplotlib, Agg): lines, bars, breakdown, scatter.
+
+Each function draws one plot spec of a definition (see
+experiments/definitions/README.md, "plots") from a Results object onto a new
+figure and returns it. The paper's reported values are drawn as black
+reference markers labelled "paper (000 Fig. 6a)"; runs that failed as red
+crosses on the x axis labelled with their exit status.
+"""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from experiment_results import series_key, series_label  # noqa: E402
+
+PAPER_MARKERS = ["*", "D", "P", "X", "^", "v"]
+SEGMENT_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+                  "#d62728", "#7f7f7f"]
+
+
+def new_figure(spec):
+    """A figure with the spec's title and axis labels."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=100)
+    ax.set_title(spec["title"], fontsize=10)
+    ax.set_xlabel(spec.get("xlabel", spec.get("x", "")))
+    ax.set_ylabel(spec.get("ylabel", spec.get("y", "")))
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def paper_label(entry):
+    """'paper (000 Fig. 6a)' from a reported entry's source ('000 Fig. 6a, §7.1 text')."""
+    return "paper (%s)" % entry["source"].split(",")[0].strip()
+
+
+def references(spec, reported):
+    """The reported entries with a number that belong to this plot."""
+    return [r for r in reported if r.get("plot") == spec["file"] and r.get("value") is not None]
+
+
+def draw_references(ax, refs, xpos):
+    """Black reference markers at xpos(entry) -> x; one marker style per distinct label."""
+    styles = {}
+    for r in refs:
+        x = xpos(r)
+        if x is None:
+            continue
+        label = paper_label(r)
+        first = label not in styles
+        styles.setdefault(label, PAPER_MARKERS[len(styles) % len(PAPER_MARKERS)])
+        ax.plot([x], [r["value"]], linestyle="none", marker=styles[label], markersize=11, color="black",
+                markerfacecolor="none" if len(styles) > 1 else "black", label=label if first else None, zorder=5)
+
+
+def draw_failures(ax, failures):
+    """Red crosses on the x axis for configurations whose runs all failed."""
+    if not failures:
+        return
+    low = ax.get_ylim()[0]
+    seen = set()
+    for x, text in failures:
+        label = "run failed (%s)" % text.split(":")[0]
+        ax.plot([x], [low], linestyle="none", marker="x", color="red", markersize=9, clip_on=False, zorder=6,
+                label=None if label in seen else label)
+        seen.add(label)
+
+
+def _scales(ax, spec):
+    if spec.get("logx"):
+        ax.set_xscale("log", base=2 if spec.get("logx") == 2 else 10)
+    if spec.get("logy"):
+        ax.set_yscale("log")
+
+
+def _hline(ax, spec):
+    h = spec.get("hline")
+    if h:
+        ax.axhline(h["value"], color="gray", linestyle="--", linewidth=1, label=h.get("label"))
+
+
+def lines(results, spec, reported):
+    """y against x, one line per series; paper values as reference markers."""
+    fig, ax = new_figure(spec)
+    names = spec.get("series", [])
+    groups, failures = {}, []
+    for p in results.points(spec.get("where")):
+        x, y = p.params.get(spec["x"]), p.value(spec["y"])
+        if y is None:
+            if p.failure():
+                failures.append((x, p.failure()))
+            continue
+        groups.setdefault(series_key(p.params, names), []).append((x, y))
+    for key in sorted(groups, key=str):
+        pts = sorted(groups[key])
+        ax.plot([a for a, _ in pts], [b for _, b in pts], marker="o", markersize=4,
+                label="tessera %s" % series_label(names, key))
+    _scales(ax, spec)
+    _hline(ax, spec)
+    draw_references(ax, references(spec, reported), lambda r: r.get("where", {}).get(spec["x"]))
+    draw_failures(ax, failures)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def bars(results, spec, reported):
+    """Grouped bars: x categories, one bar per series; paper values as markers over their category."""
+    fig, ax = new_figure(spec)
+    names = spec.get("series", [])
+    pts = results.points(spec.get("where"))
+    cats = sorted({p.params.get(spec["x"]) for p in pts}, key=lambda v: (str(type(v)), v))
+    keys = sorted({series_key(p.params, names) for p in pts}, key=str)
+    width = 0.8 / max(1, len(keys))
+    failures = []
+    for i, key in enumerate(keys):
+        xs, ys = [], []
+        for p in pts:
+            if series_key(p.params, names) != key:
+                continue
+            pos = cats.index(p.params.get(spec["x"])) + (i - (len(keys) - 1) / 2) * width
+            y = p.value(spec["y"])
+            if y is None:
+                if p.failure():
+                    failures.append((pos, p.failure()))
+                continue
+            xs.append(pos)
+            ys.append(y)
+        ax.bar(xs, ys, width=width * 0.95, label="tessera %s" % series_label(names, key))
+    ax.set_xticks(range(len(cats)))
+    ax.set_xticklabels([str(c) for c in cats])
+    _hline(ax, spec)
+    if spec.get("logy"):
+        ax.set_yscale("log")
+    if "ymin" in spec:
+        ax.set_ylim(bottom=spec["ymin"])
+
+    def ref_x(r):
+        w = r.get("where", {})
+        if w.get(spec["x"]) not in cats:
+            return None
+        key = series_key(w, names)
+        shift = (keys.index(key) - (len(keys) - 1) / 2) * width if key in keys else 0.0
+        return cats.index(w[spec["x"]]) + shift
+    draw_references(ax, references(spec, reported), ref_x)
+    draw_failures(ax, failures)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def breakdown(results, spec, reported):
+    """Stacked bars of one device's time shares (spec 'categories': label + metric each),
+    one bar per configuration and one for the paper's values."""
+    fig, ax = new_figure(spec)
+    cats = spec["categories"]
+    bars_ = []
+    for p in results.points(spec.get("where")):
+        vals = [p.value(c["metric"]) for c in cats]
+        if all(v is not None for v in vals):
+            bars_.append(("tessera %s" % series_label(spec.get("series", []), series_key(p.params, spec.get("series", []))), vals, None))
+    refs = {r["metric"]: r for r in references(spec, reported)}
+    if refs:
+        first = next(iter(refs.values()))
+        bars_.append((paper_label(first), [refs[c["metric"]]["value"] if c["metric"] in refs else 0.0 for c in cats], "//"))
+    for i, (label, vals, hatch) in enumerate(bars_):
+        bottom = 0.0
+        for j, (c, v) in enumerate(zip(cats, vals)):
+            ax.bar([i], [v], bottom=bottom, color=SEGMENT_COLORS[j % len(SEGMENT_COLORS)], hatch=hatch,
+                   edgecolor="black" if hatch else None, label=c["label"] if i == 0 else None)
+            if v >= 4:
+                ax.text(i, bottom + v / 2, "%.0f%%" % v, ha="center", va="center", fontsize=7)
+            bottom += v
+    ax.set_xticks(range(len(bars_)))
+    ax.set_xticklabels([b[0] for b in bars_], fontsize=7)
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def scatter(results, spec, reported):
+    """Model (x) against measured (y) with the y = x line; with 'pair', x and y are one value
+    from two runs that differ only in one parameter (e.g. backend sim against native)."""
+    fig, ax = new_figure(spec)
+    names = spec.get("series", [])
+    groups = {}
+    if "pair" in spec:
+        pair = spec["pair"]
+        by_rest = {}
+        for p in results.points(spec.get("where")):
+            rest = tuple(sorted((k, str(v)) for k, v in p.params.items() if k != pair["param"]))
+            by_rest.setdefault(rest, {})[p.params.get(pair["param"])] = p
+        for two in by_rest.values():
+            px, py = two.get(pair["x"]), two.get(pair["y"])
+            if px and py and px.value(pair["value"]) is not None and py.value(pair["value"]) is not None:
+                groups.setdefault(series_key(px.params, names), []).append((px.value(pair["value"]), py.value(pair["value"])))
+    else:
+        for p in results.points(spec.get("where")):
+            x, y = p.value(spec["x"]), p.value(spec["y"])
+            if x is not None and y is not None:
+                groups.setdefault(series_key(p.params, names), []).append((x, y))
+    allv = [v for pts in groups.values() for xy in pts for v in xy if v > 0]
+    for key in sorted(groups, key=str):
+        ax.plot([a for a, _ in groups[key]], [b for _, b in groups[key]], linestyle="none", marker="o", markersize=5,
+                alpha=0.8, label="tessera %s" % series_label(names, key))
+    if allv:
+        lo, hi = min(allv) / 1.3, max(allv) * 1.3
+        ax.plot([lo, hi], [lo, hi], color="gray", linestyle="--", linewidth=1, label="y = x")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+KINDS = {"lines": lines, "bars": bars, "breakdown": breakdown, "scatter": scatter}

@@ -1,0 +1,362 @@
+"""Experiment definition files: loading, validation and expansion into runs.
+
+The schema is documented in experiments/definitions/README.md. Every error
+in a definition is a DefinitionError whose message names the file, the key
+and the value; the command line turns it into one line and exit status 2.
+"""
+import hashlib
+import itertools
+import json
+import os
+import re
+
+from . import expr
+
+EXPERIMENTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(EXPERIMENTS_DIR)
+DEFINITIONS_DIR = os.path.join(EXPERIMENTS_DIR, "definitions")
+
+TOP_KEYS = {"name", "title", "description", "paper", "machine", "backend", "fixed", "sweep", "derived", "variables",
+            "repeats", "timeout_s", "attach", "metrics", "quick", "skip", "reported", "plots", "notes", "mpirun_args"}
+REQUIRED_KEYS = ("name", "title", "paper", "backend", "sweep")
+QUICK_KEYS = {"fixed", "sweep", "derived", "repeats", "note"}
+PAPER_KEYS = {"id", "figure", "section", "page"}
+REPORTED_KEYS = {"id", "plot", "where", "metric", "value", "source", "text", "headline", "derived_from", "aggregate"}
+AGGREGATES = ("single", "median", "max", "min")
+PLOT_KEYS = {"file", "kind", "title", "x", "y", "series", "where", "xlabel", "ylabel", "logx", "logy", "hline",
+             "pair", "categories", "ymin"}
+PLOT_KINDS = {"lines", "bars", "breakdown", "scatter"}
+SKIP_KEYS = {"where", "reason"}
+BACKENDS = ("sim", "native", "mpirun")
+ATTACHMENTS = ("comm_model", "comm_derived", "trace_breakdown")
+
+
+class DefinitionError(ValueError):
+    """A definition that cannot be run; the message names file, key and value."""
+
+
+def _positive(minimum):
+    def check(v):
+        return isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+    return check
+
+
+def _one_of(*values):
+    def check(v):
+        return v in values
+    check.values = values
+    return check
+
+
+def _b_value(v):
+    return v == "auto" or _positive(1)(v)
+
+
+def _grid_value(v):
+    return isinstance(v, str) and re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*", v) is not None
+
+
+def _flag(v):
+    return isinstance(v, bool)
+
+
+# `tessera run` options a definition may set: name -> (check, what it must be).
+RUN_OPTIONS = {
+    "algo": (_one_of("cholesky", "qr"), "cholesky or qr"),
+    "n": (_positive(1), "an integer >= 1"), "m": (_positive(1), "an integer >= 1"),
+    "B": (_positive(1), "an integer >= 1"), "s": (_positive(1), "an integer >= 1"),
+    "b": (_b_value, "an integer >= 1 or \"auto\""), "ib": (_positive(1), "an integer >= 1"),
+    "precision": (_one_of("d", "s"), "d or s"), "threads": (_positive(1), "an integer >= 1"),
+    "gpus": (_positive(0), "an integer >= 0"), "grid": (_grid_value, "a grid PrxPc of positive integers"),
+    "nodes": (_positive(1), "an integer >= 1"), "window": (_positive(1), "an integer >= 1"),
+    "seed": (_positive(0), "an integer >= 0"), "policy": (_one_of("priority", "fifo", "random"), "priority, fifo or random"),
+    "impl": (_one_of("tile", "lapack", "cusolver"), "tile, lapack or cusolver"),
+    "device": (_one_of("emulated", "cuda"), "emulated or cuda"),
+    "check": (_flag, "true or false"), "sim_data": (_flag, "true or false"), "keep_tiles": (_flag, "true or false"),
+}
+RUNNER_PARAMS = {"backend": (_one_of(*BACKENDS), " or ".join(BACKENDS))}
+
+
+class Config:
+    """One point of a sweep: its parameters (run options, backend, variables) and a stable id."""
+
+    def __init__(self, params, definition):
+        self.params = params
+        self.backend = params["backend"]
+        self.repeats = definition.repeats_for(self.backend)
+        key = json.dumps({k: v for k, v in sorted(params.items())}, sort_keys=True)
+        self.id = hashlib.sha1(((definition.machine or "") + "|" + key).encode()).hexdigest()[:12]
+
+    def run_options(self):
+        """The `tessera run` options of this point (no variables, no backend)."""
+        return {k: v for k, v in self.params.items() if k in RUN_OPTIONS}
+
+    def label(self):
+        """A short readable description: the run options in a fixed order."""
+        order = ["algo", "precision", "n", "grid", "nodes", "threads", "gpus", "B", "s", "b"]
+        opts = self.run_options()
+        parts = ["%s=%s" % (k, opts[k]) for k in order if k in opts]
+        return " ".join([self.backend] + parts)
+
+
+class Definition:
+    """A validated experiment definition (see experiments/definitions/README.md)."""
+
+    def __init__(self, path, doc):
+        self.path = path
+        self.doc = doc
+        self.name = doc["name"]
+        self.title = doc["title"]
+        self.paper = doc["paper"]
+        self.machine = doc.get("machine")
+        self.variables = doc.get("variables", {})
+        self.metrics = doc.get("metrics", {})
+        self.attach = doc.get("attach", [])
+        self.reported = doc.get("reported", [])
+        self.plots = doc.get("plots", [])
+        self.notes = doc.get("notes", {})
+        self.timeout_s = doc.get("timeout_s", 600)
+        self.mpirun_args = doc.get("mpirun_args", ["--oversubscribe"])
+
+    def error(self, key, message):
+        """A DefinitionError naming this file and `key`."""
+        return DefinitionError("%s: %s: %s" % (display_path(self.path), key, message))
+
+    def repeats_for(self, backend):
+        """Runs per point: simulations are deterministic and run once; real runs `repeats` times."""
+        return 1 if backend == "sim" else self.doc.get("repeats", 1)
+
+    def expand(self, quick=False):
+        """The points of the full (or --quick) sweep, as (to_run, skipped) where skipped
+        is a list of (Config, reason) of full-sweep points a `skip` entry leaves out."""
+        section = self.doc.get("quick", {}) if quick else {}
+        fixed = dict(self.doc.get("fixed", {}))
+        fixed.update(section.get("fixed", {}))
+        fixed.setdefault("backend", self.doc["backend"])
+        sweep = section.get("sweep", self.doc["sweep"])
+        derived = dict(self.doc.get("derived", {}))
+        derived.update(section.get("derived", {}))
+        where = "quick." if quick and "sweep" in section else ""
+        points = []
+        for combo in itertools.product(*[_factor_points(f) for f in sweep]):
+            params = dict(fixed)
+            for part in combo:
+                for k, v in part.items():
+                    if k in params and k != "backend":
+                        raise self.error("%ssweep.%s" % (where, k), "also set in fixed (value %r)" % (params[k],))
+                    params[k] = v
+            for k, text in derived.items():
+                try:
+                    params[k] = expr.evaluate(text, params)
+                except expr.ExprError as e:
+                    raise self.error("derived.%s" % k, "value %s: %s" % (json.dumps(text), e))
+            self._check_values(params, where)
+            points.append(Config(params, self))
+        skipped = []
+        if not quick:
+            kept = []
+            for c in points:
+                reason = self._skip_reason(c.params)
+                (skipped.append((c, reason)) if reason else kept.append(c))
+            points = kept
+        unique = {}
+        for c in points:
+            unique.setdefault(c.id, c)
+        return list(unique.values()), skipped
+
+    def _skip_reason(self, params):
+        for s in self.doc.get("skip", []):
+            if all(params.get(k) in (v if isinstance(v, list) else [v]) for k, v in s["where"].items()):
+                return s["reason"]
+        return None
+
+    def _check_values(self, params, where):
+        for k, v in params.items():
+            check = RUN_OPTIONS.get(k) or RUNNER_PARAMS.get(k)
+            if check and not check[0](v):
+                raise self.error("%s%s" % (where, k), "value %s must be %s" % (json.dumps(v), check[1]))
+        if params["backend"] == "sim" and not self.machine:
+            raise self.error("machine", "a sim backend needs a machine file (none given)")
+        if "grid" in params and "nodes" in params:
+            pr, pc = (int(x) for x in params["grid"].split("x"))
+            if pr * pc != params["nodes"]:
+                raise self.error("%sgrid" % where, "value %s does not have nodes = %s nodes" % (
+                    json.dumps(params["grid"]), params["nodes"]))
+
+
+def display_path(path):
+    """A path relative to the repository when it lies inside it."""
+    rel = os.path.relpath(path, ROOT)
+    return path if rel.startswith("..") else rel
+
+
+def _factor_points(factor):
+    """A sweep factor {a: [..], b: [..]} (lists of one length, zipped) as a list of dicts."""
+    keys = list(factor)
+    return [dict(zip(keys, values)) for values in zip(*[factor[k] for k in keys])]
+
+
+def resolve(name_or_path):
+    """The definition file of a name (experiments/definitions/NAME.json) or a path."""
+    if name_or_path.endswith(".json") or os.sep in name_or_path:
+        return os.path.abspath(name_or_path)
+    return os.path.join(DEFINITIONS_DIR, name_or_path + ".json")
+
+
+def all_names():
+    """Names of every definition in experiments/definitions/, sorted."""
+    return sorted(f[:-5] for f in os.listdir(DEFINITIONS_DIR) if f.endswith(".json"))
+
+
+def load(name_or_path):
+    """Loads and validates a definition; raises DefinitionError naming file, key and value."""
+    path = resolve(name_or_path)
+    shown = display_path(path)
+    if not os.path.isfile(path):
+        raise DefinitionError("%s: no such definition (known: %s)" % (shown, ", ".join(all_names())))
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except ValueError as e:
+        raise DefinitionError("%s: not valid JSON: %s" % (shown, e))
+    if not isinstance(doc, dict):
+        raise DefinitionError("%s: the top level must be an object" % shown)
+    _validate(path, doc)
+    return Definition(path, doc)
+
+
+def _fail(path, key, message):
+    raise DefinitionError("%s: %s: %s" % (display_path(path), key, message))
+
+
+def _keys(path, where, obj, allowed, required=()):
+    if not isinstance(obj, dict):
+        _fail(path, where or "top level", "value %s must be an object" % json.dumps(obj))
+    for k in obj:
+        if k not in allowed:
+            _fail(path, (where + "." if where else "") + k, "unknown key (allowed: %s)" % ", ".join(sorted(allowed)))
+    for k in required:
+        if k not in obj:
+            _fail(path, (where + "." if where else "") + k, "missing")
+
+
+def _validate(path, doc):
+    """Structural checks that need no expansion: keys, names, files, expressions."""
+    _keys(path, "", doc, TOP_KEYS, REQUIRED_KEYS)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if doc["name"] != stem:
+        _fail(path, "name", "value %s differs from the file name %s" % (json.dumps(doc["name"]), json.dumps(stem)))
+    _keys(path, "paper", doc["paper"], PAPER_KEYS, ("id", "figure"))
+    if doc["backend"] not in BACKENDS:
+        _fail(path, "backend", "value %s must be one of %s" % (json.dumps(doc["backend"]), ", ".join(BACKENDS)))
+    if "machine" in doc:
+        m = doc["machine"]
+        if not isinstance(m, str) or not os.path.isfile(os.path.join(ROOT, m)):
+            _fail(path, "machine", "value %s: no such machine file" % json.dumps(m))
+    variables = doc.get("variables", {})
+    _keys(path, "variables", variables, set(variables))
+    for v in variables:
+        if v in RUN_OPTIONS or v in RUNNER_PARAMS:
+            _fail(path, "variables." + v, "is a run option, not a variable")
+    known = set(RUN_OPTIONS) | set(RUNNER_PARAMS) | set(variables)
+    _check_params(path, doc, "", known)
+    if "quick" in doc:
+        _keys(path, "quick", doc["quick"], QUICK_KEYS)
+        _check_params(path, doc["quick"], "quick.", known)
+    for key in ("repeats", "timeout_s"):
+        if key in doc and not _positive(1)(doc[key]):
+            _fail(path, key, "value %s must be an integer >= 1" % json.dumps(doc[key]))
+    for i, a in enumerate(doc.get("attach", [])):
+        if a not in ATTACHMENTS:
+            _fail(path, "attach[%d]" % i, "value %s must be one of %s" % (json.dumps(a), ", ".join(ATTACHMENTS)))
+    metrics = doc.get("metrics", {})
+    _keys(path, "metrics", metrics, set(metrics))
+    for name, text in metrics.items():
+        if name in known:
+            _fail(path, "metrics." + name, "is already a parameter")
+        _parse_expr(path, "metrics." + name, text)
+    for i, s in enumerate(doc.get("skip", [])):
+        _keys(path, "skip[%d]" % i, s, SKIP_KEYS, SKIP_KEYS)
+        for k in s["where"]:
+            if k not in known:
+                _fail(path, "skip[%d].where.%s" % (i, k), "not a parameter")
+    _check_plots(path, doc, known | set(metrics))
+    _check_reported(path, doc, known | set(metrics))
+
+
+def _check_params(path, section, prefix, known):
+    fixed = section.get("fixed", {})
+    _keys(path, prefix + "fixed", fixed, known)
+    if "sweep" in section or not prefix:
+        sweep = section.get("sweep")
+        if not isinstance(sweep, list) or not sweep:
+            _fail(path, prefix + "sweep", "value %s must be a non-empty list of factors" % json.dumps(sweep))
+        for i, factor in enumerate(sweep):
+            where = "%ssweep[%d]" % (prefix, i)
+            _keys(path, where, factor, known)
+            lengths = set()
+            for k, values in factor.items():
+                if not isinstance(values, list) or not values:
+                    _fail(path, "%s.%s" % (where, k), "value %s must be a non-empty list" % json.dumps(values))
+                lengths.add(len(values))
+            if len(lengths) > 1:
+                _fail(path, where, "zipped lists of different lengths %s" % sorted(lengths))
+    derived = section.get("derived", {})
+    _keys(path, prefix + "derived", derived, known)
+    for name, text in derived.items():
+        _parse_expr(path, prefix + "derived." + name, text)
+    if "repeats" in section and not _positive(1)(section["repeats"]):
+        _fail(path, prefix + "repeats", "value %s must be an integer >= 1" % json.dumps(section["repeats"]))
+
+
+def _parse_expr(path, key, text):
+    try:
+        expr.parse(text)
+    except expr.ExprError as e:
+        _fail(path, key, "value %s: %s" % (json.dumps(text), e))
+
+
+def _check_plots(path, doc, known):
+    files = set()
+    for i, p in enumerate(doc.get("plots", [])):
+        where = "plots[%d]" % i
+        _keys(path, where, p, PLOT_KEYS, ("file", "kind", "title"))
+        if p["kind"] not in PLOT_KINDS:
+            _fail(path, where + ".kind", "value %s must be one of %s" % (json.dumps(p["kind"]), ", ".join(sorted(PLOT_KINDS))))
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", p["file"]) or p["file"] in files:
+            _fail(path, where + ".file", "value %s must be a unique plain file name" % json.dumps(p["file"]))
+        files.add(p["file"])
+        for k in ("x", "y"):
+            if k in p and p[k] not in known and not _result_field(p[k]):
+                _fail(path, "%s.%s" % (where, k), "value %s is neither a parameter, a metric nor a result field" % json.dumps(p[k]))
+
+
+def _result_field(name):
+    return name in ("time_s", "gflops", "imbalance_ratio", "tasks", "wall_s", "cpu_s", "B", "b")
+
+
+def _check_reported(path, doc, known):
+    plots = {p["file"] for p in doc.get("plots", [])}
+    ids = set()
+    for i, r in enumerate(doc.get("reported", [])):
+        where = "reported[%d]" % i
+        _keys(path, where, r, REPORTED_KEYS, ("id", "source"))
+        if r["id"] in ids:
+            _fail(path, where + ".id", "value %s is used twice" % json.dumps(r["id"]))
+        ids.add(r["id"])
+        if "plot" in r and r["plot"] not in plots:
+            _fail(path, where + ".plot", "value %s names no plot of this file" % json.dumps(r["plot"]))
+        value = r.get("value")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            _fail(path, where + ".value", "value %s must be a number or null" % json.dumps(value))
+        if value is None and "text" not in r:
+            _fail(path, where + ".text", "missing (a reported entry without a number needs the paper's words)")
+        if value is not None and "metric" not in r:
+            _fail(path, where + ".metric", "missing (which of our numbers compares with %s)" % json.dumps(value))
+        if "metric" in r and r["metric"] not in known and not _result_field(r["metric"]):
+            _fail(path, where + ".metric", "value %s is neither a metric nor a result field" % json.dumps(r["metric"]))
+        if r.get("aggregate", "single") not in AGGREGATES:
+            _fail(path, where + ".aggregate", "value %s must be one of %s" % (json.dumps(r["aggregate"]), ", ".join(AGGREGATES)))
+        for k in r.get("where", {}):
+            if k not in known:
+                _fail(path, "%s.where.%s" % (where, k), "not a parameter")

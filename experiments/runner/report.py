@@ -1,0 +1,181 @@
+"""experiments/REPRODUCTION.md, generated from the results of every definition.
+
+For every `reported` entry of every definition: the paper's value and source,
+ours (from the results folder, aggregated as the entry says), the ratio, the
+figure, and for a difference above 15% the cause recorded in the
+definition's `notes` under the entry's id. Points of the full sweep that were
+not run, and runs that failed, are listed with their reason or error: nothing
+is left out silently. The numbers come from the results only.
+"""
+import collections
+import datetime
+import os
+import statistics
+import sys
+
+from . import definition
+from .definition import ROOT, DefinitionError
+from .execute import default_out
+
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from experiment_results import Results  # noqa: E402
+
+THRESHOLD = 0.15
+
+
+def fmt(v):
+    """A number in 4 significant digits."""
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return "%.4g" % v
+    return str(v)
+
+
+def ours(results, entry):
+    """(value, how) of our side of a reported entry: (number, None) or (None, why there is none)."""
+    where = entry.get("where", {})
+    pts = results.points(where)
+    vals = [p.value(entry["metric"]) for p in pts]
+    good = [v for v in vals if v is not None]
+    if good:
+        agg = entry.get("aggregate", "single")
+        if agg == "single" and len(good) > 1:
+            return statistics.median(good), "median of %d points" % len(good)
+        value = {"single": good[0], "median": statistics.median(good) if good else None, "max": max(good),
+                 "min": min(good)}[agg]
+        return value, None if agg == "single" else "%s of %d points" % (agg, len(good))
+    failures = [p.failure() for p in pts if p.failure()]
+    if failures:
+        return None, "run failed: %s" % failures[0]
+    skipped = [s for s in results.meta.get("skipped", []) if all(
+        s["params"].get(k) in (v if isinstance(v, list) else [v]) for k, v in where.items())]
+    if skipped:
+        return None, "not run: %s" % skipped[0]["reason"]
+    return None, "no result for %s" % where
+
+
+def figure_link(name, results, entry, defn):
+    """Markdown image link (relative to experiments/) of the entry's plot, or of the definition's first."""
+    plot = entry.get("plot") or (defn.plots[0]["file"] if defn.plots else None)
+    if not plot:
+        return ""
+    png = os.path.join(results.dir, "figures", plot + ".png")
+    rel = os.path.relpath(png, os.path.join(ROOT, "experiments"))
+    return "[%s](%s)" % (plot, rel) if os.path.isfile(png) else "%s (not drawn)" % plot
+
+
+def entry_row(name, defn, results, entry, causes):
+    """One table row of a reported entry; appends (id, sentence) to causes when the difference needs one."""
+    paper = entry.get("value")
+    paper_text = fmt(paper) if paper is not None else "“%s”" % entry["text"]
+    if paper is None:
+        note = defn.notes.get(entry["id"], "the paper gives no number here")
+        causes.append((entry["id"], note))
+        return "| %s | %s | %s (%s) | — | — | %s |" % (name, entry["id"], paper_text, entry["source"],
+                                                    figure_link(name, results, entry, defn))
+    value, how = ours(results, entry)
+    if value is None:
+        causes.append((entry["id"], how + (". " + defn.notes[entry["id"]] if entry["id"] in defn.notes else "")))
+        return "| %s | %s | %s (%s) | %s | — | %s |" % (name, entry["id"], paper_text, entry["source"], how,
+                                                     figure_link(name, results, entry, defn))
+    ratio = value / paper if paper else None
+    ours_text = fmt(value) + (" (%s)" % how if how else "")
+    if ratio is not None and abs(ratio - 1) > THRESHOLD:
+        causes.append((entry["id"], defn.notes.get(entry["id"], "**no cause recorded**: add notes.%s to %s" % (
+            entry["id"], definition.display_path(defn.path)))))
+    return "| %s | %s | %s (%s) | %s | %s | %s |" % (name, entry["id"], paper_text, entry["source"], ours_text,
+                                                  "%.2f" % ratio if ratio is not None else "—",
+                                                  figure_link(name, results, entry, defn))
+
+
+def section(name, defn, results):
+    """The Markdown section of one definition."""
+    meta = results.meta
+    lines = ["## %s" % defn.title, ""]
+    runs = [r for p in results.points() for r in p.runs]
+    ok = sum(1 for r in runs if r["status"] == "ok")
+    lines.append("Definition `%s`; results `%s` (%s sweep, %d run(s): %d ok, %d failed), tessera %s%s, %s, machine "
+                 "`%s`." % (meta["definition_file"], os.path.relpath(results.dir, ROOT), "quick" if meta["quick"] else "full",
+                            len(runs), ok, len(runs) - ok, (meta["tessera_commit"] or "?")[:10],
+                            " (with uncommitted changes)" if meta.get("tessera_dirty") else "", meta["date"],
+                            meta.get("machine")))
+    lines.append("")
+    if defn.reported:
+        lines += ["| definition | reported value | paper (source) | ours | ours/paper | figure |",
+                  "|---|---|---|---|---:|---|"]
+        causes = []
+        for entry in defn.reported:
+            lines.append(entry_row(name, defn, results, entry, causes))
+        lines.append("")
+        for eid, text in causes:
+            lines.append("- **%s**: %s" % (eid, text))
+        lines.append("")
+    for plot in defn.plots:
+        png = os.path.join(results.dir, "figures", plot["file"] + ".png")
+        if os.path.isfile(png):
+            lines.append("![%s](%s)" % (plot["title"], os.path.relpath(png, os.path.join(ROOT, "experiments"))))
+    lines.append("")
+    lines += not_run(meta) + failed(runs)
+    if "general" in defn.notes:
+        lines += [defn.notes["general"], ""]
+    return lines
+
+
+def not_run(meta):
+    """Full-sweep points left out, grouped by reason."""
+    by_reason = collections.OrderedDict()
+    for s in meta.get("skipped", []):
+        by_reason.setdefault(s["reason"], []).append(s["label"])
+    out = []
+    for reason, labels in by_reason.items():
+        out.append("Not run (%d point(s)): %s. Points: %s." % (len(labels), reason, "; ".join(labels)))
+        out.append("")
+    return out
+
+
+def failed(runs):
+    """Failed runs, grouped by their last error line."""
+    by_error = collections.OrderedDict()
+    for r in runs:
+        if r["status"] != "ok":
+            lines = (r.get("stderr") or "").strip().splitlines()
+            key = "%s, exit %s: %s" % (r["status"], r["exit_status"], _generic(lines[-1] if lines else ""))
+            by_error.setdefault(key, []).append(r["label"])
+    out = []
+    for err, labels in by_error.items():
+        out.append("Failed (%d run(s)): `%s`. Runs: %s." % (len(labels), err, "; ".join(labels)))
+        out.append("")
+    return out
+
+
+def _generic(line):
+    """An error line with its node/GPU numbers and byte counts kept (it is shown as measured)."""
+    return line.replace("|", "/")
+
+
+def write(path, quick=False):
+    """Writes the report for every definition that has results."""
+    out = ["# Reproducing the papers' figures", "",
+           "Generated by `tessera experiment report` on %s from the results under `results/experiments/` "
+           "(do not edit by hand: change a definition's `notes`, rerun, regenerate). One section per experiment "
+           "definition (`experiments/definitions/`): the paper's value and its source, ours from the results, "
+           "ours/paper, the figure, and for every difference above %d%% its cause. Points that were not run and runs "
+           "that failed are listed with their reason." % (
+               datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), int(THRESHOLD * 100)), ""]
+    missing = []
+    for name in definition.all_names():
+        try:
+            defn = definition.load(name)
+        except DefinitionError as e:
+            raise DefinitionError(str(e))
+        folder = default_out(name, quick)
+        if not os.path.isfile(os.path.join(folder, "meta.json")):
+            missing.append(name)
+            continue
+        out += section(name, defn, Results(folder))
+    if missing:
+        out += ["## Definitions without results", "",
+                "Not run yet: %s (`tessera experiment run NAME`)." % ", ".join("`%s`" % m for m in missing), ""]
+    with open(path, "w") as f:
+        f.write("\n".join(out).rstrip() + "\n")
