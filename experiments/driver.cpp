@@ -1,4 +1,5 @@
 #include "experiments/driver.hpp"
+#include "experiments/test_fault.hpp"
 
 #include <fmt/format.h>
 #include <lapacke.h>
@@ -87,6 +88,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
   if (c.phantom && c.impl != "tile") throw InputError("--impl " + c.impl + " has no tasks to simulate: use --impl tile");
+  validate_test_fault(c);
   if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
   if (c.device != "emulated" && c.device != "cuda") throw InputError("--device '" + c.device + "' is not one of: emulated, cuda");
   if (c.gpus > 0 && c.impl != "tile") throw InputError("--impl " + c.impl + " runs on the CPU only: GPUs need --impl tile");
@@ -186,6 +188,7 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
     if (c.check) {
       kernels::set_blas_threads(c.threads);
       r.residuals = cholesky_residual(original, a);
+    apply_test_fault(c, a);
     }
   } else {
     QrFactors<T> f(L, c.ib);
@@ -195,6 +198,7 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
     if (c.check) {
       TileMatrix<T> e(L);
       for (index_t d = 0; d < c.n; ++d) e.at(d, d) = T(1);
+    apply_test_fault(c, a);
       QrFormQExecutor<T> qex(a, f, e);
       RuntimeOptions qopt = opt;
       qopt.observer = nullptr;
@@ -363,6 +367,7 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform, const Dens
   if (c.check) {
     RuntimeOptions copt = opt;
     copt.observer = nullptr;
+  apply_test_fault(c, a);
     copt.model = nullptr;
     const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w) {
       run_graph(n, g, ex, store, w, copt);
@@ -415,6 +420,7 @@ void run_lapack(RunResult& r, platform::Platform& platform, const DenseMatrix* i
   if (c.check) {
     if (c.algo == "cholesky") {
       r.residuals = cholesky_residual(original, a);
+  apply_test_fault(c, a);
     } else {
       std::vector<T> q(d, d + c.m * c.n);
       orgqr(c.m, c.n, q.data(), tau.data());

@@ -65,6 +65,8 @@ struct RunConfig {
 };
 
 struct RunResult {
+  // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
+  std::string test_fault;
   RunConfig config;  // with defaults resolved
   int p = 0, q = 0;  // tile rows and columns
   double time_s = 0;

@@ -66,6 +66,25 @@ void say(const std::string& line) {
 }
 void say_error(const std::string& what) { say("tessera: error: " + what); }
 
+// The one stderr line of a failed command: "tessera: error: ..." for the
+// statuses 2-4 (and a RemoteFailure's), "tessera: internal error: ..." for 5.
+std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cfg) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const tessera::platform::DeviceOutOfMemory& x) {
+    return std::string("tessera: error: ") + x.what() +
+           " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)";
+  } catch (const std::bad_alloc&) {
+    const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
+    return fmt::format("tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB", m,
+                       n, m, n, cfg.precision, m * n * (cfg.precision == 's' ? 4 : 8) / 1073741824.0);
+  } catch (const std::exception& x) {
+    return (tessera::exit_status_of(e) == 5 ? "tessera: internal error: " : "tessera: error: ") + std::string(x.what());
+  } catch (...) {
+    return "tessera: internal error: an exception that is not a std::exception";
+  }
+}
+
 // 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
 int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
 
@@ -106,6 +125,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       throw;  // every rank knows (NodeRuntime::run agreed on it)
     } catch (const NotPositiveDefinite&) {
       throw;  // met by a kernel, so agreed on too
+    } catch (const platform::NotCompiled&) {
+      throw;  // a backend left out of this build: every rank finds it before any message
     } catch (...) {
       // Only this rank may know: the others could be waiting for it in a
       // collective, and MPI_Finalize would wait for them. End the whole job.
@@ -116,7 +137,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
         say_error(fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})", net.node(),
                               cfg.m == kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
       } catch (const std::exception& x) {
-        say_error(fmt::format("rank {}: {}", net.node(), x.what()));
+        const char* kind = exit_status_of(e) == 5 ? "tessera: internal error: " : "tessera: error: ";
+        say(fmt::format("{}rank {}: {}", kind, net.node(), x.what()));
       } catch (...) {
         say_error(fmt::format("rank {}: unknown error", net.node()));
       }
@@ -177,6 +199,13 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   return results[0];
 }
 
+// The stderr line of a run whose --check failed (exit 1).
+std::string check_failure(const tessera::RunResult& r) {
+  std::string what = fmt::format("residual {:.3g}", r.residuals->factor);
+  if (r.config.algo == "qr") what += fmt::format(", orthogonality {:.3g}", r.residuals->orth);
+  return fmt::format("--check failed: {} (a run passes below {:g})", what, tessera::kResidualThreshold);
+}
+
 // "run.json" -> "run.node3.json" (or "run" -> "run.node3" without an extension).
 std::string node_trace_path(const std::string& path, int node) {
   const std::size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
@@ -229,14 +258,16 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
       node_traces[k]->write_file(node_trace_path(trace_path, static_cast<int>(k) + 1), info);
   }
   // A distributed run reports once, from node 0 (it holds every node's counts).
-  if (r.node != 0) return r.residuals && !r.residuals->passed() ? 1 : 0;
+  const bool failed = r.residuals && !r.residuals->passed();
+  if (r.node != 0) return failed ? 1 : 0;
   std::cout << summary << std::endl;
   if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
   if (json.is_open()) {
     json << result_json(r, name.c_str()) << '\n';
     if (!json) throw InputError("--json " + json_path + ": write failed");
   }
-  return r.residuals && !r.residuals->passed() ? 1 : 0;
+  if (failed) say_error(check_failure(r));
+  return failed ? 1 : 0;
 }
 
 struct CalibrateOptions {
@@ -383,6 +414,9 @@ int main(int argc, char** argv) {
   run->add_flag("--sim-data", backend.sim_data,
                 "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
 
+  run->add_option("--test-fault", cfg.test_fault,
+                  "test only: corrupt-factor (perturb the factor before --check, which then fails: exit 1) | "
+                  "internal-error (raise an internal error after the factorization: exit 5)");
   CalibrateOptions cal;
   auto* calibrate = app.add_subcommand(
       "calibrate", "time every tile kernel on this machine and write a machine file with a calibrated kernel model");
@@ -442,30 +476,11 @@ int main(int argc, char** argv) {
     }
   } catch (const Reported& r) {
     return r.status;
-  } catch (const tessera::InputError& e) {
-    say_error(e.what());
-    return 2;
-  } catch (const tessera::RemoteFailure& e) {
-    say_error(e.what());
-    return e.exit_status();
-  } catch (const tessera::platform::NotCompiled& e) {
-    say_error(e.what());
-    return 2;
-  } catch (const tessera::NotPositiveDefinite& e) {
-    say_error(e.what());
-    return 3;
-  } catch (const tessera::platform::DeviceOutOfMemory& e) {
-    say_error(std::string(e.what()) +
-              " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)");
-    return 4;
-  } catch (const std::bad_alloc&) {
-    const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
-    say_error(fmt::format("out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB", m, n, m, n,
-                          cfg.precision, m * n * (cfg.precision == 's' ? 4 : 8) / 1073741824.0));
-    return 4;
-  } catch (const std::exception& e) {
-    say(std::string("tessera: internal error: ") + e.what());
-    return 5;
+  } catch (...) {
+    // One mapping from error to status (tessera::exit_status_of), one line.
+    const std::exception_ptr e = std::current_exception();
+    say(error_line(e, cfg));
+    return tessera::exit_status_of(e);
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "platform/device.hpp"
+#include "platform/not_compiled.hpp"
 
 namespace tessera {
 
@@ -46,12 +47,17 @@ class RemoteFailure : public std::runtime_error {
   int node_, status_;
 };
 
-// The command line's exit status for an error: 2 invalid input, 3 not
-// positive definite, 4 out of memory, 5 anything else.
+// The command line's exit status for an error, the one mapping every path
+// uses (main(), and a rank of a distributed run that ends the whole job):
+// 2 invalid input or a backend that was not built, 3 not positive definite,
+// 4 out of memory, 5 anything else (an internal error). 0 is success and 1 a
+// failed --check, which are results, not errors.
 inline int exit_status_of(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
   } catch (const InputError&) {
+    return 2;
+  } catch (const platform::NotCompiled&) {
     return 2;
   } catch (const NotPositiveDefinite&) {
     return 3;

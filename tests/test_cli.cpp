@@ -15,131 +15,91 @@
 #include <string>
 #include <vector>
 
-#include "test_helpers.hpp"
-
-#ifndef TESSERA_BIN
-#error "TESSERA_BIN must name the tessera executable"
-#endif
+#include "cli_expect.hpp"
 
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using tessera::test::read_text;
+using tessera::test::Outcome;
 using tessera::test::TempDir;
 
-using tessera::test::Outcome;
-
-// Runs `tessera args...` (see run_process); `max_bytes` > 0 caps its address space.
-Outcome run_tessera(const std::vector<std::string>& args, rlim_t max_bytes = 0) {
-  return tessera::test::run_process(TESSERA_BIN, args, 120, max_bytes);
-}
-
-std::string join(const std::vector<std::string>& args) {
-  std::string s;
-  for (const auto& a : args) s += " " + a;
-  return s;
-}
-
-// Bad input: a normal non-zero exit (not a signal, not the timeout, not an
-// exec failure), nothing on stdout, and exactly one line on stderr, the
-// error message, containing every one of `values`.
-void expect_rejected(const std::vector<std::string>& args, const std::vector<std::string>& values,
-                     rlim_t max_bytes = 0) {
-  SCOPED_TRACE("tessera" + join(args));
-  const Outcome o = run_tessera(args, max_bytes);
-  ASSERT_TRUE(o.exited) << "crashed: " << o;
-  ASSERT_NE(o.status, 124) << "timed out: " << o;
-  ASSERT_LT(o.status, 124) << o;
-  EXPECT_NE(o.status, 0) << o;
-  EXPECT_EQ(o.out, "") << o;
-  ASSERT_FALSE(o.err.empty()) << "no message on stderr: " << o;
-  EXPECT_THAT(o.err, StartsWith("tessera: error: ")) << o;
-  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "not exactly one line: " << o;
-  EXPECT_EQ(o.err.back(), '\n') << o;
-  for (const auto& v : values) EXPECT_THAT(o.err, HasSubstr(v)) << o;
-}
-
-std::vector<std::string> base(std::vector<std::string> extra, const std::string& algo = "cholesky") {
-  std::vector<std::string> a = {"run", "--algo", algo};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return a;
-}
+using namespace tessera::test::cli;
 
 // The cuSOLVER peer factors on one GPU by itself: --gpus contradicts it.
 TEST(CliBadInput, CusolverPeerWithGpus) {
-  expect_rejected(base({"--n", "100", "--impl", "cusolver", "--gpus", "1"}), {"--impl cusolver", "--gpus 1"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--impl", "cusolver", "--gpus", "1"}), {"--impl cusolver", "--gpus 1"});
 }
 
 TEST(CliBadInput, NonPositiveN) {
-  expect_rejected(base({"--n", "0"}), {"--n 0"});
-  expect_rejected(base({"--n", "-5"}), {"-5"});
-  expect_rejected(base({"--n", "20", "--m", "-4"}, "qr"), {"-4"});
+  expect_rejected(kInvalidInput, base({"--n", "0"}), {"--n 0"});
+  expect_rejected(kInvalidInput, base({"--n", "-5"}), {"-5"});
+  expect_rejected(kInvalidInput, base({"--n", "20", "--m", "-4"}, "qr"), {"-4"});
 }
 
 TEST(CliBadInput, NonPositiveB) {
-  expect_rejected(base({"--n", "100", "--B", "-3"}), {"-3"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--B", "-3"}), {"-3"});
   // B = 0 is not a tile size either; the default applies only when --B is absent.
-  expect_rejected(base({"--n", "100", "--B", "0"}), {"B", "0"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--B", "0"}), {"B", "0"});
 }
 
 TEST(CliBadInput, ZeroIsNotAnImplicitDefault) {
   // Leaving an option out selects its default; giving 0 is an invalid value
   // (the same rule as --B 0 above).
-  expect_rejected(base({"--n", "10", "--m", "0"}, "qr"), {"--m", "0"});
-  expect_rejected(base({"--n", "100", "--B", "32", "--s", "2", "--b", "0"}), {"b", "0"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--m", "0"}, "qr"), {"--m", "0"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--B", "32", "--s", "2", "--b", "0"}), {"b", "0"});
 }
 
 TEST(CliBadInput, NarrowColumnsTooWide) {
-  expect_rejected(base({"--n", "100", "--B", "32", "--s", "3", "--b", "16"}), {"32"});
-  expect_rejected(base({"--n", "100", "--B", "30", "--s", "4", "--b", "11"}), {"33"});
-  expect_rejected(base({"--n", "100", "--B", "32", "--s", "2", "--b", "-2"}), {"-2"});
-  expect_rejected(base({"--n", "100", "--B", "32", "--s", "0"}), {"--s 0"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--B", "32", "--s", "3", "--b", "16"}), {"32"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--B", "30", "--s", "4", "--b", "11"}), {"33"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--B", "32", "--s", "2", "--b", "-2"}), {"-2"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--B", "32", "--s", "0"}), {"--s 0"});
 }
 
 TEST(CliBadInput, UnknownAlgoAndPrecision) {
-  expect_rejected({"run", "--algo", "lu", "--n", "10"}, {"'lu'"});
-  expect_rejected(base({"--n", "10", "--precision", "q"}), {"'q'"});
-  expect_rejected(base({"--n", "10", "--precision", "double"}), {"'double'"});
-  expect_rejected(base({"--n", "10", "--policy", "lifo"}), {"'lifo'"});
+  expect_rejected(kInvalidInput, {"run", "--algo", "lu", "--n", "10"}, {"'lu'"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--precision", "q"}), {"'q'"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--precision", "double"}), {"'double'"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--policy", "lifo"}), {"'lifo'"});
 }
 
 TEST(CliBadInput, NonPositiveThreadsWindowIb) {
-  expect_rejected(base({"--n", "10", "--threads", "0"}), {"--threads 0"});
-  expect_rejected(base({"--n", "10", "--threads", "-2"}), {"-2"});
-  expect_rejected(base({"--n", "10", "--window", "0"}), {"--window 0"});
-  expect_rejected(base({"--n", "10", "--ib", "0"}, "qr"), {"--ib 0"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--threads", "0"}), {"--threads 0"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--threads", "-2"}), {"-2"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--window", "0"}), {"--window 0"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--ib", "0"}, "qr"), {"--ib 0"});
 }
 
 TEST(CliBadInput, MatrixTooLargeForMemoryNamesTheSize) {
   // 3e9 x 3e9 doubles can not be allocated; the address-space cap keeps a
   // machine that overcommits from trying.
   constexpr rlim_t k4GiB = rlim_t{4} << 30;
-  expect_rejected(base({"--n", "3000000000", "--B", "1000000"}), {"3000000000"}, k4GiB);
+  expect_rejected(kOutOfMemory, base({"--n", "3000000000", "--B", "1000000"}), {"3000000000"}, k4GiB);
 }
 
-TEST(CliBadInput, QrNeedsMAtLeastN) { expect_rejected(base({"--n", "10", "--m", "5"}, "qr"), {"m = 5", "n = 10"}); }
+TEST(CliBadInput, QrNeedsMAtLeastN) { expect_rejected(kInvalidInput, base({"--n", "10", "--m", "5"}, "qr"), {"m = 5", "n = 10"}); }
 
 TEST(CliBadInput, UnreadableInputAndUnwritableJson) {
   TempDir dir;
   const std::string missing = dir.path() + "/no-such-file.mtx";
-  expect_rejected(base({"--n", "10", "--input", missing}), {missing});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--input", missing}), {missing});
   // A directory is not a readable Matrix Market file either.
-  expect_rejected(base({"--n", "10", "--input", dir.path()}), {dir.path()});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--input", dir.path()}), {dir.path()});
   const std::string bad_json = dir.path() + "/no-such-dir/result.json";
-  expect_rejected(base({"--n", "10", "--json", bad_json}), {bad_json});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--json", bad_json}), {bad_json});
 }
 
 TEST(CliBadInput, MalformedMatrixMarket) {
   TempDir dir;
   const auto banner = dir.write("banner.mtx", "%%MatrixMarket matrix array real\n2 2\n1\n2\n3\n4\n");
-  expect_rejected(base({"--n", "2", "--input", banner}), {banner, "line 1"});
+  expect_rejected(kInvalidInput, base({"--n", "2", "--input", banner}), {banner, "line 1"});
   const auto value = dir.write("value.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n% c\n0.x5\n3\n4\n");
-  expect_rejected(base({"--n", "2", "--input", value}), {value, "line 5", "'0.x5'"});
+  expect_rejected(kInvalidInput, base({"--n", "2", "--input", value}), {value, "line 5", "'0.x5'"});
   const auto few = dir.write("few.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 2 1\n3 3 1\n");
-  expect_rejected(base({"--n", "3", "--input", few}), {few, "3 of 4"});
+  expect_rejected(kInvalidInput, base({"--n", "3", "--input", few}), {few, "3 of 4"});
   const auto range = dir.write("range.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n4 2 1\n");
-  expect_rejected(base({"--n", "3", "--input", range}), {range, "line 4", "(4, 2)"});
+  expect_rejected(kInvalidInput, base({"--n", "3", "--input", range}), {range, "line 4", "(4, 2)"});
 }
 
 // A symmetric n×n Matrix Market file (coordinate, lower triangle): diagonal
@@ -160,20 +120,20 @@ TEST(CliBadInput, NotPositiveDefiniteNamesTheColumn) {
   // Column 27 has a negative diagonal: the leading minors of order 1..26 are
   // positive (diagonally dominant), order 27 is not.
   const auto f = dir.write("nonspd.mtx", tridiagonal(40, [](int j) { return j == 27 ? -3.0 : 4.0; }));
-  expect_rejected(base({"--n", "40", "--input", f, "--B", "16", "--s", "2", "--b", "4", "--threads", "2"}),
+  expect_rejected(kNotPositiveDefinite, base({"--n", "40", "--input", f, "--B", "16", "--s", "2", "--b", "4", "--threads", "2"}),
                   {"column 27"});
-  expect_rejected(base({"--n", "40", "--input", f, "--B", "8", "--threads", "3"}), {"column 27"});
+  expect_rejected(kNotPositiveDefinite, base({"--n", "40", "--input", f, "--B", "8", "--threads", "3"}), {"column 27"});
   // The failing pivot on an emulated GPU (s = 1: every column lives on a GPU).
-  expect_rejected(base({"--n", "40", "--input", f, "--B", "8", "--gpus", "2", "--threads", "1"}), {"column 27"});
+  expect_rejected(kNotPositiveDefinite, base({"--n", "40", "--input", f, "--B", "8", "--gpus", "2", "--threads", "1"}), {"column 27"});
   // A generated-size mismatch does not matter: the file gives the size.
   const auto g = dir.write("nonspd1.mtx", tridiagonal(5, [](int j) { return j == 1 ? 0.0 : 4.0; }));
-  expect_rejected(base({"--n", "5", "--input", g}), {"column 1"});
+  expect_rejected(kNotPositiveDefinite, base({"--n", "5", "--input", g}), {"column 1"});
 }
 
 TEST(CliBadInput, SizeOptionsThatContradictTheInputFile) {
   TempDir dir;
   const auto f = dir.write("small.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n4\n1\n4\n");
-  expect_rejected(base({"--n", "13", "--input", f}), {f, "13"});
+  expect_rejected(kInvalidInput, base({"--n", "13", "--input", f}), {f, "13"});
 }
 
 TEST(CliBadInput, NonSymmetricCholeskyInput) {
@@ -183,19 +143,13 @@ TEST(CliBadInput, NonSymmetricCholeskyInput) {
                            "4\n0.5\n0\n"
                            "0.25\n4\n0\n"
                            "0\n0\n4\n");
-  expect_rejected(base({"--n", "3", "--input", f}), {f, "A(2,1)", "0.5", "A(1,2)", "0.25"});
+  expect_rejected(kInvalidInput, base({"--n", "3", "--input", f}), {f, "A(2,1)", "0.5", "A(1,2)", "0.25"});
 }
 
 // ---------------------------------------------------------------------------
 // Good runs
 // ---------------------------------------------------------------------------
 
-void expect_success(const Outcome& o) {
-  ASSERT_TRUE(o.exited) << "crashed: " << o;
-  ASSERT_EQ(o.status, 0) << o;
-  EXPECT_EQ(o.err, "") << o;
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << "expected one summary line: " << o;
-}
 
 TEST(CliGoodRun, JsonResultHasTheDocumentedFields) {
   TempDir dir;
@@ -327,10 +281,10 @@ TEST(CliGoodRun, LapackPeerPassesTheCheck) {
     expect_success(o);
     EXPECT_THAT(o.out, HasSubstr("ok"));
   }
-  expect_rejected(base({"--n", "10", "--impl", "scalapack"}), {"'scalapack'"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--impl", "scalapack"}), {"'scalapack'"});
   TempDir dir;
   const auto f = dir.write("nonspd.mtx", tridiagonal(12, [](int j) { return j == 9 ? -3.0 : 4.0; }));
-  expect_rejected(base({"--input", f, "--impl", "lapack"}), {"column 9"});
+  expect_rejected(kNotPositiveDefinite, base({"--input", f, "--impl", "lapack"}), {"column 9"});
 }
 
 TEST(CliGoodRun, UncheckedRunSucceedsAndSaysSo) {
@@ -392,13 +346,11 @@ TEST(CliModelComm, BadInputExitsTwoNamingTheOption) {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  const Outcome o = run_tessera(with({"--grid", "0x2"}));
-  EXPECT_TRUE(o.exited && o.status == 2) << o;
-  expect_rejected(with({"--grid", "0x2"}), {"--grid 0x2", "Pr must be >= 1"});
-  expect_rejected(with({"--grid", "axb"}), {"--grid axb"});
-  expect_rejected(with({"--grid", "2x2", "--v", "3"}), {"--v 3"});
-  expect_rejected({"model", "comm", "--algo", "lu", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2"}, {"'lu'"});
-  expect_rejected({"model", "comm", "--algo", "qr", "--n", "8", "--B", "16", "--s", "1", "--grid", "2x2"},
+  expect_rejected(kInvalidInput, with({"--grid", "0x2"}), {"--grid 0x2", "Pr must be >= 1"});
+  expect_rejected(kInvalidInput, with({"--grid", "axb"}), {"--grid axb"});
+  expect_rejected(kInvalidInput, with({"--grid", "2x2", "--v", "3"}), {"--v 3"});
+  expect_rejected(kInvalidInput, {"model", "comm", "--algo", "lu", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2"}, {"'lu'"});
+  expect_rejected(kInvalidInput, {"model", "comm", "--algo", "qr", "--n", "8", "--B", "16", "--s", "1", "--grid", "2x2"},
                   {"--B 16", "n = 8"});
 }
 
