@@ -4,7 +4,7 @@
     tessera experiment list
     tessera experiment run NAME [--quick] [--out DIR] [--jobs J] [--force] [--retry-failed] [--dry-run]
     tessera experiment plot NAME [--quick] [--out DIR]
-    tessera experiment report [--output FILE]
+    tessera experiment report [--output FILE] [--results DIR] [--quick]
 
 (`tessera experiment ...` runs this file with /usr/bin/python3; it also runs
 directly: /usr/bin/python3 experiments/experiment.py ...). NAME is a file of
@@ -97,7 +97,7 @@ def cmd_plot(a):
 def cmd_report(a):
     """Writes experiments/REPRODUCTION.md from the results of every definition."""
     path = os.path.abspath(a.output)
-    report.write(path, quick=a.quick)
+    report.write(path, quick=a.quick, base=os.path.abspath(a.results) if a.results else None)
     print(display_path(path))
     return 0
 
@@ -123,6 +123,7 @@ def parser():
     rep = sub.add_parser("report", help="write experiments/REPRODUCTION.md from every definition's results")
     rep.add_argument("--output", default=os.path.join(ROOT, "experiments", "REPRODUCTION.md"))
     rep.add_argument("--quick", action="store_true", help="from the --quick results (a test of the report itself)")
+    rep.add_argument("--results", help="folder holding one results folder per definition (default results/experiments)")
     return ap
 
 

@@ -140,17 +140,20 @@ class Definition:
         points = []
         for combo in itertools.product(*[_factor_points(f) for f in sweep]):
             params = dict(fixed)
+            origin = {k: "%sfixed.%s" % ("quick." if quick and k in section.get("fixed", {}) else "", k) for k in params}
             for part in combo:
                 for k, v in part.items():
                     if k in params and k != "backend":
                         raise self.error("%ssweep.%s" % (where, k), "also set in fixed (value %r)" % (params[k],))
                     params[k] = v
+                    origin[k] = "%ssweep.%s" % (where, k)
             for k, text in derived.items():
                 try:
                     params[k] = expr.evaluate(text, params)
                 except expr.ExprError as e:
                     raise self.error("derived.%s" % k, "value %s: %s" % (json.dumps(text), e))
-            self._check_values(params, where)
+                origin[k] = "derived.%s" % k
+            self._check_values(params, origin)
             points.append(Config(params, self))
         skipped = []
         if not quick:
@@ -170,17 +173,17 @@ class Definition:
                 return s["reason"]
         return None
 
-    def _check_values(self, params, where):
+    def _check_values(self, params, origin):
         for k, v in params.items():
             check = RUN_OPTIONS.get(k) or RUNNER_PARAMS.get(k)
-            if check and not check[0](v):
-                raise self.error("%s%s" % (where, k), "value %s must be %s" % (json.dumps(v), check[1]))
+            if check and v is not None and not check[0](v):
+                raise self.error(origin.get(k, k), "value %s must be %s" % (json.dumps(v), check[1]))
         if params["backend"] == "sim" and not self.machine:
             raise self.error("machine", "a sim backend needs a machine file (none given)")
         if "grid" in params and "nodes" in params:
             pr, pc = (int(x) for x in params["grid"].split("x"))
             if pr * pc != params["nodes"]:
-                raise self.error("%sgrid" % where, "value %s does not have nodes = %s nodes" % (
+                raise self.error(origin["grid"], "value %s does not have nodes = %s nodes" % (
                     json.dumps(params["grid"]), params["nodes"]))
 
 

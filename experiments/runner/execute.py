@@ -58,6 +58,8 @@ def command(defn, config, tessera, json_path, trace_path=None):
     opts = config.run_options()
     args = [tessera, "run"]
     for k, v in opts.items():
+        if v is None:
+            continue  # a derived option may be left to tessera's default
         if k == "nodes" and (config.backend != "sim" or "grid" in opts):
             continue  # the grid says how many nodes; --nodes is a simulated run's option
         flag = "--" + k.replace("_", "-")

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Every experiment definition parses, and the figure definitions expand to the configurations they state."""
+import math
+import os
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "experiments"))
+
+from runner import definition, execute, expr  # noqa: E402
+
+
+def params(configs, *keys):
+    """Sorted tuples of the given parameters of a list of configs."""
+    return sorted(tuple(c.params.get(k) for k in keys) for c in configs)
+
+
+class EveryDefinition(unittest.TestCase):
+    def test_each_parses_and_expands(self):
+        names = definition.all_names()
+        self.assertGreaterEqual(len(names), 9, names)
+        for name in names:
+            with self.subTest(name=name):
+                d = definition.load(name)
+                full, skipped = d.expand(False)
+                quick, _ = d.expand(True)
+                self.assertTrue(full and quick)
+                self.assertLessEqual(len(quick), len(full) + len(skipped))
+                ids = [c.id for c in full]
+                self.assertEqual(len(ids), len(set(ids)), "configuration ids must be unique")
+                for c in full + quick:
+                    cmd = execute.command(d, c, "tessera", "run.json")
+                    self.assertIn("--algo", cmd)
+                    if c.backend == "sim":
+                        self.assertEqual(cmd[cmd.index("--machine") + 1], d.machine)
+                for p in d.plots:
+                    self.assertTrue(p.get("xlabel") is not None and p.get("ylabel"), "%s: axes need labels" % p["file"])
+
+    def test_paper_figures_present(self):
+        shown = ["%s %s" % (d.paper["id"], d.paper["figure"]) for d in map(definition.load, definition.all_names())]
+        for want in ("000 Fig. 6", "000 Fig. 7", "000 Fig. 8", "001 Fig. 8", "001 Fig. 9", "001 Fig. 10", "001 Fig. 11",
+                     "000 App. A.2"):
+            self.assertTrue(any(s == want or s.startswith(want + "a") or s.startswith(want + " ") or s.startswith(want + ",")
+                                for s in shown), "%s: no definition (have %s)" % (want, shown))
+
+
+class FigureSweeps(unittest.TestCase):
+    def test_fig6_weak_scaling(self):
+        d = definition.load("000-fig6-weak-gpu")
+        full, skipped = d.expand(False)
+        nodes = sorted({c.params["nodes"] for c in full})
+        self.assertEqual(nodes, [1, 2, 4, 8, 16, 32])
+        self.assertEqual(sorted({c.params["nodes"] for c, _ in skipped}), [64, 100])
+        self.assertTrue(all("cost" in reason for _, reason in skipped))
+        for c in full:
+            self.assertEqual(c.params["n"], round(34560 * math.sqrt(c.params["nodes"])))
+            pr, pc = map(int, c.params["grid"].split("x"))
+            self.assertEqual(pr * pc, c.params["nodes"])
+            self.assertLessEqual(pr, pc)
+            self.assertEqual((c.params["gpus"], c.params["B"], c.params["s"], c.params["b"]), (3, 1152, 2, "auto"))
+        self.assertEqual(params([c for c in full if c.params["nodes"] == 4], "grid"), [("2x2",), ("2x2",)])
+        self.assertEqual(params([c for c in full if c.params["nodes"] == 32], "grid"), [("4x8",), ("4x8",)])
+        cmd = execute.command(d, [c for c in full if c.params["nodes"] == 2][0], "tessera", "r.json")
+        self.assertIn("--grid", cmd)
+        self.assertNotIn("--nodes", cmd)  # the grid says how many
+
+    def test_fig7_threads(self):
+        full, _ = definition.load("000-fig7-weak-cpu").expand(False)
+        for c in full:
+            self.assertEqual(c.params["threads"], 12 if c.params["nodes"] == 1 else 11)
+            self.assertNotIn("gpus", c.params)
+
+    def test_001_fig8_points(self):
+        full, _ = definition.load("001-fig8-weak-node").expand(False)
+        self.assertEqual(len(full), 48)
+        d = [c for c in full if c.params["algo"] == "cholesky" and c.params["precision"] == "d"]
+        self.assertEqual(params(d, "threads", "gpus", "n")[-3:], [(9, 1, 20000), (9, 2, 25000), (9, 3, 34000)])
+        s = [c for c in full if c.params["algo"] == "qr" and c.params["precision"] == "s"]
+        self.assertEqual(params(s, "threads", "gpus", "n")[-3:], [(9, 1, 30000), (9, 2, 38000), (9, 3, 46000)])
+        cpu = [c for c in full if c.params["gpus"] == 0][0]
+        cmd = execute.command(definition.load("001-fig8-weak-node"), cpu, "tessera", "r.json")
+        self.assertNotIn("--B", cmd)  # CPU-only points: tessera's default tiles
+        gpu = [c for c in full if c.params["gpus"] == 3][0]
+        self.assertEqual(gpu.params["B"], 1152)
+
+    def test_001_fig9_points(self):
+        full, _ = definition.load("001-fig9-strong").expand(False)
+        self.assertEqual(len(full), 2 * 9 * 15)
+        self.assertEqual(sorted({c.params["n"] for c in full if c.params["precision"] == "s"}),
+                         [5760, 11520, 17280, 23040, 28800])
+        self.assertEqual(sorted({(c.params["threads"], c.params["gpus"]) for c in full if c.params["step"] > 12}),
+                         [(9, 3), (10, 2), (11, 1)])
+
+    def test_fig11_sizes(self):
+        full, _ = definition.load("001-fig11-imbalance").expand(False)
+        self.assertEqual(len(full), 60)
+        for c in full:
+            self.assertEqual(c.params["n"], 1152 * c.params["gpus"] * c.params["tiles_per_gpu"])
+            self.assertEqual(c.params["threads"], 3 * c.params["gpus"])
+
+    def test_validation_sweeps(self):
+        comm, _ = definition.load("validate-comm").expand(False)
+        self.assertEqual(len(comm), 54)
+        pred = definition.load("validate-prediction")
+        full, _ = pred.expand(False)
+        self.assertEqual(len(full), 2 * 24)
+        self.assertEqual(sum(c.repeats for c in full), 24 * 3 + 24)  # real runs 3 times, simulations once
+        native = [c for c in full if c.backend == "native"][0]
+        self.assertNotIn("--machine", execute.command(pred, native, "tessera", "r.json"))
+
+
+class Expressions(unittest.TestCase):
+    def test_allowed(self):
+        self.assertEqual(expr.evaluate("grid_of(nodes)", {"nodes": 8}), "2x4")
+        self.assertEqual(expr.evaluate("grid_of(7)", {}), "1x7")
+        self.assertEqual(expr.evaluate("a.b[1] if x > 1 else 0", {"a": {"b": [4, 5]}, "x": 2}), 5)
+        self.assertEqual(expr.evaluate("'%dc+%dg' % (t, g)", {"t": 9, "g": 3}), "9c+3g")
+        self.assertEqual(expr.evaluate("get(k, 'X', 0)", {"k": {}}), 0)
+
+    def test_refused(self):
+        for text in ("__import__('os')", "(lambda: 1)()", "[x for x in y]", "a._secret", "open('f')"):
+            with self.subTest(text=text):
+                with self.assertRaises(expr.ExprError):
+                    expr.evaluate(text, {"a": {}, "y": []})
+        with self.assertRaises(expr.ExprError):
+            expr.evaluate("missing + 1", {})
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""The experiment runner end to end on small definitions written here.
+
+    test_runner.py TESSERA_BINARY WORK_DIR
+
+Bad definitions exit 2 with one line naming the file, the key and the value;
+a failing run (a simulated GPU out of memory, exit 4) is recorded and the
+sweep goes on; a rerun skips recorded runs, --retry-failed reruns the failed
+one, --force all; --jobs 2 runs simulations in parallel; a run past --timeout
+is killed and recorded; the progress bar; plots from a copied results folder.
+"""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "experiments"))
+from runner.progress import Progress  # noqa: E402
+
+TESSERA = WORK = None
+RUNNER = os.path.join(ROOT, "experiments", "experiment.py")
+
+
+def good_definition(name, **over):
+    """A two-point definition: one run that succeeds, one that tessera refuses (4 GPUs on a 3-GPU node: exit 2)."""
+    doc = {
+        "name": name, "title": "runner test", "paper": {"id": "test", "figure": "none"},
+        "machine": "platform/machines/keeneland.json", "backend": "sim",
+        "fixed": {"algo": "qr", "B": 1152, "s": 2, "b": "auto", "n": 2304},
+        "sweep": [{"gpus": [3, 4]}],
+        "metrics": {"tflops": "gflops / 1000"},
+        "plots": [{"file": "t", "kind": "lines", "title": "t", "x": "n", "y": "tflops", "xlabel": "N", "ylabel": "TFlop/s"}],
+        "reported": [{"id": "r", "plot": "t", "where": {"gpus": 3}, "metric": "tflops", "value": 0.1, "source": "test"}],
+    }
+    doc.update(over)
+    return doc
+
+
+def write(name, doc):
+    folder = os.path.join(WORK, "defs")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def run(*args, binary=False):
+    """Runs the runner (through `tessera experiment` when binary) and returns (rc, stdout, stderr)."""
+    cmd = ([TESSERA, "experiment"] if binary else ["/usr/bin/python3", RUNNER, "--tessera", TESSERA]) + list(args)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def lines(out):
+    with open(os.path.join(out, "runs.jsonl")) as f:
+        return [json.loads(x) for x in f if x.strip()]
+
+
+class BadDefinitions(unittest.TestCase):
+    def expect_error(self, name, doc, *needles):
+        path = write(name, doc)
+        rc, out, err = run("run", path, "--out", os.path.join(WORK, "bad"))
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        for needle in (os.path.basename(path),) + needles:
+            self.assertIn(needle, err)
+
+    def test_unknown_top_key(self):
+        self.expect_error("bad-key", good_definition("bad-key", colour="red"), "colour", "unknown key")
+
+    def test_unknown_sweep_key(self):
+        self.expect_error("bad-sweep-key", good_definition("bad-sweep-key", sweep=[{"thread": [1]}]), "sweep[0].thread")
+
+    def test_missing_machine(self):
+        self.expect_error("bad-machine", good_definition("bad-machine", machine="platform/machines/nowhere.json"),
+                          "machine", "nowhere.json")
+
+    def test_bad_sweep_value(self):
+        self.expect_error("bad-value", good_definition("bad-value", sweep=[{"gpus": [-1]}]), "sweep.gpus", "value -1")
+        self.expect_error("bad-algo", good_definition("bad-algo", fixed={"algo": "lu"}, sweep=[{"n": [64]}], reported=[]),
+                          "algo", '"lu"')
+
+    def test_bad_expression(self):
+        doc = good_definition("bad-expr", derived={"B": "__import__('os')"})
+        self.expect_error("bad-expr", doc, "derived.B", "__import__")
+
+    def test_name_must_match_file(self):
+        self.expect_error("bad-name", good_definition("other"), "name", '"other"')
+
+    def test_unknown_definition_name(self):
+        rc, _, err = run("run", "no-such-definition")
+        self.assertEqual(rc, 2)
+        self.assertIn("no-such-definition.json", err)
+
+
+class Sweep(unittest.TestCase):
+    def test_failure_recorded_resume_retry_force(self):
+        path = write("fails", good_definition("fails"))
+        out = os.path.join(WORK, "fails")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, stdout, err = run("run", path, "--out", out, binary=True)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("1 run(s) ok, 1 failed", stdout)
+        recs = {r["params"]["gpus"]: r for r in lines(out)}
+        self.assertEqual(recs[3]["status"], "ok")
+        self.assertEqual(recs[3]["result"]["n"], 2304)
+        self.assertAlmostEqual(recs[3]["metrics"]["tflops"], recs[3]["result"]["gflops"] / 1000)
+        self.assertEqual(recs[4]["status"], "failed")
+        self.assertEqual(recs[4]["exit_status"], 2)
+        self.assertIn("--gpus", recs[4]["stderr"])
+        for r in recs.values():
+            self.assertEqual(len(r["tessera_commit"]), 40)
+            self.assertEqual(r["machine"], "platform/machines/keeneland.json")
+            self.assertTrue(r["date"].startswith("20"))
+        with open(os.path.join(out, "runs.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(sorted(r["status"] for r in rows), ["failed", "ok"])
+        self.assertIn("--gpus", [r for r in rows if r["status"] == "failed"][0]["error"])
+        # Resume: nothing to do.
+        rc, stdout, _ = run("run", path, "--out", out)
+        self.assertIn("0 run(s) ok, 0 failed, 2 already done", stdout)
+        self.assertEqual(len(lines(out)), 2)
+        rc, stdout, _ = run("run", path, "--out", out, "--retry-failed")
+        self.assertIn("0 run(s) ok, 1 failed, 1 already done", stdout)
+        self.assertEqual(len(lines(out)), 3)
+        rc, stdout, _ = run("run", path, "--out", out, "--force")
+        self.assertIn("1 run(s) ok, 1 failed, 0 already done", stdout)
+        self.assertEqual(len(lines(out)), 5)
+        # Plots from a copy of the folder, elsewhere.
+        copy = os.path.join(WORK, "copied")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(out, copy)
+        p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "analysis", "plot_experiment.py"), copy],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for ext in ("png", "pdf"):
+            self.assertGreater(os.path.getsize(os.path.join(copy, "figures", "t." + ext)), 2000)
+
+    def test_parallel_jobs_and_dry_run(self):
+        doc = good_definition("parallel", sweep=[{"n": [1152, 2304, 3456]}],
+                              fixed={"algo": "cholesky", "threads": 2, "gpus": 3, "B": 1152}, reported=[])
+        path = write("parallel", doc)
+        out = os.path.join(WORK, "parallel")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, stdout, _ = run("run", path, "--dry-run")
+        self.assertEqual(rc, 0)
+        self.assertEqual(len(stdout.strip().splitlines()), 3)
+        self.assertIn("--backend sim --machine platform/machines/keeneland.json", stdout)
+        rc, stdout, err = run("run", path, "--out", out, "--jobs", "2")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(r["result"]["n"] for r in lines(out)), [1152, 2304, 3456])
+
+    def test_timeout_recorded(self):
+        doc = good_definition("slow", fixed={"algo": "qr", "threads": 11}, sweep=[{"n": [69120]}, {"grid": ["2x2"]}],
+                              reported=[])
+        path = write("slow", doc)
+        out = os.path.join(WORK, "slow")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, stdout, err = run("run", path, "--out", out, "--timeout", "1")
+        self.assertEqual(rc, 0, err)
+        (rec,) = lines(out)
+        self.assertEqual(rec["status"], "timeout")
+        self.assertIn("timeout", rec["stderr"])
+
+
+class ProgressBar(unittest.TestCase):
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    def test_terminal(self):
+        s = self.Tty()
+        p = Progress(3, stream=s, title="x")
+        p.update(True, "first")
+        p.update(False, "second")
+        text = s.getvalue()
+        self.assertIn("2/3", text)
+        self.assertIn("elapsed", text)
+        self.assertIn("ETA", text)
+        self.assertIn("failed 1", text)
+        p.finish()
+
+    def test_quiet_elsewhere(self):
+        s = io.StringIO()
+        p = Progress(3, stream=s)
+        p.update(True)
+        p.finish()
+        self.assertEqual(s.getvalue(), "")
+
+
+if __name__ == "__main__":
+    TESSERA, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    os.makedirs(WORK, exist_ok=True)
+    unittest.main(argv=sys.argv[:1], verbosity=1)

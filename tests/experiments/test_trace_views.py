@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Trace views: the Gantt chart (PNG) and the real-versus-simulated comparison of two traces.
+
+    test_trace_views.py TESSERA_BINARY WORK_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ANALYSIS = os.path.join(ROOT, "analysis")
+sys.path.insert(0, ANALYSIS)
+import trace_devices  # noqa: E402
+
+TESSERA = WORK = None
+
+
+def tessera_run(trace, *extra):
+    args = [TESSERA, "run", "--algo", "qr", "--n", "768", "--B", "128", "--threads", "2", "--trace", trace] + list(extra)
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+
+
+def script(name, *args):
+    p = subprocess.run(["/usr/bin/python3", os.path.join(ANALYSIS, name)] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+class TraceViews(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.real = os.path.join(WORK, "real.json")
+        cls.sim = os.path.join(WORK, "sim.json")
+        cls.gpu = os.path.join(WORK, "gpu.json")
+        tessera_run(cls.real)
+        tessera_run(cls.sim, "--backend", "sim", "--machine", "platform/machines/local.json")
+        subprocess.run([TESSERA, "run", "--algo", "cholesky", "--n", "4608", "--B", "1152", "--s", "2", "--b", "auto",
+                        "--gpus", "3", "--threads", "9", "--backend", "sim", "--machine",
+                        "platform/machines/keeneland.json", "--trace", cls.gpu], check=True, stdout=subprocess.DEVNULL,
+                       cwd=ROOT)
+
+    def test_gantt_png(self):
+        out = os.path.join(WORK, "gantt.png")
+        rc, stdout, err = script("trace_gantt.py", self.gpu, "--out", out)
+        self.assertEqual(rc, 0, err)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(out), 5000)
+        with open(self.gpu) as f:
+            tasks = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X")
+        self.assertIn("%d bars" % tasks, stdout)
+
+    def test_compare_same_configuration(self):
+        rc, stdout, err = script("trace_compare.py", self.real, self.sim, "--json")
+        self.assertEqual(rc, 0, err)
+        c = json.loads(stdout)
+        self.assertTrue(c["same_tasks"])
+        names = {k["kernel"] for k in c["kernels"]}
+        self.assertEqual(names, {"GEQRT", "LARFB", "TSQRT", "SSRFB"})
+        for k in c["kernels"]:
+            self.assertEqual(k["a"]["count"], k["b"]["count"])
+            self.assertAlmostEqual(k["b"]["total_us"], k["b"]["mean_us"] * k["b"]["count"], delta=1e-6 * k["b"]["total_us"])
+            self.assertGreater(k["mean_ratio"], 0)
+        self.assertEqual(sorted(w["worker"] for w in c["workers"]), ["cpu0", "cpu1"])
+        rc, text, _ = script("trace_compare.py", self.real, self.sim)
+        self.assertIn("SSRFB", text)
+        self.assertIn("idle A s", text)
+
+    def test_compare_different_configurations(self):
+        rc, stdout, _ = script("trace_compare.py", self.real, self.gpu)
+        self.assertEqual(rc, 1)
+        self.assertIn("not the same configuration", stdout)
+
+    def test_device_breakdown_adds_up(self):
+        rows = trace_devices.breakdown([self.gpu])
+        gpus = [r for r in rows if r["worker"].startswith("gpu")]
+        self.assertEqual([r["worker"] for r in gpus], ["gpu1", "gpu2", "gpu3"])
+        for r in rows:
+            total = r["kernel_s"] + r["transfer_exposed_s"] + r["idle_s"]
+            self.assertAlmostEqual(total, r["makespan_s"], delta=1e-9 + 1e-6 * r["makespan_s"])
+            self.assertLessEqual(r["transfer_exposed_s"], r["transfer_total_s"] + 1e-12)
+        self.assertTrue(any(r["transfer_total_s"] > 0 for r in gpus))
+
+    def test_interval_arithmetic(self):
+        a = trace_devices.union([(0, 2), (1, 3), (5, 6)])
+        self.assertEqual(a, [[0, 3], [5, 6]])
+        self.assertEqual(trace_devices.subtract(a, [[1, 2], [5.5, 7]]), [[0, 1], [2, 3], [5, 5.5]])
+        self.assertEqual(trace_devices.length(a), 4)
+
+
+if __name__ == "__main__":
+    TESSERA, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    os.makedirs(WORK, exist_ok=True)
+    unittest.main(argv=sys.argv[:1], verbosity=1)
