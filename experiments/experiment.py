@@ -131,7 +131,7 @@ def main(argv=None):
     a = parser().parse_args(argv)
     try:
         return {"list": cmd_list, "run": cmd_run, "plot": cmd_plot, "report": cmd_report}[a.command](a)
-    except (DefinitionError, UsageError) as e:
+    except (DefinitionError, UsageError, execute.CannotStart) as e:
         print("tessera experiment: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

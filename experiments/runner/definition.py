@@ -95,7 +95,7 @@ class Config:
         """A short readable description: the run options in a fixed order."""
         order = ["algo", "precision", "n", "grid", "nodes", "threads", "gpus", "B", "s", "b"]
         opts = self.run_options()
-        parts = ["%s=%s" % (k, opts[k]) for k in order if k in opts]
+        parts = ["%s=%s" % (k, opts[k]) for k in order if opts.get(k) is not None]
         return " ".join([self.backend] + parts)
 
 

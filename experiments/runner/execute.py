@@ -103,6 +103,10 @@ def load_records(out_dir):
     return records
 
 
+class CannotStart(RuntimeError):
+    """The tessera binary could not be started: no run can succeed, the sweep stops."""
+
+
 class Runner:
     """Runs one definition's sweep into an output folder."""
 
@@ -145,8 +149,13 @@ class Runner:
         try:
             with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
                 futures = [pool.submit(self.run_one, c, rep) for c, rep in parallel]
-                for fut in concurrent.futures.as_completed(futures):
-                    self.finished(fut.result(), progress, counts)
+                try:
+                    for fut in concurrent.futures.as_completed(futures):
+                        self.finished(fut.result(), progress, counts)
+                except CannotStart:
+                    for f in futures:
+                        f.cancel()
+                    raise
             for c, rep in serial:
                 self.finished(self.run_one(c, rep), progress, counts)
         finally:
@@ -190,7 +199,7 @@ class Runner:
                 timed_out = True
                 rc, out, err = None, _text(e.stdout), _text(e.stderr) + "\nkilled after the %d s timeout" % self.timeout_s
             except OSError as e:
-                rc, out, err = None, "", "could not start %s: %s" % (cmd[0], e)
+                raise CannotStart("could not start %s: %s (nothing recorded for this run)" % (cmd[0], e))
             record["run_wall_s"] = time.monotonic() - t0
             record["date"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
             record["exit_status"] = rc
