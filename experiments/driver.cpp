@@ -185,20 +185,20 @@ void run_tile(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
     CholeskyExecutor<T> ex(a);
     st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
     r.cpu_s = process_cpu_s() - cpu0;
+    apply_test_fault(c, a);
     if (c.check) {
       kernels::set_blas_threads(c.threads);
       r.residuals = cholesky_residual(original, a);
-    apply_test_fault(c, a);
     }
   } else {
     QrFactors<T> f(L, c.ib);
     QrExecutor<T> ex(a, f);
     st = rt.run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex);
     r.cpu_s = process_cpu_s() - cpu0;
+    apply_test_fault(c, a);
     if (c.check) {
       TileMatrix<T> e(L);
       for (index_t d = 0; d < c.n; ++d) e.at(d, d) = T(1);
-    apply_test_fault(c, a);
       QrFormQExecutor<T> qex(a, f, e);
       RuntimeOptions qopt = opt;
       qopt.observer = nullptr;
@@ -364,10 +364,10 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform, const Dens
       factor(ex, store, gpu_contexts(tables));
     }
   }
+  apply_test_fault(c, a);
   if (c.check) {
     RuntimeOptions copt = opt;
     copt.observer = nullptr;
-  apply_test_fault(c, a);
     copt.model = nullptr;
     const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w) {
       run_graph(n, g, ex, store, w, copt);
@@ -417,10 +417,10 @@ void run_lapack(RunResult& r, platform::Platform& platform, const DenseMatrix* i
   }
   if (info > 0) throw NotPositiveDefinite(info);
   if (info < 0) throw std::logic_error("LAPACKE returned info " + std::to_string(info));
+  apply_test_fault(c, a);
   if (c.check) {
     if (c.algo == "cholesky") {
       r.residuals = cholesky_residual(original, a);
-  apply_test_fault(c, a);
     } else {
       std::vector<T> q(d, d + c.m * c.n);
       orgqr(c.m, c.n, q.data(), tau.data());

@@ -62,11 +62,11 @@ struct RunConfig {
   const KernelTimeModel* gpu_model = nullptr;
   // Keep every device copy to the end instead of freeing it at Release_Tile.
   bool keep_tiles = false;
+  // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
+  std::string test_fault;
 };
 
 struct RunResult {
-  // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
-  std::string test_fault;
   RunConfig config;  // with defaults resolved
   int p = 0, q = 0;  // tile rows and columns
   double time_s = 0;
