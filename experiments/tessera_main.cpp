@@ -17,11 +17,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "experiments/driver.hpp"
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
+#include "experiments/progress_file.hpp"
 #include "kernels/cpu/calibrate.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/comm_model.hpp"
@@ -215,7 +217,7 @@ std::string node_trace_path(const std::string& path, int node) {
 }
 
 int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
-                const std::string& policy, const std::string& trace_path) {
+                const std::string& policy, const std::string& trace_path, const std::string& progress_path) {
   using namespace tessera;
   if (policy == "priority") cfg.policy = ReadyPolicy::Priority;
   else if (policy == "fifo") cfg.policy = ReadyPolicy::Fifo;
@@ -234,6 +236,8 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   }
   TraceRecorder trace;
   if (trace_file.is_open()) cfg.observer = &trace;
+  std::optional<ProgressFile> progress;
+  if (!progress_path.empty()) cfg.observer = &progress.emplace(progress_path, cfg.observer);
   std::string name;
   const auto wall0 = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<TraceRecorder>> node_traces;  // a simulated cluster's nodes 1..P-1
@@ -369,7 +373,7 @@ int main(int argc, char** argv) {
   tessera::add_experiment_help(app);
 
   tessera::RunConfig cfg;
-  std::string precision = "d", json_path, policy = "priority", trace_path;
+  std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   BackendOptions backend;
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "cholesky | qr")->required();
@@ -411,12 +415,15 @@ int main(int argc, char** argv) {
                                      "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
   auto* gpu_lat_opt = run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
   run->add_flag("--keep-tiles", cfg.keep_tiles, "ignore Release_Tile: keep every GPU copy to the end (to compare peak memory)");
-  run->add_flag("--sim-data", backend.sim_data,
-                "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
-
+  run->add_option("--progress-file", progress_path,
+                  "create FILE (empty) once the factorization's first task has finished: a marker for scripts and "
+                  "tests that act while a run factors; FILE must not exist yet");
   run->add_option("--test-fault", cfg.test_fault,
                   "test only: corrupt-factor (perturb the factor before --check, which then fails: exit 1) | "
                   "internal-error (raise an internal error after the factorization: exit 5)");
+  run->add_flag("--sim-data", backend.sim_data,
+                "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
+
   CalibrateOptions cal;
   auto* calibrate = app.add_subcommand(
       "calibrate", "time every tile kernel on this machine and write a machine file with a calibrated kernel model");
@@ -466,7 +473,7 @@ int main(int argc, char** argv) {
         if (o->count() > 0)
           throw tessera::InputError(o->get_name() + " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
-    if (*run) return run_command(cfg, backend, json_path, policy, trace_path);
+    if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path);
     if (*calibrate) {
       cal.sizes_given = sizes_opt->count() > 0;
       cal.for_n_given = for_n_opt->count() > 0;

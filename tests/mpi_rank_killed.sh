@@ -1,14 +1,17 @@
 #!/bin/bash
 # A node that dies mid-run must not hang the others: starts a distributed
 # Cholesky on 2 MPI ranks (grid 1x2), kills one tessera rank (not mpirun)
-# with SIGKILL after about 1.5 s, and passes when mpirun and every rank have
-# ended within 10 s of the kill, mpirun's status is non-zero and it said
-# something on stderr. What still runs after 10 s is listed, then killed.
+# with SIGKILL as soon as the factorization runs (the --progress-file marker
+# a rank creates when its first factorization task has finished), and passes
+# when mpirun and every rank have ended within 10 s of the kill, mpirun's
+# status is non-zero, it says which rank died of signal 9, and no rank printed
+# a summary line. What still runs after 10 s is listed, then killed.
 #   mpi_rank_killed.sh MPIEXEC TESSERA RANK
 set -u
 mpiexec=$1 tessera=$2 victim_rank=${3:-1}
 n=${TESSERA_FAULT_N:-6000}
 grace=10
+start_limit=120  # seconds for the matrix to be generated and the first task to finish
 
 dir=$(mktemp -d)
 mpirun_pid=
@@ -40,8 +43,9 @@ show() {
   echo "--- stderr ---"; cat "$dir/err"
 }
 
+marker=$dir/factoring
 "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$tessera" run --algo cholesky --n "$n" --grid 1x2 \
-  </dev/null >"$dir/out" 2>"$dir/err" &
+  --progress-file "$marker" </dev/null >"$dir/out" 2>"$dir/err" &
 mpirun_pid=$!
 t0=$(now)
 
@@ -66,8 +70,25 @@ if [[ ${#rank_pid[@]} -ne 2 ]]; then
 fi
 echo "mpirun pid $mpirun_pid, rank 0 pid ${rank_pid[0]}, rank 1 pid ${rank_pid[1]} (after $(since "$t0") s)"
 
-sleep 1.5
+# The factorization runs once the marker exists.
 victim=${rank_pid[$victim_rank]}
+while [[ ! -e $marker ]]; do
+  if ended "$mpirun_pid" || ended "$victim"; then
+    echo "FAIL: the run ended ($(since "$t0") s) before it marked its factorization started ($marker)"
+    reap
+    show
+    exit 1
+  fi
+  if ! awk -v a="$t0" -v b="$(now)" -v g="$start_limit" 'BEGIN { exit !(b - a < g) }'; then
+    echo "FAIL: no factorization started within $start_limit s ($marker missing)"
+    kill -9 "$mpirun_pid" 2>/dev/null
+    reap
+    show
+    exit 1
+  fi
+  sleep 0.02
+done
+echo "factorization started at $(since "$t0") s"
 if ended "$mpirun_pid" || ended "$victim"; then
   echo "FAIL: the run ended before the kill ($(since "$t0") s): make it longer (TESSERA_FAULT_N, now $n)"
   reap
@@ -114,5 +135,12 @@ echo "all ended $(since "$t_kill") s after the kill; mpirun exit status $rc"
 show
 fail=0
 [[ $rc -ne 0 ]] || { echo "FAIL: mpirun exited 0 although a rank was killed"; fail=1; }
-[[ -s $dir/err ]] || { echo "FAIL: nothing on stderr"; fail=1; }
+# Open MPI's abort text names the rank that died and the signal.
+grep -Eq "process rank $victim_rank with PID [0-9]+ on node .* exited on signal 9 \\(Killed\\)" "$dir/err" ||
+  { echo "FAIL: mpirun did not say that rank $victim_rank exited on signal 9"; fail=1; }
+# The run did not finish anywhere: no summary line from any rank.
+if grep -Eq '^cholesky +tile ' "$dir/out" "$dir/err"; then
+  echo "FAIL: a rank printed a summary line although the run was killed"
+  fail=1
+fi
 exit $fail

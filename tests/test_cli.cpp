@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -285,6 +286,23 @@ TEST(CliGoodRun, LapackPeerPassesTheCheck) {
   TempDir dir;
   const auto f = dir.write("nonspd.mtx", tridiagonal(12, [](int j) { return j == 9 ? -3.0 : 4.0; }));
   expect_rejected(kNotPositiveDefinite, base({"--input", f, "--impl", "lapack"}), {"column 9"});
+}
+
+// --progress-file: created once the factorization runs, the trace it wraps
+// still written whole; a file that exists already, or a directory that does
+// not, is refused before the run.
+TEST(CliGoodRun, ProgressFileMarksTheFactorization) {
+  TempDir dir;
+  const std::string marker = dir.path() + "/factoring", trace = dir.path() + "/trace.json";
+  expect_success(run_tessera(base({"--n", "200", "--B", "40", "--threads", "2", "--progress-file", marker, "--trace", trace})));
+  EXPECT_TRUE(std::filesystem::exists(marker));
+  const nlohmann::json t = nlohmann::json::parse(read_text(trace));
+  EXPECT_EQ(std::count_if(t.at("traceEvents").begin(), t.at("traceEvents").end(),
+                          [](const nlohmann::json& e) { return e.value("cat", "") == "task"; }),
+            35);  // 5 x 5 tiles: p(p+1)(p+2)/6 kernels
+  expect_rejected(kInvalidInput, base({"--n", "200", "--progress-file", marker}), {"--progress-file " + marker, "exists"});
+  const std::string nowhere = dir.path() + "/no-such-dir/factoring";
+  expect_rejected(kInvalidInput, base({"--n", "200", "--progress-file", nowhere}), {nowhere, "not writable"});
 }
 
 TEST(CliGoodRun, UncheckedRunSucceedsAndSaysSo) {

@@ -2,9 +2,9 @@
 // naming the file, the field and the value.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <fstream>
+#include <string>
 
+#include "../test_helpers.hpp"
 #include "platform/machine.hpp"
 #include "runtime/error.hpp"
 
@@ -46,16 +46,15 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 }
 
 // The message of the InputError that loading `text` from a file named bad.json throws.
+// The file lives in a directory of this call's own: ctest runs tests in parallel.
 std::string rejection(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "bad.json";
-  std::ofstream(path) << text;
+  const tessera::test::TempDir dir;
+  const std::string path = dir.write("bad.json", text);
   try {
     Machine::load(path);
   } catch (const InputError& e) {
-    std::remove(path.c_str());
     return e.what();
   }
-  std::remove(path.c_str());
   ADD_FAILURE() << "accepted:\n" << text;
   return "";
 }
