@@ -94,6 +94,12 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpus > 0 && c.impl != "tile") throw InputError("--impl " + c.impl + " runs on the CPU only: GPUs need --impl tile");
   if (c.pr < 1 || c.pc < 1)
     throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + ": Pr and Pc must be >= 1");
+  if (c.v != RunConfig::kUnsetV && c.v < 1)
+    throw InputError("--v " + std::to_string(c.v) + ": the virtual tile height must be >= 1 tile row");
+  if (c.v != RunConfig::kUnsetV && c.algo != "qr")
+    throw InputError("--v " + std::to_string(c.v) + ": the virtual tile height applies to --algo qr only");
+  if (c.v == RunConfig::kUnsetV)
+    c.v = c.algo == "qr" ? default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr) : 1;
   if (c.network) {
     if (c.pr * c.pc != c.network->nodes())
       throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " + std::to_string(c.pr * c.pc) +
@@ -280,7 +286,7 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform, const Dens
   r.p = p;
   r.q = q;
   const int G = c.gpus;
-  const MultiLevelBlockCyclic dist(L, c.pr, c.pc, G);
+  const MultiLevelBlockCyclic dist(L, c.pr, c.pc, G, c.v);
   const bool chol = c.algo == "cholesky";
   const DataId pq = static_cast<DataId>(p * q);
   const Placement where = factor_placement(L, dist);
@@ -515,6 +521,7 @@ std::string summary_line(const RunResult& r, const char* backend) {
   if (!r.comm.empty() && (r.nodes > 1 || c.gpus == 0)) {  // (a one-node run with GPUs has no network)
     const CommMax mx = comm_max(r);
     grid += fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
+    if (c.algo == "qr" && c.pr > 1) grid += fmt::format(" v={}", c.v);
   }
   if (c.gpus > 0) {
     std::size_t peak = 0;
@@ -563,6 +570,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   if (!r.comm.empty()) {
     j["grid"] = {c.pr, c.pc};
+    j["v"] = c.v;
     j["nodes"] = r.nodes;
     j["node_time_s"] = r.node_time_s;
     nlohmann::json per = nlohmann::json::array();

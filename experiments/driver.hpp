@@ -50,6 +50,10 @@ struct RunConfig {
   // calls run_factorization with the same configuration.
   platform::NodeNetwork* network = nullptr;
   int pr = 1, pc = 1;
+  // QR's virtual tile height in tile rows (000 App. A.2.2, MultiLevelBlockCyclic);
+  // kUnsetV: default_virtual_tile_height. Cholesky keeps 1.
+  static constexpr int kUnsetV = -(1 << 30);
+  int v = kUnsetV;
   // GPUs per node (000 §3.1: MultiLevelBlockCyclic with G > 0; on one node
   // the same map as 001's HeteroColumnCyclic). Native runs make them of
   // `device` kind (emulated | cuda); a simulated backend passes its own in

@@ -77,7 +77,7 @@ ModelCommand::ModelCommand(CLI::App& app) {
   comm->add_option("--B", B_, "top-level tile size")->required();
   comm->add_option("--s", s_, "partitions of each top-level tile")->required();
   comm->add_option("--grid", grid_, "process grid PrxPc, e.g. 2x3")->required();
-  comm->add_option("--v", v_, "QR virtual tile height in tiles; default n/(B*Pr), at least 1");
+  comm->add_option("--v", v_, "QR virtual tile height in tile rows; default that of tessera run for the same shape (n/(B*Pr) is the paper's analysis)");
   comm->add_option("--nb", nb_, "ScaLAPACK block size of the PDPOTRF/PDGEQRF rows; default B");
   comm->add_option("--json", json_path_, "also write the rows as one JSON object to FILE");
 }

@@ -408,6 +408,9 @@ int main(int argc, char** argv) {
   run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");
   run->add_option("--device", cfg.device,
                   "kind of the GPUs of a native run: emulated (host memory, copies timed by --gpu-bandwidth/--gpu-latency, "
+  run->add_option("--v", cfg.v,
+                  "QR virtual tile height in tile rows (000 App. A.2.2): v adjacent tile rows on one node; default "
+                  "max(1, p/(8*Pr)) for p tile rows, 1 on one node row");
                   "kernels on a CPU core) | cuda; default emulated");
   auto* device_opt = run->get_option("--device");
   auto* gpu_memory_opt = run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU; default 4 GiB");

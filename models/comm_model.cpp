@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/distribution.hpp"
 #include "runtime/error.hpp"
 
 namespace tessera {
@@ -132,7 +133,12 @@ double word_chol_closed(const CommShape& c) {
   return n * static_cast<double>(c.B) / 4 * lg + n * n / sqrt_p * (lg / 4 + 0.5);
 }
 
-double default_virtual_tile_height(const CommShape& c) {
+double run_virtual_tile_height(const CommShape& c) {
+  validate_comm_shape(c);
+  return default_virtual_tile_height(static_cast<int>((c.n + c.B - 1) / c.B), c.Pr);
+}
+
+double paper_virtual_tile_height(const CommShape& c) {
   validate_comm_shape(c);
   return std::max(1.0, static_cast<double>(c.n) / (static_cast<double>(c.B) * c.Pr));
 }
@@ -209,7 +215,7 @@ CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> 
     r.scalapack_messages = pdpotrf_messages(c, r.nb);
     r.scalapack_words = pdpotrf_words(c, r.nb);
   } else {
-    r.v = v.value_or(default_virtual_tile_height(c));
+    r.v = v.value_or(run_virtual_tile_height(c));
     r.msg_sum = msg_qr_sum(c, r.v);
     r.msg_closed = msg_qr_closed(c, r.v);
     r.word_sum = word_qr_sum(c, r.v);

@@ -85,8 +85,12 @@ double msg_chol_closed(const CommShape& c);
 double word_chol_sum(const CommShape& c);
 double word_chol_closed(const CommShape& c);
 
-// A.2.2's default virtual tile height v = n/(B*Pr), at least 1.
-double default_virtual_tile_height(const CommShape& c);
+// The virtual tile height of A.2.2's analysis, v = n/(B*Pr), at least 1.
+double paper_virtual_tile_height(const CommShape& c);
+// The virtual tile height `tessera run` uses by default for this shape
+// (default_virtual_tile_height of runtime/distribution.hpp on ceil(n/B) tile
+// rows): what comm_report evaluates A.2.2 at unless given v.
+double run_virtual_tile_height(const CommShape& c);
 // A.2.2: msg_qr, first line (sum) and fourth line (closed form); v >= 1
 // (InputError naming --v otherwise).
 double msg_qr_sum(const CommShape& c, double v);

@@ -1,5 +1,6 @@
 #include "runtime/distribution.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "runtime/error.hpp"
@@ -14,23 +15,30 @@ void check_grid(int Pr, int Pc) {
 
 }  // namespace
 
-MultiLevelBlockCyclic::MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G)
-    : layout_(layout), Pr_(Pr), Pc_(Pc), G_(G) {
+MultiLevelBlockCyclic::MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G, int v)
+    : layout_(layout), Pr_(Pr), Pc_(Pc), G_(G), v_(v) {
   check_grid(Pr, Pc);
   if (G < 0) throw InputError("GPUs per node G = " + std::to_string(G) + " must be >= 0");
+  if (v < 1) throw InputError("--v " + std::to_string(v) + ": the virtual tile height must be >= 1 tile row");
 }
 
 Location MultiLevelBlockCyclic::owner(int i, int j) const {
   const int top = layout_.col_top(j);
   Location l;
-  l.node = (i % Pr_) * Pc_ + top % Pc_;
+  l.node = ((i / v_) % Pr_) * Pc_ + top % Pc_;
   l.device = G_ > 0 && layout_.is_remainder(j) ? (top / Pc_) % G_ + 1 : 0;
   return l;
 }
 
 std::string MultiLevelBlockCyclic::name() const {
   return "multi-level block-cyclic " + std::to_string(Pr_) + "x" + std::to_string(Pc_) + ", " + std::to_string(G_) +
-         " GPU(s) per node";
+         " GPU(s) per node" + (v_ > 1 ? ", virtual tiles of " + std::to_string(v_) + " tile rows" : "");
+}
+
+int default_virtual_tile_height(int p, int Pr) {
+  if (p < 1 || Pr < 1) throw InputError("virtual tile height of " + std::to_string(p) + " tile rows on " + std::to_string(Pr) + " node rows");
+  if (Pr == 1) return 1;  // one node row: nothing crosses a node boundary
+  return std::max(1, p / (8 * Pr));
 }
 
 HeteroColumnCyclic::HeteroColumnCyclic(const TileLayout& layout, int G) : inner_(layout, 1, 1, G) {}

@@ -29,22 +29,42 @@ class Distribution {
 // 000 §3.1: top-level B×B tiles go to a Pr×Pc node grid 2-D block-cyclically;
 // inside a node, the narrow columns of each top-level tile go to the host and
 // its remainder column to the node's G GPUs, 1-D cyclically:
-//   N = (I mod Pr)·Pc + (J_top mod Pc)
+//   N = (⌊I / v⌋ mod Pr)·Pc + (J_top mod Pc)
 //   D = 0                              if column J is narrow (or G = 0)
 //     = ((J_top / Pc) mod G) + 1       if J is its top-level tile's remainder
 // With s = 1 every column is a remainder, so with G > 0 the host holds none.
+//
+// v is the virtual tile height of 000 App. A.2.2: v adjacent tile rows are
+// stacked into one virtual tile that one node (and, since D depends on the
+// column only, one device) holds, so QR's flat-tree chain down a tile column
+// crosses a node boundary once per virtual tile instead of once per tile.
+// v = 1 is the plain 2-D block-cyclic map; v ≥ ⌈p/Pr⌉ gives every node row
+// one contiguous block of rows (the paper's v = n/(B·Pr)).
 class MultiLevelBlockCyclic final : public Distribution {
  public:
-  MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G);
+  MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G, int v = 1);
   Location owner(int i, int j) const override;
   int nodes() const override { return Pr_ * Pc_; }
   int gpus_per_node() const override { return G_; }
+  int virtual_tile_height() const { return v_; }
   std::string name() const override;
 
  private:
   TileLayout layout_;
-  int Pr_, Pc_, G_;
+  int Pr_, Pc_, G_, v_;
 };
+
+// The virtual tile height QR uses unless told (`--v`), for p tile rows on Pr
+// node rows. 000 App. A.2.2 analyses v = n/(B·Pr), one virtual tile per node
+// row: fewest messages, but the node rows above the current panel fall idle
+// as the factorization moves down (the top node's share of the trailing
+// matrix is gone after 1/Pr of the steps). Smaller v keeps every node row in
+// the trailing matrix longer at the cost of more chain crossings. The default,
+// v = max(1, ⌊p/(8·Pr)⌋), gives every node row at least 8 virtual tiles of a
+// column: simulated Keeneland QR (experiments/README.md, "QR virtual tiles")
+// ran within 4% of the best v measured on 2x2 and 4x4 grids, with and
+// without GPUs, with 2-4x fewer messages than v = 1; v = p/Pr lost 25-60%.
+int default_virtual_tile_height(int p, int Pr);
 
 // 001 §3.4, one node: remainder columns to the G GPUs cyclically (in order of
 // their top-level tile), every other column to the host. The same map as

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/comm_model.hpp"
+#include "runtime/distribution.hpp"
 #include "runtime/error.hpp"
 
 namespace {
@@ -58,7 +59,7 @@ TEST(CommModel, CholeskySumWithRaggedLastTileAndNonSquareGrid) {
 TEST(CommModel, QrHandComputed) {
   // Default v = n/(B Pr) = 8/4 = 2. Per iteration: #rows^2/(v B^2 P) + #rows lg(Pc)/(B Pr)
   // = #rows^2/32 + #rows/4; #rows^2 = 64+36+16+4 = 120 -> 3.75; #rows sum 20 -> 5; total 8.75.
-  const double v = tessera::default_virtual_tile_height(kChol);
+  const double v = tessera::paper_virtual_tile_height(kChol);
   EXPECT_NEAR(v, 2.0, kExact);
   EXPECT_NEAR(tessera::msg_qr_sum(kChol, v), 8.75, kExact);
   // closed: n^3 s/(3 v B^3 P) = 512/192 = 8/3; n^2 s/(4 B^2 sqrt P) lg P = 4 -> 20/3.
@@ -88,8 +89,8 @@ TEST(CommModel, QrSumDropsTheDownwardMessageOnOneProcessRow) {
 }
 
 TEST(CommModel, DefaultVirtualTileHeightIsAtLeastOne) {
-  EXPECT_NEAR(tessera::default_virtual_tile_height({.n = 3, .B = 2, .s = 1, .Pr = 4, .Pc = 1}), 1.0, kExact);
-  EXPECT_NEAR(tessera::default_virtual_tile_height({.n = 100, .B = 10, .s = 1, .Pr = 4, .Pc = 4}), 2.5, kExact);
+  EXPECT_NEAR(tessera::paper_virtual_tile_height({.n = 3, .B = 2, .s = 1, .Pr = 4, .Pc = 1}), 1.0, kExact);
+  EXPECT_NEAR(tessera::paper_virtual_tile_height({.n = 100, .B = 10, .s = 1, .Pr = 4, .Pc = 4}), 2.5, kExact);
 }
 
 // The per-iteration sums of A.2.1 and A.2.2 written as literally as possible,
@@ -134,7 +135,7 @@ TEST(CommModel, SummationAgreesWithClosedFormOnSquareGridsForLargeNOverB) {
     for (const int s : {1, 4}) {
       const CommShape c{.n = 1'000'000, .B = 100, .s = s, .Pr = side, .Pc = side};
       SCOPED_TRACE(testing::Message() << "grid " << side << "x" << side << " s=" << s);
-      const double v = tessera::default_virtual_tile_height(c);
+      const double v = tessera::paper_virtual_tile_height(c);
       const auto rel = [](double a, double b) { return std::abs(a - b) / std::abs(b); };
       EXPECT_LT(rel(tessera::msg_chol_sum(c), tessera::msg_chol_closed(c)), tolerance);
       EXPECT_LT(rel(tessera::word_chol_sum(c), tessera::word_chol_closed(c)), tolerance);
@@ -151,7 +152,7 @@ TEST(CommModel, QrClosedFormWithDefaultVMatchesThePapersSimplification) {
   // word_qr = (1/(3 lg P) + 1/4) n^2/sqrt(P) lg P.
   const CommShape c{.n = 4096, .B = 256, .s = 2, .Pr = 4, .Pc = 4};
   const double n = 4096, B = 256, s = 2, sqrt_p = 4, lg = 4;
-  const double v = tessera::default_virtual_tile_height(c);
+  const double v = tessera::paper_virtual_tile_height(c);
   EXPECT_NEAR(tessera::msg_qr_closed(c, v), n * n * s / (3 * B * B * sqrt_p) + n * n * s / (4 * B * B * sqrt_p) * lg,
               1e-9);
   EXPECT_NEAR(tessera::word_qr_closed(c, v), (1 / (3 * lg) + 0.25) * n * n / sqrt_p * lg, 1e-6);
@@ -162,7 +163,11 @@ TEST(CommModel, ReportPicksTheRowsOfTheAlgorithmAndTheDefaults) {
   EXPECT_EQ(chol.nb, 2);  // nb defaults to B
   EXPECT_NEAR(chol.msg_sum, 14.0, kExact);
   EXPECT_NEAR(chol.scalapack_words, 72.0, kExact);
-  const auto qr = tessera::comm_report(tessera::CommAlgo::Qr, kChol, std::nullopt, 4);
+  // v defaults to the one `tessera run` uses for the shape; 2 is the paper's n/(B Pr).
+  const auto run_v = tessera::comm_report(tessera::CommAlgo::Qr, kChol, std::nullopt, 4);
+  EXPECT_NEAR(run_v.v, tessera::default_virtual_tile_height(4, 2), kExact);
+  EXPECT_NEAR(run_v.msg_sum, tessera::msg_qr_sum(kChol, run_v.v), kExact);
+  const auto qr = tessera::comm_report(tessera::CommAlgo::Qr, kChol, 2.0, 4);
   EXPECT_NEAR(qr.v, 2.0, kExact);
   EXPECT_EQ(qr.nb, 4);
   EXPECT_NEAR(qr.msg_sum, 8.75, kExact);

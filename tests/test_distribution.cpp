@@ -118,5 +118,67 @@ TEST(Distribution, BadGridNamesTheValue) {
   EXPECT_THROW(MultiLevelBlockCyclic(l, 1, 1, -2), InputError);
 }
 
+// 000 App. A.2.2: v adjacent tile rows form one virtual tile on one node
+// (and one device, since the device depends on the column only); virtual
+// tiles go to the node rows cyclically.
+TEST(MultiLevelBlockCyclic, VirtualTilesStackAdjacentRowsOnOneNode) {
+  const int Pr = 3, Pc = 2, G = 2, s = 2, v = 4;
+  const TileLayout l(300, 100, 10, s, 3);  // 30 tile rows, 20 tile columns
+  const MultiLevelBlockCyclic d(l, Pr, Pc, G, v);
+  const MultiLevelBlockCyclic flat(l, Pr, Pc, G);
+  EXPECT_EQ(d.virtual_tile_height(), v);
+  for (int i = 0; i < l.tile_rows(); ++i)
+    for (int j = 0; j < l.tile_cols(); ++j) {
+      const int top = j / s;
+      const Location want{((i / v) % Pr) * Pc + top % Pc, j % s == s - 1 ? (top / Pc) % G + 1 : 0};
+      EXPECT_EQ(d.owner(i, j), want) << "tile (" << i << "," << j << ")";
+      EXPECT_EQ(d.owner(i, j).device, flat.owner(i, j).device) << "the device depends on the column only";
+    }
+  // Hand-checked: rows 0-3 on node row 0, 4-7 on 1, 8-11 on 2, 12-15 on 0 again.
+  EXPECT_EQ(d.owner(3, 0).node, 0);
+  EXPECT_EQ(d.owner(4, 0).node, 2);
+  EXPECT_EQ(d.owner(11, 2).node, 4 + 1);
+  EXPECT_EQ(d.owner(12, 0).node, 0);
+  EXPECT_NE(d.name().find("virtual tiles of 4 tile rows"), std::string::npos) << d.name();
+}
+
+// The chain of a tile column (QR's TSQRT/SSRFB rows below the diagonal)
+// changes node once per virtual tile boundary it crosses: with v rows per
+// virtual tile, about (p - t)/v crossings instead of p - t - 1 with v = 1.
+TEST(MultiLevelBlockCyclic, ChainCrossingsPerColumnFallWithTheVirtualTileHeight) {
+  const TileLayout l(640, 640, 10, 1, 0);  // 64 tile rows
+  const int Pr = 4;
+  auto crossings = [&](int v, int t) {
+    const MultiLevelBlockCyclic d(l, Pr, 1, 0, v);
+    int n = 0;
+    for (int i = t + 1; i < l.tile_rows(); ++i) n += d.owner(i, t).node != d.owner(i - 1, t).node;
+    return n;
+  };
+  EXPECT_EQ(crossings(1, 0), 63);
+  EXPECT_EQ(crossings(4, 0), 15);   // boundaries at rows 4, 8, ..., 60
+  EXPECT_EQ(crossings(16, 0), 3);   // one virtual tile per node row: Pr - 1
+  EXPECT_EQ(crossings(16, 20), 2);  // from row 21 down: boundaries at 32 and 48
+  EXPECT_EQ(crossings(64, 0), 0);   // the whole column on one node row
+}
+
+TEST(MultiLevelBlockCyclic, DefaultVirtualTileHeight) {
+  EXPECT_EQ(default_virtual_tile_height(64, 1), 1);  // one node row: nothing to cross
+  EXPECT_EQ(default_virtual_tile_height(64, 2), 4);   // p/(8 Pr): 8 virtual tiles per node row
+  EXPECT_EQ(default_virtual_tile_height(64, 4), 2);
+  EXPECT_EQ(default_virtual_tile_height(300, 10), 3);
+  EXPECT_EQ(default_virtual_tile_height(10, 8), 1);  // never below one tile row
+  EXPECT_THROW(default_virtual_tile_height(0, 2), InputError);
+}
+
+TEST(MultiLevelBlockCyclic, BadVirtualTileHeightNamesTheOption) {
+  const TileLayout l(10, 10, 5, 1, 0);
+  try {
+    MultiLevelBlockCyclic(l, 2, 1, 0, 0);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--v 0"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -84,6 +84,12 @@ void qr_tasks(const TileLayout& L, TaskSink& sink) {
     // Column k's reflectors and its panel copy are read by no later step.
     for (int i = t; i < p; ++i) sink.release(tile_data(L, i, k));
     sink.release(panel_data(L, k));
+    // After the last column whose diagonal tile is in tile row t, row t's
+    // tiles right of it hold their final R: no later step touches them. A
+    // distributed run brings each home now from the node below that last
+    // updated it (000 App. A.2.2's chain), rather than all at the end.
+    if (k + 1 == q || L.col_top(k + 1) != t)
+      for (int j = k + 1; j < q; ++j) sink.release(tile_data(L, t, j));
   }
 }
 

@@ -1,0 +1,202 @@
+#include "runtime/protocol_sink.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace tessera::detail {
+
+ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release)
+    : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), version_(n_data, 0),
+      writer_(n_data, 0), have_(n_data * (gpus + 1), kNone), home_(n_data, -1) {
+  for (std::size_t x = 0; x < n_; ++x) {
+    const Location l = d_.where(static_cast<DataId>(x));
+    writer_[x] = l.node;  // version 0, the input, is at home
+    if (l.node != d_.self) continue;
+    if (l.device < 0 || l.device > G_)
+      throw std::logic_error("datum " + std::to_string(x) + " placed on device " + std::to_string(l.device) +
+                             " of a node with " + std::to_string(G_) + " GPUs");
+    home_[x] = static_cast<std::int8_t>(l.device);
+    have_[x] = 0;  // this node's host memory holds the input
+  }
+}
+
+void ProtocolSink::release(DataId x) {
+  if (!honour_release_) return;
+  bring_home(x);
+  if (home_[x] >= 0) {
+    holders_.erase(x);
+    if (home_[x] > 0) ensure(x, 0, 0);
+  }
+  for (int dev = home_[x] >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
+}
+
+void ProtocolSink::insert(const TaskDesc& t) {
+  // Most tasks touch nothing of this node: one placement per access, then
+  // only the versions and writers (every generator walks the whole loop nest).
+  bool touches = false;
+  for (int a = 0; a < t.n_access; ++a) {
+    const DataId x = t.access[a].data;
+    loc_[a] = d_.where(x);
+    touches |= loc_[a].node == d_.self || writer_[x] == d_.self;
+  }
+  const int main = t.main_output();
+  if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
+  const int at = loc_[main].node;  // rule 1: where the task runs
+  if (touches) {
+    if (at == d_.self) {
+      run_here(t, main);
+    } else {
+      // Inputs whose current version this node holds go to the task's node.
+      for (int a = 0; a < t.n_access; ++a)
+        if (t.access[a].mode != AccessMode::Write && writer_[t.access[a].data] == d_.self)
+          send_current(t.access[a].data, at, t.priority);
+    }
+  }
+  for (int a = 0; a < t.n_access; ++a)
+    if (writes(t.access[a].mode)) ++version_[t.access[a].data];
+  if (touches) after_write(t, main, at);
+  for (int a = 0; a < t.n_access; ++a)
+    if (writes(t.access[a].mode)) writer_[t.access[a].data] = at;
+}
+
+void ProtocolSink::finish() {
+  for (std::size_t x = 0; x < n_; ++x) bring_home(static_cast<DataId>(x));
+  for (std::size_t x = 0; x < n_; ++x)
+    if (home_[x] > 0) ensure(static_cast<DataId>(x), 0, 0);
+  if (!honour_release_) return;
+  for (std::size_t x = 0; x < n_; ++x)
+    if (home_[x] < 0) drop(static_cast<DataId>(x), 0);
+  for (int g = 1; g <= G_; ++g)
+    for (std::size_t x = 0; x < n_; ++x) drop(static_cast<DataId>(x), g);
+}
+
+void ProtocolSink::run_here(const TaskDesc& t, int main) {
+  // Every input reaches the owner's device first (rules 2-4); the task then
+  // works on that device's slots.
+  const int dm = loc_[main].device;
+  TaskDesc own = t;
+  for (int a = 0; a < t.n_access; ++a) {
+    const DataId y = t.access[a].data;
+    if (t.access[a].mode == AccessMode::Write) {
+      if (loc_[a].node != d_.self)
+        throw std::logic_error("distributed run: a write-only minor output on another node is not supported");
+      if (dm != 0) ensure(y, dm, t.priority);  // the GPU needs a buffer to write into
+    } else {
+      ensure(y, dm, t.priority);
+    }
+    own.access[a].data = slot(y, dm);
+  }
+  append(own);
+}
+
+void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
+  const int dm = loc_[main].device;
+  for (int a = 0; a < t.n_access; ++a) {
+    if (!writes(t.access[a].mode)) continue;
+    const DataId y = t.access[a].data;
+    holders_.erase(y);  // a new version: nobody holds it yet but its writer
+    if (at == d_.self) {
+      written(y, dm);
+      // Rule 7: back to its home device. A datum of another node stays here
+      // until a task elsewhere needs it or its release brings it home.
+      if (home_[y] >= 0 && home_[y] != dm) ensure(y, home_[y], t.priority);
+    } else if (home_[y] >= 0) {
+      for (int e = 0; e <= G_; ++e)  // this node's own copies are old versions now
+        if (have(y, e) != kNone) have(y, e) = kStale;
+    } else {
+      for (int e = 0; e <= G_; ++e) drop(y, e);  // a stale copy of another node's datum
+    }
+  }
+}
+
+void ProtocolSink::send_current(DataId x, int to, std::int32_t prio) {
+  std::vector<int>& h = holders_[x];
+  if (std::find(h.begin(), h.end(), to) != h.end()) return;
+  h.push_back(to);
+  ensure(x, 0, prio);
+  append(comm_task(kRuntimeSend, to, x, version_[x], false, prio).add(slot(x, 0), AccessMode::Read));
+}
+
+void ProtocolSink::bring_home(DataId x) {
+  const int home = d_.where(x).node;
+  const int w = writer_[x];
+  if (w == home) return;
+  if (w == d_.self) {
+    send_current(x, home, 0);
+    holders_.erase(x);
+  } else if (home == d_.self) {
+    ensure(x, 0, 0);
+  }
+  writer_[x] = home;
+}
+
+void ProtocolSink::written(DataId y, int dev) {
+  for (int e = 0; e <= G_; ++e)
+    if (have(y, e) != kNone) have(y, e) = kStale;
+  have(y, dev) = version_[y];
+}
+
+void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio) {
+  const std::uint32_t v = version_[x];
+  if (have(x, dev) == v) return;
+  if (dev != 0) {
+    ensure(x, 0, prio);
+    copy(x, 0, dev, prio);
+    return;
+  }
+  for (int g = 1; g <= G_; ++g)
+    if (have(x, g) == v) {
+      copy(x, g, 0, prio);
+      return;
+    }
+  const int w = writer_[x];
+  if (w != d_.self) {  // the current version is on another node: it sends it (send_current there)
+    append(comm_task(kRuntimeRecv, w, x, v, home_[x] >= 0, prio).add(slot(x, 0), AccessMode::Write));
+    have(x, 0) = v;
+    return;
+  }
+  throw std::logic_error("datum " + std::to_string(x) + " version " + std::to_string(v) + " is on no device of node " +
+                         std::to_string(d_.self));
+}
+
+void ProtocolSink::copy(DataId x, int from, int to, std::int32_t prio) {
+  TaskDesc c;
+  c.kernel = kRuntimeCopy;
+  c.arg[0] = from == 0 ? to : from;
+  c.arg[1] = static_cast<std::int32_t>(x);
+  c.arg[2] = static_cast<std::int32_t>(version_[x]);
+  c.arg[3] = from == 0 ? 1 : 0;
+  c.priority = prio;
+  c.add(slot(x, from), AccessMode::Read).add(slot(x, to), AccessMode::Write);
+  append(c);
+  have(x, to) = version_[x];
+}
+
+void ProtocolSink::drop(DataId x, int dev) {
+  if (have(x, dev) == kNone) return;
+  have(x, dev) = kNone;
+  append(comm_task(kRuntimeRelease, dev, x, 0, false, 0).add(slot(x, dev), AccessMode::Write));
+}
+
+TaskDesc ProtocolSink::comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own,
+                                 std::int32_t prio) {
+  TaskDesc d;
+  d.kernel = kernel;
+  d.arg[0] = peer;
+  d.arg[1] = static_cast<std::int32_t>(x);
+  d.arg[2] = static_cast<std::int32_t>(version);
+  d.arg[3] = own ? 1 : 0;
+  d.priority = prio;
+  return d;
+}
+
+void ProtocolSink::append(const TaskDesc& d) {
+  if (Task* t = s_.window.append(d)) {
+    std::vector<Task*> done;
+    s_.start(t, done);
+    for (Task* f : done) s_.finish(f, scratch_);
+  }
+}
+
+}  // namespace tessera::detail

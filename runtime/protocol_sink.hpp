@@ -1,0 +1,105 @@
+#pragma once
+// The generator's side of a distributed run or a run with GPUs: the
+// task-assignment protocol (000 §6) plus the bookkeeping that lets every
+// node decide, without a message, which tile versions travel where. Every
+// node sees every task and every write, so all agree on each datum's version
+// and on which node holds that version (its writer). A node keeps, for each
+// datum and each of its devices, which version that device's copy holds
+// (slot(d, dev) of the window); the writer of a datum's current version
+// keeps which other nodes it has sent that version to.
+//
+// The eight rules of 000 §6 decide where a task runs (rule 1: on the node
+// and device of its main output) and what moves inside a node (rules 2, 3,
+// 5, 7: 000 §5.4, see below). Between nodes the data flow decides:
+//   - an input reaches the task's node from the node that holds its current
+//     version (rule 4 when that is the datum's home);
+//   - a minor output written on another node stays there (rules 6 and 8
+//     would send it home at once): the next task that needs it receives it
+//     from there, and its Release_Tile, or the end of generation, brings its
+//     last version home.
+// This is the data flow 000 App. A.2.2 counts for QR: the row-t tile of a
+// flat-tree chain goes down from one virtual tile's node to the next ("one
+// B x B tile out of every virtual tile will be sent down to its below
+// process") instead of returning to its home after every update.
+//
+// Copies inside a node follow 000 §5.4: a GPU's input comes from the host
+// (from another GPU it is relayed through the host, so a tile several GPUs
+// read crosses to the host once); a version written away from the datum's
+// home device goes back to it at once (rule 7); a remote datum arrives in
+// host memory and is copied on to the GPUs that read it. A datum whose home
+// is a GPU starts in host memory (version 0 is the input) and ends there: at
+// its Release_Tile, or when generation ends, its last version is copied back
+// and the GPU's buffer freed.
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/protocol.hpp"
+#include "runtime/run_state.hpp"
+
+namespace tessera::detail {
+
+class ProtocolSink final : public TaskSink {
+ public:
+  ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release);
+
+  // Every node sees the release: the datum's last version returns to its
+  // home node (from the node that wrote it, if another), a GPU's last
+  // version of a datum homed there to host memory, and every copy on another
+  // node or device is freed after its readers. The home forgets who held
+  // the version (a later read, which the algorithm promised not to make,
+  // would bring it again instead of waiting for a message never sent).
+  void release(DataId x) override;
+  void insert(const TaskDesc& t) override;
+  // Generation has ended: every datum's last version returns to its home
+  // node's host memory, and every other copy is freed after its readers.
+  // (The window then knows each copy's last reader, as Release_Tile tells it
+  // earlier; without Release_Tile the GPU buffers stay until the run ends,
+  // and run() frees them after every thread has finished.)
+  void finish();
+
+ private:
+  // have() of a device that holds no copy of a datum, and of one whose copy
+  // (a GPU buffer, an alien host copy) is an old version: the buffer stays
+  // until a drop frees it or a copy brings the current version into it.
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+  static constexpr std::uint32_t kStale = 0xFFFFFFFEu;
+
+  DataId slot(DataId x, int dev) const { return static_cast<DataId>(dev * n_ + x); }
+  std::uint32_t& have(DataId x, int dev) { return have_[dev * n_ + x]; }
+
+  // This node runs task t (its main output, access `main`, lives here).
+  void run_here(const TaskDesc& t, int main);
+  // This node's view of the versions task t (run on node `at`) just wrote.
+  void after_write(const TaskDesc& t, int main, int at);
+  // Sends x's current version, which this node holds, to node `to` unless it has it.
+  void send_current(DataId x, int to, std::int32_t prio);
+  // Moves x's current version to its home node if another node holds it.
+  void bring_home(DataId x);
+  // Device `dev` now holds the only current copy of y on this node.
+  void written(DataId y, int dev);
+  // Makes slot(x, dev) hold x's current version: from the host to a GPU,
+  // from a GPU to the host, from the node that holds it to the host.
+  void ensure(DataId x, int dev, std::int32_t prio);
+  void copy(DataId x, int from, int to, std::int32_t prio);
+  // Frees device dev's copy of x (not the host memory of this node's own data) after its readers.
+  void drop(DataId x, int dev);
+  static TaskDesc comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own, std::int32_t prio);
+  void append(const TaskDesc& d);
+
+  RunState& s_;
+  const DistContext& d_;
+  std::size_t n_;
+  int G_;
+  bool honour_release_;
+  std::vector<std::uint32_t> version_;
+  std::vector<std::int32_t> writer_;  // per datum: the node that holds its current version
+  std::vector<std::uint32_t> have_;   // per device and datum: the version this node's copy holds
+  std::vector<std::int8_t> home_;     // device of each of this node's data; -1: another node's
+  // Data whose current version this node holds and has sent: to which nodes.
+  std::unordered_map<DataId, std::vector<int>> holders_;
+  std::vector<Task*> scratch_;
+  Location loc_[kMaxAccesses];  // where the current task's accesses live
+};
+
+}  // namespace tessera::detail

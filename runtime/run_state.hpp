@@ -1,0 +1,314 @@
+#pragma once
+// The state the threads of one NodeRuntime::run share (an internal header of
+// the runtime: only node_runtime.cpp and protocol_sink.cpp include it): the
+// task window, the ready queues, the device communication thread's streams
+// and mailboxes, the GPU buffers, and a distributed run's message matching.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/error.hpp"
+#include "runtime/node_runtime.hpp"
+#include "runtime/spinlock.hpp"
+#include "runtime/task_window.hpp"
+
+namespace tessera::detail {
+
+// State shared by the threads of one run.
+struct RunState {
+  // `n_data` algorithm data; the window holds one slot per datum and device
+  // of this node (slot(d, dev) = dev·n_data + d).
+  RunState(std::size_t n_data, const RuntimeOptions& o, platform::Platform& p)
+      : n_data(n_data), window(n_data * (o.gpus.size() + 1), o.window_capacity, p), ready(p, o.policy, o.seed),
+        error_mutex(p.make_mutex()), gpus(o.gpus) {
+    std::fill(std::begin(warm_after), std::end(warm_after), -1.0);
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      gpu_ready.push_back(std::make_unique<ReadyQueue>(p, o.policy, o.seed + g + 1));
+      buffers.emplace_back(n_data, nullptr);
+    }
+    streams = std::vector<CopyStream>(2 * gpus.size());
+    copy_mutex = p.make_mutex();
+    copy_cond = p.make_condition();
+    gpu_stats = std::vector<GpuCounters>(gpus.size());
+  }
+
+  std::size_t n_data;
+  TaskWindow window;
+  ReadyQueue ready;  // the host's compute threads
+  std::atomic<std::uint64_t> completed{0};
+  std::atomic<std::uint64_t> total{std::numeric_limits<std::uint64_t>::max()};
+  std::atomic<bool> cancelled{false};
+  std::unique_ptr<platform::Mutex> error_mutex;
+  std::exception_ptr error;
+
+  // Modeled start-up costs (KernelTimeModel::start_s, first_call_s): whether
+  // the first task has started, and per (kernel, precision) when its first
+  // call ends (< 0: not called yet).
+  SpinLock cold_lock;
+  bool started = false;
+  double warm_after[2 * 32];
+  double cold_extra(const KernelTimeModel& m, const KernelShape& sh, double now, double base) {
+    std::lock_guard lk(cold_lock);
+    double extra = 0;
+    if (!started) started = true, extra += m.start_s();
+    const double fc = m.first_call_s(sh.kernel, sh.precision);
+    if (fc > 0 && sh.kernel < 32) {
+      double& w = warm_after[2 * sh.kernel + (sh.precision == 's' ? 1 : 0)];
+      if (w < 0 || now < w) {
+        extra += fc;
+        if (w < 0) w = now + base + extra;
+      }
+    }
+    return extra;
+  }
+
+  // ---- GPUs (000 §5.3-5.5) ----
+  std::vector<GpuContext> gpus;
+  std::vector<std::unique_ptr<ReadyQueue>> gpu_ready;  // GPU g's ready tasks: gpu_ready[g-1]
+  // The device communication thread's state (000 §5.4): per GPU g, stream
+  // 2(g-1) serves its in_mbox (copies to it) and stream 2(g-1)+1 its
+  // out_mbox (copies from it), one copy in flight each; mailboxes are heaps
+  // by priority. The devices report finished copies in copies_done.
+  struct CopyStream {
+    std::vector<Task*> mbox;
+    Task* current = nullptr;
+    double started = 0, ended = 0;
+    std::vector<platform::HostRange> ranges;
+  };
+  std::vector<CopyStream> streams;
+  std::unique_ptr<platform::Mutex> copy_mutex;
+  std::unique_ptr<platform::Condition> copy_cond;
+  std::vector<std::pair<int, std::exception_ptr>> copies_done;
+  bool copies_closed = false;
+  static bool lower_priority(const Task* a, const Task* b) { return a->desc.priority < b->desc.priority; }
+
+  void post_copy(Task* t) {
+    const int k = 2 * (t->desc.arg[0] - 1) + (t->desc.arg[3] ? 0 : 1);
+    platform::Lock lk(*copy_mutex);
+    std::vector<Task*>& box = streams[k].mbox;
+    box.push_back(t);
+    std::push_heap(box.begin(), box.end(), lower_priority);
+    copy_cond->notify_one();
+  }
+  // GPU g's buffer of each datum (its indirect tile table's storage), null where it holds none.
+  std::vector<std::vector<std::byte*>> buffers;
+  struct GpuCounters {
+    std::atomic<std::uint64_t> copies_in{0}, bytes_in{0}, copies_out{0}, bytes_out{0};
+    std::atomic<std::size_t> in_use{0}, peak{0};  // this run's buffers
+    void allocated(std::size_t b) {
+      const std::size_t now = in_use.fetch_add(b) + b;
+      std::size_t p = peak.load();
+      while (now > p && !peak.compare_exchange_weak(p, now)) {
+      }
+    }
+  };
+  std::vector<GpuCounters> gpu_stats;
+
+  // Device (0: host, g: GPU g) of a compute task: where its main output's slot is.
+  int device_of(const TaskDesc& d) const {
+    if (gpus.empty()) return 0;
+    const int m = d.main_output();
+    return m < 0 ? 0 : static_cast<int>(d.access[m].data / n_data);
+  }
+
+  // Starts a copy task on its stream: allocates the GPU's buffer on first
+  // arrival and points the GPU's tile tables at it.
+  void start_copy(const TaskDesc& d, int stream, std::vector<platform::HostRange>& ranges, platform::Device::CopyDone done) {
+    const int g = d.arg[0];
+    const DataId x = static_cast<DataId>(d.arg[1]);
+    const bool to_device = d.arg[3] != 0;
+    GpuContext& gc = gpus[g - 1];
+    platform::Device& dev = *gc.device;
+    std::byte*& buf = buffers[g - 1][x];
+    const std::size_t bytes = dist->store->bytes(x);
+    if (!buf) {
+      if (!to_device) throw std::logic_error("GPU " + std::to_string(g) + " holds no copy of datum " + std::to_string(x) + " to copy back");
+      buf = dev.allocate(bytes);
+      gpu_stats[g - 1].allocated(bytes);
+      gc.tables->point_at(x, buf);
+    }
+    ranges.clear();
+    if (dev.has_data()) dist->store->host_ranges(x, ranges);
+    dev.copy_async(stream, buf, ranges.data(), static_cast<int>(ranges.size()), to_device, std::move(done));
+    GpuCounters& c = gpu_stats[g - 1];
+    (to_device ? c.copies_in : c.copies_out).fetch_add(1, std::memory_order_relaxed);
+    (to_device ? c.bytes_in : c.bytes_out).fetch_add(bytes, std::memory_order_relaxed);
+  }
+
+  void release_buffer(int g, DataId x) {
+    std::byte*& buf = buffers[g - 1][x];
+    if (!buf) return;
+    gpus[g - 1].tables->point_at(x, nullptr);
+    const std::size_t bytes = dist->store->bytes(x);
+    gpus[g - 1].device->release(buf, bytes);
+    gpu_stats[g - 1].in_use.fetch_sub(bytes);
+    buf = nullptr;
+  }
+
+  // ---- distributed runs ----
+  const DistContext* dist = nullptr;
+  // Told of every message that arrives (distributed runs with an observer).
+  RuntimeObserver* observer = nullptr;
+  platform::Platform* clock = nullptr;
+  std::atomic<std::uint64_t> sent{0}, sent_bytes{0}, received{0}, received_bytes{0};
+  // Receives whose task is ready but whose message has not arrived, and
+  // messages that arrived before their receive task was ready, by key.
+  SpinLock mail_lock;
+  std::unordered_map<std::uint64_t, Task*> waiting;
+  std::unordered_map<std::uint64_t, platform::Message> arrived;
+
+  static std::uint64_t key(const TaskDesc& d) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.arg[1])) << 32) | static_cast<std::uint32_t>(d.arg[2]);
+  }
+
+  // A task whose inputs are all available: compute tasks go to the ready
+  // queue; a send packs and posts its message and is done at once (the data
+  // is copied, so later writers need not wait for the network); a receive is
+  // done when its message is there. Finished sends and receives go to `done`.
+  void start(Task* t, std::vector<Task*>& done) {
+    const TaskDesc& d = t->desc;
+    if (d.kernel == kRuntimeSend) {
+      DataStore& st = *dist->store;
+      const DataId x = static_cast<DataId>(d.arg[1]);
+      const std::size_t bytes = st.bytes(x);
+      platform::Message m =
+          st.has_data() ? dist->network->make_message(key(d), bytes) : platform::Message::phantom(key(d), bytes);
+      if (st.has_data()) st.pack(x, m.payload());
+      sent.fetch_add(1, std::memory_order_relaxed);
+      sent_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      dist->network->send(d.arg[0], std::move(m));
+      done.push_back(t);
+    } else if (d.kernel == kRuntimeRelease) {
+      // Every earlier reader of the copy has finished (the release is its writer).
+      if (d.arg[0] == 0) dist->store->release_alien(static_cast<DataId>(d.arg[1]));
+      else release_buffer(d.arg[0], static_cast<DataId>(d.arg[1]));
+      done.push_back(t);
+    } else if (d.kernel == kRuntimeCopy) {
+      post_copy(t);
+    } else if (d.kernel == kRuntimeRecv) {
+      platform::Message m;
+      {
+        std::lock_guard lk(mail_lock);
+        auto it = arrived.find(key(d));
+        if (it == arrived.end()) {
+          waiting.emplace(key(d), t);
+          return;
+        }
+        m = std::move(it->second);
+        arrived.erase(it);
+      }
+      take(t, std::move(m));
+      done.push_back(t);
+    } else {
+      push_ready(t);
+    }
+  }
+
+  void push_ready(Task* t) {
+    const int dev = device_of(t->desc);
+    if (dev == 0) ready.push(t);
+    else gpu_ready[dev - 1]->push(t);
+  }
+
+  void take(Task* t, platform::Message&& m) {
+    const TaskDesc& d = t->desc;
+    received.fetch_add(1, std::memory_order_relaxed);
+    received_bytes.fetch_add(m.bytes(), std::memory_order_relaxed);
+    if (!m.has_data()) return;
+    if (d.arg[3]) dist->store->unpack_own(static_cast<DataId>(d.arg[1]), m.payload());
+    else dist->store->adopt_alien(static_cast<DataId>(d.arg[1]), std::move(m));
+  }
+
+  // Communication thread: a message from node `source` arrived.
+  void deliver(int source, platform::Message&& m) {
+    if (observer) {
+      const double now = clock->now();
+      observer->on_message(source, dist->self, static_cast<DataId>(m.key() >> 32), m.bytes(), now - m.transit_s(), now);
+    }
+    Task* t = nullptr;
+    {
+      std::lock_guard lk(mail_lock);
+      auto it = waiting.find(m.key());
+      if (it == waiting.end()) {
+        const std::uint64_t k = m.key();
+        if (!arrived.emplace(k, std::move(m)).second)
+          throw std::logic_error("distributed run: datum " + std::to_string(k >> 32) + " version " +
+                                 std::to_string(k & 0xFFFFFFFFu) + " arrived twice (read again after Release_Tile?)");
+        return;
+      }
+      t = it->second;
+      waiting.erase(it);
+    }
+    take(t, std::move(m));
+    std::vector<Task*> r;
+    finish(t, r);
+  }
+
+  // FIRE for a finished task and everything that finishes at once because
+  // of it (sends, receives whose message is there).
+  // `r` is the caller's scratch vector (empty on entry and on return).
+  void finish(Task* t, std::vector<Task*>& r) {
+    if (!dist) {
+      window.fire(t, r);
+      ready.push(r);
+      r.clear();
+      maybe_close(completed.fetch_add(1) + 1);
+      return;
+    }
+    std::vector<Task*> done{t};
+    while (!done.empty()) {
+      Task* f = done.back();
+      done.pop_back();
+      window.fire(f, r);
+      for (Task* x : r) start(x, done);
+      r.clear();
+      maybe_close(completed.fetch_add(1) + 1);
+    }
+  }
+
+  // An error outside a kernel in a distributed run (the generator, a send's
+  // packing, a receive): this node can no longer keep its part of the
+  // protocol and the others would wait for it forever, so it names the error
+  // and ends the whole run.
+  [[noreturn]] void abort_run(std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "tessera: error: node %d: out of memory for the tiles it sends or receives\n", dist->self);
+    } catch (const std::exception& x) {
+      std::fprintf(stderr, "tessera: error: node %d: %s\n", dist->self, x.what());
+    } catch (...) {
+      std::fprintf(stderr, "tessera: error: node %d: unknown error\n", dist->self);
+    }
+    dist->network->abort(exit_status_of(e));
+    std::abort();  // not reached: abort() ends the process
+  }
+  bool networked() const { return dist && dist->network && dist->network->nodes() > 1; }
+
+  void fail(std::exception_ptr e) {
+    platform::Lock lk(*error_mutex);
+    if (!error) error = e;
+    cancelled.store(true, std::memory_order_relaxed);
+  }
+  // Called once per finished task and once when generation ends: whoever sees
+  // the last completion of a known total closes the queue.
+  void maybe_close(std::uint64_t done) {
+    if (done != total.load()) return;
+    ready.close();
+    for (auto& q : gpu_ready) q->close();
+    platform::Lock lk(*copy_mutex);
+    copies_closed = true;
+    copy_cond->notify_one();
+  }
+};
+
+}  // namespace tessera::detail
