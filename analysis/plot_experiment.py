@@ -11,6 +11,7 @@ else is read.
     tessera experiment plot 001-fig11-imbalance          # the same, by definition name
 """
 import argparse
+import json
 import os
 import sys
 
@@ -23,10 +24,11 @@ import figure_kinds  # noqa: E402
 from experiment_results import Results  # noqa: E402
 
 
-def plot_results(out_dir):
-    """Draws every plot of the folder's definition; returns the files written."""
+def plot_results(out_dir, definition=None):
+    """Draws every plot of `definition` (a definition's JSON object; default the one the
+    results were run from, kept in meta.json); returns the files written."""
     results = Results(out_dir)
-    defn = results.definition
+    defn = definition or results.definition
     fig_dir = os.path.join(out_dir, "figures")
     os.makedirs(fig_dir, exist_ok=True)
     written = []
@@ -43,11 +45,16 @@ def plot_results(out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", help="an experiment's results folder (holding meta.json and runs.jsonl)")
+    ap.add_argument("--definition", help="draw the plots of this definition file instead of meta.json's copy")
     a = ap.parse_args()
     if not os.path.isfile(os.path.join(a.results, "meta.json")):
         print("plot_experiment.py: %s: no meta.json (not an experiment's results folder)" % a.results, file=sys.stderr)
         return 2
-    for path in plot_results(a.results):
+    doc = None
+    if a.definition:
+        with open(a.definition) as f:
+            doc = json.load(f)
+    for path in plot_results(a.results, doc):
         print(path)
     return 0
 

@@ -40,6 +40,10 @@ def tessera_binary(given):
     return os.path.abspath(path)
 
 
+def _runs(configs):
+    return sum(c.repeats for c in configs)
+
+
 def cmd_list(a):
     """One line per definition: name, paper figure, backend, runs in the full and quick sweeps."""
     status = 0
@@ -53,9 +57,8 @@ def cmd_list(a):
             print("tessera experiment: %s" % e, file=sys.stderr)
             status = 2
             continue
-        runs = lambda cs: sum(c.repeats for c in cs)  # noqa: E731
         print("%-28s %-22s %-7s %5d %5d %5d  %s" % (name, "%s %s" % (d.paper["id"], d.paper["figure"]),
-                                                   d.doc["backend"], runs(full), len(skipped), runs(quick), d.title))
+                                                   d.doc["backend"], _runs(full), len(skipped), _runs(quick), d.title))
     return status
 
 
@@ -83,13 +86,12 @@ def cmd_run(a):
 
 
 def cmd_plot(a):
-    """Draws the definition's figures from a results folder (this machine's or a copied one)."""
-    out = os.path.abspath(a.out) if a.out else execute.default_out(a.name, a.quick)
+    """Draws the definition's figures (as its file states them now) from a results folder (this machine's or a copied one)."""
+    d = definition.load(a.name)
+    out = os.path.abspath(a.out) if a.out else execute.default_out(d.name, a.quick)
     if not os.path.isfile(os.path.join(out, "meta.json")):
-        if not a.out:
-            definition.load(a.name)  # a bad name says so first
         raise UsageError("--out %s: no results there (run `tessera experiment run %s` first)" % (display_path(out), a.name))
-    for path in plot_experiment.plot_results(out):
+    for path in plot_experiment.plot_results(out, d.doc):
         print(display_path(path))
     return 0
 
@@ -134,6 +136,8 @@ def main(argv=None):
     except (DefinitionError, UsageError, execute.CannotStart) as e:
         print("tessera experiment: %s" % e, file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return 0  # the reader (e.g. head) has gone
     except KeyboardInterrupt:
         print("tessera experiment: interrupted (finished runs are kept; run again to resume)", file=sys.stderr)
         return 130

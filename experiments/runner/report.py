@@ -89,7 +89,7 @@ def entry_row(name, defn, results, entry, causes, report_dir):
                                                   figure_link(results, entry, defn, report_dir))
 
 
-def section(name, defn, results, report_dir):
+def section(name, defn, results, report_dir, headline):
     """The Markdown section of one definition."""
     meta = results.meta
     lines = ["## %s" % defn.title, ""]
@@ -106,7 +106,10 @@ def section(name, defn, results, report_dir):
                   "|---|---|---|---|---:|---|"]
         causes = []
         for entry in defn.reported:
-            lines.append(entry_row(name, defn, results, entry, causes, report_dir))
+            row = entry_row(name, defn, results, entry, causes, report_dir)
+            lines.append(row)
+            if entry.get("headline"):
+                headline.append(row)
         lines.append("")
         for eid, text in causes:
             lines.append("- **%s**: %s" % (eid, text))
@@ -164,7 +167,7 @@ def write(path, quick=False, base=None):
            "that failed are listed with their reason." % (
                datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                definition.display_path(base or os.path.join(ROOT, "results", "experiments")), int(THRESHOLD * 100)), ""]
-    missing = []
+    missing, headline, body = [], [], []
     for name in definition.all_names():
         defn = definition.load(name)
         folder = default_out(name, quick)
@@ -173,7 +176,14 @@ def write(path, quick=False, base=None):
         if not os.path.isfile(os.path.join(folder, "meta.json")):
             missing.append(name)
             continue
-        out += section(name, defn, Results(folder), os.path.dirname(os.path.abspath(path)))
+        body += section(name, defn, Results(folder), os.path.dirname(os.path.abspath(path)), headline)
+    if headline:
+        out += ["## Headline values", "",
+                "The values each figure is known by; every row is repeated, with its cause where it differs by more "
+                "than %d%%, in its figure's section below." % int(THRESHOLD * 100), "",
+                "| definition | reported value | paper (source) | ours | ours/paper | figure |", "|---|---|---|---|---:|---|"]
+        out += headline + [""]
+    out += body
     if missing:
         out += ["## Definitions without results", "",
                 "Not run yet: %s (`tessera experiment run NAME`)." % ", ".join("`%s`" % m for m in missing), ""]
