@@ -18,6 +18,11 @@ SEGMENT_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c
                   "#d62728", "#7f7f7f"]
 
 
+def order(key):
+    """Sort key of a series: numbers by value, then text."""
+    return tuple((0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)) for v in key)
+
+
 def new_figure(spec):
     """A figure with the spec's title and axis labels."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=100)
@@ -90,7 +95,7 @@ def lines(results, spec, reported):
                 failures.append((x, p.failure()))
             continue
         groups.setdefault(series_key(p.params, names), []).append((x, y))
-    for key in sorted(groups, key=str):
+    for key in sorted(groups, key=order):
         pts = sorted(groups[key])
         ax.plot([a for a, _ in pts], [b for _, b in pts], marker="o", markersize=4,
                 label="tessera %s" % series_label(names, key))
@@ -108,8 +113,8 @@ def bars(results, spec, reported):
     fig, ax = new_figure(spec)
     names = spec.get("series", [])
     pts = results.points(spec.get("where"))
-    cats = sorted({p.params.get(spec["x"]) for p in pts}, key=lambda v: (str(type(v)), v))
-    keys = sorted({series_key(p.params, names) for p in pts}, key=str)
+    cats = sorted({p.params.get(spec["x"]) for p in pts}, key=lambda v: order((v,)))
+    keys = sorted({series_key(p.params, names) for p in pts}, key=order)
     width = 0.8 / max(1, len(keys))
     failures = []
     for i, key in enumerate(keys):
@@ -200,7 +205,7 @@ def scatter(results, spec, reported):
             if x is not None and y is not None:
                 groups.setdefault(series_key(p.params, names), []).append((x, y))
     allv = [v for pts in groups.values() for xy in pts for v in xy if v > 0]
-    for key in sorted(groups, key=str):
+    for key in sorted(groups, key=order):
         ax.plot([a for a, _ in groups[key]], [b for _, b in groups[key]], linestyle="none", marker="o", markersize=5,
                 alpha=0.8, label="tessera %s" % series_label(names, key))
     if allv:

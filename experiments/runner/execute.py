@@ -228,13 +228,18 @@ class Runner:
         out = {}
         opts = config.run_options()
         grid = opts.get("grid", "1x1")
+        pr, pc = (int(x) for x in grid.split("x"))
+        v_run = result.get("v", 1) if result["algo"] == "qr" else None
         if "comm_model" in self.defn.attach:
-            out["comm_model"] = self.comm_model(result, grid)
-            if result["algo"] == "qr":
-                out["comm_model_v1"] = self.comm_model(result, grid, ["--v", "1"])
+            # As experiments/validate_comm: A.2 at the run's virtual tile height, and QR
+            # also at the paper's v = n/(B*Pr) (one virtual tile per node row).
+            out["comm_model"] = self.comm_model(result, grid, ["--v", str(v_run)] if v_run else [])
+            if v_run:
+                v_paper = max(1.0, result["n"] / (result["B"] * pr))
+                out["comm_model_paper_v"] = self.comm_model(result, grid, ["--v", "%g" % v_paper])
         if "comm_derived" in self.defn.attach and result["s"] == 1:
-            pr, pc = (int(x) for x in grid.split("x"))
-            d = validate_comm().derived_counts(result["algo"], result["n"], result["B"], pr, pc, result.get("ib", 32))
+            d = validate_comm().derived_counts(result["algo"], result["n"], result["B"], pr, pc, result.get("ib", 32),
+                                               v_run or 1)
             if d:
                 per = result["comm"]["per_node"]
                 exact = all(per[x][k] == d[k][x] for x in range(len(per))
