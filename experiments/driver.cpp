@@ -592,7 +592,8 @@ std::string result_json(const RunResult& r, const char* backend) {
     for (std::size_t g = 0; g < r.gpus.size(); ++g) {
       const DeviceStats& d = r.gpus[g];
       per.push_back({{"gpu", g + 1}, {"busy_s", d.busy_s}, {"peak_bytes", d.peak_bytes}, {"bytes_at_end", d.bytes_at_end},
-                     {"copies_in", d.copies_in}, {"bytes_in", d.bytes_in}, {"copies_out", d.copies_out}, {"bytes_out", d.bytes_out}});
+                     {"copies_in", d.copies_in}, {"bytes_in", d.bytes_in}, {"copies_out", d.copies_out}, {"bytes_out", d.bytes_out},
+                     {"evictions", d.evictions}, {"bytes_written_back", d.bytes_written_back}});
     }
     j["gpu_stats"] = per;
     j["imbalance_ratio"] = r.imbalance;

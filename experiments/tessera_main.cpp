@@ -44,6 +44,7 @@ struct BackendOptions {
   std::string machine;
   bool sim_data = false;
   int nodes = 0;  // simulated nodes; 0: the grid's
+  std::size_t gpu_memory = 0;  // simulated GPUs' memory in bytes (--gpu-memory); 0: the machine file's
   bool threads_from_cores = false;  // --threads not given with --gpus: from the node's cores
 };
 
@@ -174,7 +175,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   std::vector<std::vector<std::unique_ptr<platform::Device>>> gpus(P);
   auto with_gpus = [&](RunConfig c, int k) {
     for (int g = 1; g <= cfg.gpus; ++g) {
-      gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), b.sim_data));
+      const std::size_t memory = b.gpu_memory ? b.gpu_memory : static_cast<std::size_t>(machine.node.gpus.memory_bytes);
+      gpus[k].push_back(platform::make_sim_gpu(sim, k, g, memory, b.sim_data));
       c.devices.push_back(gpus[k].back().get());
     }
     return c;
@@ -413,7 +415,7 @@ int main(int argc, char** argv) {
                   "max(1, p/(8*Pr)) for p tile rows, 1 on one node row");
                   "kernels on a CPU core) | cuda; default emulated");
   auto* device_opt = run->get_option("--device");
-  auto* gpu_memory_opt = run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU; default 4 GiB");
+  auto* gpu_memory_opt = run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU (default 4 GiB), or of each simulated GPU (default: the machine file's)");
   auto* gpu_bw_opt = run->add_option("--gpu-bandwidth", cfg.emulated.bandwidth_Bps,
                                      "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
   auto* gpu_lat_opt = run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
@@ -472,8 +474,13 @@ int main(int argc, char** argv) {
     // n - g - 2 compute threads.
     backend.threads_from_cores = threads_opt->count() == 0 && cfg.gpus > 0;
     if (backend.backend == "sim")
-      for (const CLI::Option* o : {device_opt, gpu_memory_opt, gpu_bw_opt, gpu_lat_opt})
+      for (const CLI::Option* o : {device_opt, gpu_bw_opt, gpu_lat_opt})
         if (o->count() > 0)
+    // --gpu-memory also sets a simulated GPU's memory (what-if runs, out of core).
+    if (backend.backend == "sim" && gpu_memory_opt->count() > 0) {
+      if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
+      backend.gpu_memory = cfg.emulated.memory_bytes;
+    }
           throw tessera::InputError(o->get_name() + " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path);

@@ -141,13 +141,32 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           platform::Lock lk(*s.copy_mutex);
           for (;;) {
             ended.swap(s.copies_done);
+            // Copies that wait for GPU memory first (RunState::admit), then
+            // the mailboxes by priority; a copy that cannot have its buffer
+            // yet waits aside and leaves its stream to the next one.
+            for (auto it = s.parked.begin(); it != s.parked.end();) {
+              const int k = RunState::stream_of((*it)->desc);
+              if (!s.streams[k].current && s.admit((*it)->desc)) {
+                s.streams[k].current = *it;
+                to_start.push_back(k);
+                it = s.parked.erase(it);
+              } else {
+                ++it;
+              }
+            }
             for (std::size_t k = 0; k < s.streams.size(); ++k) {
               RunState::CopyStream& st = s.streams[k];
-              if (st.current || st.mbox.empty()) continue;
-              std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);
-              st.current = st.mbox.back();
-              st.mbox.pop_back();
-              to_start.push_back(static_cast<int>(k));
+              while (!st.current && !st.mbox.empty()) {
+                std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);
+                Task* t = st.mbox.back();
+                st.mbox.pop_back();
+                if (s.admit(t->desc)) {
+                  st.current = t;
+                  to_start.push_back(static_cast<int>(k));
+                } else {
+                  s.parked.push_back(t);
+                }
+              }
             }
             if (!ended.empty() || !to_start.empty()) break;
             if (s.copies_closed) return;  // every task has finished
@@ -204,6 +223,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     // What the task graph left (with release_tiles off: every copy) is freed now.
     for (std::size_t x = 0; x < n_data; ++x) s.release_buffer(g, static_cast<DataId>(x));
     d.copies_in = c.copies_in, d.bytes_in = c.bytes_in, d.copies_out = c.copies_out, d.bytes_out = c.bytes_out;
+    d.evictions = c.evictions, d.bytes_written_back = c.bytes_written_back;
   }
   if (dist) {
     const std::size_t w = dist->store->word_bytes();

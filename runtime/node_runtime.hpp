@@ -145,6 +145,10 @@ struct DeviceStats {
   std::size_t peak_bytes = 0;       // most device memory in use at once
   std::size_t bytes_at_end = 0;     // left allocated by the task graph (0 with Release_Tile; run() then frees it)
   std::uint64_t copies_in = 0, bytes_in = 0, copies_out = 0, bytes_out = 0;
+  // Copies freed before their Release_Tile to keep the GPU within its memory
+  // (least recently used first), and the bytes of those written back first
+  // because the GPU held the node's only current version.
+  std::uint64_t evictions = 0, bytes_written_back = 0;
 };
 
 // A node of a distributed run, or the one node of a run with GPUs: who it

@@ -19,6 +19,13 @@ ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honou
     home_[x] = static_cast<std::int8_t>(l.device);
     have_[x] = 0;  // this node's host memory holds the input
   }
+  for (int g = 1; g <= G_; ++g) {
+    const platform::Device& dev = *s_.gpus[g - 1].device;
+    budget_.push_back(dev.capacity() > dev.in_use() ? dev.capacity() - dev.in_use() : 0);
+  }
+  planned_.assign(G_, 0);
+  lru_.resize(G_);
+  stamp_.assign(n_ * G_, 0);
 }
 
 void ProtocolSink::release(DataId x) {
@@ -43,6 +50,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
   const int main = t.main_output();
   if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
   const int at = loc_[main].node;  // rule 1: where the task runs
+  pin_floor_ = clock_;
   if (touches) {
     if (at == d_.self) {
       run_here(t, main);
@@ -75,6 +83,9 @@ void ProtocolSink::run_here(const TaskDesc& t, int main) {
   // Every input reaches the owner's device first (rules 2-4); the task then
   // works on that device's slots.
   const int dm = loc_[main].device;
+  if (dm > 0)  // the copies this task uses are the GPU's most recent: not evicted for it
+    for (int a = 0; a < t.n_access; ++a)
+      if (have(t.access[a].data, dm) != kNone) touch(t.access[a].data, dm);
   TaskDesc own = t;
   for (int a = 0; a < t.n_access; ++a) {
     const DataId y = t.access[a].data;
@@ -161,6 +172,7 @@ void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio) {
 }
 
 void ProtocolSink::copy(DataId x, int from, int to, std::int32_t prio) {
+  if (to > 0 && have(x, to) == kNone) reserve(x, to, prio);
   TaskDesc c;
   c.kernel = kRuntimeCopy;
   c.arg[0] = from == 0 ? to : from;
@@ -173,8 +185,52 @@ void ProtocolSink::copy(DataId x, int from, int to, std::int32_t prio) {
   have(x, to) = version_[x];
 }
 
+void ProtocolSink::touch(DataId x, int g) {
+  std::uint64_t& st = stamp_[(g - 1) * n_ + x];
+  auto& lru = lru_[g - 1];
+  if (st) lru.erase({st, x});
+  st = ++clock_;
+  lru.insert({st, x});
+}
+
+void ProtocolSink::reserve(DataId x, int g, std::int32_t prio) {
+  const std::size_t bytes = d_.store->bytes(x);
+  auto& lru = lru_[g - 1];
+  while (planned_[g - 1] + bytes > budget_[g - 1]) {
+    if (lru.empty() || lru.begin()->first > pin_floor_)
+      throw platform::DeviceOutOfMemory(s_.gpus[g - 1].device->name() + ": out of memory: a buffer of " +
+                                        std::to_string(bytes) + " bytes does not fit (" + std::to_string(planned_[g - 1]) +
+                                        " of " + std::to_string(budget_[g - 1]) +
+                                        " bytes hold the other tiles of the task that needs it)");
+    evict(lru.begin()->second, g, prio);
+  }
+  planned_[g - 1] += bytes;
+  touch(x, g);
+  s_.plan_allocation(g, x);
+}
+
+void ProtocolSink::evict(DataId y, int g, std::int32_t prio) {
+  const std::uint32_t v = version_[y];
+  bool only_here = have(y, g) == v && writer_[y] == d_.self;
+  for (int e = 0; e <= G_ && only_here; ++e)
+    if (e != g && have(y, e) == v) only_here = false;
+  RunState::GpuCounters& c = s_.gpu_stats[g - 1];
+  if (only_here) {
+    copy(y, g, 0, prio);
+    c.bytes_written_back.fetch_add(d_.store->bytes(y), std::memory_order_relaxed);
+  }
+  c.evictions.fetch_add(1, std::memory_order_relaxed);
+  drop(y, g);
+}
+
 void ProtocolSink::drop(DataId x, int dev) {
   if (have(x, dev) == kNone) return;
+  if (dev > 0) {
+    std::uint64_t& st = stamp_[(dev - 1) * n_ + x];
+    lru_[dev - 1].erase({st, x});
+    st = 0;
+    planned_[dev - 1] -= d_.store->bytes(x);
+  }
   have(x, dev) = kNone;
   append(comm_task(kRuntimeRelease, dev, x, 0, false, 0).add(slot(x, dev), AccessMode::Write));
 }

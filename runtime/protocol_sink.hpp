@@ -22,6 +22,15 @@
 // B x B tile out of every virtual tile will be sent down to its below
 // process") instead of returning to its home after every update.
 //
+// A GPU's memory is planned here too: every buffer the plan allocates on a
+// GPU counts against its capacity, and when a new one would not fit, the
+// copy on that GPU used longest ago (in generation order) is freed first,
+// after its readers, written back to host memory when the GPU held the
+// node's only current version (least recently used with write-back, as
+// StarPU's MSI protocol does; never a copy the task being planned uses).
+// RunState::admit makes the device communication thread allocate in the
+// planned order, so the plan's bound holds at run time.
+//
 // Copies inside a node follow 000 §5.4: a GPU's input comes from the host
 // (from another GPU it is relayed through the host, so a tile several GPUs
 // read crosses to the host once); a version written away from the datum's
@@ -31,6 +40,8 @@
 // its Release_Tile, or when generation ends, its last version is copied back
 // and the GPU's buffer freed.
 #include <cstdint>
+#include <set>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -82,6 +93,12 @@ class ProtocolSink final : public TaskSink {
   // from a GPU to the host, from the node that holds it to the host.
   void ensure(DataId x, int dev, std::int32_t prio);
   void copy(DataId x, int from, int to, std::int32_t prio);
+  // GPU g used x now (least recently used order).
+  void touch(DataId x, int g);
+  // Plans a new buffer for x on GPU g, evicting other copies until it fits.
+  void reserve(DataId x, int g, std::int32_t prio);
+  // Frees GPU g's copy of y, first writing back the node's only current version.
+  void evict(DataId y, int g, std::int32_t prio);
   // Frees device dev's copy of x (not the host memory of this node's own data) after its readers.
   void drop(DataId x, int dev);
   static TaskDesc comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own, std::int32_t prio);
@@ -100,6 +117,13 @@ class ProtocolSink final : public TaskSink {
   std::unordered_map<DataId, std::vector<int>> holders_;
   std::vector<Task*> scratch_;
   Location loc_[kMaxAccesses];  // where the current task's accesses live
+  // GPU memory plan, per GPU g at [g-1]: bytes it may use, bytes of the
+  // buffers planned now, and its buffers by last use (stamp_[(g-1)·n + x],
+  // 0: none); stamps above pin_floor_ belong to the task being planned.
+  std::vector<std::size_t> budget_, planned_;
+  std::vector<std::set<std::pair<std::uint64_t, DataId>>> lru_;
+  std::vector<std::uint64_t> stamp_;
+  std::uint64_t clock_ = 0, pin_floor_ = 0;
 };
 
 }  // namespace tessera::detail

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <iterator>
 #include <limits>
@@ -36,6 +37,7 @@ struct RunState {
       buffers.emplace_back(n_data, nullptr);
     }
     streams = std::vector<CopyStream>(2 * gpus.size());
+    alloc_order.resize(gpus.size());
     copy_mutex = p.make_mutex();
     copy_cond = p.make_condition();
     gpu_stats = std::vector<GpuCounters>(gpus.size());
@@ -91,8 +93,10 @@ struct RunState {
   bool copies_closed = false;
   static bool lower_priority(const Task* a, const Task* b) { return a->desc.priority < b->desc.priority; }
 
+  // The stream of a copy task: GPU g's in-stream 2(g-1), its out-stream 2(g-1)+1.
+  static int stream_of(const TaskDesc& d) { return 2 * (d.arg[0] - 1) + (d.arg[3] ? 0 : 1); }
   void post_copy(Task* t) {
-    const int k = 2 * (t->desc.arg[0] - 1) + (t->desc.arg[3] ? 0 : 1);
+    const int k = stream_of(t->desc);
     platform::Lock lk(*copy_mutex);
     std::vector<Task*>& box = streams[k].mbox;
     box.push_back(t);
@@ -103,6 +107,9 @@ struct RunState {
   std::vector<std::vector<std::byte*>> buffers;
   struct GpuCounters {
     std::atomic<std::uint64_t> copies_in{0}, bytes_in{0}, copies_out{0}, bytes_out{0};
+    // Planned by the generator (ProtocolSink::evict): copies freed to make
+    // room, and the bytes of those that held the node's only current version.
+    std::atomic<std::uint64_t> evictions{0}, bytes_written_back{0};
     std::atomic<std::size_t> in_use{0}, peak{0};  // this run's buffers
     void allocated(std::size_t b) {
       const std::size_t now = in_use.fetch_add(b) + b;
@@ -152,6 +159,39 @@ struct RunState {
     gpus[g - 1].device->release(buf, bytes);
     gpu_stats[g - 1].in_use.fetch_sub(bytes);
     buf = nullptr;
+    // A copy may be waiting for this memory.
+    platform::Lock lk(*copy_mutex);
+    copy_cond->notify_one();
+  }
+
+  // ---- GPU memory admission ----
+  // The generator plans every GPU buffer against the GPU's capacity, evicting
+  // copies when the plan would not fit (ProtocolSink), and records the order
+  // of its allocations per GPU here. The device communication thread starts
+  // a copy that needs a new buffer only when it is the next one in that
+  // order and fits in what is free now: a buffer the plan freed earlier is
+  // released by a task generated earlier, which needs no later allocation,
+  // so the copies that wait always get their memory, and a GPU's resident
+  // bytes never exceed its capacity whatever the window holds.
+  std::vector<std::deque<DataId>> alloc_order;  // per GPU, under copy_mutex
+  std::vector<Task*> parked;                    // copies waiting for memory, under copy_mutex
+
+  void plan_allocation(int g, DataId x) {
+    platform::Lock lk(*copy_mutex);
+    alloc_order[g - 1].push_back(x);
+  }
+  // Under copy_mutex: whether copy task d may start now (and, if it needs a
+  // buffer, takes its turn in the allocation order).
+  bool admit(const TaskDesc& d) {
+    if (d.arg[3] == 0 || cancelled.load(std::memory_order_relaxed)) return true;  // to the host: no GPU memory
+    const int g = d.arg[0];
+    const DataId x = static_cast<DataId>(d.arg[1]);
+    if (buffers[g - 1][x]) return true;  // into its buffer
+    std::deque<DataId>& order = alloc_order[g - 1];
+    const platform::Device& dev = *gpus[g - 1].device;
+    if (order.empty() || order.front() != x || dev.in_use() + dist->store->bytes(x) > dev.capacity()) return false;
+    order.pop_front();
+    return true;
   }
 
   // ---- distributed runs ----

@@ -14,6 +14,7 @@
 #include <iterator>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -693,42 +694,111 @@ TEST(GpuRuntimeOutOfMemory, ATileThatDoesNotFitThrows) {
     }
 }
 
-// Room for a few tiles, not for all of them: the run fails part-way, after
-// some buffers were allocated, and still ends, and frees what it allocated.
-TEST(GpuRuntimeOutOfMemory, RunningOutMidRunThrowsAndFreesTheBuffers) {
+// One node, one GPU with room for three Cholesky tiles of the ten it owns
+// (and, with --keep-tiles, every copy it ever made kept otherwise): the
+// generator evicts least recently used copies, writing back those the GPU
+// alone holds, so the run completes within the device's memory with the
+// serial result; with room for two tiles, a GSMM's three cannot be resident
+// at once, and the run stops with DeviceOutOfMemory, frees its buffers and ends.
+void run_one_node(std::size_t memory, bool release_tiles, Net net, const std::function<void(NodeRuntime&, CholeskyExecutor<double>&,
+                                                                                             const TileLayout&, EmulatedDevice&, TileMatrix<double>&)>& body) {
   const TileLayout L(480, 480, 120, 1, 0);
-  const Reference<double> ref(true, L);
-  for (const Net net : {Net::None, Net::Local}) {
-    // Keep the device outside the run to look at it afterwards: run the node by hand.
-    const MultiLevelBlockCyclic dist(L, 1, 1, 1);
-    const Placement where = factor_placement(L, dist);
-    const std::size_t n_data = cholesky_data_count(L);
-    TileMatrix<double> a(L);
-    generate(a, MatrixKind::Spd, kMatrixSeed);
-    TileDataStore<double> store;
-    store.add_tiles(0, a);
-    EmulatedDevice dev(1, fast(3 * 120 * 120 * 8 + 100));  // three tiles of the ten it owns
-    GpuTables<double> tables(L, kIb, false);
-    std::optional<platform::LocalCluster> cluster;
-    if (net == Net::Local) cluster.emplace(1);
-    DistContext ctx;
-    ctx.self = 0;
-    ctx.where = where;
-    ctx.network = cluster ? &cluster->node(0) : nullptr;
-    ctx.store = &store;
-    RuntimeOptions opt;
-    opt.threads = 2;
-    opt.dist = &ctx;
-    opt.release_tiles = false;
-    opt.gpus.push_back({&dev, tables.ex.get(), &tables.tables, nullptr});
-    platform::NativePlatform platform;
-    CholeskyExecutor<double> ex(a);
-    within(60, [&] {
-      EXPECT_THROW(NodeRuntime(platform, opt).run(n_data, [&](TaskSink& s) { cholesky_tasks(L, s); }, ex),
-                   platform::DeviceOutOfMemory);
+  const MultiLevelBlockCyclic dist(L, 1, 1, 1);
+  const Placement where = factor_placement(L, dist);
+  TileMatrix<double> a(L);
+  generate(a, MatrixKind::Spd, kMatrixSeed);
+  TileDataStore<double> store;
+  store.add_tiles(0, a);
+  EmulatedDevice dev(1, fast(memory));
+  GpuTables<double> tables(L, kIb, false);
+  std::optional<platform::LocalCluster> cluster;
+  if (net == Net::Local) cluster.emplace(1);
+  DistContext ctx;
+  ctx.self = 0;
+  ctx.where = where;
+  ctx.network = cluster ? &cluster->node(0) : nullptr;
+  ctx.store = &store;
+  RuntimeOptions opt;
+  opt.threads = 2;
+  opt.dist = &ctx;
+  opt.release_tiles = release_tiles;
+  opt.gpus.push_back({&dev, tables.ex.get(), &tables.tables, nullptr});
+  platform::NativePlatform platform;
+  CholeskyExecutor<double> ex(a);
+  NodeRuntime rt(platform, opt);
+  body(rt, ex, L, dev, a);
+}
+
+TEST(GpuRuntimeOutOfCore, ThreeTilesOfRoomEvictAndMatchTheSerialResult) {
+  const std::size_t tile = 120 * 120 * 8, memory = 3 * tile + 100;
+  const Reference<double> ref(true, TileLayout(480, 480, 120, 1, 0));
+  for (const bool release : {true, false})
+    for (const Net net : {Net::None, Net::Local})
+      run_one_node(memory, release, net, [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L,
+                                             EmulatedDevice& dev, TileMatrix<double>& a) {
+        RunStats st;
+        within(60, [&] { st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex); });
+        ASSERT_EQ(st.gpus.size(), 1u);
+        EXPECT_LE(dev.peak(), memory) << "resident bytes above the GPU's capacity";
+        EXPECT_GT(st.gpus[0].evictions, 0u) << "ten tiles in the room of three need evictions";
+        // Every datum lives on the GPU here: what an eviction writes back is a
+        // version only the GPU held, and it must be current for the result to match.
+        EXPECT_GT(st.gpus[0].bytes_written_back, 0u);
+        EXPECT_EQ(dev.in_use(), 0u);
+        for (int j = 0; j < L.tile_cols(); ++j)
+          for (int i = j; i < L.tile_rows(); ++i)
+            EXPECT_EQ(std::memcmp(a.tile(i, j), ref.a.tile(i, j), tile), 0)
+                << "tile (" << i << "," << j << "), release " << release;
+      });
+}
+
+TEST(GpuRuntimeOutOfCore, ATaskWhoseTilesDoNotFitTogetherThrowsAndFreesTheBuffers) {
+  const std::size_t tile = 120 * 120 * 8;
+  for (const Net net : {Net::None, Net::Local})
+    run_one_node(2 * tile + 100, true, net, [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L,
+                                                 EmulatedDevice& dev, TileMatrix<double>&) {
+      within(60, [&] {
+        try {
+          rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+          ADD_FAILURE() << "a GSMM's three tiles in the room of two must throw";
+        } catch (const platform::DeviceOutOfMemory& e) {
+          EXPECT_NE(std::string(e.what()).find("GPU 1 (emulated): out of memory: a buffer of 115200 bytes does not fit"),
+                    std::string::npos)
+              << e.what();
+        }
+      });
+      EXPECT_EQ(dev.in_use(), 0u) << "a failed run leaves buffers allocated on the device";
     });
-    EXPECT_GT(dev.peak(), 0u) << "some buffers were allocated before the device ran out";
-    EXPECT_EQ(dev.in_use(), 0u) << "a failed run leaves buffers allocated on the device";
+}
+
+// Bit for bit on every grid with GPUs of little memory: room for four tiles
+// (less than half of what a GPU's own tiles need on one node, more than one
+// task's), so the plan evicts
+// and writes back throughout; never an input of a queued task (the result
+// would differ or a kernel would find no buffer), peak within the capacity.
+TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
+  for (const bool chol : {true, false}) {
+    const TileLayout L(chol ? 480 : 600, 480, 120, 3, 24);
+    const Reference<double> ref(chol, L);
+    const std::vector<TaskKey> serial = serial_keys(chol, L);
+    for (Grid g : {Grid{1, 1}, Grid{1, 2}, Grid{2, 1}}) {
+      RunSpec r;
+      r.chol = chol;
+      r.grid = g;
+      r.G = 1;
+      const std::size_t memory = 4 * (120 * 120 + kIb * 120) * 8;
+      r.device = fast(memory);
+      const std::string what = std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" + std::to_string(g.pc);
+      GpuOutcome o;
+      within(120, [&] { o = run_gpus<double>(r, L, ref); });
+      expect_correct(o, serial, what);
+      std::uint64_t evictions = 0;
+      for (const DeviceOutcome& d : o.devices) {
+        EXPECT_LE(d.peak, memory) << what << " node " << d.node << " GPU " << d.gpu;
+        evictions += d.stats.evictions;
+      }
+      if (g.pr * g.pc == 1) EXPECT_GT(evictions, 0u) << what;
+    }
   }
 }
 

@@ -122,7 +122,7 @@ TEST(SimGpusBadInput, MoreGpusThanTheMachineHas) {
 }
 
 TEST(SimGpusBadInput, EmulatedDeviceOptionsAreNotForSimulatedGpus) {
-  for (const char* opt : {"--gpu-memory", "--gpu-bandwidth", "--gpu-latency"}) {
+  for (const char* opt : {"--gpu-bandwidth", "--gpu-latency"}) {
     const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--gpus", "1", opt, "1"}));
     EXPECT_TRUE(o.exited && o.status == 2) << o;
     EXPECT_NE(o.err.find(std::string(opt) + " describes the GPUs of a native run"), std::string::npos) << o;
@@ -130,6 +130,38 @@ TEST(SimGpusBadInput, EmulatedDeviceOptionsAreNotForSimulatedGpus) {
   const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--gpus", "1", "--device", "cuda"}));
   EXPECT_TRUE(o.exited && o.status == 2) << o;
 }
+
+// Out of core in simulation (issue 12 point 2): one simulated GPU with a
+// third of the matrix's bytes (--gpu-memory overrides the machine file's)
+// evicts copies to stay within its memory, and the factors, on real data,
+// pass the check; 2x1 nodes do the same with two GPUs each.
+class SimOutOfCore : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string>> {};
+
+TEST_P(SimOutOfCore, AThirdOfTheMatrixOnTheGpuStillFactorsAndChecks) {
+  const auto& [algo, precision, grid] = GetParam();
+  const std::size_t n = 960, word = precision == "d" ? 8 : 4, memory = n * n * word / 3;
+  const int gpus = grid == "1x1" ? 1 : 2;
+  Outcome o;
+  const json j = run_ok(sim(algo, {"--grid", grid, "--gpus", std::to_string(gpus), "--n", std::to_string(n), "--B", "96",
+                                   "--s", "2", "--b", "32", "--threads", "2", "--precision", precision, "--gpu-memory",
+                                   std::to_string(memory), "--sim-data", "--check"}),
+                        &o);
+  EXPECT_EQ(j.at("check_passed"), true) << o;
+  std::uint64_t evictions = 0;
+  for (const json& g : j.at("gpu_stats")) {
+    EXPECT_LE(g.at("peak_bytes").get<std::size_t>(), memory) << g;
+    EXPECT_EQ(g.at("bytes_at_end").get<std::uint64_t>(), 0u) << g;
+    evictions += g.at("evictions").get<std::uint64_t>();
+  }
+  if (grid == "1x1") EXPECT_GT(evictions, 0u) << "a third of the matrix cannot hold a GPU's share: " << o;
+}
+
+INSTANTIATE_TEST_SUITE_P(AlgoPrecisionGrid, SimOutOfCore,
+                         ::testing::Combine(::testing::Values("cholesky", "qr"), ::testing::Values("d", "s"),
+                                            ::testing::Values("1x1", "2x1")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
+                         });
 
 TEST(SimGpusBadInput, AutoWidthNeedsGpus) {
   const Outcome o = run_tessera(sim("cholesky", {"--n", "1000", "--s", "3", "--b", "auto"}));
