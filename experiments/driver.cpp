@@ -1,5 +1,6 @@
 #include "experiments/driver.hpp"
 #include "experiments/test_fault.hpp"
+#include "experiments/input_matrix.hpp"
 
 #include <fmt/format.h>
 #include <lapacke.h>
@@ -18,7 +19,6 @@
 #include "runtime/dist_check.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/error.hpp"
-#include "runtime/matrix_gen.hpp"
 #include "runtime/matrix_market.hpp"
 
 namespace tessera {
@@ -107,16 +107,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
     if (c.impl != "tile") throw InputError("--impl " + c.impl + " runs on one node: distributed runs use --impl tile");
     if (input) throw InputError("--input " + c.input + ": distributed runs generate their matrix (no node reads the whole of it)");
   }
-  if (input && c.algo == "cholesky") {
-    for (index_t j = 0; j < c.n; ++j)
-      for (index_t i = j + 1; i < c.n; ++i) {
-        const double x = (*input)(i, j), y = (*input)(j, i);
-        if (std::abs(x - y) > 1e-12 * std::max(std::abs(x), std::abs(y)))
-          throw InputError("--input " + c.input + ": Cholesky needs a symmetric matrix, but A(" + std::to_string(i + 1) + "," +
-                           std::to_string(j + 1) + ") = " + fmt::format("{:g}", x) + " differs from A(" +
-                           std::to_string(j + 1) + "," + std::to_string(i + 1) + ") = " + fmt::format("{:g}", y));
-      }
-  }
+  resolve_matrix(c, input);
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
 }
 
@@ -138,16 +129,6 @@ class PhantomExecutor final : public Executor {
   char precision_;
   index_t ib_;
 };
-
-template <class T>
-void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
-  if (!input) {
-    generate(a, c.algo == "cholesky" ? MatrixKind::Spd : MatrixKind::General, c.seed);
-    return;
-  }
-  std::vector<T> conv(input->a.begin(), input->a.end());
-  a.from_dense(conv.data(), input->m);
-}
 
 RuntimeOptions runtime_options(const RunConfig& c) {
   RuntimeOptions opt;
@@ -349,8 +330,7 @@ void run_tile_distributed(RunResult& r, platform::Platform& platform, const Dens
     return;
   }
   TileMatrix<T> a(L, own);
-  if (input) fill(a, c, input);  // one node (resolve() allows --input nowhere else)
-  else generate(a, chol ? MatrixKind::Spd : MatrixKind::General, c.seed);
+  fill(a, c, input);
   std::optional<TileMatrix<T>> original;
   if (c.check) original = a.clone();
   kernels::set_blas_threads(1);
@@ -550,6 +530,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["seed"] = c.seed;
   j["blas_core"] = kernels::blas_core();
   j["input"] = c.input.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.input);
+  j["matrix"] = c.matrix.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.matrix);
   j["tiles"] = {r.p, r.q};
   j["tasks"] = r.tasks;
   j["time_s"] = r.time_s;

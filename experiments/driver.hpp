@@ -34,6 +34,7 @@ struct RunConfig {
   int threads = 1;
   std::uint64_t seed = 1;
   std::string input;              // Matrix Market file; empty: generated
+  std::string matrix;             // generated kind (--matrix); empty: spd for Cholesky, general for QR
   bool check = false;
   std::size_t window = 16384;
   ReadyPolicy policy = ReadyPolicy::Priority;

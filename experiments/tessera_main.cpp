@@ -397,6 +397,9 @@ int main(int argc, char** argv) {
   run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
   run->add_option("--seed", cfg.seed, "seed of the generated matrix; default 1");
   run->add_option("--input", cfg.input, "read a dense Matrix Market file instead of generating a matrix");
+  run->add_option("--matrix", cfg.matrix,
+                  "generated matrix: spd (Cholesky's default) | graded (rows and columns over 6 orders of magnitude) | "
+                  "illcond (condition 1e12; 1e5 in single) | rankdef (QR: rank n/2) | general (QR's default)");
   run->add_option("--impl", cfg.impl, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
   run->add_option("--window", cfg.window, "task window capacity (unfinished tasks); default 16384");
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
@@ -406,13 +409,13 @@ int main(int argc, char** argv) {
   run->add_option("--grid", grid,
                   "PrxPc node grid of a distributed run (multi-level block-cyclic distribution): one MPI process per node "
                   "under mpirun, or simulated nodes with --backend sim; default 1x1");
+  run->add_option("--v", cfg.v,
+                  "QR virtual tile height in tile rows (000 App. A.2.2): v adjacent tile rows on one node; default "
+                  "max(1, p/(8*Pr)) for p tile rows, 1 on one node row");
   run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
   run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");
   run->add_option("--device", cfg.device,
                   "kind of the GPUs of a native run: emulated (host memory, copies timed by --gpu-bandwidth/--gpu-latency, "
-  run->add_option("--v", cfg.v,
-                  "QR virtual tile height in tile rows (000 App. A.2.2): v adjacent tile rows on one node; default "
-                  "max(1, p/(8*Pr)) for p tile rows, 1 on one node row");
                   "kernels on a CPU core) | cuda; default emulated");
   auto* device_opt = run->get_option("--device");
   auto* gpu_memory_opt = run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU (default 4 GiB), or of each simulated GPU (default: the machine file's)");
@@ -473,14 +476,14 @@ int main(int argc, char** argv) {
     // thread per GPU, one device communication thread, one MPI thread, and
     // n - g - 2 compute threads.
     backend.threads_from_cores = threads_opt->count() == 0 && cfg.gpus > 0;
-    if (backend.backend == "sim")
-      for (const CLI::Option* o : {device_opt, gpu_bw_opt, gpu_lat_opt})
-        if (o->count() > 0)
     // --gpu-memory also sets a simulated GPU's memory (what-if runs, out of core).
     if (backend.backend == "sim" && gpu_memory_opt->count() > 0) {
       if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
       backend.gpu_memory = cfg.emulated.memory_bytes;
     }
+    if (backend.backend == "sim")
+      for (const CLI::Option* o : {device_opt, gpu_bw_opt, gpu_lat_opt})
+        if (o->count() > 0)
           throw tessera::InputError(o->get_name() + " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_expect.hpp"
@@ -147,6 +148,19 @@ TEST(CliBadInput, NonSymmetricCholeskyInput) {
   expect_rejected(kInvalidInput, base({"--n", "3", "--input", f}), {f, "A(2,1)", "0.5", "A(1,2)", "0.25"});
 }
 
+// --matrix: an unknown kind, a kind that does not suit the factorization, and
+// a generated kind beside --input or in a run without data: exit 2 naming --matrix.
+TEST(CliBadInput, MatrixKindThatDoesNotSuitTheRun) {
+  expect_rejected(kInvalidInput, base({"--n", "60", "--matrix", "hilbert"}),
+                  {"--matrix 'hilbert'", "spd, graded, illcond, rankdef, general"});
+  expect_rejected(kInvalidInput, base({"--n", "60", "--matrix", "general"}), {"--matrix general", "not symmetric"});
+  expect_rejected(kInvalidInput, base({"--n", "60", "--matrix", "rankdef"}), {"--matrix rankdef", "singular"});
+  expect_rejected(kInvalidInput, base({"--n", "60", "--m", "70", "--matrix", "spd"}, "qr"), {"--matrix spd", "--m 70"});
+  TempDir dir;
+  const auto f = dir.write("two.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n4\n1\n4\n");
+  expect_rejected(kInvalidInput, base({"--input", f, "--matrix", "graded"}), {"--matrix graded", f});
+}
+
 // ---------------------------------------------------------------------------
 // Good runs
 // ---------------------------------------------------------------------------
@@ -196,6 +210,28 @@ TEST(CliGoodRun, QrJsonInSinglePrecision) {
   EXPECT_EQ(j.at("check_passed"), true);
   ASSERT_TRUE(j.contains("orthogonality"));
   EXPECT_LT(j.at("orthogonality").get<double>(), 30.0);
+}
+
+// Every kind passes the check where it suits; the JSON names the matrix.
+TEST(CliGoodRun, GeneratedMatrixKindsPassTheCheck) {
+  TempDir dir;
+  const std::string json_path = dir.path() + "/r.json";
+  for (const auto& [algo, kind] : std::vector<std::pair<std::string, std::string>>{
+           {"cholesky", "spd"}, {"cholesky", "graded"}, {"cholesky", "illcond"}, {"qr", "general"}, {"qr", "graded"},
+           {"qr", "illcond"}, {"qr", "rankdef"}, {"qr", "spd"}}) {
+    SCOPED_TRACE(algo + " " + kind);
+    const Outcome o = run_tessera(
+        base({"--n", "150", "--B", "32", "--threads", "2", "--matrix", kind, "--check", "--json", json_path}, algo));
+    expect_success(o);
+    EXPECT_THAT(o.out, HasSubstr(" ok"));
+    EXPECT_EQ(nlohmann::json::parse(read_text(json_path)).at("matrix"), kind);
+  }
+  // The defaults, and a file's matrix (null).
+  expect_success(run_tessera(base({"--n", "50", "--json", json_path}, "qr")));
+  EXPECT_EQ(nlohmann::json::parse(read_text(json_path)).at("matrix"), "general");
+  const auto f = dir.write("two.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n4\n1\n4\n");
+  expect_success(run_tessera(base({"--input", f, "--json", json_path})));
+  EXPECT_TRUE(nlohmann::json::parse(read_text(json_path)).at("matrix").is_null());
 }
 
 TEST(CliGoodRun, UncheckedRunHasNullResidual) {

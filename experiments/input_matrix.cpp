@@ -1,0 +1,75 @@
+#include "experiments/input_matrix.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/error.hpp"
+#include "runtime/matrix_gen.hpp"
+
+namespace tessera {
+namespace {
+
+const char* const kKinds = "spd, graded, illcond, rankdef, general";
+
+// A Cholesky input file must be symmetric (the factorization reads its lower triangle).
+void require_symmetric(const RunConfig& c, const DenseMatrix& input) {
+  for (index_t j = 0; j < c.n; ++j)
+    for (index_t i = j + 1; i < c.n; ++i) {
+      const double x = input(i, j), y = input(j, i);
+      if (std::abs(x - y) > 1e-12 * std::max(std::abs(x), std::abs(y)))
+        throw InputError("--input " + c.input + ": Cholesky needs a symmetric matrix, but A(" + std::to_string(i + 1) + "," +
+                         std::to_string(j + 1) + ") = " + fmt::format("{:g}", x) + " differs from A(" +
+                         std::to_string(j + 1) + "," + std::to_string(i + 1) + ") = " + fmt::format("{:g}", y));
+    }
+}
+
+}  // namespace
+
+void resolve_matrix(RunConfig& c, const DenseMatrix* input) {
+  if (input) {
+    if (!c.matrix.empty())
+      throw InputError("--matrix " + c.matrix + " generates a matrix, but --input " + c.input + " gives one: drop one");
+    if (c.algo == "cholesky") require_symmetric(c, *input);
+    return;
+  }
+  if (c.matrix.empty()) {
+    c.matrix = c.algo == "cholesky" ? "spd" : "general";
+    return;
+  }
+  const auto kind = matrix_kind_from_name(c.matrix);
+  if (!kind) throw InputError("--matrix '" + c.matrix + "' is not one of: " + kKinds);
+  if (c.phantom)
+    throw InputError("--matrix " + c.matrix + " fills the matrix, which a simulated run has only with --sim-data");
+  if (c.algo == "cholesky" && *kind == MatrixKind::General)
+    throw InputError("--matrix general is not symmetric: --algo cholesky factors spd, graded or illcond");
+  if (c.algo == "cholesky" && *kind == MatrixKind::RankDeficient)
+    throw InputError("--matrix rankdef is singular (rank ceil(n/2)): --algo cholesky factors spd, graded or illcond");
+  if (c.algo == "qr" && *kind == MatrixKind::Spd && c.m != c.n)
+    throw InputError(fmt::format("--matrix spd is square, but --m {} differs from --n {}: a tall QR input is general, "
+                                 "graded, illcond or rankdef",
+                                 c.m, c.n));
+}
+
+template <class T>
+void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
+  if (!input) {
+    generate(a, *matrix_kind_from_name(c.matrix), c.seed);
+    return;
+  }
+  const TileLayout& L = a.layout();
+  for (int j = 0; j < a.q(); ++j)
+    for (int i = 0; i < a.p(); ++i) {
+      T* t = a.tile(i, j);
+      if (!t) continue;  // another node's
+      const index_t h = L.row_height(i), r0 = L.row_offset(i), c0 = L.col_offset(j);
+      for (index_t col = 0; col < L.col_width(j); ++col)
+        for (index_t r = 0; r < h; ++r) t[r + col * h] = static_cast<T>((*input)(r0 + r, c0 + col));
+    }
+}
+
+template void fill<float>(TileMatrix<float>&, const RunConfig&, const DenseMatrix*);
+template void fill<double>(TileMatrix<double>&, const RunConfig&, const DenseMatrix*);
+
+}  // namespace tessera

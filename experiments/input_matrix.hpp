@@ -1,0 +1,21 @@
+#pragma once
+// The matrix a run factors: generated (--matrix KIND, --seed; the kinds and
+// their condition numbers are in runtime/matrix_gen.hpp) or read from a
+// Matrix Market file (--input).
+#include "experiments/driver.hpp"
+#include "runtime/matrix_market.hpp"
+#include "runtime/tile_matrix.hpp"
+
+namespace tessera {
+
+// Once m and n are known: resolves config.matrix (empty: spd for Cholesky,
+// general for QR; with --input it stays empty) and checks that the matrix
+// suits the factorization. Throws InputError naming --matrix or --input.
+void resolve_matrix(RunConfig& config, const DenseMatrix* input);
+
+// Fills the tiles `a` holds (a distributed run's node: its own) with the
+// run's matrix: the file's (`input`), or the generated one.
+template <class T>
+void fill(TileMatrix<T>& a, const RunConfig& config, const DenseMatrix* input);
+
+}  // namespace tessera
