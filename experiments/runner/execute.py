@@ -12,6 +12,7 @@ Results go to DIR (default results/experiments/NAME/, --quick: .../NAME/quick/):
 import concurrent.futures
 import csv
 import datetime
+import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -41,16 +42,40 @@ def default_out(name, quick):
     return os.path.join(base, "quick") if quick else base
 
 
-def git_commit():
-    """The checkout's commit and whether tracked files differ from it."""
+def source_dir_of(binary):
+    """The source tree a tessera binary was built from (CMAKE_HOME_DIRECTORY of the CMakeCache.txt
+    beside it), else this checkout."""
+    cache = os.path.join(os.path.dirname(os.path.abspath(binary)), "CMakeCache.txt")
+    if os.path.isfile(cache):
+        with open(cache, errors="replace") as f:
+            for line in f:
+                if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                    return line.split("=", 1)[1].strip()
+    return ROOT
+
+
+def git_commit(source_dir):
+    """The commit of a source tree and whether its tracked files differ from it."""
     def git(*args):
-        p = subprocess.run(["git", "-C", ROOT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        p = subprocess.run(["git", "-C", source_dir] + list(args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
         return p.returncode, p.stdout.strip()
     rc, commit = git("rev-parse", "HEAD")
     if rc != 0:
         return {"commit": None, "dirty": None}
     rc, _ = git("diff", "--quiet", "HEAD", "--")
     return {"commit": commit, "dirty": rc != 0}
+
+
+def binary_identity(binary):
+    """Path, SHA-256 and modification time of the tessera binary the runs use."""
+    h = hashlib.sha256()
+    with open(binary, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    mtime = datetime.datetime.fromtimestamp(os.path.getmtime(binary), datetime.timezone.utc)
+    return {"path": binary, "sha256": h.hexdigest(), "built": mtime.isoformat(timespec="seconds"),
+            "source_dir": source_dir_of(binary)}
 
 
 def command(defn, config, tessera, json_path, trace_path=None):
@@ -120,7 +145,8 @@ class Runner:
         self.retry_failed = retry_failed
         self.timeout_s = timeout_s or defn.timeout_s
         self.lock = threading.Lock()
-        self.stamp = dict(git_commit(), date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        self.binary = binary_identity(tessera)
+        self.stamp = dict(git_commit(self.binary["source_dir"]), date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                           host=platform.node(), machine=defn.machine)
 
     def plan(self):
@@ -188,7 +214,7 @@ class Runner:
             record = {"experiment": self.defn.name, "config_id": config.id, "repeat": rep, "label": config.label(),
                       "params": config.params, "quick": self.quick, "command": _shown(cmd, json_path),
                       "tessera_commit": self.stamp["commit"], "tessera_dirty": self.stamp["dirty"],
-                      "machine": self.defn.machine, "host": self.stamp["host"]}
+                      "tessera_binary": self.binary, "machine": self.defn.machine, "host": self.stamp["host"]}
             t0 = time.monotonic()
             timed_out = False
             try:
@@ -267,6 +293,7 @@ class Runner:
         """DIR/meta.json: what was asked for, by whom, when; the left-out points and why."""
         meta = {"experiment": self.defn.name, "definition": self.defn.doc, "definition_file": display_path(self.defn.path),
                 "quick": self.quick, "tessera_commit": self.stamp["commit"], "tessera_dirty": self.stamp["dirty"],
+                "tessera_binary": self.binary,
                 "machine": self.defn.machine, "date": self.stamp["date"], "host": self.stamp["host"],
                 "configs": [c.id for c in configs],
                 "skipped": [{"config_id": c.id, "label": c.label(), "params": c.params, "reason": reason}

@@ -95,11 +95,15 @@ def section(name, defn, results, report_dir, headline):
     lines = ["## %s" % defn.title, ""]
     runs = [r for p in results.points() for r in p.runs]
     ok = sum(1 for r in runs if r["status"] == "ok")
-    lines.append("Definition `%s`; results `%s` (%s sweep, %d run(s): %d ok, %d failed), tessera %s%s, %s, machine "
-                 "`%s`." % (meta["definition_file"], os.path.relpath(results.dir, ROOT), "quick" if meta["quick"] else "full",
-                            len(runs), ok, len(runs) - ok, (meta["tessera_commit"] or "?")[:10],
-                            " (with uncommitted changes)" if meta.get("tessera_dirty") else "", meta["date"],
-                            meta.get("machine")))
+    commits = sorted({(r.get("tessera_commit") or "?")[:10] + (" with uncommitted changes" if r.get("tessera_dirty") else "")
+                      + (", binary %s built %s" % (r["tessera_binary"]["sha256"][:12], r["tessera_binary"]["built"])
+                         if r.get("tessera_binary") else "") for r in runs})
+    dates = sorted(r["date"] for r in runs if r.get("date"))
+    lines.append("Definition `%s`; results `%s` (%s sweep, %d run(s): %d ok, %d failed), tessera %s, runs from %s to %s, "
+                 "machine `%s`." % (meta["definition_file"], os.path.relpath(results.dir, ROOT),
+                                    "quick" if meta["quick"] else "full", len(runs), ok, len(runs) - ok,
+                                    "; ".join(commits) or "?", dates[0] if dates else "?", dates[-1] if dates else "?",
+                                    meta.get("machine")))
     lines.append("")
     if defn.reported:
         lines += ["| definition | reported value | paper (source) | ours | ours/paper | figure |",
