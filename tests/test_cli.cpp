@@ -383,9 +383,14 @@ TEST(CliModelComm, CholeskyTableAndJson) {
 }
 
 TEST(CliModelComm, QrRowsWithDefaultVirtualTiles) {
-  // v = n/(B Pr) = 2: msg sum 8.75, words sum 35; PDGEQRF with --nb 4: 34 msgs.
+  // The default v is tessera run's for the shape: max(1, p/(8 Pr)) = 1 for 4 tile rows on 2 node rows.
+  const Outcome d = run_tessera({"model", "comm", "--algo", "qr", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2"});
+  ASSERT_TRUE(d.exited) << d;
+  ASSERT_EQ(d.status, 0) << d;
+  EXPECT_THAT(d.out, HasSubstr("v=1 nb=2"));
+  // v = n/(B Pr) = 2, the paper's: msg sum 8.75, words sum 35; PDGEQRF with --nb 4: 34 msgs.
   const Outcome o = run_tessera(
-      {"model", "comm", "--algo", "qr", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2", "--nb", "4"});
+      {"model", "comm", "--algo", "qr", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2", "--v", "2", "--nb", "4"});
   ASSERT_TRUE(o.exited) << o;
   ASSERT_EQ(o.status, 0) << o;
   EXPECT_THAT(o.out, HasSubstr("v=2 nb=4"));
