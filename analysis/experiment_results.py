@@ -75,12 +75,13 @@ class Point:
         return statistics.median(vals) if vals else None
 
     def failure(self):
-        """'exit N: last stderr line' of the first failed run, or None."""
+        """'exit N: last stderr line' (or 'timeout: ...') of the first failed run when none succeeded, else None."""
         if self.ok or not self.failed:
             return None
         r = self.failed[0]
         lines = (r.get("stderr") or "").strip().splitlines()
-        return "%s %s: %s" % (r["status"], "exit %s" % r["exit_status"], lines[-1] if lines else "")
+        what = "timeout" if r["status"] == "timeout" else "exit %s" % r["exit_status"]
+        return "%s: %s" % (what, lines[-1] if lines else "")
 
 
 def _lookup(record, name):

@@ -64,7 +64,7 @@ def draw_failures(ax, failures):
     low = ax.get_ylim()[0]
     seen = set()
     for x, text in failures:
-        label = "run failed (%s)" % text.split(":")[0]
+        label = "run failed (%s)" % text.split(":")[0]  # "exit 4" or "timeout"
         ax.plot([x], [low], linestyle="none", marker="x", color="red", markersize=9, clip_on=False, zorder=6,
                 label=None if label in seen else label)
         seen.add(label)
@@ -90,15 +90,14 @@ def lines(results, spec, reported):
     groups, failures = {}, []
     for p in results.points(spec.get("where")):
         x, y = p.params.get(spec["x"]), p.value(spec["y"])
-        if y is None:
-            if p.failure():
-                failures.append((x, p.failure()))
-            continue
-        groups.setdefault(series_key(p.params, names), []).append((x, y))
+        if y is None and p.failure():
+            failures.append((x, p.failure()))
+        # A point without a value breaks its line: no segment across a failed run.
+        groups.setdefault(series_key(p.params, names), []).append((x, float("nan") if y is None else y))
     for key in sorted(groups, key=order):
-        pts = sorted(groups[key])
+        pts = sorted(groups[key], key=lambda xy: order((xy[0],)))
         ax.plot([a for a, _ in pts], [b for _, b in pts], marker="o", markersize=4,
-                label="tessera %s" % series_label(names, key))
+                label="tessera %s" % series_label(names, key) if names else "tessera")
     _scales(ax, spec)
     _hline(ax, spec)
     draw_references(ax, references(spec, reported), lambda r: r.get("where", {}).get(spec["x"]))
@@ -130,7 +129,7 @@ def bars(results, spec, reported):
                 continue
             xs.append(pos)
             ys.append(y)
-        ax.bar(xs, ys, width=width * 0.95, label="tessera %s" % series_label(names, key))
+        ax.bar(xs, ys, width=width * 0.95, label="tessera %s" % series_label(names, key) if names else "tessera")
     ax.set_xticks(range(len(cats)))
     ax.set_xticklabels([str(c) for c in cats])
     _hline(ax, spec)
@@ -207,7 +206,7 @@ def scatter(results, spec, reported):
     allv = [v for pts in groups.values() for xy in pts for v in xy if v > 0]
     for key in sorted(groups, key=order):
         ax.plot([a for a, _ in groups[key]], [b for _, b in groups[key]], linestyle="none", marker="o", markersize=5,
-                alpha=0.8, label="tessera %s" % series_label(names, key))
+                alpha=0.8, label="tessera %s" % series_label(names, key) if names else "tessera")
     if allv:
         lo, hi = min(allv) / 1.3, max(allv) * 1.3
         ax.plot([lo, hi], [lo, hi], color="gray", linestyle="--", linewidth=1, label="y = x")
