@@ -144,7 +144,10 @@ struct RunState {
       gc.tables->point_at(x, buf);
     }
     ranges.clear();
+    // A device without data (a phantom simulation) still moves the datum's
+    // bytes: one range of its size, which it times but never touches.
     if (dev.has_data()) dist->store->host_ranges(x, ranges);
+    else ranges.push_back({nullptr, bytes});
     dev.copy_async(stream, buf, ranges.data(), static_cast<int>(ranges.size()), to_device, std::move(done));
     GpuCounters& c = gpu_stats[g - 1];
     (to_device ? c.copies_in : c.copies_out).fetch_add(1, std::memory_order_relaxed);
