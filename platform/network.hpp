@@ -154,6 +154,11 @@ class Message {
   Raw raw_;
 };
 
+// How many messages a node has in flight at once; the others wait in its
+// outbox, in the order they were sent. 000 §5.3's MPI thread keeps one send
+// posted (Fig. 9); the MPI backend and the simulated network both use this.
+inline constexpr int kSendsInFlight = 16;
+
 // Called on the communication thread for every message that arrives, with
 // the sending node.
 using DeliverFn = std::function<void(int source, Message&& m)>;

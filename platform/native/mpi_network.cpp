@@ -24,9 +24,9 @@ namespace tessera::platform {
 namespace {
 
 constexpr int kDataTag = 7;
-// Sends in flight at once: enough to overlap a panel's broadcast to several
-// nodes; the paper's thread keeps one (Fig. 9).
-constexpr int kMaxSendsInFlight = 16;
+// Sends in flight at once: kSendsInFlight (platform/network.hpp), which the
+// simulated network models too.
+constexpr int kMaxSendsInFlight = kSendsInFlight;
 // Idle polling interval: doubles from kMinIdle to kMaxIdle while nothing
 // happens. A new outgoing message wakes the thread at once; an incoming one
 // waits at most kMaxIdle once the thread has been idle ~8 ms. Each wake-up

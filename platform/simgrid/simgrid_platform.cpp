@@ -308,19 +308,48 @@ class SimCluster::Impl::Endpoint final : public NodeNetwork {
     mbox_->set_receiver(actor_);
   }
 
+  // Messages leave in the order they were sent, at most kSendsInFlight at
+  // once, as the MPI communication thread posts them (platform/network.hpp):
+  // each sender actor puts one message and waits for its transfer.
   void send(int dest, Message&& m) override {
+    if (senders_.empty()) start_senders();
     const auto size = static_cast<std::uint64_t>(m.wire_bytes());
-    sg4::Mailbox* to = cluster_.endpoints.at(dest)->mbox_;
-    to->put_init(new Envelope{self_, std::move(m), sg4::Engine::get_clock()}, size)->detach();
+    outbox_.push_back({dest, new Envelope{self_, std::move(m), sg4::Engine::get_clock()}, size});
+    queued_->release();
   }
 
   // Every message this node expects has arrived: the actor waits in get() on
-  // an empty mailbox, and no other message will come.
+  // an empty mailbox, and no other message will come. The node's own
+  // messages leave first.
   void stop() override {
+    while (!outbox_.empty() || sending_ > 0) {
+      drain_waiting_ = true;
+      drained_->acquire();
+    }
+    drain_waiting_ = false;
+    for (sg4::ActorPtr& a : senders_) a->kill();
+    senders_.clear();
     if (!actor_) return;
     mbox_->set_receiver(nullptr);
     actor_->kill();
     actor_ = nullptr;
+  }
+
+  void start_senders() {
+    queued_ = sg4::Semaphore::create(0);
+    drained_ = sg4::Semaphore::create(0);
+    for (int k = 0; k < kSendsInFlight; ++k)
+      senders_.push_back(sg4::Actor::create("send", cluster_.sim.node_host(self_), [this] {
+        for (;;) {
+          queued_->acquire();
+          Outgoing o = outbox_.front();
+          outbox_.pop_front();
+          ++sending_;
+          cluster_.endpoints.at(o.dest)->mbox_->put(o.envelope, o.bytes);
+          --sending_;
+          if (drain_waiting_ && outbox_.empty() && sending_ == 0) drained_->release();
+        }
+      }));
   }
 
   void allreduce_sum(std::vector<double>& v) override {
@@ -342,6 +371,17 @@ class SimCluster::Impl::Endpoint final : public NodeNetwork {
   sg4::Mailbox* mbox_;
   DeliverFn deliver_;
   sg4::ActorPtr actor_;
+  // Outgoing messages not yet put, and the actors that put them.
+  struct Outgoing {
+    int dest;
+    Envelope* envelope;
+    std::uint64_t bytes;
+  };
+  std::deque<Outgoing> outbox_;
+  std::vector<sg4::ActorPtr> senders_;
+  sg4::SemaphorePtr queued_, drained_;
+  int sending_ = 0;
+  bool drain_waiting_ = false;
 };
 
 SimCluster::Impl::Impl(Simulation& s, int nodes) : sim(s), barrier(sg4::Barrier::create(nodes)) {
