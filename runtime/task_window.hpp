@@ -69,7 +69,11 @@ class TaskWindow {
   std::vector<const Task*> list_of(DataId d) const;
 
  private:
-  struct alignas(64) DataList {
+  // 32 bytes, two to a cache line: one list per datum and device of a node, so a
+  // simulated 100-node cluster holds 72 M of them (64-byte alignment made
+  // that 4.6 GB; the false sharing it avoided did not show in
+  // bench_task_window, see experiments/README.md).
+  struct DataList {
     SpinLock lock;
     TaskEntry* head = nullptr;
     TaskEntry* tail = nullptr;
