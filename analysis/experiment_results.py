@@ -10,6 +10,29 @@ import os
 import statistics
 
 
+def read_runs(out_dir, on_bad_line=None):
+    """The last record of every (config id, repeat) in DIR/runs.jsonl, in order of first appearance.
+
+    A line that is not JSON is skipped; on_bad_line(path, line_number) is told of it.
+    """
+    path = os.path.join(out_dir, "runs.jsonl")
+    records = collections.OrderedDict()
+    if os.path.isfile(path):
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    if on_bad_line:
+                        on_bad_line(path, n)
+                    continue
+                records[(r["config_id"], r["repeat"])] = r
+    return records
+
+
 class Results:
     """The runs of one results folder, grouped by configuration, restricted to the last sweep's points."""
 
@@ -19,20 +42,8 @@ class Results:
             self.meta = json.load(f)
         self.definition = self.meta["definition"]
         wanted = set(self.meta.get("configs", []))
-        latest = collections.OrderedDict()
-        path = os.path.join(out_dir, "runs.jsonl")
-        if os.path.isfile(path):
-            with open(path) as f:
-                for line in f:
-                    line = line.strip()
-                    if not line:
-                        continue
-                    try:
-                        r = json.loads(line)
-                    except ValueError:
-                        continue
-                    if not wanted or r["config_id"] in wanted:
-                        latest[(r["config_id"], r["repeat"])] = r
+        latest = collections.OrderedDict(
+            (key, r) for key, r in read_runs(out_dir).items() if not wanted or r["config_id"] in wanted)
         self.groups = collections.OrderedDict()
         for r in latest.values():
             self.groups.setdefault(r["config_id"], []).append(r)

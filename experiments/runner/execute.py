@@ -29,7 +29,8 @@ from .definition import ROOT, display_path
 from .progress import Progress
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
-import trace_devices  # noqa: E402  (analysis/ is not a package)
+import experiment_results  # noqa: E402  (analysis/ is not a package)
+import trace_devices  # noqa: E402
 
 CSV_PARAMS_FIRST = ("algo", "precision", "backend", "n", "grid", "nodes", "threads", "gpus", "B", "s", "b")
 CSV_RESULT_FIELDS = ("time_s", "gflops", "imbalance_ratio", "tasks", "wall_s", "B", "b")
@@ -110,22 +111,10 @@ def _grid_nodes(grid):
 
 
 def load_records(out_dir):
-    """The last record of every (config id, repeat) in DIR/runs.jsonl, in file order."""
-    path = os.path.join(out_dir, "runs.jsonl")
-    records = {}
-    if os.path.isfile(path):
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    print("tessera experiment: %s:%d: not a JSON line, ignored" % (display_path(path), n), file=sys.stderr)
-                    continue
-                records[(r["config_id"], r["repeat"])] = r
-    return records
+    """The last record of every (config id, repeat) in DIR/runs.jsonl, in file order (a line that is not JSON is ignored, with a warning)."""
+    def warn(path, n):
+        print("tessera experiment: %s:%d: not a JSON line, ignored" % (display_path(path), n), file=sys.stderr)
+    return experiment_results.read_runs(out_dir, warn)
 
 
 class CannotStart(RuntimeError):
