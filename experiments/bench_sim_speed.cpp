@@ -11,7 +11,7 @@
 #include <string>
 
 #include "experiments/driver.hpp"
-#include "platform/machine.hpp"
+#include "models/machine.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 
 int main(int argc, char** argv) {

@@ -3,9 +3,9 @@
 #include <benchmark/benchmark.h>
 
 #include "platform/native/native_platform.hpp"
-#include "runtime/algorithms/cholesky.hpp"
+#include "algorithms/cholesky.hpp"
 #include "runtime/distribution.hpp"
-#include "runtime/data_store.hpp"
+#include "runtime/phantom_data_store.hpp"
 #include "runtime/protocol.hpp"
 
 namespace {

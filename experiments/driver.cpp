@@ -12,14 +12,15 @@
 #include "kernels/cuda/cuda_api.hpp"
 #include "models/balance.hpp"
 #include "platform/native/local_network.hpp"
-#include "platform/not_compiled.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/data_store.hpp"
-#include "runtime/dist_check.hpp"
+#include "base/error.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/tile_data_store.hpp"
+#include "runtime/phantom_data_store.hpp"
+#include "algorithms/dist_check.hpp"
 #include "runtime/distribution.hpp"
-#include "runtime/error.hpp"
-#include "runtime/matrix_market.hpp"
+#include "base/error.hpp"
+#include "base/matrix_market.hpp"
 
 namespace tessera {
 namespace {
@@ -431,7 +432,7 @@ double flop_count(const std::string& algo, index_t m, index_t n) {
 
 std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, int node) {
   if (c.device == "emulated") return std::make_unique<platform::EmulatedDevice>(g, c.emulated);
-  if (!TESSERA_HAVE_CUDA) throw platform::NotCompiled("CUDA");
+  if (!TESSERA_HAVE_CUDA) throw NotCompiled("CUDA");
   const int present = kernels::cuda_device_count();
   if (c.gpus > present)
     throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present", c.gpus, present, present == 1 ? "" : "s"));

@@ -11,7 +11,7 @@
 #include "platform/native/emulated_device.hpp"
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
-#include "runtime/check.hpp"
+#include "algorithms/check.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/error.hpp"
-#include "runtime/matrix_gen.hpp"
+#include "base/error.hpp"
+#include "base/matrix_gen.hpp"
 
 namespace tessera {
 namespace {

@@ -1,10 +1,10 @@
 #pragma once
 // The matrix a run factors: generated (--matrix KIND, --seed; the kinds and
-// their condition numbers are in runtime/matrix_gen.hpp) or read from a
+// their condition numbers are in base/matrix_gen.hpp) or read from a
 // Matrix Market file (--input).
 #include "experiments/driver.hpp"
-#include "runtime/matrix_market.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "base/matrix_market.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 

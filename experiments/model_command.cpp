@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/comm_model.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 

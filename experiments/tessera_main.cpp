@@ -24,17 +24,17 @@
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
 #include "experiments/progress_file.hpp"
-#include "kernels/cpu/calibrate.hpp"
+#include "experiments/calibrate.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/comm_model.hpp"
 #include "models/kernel_model.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "platform/machine.hpp"
+#include "base/kernel_table.hpp"
+#include "models/machine.hpp"
 #include "platform/native/mpi_network.hpp"
 #include "platform/native/native_platform.hpp"
-#include "platform/not_compiled.hpp"
+#include "base/error.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 #include "runtime/trace.hpp"
 
 namespace {
@@ -74,7 +74,7 @@ void say_error(const std::string& what) { say("tessera: error: " + what); }
 std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cfg) {
   try {
     std::rethrow_exception(e);
-  } catch (const tessera::platform::DeviceOutOfMemory& x) {
+  } catch (const tessera::DeviceOutOfMemory& x) {
     return std::string("tessera: error: ") + x.what() +
            " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)";
   } catch (const std::bad_alloc&) {
@@ -128,7 +128,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       throw;  // every rank knows (NodeRuntime::run agreed on it)
     } catch (const NotPositiveDefinite&) {
       throw;  // met by a kernel, so agreed on too
-    } catch (const platform::NotCompiled&) {
+    } catch (const NotCompiled&) {
       throw;  // a backend left out of this build: every rank finds it before any message
     } catch (...) {
       // Only this rank may know: the others could be waiting for it in a

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "experiments/driver.hpp"
-#include "runtime/error.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "base/error.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 

@@ -8,6 +8,7 @@
 // free functions in kernels/cpu/tile_kernels.hpp. An object belongs to one
 // thread (it owns workspace).
 #include <cstdint>
+#include <memory>
 
 namespace tessera::kernels {
 
@@ -31,6 +32,12 @@ class TileKernels {
                      index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2) = 0;
   // B (rows×cols) = A, both in this device's memory.
   virtual void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) = 0;
+};
+
+// The kernels one worker runs, in both precisions.
+struct KernelPair {
+  std::unique_ptr<TileKernels<double>> d;
+  std::unique_ptr<TileKernels<float>> s;
 };
 
 }  // namespace tessera::kernels

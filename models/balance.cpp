@@ -5,8 +5,8 @@
 #include <string>
 
 #include "models/kernel_model.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/error.hpp"
+#include "base/kernel_table.hpp"
+#include "base/error.hpp"
 
 namespace tessera::models {
 

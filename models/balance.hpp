@@ -9,7 +9,7 @@
 // SSRFB for QR) on a core and on a GPU.
 #include <cstdint>
 
-#include "runtime/node_runtime.hpp"
+#include "platform/kernel_time_model.hpp"
 
 namespace tessera::models {
 

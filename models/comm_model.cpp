@@ -8,7 +8,7 @@
 #include <string>
 
 #include "runtime/distribution.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 

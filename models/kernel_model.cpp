@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/json_fields.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/error.hpp"
+#include "base/json_fields.hpp"
+#include "base/kernel_table.hpp"
+#include "base/error.hpp"
 
 namespace tessera::models {
 

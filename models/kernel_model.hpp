@@ -1,6 +1,6 @@
 #pragma once
 // Kernel timing models: the modeled duration of one kernel call from its
-// kernel, precision and shape (runtime/task.hpp KernelShape). A simulated
+// kernel, precision and shape (base/task.hpp KernelShape). A simulated
 // run sleeps for it; a prediction is only as good as the model.
 //
 //   PeakEfficiencyModel  a device's measured maximum GFlop/s per kernel and an
@@ -21,8 +21,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "runtime/node_runtime.hpp"
-#include "runtime/task.hpp"
+#include "platform/kernel_time_model.hpp"
+#include "base/task.hpp"
 
 namespace tessera::models {
 

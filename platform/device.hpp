@@ -20,6 +20,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/error.hpp"
+
 namespace tessera::kernels {
 template <class T>
 class TileKernels;
@@ -32,13 +34,6 @@ namespace tessera::platform {
 struct HostRange {
   std::byte* ptr = nullptr;
   std::size_t bytes = 0;
-};
-
-// A device has no room for a buffer: names the device, what was asked, what
-// is in use and the capacity.
-class DeviceOutOfMemory : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 class Device {

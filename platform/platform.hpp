@@ -10,11 +10,8 @@
 #include <memory>
 #include <string>
 
-namespace tessera {
-class Executor;
-class WorkerContext;
-struct TaskDesc;
-}  // namespace tessera
+#include "base/function_ref.hpp"
+#include "kernels/tile_kernels_api.hpp"
 
 namespace tessera::platform {
 
@@ -58,10 +55,14 @@ class Platform {
   virtual void join_all() = 0;
   // Seconds since an arbitrary origin fixed for the platform's lifetime.
   virtual double now() const = 0;
-  // Runs one task's kernel on the calling thread. The native platform calls
-  // it; a simulated platform lets `modeled_s` seconds of simulated time pass
-  // and calls the real kernel only when asked to compute on real data.
-  virtual void run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double modeled_s) = 0;
+  // Runs one task's kernel, `kernel`, on the calling thread. The native
+  // platform calls it; a simulated platform lets `modeled_s` seconds of
+  // simulated time pass and calls the real kernel only when asked to compute
+  // on real data.
+  virtual void run_kernel(double modeled_s, FunctionRef<void()> kernel) = 0;
+  // Kernels for one of this node's cores, owned by the compute thread that
+  // runs them (they hold workspace).
+  virtual kernels::KernelPair core_kernels() = 0;
   // Short name for outputs: "native", "sim".
   virtual const char* backend_name() const = 0;
 };

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 namespace {

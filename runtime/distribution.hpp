@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/tile_layout.hpp"
+#include "base/tile_layout.hpp"
 
 namespace tessera {
 

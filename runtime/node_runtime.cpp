@@ -95,7 +95,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
             modeled = model->seconds(sh);
             modeled += s.cold_extra(*model, sh, a, modeled);
           }
-          platform_.run_kernel(ex, t->desc, ctx, modeled);
+          platform_.run_kernel(modeled, [&] { ex.execute(t->desc, ctx); });
           if (device) device->synchronize();
         } catch (...) {
           s.fail(std::current_exception());
@@ -116,7 +116,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
 
   for (int w = 0; w < options_.threads; ++w) {
     platform_.spawn("cpu" + std::to_string(w), [&, w] {
-      WorkerContext ctx(w);
+      WorkerContext ctx(w, platform_.core_kernels());
       serve(s.ready, ctx, executor, options_.model, nullptr, stats.busy_s[w]);
     });
   }

@@ -8,13 +8,14 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "kernels/tile_kernels_api.hpp"
 #include "platform/device.hpp"
+#include "platform/kernel_time_model.hpp"
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
 #include "runtime/protocol.hpp"
 #include "runtime/ready_queue.hpp"
-#include "runtime/task.hpp"
+#include "base/task.hpp"
 
 namespace tessera {
 
@@ -23,9 +24,9 @@ namespace tessera {
 // reusable scratch buffer.
 class WorkerContext {
  public:
-  // A CPU worker: kernels on this core.
-  explicit WorkerContext(int id) : id_(id), own_d_(std::make_unique<kernels::CpuTileKernels<double>>()),
-                                   own_s_(std::make_unique<kernels::CpuTileKernels<float>>()), d_(own_d_.get()), s_(own_s_.get()) {}
+  // A CPU worker: the kernels of its core (Platform::core_kernels), which it owns.
+  WorkerContext(int id, kernels::KernelPair own)
+      : id_(id), own_(std::move(own)), d_(own_.d.get()), s_(own_.s.get()) {}
   // A GPU manager: the device's kernels.
   WorkerContext(int id, int device, kernels::TileKernels<double>& d, kernels::TileKernels<float>& s)
       : id_(id), device_(device), d_(&d), s_(&s) {}
@@ -48,8 +49,7 @@ class WorkerContext {
  private:
   int id_;
   int device_ = 0;
-  std::unique_ptr<kernels::TileKernels<double>> own_d_;
-  std::unique_ptr<kernels::TileKernels<float>> own_s_;
+  kernels::KernelPair own_;
   kernels::TileKernels<double>* d_;
   kernels::TileKernels<float>* s_;
   std::vector<unsigned char> scratch_;
@@ -62,20 +62,6 @@ class Executor {
   virtual void execute(const TaskDesc& t, WorkerContext& w) = 0;
   // The call's dimensions, for kernel models (simulated runs, traces).
   virtual KernelShape shape(const TaskDesc& t) const { return KernelShape{t.kernel}; }
-};
-
-// Modeled duration of a kernel call (models/ implements it; simulated runs use it).
-class KernelTimeModel {
- public:
-  virtual ~KernelTimeModel() = default;
-  virtual double seconds(const KernelShape& s) const = 0;
-  // Extra time of the first calls of a kernel in a precision in a process
-  // (BLAS/LAPACK initialize per routine on first use): a simulated run adds it
-  // to every call of the kernel that starts before the first one has ended.
-  virtual double first_call_s(std::uint16_t /*kernel*/, char /*precision*/) const { return 0; }
-  // Time from a run's start to its first kernel (starting and waking threads);
-  // a simulated run adds it to its first task.
-  virtual double start_s() const { return 0; }
 };
 
 // Hooks called around every kernel (tracing, statistics). on_task_start and
@@ -100,7 +86,7 @@ class RuntimeObserver {
 };
 
 // The data a distributed run moves between nodes, as one node holds them.
-// Implemented per algorithm over its tile tables (runtime/data_store.hpp);
+// Implemented per algorithm over its tile tables (algorithms/tile_data_store.hpp);
 // a phantom store (simulated runs without data) only knows sizes.
 class DataStore {
  public:
@@ -228,7 +214,8 @@ class NodeRuntime {
 // the reference every parallel execution must reproduce.
 class SequentialSink final : public TaskSink {
  public:
-  explicit SequentialSink(Executor& e) : executor_(e), worker_(0) {}
+  // `kernels`: the kernels of the core it runs on (Platform::core_kernels).
+  SequentialSink(Executor& e, kernels::KernelPair kernels) : executor_(e), worker_(0, std::move(kernels)) {}
   void insert(const TaskDesc& t) override { executor_.execute(t, worker_); }
 
  private:

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "runtime/distribution.hpp"
-#include "runtime/task.hpp"
+#include "base/task.hpp"
 
 namespace tessera {
 

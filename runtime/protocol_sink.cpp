@@ -198,7 +198,7 @@ void ProtocolSink::reserve(DataId x, int g, std::int32_t prio) {
   auto& lru = lru_[g - 1];
   while (planned_[g - 1] + bytes > budget_[g - 1]) {
     if (lru.empty() || lru.begin()->first > pin_floor_)
-      throw platform::DeviceOutOfMemory(s_.gpus[g - 1].device->name() + ": out of memory: a buffer of " +
+      throw DeviceOutOfMemory(s_.gpus[g - 1].device->name() + ": out of memory: a buffer of " +
                                         std::to_string(bytes) + " bytes does not fit (" + std::to_string(planned_[g - 1]) +
                                         " of " + std::to_string(budget_[g - 1]) +
                                         " bytes hold the other tiles of the task that needs it)");

@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 #include "runtime/node_runtime.hpp"
-#include "runtime/spinlock.hpp"
+#include "base/spinlock.hpp"
 #include "runtime/task_window.hpp"
 
 namespace tessera::detail {

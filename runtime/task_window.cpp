@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 

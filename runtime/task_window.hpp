@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "platform/platform.hpp"
-#include "runtime/spinlock.hpp"
-#include "runtime/task.hpp"
+#include "base/spinlock.hpp"
+#include "base/task.hpp"
 
 namespace tessera {
 

@@ -10,8 +10,8 @@
 #include <ostream>
 #include <tuple>
 
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/error.hpp"
+#include "base/kernel_table.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 

@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "runtime/node_runtime.hpp"
-#include "runtime/spinlock.hpp"
-#include "runtime/task.hpp"
+#include "base/spinlock.hpp"
+#include "base/task.hpp"
 
 namespace tessera {
 

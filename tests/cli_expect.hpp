@@ -33,7 +33,7 @@ inline std::string join(const std::vector<std::string>& args) {
   return s;
 }
 
-// The exit statuses of README "Command line" (runtime/error.hpp maps errors to them).
+// The exit statuses of README "Command line" (base/error.hpp maps errors to them).
 constexpr int kInvalidInput = 2, kNotPositiveDefinite = 3, kOutOfMemory = 4, kInternalError = 5;
 
 // A failed command: a normal exit with `status` (not a signal, not the

@@ -14,8 +14,8 @@
 
 #include "cli_expect.hpp"
 #include "platform/device.hpp"
-#include "platform/not_compiled.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
+#include "base/error.hpp"
 
 namespace {
 
@@ -127,10 +127,10 @@ TEST(ExitStatusMapping, EveryErrorHasItsDocumentedStatus) {
   using tessera::exit_status_of;
   const auto status = [](auto e) { return exit_status_of(std::make_exception_ptr(e)); };
   EXPECT_EQ(status(tessera::InputError("--n 0")), 2);
-  EXPECT_EQ(status(tessera::platform::NotCompiled("SimGrid")), 2);
+  EXPECT_EQ(status(tessera::NotCompiled("SimGrid")), 2);
   EXPECT_EQ(status(tessera::NotPositiveDefinite(7)), 3);
   EXPECT_EQ(status(std::bad_alloc()), 4);
-  EXPECT_EQ(status(tessera::platform::DeviceOutOfMemory("GPU 1: out of memory")), 4);
+  EXPECT_EQ(status(tessera::DeviceOutOfMemory("GPU 1: out of memory")), 4);
   EXPECT_EQ(status(tessera::RemoteFailure(1, 3)), 3);
   EXPECT_EQ(status(tessera::RemoteFailure(2, 4)), 4);
   EXPECT_EQ(status(std::logic_error("a bug")), 5);

@@ -11,7 +11,7 @@
 
 #include "models/comm_model.hpp"
 #include "runtime/distribution.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
-#include "platform/not_compiled.hpp"
+#include "base/error.hpp"
 #if TESSERA_HAVE_CUDA
 #include "kernels/cuda/cuda_device.hpp"
 #endif
@@ -43,7 +43,7 @@ TEST(CudaStub, MakeCudaDeviceWithoutAGpuSaysSo) {
   try {
     kernels::make_cuda_device(1, 0, 0);
     FAIL() << "make_cuda_device succeeded without a CUDA device";
-  } catch (const platform::NotCompiled& e) {
+  } catch (const NotCompiled& e) {
     EXPECT_FALSE(TESSERA_HAVE_CUDA) << e.what();
     EXPECT_THAT(e.what(), HasSubstr("built without CUDA"));
   } catch (const platform::CudaError& e) {
@@ -108,7 +108,7 @@ TEST(CudaDevice, OutOfMemoryPastATinyCap) {
   try {
     dev->allocate(cap);
     FAIL() << "allocated past the cap";
-  } catch (const platform::DeviceOutOfMemory& e) {
+  } catch (const DeviceOutOfMemory& e) {
     EXPECT_THAT(e.what(), HasSubstr("GPU 2 ("));
     EXPECT_THAT(e.what(), HasSubstr("cannot allocate 1048576 bytes with 524288 bytes in use of a capacity of 1048576"));
   }
@@ -550,7 +550,7 @@ TEST(CusolverPeer, WithoutAGpuSaysSo) {
   try {
     kernels::cusolver_factor(true, 0, 2, 2, a.data(), tau.data());
     FAIL() << "cusolver_factor succeeded without a CUDA device";
-  } catch (const platform::NotCompiled& e) {
+  } catch (const NotCompiled& e) {
     EXPECT_FALSE(TESSERA_HAVE_CUDA) << e.what();
   } catch (const platform::CudaError& e) {
     EXPECT_TRUE(TESSERA_HAVE_CUDA) << e.what();

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "platform/native/native_platform.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/error.hpp"
+#include "algorithms/cholesky.hpp"
+#include "base/kernel_table.hpp"
+#include "algorithms/qr.hpp"
+#include "base/error.hpp"
 #include "runtime/node_runtime.hpp"
 #include "runtime/ready_queue.hpp"
 #include "runtime/task_window.hpp"
@@ -467,9 +467,8 @@ class ObservedPlatform final : public platform::Platform {
   void spawn(const std::string& name, std::function<void()> body) override { inner_.spawn(name, std::move(body)); }
   void join_all() override { inner_.join_all(); }
   double now() const override { return inner_.now(); }
-  void run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double modeled_s) override {
-    inner_.run_kernel(e, t, w, modeled_s);
-  }
+  void run_kernel(double modeled_s, FunctionRef<void()> kernel) override { inner_.run_kernel(modeled_s, kernel); }
+  kernels::KernelPair core_kernels() override { return inner_.core_kernels(); }
   const char* backend_name() const override { return "observed"; }
 
  private:

@@ -15,14 +15,15 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "platform/native/local_network.hpp"
 #include "platform/native/native_platform.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/data_store.hpp"
-#include "runtime/dist_check.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/tile_data_store.hpp"
+#include "algorithms/dist_check.hpp"
 #include "runtime/distribution.hpp"
-#include "runtime/matrix_gen.hpp"
+#include "base/matrix_gen.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {
@@ -98,11 +99,11 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
   QrFactors<T> ref_f(L, 8);
   if (chol) {
     CholeskyExecutor<T> ex(ref);
-    SequentialSink s(ex);
+    SequentialSink s(ex, kernels::cpu_kernel_pair());
     cholesky_tasks(L, s);
   } else {
     QrExecutor<T> ex(ref, ref_f);
-    SequentialSink s(ex);
+    SequentialSink s(ex, kernels::cpu_kernel_pair());
     qr_tasks(L, s);
   }
 
@@ -305,18 +306,18 @@ Residuals single_node_residual(const std::string& algo, const TileLayout& L) {
   const std::vector<T> original = a.to_dense();
   if (chol) {
     CholeskyExecutor<T> ex(a);
-    SequentialSink s(ex);
+    SequentialSink s(ex, kernels::cpu_kernel_pair());
     cholesky_tasks(L, s);
     return cholesky_residual(original, a);
   }
   QrFactors<T> f(L, 8);
   QrExecutor<T> ex(a, f);
-  SequentialSink s(ex);
+  SequentialSink s(ex, kernels::cpu_kernel_pair());
   qr_tasks(L, s);
   TileMatrix<T> e(L);
   for (index_t d = 0; d < L.n(); ++d) e.at(d, d) = T(1);
   QrFormQExecutor<T> qex(a, f, e);
-  SequentialSink qs(qex);
+  SequentialSink qs(qex, kernels::cpu_kernel_pair());
   qr_form_q_tasks(L, qs);
   return qr_residual(original, a, e.to_dense());
 }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/distribution.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 namespace {

@@ -26,16 +26,17 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/native/local_network.hpp"
 #include "platform/native/native_platform.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/data_store.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/tile_data_store.hpp"
 #include "runtime/distribution.hpp"
-#include "runtime/error.hpp"
-#include "runtime/matrix_gen.hpp"
+#include "base/error.hpp"
+#include "base/matrix_gen.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {
@@ -96,7 +97,7 @@ TEST(EmulatedGpu, OutOfMemoryNamesTheDeviceAndTheSizes) {
   try {
     d.allocate(4001);
     FAIL() << "4001 bytes on top of 6000 of 10000 must not fit";
-  } catch (const platform::DeviceOutOfMemory& x) {
+  } catch (const DeviceOutOfMemory& x) {
     const std::string m = x.what();
     EXPECT_NE(m.find("GPU 3"), std::string::npos) << m;
     EXPECT_NE(m.find("4001"), std::string::npos) << "what was asked: " << m;
@@ -110,7 +111,7 @@ TEST(EmulatedGpu, OutOfMemoryNamesTheDeviceAndTheSizes) {
   d.release(a, 6000);
   d.release(b, 4000);
   // A single buffer larger than the whole device.
-  EXPECT_THROW(d.allocate(10001), platform::DeviceOutOfMemory);
+  EXPECT_THROW(d.allocate(10001), DeviceOutOfMemory);
   EXPECT_EQ(d.in_use(), 0u);
 }
 
@@ -327,11 +328,11 @@ struct Reference {
     generate(a, chol ? MatrixKind::Spd : MatrixKind::General, kMatrixSeed);
     if (chol) {
       CholeskyExecutor<T> ex(a);
-      SequentialSink s(ex);
+      SequentialSink s(ex, kernels::cpu_kernel_pair());
       cholesky_tasks(L, s);
     } else {
       QrExecutor<T> ex(a, f);
-      SequentialSink s(ex);
+      SequentialSink s(ex, kernels::cpu_kernel_pair());
       qr_tasks(L, s);
     }
   }
@@ -686,7 +687,7 @@ TEST(GpuRuntimeOutOfMemory, ATileThatDoesNotFitThrows) {
           if (chol) run_gpus<double>(r, L, ref);
           else run_gpus<double>(r, L_qr, ref_qr);
           ADD_FAILURE() << (chol ? "cholesky" : "qr") << ": a run whose tiles do not fit must throw";
-        } catch (const platform::DeviceOutOfMemory& e) {
+        } catch (const DeviceOutOfMemory& e) {
           EXPECT_NE(std::string(e.what()).find("GPU "), std::string::npos) << e.what();
           EXPECT_NE(std::string(e.what()).find("100000"), std::string::npos) << e.what();
         }
@@ -761,7 +762,7 @@ TEST(GpuRuntimeOutOfCore, ATaskWhoseTilesDoNotFitTogetherThrowsAndFreesTheBuffer
         try {
           rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
           ADD_FAILURE() << "a GSMM's three tiles in the room of two must throw";
-        } catch (const platform::DeviceOutOfMemory& e) {
+        } catch (const DeviceOutOfMemory& e) {
           EXPECT_NE(std::string(e.what()).find("GPU 1 (emulated): out of memory: a buffer of 115200 bytes does not fit"),
                     std::string::npos)
               << e.what();

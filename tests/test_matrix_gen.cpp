@@ -1,7 +1,7 @@
 // The generated matrices (--matrix): the same whatever the tile layout and
 // whichever node holds which tiles (so every node of a distributed run can
 // generate its own), symmetric kinds symmetric bit for bit, and the condition
-// numbers runtime/matrix_gen.hpp documents, measured by LAPACK's SVD.
+// numbers base/matrix_gen.hpp documents, measured by LAPACK's SVD.
 #include <gtest/gtest.h>
 #include <lapacke.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/matrix_gen.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "base/matrix_gen.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "runtime/error.hpp"
-#include "runtime/matrix_market.hpp"
+#include "base/error.hpp"
+#include "base/matrix_market.hpp"
 #include "test_helpers.hpp"
 
 namespace tessera {

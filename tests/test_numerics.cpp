@@ -12,14 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "experiments/driver.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/native_platform.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/check.hpp"
-#include "runtime/error.hpp"
-#include "runtime/matrix_gen.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/check.hpp"
+#include "base/error.hpp"
+#include "base/matrix_gen.hpp"
 
 namespace tessera {
 namespace {
@@ -123,7 +124,7 @@ TYPED_TEST(CheckDetectsErrors, CorruptedCholeskyFactorFails) {
   generate(a, MatrixKind::Spd, 3);
   const std::vector<T> original = a.to_dense();
   CholeskyExecutor<T> ex(a);
-  SequentialSink sink(ex);
+  SequentialSink sink(ex, kernels::cpu_kernel_pair());
   cholesky_tasks(L, sink);
   const double good = cholesky_residual(original, a).factor;
   EXPECT_LT(good, kResidualThreshold);
@@ -161,13 +162,13 @@ TYPED_TEST(CheckDetectsErrors, CorruptedQrFactorsFail) {
   const std::vector<T> original = a.to_dense();
   QrFactors<T> f(L, 8);
   QrExecutor<T> ex(a, f);
-  SequentialSink sink(ex);
+  SequentialSink sink(ex, kernels::cpu_kernel_pair());
   qr_tasks(L, sink);
   auto form_q = [&] {
     TileMatrix<T> e(L);
     for (index_t d = 0; d < n; ++d) e.at(d, d) = T(1);
     QrFormQExecutor<T> qex(a, f, e);
-    SequentialSink qsink(qex);
+    SequentialSink qsink(qex, kernels::cpu_kernel_pair());
     qr_form_q_tasks(L, qsink);
     return e.to_dense();
   };

@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/qr.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/protocol.hpp"
 

@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/native_platform.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/matrix_gen.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "base/matrix_gen.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {
@@ -109,7 +110,7 @@ Bytes factor(const Case& c, const ParallelRun* run) {
       const RunStats st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
       EXPECT_GT(st.tasks, 0u);
     } else {
-      SequentialSink sink(ex);
+      SequentialSink sink(ex, kernels::cpu_kernel_pair());
       cholesky_tasks(L, sink);
     }
     snapshot_tiles(a, out);
@@ -120,7 +121,7 @@ Bytes factor(const Case& c, const ParallelRun* run) {
     if (run) {
       rt.run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex);
     } else {
-      SequentialSink sink(ex);
+      SequentialSink sink(ex, kernels::cpu_kernel_pair());
       qr_tasks(L, sink);
     }
     snapshot_tiles(a, out);

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/error.hpp"
-#include "runtime/matrix_gen.hpp"
-#include "runtime/tile_layout.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "base/error.hpp"
+#include "base/matrix_gen.hpp"
+#include "base/tile_layout.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 namespace {

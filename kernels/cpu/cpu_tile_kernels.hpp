@@ -50,4 +50,9 @@ class CpuTileKernels final : public TileKernels<T> {
   std::vector<T> work_;
 };
 
+// The kernels of one CPU core, in both precisions.
+inline KernelPair cpu_kernel_pair() {
+  return KernelPair{std::make_unique<CpuTileKernels<double>>(), std::make_unique<CpuTileKernels<float>>()};
+}
+
 }  // namespace tessera::kernels

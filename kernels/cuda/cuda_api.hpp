@@ -3,7 +3,7 @@
 // runtime, the driver and the tests include this whether or not CUDA was
 // built. Built from kernels/cuda/cuda_device.cpp when the CUDA toolkit is
 // found, else from cuda_stub.cpp, whose make_cuda_device throws
-// platform::NotCompiled("CUDA").
+// NotCompiled("CUDA").
 #include <cstddef>
 #include <cstdint>
 #include <memory>

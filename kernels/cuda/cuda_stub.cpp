@@ -1,14 +1,14 @@
 // Stands in for cuda_device.cpp when tessera is built without CUDA.
 #include "kernels/cuda/cuda_api.hpp"
-#include "platform/not_compiled.hpp"
+#include "base/error.hpp"
 
 namespace tessera::kernels {
 
 int cuda_device_count() { return 0; }
 
-std::unique_ptr<platform::Device> make_cuda_device(int, int, std::size_t) { throw platform::NotCompiled("CUDA"); }
+std::unique_ptr<platform::Device> make_cuda_device(int, int, std::size_t) { throw NotCompiled("CUDA"); }
 
-CusolverRun cusolver_factor(bool, int, std::int64_t, std::int64_t, double*, double*) { throw platform::NotCompiled("CUDA"); }
-CusolverRun cusolver_factor(bool, int, std::int64_t, std::int64_t, float*, float*) { throw platform::NotCompiled("CUDA"); }
+CusolverRun cusolver_factor(bool, int, std::int64_t, std::int64_t, double*, double*) { throw NotCompiled("CUDA"); }
+CusolverRun cusolver_factor(bool, int, std::int64_t, std::int64_t, float*, float*) { throw NotCompiled("CUDA"); }
 
 }  // namespace tessera::kernels

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera::platform {
 

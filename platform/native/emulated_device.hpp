@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "platform/host_memory_device.hpp"
+#include "platform/native/host_memory_device.hpp"
 
 namespace tessera::platform {
 

@@ -2,7 +2,7 @@
 #include <cstdlib>
 
 #include "platform/native/mpi_network.hpp"
-#include "platform/not_compiled.hpp"
+#include "base/error.hpp"
 
 namespace tessera::platform {
 

@@ -3,7 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "runtime/node_runtime.hpp"
+#include "kernels/cpu/cpu_tile_kernels.hpp"
 
 namespace tessera::platform {
 namespace {
@@ -51,9 +51,11 @@ void NativePlatform::join_all() {
   threads_.clear();
 }
 
-void NativePlatform::run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double /*modeled_s*/) {
-  e.execute(t, w);
+void NativePlatform::run_kernel(double /*modeled_s*/, FunctionRef<void()> kernel) {
+  kernel();
 }
+
+kernels::KernelPair NativePlatform::core_kernels() { return kernels::cpu_kernel_pair(); }
 
 double NativePlatform::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();

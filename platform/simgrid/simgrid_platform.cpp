@@ -6,9 +6,9 @@
 #include <deque>
 #include <stdexcept>
 
-#include "platform/host_memory_device.hpp"
-#include "platform/machine.hpp"
-#include "runtime/node_runtime.hpp"
+#include "platform/native/host_memory_device.hpp"
+#include "models/machine.hpp"
+#include "kernels/cpu/cpu_tile_kernels.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -217,9 +217,11 @@ void SimGridPlatform::join_all() {
 
 double SimGridPlatform::now() const { return sim_.clock(); }
 
-void SimGridPlatform::run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double modeled_s) {
+kernels::KernelPair SimGridPlatform::core_kernels() { return kernels::cpu_kernel_pair(); }
+
+void SimGridPlatform::run_kernel(double modeled_s, FunctionRef<void()> kernel) {
   // The real kernel takes no simulated time: only the model's duration counts.
-  if (sim_data_) e.execute(t, w);
+  if (sim_data_) kernel();
   if (modeled_s > 0) sg4::this_actor::sleep_for(modeled_s);
 }
 

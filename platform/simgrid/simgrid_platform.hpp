@@ -79,7 +79,8 @@ class SimGridPlatform final : public Platform {
   void spawn(const std::string& name, std::function<void()> body) override;
   void join_all() override;
   double now() const override;
-  void run_kernel(Executor& e, const TaskDesc& t, WorkerContext& w, double modeled_s) override;
+  void run_kernel(double modeled_s, FunctionRef<void()> kernel) override;
+  kernels::KernelPair core_kernels() override;
   const char* backend_name() const override { return "sim"; }
   bool sim_data() const { return sim_data_; }
 

@@ -1,7 +1,7 @@
 // Built instead of simgrid_platform.cpp when SimGrid was not found: choosing
 // the simulated backend fails with NotCompiled.
-#include "platform/machine.hpp"
-#include "platform/not_compiled.hpp"
+#include "models/machine.hpp"
+#include "base/error.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 
 namespace tessera::platform {
@@ -27,7 +27,8 @@ std::unique_ptr<Condition> SimGridPlatform::make_condition() { throw NotCompiled
 void SimGridPlatform::spawn(const std::string&, std::function<void()>) { throw NotCompiled("SimGrid"); }
 void SimGridPlatform::join_all() {}
 double SimGridPlatform::now() const { return 0; }
-void SimGridPlatform::run_kernel(Executor&, const TaskDesc&, WorkerContext&, double) { throw NotCompiled("SimGrid"); }
+kernels::KernelPair SimGridPlatform::core_kernels() { throw NotCompiled("SimGrid"); }
+void SimGridPlatform::run_kernel(double, FunctionRef<void()>) { throw NotCompiled("SimGrid"); }
 
 struct SimCluster::Impl {};
 SimCluster::SimCluster(Simulation&, int) { throw NotCompiled("SimGrid"); }

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "models/kernel_model.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/error.hpp"
+#include "base/kernel_table.hpp"
+#include "base/error.hpp"
 
 namespace {
 using namespace tessera;

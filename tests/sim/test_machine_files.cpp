@@ -5,8 +5,8 @@
 #include <string>
 
 #include "../test_helpers.hpp"
-#include "platform/machine.hpp"
-#include "runtime/error.hpp"
+#include "models/machine.hpp"
+#include "base/error.hpp"
 
 namespace {
 using tessera::InputError;

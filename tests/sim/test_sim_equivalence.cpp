@@ -4,12 +4,12 @@
 #include <cstring>
 
 #include "experiments/driver.hpp"
-#include "platform/machine.hpp"
+#include "models/machine.hpp"
 #include "platform/native/native_platform.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/matrix_gen.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "base/matrix_gen.hpp"
 #include "sim_test_util.hpp"
 
 namespace {

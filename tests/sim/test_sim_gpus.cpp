@@ -178,7 +178,7 @@ TEST(SimGpusBadInput, AutoWidthNeedsGpus) {
 }  // namespace
 
 #include "models/balance.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "experiments/driver.hpp"
-#include "platform/machine.hpp"
+#include "models/machine.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 #include "sim_test_util.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "../test_helpers.hpp"
 #include "experiments/driver.hpp"
-#include "platform/machine.hpp"
+#include "models/machine.hpp"
 #include "platform/native/native_platform.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 #include "runtime/trace.hpp"

@@ -2,7 +2,7 @@
 // Kernel identifiers carried by TaskDesc::kernel.
 #include <cstdint>
 
-#include "runtime/task.hpp"
+#include "base/task.hpp"
 
 namespace tessera {
 

@@ -24,18 +24,18 @@
 #include <string>
 #include <vector>
 
-#include "runtime/task.hpp"
+#include "base/task.hpp"
 
 namespace tessera::kernels {
 
 struct CalibrationOptions {
   std::vector<char> precisions = {'d', 's'};
-  // Kernel ids (runtime/algorithms/kernel_ids.hpp); default: the eight the factorizations run.
+  // Kernel ids (base/kernel_table.hpp); default: the eight the factorizations run.
   std::vector<std::uint16_t> kernels;
   // Square tile sizes B measured for every kernel (m = n = k = B).
   std::vector<std::int64_t> sizes = {64, 128, 192, 256, 320, 384, 512};
   // Also measure every distinct shape that the runtime's Cholesky and QR run
-  // for these matrix orders with the default tiles (runtime/tile_layout.cpp
+  // for these matrix orders with the default tiles (base/tile_layout.cpp
   // default_tiles), for each thread count 1..max(concurrency): the remainder
   // tiles' shapes then need no interpolation.
   std::vector<std::int64_t> for_n = {2048, 4096, 8192};

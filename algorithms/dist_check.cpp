@@ -1,4 +1,4 @@
-#include "runtime/dist_check.hpp"
+#include "algorithms/dist_check.hpp"
 
 #include <cblas.h>
 
@@ -6,10 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/tile_kernels.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/data_store.hpp"
+#include "algorithms/cholesky.hpp"
+#include "base/kernel_table.hpp"
+#include "algorithms/tile_data_store.hpp"
 
 namespace tessera {
 namespace {
@@ -71,10 +70,10 @@ template <class T>
 class CholeskyCheckExecutor final : public Executor {
  public:
   CholeskyCheckExecutor(const TileMatrix<T>& l, TileMatrix<T>& r) : l_(l), r_(r) {}
-  void execute(const TaskDesc& d, WorkerContext&) override {
+  void execute(const TaskDesc& d, WorkerContext& w) override {
     const TileLayout& L = l_.layout();
     const int k = d.arg[0], i = d.arg[1], j = d.arg[2], tj = L.col_top(j);
-    kernels::gsmm<T>(L.row_height(i), L.col_width(j), L.col_width(k), l_.tile(i, k), l_.ld(i),
+    w.kernels<T>().gsmm(L.row_height(i), L.col_width(j), L.col_width(k), l_.tile(i, k), l_.ld(i),
                      l_.tile(tj, k) + L.col_local_offset(j), l_.ld(tj), r_.tile(i, j), r_.ld(i));
   }
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/tile_layout.hpp"
+#include "base/tile_layout.hpp"
 
 namespace tessera {
 

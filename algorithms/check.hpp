@@ -6,8 +6,8 @@
 // ||A - Q R|| / (M ||A|| eps), ||I - Q^T Q|| / (M eps) in xQRT01).
 #include <vector>
 
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "algorithms/qr.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 

@@ -9,7 +9,7 @@
 //   GSMM    on tiles (i,j), i > t, j > k with col_top(j) <= i (lower part only)
 // Only the lower triangle of A is referenced and overwritten by L.
 #include "runtime/node_runtime.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 

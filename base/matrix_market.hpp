@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/tile_layout.hpp"
+#include "base/tile_layout.hpp"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "runtime/check.hpp"
+#include "algorithms/check.hpp"
 
 #include <cblas.h>
 

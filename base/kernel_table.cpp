@@ -1,4 +1,4 @@
-#include "runtime/algorithms/kernel_ids.hpp"
+#include "base/kernel_table.hpp"
 
 namespace tessera {
 

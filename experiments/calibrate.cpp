@@ -1,4 +1,4 @@
-#include "kernels/cpu/calibrate.hpp"
+#include "experiments/calibrate.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -24,12 +24,12 @@
 #include "models/kernel_model.hpp"
 
 #include "kernels/cpu/tile_kernels.hpp"
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/algorithms/qr.hpp"
+#include "algorithms/cholesky.hpp"
+#include "base/kernel_table.hpp"
+#include "algorithms/qr.hpp"
 #include "platform/native/native_platform.hpp"
 #include "runtime/node_runtime.hpp"
-#include "runtime/tile_layout.hpp"
+#include "base/tile_layout.hpp"
 
 namespace tessera::kernels {
 namespace {

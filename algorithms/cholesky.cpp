@@ -1,7 +1,7 @@
-#include "runtime/algorithms/cholesky.hpp"
+#include "algorithms/cholesky.hpp"
 
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/error.hpp"
+#include "base/kernel_table.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 

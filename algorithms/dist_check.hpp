@@ -4,15 +4,15 @@
 // task graphs run by the distributed runtime (each node computes the tiles
 // it owns and receives the others' factor tiles it needs), and each node
 // adds its own tiles' column sums to vectors summed over all nodes. The
-// ratios and the threshold are those of runtime/check.hpp.
+// ratios and the threshold are those of algorithms/check.hpp.
 #include <functional>
 #include <vector>
 
-#include "runtime/algorithms/qr.hpp"
-#include "runtime/check.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/check.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/node_runtime.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 

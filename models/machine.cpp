@@ -1,13 +1,13 @@
-#include "platform/machine.hpp"
+#include "models/machine.hpp"
 
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "models/json_fields.hpp"
+#include "base/json_fields.hpp"
 #include "models/kernel_model.hpp"
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera::platform {
 

@@ -1,4 +1,4 @@
-#include "runtime/tile_matrix.hpp"
+#include "base/tile_matrix.hpp"
 
 #include <algorithm>
 #include <cstring>

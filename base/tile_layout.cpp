@@ -1,9 +1,9 @@
-#include "runtime/tile_layout.hpp"
+#include "base/tile_layout.hpp"
 
 #include <algorithm>
 #include <string>
 
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 

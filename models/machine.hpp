@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/node_runtime.hpp"
+#include "platform/kernel_time_model.hpp"
 
 namespace tessera::platform {
 

@@ -1,4 +1,4 @@
-#include "runtime/matrix_gen.hpp"
+#include "base/matrix_gen.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/tile_matrix.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 

@@ -1,13 +1,13 @@
-#include "runtime/algorithms/qr.hpp"
+#include "algorithms/qr.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "runtime/algorithms/cholesky.hpp"
-#include "runtime/algorithms/kernel_ids.hpp"
-#include "runtime/error.hpp"
+#include "algorithms/cholesky.hpp"
+#include "base/kernel_table.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 namespace {

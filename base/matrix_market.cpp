@@ -1,4 +1,4 @@
-#include "runtime/matrix_market.hpp"
+#include "base/matrix_market.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/error.hpp"
+#include "base/error.hpp"
 
 namespace tessera {
 namespace {

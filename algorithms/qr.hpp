@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "runtime/node_runtime.hpp"
-#include "runtime/tile_matrix.hpp"
+#include "base/tile_matrix.hpp"
 
 namespace tessera {
 
