@@ -1,6 +1,16 @@
 #pragma once
-// Kernel identifiers carried by TaskDesc::kernel.
+// Kernel identifiers carried by TaskDesc::kernel, and the one table of what
+// is known about each kernel (base/kernel_table.cpp): its display name, its
+// key in machine files, its flop formula, its dimensions, its inner blocking,
+// whether calibration measures it and the factorization it belongs to. Every
+// name, key list, flop count and "known: ..." message is generated from it;
+// a new kernel is one enumerator here and one row there.
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/task.hpp"
 
@@ -20,9 +30,60 @@ enum KernelId : std::uint16_t {
   kNop,         // empty kernel (window benchmarks)
   kCheckQr,     // distributed check: C_ij -= Q_ik R_kj
   kCheckGram,   // distributed check: W_rj[a rows] += Q_ia^T Q_ij
+  kKernelIdEnd  // one past the last id: a new kernel goes before it
 };
 
-const char* kernel_name(std::uint16_t k);
+// How a kernel's inner blocking ib is bounded: the kernel takes none, or the
+// call's ib is min(ib, n) (the kernels that compute reflectors: n of them) or
+// min(ib, k) (the kernels that apply k reflectors).
+enum class KernelIb : std::uint8_t { kNone, kUpToN, kUpToK };
+
+// One row of the kernel table.
+struct KernelInfo {
+  KernelId id;
+  const char* name;  // display name: traces, progress lines, test messages
+  const char* key;   // key in machine files (kernel models); nullptr: none
+  // Floating-point operations of one call of shape m×n(×k); nullptr: none counted.
+  double (*flops)(double m, double n, double k);
+  bool has_k;          // k is one of the call's dimensions (KernelShape::k)
+  KernelIb ib;         // the inner blocking it takes
+  bool calibrated;     // machine files time it and `tessera calibrate` measures it
+  const char* family;  // the factorization it belongs to: "cholesky", "qr", or "" for none
+};
+
+// Every kernel, one row per KernelId. Rows of a family are in the order a
+// factorization first calls them (calibration measures first calls in it).
+std::span<const KernelInfo> kernel_table();
+
+// The row of `kernel`; nullptr for an id that is not in KernelId.
+const KernelInfo* kernel_info(std::uint16_t kernel);
+
+// Display name ("GSMM"); "?" for an unknown id.
+const char* kernel_name(std::uint16_t kernel);
+// Machine-file key ("gsmm"); "?" for an id that has none.
+const char* kernel_key(std::uint16_t kernel);
+// The id of a machine-file key; nullopt when no kernel has it.
+std::optional<std::uint16_t> kernel_from_key(std::string_view key);
+
+// Floating-point operations of one kernel call (the table's formula of the
+// shape's m, n, k; 0 for a kernel without one).
+double kernel_flops(const KernelShape& s);
+
+// The inner blocking a call of this kernel with n columns and k reflectors
+// runs with when the factorization's is `ib` (0 for a kernel that takes none).
+std::int64_t kernel_ib(std::uint16_t kernel, std::int64_t n, std::int64_t k, std::int64_t ib);
+
+// The kernels calibration measures, in table order; of one family only when
+// `family` is not empty.
+std::vector<std::uint16_t> calibrated_kernels(std::string_view family = {});
+// The families of the calibrated kernels, in table order ("cholesky", "qr").
+std::vector<std::string_view> kernel_families();
+
+// Which keys kernel_keys_text lists.
+enum class KernelKeys : std::uint8_t { kAll, kCalibrated };
+// "potf2p, trsm, ...": the keys kernel_from_key accepts (kAll) or those of
+// the calibrated kernels, in table order, for "known: ..." messages.
+std::string kernel_keys_text(KernelKeys which = KernelKeys::kAll);
 
 // A task of a tile algorithm step: kernel, step k, tile (i, j), priority.
 inline TaskDesc make_task(KernelId kernel, int k, int i, int j, std::int32_t prio) {

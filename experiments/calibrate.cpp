@@ -5,26 +5,24 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <memory>
-#include <set>
-#include <stdexcept>
-#include <thread>
-#include <tuple>
-#include <type_traits>
-
-#include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <ctime>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+#include <tuple>
 
-#include "models/kernel_model.hpp"
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernels/cpu/tile_kernels.hpp"
 #include "algorithms/cholesky.hpp"
+#include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "algorithms/qr.hpp"
 #include "platform/native/native_platform.hpp"
@@ -34,9 +32,12 @@
 namespace tessera::kernels {
 namespace {
 
-const std::vector<std::uint16_t> kRuntimeKernels = {kPotf2p, kTrsm, kGsmm, kGsmmDiag, kGeqrt, kLarfb, kTsqrt, kSsrfb};
-
-bool is_qr(std::uint16_t k) { return k == kGeqrt || k == kLarfb || k == kTsqrt || k == kSsrfb; }
+// Whether `o` asks for kernel k: o.kernels lists it, or is empty and the kernel table calibrates k.
+bool wanted(const CalibrationOptions& o, std::uint16_t k) {
+  return o.kernels.empty() ? kernel_info(k) && kernel_info(k)->calibrated : std::ranges::count(o.kernels, k) > 0;
+}
+bool has_k(std::uint16_t k) { return kernel_info(k) && kernel_info(k)->has_k; }
+bool takes_ib(std::uint16_t k) { return kernel_info(k) && kernel_info(k)->ib != KernelIb::kNone; }
 
 class Recorder final : public TaskSink {
  public:
@@ -45,11 +46,6 @@ class Recorder final : public TaskSink {
 };
 
 auto key(const KernelShape& s) { return std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k, s.ib); }
-
-// The QR inner blocking the runtime uses for a kernel call of this shape.
-std::int64_t qr_ib(std::uint16_t kernel, std::int64_t n, std::int64_t k, std::int64_t ib) {
-  return std::min(ib, (kernel == kGeqrt || kernel == kTsqrt) ? n : k);
-}
 
 template <class T>
 void fill(std::vector<T>& v, std::uint64_t seed) {
@@ -220,7 +216,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 template <class T>
 KernelMeasurement measure(const KernelShape& s, int concurrency, const CalibrationOptions& o) {
   using clock = std::chrono::steady_clock;
-  const std::int64_t ib = is_qr(s.kernel) ? (s.ib > 0 ? s.ib : qr_ib(s.kernel, s.n, s.k, o.ib)) : 0;
+  const std::int64_t ib = takes_ib(s.kernel) ? (s.ib > 0 ? s.ib : kernel_ib(s.kernel, s.n, s.k, o.ib)) : 0;
   // Enough copies that consecutive calls do not share operands in L2.
   const std::size_t bytes = KernelCall<T>::set_bytes(s, ib);
   const int sets = static_cast<int>(std::clamp<std::size_t>((32u << 20) / std::max<std::size_t>(bytes, 1), 2, 8));
@@ -287,21 +283,18 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
 }  // namespace
 
 std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
-  const std::vector<std::uint16_t>& kernels = o.kernels.empty() ? kRuntimeKernels : o.kernels;
-  const auto wanted = [&](std::uint16_t k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
   std::set<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
   std::vector<KernelShape> out;
   const auto add = [&](KernelShape s) {
-    if (!wanted(s.kernel) || s.m < 1 || s.n < 1) return;
-    const bool has_k = s.kernel == kGsmm || s.kernel == kGsmmDiag || s.kernel == kLarfb || s.kernel == kSsrfb;
-    if (!has_k) s.k = 0;
-    s.ib = is_qr(s.kernel) ? qr_ib(s.kernel, s.n, s.k, o.ib) : 0;
+    if (!wanted(o, s.kernel) || s.m < 1 || s.n < 1) return;
+    if (!has_k(s.kernel)) s.k = 0;
+    s.ib = kernel_ib(s.kernel, s.n, s.k, o.ib);
     if (seen.insert(key(s)).second) out.push_back(s);
   };
   const int max_threads = o.concurrency.empty() ? 1 : *std::max_element(o.concurrency.begin(), o.concurrency.end());
   for (const char p : o.precisions) {
     for (const std::int64_t B : o.sizes)
-      for (const std::uint16_t k : kRuntimeKernels) add(KernelShape{k, p, B, B, B, 0});
+      for (const std::uint16_t k : calibrated_kernels()) add(KernelShape{k, p, B, B, B, 0});
     for (const std::int64_t N : o.for_n)
       for (int t = 1; t <= max_threads; ++t) {
         const TileLayout L(N, N, default_tiles(N, N, t, p == 's').B, 1, 0);
@@ -314,6 +307,11 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
   }
   std::sort(out.begin(), out.end(), [](const KernelShape& a, const KernelShape& b) { return key(a) < key(b); });
   return out;
+}
+
+std::uint16_t calibration_kernel_from_key(const std::string& key) {
+  if (const auto id = kernel_from_key(key); id && kernel_info(*id)->calibrated) return *id;
+  throw InputError("--kernels '" + key + "' is not one of: " + kernel_keys_text(KernelKeys::kCalibrated));
 }
 
 KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o) {
@@ -377,7 +375,7 @@ std::vector<double> first_call_extras(const std::vector<KernelShape>& seq, std::
   // SSRFB's runs GEQRT and TSQRT, which must not warm those before their turn.
   std::vector<double> first;
   for (const KernelShape& s : seq) {
-    calls.push_back(std::make_unique<KernelCall<T>>(s, is_qr(s.kernel) ? qr_ib(s.kernel, s.n, s.k, ib_default) : 0, 2, 7));
+    calls.push_back(std::make_unique<KernelCall<T>>(s, kernel_ib(s.kernel, s.n, s.k, ib_default), 2, 7));
     first.push_back(timed(*calls.back(), 0));
   }
   std::vector<double> extra;
@@ -399,17 +397,13 @@ class NopExecutor final : public Executor {
 
 StartupCosts measure_startup(const CalibrationOptions& o, int samples) {
   StartupCosts c;
-  const std::vector<std::uint16_t>& kernels = o.kernels.empty() ? kRuntimeKernels : o.kernels;
-  const auto wanted = [&](std::uint16_t k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
-  // A process runs one factorization: its kernels in the order of its first tasks.
-  const std::vector<std::vector<std::uint16_t>> orders = {{kPotf2p, kTrsm, kGsmmDiag, kGsmm},
-                                                          {kGeqrt, kLarfb, kTsqrt, kSsrfb}};
+  // A process runs one factorization: its kernels in the order of its first tasks (the table's).
   for (const char p : o.precisions)
-    for (const auto& order : orders) {
+    for (const std::string_view family : kernel_families()) {
       const std::int64_t B = default_tiles(4096, 4096, 1, p == 's').B;  // the default tile of mid-size runs
       std::vector<KernelShape> seq;
-      for (const std::uint16_t k : order)
-        if (wanted(k)) seq.push_back(KernelShape{k, p, B, B, B, 0});
+      for (const std::uint16_t k : calibrated_kernels(family))
+        if (wanted(o, k)) seq.push_back(KernelShape{k, p, B, B, B, 0});
       if (seq.empty()) continue;
       std::vector<std::vector<double>> runs;
       for (int r = 0; r < samples; ++r) {
@@ -476,6 +470,15 @@ Calibration calibrate(const CalibrationOptions& o) {
 }
 
 namespace {
+// "POTF2', TRSM, ...; GEQRT, ...": each family's calibrated kernels in the order measure_startup calls them.
+std::string first_call_order() {
+  std::string out;
+  for (const std::string_view family : kernel_families())
+    for (const std::uint16_t k : calibrated_kernels(family))
+      out += (out.empty() ? "" : k == calibrated_kernels(family).front() ? "; " : ", ") + std::string(kernel_name(k));
+  return out;
+}
+
 std::string cpu_name() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);)
@@ -491,7 +494,6 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
                                      const std::string& name, int cores, const std::string& command, double seconds) {
   const std::vector<KernelMeasurement>& ms = cal_result.kernels;
   const StartupCosts& startup = cal_result.startup;
-  using nlohmann::json;
   using ordered = nlohmann::ordered_json;
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
@@ -513,12 +515,12 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
                              : fmt::format("while {} other thread(s) ran the same kernel concurrently", m.concurrency - 1));
       if (!startup.first_call_s.empty()) {
         ordered fc;
-        fc["source"] =
+        fc["source"] = fmt::format(
             "extra time of the first call of each kernel in a fresh process over a warm call, the kernels called in the "
-            "order of a factorization's first tasks (POTF2', TRSM, GSMM_DIAG, GSMM; GEQRT, LARFB, TSQRT, SSRFB) at the "
-            "default tile size, so the library's one-time initialization lands on the first; median of 5 processes";
+            "order of a factorization's first tasks ({}) at the default tile size, so the library's one-time "
+            "initialization lands on the first; median of 5 processes", first_call_order());
         for (const auto& [kp, x] : startup.first_call_s)
-          fc[models::kernel_key(kp.first)][std::string(1, kp.second)] = std::stod(fmt::format("{:.4g}", x));
+          fc[kernel_key(kp.first)][std::string(1, kp.second)] = std::stod(fmt::format("{:.4g}", x));
         model["first_call_s"] = fc;
       }
       if (const auto it = startup.start_s.find(m.concurrency); it != startup.start_s.end())
@@ -529,7 +531,7 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
       model["measurements"] = ordered::array();
     }
     ordered e;
-    e["kernel"] = models::kernel_key(m.shape.kernel);
+    e["kernel"] = kernel_key(m.shape.kernel);
     e["precision"] = std::string(1, m.shape.precision);
     e["m"] = m.shape.m;
     e["n"] = m.shape.n;

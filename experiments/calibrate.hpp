@@ -30,7 +30,7 @@ namespace tessera::kernels {
 
 struct CalibrationOptions {
   std::vector<char> precisions = {'d', 's'};
-  // Kernel ids (base/kernel_table.hpp); default: the eight the factorizations run.
+  // Kernel ids (base/kernel_table.hpp); default: calibrated_kernels(), those the factorizations run.
   std::vector<std::uint16_t> kernels;
   // Square tile sizes B measured for every kernel (m = n = k = B).
   std::vector<std::int64_t> sizes = {64, 128, 192, 256, 320, 384, 512};
@@ -68,6 +68,10 @@ struct StartupCosts {
   std::map<int, double> start_s;  // by thread count
 };
 StartupCosts measure_startup(const CalibrationOptions& o, int samples = 5);
+
+// The id of a calibrated kernel's machine-file key (`tessera calibrate
+// --kernels`); throws InputError naming the keys it accepts otherwise.
+std::uint16_t calibration_kernel_from_key(const std::string& key);
 
 // The distinct shapes `o` asks for, in a fixed order (kernel, precision, m, n, k).
 std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o);

@@ -11,63 +11,9 @@
 
 namespace tessera::models {
 
-double kernel_flops(const KernelShape& s) {
-  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
-  switch (s.kernel) {
-    case kGsmm:
-      // C -= A B^T: 2mnk
-      return 2 * m * n * k;
-    case kGsmmDiag:
-      // SYRK on the n×n diagonal block + GEMM on the (m-n)×n below: n²k + 2(m-n)nk
-      return n * n * k + 2 * (m - n) * n * k;
-    case kTrsm:
-      // A (m×n) L^{-T}: mn²
-      return m * n * n;
-    case kPotf2p:
-      // Cholesky of the n×n block + TRSM of the (m-n)×n below: n³/3 + (m-n)n²
-      return n * n * n / 3 + (m - n) * n * n;
-    case kGeqrt:
-      // Householder QR of m×n: 2mn² - 2n³/3
-      return 2 * m * n * n - 2 * n * n * n / 3;
-    case kLarfb:
-    case kLarfbQ:
-      // apply k reflectors of an m×k panel to m×n: ≈ 4mnk - 2nk²
-      return 4 * m * n * k - 2 * n * k * k;
-    case kTsqrt:
-      // QR of [R (n×n triangular); A (m×n)]: ≈ 2mn²
-      return 2 * m * n * n;
-    case kSsrfb:
-    case kSsrfbQ:
-      // apply k reflectors of [I; V (m×k)] to [A1 (k×n); A2 (m×n)]: ≈ 4mnk
-      return 4 * m * n * k;
-    default:
-      return 0;
-  }
-}
-
 namespace {
-struct KeyName {
-  std::uint16_t id;
-  const char* key;
-};
-constexpr KeyName kKeys[] = {{kPotf2p, "potf2p"}, {kTrsm, "trsm"},   {kGsmm, "gsmm"},       {kGsmmDiag, "gsmm_diag"},
-                             {kGeqrt, "geqrt"},   {kLarfb, "larfb"}, {kTsqrt, "tsqrt"},     {kSsrfb, "ssrfb"},
-                             {kLarfbQ, "larfb_q"}, {kSsrfbQ, "ssrfb_q"}, {kNop, "nop"}};
-
 int precision_index(char p) { return p == 's' ? 1 : 0; }
 }  // namespace
-
-const char* kernel_key(std::uint16_t kernel) {
-  for (const auto& k : kKeys)
-    if (k.id == kernel) return k.key;
-  return "?";
-}
-
-std::optional<std::uint16_t> kernel_from_key(std::string_view key) {
-  for (const auto& k : kKeys)
-    if (key == k.key) return k.id;
-  return std::nullopt;
-}
 
 EfficiencyCurve::EfficiencyCurve(std::vector<std::pair<double, double>> points) : points_(std::move(points)) {}
 
@@ -172,7 +118,7 @@ std::shared_ptr<const KernelTimeModel> peak_efficiency(const JsonFields& f) {
   for (const auto& [key, value] : peaks.json().items()) {
     if (key == "default" || key == "source") continue;
     const auto id = kernel_from_key(key);
-    if (!id) peaks.fail(key, value, "unknown kernel '" + key + "' (known: potf2p, trsm, gsmm, gsmm_diag, geqrt, larfb, tsqrt, ssrfb, larfb_q, ssrfb_q)");
+    if (!id) peaks.fail(key, value, "unknown kernel '" + key + "' (known: " + kernel_keys_text() + ")");
     by_kernel[*id] = per_precision(peaks, key);
   }
   std::array<EfficiencyCurve, 2> eff;
@@ -192,7 +138,7 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     CalibratedModel::Entry x;
     const std::string kernel = e.string("kernel");
     const auto id = kernel_from_key(kernel);
-    if (!id) e.fail("kernel", e.require("kernel"), "unknown kernel");
+    if (!id) e.fail("kernel", e.require("kernel"), "unknown kernel (known: " + kernel_keys_text() + ")");
     x.kernel = *id;
     const std::string p = e.string("precision");
     if (p != "d" && p != "s") e.fail("precision", e.require("precision"), "must be \"d\" or \"s\"");
@@ -211,7 +157,7 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     for (const auto& [key, value] : fc.json().items()) {
       if (key == "source") continue;
       const auto id = kernel_from_key(key);
-      if (!id) fc.fail(key, value, "unknown kernel '" + key + "'");
+      if (!id) fc.fail(key, value, "unknown kernel '" + key + "' (known: " + kernel_keys_text() + ")");
       const JsonFields per = fc.object(key);
       for (const char* p : {"d", "s"})
         if (per.has(p)) first_call[{*id, p[0]}] = per.non_negative(p);

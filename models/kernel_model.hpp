@@ -21,18 +21,17 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "platform/kernel_time_model.hpp"
+#include "base/kernel_table.hpp"
 #include "base/task.hpp"
+#include "platform/kernel_time_model.hpp"
 
 namespace tessera::models {
 
-// Floating-point operations of one kernel call (see kernel_model.cpp for the formulas).
-double kernel_flops(const KernelShape& s);
-
-// Kernel names as machine files write them: potf2p, trsm, gsmm, gsmm_diag,
-// geqrt, larfb, tsqrt, ssrfb, larfb_q, ssrfb_q.
-const char* kernel_key(std::uint16_t kernel);
-std::optional<std::uint16_t> kernel_from_key(std::string_view key);
+// Flop counts and machine-file keys come from the kernel table
+// (base/kernel_table.hpp); these names keep working in models::.
+using tessera::kernel_flops;
+using tessera::kernel_from_key;
+using tessera::kernel_key;
 
 // Efficiency (0..1] as a piecewise-linear function of a size, constant
 // beyond the first and last points.

@@ -1,0 +1,129 @@
+// The kernel table (base/kernel_table.hpp): one row per kernel id, unique
+// names and keys, keys that parse back, the flop formulas against hand
+// counts, the calibrated kernels and the "known: ..." text.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "base/kernel_table.hpp"
+
+namespace {
+using namespace tessera;
+
+TEST(KernelTable, OneRowPerKernelId) {
+  std::multiset<int> ids;
+  for (const KernelInfo& r : kernel_table()) ids.insert(r.id);
+  for (int id = 1; id < kKernelIdEnd; ++id) {
+    EXPECT_EQ(ids.count(id), 1u) << "kernel id " << id;
+    ASSERT_NE(kernel_info(static_cast<std::uint16_t>(id)), nullptr) << "kernel id " << id;
+    EXPECT_EQ(kernel_info(static_cast<std::uint16_t>(id))->id, id);
+  }
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(kKernelIdEnd - 1));
+  EXPECT_EQ(kernel_info(0), nullptr);
+  EXPECT_EQ(kernel_info(kKernelIdEnd), nullptr);
+  EXPECT_STREQ(kernel_name(kKernelIdEnd), "?");
+  EXPECT_STREQ(kernel_key(kKernelIdEnd), "?");
+}
+
+TEST(KernelTable, NamesAndKeysAreUniqueAndParseBack) {
+  std::set<std::string> names, keys;
+  for (const KernelInfo& r : kernel_table()) {
+    ASSERT_NE(r.name, nullptr);
+    EXPECT_TRUE(names.insert(r.name).second) << "name " << r.name << " twice";
+    EXPECT_STREQ(kernel_name(r.id), r.name);
+    if (!r.key) {
+      EXPECT_STREQ(kernel_key(r.id), "?");
+      continue;
+    }
+    EXPECT_TRUE(keys.insert(r.key).second) << "key " << r.key << " twice";
+    EXPECT_STREQ(kernel_key(r.id), r.key);
+    const auto back = kernel_from_key(kernel_key(r.id));
+    ASSERT_TRUE(back.has_value()) << r.key;
+    EXPECT_EQ(*back, r.id) << r.key;
+  }
+  EXPECT_FALSE(kernel_from_key("nosuch").has_value());
+  EXPECT_FALSE(kernel_from_key("").has_value());
+  EXPECT_FALSE(kernel_from_key("?").has_value());
+}
+
+// The names and keys traces, machine files and the CLI have always used.
+TEST(KernelTable, NamesAndKeysAsBefore) {
+  EXPECT_STREQ(kernel_name(kPotf2p), "POTF2'");
+  EXPECT_STREQ(kernel_name(kGsmmDiag), "GSMM_DIAG");
+  EXPECT_STREQ(kernel_name(kCheckGram), "CHECK_GRAM");
+  EXPECT_STREQ(kernel_key(kPotf2p), "potf2p");
+  EXPECT_STREQ(kernel_key(kSsrfbQ), "ssrfb_q");
+  EXPECT_EQ(kernel_from_key("gsmm_diag"), kGsmmDiag);
+  EXPECT_EQ(kernel_from_key("nop"), kNop);
+  EXPECT_FALSE(kernel_from_key("check_qr").has_value());
+}
+
+TEST(KernelTable, FlopsOfKnownShapes) {
+  const double m = 30, n = 20, k = 10;
+  const auto flops = [](std::uint16_t kernel, double m, double n, double k) {
+    return kernel_flops(KernelShape{kernel, 'd', static_cast<std::int64_t>(m), static_cast<std::int64_t>(n),
+                                    static_cast<std::int64_t>(k)});
+  };
+  EXPECT_DOUBLE_EQ(flops(kGsmm, m, n, k), 2 * m * n * k);                              // 12000
+  EXPECT_DOUBLE_EQ(flops(kGsmm, m, n, k), 12000);
+  EXPECT_DOUBLE_EQ(flops(kGsmmDiag, m, n, k), n * n * k + 2 * (m - n) * n * k);       // 4000 + 4000
+  EXPECT_DOUBLE_EQ(flops(kTrsm, m, n, 0), m * n * n);                                   // 12000
+  EXPECT_DOUBLE_EQ(flops(kPotf2p, m, n, 0), n * n * n / 3 + (m - n) * n * n);          // 8000/3 + 4000
+  EXPECT_DOUBLE_EQ(flops(kPotf2p, 30, 30, 0), 9000);                                    // n³/3
+  EXPECT_DOUBLE_EQ(flops(kGeqrt, m, n, 0), 2 * m * n * n - 2 * n * n * n / 3);          // 24000 - 16000/3
+  EXPECT_DOUBLE_EQ(flops(kLarfb, m, n, k), 4 * m * n * k - 2 * n * k * k);              // 24000 - 4000
+  EXPECT_DOUBLE_EQ(flops(kLarfbQ, m, n, k), 20000);
+  EXPECT_DOUBLE_EQ(flops(kTsqrt, m, n, 0), 2 * m * n * n);                              // 24000
+  EXPECT_DOUBLE_EQ(flops(kSsrfb, m, n, k), 4 * m * n * k);                              // 24000
+  EXPECT_DOUBLE_EQ(flops(kSsrfbQ, m, n, k), 24000);
+  EXPECT_DOUBLE_EQ(flops(kNop, m, n, k), 0);
+  EXPECT_DOUBLE_EQ(flops(kCheckQr, m, n, k), 0);
+  EXPECT_DOUBLE_EQ(flops(0, m, n, k), 0);
+  EXPECT_DOUBLE_EQ(flops(kKernelIdEnd, m, n, k), 0);
+}
+
+TEST(KernelTable, DimsAndInnerBlocking) {
+  for (const std::uint16_t id : {kGsmm, kGsmmDiag, kLarfb, kSsrfb, kLarfbQ, kSsrfbQ})
+    EXPECT_TRUE(kernel_info(id)->has_k) << kernel_name(id);
+  for (const std::uint16_t id : {kPotf2p, kTrsm, kGeqrt, kTsqrt}) EXPECT_FALSE(kernel_info(id)->has_k) << kernel_name(id);
+  // ib is bounded by the reflectors a call computes (n) or applies (k).
+  EXPECT_EQ(kernel_ib(kGeqrt, 20, 0, 32), 20);
+  EXPECT_EQ(kernel_ib(kGeqrt, 64, 0, 32), 32);
+  EXPECT_EQ(kernel_ib(kTsqrt, 20, 0, 32), 20);
+  EXPECT_EQ(kernel_ib(kLarfb, 64, 16, 32), 16);
+  EXPECT_EQ(kernel_ib(kSsrfb, 8, 64, 32), 32);
+  EXPECT_EQ(kernel_ib(kSsrfbQ, 64, 16, 32), 16);
+  for (const std::uint16_t id : {kPotf2p, kTrsm, kGsmm, kGsmmDiag, kNop})
+    EXPECT_EQ(kernel_ib(id, 64, 64, 32), 0) << kernel_name(id);
+}
+
+TEST(KernelTable, CalibratedKernelsInFamilyOrder) {
+  const std::vector<std::uint16_t> chol = {kPotf2p, kTrsm, kGsmmDiag, kGsmm};
+  const std::vector<std::uint16_t> qr = {kGeqrt, kLarfb, kTsqrt, kSsrfb};
+  std::vector<std::uint16_t> all = chol;
+  all.insert(all.end(), qr.begin(), qr.end());
+  EXPECT_EQ(calibrated_kernels(), all);
+  EXPECT_EQ(calibrated_kernels("cholesky"), chol);
+  EXPECT_EQ(calibrated_kernels("qr"), qr);
+  EXPECT_TRUE(calibrated_kernels("lu").empty());
+  EXPECT_EQ(kernel_families(), (std::vector<std::string_view>{"cholesky", "qr"}));
+  for (const std::uint16_t id : {kLarfbQ, kSsrfbQ, kNop, kCheckQr, kCheckGram})
+    EXPECT_FALSE(kernel_info(id)->calibrated) << kernel_name(id);
+}
+
+TEST(KernelTable, KnownKeysText) {
+  const std::string calibrated = kernel_keys_text(KernelKeys::kCalibrated);
+  EXPECT_EQ(calibrated, "potf2p, trsm, gsmm_diag, gsmm, geqrt, larfb, tsqrt, ssrfb");
+  for (const std::uint16_t id : calibrated_kernels())
+    EXPECT_NE(calibrated.find(kernel_key(id)), std::string::npos) << kernel_key(id);
+  const std::string all = kernel_keys_text();
+  for (const KernelInfo& r : kernel_table()) {
+    if (!r.key) continue;
+    EXPECT_NE((", " + all + ",").find(", " + std::string(r.key) + ","), std::string::npos) << r.key;
+  }
+  EXPECT_EQ(all.find("check"), std::string::npos);
+  EXPECT_EQ(all.find('?'), std::string::npos);
+}
+
+}  // namespace
