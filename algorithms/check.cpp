@@ -58,7 +58,7 @@ Residuals cholesky_residual(const std::vector<T>& a, const TileMatrix<T>& f) {
   const double anorm = norm1(n, n, sym);
   const double resid =
       norm1(n, n, [&](index_t r, index_t col) { return static_cast<double>(c[r + col * n]) - static_cast<double>(sym(r, col)); });
-  return {scaled_ratio(resid, anorm, static_cast<double>(n), eps), 0.0};
+  return {scaled_ratio(resid, anorm, static_cast<double>(n), eps), {}};
 }
 
 template <class T>
@@ -82,7 +82,8 @@ Residuals qr_residual(const std::vector<T>& a, const TileMatrix<T>& f, const std
   for (index_t j = 0; j < n; ++j) g[j + j * n] = T(1);
   syrk_identity(n, m, q.data(), m, g.data());
   const double onorm = norm1(n, n, [&](index_t i, index_t j) { return i <= j ? g[i + j * n] : g[j + i * n]; });
-  return {scaled_ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps), onorm / (static_cast<double>(m) * eps)};
+  return {scaled_ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps),
+          {{"orth", "orthogonality", onorm / (static_cast<double>(m) * eps)}}};
 }
 
 template Residuals cholesky_residual<float>(const std::vector<float>&, const TileMatrix<float>&);

@@ -167,7 +167,7 @@ Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatri
   sum(norms);
   const double anorm = *std::max_element(norms.begin(), norms.begin() + n);
   const double resid = *std::max_element(norms.begin() + n, norms.end());
-  return {scaled_ratio(resid, anorm, static_cast<double>(n), std::numeric_limits<T>::epsilon()), 0.0};
+  return {scaled_ratio(resid, anorm, static_cast<double>(n), std::numeric_limits<T>::epsilon()), {}};
 }
 
 template <class T>
@@ -270,7 +270,8 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
   const double anorm = *std::max_element(norms.begin(), norms.begin() + n);
   const double resid = *std::max_element(norms.begin() + n, norms.begin() + 2 * n);
   const double onorm = *std::max_element(norms.begin() + 2 * n, norms.end());
-  return {scaled_ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps), onorm / (static_cast<double>(m) * eps)};
+  return {scaled_ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps),
+          {{"orth", "orthogonality", onorm / (static_cast<double>(m) * eps)}}};
 }
 
 template Residuals cholesky_residual_distributed<float>(const TileMatrix<float>&, TileMatrix<float>&, const Distribution&, int,

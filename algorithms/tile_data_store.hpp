@@ -11,7 +11,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "algorithms/cholesky.hpp"
 #include "algorithms/qr.hpp"
 #include "runtime/node_runtime.hpp"
 #include "base/spinlock.hpp"
@@ -143,29 +142,6 @@ class TileDataStore final : public DataStore {
   std::vector<Segment> segments_;
   SpinLock lock_;
   std::unordered_map<DataId, platform::Message> held_;
-};
-
-// A GPU's tile tables (000 §5.5) for a factorization: a tile matrix and QR
-// factors that own no storage and point into the GPU's buffers (datum
-// numbering of cholesky_tasks / qr_tasks), and the executor that runs tasks
-// on them with the GPU's kernels.
-template <class T>
-struct GpuTables {
-  GpuTables(const TileLayout& L, index_t ib, bool qr) : a(L, false) {
-    const DataId pq = static_cast<DataId>(L.tile_rows() * L.tile_cols());
-    if (qr) f.emplace(L, ib, [](int, int) { return false; });
-    tables.add_tiles(0, a, f ? &*f : nullptr);
-    if (qr) {
-      tables.add_panels(pq, *f, L.tile_cols());
-      ex = std::make_unique<QrExecutor<T>>(a, *f);
-    } else {
-      ex = std::make_unique<CholeskyExecutor<T>>(a);
-    }
-  }
-  TileMatrix<T> a;
-  std::optional<QrFactors<T>> f;
-  TileDataStore<T> tables;
-  std::unique_ptr<Executor> ex;
 };
 
 }  // namespace tessera

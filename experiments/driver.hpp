@@ -16,11 +16,16 @@
 
 namespace tessera {
 
+// --dist: the distributions of runtime/distribution.hpp.
+inline constexpr const char* kDistMultiLevel = "multi-level";          // MultiLevelBlockCyclic (000 §3.1), the default
+inline constexpr const char* kDistBlockCyclic2D = "block-cyclic-2d";   // BlockCyclic2D: ScaLAPACK's map, host only
+inline constexpr const char* kDistColumnCyclic = "column-cyclic";      // HeteroColumnCyclic (001 §3.4), one node
+
 // Marks --n as not given (the size then comes from --input).
 inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
 
 struct RunConfig {
-  std::string algo = "cholesky";  // cholesky | qr
+  std::string algo = "cholesky";  // a registered factorization (algorithms/registry.cpp)
   std::string impl = "tile";      // tile (tessera's runtime) | lapack (LAPACKE on one dense matrix, the peer)
   // Sizes left at kUnsetSize were not given: m defaults to n, B and b to
   // sizes chosen from the matrix and thread count; n then must come from --input.
@@ -55,6 +60,8 @@ struct RunConfig {
   // kUnsetV: default_virtual_tile_height. Cholesky keeps 1.
   static constexpr int kUnsetV = -(1 << 30);
   int v = kUnsetV;
+  // Which distribution places the tiles (kDist*).
+  std::string dist = kDistMultiLevel;
   // GPUs per node (000 §3.1: MultiLevelBlockCyclic with G > 0; on one node
   // the same map as 001's HeteroColumnCyclic). Native runs make them of
   // `device` kind (emulated | cuda); a simulated backend passes its own in

@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "base/matrix_gen.hpp"
+#include "algorithms/factorization.hpp"
 
 namespace tessera {
 namespace {
@@ -19,7 +20,7 @@ void require_symmetric(const RunConfig& c, const DenseMatrix& input) {
     for (index_t i = j + 1; i < c.n; ++i) {
       const double x = input(i, j), y = input(j, i);
       if (std::abs(x - y) > 1e-12 * std::max(std::abs(x), std::abs(y)))
-        throw InputError("--input " + c.input + ": Cholesky needs a symmetric matrix, but A(" + std::to_string(i + 1) + "," +
+        throw InputError("--input " + c.input + ": --algo " + c.algo + " needs a symmetric matrix, but A(" + std::to_string(i + 1) + "," +
                          std::to_string(j + 1) + ") = " + fmt::format("{:g}", x) + " differs from A(" +
                          std::to_string(j + 1) + "," + std::to_string(i + 1) + ") = " + fmt::format("{:g}", y));
     }
@@ -31,25 +32,19 @@ void resolve_matrix(RunConfig& c, const DenseMatrix* input) {
   if (input) {
     if (!c.matrix.empty())
       throw InputError("--matrix " + c.matrix + " generates a matrix, but --input " + c.input + " gives one: drop one");
-    if (c.algo == "cholesky") require_symmetric(c, *input);
+    if (factorization(c.algo).symmetric_input()) require_symmetric(c, *input);
     return;
   }
   if (c.matrix.empty()) {
-    c.matrix = c.algo == "cholesky" ? "spd" : "general";
+    c.matrix = matrix_kind_name(factorization(c.algo).default_matrix());
     return;
   }
   const auto kind = matrix_kind_from_name(c.matrix);
   if (!kind) throw InputError("--matrix '" + c.matrix + "' is not one of: " + kKinds);
   if (c.phantom)
     throw InputError("--matrix " + c.matrix + " fills the matrix, which a simulated run has only with --sim-data");
-  if (c.algo == "cholesky" && *kind == MatrixKind::General)
-    throw InputError("--matrix general is not symmetric: --algo cholesky factors spd, graded or illcond");
-  if (c.algo == "cholesky" && *kind == MatrixKind::RankDeficient)
-    throw InputError("--matrix rankdef is singular (rank ceil(n/2)): --algo cholesky factors spd, graded or illcond");
-  if (c.algo == "qr" && *kind == MatrixKind::Spd && c.m != c.n)
-    throw InputError(fmt::format("--matrix spd is square, but --m {} differs from --n {}: a tall QR input is general, "
-                                 "graded, illcond or rankdef",
-                                 c.m, c.n));
+  const std::string refusal = factorization(c.algo).matrix_refusal(*kind, c.m, c.n);
+  if (!refusal.empty()) throw InputError("--matrix " + c.matrix + " " + refusal);
 }
 
 template <class T>

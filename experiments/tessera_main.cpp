@@ -1,5 +1,5 @@
 // The `tessera` command line.
-//   tessera run --algo cholesky|qr --n N [--m M] [--B B] [--s S] [--b b] [--precision d|s]
+//   tessera run --algo cholesky|qr|... --n N [--m M] [--B B] [--s S] [--b b] [--precision d|s]
 //               [--threads T] [--check] [--json FILE] [--seed K] [--input FILE.mtx] ...
 //               [--backend native|sim --machine FILE [--sim-data]] [--trace FILE]
 //   tessera calibrate [--out FILE] [--threads T] [--precision d,s] [--quick] [--kernels K,..] [--sizes B,..]
@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "algorithms/factorization.hpp"
 #include "experiments/driver.hpp"
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
@@ -206,7 +207,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
 // The stderr line of a run whose --check failed (exit 1).
 std::string check_failure(const tessera::RunResult& r) {
   std::string what = fmt::format("residual {:.3g}", r.residuals->factor);
-  if (r.config.algo == "qr") what += fmt::format(", orthogonality {:.3g}", r.residuals->orth);
+  for (const tessera::ResidualRatio& x : r.residuals->more) what += fmt::format(", {} {:.3g}", x.json, x.value);
   return fmt::format("--check failed: {} (a run passes below {:g})", what, tessera::kResidualThreshold);
 }
 
@@ -308,12 +309,7 @@ int calibrate_command(const CalibrateOptions& a, const std::string& command) {
   }
   if (o.precisions.empty()) throw InputError("--precision '" + a.precisions + "' names no precision (d, s)");
   for (const std::string& k : a.kernels)
-    for (const std::string& name : split(k)) {
-      const auto id = models::kernel_from_key(name);
-      if (!id || *id == kNop || *id == kLarfbQ || *id == kSsrfbQ)
-        throw InputError("--kernels '" + name + "' is not one of: potf2p, trsm, gsmm, gsmm_diag, geqrt, larfb, tsqrt, ssrfb");
-      o.kernels.push_back(*id);
-    }
+    for (const std::string& name : split(k)) o.kernels.push_back(kernels::calibration_kernel_from_key(name));
   if (a.quick) {
     // Fewer square sizes, shorter timing: about 20 s for d,s at 1 and 2 threads on the development VM.
     o.sizes = {128, 256, 384};
@@ -378,7 +374,7 @@ int main(int argc, char** argv) {
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   BackendOptions backend;
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
-  run->add_option("--algo", cfg.algo, "cholesky | qr")->required();
+  run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   run->add_option("--B", cfg.B, "top-level tile size B; default chosen from n and threads");
@@ -412,6 +408,10 @@ int main(int argc, char** argv) {
   run->add_option("--v", cfg.v,
                   "QR virtual tile height in tile rows (000 App. A.2.2): v adjacent tile rows on one node; default "
                   "max(1, p/(8*Pr)) for p tile rows, 1 on one node row");
+  run->add_option("--dist", cfg.dist,
+                  "tile distribution: multi-level (000 §3.1: 2-D block-cyclic top-level tiles over the nodes, columns "
+                  "over each node's host and GPUs) | block-cyclic-2d (ScaLAPACK's, over tile rows and columns, host "
+                  "only) | column-cyclic (001 §3.4, one node); default multi-level");
   run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
   run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");
   run->add_option("--device", cfg.device,
@@ -441,7 +441,7 @@ int main(int argc, char** argv) {
                         "measure with 1..T threads running kernels concurrently (one model per T); default 1");
   calibrate->add_option("--precision", cal.precisions, "precisions, comma-separated; default d,s");
   calibrate->add_flag("--quick", cal.quick, "fewer square sizes (128, 256, 384) and shorter timing");
-  calibrate->add_option("--kernels", cal.kernels, "only these kernels (comma-separated: potf2p,trsm,gsmm,...)")->delimiter(',');
+  calibrate->add_option("--kernels", cal.kernels, "only these kernels (comma-separated: " + tessera::kernel_keys_text(tessera::KernelKeys::kCalibrated) + ")")->delimiter(',');
   auto* sizes_opt = calibrate->add_option("--sizes", cal.sizes, "square tile sizes B; default 64,128,192,256,320,384,512")
                         ->delimiter(',');
   auto* for_n_opt = calibrate->add_option("--for-n", cal.for_n,

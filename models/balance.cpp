@@ -26,8 +26,8 @@ std::int64_t auto_narrow_width(std::int64_t B, int s, double f_core, int cores, 
   return std::clamp<std::int64_t>(r, 1, std::max<std::int64_t>(1, most));
 }
 
-double dominant_kernel_speed(const KernelTimeModel& model, const char* algo, char precision, std::int64_t B) {
-  KernelShape sh{std::string(algo) == "qr" ? std::uint16_t{kSsrfb} : std::uint16_t{kGsmm}, precision, B, B, B, 32};
+double dominant_kernel_speed(const KernelTimeModel& model, std::uint16_t kernel, char precision, std::int64_t B) {
+  KernelShape sh{kernel, precision, B, B, B, 32};
   const double t = model.seconds(sh);
   return t > 0 ? kernel_flops(sh) / t : 0.0;
 }

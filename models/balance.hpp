@@ -23,8 +23,8 @@ double host_share_width(double B, double f_core, int cores, double f_gpu, int gp
 std::int64_t auto_narrow_width(std::int64_t B, int s, double f_core, int cores, double f_gpu, int gpus,
                                std::int64_t granularity);
 
-// Speed (flop/s) of `model` on the dominant kernel of `algo` for B×B×B
-// tiles in `precision`.
-double dominant_kernel_speed(const KernelTimeModel& model, const char* algo, char precision, std::int64_t B);
+// Speed (flop/s) of `model` on `kernel` (a factorization's dominant one:
+// Factorization::dominant_kernel) for B×B×B tiles in `precision`.
+double dominant_kernel_speed(const KernelTimeModel& model, std::uint16_t kernel, char precision, std::int64_t B);
 
 }  // namespace tessera::models

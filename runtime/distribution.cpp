@@ -53,15 +53,14 @@ std::string BlockCyclic2D::name() const {
   return "2-D block-cyclic " + std::to_string(Pr_) + "x" + std::to_string(Pc_);
 }
 
-std::function<Location(std::uint32_t)> factor_placement(const TileLayout& layout, const Distribution& dist) {
+std::function<Location(std::uint32_t)> anchored_placement(const TileLayout& layout, const Distribution& dist,
+                                                          std::vector<std::pair<int, int>> anchors) {
   const int p = layout.tile_rows();
   const std::uint32_t pq = static_cast<std::uint32_t>(p) * static_cast<std::uint32_t>(layout.tile_cols());
-  std::vector<int> panel_top(layout.tile_cols());
-  for (int k = 0; k < layout.tile_cols(); ++k) panel_top[k] = layout.col_top(k);
-  return [&dist, p, pq, panel_top = std::move(panel_top)](std::uint32_t d) {
+  return [&dist, p, pq, anchors = std::move(anchors)](std::uint32_t d) {
     if (d < pq) return dist.owner(static_cast<int>(d % p), static_cast<int>(d / p));
-    const int k = static_cast<int>(d - pq);
-    return dist.owner(panel_top[k], k);
+    const auto& [i, j] = anchors.at(d - pq);
+    return dist.owner(i, j);
   };
 }
 

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/tile_layout.hpp"
 
@@ -96,9 +98,10 @@ class BlockCyclic2D final : public Distribution {
 };
 
 // Where each datum of a factorization's task graph lives, for the protocol:
-// tile (i,j) (datum i + j·p) where `dist` puts it, and QR's panel copy of
-// column k (datum p·q + k) with the column's diagonal tile (col_top(k), k).
-// `dist` must outlive the returned function.
-std::function<Location(std::uint32_t)> factor_placement(const TileLayout& layout, const Distribution& dist);
+// tile (i,j) (datum i + j·p) where `dist` puts it, and datum p·q + x (a
+// factorization's extra data, such as QR's panel copy of column x) with tile
+// anchors[x]. `dist` must outlive the returned function.
+std::function<Location(std::uint32_t)> anchored_placement(const TileLayout& layout, const Distribution& dist,
+                                                          std::vector<std::pair<int, int>> anchors = {});
 
 }  // namespace tessera

@@ -520,14 +520,14 @@ void expect_cusolver_matches_cpu() {
   const index_t n = 300, m = 420;
   std::vector<T> a = spd_panel<T>(n, n, 41), want = a;
   ASSERT_EQ(kernels::potf2p<T>(n, n, want.data(), n), 0);
-  const kernels::CusolverRun c = kernels::cusolver_factor(true, 0, n, n, a.data(), static_cast<T*>(nullptr));
+  const kernels::CusolverRun c = kernels::cusolver_factor(PeerRoutine::Potrf, 0, n, n, a.data(), static_cast<T*>(nullptr));
   EXPECT_EQ(c.info, 0);
   EXPECT_GT(c.factor_s, 0.0);
   expect_close(want, a, n, n, n, "cuSOLVER potrf against the CPU's", lower);
 
   std::vector<T> q = random_matrix<T>(m, n, 42), r_cpu = q, tau(static_cast<std::size_t>(n)), t(static_cast<std::size_t>(32 * n));
   kernels::geqrt<T>(m, n, 32, r_cpu.data(), m, t.data(), 32, std::vector<T>(static_cast<std::size_t>(32 * n)).data());
-  EXPECT_EQ(kernels::cusolver_factor(false, 0, m, n, q.data(), tau.data()).info, 0);
+  EXPECT_EQ(kernels::cusolver_factor(PeerRoutine::Geqrf, 0, m, n, q.data(), tau.data()).info, 0);
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i <= j; ++i) {
       q[i + j * m] = std::abs(q[i + j * m]);
@@ -537,7 +537,7 @@ void expect_cusolver_matches_cpu() {
 
   std::vector<T> bad = spd_panel<T>(n, n, 43);
   bad[7 + 7 * n] = -T(1e6);
-  EXPECT_EQ(kernels::cusolver_factor(true, 0, n, n, bad.data(), static_cast<T*>(nullptr)).info, 8);
+  EXPECT_EQ(kernels::cusolver_factor(PeerRoutine::Potrf, 0, n, n, bad.data(), static_cast<T*>(nullptr)).info, 8);
 }
 TEST(CusolverPeer, MatchesTheCpuInDouble) { expect_cusolver_matches_cpu<double>(); }
 TEST(CusolverPeer, MatchesTheCpuInSingle) { expect_cusolver_matches_cpu<float>(); }
@@ -548,7 +548,7 @@ TEST(CusolverPeer, WithoutAGpuSaysSo) {
   if (kernels::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   std::vector<double> a(4, 1.0), tau(2);
   try {
-    kernels::cusolver_factor(true, 0, 2, 2, a.data(), tau.data());
+    kernels::cusolver_factor(PeerRoutine::Potrf, 0, 2, 2, a.data(), tau.data());
     FAIL() << "cusolver_factor succeeded without a CUDA device";
   } catch (const NotCompiled& e) {
     EXPECT_FALSE(TESSERA_HAVE_CUDA) << e.what();

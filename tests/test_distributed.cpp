@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "algorithms/factorization.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "platform/native/local_network.hpp"
 #include "platform/native/native_platform.hpp"
@@ -92,7 +93,7 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
   const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
   const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0, g.v);
   const DataId pq = static_cast<DataId>(p * q);
-  const Placement where = factor_placement(L, dist);
+  const Placement where = factorization(algo).placement(L, dist);
   // The serial reference.
   TileMatrix<T> ref(L);
   generate(ref, chol ? MatrixKind::Spd : MatrixKind::General, 5);
@@ -247,7 +248,7 @@ std::vector<Residuals> distributed_residuals(const std::string& algo, const Tile
   const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
   const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0);
   const DataId pq = static_cast<DataId>(p * q);
-  const Placement where = factor_placement(L, dist);
+  const Placement where = factorization(algo).placement(L, dist);
   platform::LocalCluster cluster(P);
   std::vector<Residuals> out(P);
   std::vector<std::thread> nodes;
@@ -333,7 +334,7 @@ TEST(DistributedCheck, MatchesTheSingleNodeResidualsAndCatchesACorruptTile) {
           EXPECT_TRUE(r.passed()) << algo << " s=" << s;
           // Same ratios up to rounding in how the products are summed.
           EXPECT_NEAR(r.factor, ref.factor, 0.5 * ref.factor + 0.05) << algo << " s=" << s;
-          EXPECT_NEAR(r.orth, ref.orth, 0.5 * ref.orth + 0.05) << algo << " s=" << s;
+          EXPECT_NEAR(r.value("orth"), ref.value("orth"), 0.5 * ref.value("orth") + 0.05) << algo << " s=" << s;
           EXPECT_EQ(r.factor, good[0].factor) << "every node reports the same residual";
         }
         const std::vector<Residuals> bad = distributed_residuals<double>(algo, L, g, g.pr * g.pc - 1);

@@ -26,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "algorithms/factorization.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/emulated_device.hpp"
@@ -391,7 +392,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
   const int P = r.grid.pr * r.grid.pc, p = L.tile_rows(), q = L.tile_cols(), G = r.G;
   const MultiLevelBlockCyclic dist(L, r.grid.pr, r.grid.pc, G);
   const DataId pq = static_cast<DataId>(p * q);
-  const Placement where = factor_placement(L, dist);
+  const Placement where = factorization(chol ? "cholesky" : "qr").placement(L, dist);
   const std::size_t n_data = chol ? cholesky_data_count(L) : qr_data_count(L);
   const std::vector<int> use = data_use(chol, L);
   std::optional<platform::LocalCluster> cluster;
@@ -425,8 +426,8 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
         std::atomic<std::uint64_t> done{0};  // kernels this node has finished
         for (int g = 1; g <= G; ++g) {
           devices.push_back(std::make_unique<WatchedDevice>(std::make_unique<EmulatedDevice>(g, r.device), done));
-          tables.push_back(std::make_unique<GpuTables<T>>(L, kIb, !chol));
-          gpu_ex.push_back(std::make_unique<RecordingExecutor>(*tables.back()->ex, self, g, n_data, where, &done));
+          tables.push_back(factorization(chol ? "cholesky" : "qr").gpu_tables(L, kIb, T{}));
+          gpu_ex.push_back(std::make_unique<RecordingExecutor>(tables.back()->executor(), self, g, n_data, where, &done));
           opt.gpus.push_back({devices.back().get(), gpu_ex.back().get(), &tables.back()->tables, nullptr});
         }
         DistContext ctx;
@@ -705,13 +706,13 @@ void run_one_node(std::size_t memory, bool release_tiles, Net net, const std::fu
                                                                                              const TileLayout&, EmulatedDevice&, TileMatrix<double>&)>& body) {
   const TileLayout L(480, 480, 120, 1, 0);
   const MultiLevelBlockCyclic dist(L, 1, 1, 1);
-  const Placement where = factor_placement(L, dist);
+  const Placement where = factorization("cholesky").placement(L, dist);
   TileMatrix<double> a(L);
   generate(a, MatrixKind::Spd, kMatrixSeed);
   TileDataStore<double> store;
   store.add_tiles(0, a);
   EmulatedDevice dev(1, fast(memory));
-  GpuTables<double> tables(L, kIb, false);
+  const auto tables = factorization("cholesky").gpu_tables(L, kIb, double{});
   std::optional<platform::LocalCluster> cluster;
   if (net == Net::Local) cluster.emplace(1);
   DistContext ctx;
@@ -723,7 +724,7 @@ void run_one_node(std::size_t memory, bool release_tiles, Net net, const std::fu
   opt.threads = 2;
   opt.dist = &ctx;
   opt.release_tiles = release_tiles;
-  opt.gpus.push_back({&dev, tables.ex.get(), &tables.tables, nullptr});
+  opt.gpus.push_back({&dev, &tables->executor(), &tables->tables, nullptr});
   platform::NativePlatform platform;
   CholeskyExecutor<double> ex(a);
   NodeRuntime rt(platform, opt);

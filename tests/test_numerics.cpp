@@ -67,10 +67,10 @@ TEST_P(Factorization, ResidualsAreBelowTheThreshold) {
   ASSERT_TRUE(r.residuals.has_value()) << "check = true produced no residuals";
   const Residuals& res = *r.residuals;
   EXPECT_TRUE(std::isfinite(res.factor)) << res.factor;
-  EXPECT_TRUE(std::isfinite(res.orth)) << res.orth;
+  EXPECT_TRUE(std::isfinite(res.value("orth"))) << res.value("orth");
   EXPECT_GE(res.factor, 0.0);
-  EXPECT_GE(res.orth, 0.0);
-  EXPECT_TRUE(res.passed()) << "factor residual " << res.factor << ", orthogonality " << res.orth << " (threshold "
+  EXPECT_GE(res.value("orth"), 0.0);
+  EXPECT_TRUE(res.passed()) << "factor residual " << res.factor << ", orthogonality " << res.value("orth") << " (threshold "
                             << kResidualThreshold << ")";
   // The driver reports the configuration it ran.
   EXPECT_EQ(r.config.m, c.m);
@@ -174,25 +174,25 @@ TYPED_TEST(CheckDetectsErrors, CorruptedQrFactorsFail) {
   };
   std::vector<T> q = form_q();
   const Residuals good = qr_residual(original, a, q);
-  EXPECT_TRUE(good.passed()) << good.factor << " " << good.orth;
+  EXPECT_TRUE(good.passed()) << good.factor << " " << good.value("orth");
   // A wrong element of R breaks A = QR but not Q^T Q = I.
   a.at(10, 60) += T(1);
   const Residuals bad_r = qr_residual(original, a, q);
   EXPECT_GT(bad_r.factor, kResidualThreshold);
-  EXPECT_EQ(bad_r.orth, good.orth);
+  EXPECT_EQ(bad_r.value("orth"), good.value("orth"));
   EXPECT_FALSE(bad_r.passed());
   a.at(10, 60) -= T(1);
   // A wrong element of Q breaks both.
   q[120 + 30 * m] += T(1);
   const Residuals bad_q = qr_residual(original, a, q);
-  EXPECT_GT(bad_q.orth, kResidualThreshold);
+  EXPECT_GT(bad_q.value("orth"), kResidualThreshold);
   EXPECT_GT(bad_q.factor, kResidualThreshold);
   EXPECT_FALSE(bad_q.passed());
   // The identity is orthogonal but is not the Q of A.
   std::vector<T> eye(static_cast<std::size_t>(m * n), T(0));
   for (index_t d = 0; d < n; ++d) eye[d + d * m] = T(1);
   const Residuals wrong_q = qr_residual(original, a, eye);
-  EXPECT_LT(wrong_q.orth, kResidualThreshold);
+  EXPECT_LT(wrong_q.value("orth"), kResidualThreshold);
   EXPECT_GT(wrong_q.factor, kResidualThreshold);
 }
 
@@ -247,7 +247,7 @@ TEST(Driver, QrInnerBlockingLargerThanTilesIsClamped) {
   platform::NativePlatform plat;
   const RunResult r = run_factorization(cfg, plat);
   ASSERT_TRUE(r.residuals);
-  EXPECT_TRUE(r.residuals->passed()) << r.residuals->factor << " " << r.residuals->orth;
+  EXPECT_TRUE(r.residuals->passed()) << r.residuals->factor << " " << r.residuals->value("orth");
 }
 
 // With only --s given, the defaults for B and b must form a valid layout for

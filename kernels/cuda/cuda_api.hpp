@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "base/peer_routine.hpp"
 #include "platform/device.hpp"
 
 namespace tessera::platform {
@@ -37,7 +38,7 @@ std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, s
 
 // The GPU-alone peer (`tessera run --impl cusolver`): the column-major m x n
 // matrix `a` (lda = m) copied to CUDA device `ordinal`, factored there by
-// cuSOLVER's potrf (lower triangle; m = n) or geqrf (Householder vectors and
+// cuSOLVER's `routine`: potrf (lower triangle; m = n) or geqrf (Householder vectors and
 // R in `a`, their scalars in `tau`, LAPACK's layout), and copied back.
 // factor_s: the factorization alone, between stream synchronizations, after a
 // warm-up call; copy_s: both copies. info: LAPACK's (> 0: the leading minor
@@ -47,7 +48,7 @@ struct CusolverRun {
   double factor_s = 0, copy_s = 0;
   int info = 0;
 };
-CusolverRun cusolver_factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau);
-CusolverRun cusolver_factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, float* a, float* tau);
+CusolverRun cusolver_factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau);
+CusolverRun cusolver_factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, float* a, float* tau);
 
 }  // namespace tessera::kernels

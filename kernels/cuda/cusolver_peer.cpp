@@ -18,7 +18,8 @@ namespace {
 using namespace cuda::calls;
 
 template <class T>
-CusolverRun factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, T* a, T* tau) {
+CusolverRun factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, T* a, T* tau) {
+  const bool cholesky = routine == PeerRoutine::Potrf;
   // The 32-bit API: lda * n must fit its int, and so must the workspace.
   if (m > INT32_MAX || n > INT32_MAX || m * n > INT32_MAX)
     throw platform::CudaError("cuSOLVER peer: a " + std::to_string(m) + " x " + std::to_string(n) +
@@ -76,11 +77,11 @@ CusolverRun factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, T
 
 }  // namespace
 
-CusolverRun cusolver_factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau) {
-  return factor<double>(cholesky, ordinal, m, n, a, tau);
+CusolverRun cusolver_factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau) {
+  return factor<double>(routine, ordinal, m, n, a, tau);
 }
-CusolverRun cusolver_factor(bool cholesky, int ordinal, std::int64_t m, std::int64_t n, float* a, float* tau) {
-  return factor<float>(cholesky, ordinal, m, n, a, tau);
+CusolverRun cusolver_factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, float* a, float* tau) {
+  return factor<float>(routine, ordinal, m, n, a, tau);
 }
 
 }  // namespace tessera::kernels

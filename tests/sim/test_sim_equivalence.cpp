@@ -62,13 +62,13 @@ RunResult simulated_run(const std::string& machine_file, RunConfig c, bool sim_d
     c.model = &machine.core_model();
     c.phantom = !sim_data;
     const RunResult r = run_factorization(c, node0);
-    return exact(r.time_s) + " " + (r.residuals ? exact(r.residuals->factor) + " " + exact(r.residuals->orth) : "- -");
+    return exact(r.time_s) + " " + (r.residuals ? exact(r.residuals->factor) + " " + exact(r.residuals->value("orth")) : "- -");
   });
   RunResult r;
   char t[64], f[64], o[64];
   std::sscanf(out.c_str(), "%63s %63s %63s", t, f, o);
   r.time_s = std::strtod(t, nullptr);
-  if (f[0] != '-') r.residuals = Residuals{std::strtod(f, nullptr), std::strtod(o, nullptr)};
+  if (f[0] != '-') r.residuals = Residuals{std::strtod(f, nullptr), {{"orth", "orthogonality", std::strtod(o, nullptr)}}};
   return r;
 }
 
@@ -94,7 +94,7 @@ TEST(CrossBackend, SimulatedQrPassesCheck) {
   c.check = true;
   const RunResult r = simulated_run(kKeeneland, c, true);
   ASSERT_TRUE(r.residuals);
-  EXPECT_TRUE(r.residuals->passed()) << r.residuals->factor << " " << r.residuals->orth;
+  EXPECT_TRUE(r.residuals->passed()) << r.residuals->factor << " " << r.residuals->value("orth");
 }
 
 // Same inputs, two processes: bit-identical makespans, with a random ready order too.

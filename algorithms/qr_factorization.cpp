@@ -1,0 +1,122 @@
+// QR (001 Alg. 2) in the factorization registry: A = QR for m >= n, R and
+// the reflectors overwriting A, with the T factors and the panel copies as
+// extra data; the peers are LAPACK's and cuSOLVER's xGEQRF.
+#include <lapacke.h>
+
+#include "algorithms/factorization.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/registry.hpp"
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+
+namespace tessera {
+namespace {
+
+template <class T>
+class QrData final : public FactorData<T> {
+ public:
+  QrData(TileMatrix<T>& a, index_t ib, const KeepTile& keep) : a_(a), f_(a.layout(), ib, keep), ex_(a, f_) {}
+  Executor& executor() override { return ex_; }
+  void add_to(TileDataStore<T>& store) override {
+    const TileLayout& L = a_.layout();
+    store.add_tiles(0, a_, &f_);
+    store.add_panels(static_cast<DataId>(L.tile_rows() * L.tile_cols()), f_, L.tile_cols());
+  }
+  // The thin Q, formed by applying the factorization to [I; 0] as a task graph.
+  Residuals residual(const std::vector<T>& original, const LocalGraphRun& run) override {
+    const TileLayout& L = a_.layout();
+    TileMatrix<T> e(L);
+    for (index_t d = 0; d < L.n(); ++d) e.at(d, d) = T(1);
+    QrFormQExecutor<T> qex(a_, f_, e);
+    run(qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
+    return qr_residual(original, a_, e.to_dense());
+  }
+  Residuals residual_distributed(const TileMatrix<T>& original, const Distribution& dist, int self,
+                                 const DistGraphRun& run, const SumOverNodes& sum) override {
+    return qr_residual_distributed(original, a_, f_, dist, self, run, sum);
+  }
+
+ private:
+  TileMatrix<T>& a_;
+  QrFactors<T> f_;
+  QrExecutor<T> ex_;
+};
+
+inline lapack_int geqrf(index_t m, index_t n, double* a, double* tau) { return LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau); }
+inline lapack_int geqrf(index_t m, index_t n, float* a, float* tau) { return LAPACKE_sgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau); }
+inline lapack_int orgqr(index_t m, index_t n, double* a, const double* tau) { return LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau); }
+inline lapack_int orgqr(index_t m, index_t n, float* a, const float* tau) { return LAPACKE_sorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau); }
+
+class Qr final : public FactorizationOf<Qr> {
+ public:
+  std::string_view name() const override { return "qr"; }
+  void check_shape(index_t m, index_t n) const override {
+    if (m < n) throw InputError("QR needs m >= n: m = " + std::to_string(m) + ", n = " + std::to_string(n));
+  }
+  MatrixKind default_matrix() const override { return MatrixKind::General; }
+  std::string matrix_refusal(MatrixKind kind, index_t m, index_t n) const override {
+    if (kind == MatrixKind::Spd && m != n)
+      return "is square, but --m " + std::to_string(m) + " differs from --n " + std::to_string(n) +
+             ": a tall QR input is general, graded, illcond or rankdef";
+    return "";
+  }
+  bool symmetric_input() const override { return false; }
+  double flops(index_t m, index_t n) const override {
+    const double M = static_cast<double>(m), N = static_cast<double>(n);
+    return 2.0 * M * N * N - 2.0 * N * N * N / 3.0;
+  }
+  std::uint16_t dominant_kernel() const override { return kSsrfb; }
+  bool uses_virtual_tiles() const override { return true; }
+  std::size_t data_count(const TileLayout& l) const override { return qr_data_count(l); }
+  void tasks(const TileLayout& l, TaskSink& sink) const override { qr_tasks(l, sink); }
+  KernelShape shape(const TileLayout& l, const TaskDesc& t, char precision, index_t ib) const override {
+    return qr_shape(l, t, precision, std::min(ib, l.col_width(t.arg[0])));
+  }
+  // A panel copy lives with its column's diagonal tile, whose GEQRT writes it.
+  Placement placement(const TileLayout& l, const Distribution& dist) const override {
+    std::vector<std::pair<int, int>> panels;
+    for (int k = 0; k < l.tile_cols(); ++k) panels.emplace_back(l.col_top(k), k);
+    return anchored_placement(l, dist, std::move(panels));
+  }
+  // Tiles with their T factor, then the panel copies; QrFactors that keep
+  // nothing know the sizes and allocate nothing.
+  std::function<std::size_t(DataId)> phantom_bytes(const TileLayout& l, index_t ib, std::size_t word) const override {
+    auto sizes = std::make_shared<QrFactors<double>>(l, ib, [](int, int) { return false; });
+    const int p = l.tile_rows();
+    const DataId pq = static_cast<DataId>(p * l.tile_cols());
+    return [l, sizes, p, pq, word](DataId d) -> std::size_t {
+      if (d >= pq) return sizes->v_elems(static_cast<int>(d - pq)) * word;
+      const int i = static_cast<int>(d % p), j = static_cast<int>(d / p);
+      return (static_cast<std::size_t>(l.row_height(i) * l.col_width(j)) + sizes->t_elems(i, j)) * word;
+    };
+  }
+  PeerRoutine cusolver_routine() const override { return PeerRoutine::Geqrf; }
+
+  template <class T>
+  static std::unique_ptr<FactorData<T>> make_data(TileMatrix<T>& a, index_t ib, const KeepTile& keep) {
+    return std::make_unique<QrData<T>>(a, ib, keep);
+  }
+  // aux: tau.
+  template <class T>
+  static int lapack_factor(index_t m, index_t n, T* a, std::vector<T>& aux) {
+    aux.assign(static_cast<std::size_t>(n), T(0));
+    return geqrf(m, n, a, aux.data());
+  }
+  template <class T>
+  static Residuals lapack_check(const std::vector<T>& original, const TileMatrix<T>& a, std::vector<T>& tau) {
+    const index_t m = a.layout().m(), n = a.layout().n();
+    const T* d = a.tile(0, 0);
+    std::vector<T> q(d, d + m * n);
+    orgqr(m, n, q.data(), tau.data());
+    return qr_residual(original, a, q);
+  }
+};
+
+}  // namespace
+
+const Factorization& qr_factorization() {
+  static const Qr instance;  // stateless: shared by every node of a simulated cluster
+  return instance;
+}
+
+}  // namespace tessera

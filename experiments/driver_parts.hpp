@@ -1,0 +1,46 @@
+#pragma once
+// The parts of one run (experiments/driver.cpp puts them together):
+//   run_config.cpp       the configuration: defaults resolved, every option checked before work starts
+//   run_local.cpp        one node without GPUs: the runtime on threads (or a simulated node)
+//   run_distributed.cpp  one node of a distributed run, or one node with GPUs: the protocol's runtime
+//   peers.cpp            LAPACK and cuSOLVER on one dense matrix
+//   report.cpp           the summary line and the result JSON
+// Every part looks the algorithm up in the factorization registry
+// (algorithms/factorization.hpp); none branches on it.
+#include "algorithms/factorization.hpp"
+#include "base/matrix_market.hpp"
+#include "experiments/driver.hpp"
+
+namespace tessera::driver {
+
+// The tasks of a run whose matrix does not exist: only their shapes, for the kernel model.
+class PhantomExecutor final : public Executor {
+ public:
+  PhantomExecutor(const Factorization& f, const TileLayout& l, const RunConfig& c)
+      : f_(f), l_(l), precision_(c.precision), ib_(c.ib) {}
+  void execute(const TaskDesc&, WorkerContext&) override {
+    throw std::logic_error("a phantom run has no data to run a kernel on");
+  }
+  KernelShape shape(const TaskDesc& t) const override { return f_.shape(l_, t, precision_, ib_); }
+
+ private:
+  const Factorization& f_;
+  const TileLayout& l_;
+  char precision_;
+  index_t ib_;
+};
+
+// CPU seconds the whole process has used (every thread).
+double process_cpu_s();
+// Resolves the defaults of `c` and checks every option (InputError naming it).
+void resolve(RunConfig& c, const DenseMatrix* input);
+RuntimeOptions runtime_options(const RunConfig& c);
+
+template <class T>
+void run_local(RunResult& r, platform::Platform& platform, const DenseMatrix* input);
+template <class T>
+void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatrix* input);
+template <class T>
+void run_peer(RunResult& r, platform::Platform& platform, const DenseMatrix* input);
+
+}  // namespace tessera::driver

@@ -1,0 +1,125 @@
+// What a run reports: the one summary line and the result JSON.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/driver_parts.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
+
+namespace tessera {
+
+CommMax comm_max(const RunResult& r) {
+  CommMax m;
+  for (const CommStats& s : r.comm) {
+    m.messages_sent = std::max(m.messages_sent, s.messages_sent);
+    m.words_sent = std::max(m.words_sent, s.words_sent);
+    m.messages = std::max(m.messages, s.messages_sent + s.messages_received);
+    m.words = std::max(m.words, s.words_sent + s.words_received);
+  }
+  return m;
+}
+
+std::string cost_note(const RunResult& r) {
+  if (r.config.machine.empty()) return "";
+  return fmt::format("simulation cost: wall {:.1f} s, peak memory {:.0f} MiB", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+}
+
+std::string summary_line(const RunResult& r, const char* backend) {
+  const RunConfig& c = r.config;
+  std::string res = "residual=-", verdict = "unchecked";
+  if (r.residuals) {
+    res = fmt::format("residual={:.3g}", r.residuals->factor);
+    for (const ResidualRatio& x : r.residuals->more) res += fmt::format(" {}={:.3g}", x.name, x.value);
+    verdict = r.residuals->passed() ? "ok" : "FAILED";
+  }
+  std::string grid;
+  if (!r.comm.empty() && (r.nodes > 1 || c.gpus == 0)) {  // (a one-node run with GPUs has no network)
+    const CommMax mx = comm_max(r);
+    grid += fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
+    if (factorization(c.algo).uses_virtual_tiles() && c.pr > 1) grid += fmt::format(" v={}", c.v);
+  }
+  if (c.gpus > 0) {
+    std::size_t peak = 0;
+    for (const DeviceStats& d : r.gpus) peak = std::max(peak, d.peak_bytes);
+    grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, r.imbalance, static_cast<double>(peak) / (1 << 20));
+  }
+  return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}",
+                     c.algo, c.impl, c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s,
+                     r.gflops, res, verdict);
+}
+
+std::string result_json(const RunResult& r, const char* backend) {
+  const RunConfig& c = r.config;
+  nlohmann::json j;
+  j["algo"] = c.algo;
+  j["impl"] = c.impl;
+  j["backend"] = backend;
+  j["m"] = c.m;
+  j["n"] = c.n;
+  j["B"] = c.B;
+  j["s"] = c.s;
+  j["b"] = c.b;
+  j["ib"] = c.ib;
+  j["precision"] = std::string(1, c.precision);
+  j["threads"] = c.threads;
+  j["seed"] = c.seed;
+  j["blas_core"] = kernels::blas_core();
+  j["input"] = c.input.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.input);
+  j["matrix"] = c.matrix.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.matrix);
+  j["tiles"] = {r.p, r.q};
+  j["tasks"] = r.tasks;
+  j["time_s"] = r.time_s;
+  j["cpu_s"] = r.cpu_s;
+  j["gflops"] = r.gflops;
+  j["busy_s"] = r.busy_s;
+  if (c.impl == "cusolver") j["copy_s"] = r.copy_s;
+  if (r.residuals) {
+    j["residual"] = r.residuals->factor;
+    for (const ResidualRatio& x : r.residuals->more) j[x.json] = x.value;
+    j["check_passed"] = r.residuals->passed();
+  } else {
+    j["residual"] = nullptr;
+    j["check_passed"] = nullptr;
+  }
+  j["residual_threshold"] = kResidualThreshold;
+  j["wall_s"] = r.wall_s;
+  j["peak_rss_bytes"] = r.peak_rss_bytes;
+  if (!r.comm.empty()) {
+    j["grid"] = {c.pr, c.pc};
+    j["v"] = c.v;
+    j["nodes"] = r.nodes;
+    j["node_time_s"] = r.node_time_s;
+    nlohmann::json per = nlohmann::json::array();
+    for (const CommStats& s : r.comm)
+      per.push_back({{"messages_sent", s.messages_sent}, {"words_sent", s.words_sent}, {"bytes_sent", s.bytes_sent},
+                     {"messages_received", s.messages_received}, {"words_received", s.words_received},
+                     {"bytes_received", s.bytes_received}});
+    const CommMax mx = comm_max(r);
+    j["comm"] = {{"per_node", per},
+                 {"max_messages_sent", mx.messages_sent},
+                 {"max_words_sent", mx.words_sent},
+                 {"max_messages", mx.messages},
+                 {"max_words", mx.words}};
+  }
+  if (c.gpus > 0) {
+    j["gpus"] = c.gpus;
+    j["device"] = c.machine.empty() ? c.device : "simulated";
+    nlohmann::json per = nlohmann::json::array();
+    for (std::size_t g = 0; g < r.gpus.size(); ++g) {
+      const DeviceStats& d = r.gpus[g];
+      per.push_back({{"gpu", g + 1}, {"busy_s", d.busy_s}, {"peak_bytes", d.peak_bytes}, {"bytes_at_end", d.bytes_at_end},
+                     {"copies_in", d.copies_in}, {"bytes_in", d.bytes_in}, {"copies_out", d.copies_out}, {"bytes_out", d.bytes_out},
+                     {"evictions", d.evictions}, {"bytes_written_back", d.bytes_written_back}});
+    }
+    j["gpu_stats"] = per;
+    j["imbalance_ratio"] = r.imbalance;
+    j["release_tiles"] = !c.keep_tiles;
+  }
+  if (!c.machine.empty()) {
+    j["machine"] = c.machine;
+    j["sim_data"] = !c.phantom;
+  }
+  return j.dump(2);
+}
+
+}  // namespace tessera

@@ -1,0 +1,135 @@
+// The configuration of a run: every default resolved and every option
+// checked before any work starts (experiments/driver_parts.hpp).
+#include <fmt/format.h>
+
+#include "experiments/driver_parts.hpp"
+#include "experiments/input_matrix.hpp"
+#include "experiments/test_fault.hpp"
+#include "models/balance.hpp"
+#include "runtime/distribution.hpp"
+
+namespace tessera::driver {
+namespace {
+
+// --dist: the distributions the runtime offers (runtime/distribution.hpp).
+void resolve_distribution(const RunConfig& c) {
+  if (c.dist == kDistMultiLevel) return;
+  if (c.dist == kDistBlockCyclic2D) {
+    if (c.gpus > 0)
+      throw InputError("--dist " + c.dist + " places every tile on the host: drop --gpus " + std::to_string(c.gpus) +
+                       " or use --dist " + kDistMultiLevel);
+    return;
+  }
+  if (c.dist == kDistColumnCyclic) {
+    if (c.pr * c.pc != 1)
+      throw InputError("--dist " + c.dist + " is the one-node map of 001 §3.4: --grid " + std::to_string(c.pr) + "x" +
+                       std::to_string(c.pc) + " needs --dist " + kDistMultiLevel + " or " + kDistBlockCyclic2D);
+    return;
+  }
+  throw InputError("--dist '" + c.dist + "' is not one of: " + kDistMultiLevel + ", " + kDistBlockCyclic2D + ", " +
+                   kDistColumnCyclic);
+}
+
+// The factorizations whose row distribution has virtual tiles: "qr".
+std::string virtual_tile_algos() {
+  std::string s;
+  for (const std::string_view n : factorization_names())
+    if (factorization(n).uses_virtual_tiles()) s += (s.empty() ? "" : " or ") + std::string(n);
+  return s;
+}
+
+}  // namespace
+
+void resolve(RunConfig& c, const DenseMatrix* input) {
+  const Factorization& F = factorization(c.algo);  // throws for an unknown --algo
+  if (c.impl != "tile" && c.impl != "lapack" && c.impl != "cusolver")
+    throw InputError("--impl '" + c.impl + "' is not one of: tile, lapack, cusolver");
+  if (c.impl == "cusolver" && c.gpus != 0)
+    throw InputError("--impl cusolver factors on one GPU by itself: drop --gpus " + std::to_string(c.gpus));
+  if (c.precision != 'd' && c.precision != 's')
+    throw InputError(std::string("--precision '") + c.precision + "' is not one of: d, s");
+  if (c.threads < 1) throw InputError("--threads " + std::to_string(c.threads) + " must be >= 1");
+  if (!input && c.n == kUnsetSize) throw InputError("--n is required unless --input FILE gives the matrix");
+  if (input) {
+    const bool n_differs = c.n != kUnsetSize && c.n != input->n, m_differs = c.m != kUnsetSize && c.m != input->m;
+    if (n_differs || m_differs)
+      throw InputError("--input " + c.input + " holds a " + std::to_string(input->m) + " x " + std::to_string(input->n) +
+                       " matrix, but --" + (m_differs ? "m " + std::to_string(c.m) : "n " + std::to_string(c.n)) +
+                       " asks for another size");
+    c.m = input->m;
+    c.n = input->n;
+  }
+  if (c.n < 1) throw InputError("--n " + std::to_string(c.n) + " must be >= 1");
+  if (c.m == kUnsetSize) c.m = c.n;
+  if (c.m < 1) throw InputError("--m " + std::to_string(c.m) + " must be >= 1");
+  F.check_shape(c.m, c.n);
+  if (c.B != kUnsetSize && c.B < 1) throw InputError("--B " + std::to_string(c.B) + " must be >= 1");
+  if (c.s < 1) throw InputError("--s " + std::to_string(c.s) + " must be >= 1");
+  if (c.b != kUnsetSize && c.s > 1 && c.b < 1)
+    throw InputError("--b " + std::to_string(c.b) + " must be >= 1 when --s " + std::to_string(c.s) + " > 1");
+  if (c.impl == "lapack" || c.impl == "cusolver") {
+    // The peer factors one dense matrix: report it as a single tile.
+    c.B = std::max(c.m, c.n);
+    c.s = 1;
+    c.b = 0;
+  }
+  // A default B leaves room for s-1 narrow columns of width >= 1 even when n < s.
+  if (c.B == kUnsetSize) c.B = std::max<index_t>(default_tiles(c.m, c.n, c.threads, c.precision == 's').B, c.s);
+  if (c.auto_b) {
+    if (c.gpus < 1) throw InputError("--b auto balances the host against GPUs: add --gpus G");
+    // Emulated GPUs run the cores' kernels: the same speed. Simulated ones use their machine file's models.
+    double f_core = 1, f_gpu = 1;
+    if (c.gpu_model) {
+      if (!c.model) throw std::logic_error("a GPU model without a core model");
+      f_core = models::dominant_kernel_speed(*c.model, F.dominant_kernel(), c.precision, c.B);
+      f_gpu = models::dominant_kernel_speed(*c.gpu_model, F.dominant_kernel(), c.precision, c.B);
+    } else if (c.device == "cuda") {
+      throw InputError("--b auto needs the speed of a CUDA GPU's kernels, which a native run does not know: give --b");
+    }
+    // The host's cores are its compute threads (the papers' n - g - 2).
+    c.b = models::auto_narrow_width(c.B, c.s, f_core, c.threads, f_gpu, c.gpus, c.precision == 's' ? 96 : 64);
+  }
+  if (c.b == kUnsetSize) c.b = c.s > 1 ? std::max<index_t>(1, c.B / (2 * c.s)) : 0;
+  if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
+  if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
+  if (c.phantom && c.check)
+    throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
+  if (c.phantom && c.impl != "tile") throw InputError("--impl " + c.impl + " has no tasks to simulate: use --impl tile");
+  validate_test_fault(c);
+  if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
+  if (c.device != "emulated" && c.device != "cuda") throw InputError("--device '" + c.device + "' is not one of: emulated, cuda");
+  if (c.gpus > 0 && c.impl != "tile") throw InputError("--impl " + c.impl + " runs on the CPU only: GPUs need --impl tile");
+  if (c.pr < 1 || c.pc < 1)
+    throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + ": Pr and Pc must be >= 1");
+  if (c.v != RunConfig::kUnsetV && c.v < 1)
+    throw InputError("--v " + std::to_string(c.v) + ": the virtual tile height must be >= 1 tile row");
+  if (c.v != RunConfig::kUnsetV && !F.uses_virtual_tiles())
+    throw InputError("--v " + std::to_string(c.v) + ": the virtual tile height applies to --algo " +
+                     virtual_tile_algos() + " only");
+  if (c.v == RunConfig::kUnsetV)
+    c.v = F.uses_virtual_tiles() ? default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr) : 1;
+  resolve_distribution(c);
+  if (c.network) {
+    if (c.pr * c.pc != c.network->nodes())
+      throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " + std::to_string(c.pr * c.pc) +
+                       " nodes, but the run has " + std::to_string(c.network->nodes()));
+    if (c.impl != "tile") throw InputError("--impl " + c.impl + " runs on one node: distributed runs use --impl tile");
+    if (input) throw InputError("--input " + c.input + ": distributed runs generate their matrix (no node reads the whole of it)");
+  }
+  resolve_matrix(c, input);
+  TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
+}
+
+
+RuntimeOptions runtime_options(const RunConfig& c) {
+  RuntimeOptions opt;
+  opt.threads = c.threads;
+  opt.window_capacity = c.window;
+  opt.policy = c.policy;
+  opt.seed = c.seed;
+  opt.observer = c.observer;
+  opt.model = c.model;
+  return opt;
+}
+
+}  // namespace tessera::driver

@@ -1,0 +1,167 @@
+// One node of a distributed run (under mpirun or in a simulated cluster),
+// or the one node of a run with GPUs: its tiles of the run's distribution,
+// the protocol-driven runtime of 000 §6, and the distributed check.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "experiments/driver_parts.hpp"
+#include "experiments/input_matrix.hpp"
+#include "experiments/test_fault.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
+#include "runtime/phantom_data_store.hpp"
+
+namespace tessera::driver {
+namespace {
+
+// Every node's numbers of one run, summed over nodes into per-node slots.
+void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) {
+  constexpr int kFields = 7;
+  const int P = net.nodes(), self = net.node();
+  std::vector<double> v(static_cast<std::size_t>(P) * kFields, 0.0);
+  double* mine = v.data() + static_cast<std::size_t>(self) * kFields;
+  const CommStats& c = st.comm;
+  const double fields[kFields] = {st.elapsed_s, double(c.messages_sent), double(c.words_sent), double(c.bytes_sent),
+                                  double(c.messages_received), double(c.words_received), double(c.bytes_received)};
+  std::copy(fields, fields + kFields, mine);
+  net.allreduce_sum(v);
+  r.node = self;
+  r.nodes = P;
+  r.comm.assign(P, CommStats{});
+  r.node_time_s.assign(P, 0.0);
+  for (int n = 0; n < P; ++n) {
+    const double* x = v.data() + static_cast<std::size_t>(n) * kFields;
+    r.node_time_s[n] = x[0];
+    CommStats& s = r.comm[n];
+    s.messages_sent = static_cast<std::uint64_t>(x[1]);
+    s.words_sent = static_cast<std::uint64_t>(x[2]);
+    s.bytes_sent = static_cast<std::uint64_t>(x[3]);
+    s.messages_received = static_cast<std::uint64_t>(x[4]);
+    s.words_received = static_cast<std::uint64_t>(x[5]);
+    s.bytes_received = static_cast<std::uint64_t>(x[6]);
+  }
+  r.time_s = *std::max_element(r.node_time_s.begin(), r.node_time_s.end());
+}
+
+// Every datum a GPU of this node holds must fit in its memory.
+void require_fits(const DataStore& store, std::size_t n_data, const Placement& where, int self,
+                  const std::vector<platform::Device*>& gpus) {
+  for (std::size_t x = 0; x < n_data; ++x) {
+    const Location l = where(static_cast<DataId>(x));
+    if (l.node != self || l.device == 0) continue;
+    const platform::Device& d = *gpus[l.device - 1];
+    if (store.bytes(static_cast<DataId>(x)) > d.capacity())
+      throw InputError(fmt::format("a tile of {} bytes does not fit in the {} bytes of {}: use a smaller --B", store.bytes(static_cast<DataId>(x)),
+                                   d.capacity(), d.name()));
+  }
+}
+
+// 001 §5.3: MaxLoad / AvgLoad over the host (its cores' mean kernel time) and each GPU.
+double imbalance_ratio(const std::vector<double>& cpu_busy, const std::vector<DeviceStats>& gpus) {
+  std::vector<double> load;
+  if (!cpu_busy.empty()) {
+    double sum = 0;
+    for (double b : cpu_busy) sum += b;
+    load.push_back(sum / static_cast<double>(cpu_busy.size()));
+  }
+  for (const DeviceStats& g : gpus) load.push_back(g.busy_s);
+  double mx = 0, sum = 0;
+  for (double l : load) mx = std::max(mx, l), sum += l;
+  return sum > 0 ? mx / (sum / static_cast<double>(load.size())) : 0.0;
+}
+
+// The run's distribution (--dist; checked by resolve()).
+std::unique_ptr<Distribution> make_distribution(const RunConfig& c, const TileLayout& L) {
+  if (c.dist == kDistBlockCyclic2D) return std::make_unique<BlockCyclic2D>(c.pr, c.pc);
+  if (c.dist == kDistColumnCyclic) return std::make_unique<HeteroColumnCyclic>(L, c.gpus);
+  return std::make_unique<MultiLevelBlockCyclic>(L, c.pr, c.pc, c.gpus, c.v);
+}
+
+}  // namespace
+
+template <class T>
+void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
+  const RunConfig& c = r.config;
+  const Factorization& F = factorization(c.algo);
+  platform::NodeNetwork& net = *c.network;
+  const int self = net.node();
+  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
+  r.p = L.tile_rows();
+  r.q = L.tile_cols();
+  const int G = c.gpus;
+  const std::unique_ptr<Distribution> dist_ptr = make_distribution(c, L);
+  const Distribution& dist = *dist_ptr;
+  const Placement where = F.placement(L, dist);
+  const auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
+  const RuntimeOptions opt = runtime_options(c);
+  const std::size_t n_data = F.data_count(L);
+  const Generator gen = [&](TaskSink& s) { F.tasks(L, s); };
+  auto run_graph = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w,
+                       const RuntimeOptions& o) {
+    // A graph run without GPUs (the checks) keeps every datum on its node's host.
+    const Placement placed = o.gpus.empty() && G > 0 ? Placement([&w](DataId d) { return Location{w(d).node, 0}; }) : w;
+    const DistContext ctx{self, placed, &net, &store};
+    RuntimeOptions oo = o;
+    oo.dist = &ctx;
+    return NodeRuntime(platform, oo).run(n, g, ex);
+  };
+  // The factorization: every node starts it together (after building its
+  // input), so time_s, the slowest node's, is measured from a common start.
+  auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
+    require_fits(store, n_data, where, self, c.devices);
+    RuntimeOptions fo = opt;
+    fo.gpus = std::move(gpus);
+    fo.release_tiles = !c.keep_tiles;
+    std::vector<double> barrier{0.0};
+    net.allreduce_sum(barrier);
+    const double cpu0 = process_cpu_s();
+    const RunStats st = run_graph(n_data, gen, ex, store, where, fo);
+    r.cpu_s = process_cpu_s() - cpu0;
+    gather_nodes(r, st, net);
+    r.tasks = st.tasks;
+    r.busy_s = st.busy_s;
+    r.gpus = st.gpus;
+    r.imbalance = imbalance_ratio(st.busy_s, st.gpus);
+  };
+  if (c.phantom) {
+    PhantomExecutor ex(F, L, c);
+    PhantomDataStore store(F.phantom_bytes(L, c.ib, sizeof(T)), sizeof(T));
+    std::vector<GpuContext> gpus;
+    for (int g = 0; g < G; ++g) gpus.push_back({c.devices[g], &ex, &store, c.gpu_model});
+    factor(ex, store, gpus);
+    return;
+  }
+  TileMatrix<T> a(L, own);
+  fill(a, c, input);
+  std::optional<TileMatrix<T>> original;
+  if (c.check) original = a.clone();
+  kernels::set_blas_threads(1);
+  const std::unique_ptr<FactorData<T>> data = F.data(a, c.ib, own);
+  {
+    TileDataStore<T> store;
+    data->add_to(store);
+    std::vector<std::unique_ptr<GpuTables<T>>> tables;
+    std::vector<GpuContext> gpus;
+    for (int g = 0; g < G; ++g) {
+      tables.push_back(F.gpu_tables(L, c.ib, T{}));
+      gpus.push_back({c.devices[g], &tables.back()->executor(), &tables.back()->tables, c.gpu_model});
+    }
+    factor(data->executor(), store, gpus);
+  }
+  apply_test_fault(c, a);
+  if (c.check) {
+    RuntimeOptions copt = opt;
+    copt.observer = nullptr;
+    copt.model = nullptr;
+    const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w) {
+      run_graph(n, g, ex, store, w, copt);
+    };
+    const SumOverNodes sum = [&](std::vector<double>& v) { net.allreduce_sum(v); };
+    r.residuals = data->residual_distributed(*original, dist, self, check_run, sum);
+  }
+}
+
+template void run_distributed<double>(RunResult&, platform::Platform&, const DenseMatrix*);
+template void run_distributed<float>(RunResult&, platform::Platform&, const DenseMatrix*);
+
+}  // namespace tessera::driver

@@ -1,0 +1,56 @@
+// One node without GPUs: the node runtime on the platform's threads (or, on
+// a simulated node without data, only the tasks' modeled durations).
+#include "experiments/driver_parts.hpp"
+#include "experiments/input_matrix.hpp"
+#include "experiments/test_fault.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
+
+namespace tessera::driver {
+template <class T>
+void run_local(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
+  const RunConfig& c = r.config;
+  const Factorization& F = factorization(c.algo);
+  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
+  r.p = L.tile_rows();
+  r.q = L.tile_cols();
+  const RuntimeOptions opt = runtime_options(c);
+  const Generator gen = [&](TaskSink& s) { F.tasks(L, s); };
+  RunStats st;
+  if (c.phantom) {
+    PhantomExecutor ex(F, L, c);
+    const double cpu0 = process_cpu_s();
+    st = NodeRuntime(platform, opt).run(F.data_count(L), gen, ex);
+    r.cpu_s = process_cpu_s() - cpu0;  // the simulator's own cost
+  } else {
+    TileMatrix<T> a(L);
+    fill(a, c, input);
+    std::vector<T> original;
+    if (c.check) original = a.to_dense();
+    const std::unique_ptr<FactorData<T>> data = F.data(a, c.ib, {});
+    kernels::set_blas_threads(1);
+    const double cpu0 = process_cpu_s();
+    st = NodeRuntime(platform, opt).run(F.data_count(L), gen, data->executor());
+    r.cpu_s = process_cpu_s() - cpu0;
+    apply_test_fault(c, a);
+    if (c.check) {
+      RuntimeOptions copt = opt;
+      copt.observer = nullptr;
+      // Task graphs of the check run one BLAS thread per worker, like the factorization.
+      const LocalGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex) {
+        kernels::set_blas_threads(1);
+        NodeRuntime(platform, copt).run(n, g, ex);
+        kernels::set_blas_threads(c.threads);
+      };
+      kernels::set_blas_threads(c.threads);
+      r.residuals = data->residual(original, check_run);
+    }
+  }
+  r.time_s = st.elapsed_s;
+  r.tasks = st.tasks;
+  r.busy_s = st.busy_s;
+}
+
+template void run_local<double>(RunResult&, platform::Platform&, const DenseMatrix*);
+template void run_local<float>(RunResult&, platform::Platform&, const DenseMatrix*);
+
+}  // namespace tessera::driver
