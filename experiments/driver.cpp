@@ -8,6 +8,7 @@
 
 #include "experiments/driver_parts.hpp"
 #include "kernels/cuda/cuda_api.hpp"
+#include "models/cold_start.hpp"
 #include "platform/native/local_network.hpp"
 
 namespace tessera {
@@ -49,6 +50,11 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   RunResult r;
   r.config = config;
   const DenseMatrix* in = input ? &*input : nullptr;
+  // This node's start-up costs: one state for its host's and GPUs' models.
+  const auto cold = std::make_shared<models::ColdStartState>();
+  std::optional<models::ColdStartModel> core_model, gpu_model;
+  if (config.model) r.config.model = &core_model.emplace(*config.model, cold);
+  if (config.gpu_model) r.config.gpu_model = &gpu_model.emplace(*config.gpu_model, cold);
   if (config.impl == "lapack" || config.impl == "cusolver") {
     if (config.precision == 'd') driver::run_peer<double>(r, platform, in);
     else driver::run_peer<float>(r, platform, in);
@@ -73,6 +79,8 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
     if (config.precision == 'd') driver::run_local<double>(r, platform, in);
     else driver::run_local<float>(r, platform, in);
   }
+  r.config.model = config.model;
+  r.config.gpu_model = config.gpu_model;
   r.gflops = r.time_s > 0 ? flop_count(config.algo, config.m, config.n) / r.time_s * 1e-9 : 0.0;
   return r;
 }

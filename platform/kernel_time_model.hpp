@@ -13,12 +13,16 @@ class KernelTimeModel {
  public:
   virtual ~KernelTimeModel() = default;
   virtual double seconds(const KernelShape& s) const = 0;
+  // The duration of a call that starts at `now` (seconds on the platform's
+  // clock): seconds(s), unless the model depends on what ran before
+  // (models/cold_start.hpp adds start-up costs). The runtime calls this one.
+  virtual double seconds_at(const KernelShape& s, double /*now*/) const { return seconds(s); }
   // Extra time of the first calls of a kernel in a precision in a process
-  // (BLAS/LAPACK initialize per routine on first use): a simulated run adds it
-  // to every call of the kernel that starts before the first one has ended.
+  // (BLAS/LAPACK initialize per routine on first use): models/cold_start.hpp
+  // adds it to every call of the kernel that starts before the first one has ended.
   virtual double first_call_s(std::uint16_t /*kernel*/, char /*precision*/) const { return 0; }
   // Time from a run's start to its first kernel (starting and waking threads);
-  // a simulated run adds it to its first task.
+  // models/cold_start.hpp adds it to a run's first task.
   virtual double start_s() const { return 0; }
 };
 

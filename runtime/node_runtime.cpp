@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "runtime/device_comm.hpp"
 #include "runtime/protocol_sink.hpp"
 #include "runtime/run_state.hpp"
 
@@ -91,9 +92,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         try {
           double modeled = 0;
           if (model) {
-            const KernelShape sh = ex.shape(t->desc);
-            modeled = model->seconds(sh);
-            modeled += s.cold_extra(*model, sh, a, modeled);
+            modeled = model->seconds_at(ex.shape(t->desc), a);
           }
           platform_.run_kernel(modeled, [&] { ex.execute(t->desc, ctx); });
           if (device) device->synchronize();
@@ -130,89 +129,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   // The device communication thread (000 §5.4): moves copies from the
   // mailboxes to idle streams, and FIREs the copies the devices report done.
   if (G > 0)
-    platform_.spawn("gpu-comm", [&] {
-      std::vector<Task*> ready;
-      std::vector<int> to_start;
-      std::vector<std::pair<int, std::exception_ptr>> ended;
-      for (;;) {
-        to_start.clear();
-        ended.clear();
-        {
-          platform::Lock lk(*s.copy_mutex);
-          for (;;) {
-            ended.swap(s.copies_done);
-            // Copies that wait for GPU memory first (RunState::admit), then
-            // the mailboxes by priority; a copy that cannot have its buffer
-            // yet waits aside and leaves its stream to the next one.
-            for (auto it = s.parked.begin(); it != s.parked.end();) {
-              const int k = RunState::stream_of((*it)->desc);
-              if (!s.streams[k].current && s.admit((*it)->desc)) {
-                s.streams[k].current = *it;
-                to_start.push_back(k);
-                it = s.parked.erase(it);
-              } else {
-                ++it;
-              }
-            }
-            for (std::size_t k = 0; k < s.streams.size(); ++k) {
-              RunState::CopyStream& st = s.streams[k];
-              while (!st.current && !st.mbox.empty()) {
-                std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);
-                Task* t = st.mbox.back();
-                st.mbox.pop_back();
-                if (s.admit(t->desc)) {
-                  st.current = t;
-                  to_start.push_back(static_cast<int>(k));
-                } else {
-                  s.parked.push_back(t);
-                }
-              }
-            }
-            if (!ended.empty() || !to_start.empty()) break;
-            if (s.copies_closed) return;  // every task has finished
-            s.copy_cond->wait(*s.copy_mutex);
-          }
-        }
-        for (const int k : to_start) {
-          RunState::CopyStream& st = s.streams[k];
-          st.started = platform_.now();
-          auto done = [&s, k, this](std::exception_ptr e) {
-            platform::Lock lk(*s.copy_mutex);
-            s.streams[k].ended = platform_.now();
-            s.copies_done.emplace_back(k, e);
-            s.copy_cond->notify_one();
-          };
-          if (s.cancelled.load(std::memory_order_relaxed)) {
-            done(nullptr);
-            continue;
-          }
-          try {
-            s.start_copy(st.current->desc, k % 2, st.ranges, done);
-          } catch (...) {
-            done(std::current_exception());
-          }
-        }
-        for (auto& [k, error] : ended) {
-          RunState::CopyStream& st = s.streams[k];
-          Task* t = std::exchange(st.current, nullptr);
-          if (error) {
-            // The other nodes wait for this node's messages: a copy that
-            // cannot be made ends the run (cancelling would leave them waiting).
-            if (networked) s.abort_run(error);
-            s.fail(error);
-          } else if (obs && !s.cancelled.load(std::memory_order_relaxed)) {
-            const DataId x = static_cast<DataId>(t->desc.arg[1]);
-            obs->on_copy(k / 2 + 1, k % 2 == 0, x, dist->store->bytes(x), st.started, st.ended);
-          }
-          try {
-            s.finish(t, ready);
-          } catch (...) {
-            if (networked) s.abort_run(std::current_exception());
-            s.fail(std::current_exception());
-          }
-        }
-      }
-    });
+    platform_.spawn("gpu-comm", [&] { device_communication(s, platform_, obs); });
   platform_.join_all();
   if (networked) dist->network->stop();
   for (int g = 1; g <= G; ++g) {

@@ -31,7 +31,6 @@ struct RunState {
   RunState(std::size_t n_data, const RuntimeOptions& o, platform::Platform& p)
       : n_data(n_data), window(n_data * (o.gpus.size() + 1), o.window_capacity, p), ready(p, o.policy, o.seed),
         error_mutex(p.make_mutex()), gpus(o.gpus) {
-    std::fill(std::begin(warm_after), std::end(warm_after), -1.0);
     for (std::size_t g = 0; g < gpus.size(); ++g) {
       gpu_ready.push_back(std::make_unique<ReadyQueue>(p, o.policy, o.seed + g + 1));
       buffers.emplace_back(n_data, nullptr);
@@ -51,27 +50,6 @@ struct RunState {
   std::atomic<bool> cancelled{false};
   std::unique_ptr<platform::Mutex> error_mutex;
   std::exception_ptr error;
-
-  // Modeled start-up costs (KernelTimeModel::start_s, first_call_s): whether
-  // the first task has started, and per (kernel, precision) when its first
-  // call ends (< 0: not called yet).
-  SpinLock cold_lock;
-  bool started = false;
-  double warm_after[2 * 32];
-  double cold_extra(const KernelTimeModel& m, const KernelShape& sh, double now, double base) {
-    std::lock_guard lk(cold_lock);
-    double extra = 0;
-    if (!started) started = true, extra += m.start_s();
-    const double fc = m.first_call_s(sh.kernel, sh.precision);
-    if (fc > 0 && sh.kernel < 32) {
-      double& w = warm_after[2 * sh.kernel + (sh.precision == 's' ? 1 : 0)];
-      if (w < 0 || now < w) {
-        extra += fc;
-        if (w < 0) w = now + base + extra;
-      }
-    }
-    return extra;
-  }
 
   // ---- GPUs (000 §5.3-5.5) ----
   std::vector<GpuContext> gpus;
