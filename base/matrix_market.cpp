@@ -70,7 +70,8 @@ std::vector<std::string> tokens(const std::string& line) {
 
 }  // namespace
 
-DenseMatrix read_matrix_market(const std::string& path) {
+MatrixMarketInfo scan_matrix_market(const std::string& path, const std::function<void(const MatrixMarketInfo&)>& on_size,
+                                    const std::function<void(index_t, index_t, double)>& visit) {
   Reader rd(path);
   std::string line;
   if (!rd.next(line)) rd.fail("empty file");
@@ -88,25 +89,28 @@ DenseMatrix read_matrix_market(const std::string& path) {
   if (!rd.next(line)) rd.fail("missing size line");
   const auto size = tokens(line);
   if (size.size() != (format == "array" ? 2u : 3u)) rd.fail("malformed size line '" + line + "'");
-  DenseMatrix A;
-  A.m = rd.parse_index(size[0], "row count");
-  A.n = rd.parse_index(size[1], "column count");
-  if (A.m < 1 || A.n < 1) rd.fail("matrix size " + size[0] + " x " + size[1] + " must be at least 1 x 1");
-  if ((sym || skew) && A.m != A.n) rd.fail("a " + symmetry + " matrix must be square, got " + size[0] + " x " + size[1]);
-  if (static_cast<double>(A.m) * static_cast<double>(A.n) > 4e9) rd.fail("matrix " + size[0] + " x " + size[1] + " is too large for a dense input");
-  A.a.assign(static_cast<std::size_t>(A.m * A.n), 0.0);
+  MatrixMarketInfo info;
+  info.m = rd.parse_index(size[0], "row count");
+  info.n = rd.parse_index(size[1], "column count");
+  info.symmetric = sym;
+  if (info.m < 1 || info.n < 1) rd.fail("matrix size " + size[0] + " x " + size[1] + " must be at least 1 x 1");
+  if ((sym || skew) && info.m != info.n) rd.fail("a " + symmetry + " matrix must be square, got " + size[0] + " x " + size[1]);
+  if (on_size) on_size(info);
+  if (!visit) return info;
+  auto store = [&](index_t r, index_t c, double v) {
+    visit(r, c, v);
+    if (sym && r != c) visit(c, r, v);
+    if (skew) visit(c, r, -v);
+  };
 
   if (format == "array") {
     // Column-major; symmetric files list the lower triangle only.
-    for (index_t c = 0; c < A.n; ++c)
-      for (index_t r = (sym ? c : skew ? c + 1 : 0); r < A.m; ++r) {
+    for (index_t c = 0; c < info.n; ++c)
+      for (index_t r = (sym ? c : skew ? c + 1 : 0); r < info.m; ++r) {
         if (!rd.next(line)) rd.fail("file ends before entry (" + std::to_string(r + 1) + ", " + std::to_string(c + 1) + ")");
         const auto tok = tokens(line);
         if (tok.size() != 1) rd.fail("expected one value, got '" + line + "'");
-        const double v = rd.parse_value(tok[0]);
-        A(r, c) = v;
-        if (sym) A(c, r) = v;
-        if (skew) A(c, r) = -v;
+        store(r, c, rd.parse_value(tok[0]));
       }
   } else {
     const index_t nnz = rd.parse_index(size[2], "entry count");
@@ -116,16 +120,31 @@ DenseMatrix read_matrix_market(const std::string& path) {
       const auto tok = tokens(line);
       if (tok.size() != (field == "pattern" ? 2u : 3u)) rd.fail("malformed entry '" + line + "'");
       const index_t r = rd.parse_index(tok[0], "row index") - 1, c = rd.parse_index(tok[1], "column index") - 1;
-      if (r < 0 || r >= A.m || c < 0 || c >= A.n)
+      if (r < 0 || r >= info.m || c < 0 || c >= info.n)
         rd.fail("entry (" + tok[0] + ", " + tok[1] + ") is outside the " + size[0] + " x " + size[1] + " matrix");
-      const double v = field == "pattern" ? 1.0 : rd.parse_value(tok[2]);
-      A(r, c) = v;
-      if (sym) A(c, r) = v;
-      if (skew) A(c, r) = -v;
+      store(r, c, field == "pattern" ? 1.0 : rd.parse_value(tok[2]));
     }
   }
   if (rd.next(line)) rd.fail("unexpected data after the last entry: '" + line + "'");
+  return info;
+}
+
+DenseMatrix read_matrix_market(const std::string& path) {
+  DenseMatrix A;
+  scan_matrix_market(
+      path,
+      [&](const MatrixMarketInfo& info) {
+        if (static_cast<double>(info.m) * static_cast<double>(info.n) > 4e9)
+          throw InputError("--input " + path + ": matrix " + std::to_string(info.m) + " x " + std::to_string(info.n) +
+                           " is too large for a dense input on one node");
+        A.m = info.m;
+        A.n = info.n;
+        A.a.assign(static_cast<std::size_t>(A.m * A.n), 0.0);
+      },
+      [&](index_t r, index_t c, double v) { A(r, c) = v; });
   return A;
 }
+
+MatrixMarketInfo read_matrix_market_header(const std::string& path) { return scan_matrix_market(path, {}, {}); }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "experiments/driver_parts.hpp"
+#include "experiments/input_matrix.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "models/cold_start.hpp"
 #include "platform/native/local_network.hpp"
@@ -45,7 +46,9 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
 
 RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   std::optional<DenseMatrix> input;
-  if (!config.input.empty()) input = read_matrix_market(config.input);
+  // A distributed run's node never holds the whole input: it streams the file into its own tiles.
+  if (!config.input.empty())
+    input = config.network ? read_input_header(config.input) : read_matrix_market(config.input);
   driver::resolve(config, input ? &*input : nullptr);
   RunResult r;
   r.config = config;

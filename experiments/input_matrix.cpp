@@ -26,13 +26,51 @@ void require_symmetric(const RunConfig& c, const DenseMatrix& input) {
     }
 }
 
+// The same for a file no node holds whole (a distributed run streams it):
+// r^T A s = s^T A r for every r, s exactly when A is symmetric, so one pass
+// with two fixed pseudo-random vectors (Freivalds' check, the same on every
+// node) finds an asymmetric file without storing it, up to rounding.
+void require_symmetric_streamed(const RunConfig& c) {
+  const index_t n = c.n;
+  std::vector<double> r(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(n));
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (index_t i = 0; i < n; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    r[i] = static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    s[i] = static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5;
+  }
+  double rs = 0, sr = 0, scale = 0;
+  scan_matrix_market(c.input, {}, [&](index_t i, index_t j, double v) {
+    rs += r[i] * v * s[j];
+    sr += s[i] * v * r[j];
+    scale += std::abs(v);
+  });
+  if (std::abs(rs - sr) > 1e-10 * scale)
+    throw InputError("--input " + c.input + ": --algo " + c.algo +
+                     " needs a symmetric matrix, but the file's general entries are not (r^T A s = " +
+                     fmt::format("{:.6g}", rs) + " differs from s^T A r = " + fmt::format("{:.6g}", sr) +
+                     " for random r, s)");
+}
+
 }  // namespace
+
+DenseMatrix read_input_header(const std::string& path) {
+  const MatrixMarketInfo info = read_matrix_market_header(path);
+  DenseMatrix m;
+  m.m = info.m;
+  m.n = info.n;
+  return m;
+}
 
 void resolve_matrix(RunConfig& c, const DenseMatrix* input) {
   if (input) {
     if (!c.matrix.empty())
       throw InputError("--matrix " + c.matrix + " generates a matrix, but --input " + c.input + " gives one: drop one");
-    if (factorization(c.algo).symmetric_input()) require_symmetric(c, *input);
+    if (factorization(c.algo).symmetric_input()) {
+      if (!input->a.empty()) require_symmetric(c, *input);
+      else if (!read_matrix_market_header(c.input).symmetric) require_symmetric_streamed(c);
+    }
     return;
   }
   if (c.matrix.empty()) {
@@ -54,6 +92,17 @@ void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
     return;
   }
   const TileLayout& L = a.layout();
+  if (input->a.empty()) {
+    // Streamed: this node keeps the entries of its own tiles only.
+    for (int j = 0; j < a.q(); ++j)
+      for (int i = 0; i < a.p(); ++i)
+        if (T* t = a.tile(i, j)) std::fill(t, t + L.row_height(i) * L.col_width(j), T(0));
+    scan_matrix_market(c.input, {}, [&](index_t r, index_t col, double v) {
+      const int i = L.tile_row_of(r), j = L.tile_col_of(col);
+      if (T* t = a.tile(i, j)) t[(r - L.row_offset(i)) + (col - L.col_offset(j)) * L.row_height(i)] = static_cast<T>(v);
+    });
+    return;
+  }
   for (int j = 0; j < a.q(); ++j)
     for (int i = 0; i < a.p(); ++i) {
       T* t = a.tile(i, j);

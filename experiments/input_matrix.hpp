@@ -13,8 +13,14 @@ namespace tessera {
 // suits the factorization. Throws InputError naming --matrix or --input.
 void resolve_matrix(RunConfig& config, const DenseMatrix* input);
 
+// The input of a distributed run: the file's size only (no values), for
+// fill() to stream the file into each node's own tiles.
+DenseMatrix read_input_header(const std::string& path);
+
 // Fills the tiles `a` holds (a distributed run's node: its own) with the
-// run's matrix: the file's (`input`), or the generated one.
+// run's matrix: the file's (`input`; one without values, from
+// read_input_header, is read again keeping only these tiles), or the
+// generated one.
 template <class T>
 void fill(TileMatrix<T>& a, const RunConfig& config, const DenseMatrix* input);
 

@@ -114,7 +114,6 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
       throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " + std::to_string(c.pr * c.pc) +
                        " nodes, but the run has " + std::to_string(c.network->nodes()));
     if (c.impl != "tile") throw InputError("--impl " + c.impl + " runs on one node: distributed runs use --impl tile");
-    if (input) throw InputError("--input " + c.input + ": distributed runs generate their matrix (no node reads the whole of it)");
   }
   resolve_matrix(c, input);
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b

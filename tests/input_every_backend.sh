@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# --input on every backend (issue 17 point 1): a Matrix Market file factored
+# on one node, under mpirun on a 1x2 grid and in a simulated 2x2 cluster with
+# --sim-data, each node streaming the file into its own tiles; the checks pass
+# on each, an asymmetric file for Cholesky and a truncated file give exit 2
+# and the same one-line error on every backend (once per rank under mpirun).
+# Usage: input_every_backend.sh TESSERA MPIEXEC MACHINE_FILE
+set -u
+tessera=$1 mpiexec=$2 machine=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# A symmetric positive definite file (coordinate, lower triangle: 4 on the
+# diagonal, -1 on the first two subdiagonals, diagonally dominant), n = 300.
+n=300
+{
+  echo "%%MatrixMarket matrix coordinate real symmetric"
+  echo "$n $n $((3 * n - 3))"
+  awk -v n=$n 'BEGIN { for (j = 1; j <= n; j++) { print j, j, 4.5; if (j + 1 <= n) print j + 1, j, -1; if (j + 2 <= n) print j + 2, j, -0.5 } }'
+} > "$dir/spd.mtx"
+# A general 350 x 300 array file with values from a deterministic formula.
+{
+  echo "%%MatrixMarket matrix array real general"
+  echo "350 300"
+  awk 'BEGIN { for (j = 1; j <= 300; j++) for (i = 1; i <= 350; i++) printf "%.15g\n", sin(i * 12.9898 + j * 78.233) }'
+} > "$dir/tall.mtx"
+# A general file that is not symmetric, for Cholesky.
+{
+  echo "%%MatrixMarket matrix coordinate real general"
+  echo "$n $n $((2 * n - 1))"
+  awk -v n=$n 'BEGIN { for (j = 1; j <= n; j++) { print j, j, 4; if (j + 1 <= n) print j + 1, j, -1 } }'
+} > "$dir/asym.mtx"
+# The SPD file cut short.
+head -n 200 "$dir/spd.mtx" > "$dir/short.mtx"
+
+mpi=("$mpiexec" --allow-run-as-root --oversubscribe -np 2)
+sim=(--backend sim --machine "$machine" --grid 2x2 --sim-data)
+
+run() {  # name, expected status, expected line (regex), expected count of that line, command...
+  local name=$1 rc=$2 line=$3 count=$4
+  shift 4
+  "$@" > "$dir/out" 2> "$dir/err"
+  local got=$?
+  [ "$got" = "$rc" ] || { cat "$dir/out" "$dir/err"; fail "$name: exit $got, expected $rc"; }
+  local seen
+  seen=$(cat "$dir/out" "$dir/err" | grep -c -E "$line")
+  [ "$seen" = "$count" ] || { cat "$dir/out" "$dir/err"; fail "$name: $seen lines match '$line', expected $count"; }
+  if [ "$rc" != 0 ] && grep -q "backend=" "$dir/out"; then fail "$name: a failed run printed a summary line"; fi
+  echo "ok: $name"
+}
+
+ok_chol="^cholesky +tile d 300x300 .* ok$"
+ok_qr="^qr +tile d 350x300 .* ok$"
+run chol_one_node 0 "$ok_chol" 1 "$tessera" run --algo cholesky --input "$dir/spd.mtx" --B 64 --threads 2 --check
+run chol_mpi_1x2 0 "$ok_chol" 1 "${mpi[@]}" "$tessera" run --algo cholesky --input "$dir/spd.mtx" --B 64 --grid 1x2 --check
+run chol_sim_2x2 0 "$ok_chol" 1 "$tessera" run --algo cholesky --input "$dir/spd.mtx" --B 64 --threads 2 "${sim[@]}" --check
+run qr_mpi_1x2 0 "$ok_qr" 1 "${mpi[@]}" "$tessera" run --algo qr --input "$dir/tall.mtx" --B 64 --grid 1x2 --check
+run qr_sim_2x2 0 "$ok_qr" 1 "$tessera" run --algo qr --input "$dir/tall.mtx" --B 64 --threads 2 "${sim[@]}" --check
+
+asym="^tessera: error: --input .*asym.mtx: --algo cholesky needs a symmetric matrix"
+run asym_one_node 2 "$asym" 1 "$tessera" run --algo cholesky --input "$dir/asym.mtx" --B 64
+run asym_mpi_1x2 2 "$asym" 2 "${mpi[@]}" "$tessera" run --algo cholesky --input "$dir/asym.mtx" --B 64 --grid 1x2
+run asym_sim_2x2 2 "$asym" 1 "$tessera" run --algo cholesky --input "$dir/asym.mtx" --B 64 "${sim[@]}"
+
+short="^tessera: error: --input .*short.mtx, line 200: file ends after 198 of 897 entries$"
+run short_one_node 2 "$short" 1 "$tessera" run --algo cholesky --input "$dir/short.mtx" --B 64
+run short_mpi_1x2 2 "$short" 2 "${mpi[@]}" "$tessera" run --algo cholesky --input "$dir/short.mtx" --B 64 --grid 1x2
+run short_sim_2x2 2 "$short" 1 "$tessera" run --algo cholesky --input "$dir/short.mtx" --B 64 "${sim[@]}"
+echo "input on every backend: 11 cases pass"
