@@ -3,7 +3,8 @@
 # on one node, under mpirun on a 1x2 grid and in a simulated 2x2 cluster with
 # --sim-data, each node streaming the file into its own tiles; the checks pass
 # on each, an asymmetric file for Cholesky and a truncated file give exit 2
-# and the same one-line error on every backend (once per rank under mpirun).
+# and the same one-line error on every backend (once per rank under mpirun),
+# and a matrix that is not positive definite ends a 2x2 run with exit 3.
 # Usage: input_every_backend.sh TESSERA MPIEXEC MACHINE_FILE
 set -u
 tessera=$1 mpiexec=$2 machine=$3
@@ -31,6 +32,12 @@ n=300
   echo "$n $n $((2 * n - 1))"
   awk -v n=$n 'BEGIN { for (j = 1; j <= n; j++) { print j, j, 4; if (j + 1 <= n) print j + 1, j, -1 } }'
 } > "$dir/asym.mtx"
+# Symmetric but not positive definite: a negative pivot at column 250.
+{
+  echo "%%MatrixMarket matrix coordinate real symmetric"
+  echo "$n $n $((2 * n - 1))"
+  awk -v n=$n 'BEGIN { for (j = 1; j <= n; j++) { print j, j, (j == 250 ? -1 : 4); if (j + 1 <= n) print j + 1, j, -1 } }'
+} > "$dir/notpd.mtx"
 # The SPD file cut short.
 head -n 200 "$dir/spd.mtx" > "$dir/short.mtx"
 
@@ -67,4 +74,13 @@ short="^tessera: error: --input .*short.mtx, line 200: file ends after 198 of 89
 run short_one_node 2 "$short" 1 "$tessera" run --algo cholesky --input "$dir/short.mtx" --B 64
 run short_mpi_1x2 2 "$short" 2 "${mpi[@]}" "$tessera" run --algo cholesky --input "$dir/short.mtx" --B 64 --grid 1x2
 run short_sim_2x2 2 "$short" 1 "$tessera" run --algo cholesky --input "$dir/short.mtx" --B 64 "${sim[@]}"
-echo "input on every backend: 11 cases pass"
+
+# A kernel failure on one node of a 2x2 grid (issue 17 point 2): every rank
+# ends with exit 3 within 10 s, the failed node names the global column once,
+# the others say which node failed.
+notpd="^tessera: error: input matrix is not positive definite: .*global column 250, 1-based\)$"
+run notpd_mpi_2x2 3 "$notpd" 1 timeout 10 "$mpiexec" --allow-run-as-root --oversubscribe -np 4 "$tessera" run --algo cholesky \
+  --input "$dir/notpd.mtx" --B 64 --grid 2x2
+grep -c "failed (its message above says why)" "$dir/err" | grep -qx 3 || fail "notpd_mpi_2x2: not every other rank named the failed node"
+run notpd_sim_2x2 3 "$notpd" 1 timeout 10 "$tessera" run --algo cholesky --input "$dir/notpd.mtx" --B 64 "${sim[@]}"
+echo "input on every backend: 13 cases pass"

@@ -1,5 +1,7 @@
 #include "platform/simgrid/simgrid_platform.hpp"
 
+#include "base/error.hpp"
+
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -404,17 +406,23 @@ std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size
 }
 
 void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body) {
-  std::exception_ptr error;
+  // The failed node's own error (a kernel's, say) names the cause; the others
+  // end with a RemoteFailure pointing at it, which is rethrown only when no
+  // node's own error is known.
+  std::exception_ptr cause, remote;
   for (int k = 0; k < nodes; ++k)
     sg4::Actor::create("node-main", sim.node_host(k), [&, k] {
       try {
         body(k);
+      } catch (const RemoteFailure&) {
+        if (!remote) remote = std::current_exception();
       } catch (...) {
-        if (!error) error = std::current_exception();
+        if (!cause) cause = std::current_exception();
       }
     });
   sim.run();
-  if (error) std::rethrow_exception(error);
+  if (cause) std::rethrow_exception(cause);
+  if (remote) std::rethrow_exception(remote);
 }
 
 }  // namespace tessera::platform
