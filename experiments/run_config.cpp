@@ -4,6 +4,7 @@
 
 #include "experiments/driver_parts.hpp"
 #include "experiments/input_matrix.hpp"
+#include "experiments/preflight.hpp"
 #include "experiments/test_fault.hpp"
 #include "models/balance.hpp"
 #include "runtime/distribution.hpp"
@@ -117,6 +118,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   }
   resolve_matrix(c, input);
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
+  // What the run asks of the node: threads it can run (InputError) and the
+  // memory it has (OutOfMemory), before anything is allocated.
+  preflight::check_run(c);
 }
 
 

@@ -156,7 +156,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (b.threads_from_cores) cfg.threads = default_threads(machine.node.cores, cfg.gpus);
   if (cfg.threads > machine.node.cores)
     throw InputError("--threads " + std::to_string(cfg.threads) + " exceeds the " + std::to_string(machine.node.cores) +
-                     " cores per node of " + b.machine);
+                     " cores per node of " + b.machine + " (node.cores.count): a simulated node runs at most one "
+                     "compute thread per core");
   cfg.model = &machine.core_model(cfg.threads);
   cfg.phantom = !b.sim_data;
   cfg.machine = b.machine;
@@ -387,7 +388,9 @@ int main(int argc, char** argv) {
   run->add_option("--precision", precision, "d | s");
   auto* threads_opt = run->add_option(
       "--threads", cfg.threads,
-      "CPU compute threads (simulated: on a node of the machine file); default 1, with --gpus G the node's cores - G - 2");
+      "CPU compute threads; native: with the GPU manager and communication threads at most max(4 x cores, 64) "
+      "(threads beyond the cores only take turns on them); simulated: at most the machine file's cores per node; "
+      "default 1, with --gpus G the node's cores - G - 2");
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
   run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");

@@ -1,0 +1,237 @@
+// What a run asks of the node, checked before any work starts (see preflight.hpp).
+#include "experiments/preflight.hpp"
+
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+#include "algorithms/factorization.hpp"
+#include "base/error.hpp"
+
+namespace tessera::preflight {
+
+// ---- Threads ---------------------------------------------------------------
+
+int thread_limit(int cores) { return std::max(kThreadsPerCore * std::max(cores, 1), kMinThreadLimit); }
+
+NodeThreads node_threads(int threads, int gpus, bool multi_node) {
+  NodeThreads t;
+  t.compute = threads;
+  t.gpu_managers = std::max(gpus, 0);
+  t.device_comm = gpus > 0 ? 1 : 0;
+  t.network_comm = multi_node ? 1 : 0;
+  return t;
+}
+
+std::string thread_refusal(const NodeThreads& t, int cores) {
+  const int limit = thread_limit(cores);
+  if (t.total() <= limit) return {};
+  std::string options = "--threads " + std::to_string(t.compute);
+  std::string parts = std::to_string(t.compute) + " compute";
+  if (t.gpu_managers > 0) {
+    options += " --gpus " + std::to_string(t.gpu_managers);
+    parts += fmt::format(", {} GPU manager{}, 1 device communication", t.gpu_managers, t.gpu_managers == 1 ? "" : "s");
+  }
+  if (t.network_comm > 0) parts += ", 1 MPI communication";
+  const std::string core_text =
+      cores >= 1 ? fmt::format("{} core{} found", cores, cores == 1 ? "" : "s") : "1 core (the core count is unknown)";
+  const long long others = t.total() - t.compute, per_core = static_cast<long long>(cores) - others;
+  std::string advice = "use fewer --gpus";
+  if (others < limit) {
+    advice = fmt::format("use --threads {} or fewer", limit - others);
+    if (per_core >= 1) advice += fmt::format(" (--threads {} gives every thread a core of its own)", per_core);
+  }
+  return fmt::format(
+      "{} asks for {} threads on this node ({}), more than its limit of {} = max({} x {}, {}): each kernel runs on "
+      "one thread, so threads beyond the cores only take turns on them, and every thread adds start-up time; {}",
+      options, t.total(), parts, limit, kThreadsPerCore, core_text, kMinThreadLimit, advice);
+}
+
+int cores_found() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int mine = CPU_COUNT(&set);
+    if (mine > 0) return mine;
+  }
+  return static_cast<int>(std::thread::hardware_concurrency());  // 0 when unknown
+}
+
+// ---- Memory ----------------------------------------------------------------
+
+std::optional<std::uint64_t> proc_field_bytes(std::string_view text, std::string_view key) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') continue;
+    std::size_t i = key.size() + 1;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    std::uint64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(line.data() + i, line.data() + line.size(), value);
+    if (ec != std::errc() || ptr == line.data() + i) return std::nullopt;
+    std::string_view unit = line.substr(static_cast<std::size_t>(ptr - line.data()));
+    while (!unit.empty() && (unit.front() == ' ' || unit.front() == '\t')) unit.remove_prefix(1);
+    while (!unit.empty() && (unit.back() == ' ' || unit.back() == '\r')) unit.remove_suffix(1);
+    if (unit.empty()) return value;
+    if (unit == "kB") return value * 1024;
+    return std::nullopt;  // a unit the kernel does not write
+  }
+  return std::nullopt;
+}
+
+MemoryFacts memory_facts(std::string_view meminfo, std::string_view self_status, std::uint64_t as_limit,
+                         std::uint64_t data_limit, std::uint64_t unlimited, int ranks_on_host) {
+  MemoryFacts f;
+  f.mem_available = proc_field_bytes(meminfo, "MemAvailable");
+  if (as_limit != unlimited) f.as_limit = as_limit;
+  if (data_limit != unlimited) f.data_limit = data_limit;
+  f.vm_size = proc_field_bytes(self_status, "VmSize").value_or(0);
+  f.vm_data = proc_field_bytes(self_status, "VmData").value_or(0);
+  f.ranks_on_host = std::max(ranks_on_host, 1);
+  return f;
+}
+
+std::optional<Available> available_memory(const MemoryFacts& f) {
+  std::optional<Available> best;
+  const auto consider = [&best](double bytes, std::string source) {
+    if (!best || bytes < best->bytes) best = Available{bytes, std::move(source)};
+  };
+  if (f.mem_available) {
+    if (f.ranks_on_host > 1)
+      consider(static_cast<double>(*f.mem_available) / f.ranks_on_host,
+               fmt::format("MemAvailable {} of /proc/meminfo, split between the {} MPI ranks on this host",
+                           gib(static_cast<double>(*f.mem_available)), f.ranks_on_host));
+    else consider(static_cast<double>(*f.mem_available), "MemAvailable in /proc/meminfo");
+  }
+  const auto limit = [&consider](std::optional<std::uint64_t> lim, std::uint64_t used, const char* what) {
+    if (!lim) return;
+    const double left = *lim > used ? static_cast<double>(*lim - used) : 0.0;
+    consider(left, fmt::format("{} of {} less the {} this process maps already", what, gib(static_cast<double>(*lim)),
+                               gib(static_cast<double>(used))));
+  };
+  limit(f.as_limit, f.vm_size, "the address-space limit (ulimit -v, RLIMIT_AS)");
+  limit(f.data_limit, f.vm_data, "the data-segment limit (ulimit -d, RLIMIT_DATA)");
+  return best;
+}
+
+namespace {
+
+std::string read_text(const char* path) {
+  std::ifstream in(path);
+  if (!in) return {};
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::uint64_t soft_limit(int resource) {
+  rlimit r{};
+  if (getrlimit(resource, &r) != 0) return RLIM_INFINITY;
+  return r.rlim_cur;
+}
+
+}  // namespace
+
+MemoryFacts probe_memory() {
+  int ranks = 1;
+  if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) ranks = std::max(1, std::atoi(v));
+  return memory_facts(read_text("/proc/meminfo"), read_text("/proc/self/status"), soft_limit(RLIMIT_AS),
+                      soft_limit(RLIMIT_DATA), RLIM_INFINITY, ranks);
+}
+
+MemoryNeed memory_need(const RunConfig& c, double budget) {
+  MemoryNeed need;
+  const bool simulated = c.model != nullptr;
+  if (simulated && c.phantom) {
+    need.checked = false;
+    return need;
+  }
+  const double word = c.precision == 's' ? 4.0 : 8.0;
+  const double matrix = static_cast<double>(c.m) * static_cast<double>(c.n) * word;
+  if (c.impl != "tile") {  // a peer: one dense matrix on one node
+    need.data = matrix;
+    need.check_copy = c.check ? matrix : 0.0;
+    return need;
+  }
+  need.nodes = std::max(1, c.pr * c.pc);
+  need.nodes_here = simulated ? need.nodes : 1;  // a simulated cluster holds every node in this process
+  const double share = static_cast<double>(need.nodes_here) / need.nodes;
+  need.check_copy = c.check ? matrix * share : 0.0;
+  // The tiles alone: a lower bound of the data, enough to say no.
+  double all_data = matrix;
+  const Factorization& F = factorization(c.algo);
+  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
+  const double data_count = static_cast<double>(L.tile_rows()) * L.tile_cols();
+  if (matrix * share + need.check_copy <= budget && data_count <= double(1 << 26)) {
+    // Every datum's bytes (tiles and the factorization's own data) from the registry.
+    const std::size_t n_data = F.data_count(L);
+    const auto bytes = F.phantom_bytes(L, c.ib, static_cast<std::size_t>(word));
+    double sum = 0;
+    for (std::size_t d = 0; d < n_data; ++d) sum += static_cast<double>(bytes(static_cast<DataId>(d)));
+    all_data = std::max(sum, matrix);
+  }
+  need.data = all_data * share;
+  // GPUs whose memory is host memory: each holds at most its memory and at most the node's data.
+  const double node_data = all_data / need.nodes;
+  double gpus = 0;
+  if (simulated) {
+    for (const platform::Device* d : c.devices)
+      if (d && d->has_data()) gpus += std::min(static_cast<double>(d->capacity()), node_data);
+  } else if (c.device == "emulated" && c.gpus > 0) {
+    gpus = c.gpus * std::min(static_cast<double>(c.emulated.memory_bytes), node_data);
+  }
+  need.gpu_buffers = gpus * need.nodes_here;
+  return need;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB ({:.0f} bytes)", bytes / 1073741824.0, bytes); }
+
+std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Available& available) {
+  if (!need.checked || need.total() <= available.bytes) return {};
+  const char* precision = c.precision == 's' ? "single" : "double";
+  std::string size = "--n " + std::to_string(c.n);
+  if (c.m != c.n) size += " --m " + std::to_string(c.m);
+  size += std::string(" --precision ") + c.precision;
+  std::string where = "on this node";
+  if (need.nodes_here > 1)
+    where = fmt::format("in this process (all {} simulated nodes of --grid {}x{})", need.nodes, c.pr, c.pc);
+  else if (need.nodes > 1) where = fmt::format("on this node (its 1/{} share of --grid {}x{})", need.nodes, c.pr, c.pc);
+  std::string parts = fmt::format("{} for the {} x {} matrix in {} ({}){}", gib(need.data), c.m, c.n, precision, size,
+                                  c.impl == "tile" ? " and the factorization's own data" : "");
+  if (need.check_copy > 0) parts += fmt::format(", {} for --check's copy of the input", gib(need.check_copy));
+  if (need.gpu_buffers > 0)
+    parts += fmt::format(", {} for the buffers of --gpus {} GPUs in host memory", gib(need.gpu_buffers), c.gpus);
+  std::string advice = "use a smaller --n";
+  if (c.precision == 'd') advice += ", --precision s";
+  if (c.check) advice += ", no --check";
+  if (c.impl == "tile" && !c.model) advice += " or more nodes (--grid under mpirun)";
+  return fmt::format("out of memory: the run needs {} {} but {} is available ({}): {}; {}", gib(need.total()), where,
+                     gib(available.bytes), available.source, parts, advice);
+}
+
+// ---- Both --------------------------------------------------------------------
+
+void check_run(const RunConfig& c) {
+  // A simulated node (it has a kernel model) runs actors, not threads: its
+  // thread count is bounded by the machine file's cores where that is loaded.
+  const bool simulated = c.model != nullptr;
+  if (!simulated) {
+    const NodeThreads t = node_threads(c.threads, c.gpus, c.network && c.network->nodes() > 1);
+    if (const std::string why = thread_refusal(t, cores_found()); !why.empty()) throw InputError(why);
+  }
+  if (simulated && c.phantom) return;  // no tile is allocated
+  const std::optional<Available> available = available_memory(probe_memory());
+  if (!available) return;  // nothing known: the allocation itself will tell
+  const MemoryNeed need = memory_need(c, available->bytes);
+  if (const std::string why = memory_refusal(c, need, *available); !why.empty()) throw OutOfMemory(why);
+}
+
+}  // namespace tessera::preflight

@@ -1,0 +1,129 @@
+#pragma once
+// What a run asks of the node, checked before any work starts (issue 11 §4):
+// driver::resolve calls check_run once every option is resolved.
+//
+// Threads (native runs). A node runs its --threads compute threads, one
+// manager thread per GPU, the device communication thread (with GPUs) and
+// the MPI communication thread (with more than one node). Each kernel runs
+// on one thread, so threads beyond the cores only take turns on them, and
+// every thread costs start-up time (measured on the 2-core development VM,
+// N = 100 Cholesky: 0.2 s of factorization at --threads 64, 1.8 s at 1000,
+// 3.4 s at 2000; --threads 100000 never answered). The rule: at most
+// max(4 x cores, 64) threads, the cores being those this process may run on
+// (its CPU affinity, else std::thread::hardware_concurrency(); an unknown
+// count counts as 1). The factor 4 and the floor of 64 leave room for
+// oversubscription experiments on small machines. A simulated node runs at
+// most its machine file's node.cores.count compute threads (checked where
+// the machine file is loaded, experiments/tessera_main.cpp).
+//
+// Memory. The bytes a run needs in this process are estimated from the
+// factorization registry (every datum's bytes, Factorization::phantom_bytes:
+// the m x n matrix's tiles plus the factorization's own data, such as QR's T
+// factors and panel copies), plus with --check the copy of the input, plus
+// the host memory of emulated (or simulated, with data) GPUs' buffers, each
+// GPU at most min(its memory, the node's data). A peer (--impl lapack,
+// cusolver) holds the dense matrix and, with --check, its copy. An MPI
+// rank needs its share, 1/nodes of the total; a simulated cluster with
+// --sim-data holds every node in this process; a simulated run without
+// --sim-data allocates no tiles and is not checked. Not counted: the task
+// window, received copies of remote tiles, and the residual's own work
+// space after the factorization (a few more dense copies on one node).
+// What the machine has: MemAvailable of /proc/meminfo (under mpirun split
+// evenly between the ranks on this host), and, when set lower, what the
+// address-space limit (RLIMIT_AS, ulimit -v) and the data-segment limit
+// (RLIMIT_DATA, ulimit -d) leave above what this process already maps.
+// A run that needs more than that stops with OutOfMemory (exit 4) naming both.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "experiments/driver.hpp"
+
+namespace tessera::preflight {
+
+// ---- Threads ---------------------------------------------------------------
+
+inline constexpr int kThreadsPerCore = 4;   // the limit's threads per core
+inline constexpr int kMinThreadLimit = 64;  // the limit on any machine
+
+// max(kThreadsPerCore x cores, kMinThreadLimit); cores < 1 (unknown) counts as 1.
+int thread_limit(int cores);
+
+// The threads one node of a native run starts besides its generator.
+struct NodeThreads {
+  int compute = 0;       // --threads
+  int gpu_managers = 0;  // one per GPU (--gpus)
+  int device_comm = 0;   // the device communication thread, with GPUs
+  int network_comm = 0;  // the MPI (or in-process network) thread, with more than one node
+  long long total() const { return static_cast<long long>(compute) + gpu_managers + device_comm + network_comm; }
+};
+NodeThreads node_threads(int threads, int gpus, bool multi_node);
+
+// Why the node cannot run `t` on `cores` cores (empty: it can).
+std::string thread_refusal(const NodeThreads& t, int cores);
+
+// The cores this process may run on: its CPU affinity, else
+// std::thread::hardware_concurrency(); 0 when neither says.
+int cores_found();
+
+// ---- Memory ----------------------------------------------------------------
+
+// What the probe read; every field a plain value so that the decision can be
+// tested with any machine.
+struct MemoryFacts {
+  std::optional<std::uint64_t> mem_available;  // bytes; nullopt: /proc/meminfo unreadable or without the field
+  std::optional<std::uint64_t> as_limit;       // RLIMIT_AS soft limit in bytes; nullopt: unlimited
+  std::optional<std::uint64_t> data_limit;     // RLIMIT_DATA soft limit in bytes; nullopt: unlimited
+  std::uint64_t vm_size = 0;                   // bytes this process maps now (VmSize)
+  std::uint64_t vm_data = 0;                   // bytes of its data segment now (VmData)
+  int ranks_on_host = 1;                       // MPI ranks sharing this host's memory
+};
+
+// The value of `key` ("MemAvailable", "VmSize", ...) in /proc/meminfo or
+// /proc/self/status text ("MemAvailable:   24245124 kB"), in bytes.
+std::optional<std::uint64_t> proc_field_bytes(std::string_view text, std::string_view key);
+
+// Builds MemoryFacts from the texts of /proc/meminfo and /proc/self/status
+// and the soft limits (RLIM_INFINITY: unlimited).
+MemoryFacts memory_facts(std::string_view meminfo, std::string_view self_status, std::uint64_t as_limit,
+                         std::uint64_t data_limit, std::uint64_t unlimited, int ranks_on_host);
+
+// The memory this process can still take, and what bounds it.
+struct Available {
+  double bytes = 0;
+  std::string source;  // e.g. "MemAvailable in /proc/meminfo"
+};
+// The least of what `f` allows; nullopt when nothing is known.
+std::optional<Available> available_memory(const MemoryFacts& f);
+
+// Reads /proc/meminfo, /proc/self/status, the rlimits and the Open MPI
+// ranks on this host.
+MemoryFacts probe_memory();
+
+// The bytes a resolved run needs in this process (see the header comment).
+struct MemoryNeed {
+  double data = 0;         // the matrix's tiles and the factorization's own data (a peer: the dense matrix)
+  double check_copy = 0;   // --check: the copy of the input
+  double gpu_buffers = 0;  // emulated (or simulated, with data) GPUs' buffers in host memory
+  int nodes_here = 1;      // nodes whose data this process holds (a simulated cluster: all)
+  int nodes = 1;           // nodes of the run
+  bool checked = true;     // false: a simulated run without data, nothing allocated
+  double total() const { return data + check_copy + gpu_buffers; }
+};
+// `budget`: when the matrix alone already exceeds it, the factorization's
+// own data are not summed (the answer is no either way).
+MemoryNeed memory_need(const RunConfig& c, double budget);
+
+// Why the run cannot have its memory (empty: it can).
+std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Available& available);
+
+// "29.80 GiB (32000000000 bytes)".
+std::string gib(double bytes);
+
+// ---- Both --------------------------------------------------------------------
+
+// Throws InputError (threads) or OutOfMemory (memory) for a resolved run.
+void check_run(const RunConfig& c);
+
+}  // namespace tessera::preflight
