@@ -34,7 +34,7 @@ double flop_count(const std::string& algo, index_t m, index_t n) { return factor
 namespace {
 
 std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, int node) {
-  if (c.device == "emulated") return std::make_unique<platform::EmulatedDevice>(g, c.emulated);
+  if (c.device == DeviceKind::Emulated) return std::make_unique<platform::EmulatedDevice>(g, c.emulated);
   if (!TESSERA_HAVE_CUDA) throw NotCompiled("CUDA");
   const int present = kernels::cuda_device_count();
   if (c.gpus > present)
@@ -58,7 +58,7 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   std::optional<models::ColdStartModel> core_model, gpu_model;
   if (config.model) r.config.model = &core_model.emplace(*config.model, cold);
   if (config.gpu_model) r.config.gpu_model = &gpu_model.emplace(*config.gpu_model, cold);
-  if (config.impl == "lapack" || config.impl == "cusolver") {
+  if (config.impl != Impl::Tile) {
     if (config.precision == 'd') driver::run_peer<double>(r, platform, in);
     else driver::run_peer<float>(r, platform, in);
   } else if (config.network || config.gpus > 0) {

@@ -16,6 +16,19 @@
 
 namespace tessera {
 
+// The choices of a run that select code: parsed once from their option
+// (parse_* throw InputError naming the option and the choices) and branched
+// on as enums everywhere else.
+enum class Backend { Native, Sim };       // --backend: real threads, or a SimGrid-modeled machine
+enum class DeviceKind { Emulated, Cuda };  // --device: a native run's GPUs (a simulated run's are the machine file's)
+enum class Impl { Tile, Lapack, Cusolver };  // --impl: tessera's runtime, or a vendor library's peer
+Backend parse_backend(const std::string& name);
+DeviceKind parse_device_kind(const std::string& name);
+Impl parse_impl(const std::string& name);
+const char* to_string(Backend b);
+const char* to_string(DeviceKind d);
+const char* to_string(Impl i);
+
 // --dist: the distributions of runtime/distribution.hpp.
 inline constexpr const char* kDistMultiLevel = "multi-level";          // MultiLevelBlockCyclic (000 §3.1), the default
 inline constexpr const char* kDistBlockCyclic2D = "block-cyclic-2d";   // BlockCyclic2D: ScaLAPACK's map, host only
@@ -26,7 +39,7 @@ inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
 
 struct RunConfig {
   std::string algo = "cholesky";  // a registered factorization (algorithms/registry.cpp)
-  std::string impl = "tile";      // tile (tessera's runtime) | lapack (LAPACKE on one dense matrix, the peer)
+  Impl impl = Impl::Tile;
   // Sizes left at kUnsetSize were not given: m defaults to n, B and b to
   // sizes chosen from the matrix and thread count; n then must come from --input.
   index_t m = kUnsetSize, n = kUnsetSize;
@@ -67,7 +80,7 @@ struct RunConfig {
   // `device` kind (emulated | cuda); a simulated backend passes its own in
   // `devices` with their kernel model.
   int gpus = 0;
-  std::string device = "emulated";
+  DeviceKind device = DeviceKind::Emulated;
   platform::EmulatedDeviceOptions emulated;
   std::size_t gpu_memory_cap = 0;  // cuda: bytes a GPU may use (0: all free)
   std::vector<platform::Device*> devices;

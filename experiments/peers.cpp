@@ -25,7 +25,7 @@ void run_peer(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
   kernels::set_blas_threads(c.threads);
   std::vector<T> aux;  // what the check needs besides the factor (QR: tau)
   int info = 0;
-  if (c.impl == "cusolver") {
+  if (c.impl == Impl::Cusolver) {
     // cuSOLVER on GPU 1 (CUDA device 0): time_s is the factorization alone,
     // with the matrix in device memory; copy_s the copies in and out.
     if (kernels::cuda_device_count() < 1 && TESSERA_HAVE_CUDA)

@@ -156,7 +156,7 @@ MemoryNeed memory_need(const RunConfig& c, double budget) {
   }
   const double word = c.precision == 's' ? 4.0 : 8.0;
   const double matrix = static_cast<double>(c.m) * static_cast<double>(c.n) * word;
-  if (c.impl != "tile") {  // a peer: one dense matrix on one node
+  if (c.impl != Impl::Tile) {  // a peer: one dense matrix on one node
     need.data = matrix;
     need.check_copy = c.check ? matrix : 0.0;
     return need;
@@ -185,7 +185,7 @@ MemoryNeed memory_need(const RunConfig& c, double budget) {
   if (simulated) {
     for (const platform::Device* d : c.devices)
       if (d && d->has_data()) gpus += std::min(static_cast<double>(d->capacity()), node_data);
-  } else if (c.device == "emulated" && c.gpus > 0) {
+  } else if (c.device == DeviceKind::Emulated && c.gpus > 0) {
     gpus = c.gpus * std::min(static_cast<double>(c.emulated.memory_bytes), node_data);
   }
   need.gpu_buffers = gpus * need.nodes_here;
@@ -205,14 +205,14 @@ std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Ava
     where = fmt::format("in this process (all {} simulated nodes of --grid {}x{})", need.nodes, c.pr, c.pc);
   else if (need.nodes > 1) where = fmt::format("on this node (its 1/{} share of --grid {}x{})", need.nodes, c.pr, c.pc);
   std::string parts = fmt::format("{} for the {} x {} matrix in {} ({}){}", gib(need.data), c.m, c.n, precision, size,
-                                  c.impl == "tile" ? " and the factorization's own data" : "");
+                                  c.impl == Impl::Tile ? " and the factorization's own data" : "");
   if (need.check_copy > 0) parts += fmt::format(", {} for --check's copy of the input", gib(need.check_copy));
   if (need.gpu_buffers > 0)
     parts += fmt::format(", {} for the buffers of --gpus {} GPUs in host memory", gib(need.gpu_buffers), c.gpus);
   std::string advice = "use a smaller --n";
   if (c.precision == 'd') advice += ", --precision s";
   if (c.check) advice += ", no --check";
-  if (c.impl == "tile" && !c.model) advice += " or more nodes (--grid under mpirun)";
+  if (c.impl == Impl::Tile && !c.model) advice += " or more nodes (--grid under mpirun)";
   return fmt::format("out of memory: the run needs {} {} but {} is available ({}): {}; {}", gib(need.total()), where,
                      gib(available.bytes), available.source, parts, advice);
 }

@@ -44,7 +44,7 @@ std::string summary_line(const RunResult& r, const char* backend) {
     grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, r.imbalance, static_cast<double>(peak) / (1 << 20));
   }
   return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}",
-                     c.algo, c.impl, c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s,
+                     c.algo, to_string(c.impl), c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s,
                      r.gflops, res, verdict);
 }
 
@@ -52,7 +52,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   const RunConfig& c = r.config;
   nlohmann::json j;
   j["algo"] = c.algo;
-  j["impl"] = c.impl;
+  j["impl"] = to_string(c.impl);
   j["backend"] = backend;
   j["m"] = c.m;
   j["n"] = c.n;
@@ -72,7 +72,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["cpu_s"] = r.cpu_s;
   j["gflops"] = r.gflops;
   j["busy_s"] = r.busy_s;
-  if (c.impl == "cusolver") j["copy_s"] = r.copy_s;
+  if (c.impl == Impl::Cusolver) j["copy_s"] = r.copy_s;
   if (r.residuals) {
     j["residual"] = r.residuals->factor;
     for (const ResidualRatio& x : r.residuals->more) j[x.json] = x.value;
@@ -103,7 +103,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   }
   if (c.gpus > 0) {
     j["gpus"] = c.gpus;
-    j["device"] = c.machine.empty() ? c.device : "simulated";
+    j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
     nlohmann::json per = nlohmann::json::array();
     for (std::size_t g = 0; g < r.gpus.size(); ++g) {
       const DeviceStats& d = r.gpus[g];

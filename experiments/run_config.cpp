@@ -43,9 +43,7 @@ std::string virtual_tile_algos() {
 
 void resolve(RunConfig& c, const DenseMatrix* input) {
   const Factorization& F = factorization(c.algo);  // throws for an unknown --algo
-  if (c.impl != "tile" && c.impl != "lapack" && c.impl != "cusolver")
-    throw InputError("--impl '" + c.impl + "' is not one of: tile, lapack, cusolver");
-  if (c.impl == "cusolver" && c.gpus != 0)
+  if (c.impl == Impl::Cusolver && c.gpus != 0)
     throw InputError("--impl cusolver factors on one GPU by itself: drop --gpus " + std::to_string(c.gpus));
   if (c.precision != 'd' && c.precision != 's')
     throw InputError(std::string("--precision '") + c.precision + "' is not one of: d, s");
@@ -68,7 +66,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.s < 1) throw InputError("--s " + std::to_string(c.s) + " must be >= 1");
   if (c.b != kUnsetSize && c.s > 1 && c.b < 1)
     throw InputError("--b " + std::to_string(c.b) + " must be >= 1 when --s " + std::to_string(c.s) + " > 1");
-  if (c.impl == "lapack" || c.impl == "cusolver") {
+  if (c.impl == Impl::Lapack || c.impl == Impl::Cusolver) {
     // The peer factors one dense matrix: report it as a single tile.
     c.B = std::max(c.m, c.n);
     c.s = 1;
@@ -84,7 +82,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
       if (!c.model) throw std::logic_error("a GPU model without a core model");
       f_core = models::dominant_kernel_speed(*c.model, F.dominant_kernel(), c.precision, c.B);
       f_gpu = models::dominant_kernel_speed(*c.gpu_model, F.dominant_kernel(), c.precision, c.B);
-    } else if (c.device == "cuda") {
+    } else if (c.device == DeviceKind::Cuda) {
       throw InputError("--b auto needs the speed of a CUDA GPU's kernels, which a native run does not know: give --b");
     }
     // The host's cores are its compute threads (the papers' n - g - 2).
@@ -95,11 +93,10 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
-  if (c.phantom && c.impl != "tile") throw InputError("--impl " + c.impl + " has no tasks to simulate: use --impl tile");
+  if (c.phantom && c.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(c.impl)) + " has no tasks to simulate: use --impl tile");
   validate_test_fault(c);
   if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
-  if (c.device != "emulated" && c.device != "cuda") throw InputError("--device '" + c.device + "' is not one of: emulated, cuda");
-  if (c.gpus > 0 && c.impl != "tile") throw InputError("--impl " + c.impl + " runs on the CPU only: GPUs need --impl tile");
+  if (c.gpus > 0 && c.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(c.impl)) + " runs on the CPU only: GPUs need --impl tile");
   if (c.pr < 1 || c.pc < 1)
     throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + ": Pr and Pc must be >= 1");
   if (c.v != RunConfig::kUnsetV && c.v < 1)
@@ -114,7 +111,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
     if (c.pr * c.pc != c.network->nodes())
       throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " + std::to_string(c.pr * c.pc) +
                        " nodes, but the run has " + std::to_string(c.network->nodes()));
-    if (c.impl != "tile") throw InputError("--impl " + c.impl + " runs on one node: distributed runs use --impl tile");
+    if (c.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(c.impl)) + " runs on one node: distributed runs use --impl tile");
   }
   resolve_matrix(c, input);
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
@@ -136,3 +133,38 @@ RuntimeOptions runtime_options(const RunConfig& c) {
 }
 
 }  // namespace tessera::driver
+
+namespace tessera {
+namespace {
+
+template <class E, std::size_t N>
+E parse_choice(const char* option, const std::string& name, const std::pair<const char*, E> (&choices)[N]) {
+  std::string list;
+  for (const auto& [n, e] : choices) {
+    if (name == n) return e;
+    list += (list.empty() ? "" : ", ") + std::string(n);
+  }
+  throw InputError(std::string(option) + " '" + name + "' is not one of: " + list);
+}
+
+constexpr std::pair<const char*, Backend> kBackends[] = {{"native", Backend::Native}, {"sim", Backend::Sim}};
+constexpr std::pair<const char*, DeviceKind> kDevices[] = {{"emulated", DeviceKind::Emulated}, {"cuda", DeviceKind::Cuda}};
+constexpr std::pair<const char*, Impl> kImpls[] = {{"tile", Impl::Tile}, {"lapack", Impl::Lapack}, {"cusolver", Impl::Cusolver}};
+
+template <class E, std::size_t N>
+const char* name_of(E e, const std::pair<const char*, E> (&choices)[N]) {
+  for (const auto& [n, x] : choices)
+    if (x == e) return n;
+  return "?";
+}
+
+}  // namespace
+
+Backend parse_backend(const std::string& name) { return parse_choice("--backend", name, kBackends); }
+DeviceKind parse_device_kind(const std::string& name) { return parse_choice("--device", name, kDevices); }
+Impl parse_impl(const std::string& name) { return parse_choice("--impl", name, kImpls); }
+const char* to_string(Backend b) { return name_of(b, kBackends); }
+const char* to_string(DeviceKind d) { return name_of(d, kDevices); }
+const char* to_string(Impl i) { return name_of(i, kImpls); }
+
+}  // namespace tessera

@@ -41,7 +41,7 @@
 namespace {
 
 struct BackendOptions {
-  std::string backend = "native";
+  tessera::Backend backend = tessera::Backend::Native;
   std::string machine;
   bool sim_data = false;
   int nodes = 0;  // simulated nodes; 0: the grid's
@@ -98,7 +98,7 @@ int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2);
 tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name,
                                   std::vector<std::unique_ptr<tessera::TraceRecorder>>* node_traces = nullptr) {
   using namespace tessera;
-  if (b.backend == "native") {
+  if (b.backend == Backend::Native) {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
       throw InputError("--machine, --nodes and --sim-data describe a simulated run: add --backend sim");
     if (b.threads_from_cores) cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
@@ -149,9 +149,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       net.abort(exit_status_of(e));
     }
   }
-  if (b.backend != "sim") throw InputError("--backend '" + b.backend + "' is not one of: native, sim");
   if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
-  if (cfg.impl != "tile") throw InputError("--impl " + cfg.impl + " cannot be simulated: only --impl tile runs as tasks");
+  if (cfg.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(cfg.impl)) + " cannot be simulated: only --impl tile runs as tasks");
   const platform::Machine machine = platform::Machine::load(b.machine);
   if (b.threads_from_cores) cfg.threads = default_threads(machine.node.cores, cfg.gpus);
   if (cfg.threads > machine.node.cores)
@@ -374,6 +373,7 @@ int main(int argc, char** argv) {
   tessera::RunConfig cfg;
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   BackendOptions backend;
+  std::string impl_name = "tile", backend_choice = "native", device_name = "emulated";
   auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
@@ -399,10 +399,10 @@ int main(int argc, char** argv) {
   run->add_option("--matrix", cfg.matrix,
                   "generated matrix: spd (Cholesky's default) | graded (rows and columns over 6 orders of magnitude) | "
                   "illcond (condition 1e12; 1e5 in single) | rankdef (QR: rank n/2) | general (QR's default)");
-  run->add_option("--impl", cfg.impl, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
+  run->add_option("--impl", impl_name, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
   run->add_option("--window", cfg.window, "task window capacity (unfinished tasks); default 16384");
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
-  run->add_option("--backend", backend.backend, "native (real threads) | sim (SimGrid-modeled machine); default native");
+  run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;
   run->add_option("--grid", grid,
@@ -417,7 +417,7 @@ int main(int argc, char** argv) {
                   "only) | column-cyclic (001 §3.4, one node); default multi-level");
   run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
   run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");
-  run->add_option("--device", cfg.device,
+  run->add_option("--device", device_name,
                   "kind of the GPUs of a native run: emulated (host memory, copies timed by --gpu-bandwidth/--gpu-latency, "
                   "kernels on a CPU core) | cuda; default emulated");
   auto* device_opt = run->get_option("--device");
@@ -463,6 +463,10 @@ int main(int argc, char** argv) {
   try {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     cfg.precision = precision[0];
+    // Every choice that selects code becomes an enum here, once (experiments/driver.hpp).
+    cfg.impl = tessera::parse_impl(impl_name);
+    cfg.device = tessera::parse_device_kind(device_name);
+    backend.backend = tessera::parse_backend(backend_choice);
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);
     if (b_opt == "auto") {
       cfg.auto_b = true;
@@ -480,11 +484,11 @@ int main(int argc, char** argv) {
     // n - g - 2 compute threads.
     backend.threads_from_cores = threads_opt->count() == 0 && cfg.gpus > 0;
     // --gpu-memory also sets a simulated GPU's memory (what-if runs, out of core).
-    if (backend.backend == "sim" && gpu_memory_opt->count() > 0) {
+    if (backend.backend == tessera::Backend::Sim && gpu_memory_opt->count() > 0) {
       if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
       backend.gpu_memory = cfg.emulated.memory_bytes;
     }
-    if (backend.backend == "sim")
+    if (backend.backend == tessera::Backend::Sim)
       for (const CLI::Option* o : {device_opt, gpu_bw_opt, gpu_lat_opt})
         if (o->count() > 0)
           throw tessera::InputError(o->get_name() + " describes the GPUs of a native run; a simulated GPU is the machine file's");

@@ -202,7 +202,7 @@ TEST(PreflightMemory, AMatrixAboveTheBudgetIsNotSummedTile_by_tile) {
 
 TEST(PreflightMemory, PeersHoldTheDenseMatrix) {
   RunConfig c = resolved("qr", 1000, 1000);
-  c.impl = "lapack";
+  c.impl = Impl::Lapack;
   c.check = true;
   const MemoryNeed need = memory_need(c, kNoBudget);
   EXPECT_EQ(need.data, 8e6);
@@ -249,7 +249,7 @@ TEST(PreflightMemory, EmulatedGpusBuffersAreHostMemory) {
   EXPECT_EQ(memory_need(c, kNoBudget).gpu_buffers, 2e6);
   c.emulated.memory_bytes = std::size_t{4} << 30;  // more: at most the node's data
   EXPECT_EQ(memory_need(c, kNoBudget).gpu_buffers, 16e6);
-  c.device = "cuda";  // device memory, not host memory
+  c.device = DeviceKind::Cuda;  // device memory, not host memory
   EXPECT_EQ(memory_need(c, kNoBudget).gpu_buffers, 0.0);
 }
 
