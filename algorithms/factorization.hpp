@@ -10,7 +10,7 @@
 //
 // Adding a factorization: its tasks and executor (like algorithms/qr.*), a
 // class deriving from FactorizationOf<Impl> (like algorithms/qr_factorization.cpp),
-// one line in algorithms/registry.cpp, its kernels in base/kernel_table.*
+// two lines in algorithms/registry.cpp, its kernels in base/kernel_table.*
 // and the TileKernels interface. CONTRIBUTING.md has the list.
 #include <functional>
 #include <memory>

@@ -5,7 +5,6 @@
 
 #include "algorithms/factorization.hpp"
 #include "algorithms/qr.hpp"
-#include "algorithms/registry.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 

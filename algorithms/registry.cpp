@@ -1,13 +1,18 @@
-#include "algorithms/registry.hpp"
-
+// The factorization registry: the one list of factorizations. A new one is
+// defined in its own algorithms/<name>_factorization.cpp and added here, in
+// the declarations and the list.
 #include <array>
 
+#include "algorithms/factorization.hpp"
 #include "base/error.hpp"
 
 namespace tessera {
+
+const Factorization& cholesky_factorization();  // algorithms/cholesky_factorization.cpp
+const Factorization& qr_factorization();        // algorithms/qr_factorization.cpp
+
 namespace {
 
-// The one list of factorizations: a new one is added here (and declared in registry.hpp).
 std::array<const Factorization*, 2> registered() { return {&cholesky_factorization(), &qr_factorization()}; }
 
 }  // namespace
