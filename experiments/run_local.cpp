@@ -43,6 +43,7 @@ void run_local(RunResult& r, platform::Platform& platform, const DenseMatrix* in
       };
       kernels::set_blas_threads(c.threads);
       r.residuals = data->residual(original, check_run);
+      kernels::set_blas_threads(1);  // a later run in this process gets single-threaded kernels again
     }
   }
   r.time_s = st.elapsed_s;
