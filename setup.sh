@@ -26,7 +26,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
   libsimgrid-dev libopenmpi-dev openmpi-bin libscalapack-openmpi-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib clang-format
 )
 
 CURRENT_STEP="start"

@@ -9,8 +9,8 @@
 namespace tessera {
 namespace {
 
-inline void trmm_right(CBLAS_UPLO uplo, CBLAS_TRANSPOSE tr, index_t m, index_t n, const double* a, index_t lda, double* b,
-                       index_t ldb) {
+inline void trmm_right(CBLAS_UPLO uplo, CBLAS_TRANSPOSE tr, index_t m, index_t n, const double* a, index_t lda,
+                       double* b, index_t ldb) {
   cblas_dtrmm(CblasColMajor, CblasRight, uplo, tr, CblasNonUnit, m, n, 1.0, a, lda, b, ldb);
 }
 inline void trmm_right(CBLAS_UPLO uplo, CBLAS_TRANSPOSE tr, index_t m, index_t n, const float* a, index_t lda, float* b,
@@ -56,8 +56,9 @@ Residuals cholesky_residual(const std::vector<T>& a, const TileMatrix<T>& f) {
   trmm_right(CblasLower, CblasTrans, n, n, l.data(), n, c.data(), n);
   auto sym = [&](index_t r, index_t col) { return r >= col ? a[r + col * n] : a[col + r * n]; };
   const double anorm = norm1(n, n, sym);
-  const double resid =
-      norm1(n, n, [&](index_t r, index_t col) { return static_cast<double>(c[r + col * n]) - static_cast<double>(sym(r, col)); });
+  const double resid = norm1(n, n, [&](index_t r, index_t col) {
+    return static_cast<double>(c[r + col * n]) - static_cast<double>(sym(r, col));
+  });
   return {scaled_ratio(resid, anorm, static_cast<double>(n), eps), {}};
 }
 
@@ -89,6 +90,7 @@ Residuals qr_residual(const std::vector<T>& a, const TileMatrix<T>& f, const std
 template Residuals cholesky_residual<float>(const std::vector<float>&, const TileMatrix<float>&);
 template Residuals cholesky_residual<double>(const std::vector<double>&, const TileMatrix<double>&);
 template Residuals qr_residual<float>(const std::vector<float>&, const TileMatrix<float>&, const std::vector<float>&);
-template Residuals qr_residual<double>(const std::vector<double>&, const TileMatrix<double>&, const std::vector<double>&);
+template Residuals qr_residual<double>(const std::vector<double>&, const TileMatrix<double>&,
+                                       const std::vector<double>&);
 
 }  // namespace tessera

@@ -1,7 +1,7 @@
 #include "algorithms/cholesky.hpp"
 
-#include "base/kernel_table.hpp"
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
 
 namespace tessera {
 
@@ -14,10 +14,13 @@ void cholesky_tasks(const TileLayout& L, TaskSink& sink) {
     sink.insert(make_task(kPotf2p, k, t, k, column_priority(q, k, k)).add(tile_data(L, t, k), RW));
     // Along tile row t: the other columns of the same top-level block.
     for (int j = k + 1; j < L.first_col_of_top(t + 1); ++j)
-      sink.insert(make_task(kGsmmDiag, k, t, j, column_priority(q, j, k)).add(tile_data(L, t, k), R).add(tile_data(L, t, j), RW));
+      sink.insert(make_task(kGsmmDiag, k, t, j, column_priority(q, j, k))
+                      .add(tile_data(L, t, k), R)
+                      .add(tile_data(L, t, j), RW));
     // Down tile column k.
     for (int i = t + 1; i < p; ++i)
-      sink.insert(make_task(kTrsm, k, i, k, column_priority(q, k, k)).add(tile_data(L, t, k), R).add(tile_data(L, i, k), RW));
+      sink.insert(
+          make_task(kTrsm, k, i, k, column_priority(q, k, k)).add(tile_data(L, t, k), R).add(tile_data(L, i, k), RW));
     // Trailing submatrix, lower part: tile (i,j) with col_top(j) <= i.
     for (int i = t + 1; i < p; ++i)
       for (int j = k + 1; j < L.first_col_of_top(i + 1); ++j) {
@@ -38,10 +41,24 @@ KernelShape cholesky_shape(const TileLayout& L, const TaskDesc& d, char precisio
   const index_t dk = L.col_local_offset(k), wk = L.col_width(k);
   KernelShape s{d.kernel, precision};
   switch (d.kernel) {
-    case kPotf2p: s.m = L.row_height(L.col_top(k)) - dk; s.n = wk; break;
-    case kTrsm: s.m = L.row_height(i); s.n = wk; break;
-    case kGsmmDiag: s.m = L.row_height(i) - L.col_local_offset(j); s.n = L.col_width(j); s.k = wk; break;
-    case kGsmm: s.m = L.row_height(i); s.n = L.col_width(j); s.k = wk; break;
+    case kPotf2p:
+      s.m = L.row_height(L.col_top(k)) - dk;
+      s.n = wk;
+      break;
+    case kTrsm:
+      s.m = L.row_height(i);
+      s.n = wk;
+      break;
+    case kGsmmDiag:
+      s.m = L.row_height(i) - L.col_local_offset(j);
+      s.n = L.col_width(j);
+      s.k = wk;
+      break;
+    case kGsmm:
+      s.m = L.row_height(i);
+      s.n = L.col_width(j);
+      s.k = wk;
+      break;
     default: break;
   }
   return s;
@@ -68,8 +85,7 @@ void CholeskyExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
     case kGsmmDiag: {
       // A_ij[Δj:, :] -= L_ik[Δj:, :] L_ik[Δj:Δj+wj, :]^T   (column j's diagonal block is in tile row i)
       const index_t dj = L.col_local_offset(j);
-      K.gsmm_diag(L.row_height(i) - dj, L.col_width(j), wk, a_.tile(i, k) + dj, a_.ld(i), a_.tile(i, j) + dj,
-                            a_.ld(i));
+      K.gsmm_diag(L.row_height(i) - dj, L.col_width(j), wk, a_.tile(i, k) + dj, a_.ld(i), a_.tile(i, j) + dj, a_.ld(i));
       break;
     }
     case kGsmm: {
@@ -77,11 +93,10 @@ void CholeskyExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       const int tj = L.col_top(j);
       const index_t dj = L.col_local_offset(j);
       K.gsmm(L.row_height(i), L.col_width(j), wk, a_.tile(i, k), a_.ld(i), a_.tile(tj, k) + dj, a_.ld(tj),
-                       a_.tile(i, j), a_.ld(i));
+             a_.tile(i, j), a_.ld(i));
       break;
     }
-    default:
-      throw std::logic_error("Cholesky executor: unexpected kernel " + std::to_string(d.kernel));
+    default: throw std::logic_error("Cholesky executor: unexpected kernel " + std::to_string(d.kernel));
   }
 }
 

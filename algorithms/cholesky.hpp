@@ -8,8 +8,8 @@
 //   TRSM    on tiles (i,k), i > t
 //   GSMM    on tiles (i,j), i > t, j > k with col_top(j) <= i (lower part only)
 // Only the lower triangle of A is referenced and overwritten by L.
-#include "runtime/node_runtime.hpp"
 #include "base/tile_matrix.hpp"
+#include "runtime/node_runtime.hpp"
 
 namespace tessera {
 
@@ -32,7 +32,9 @@ class CholeskyExecutor final : public Executor {
  public:
   explicit CholeskyExecutor(TileMatrix<T>& a) : a_(a) {}
   void execute(const TaskDesc& t, WorkerContext& w) override;
-  KernelShape shape(const TaskDesc& t) const override { return cholesky_shape(a_.layout(), t, sizeof(T) == 8 ? 'd' : 's'); }
+  KernelShape shape(const TaskDesc& t) const override {
+    return cholesky_shape(a_.layout(), t, sizeof(T) == 8 ? 'd' : 's');
+  }
 
  private:
   TileMatrix<T>& a_;

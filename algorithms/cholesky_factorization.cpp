@@ -64,7 +64,8 @@ class Cholesky final : public FactorizationOf<Cholesky> {
   std::function<std::size_t(DataId)> phantom_bytes(const TileLayout& l, index_t, std::size_t word) const override {
     const int p = l.tile_rows();
     return [l, p, word](DataId d) {
-      return static_cast<std::size_t>(l.row_height(static_cast<int>(d % p)) * l.col_width(static_cast<int>(d / p))) * word;
+      return static_cast<std::size_t>(l.row_height(static_cast<int>(d % p)) * l.col_width(static_cast<int>(d / p))) *
+             word;
     };
   }
   PeerRoutine cusolver_routine() const override { return PeerRoutine::Potrf; }

@@ -7,8 +7,8 @@
 #include <limits>
 
 #include "algorithms/cholesky.hpp"
-#include "base/kernel_table.hpp"
 #include "algorithms/tile_data_store.hpp"
+#include "base/kernel_table.hpp"
 
 namespace tessera {
 namespace {
@@ -74,7 +74,7 @@ class CholeskyCheckExecutor final : public Executor {
     const TileLayout& L = l_.layout();
     const int k = d.arg[0], i = d.arg[1], j = d.arg[2], tj = L.col_top(j);
     w.kernels<T>().gsmm(L.row_height(i), L.col_width(j), L.col_width(k), l_.tile(i, k), l_.ld(i),
-                     l_.tile(tj, k) + L.col_local_offset(j), l_.ld(tj), r_.tile(i, j), r_.ld(i));
+                        l_.tile(tj, k) + L.col_local_offset(j), l_.ld(tj), r_.tile(i, j), r_.ld(i));
   }
 
  private:
@@ -123,8 +123,8 @@ class QrCheckExecutor final : public Executor {
 }  // namespace
 
 template <class T>
-Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& f, const Distribution& dist, int self,
-                                        const DistGraphRun& run, const SumOverNodes& sum) {
+Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& f, const Distribution& dist,
+                                        int self, const DistGraphRun& run, const SumOverNodes& sum) {
   (void)dist;
   (void)self;
   const TileLayout& L = f.layout();
@@ -171,8 +171,9 @@ Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatri
 }
 
 template <class T>
-Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& a, QrFactors<T>& f, const Distribution& dist,
-                                  int self, const DistGraphRun& run, const SumOverNodes& sum) {
+Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& a, QrFactors<T>& f,
+                                  const Distribution& dist, int self, const DistGraphRun& run,
+                                  const SumOverNodes& sum) {
   const TileLayout& L = a.layout();
   const int p = L.tile_rows(), q = L.tile_cols();
   const index_t m = L.m(), n = L.n();
@@ -188,7 +189,8 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
     store.add_tiles(0, e);
     store.add_tiles(pq, a, &f);
     QrFormQExecutor<T> ex(a, f, e);
-    run(qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, ex, store, where);
+    run(
+        qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, ex, store, where);
   }
   // C = A - Q R.
   TileMatrix<T> c = original.clone();
@@ -274,10 +276,12 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
           {{"orth", "orthogonality", onorm / (static_cast<double>(m) * eps)}}};
 }
 
-template Residuals cholesky_residual_distributed<float>(const TileMatrix<float>&, TileMatrix<float>&, const Distribution&, int,
-                                                        const DistGraphRun&, const SumOverNodes&);
-template Residuals cholesky_residual_distributed<double>(const TileMatrix<double>&, TileMatrix<double>&, const Distribution&,
-                                                         int, const DistGraphRun&, const SumOverNodes&);
+template Residuals cholesky_residual_distributed<float>(const TileMatrix<float>&, TileMatrix<float>&,
+                                                        const Distribution&, int, const DistGraphRun&,
+                                                        const SumOverNodes&);
+template Residuals cholesky_residual_distributed<double>(const TileMatrix<double>&, TileMatrix<double>&,
+                                                         const Distribution&, int, const DistGraphRun&,
+                                                         const SumOverNodes&);
 template Residuals qr_residual_distributed<float>(const TileMatrix<float>&, TileMatrix<float>&, QrFactors<float>&,
                                                   const Distribution&, int, const DistGraphRun&, const SumOverNodes&);
 template Residuals qr_residual_distributed<double>(const TileMatrix<double>&, TileMatrix<double>&, QrFactors<double>&,

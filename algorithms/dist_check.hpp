@@ -8,27 +8,28 @@
 #include <functional>
 #include <vector>
 
-#include "algorithms/qr.hpp"
 #include "algorithms/check.hpp"
+#include "algorithms/qr.hpp"
+#include "base/tile_matrix.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/node_runtime.hpp"
-#include "base/tile_matrix.hpp"
 
 namespace tessera {
 
 // Runs one task graph on this node of the distributed run: `n_data` data
 // placed by `where`, moved through `store`. The driver binds the platform,
 // the network and the runtime options.
-using DistGraphRun =
-    std::function<void(std::size_t n_data, const Generator& generate, Executor& executor, DataStore& store, const Placement& where)>;
+using DistGraphRun = std::function<void(std::size_t n_data, const Generator& generate, Executor& executor,
+                                        DataStore& store, const Placement& where)>;
 // Element-wise sum over all nodes.
 using SumOverNodes = std::function<void(std::vector<double>&)>;
 
 // `original` and `factored` hold this node's tiles (those `dist` gives it);
 // `factored`'s diagonal-block tiles get their upper part zeroed.
 template <class T>
-Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& factored, const Distribution& dist,
-                                        int self, const DistGraphRun& run, const SumOverNodes& sum);
+Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& factored,
+                                        const Distribution& dist, int self, const DistGraphRun& run,
+                                        const SumOverNodes& sum);
 
 template <class T>
 Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& factored, QrFactors<T>& factors,

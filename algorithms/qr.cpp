@@ -6,15 +6,14 @@
 #include <string>
 
 #include "algorithms/cholesky.hpp"
-#include "base/kernel_table.hpp"
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
 
 namespace tessera {
 namespace {
 
 // Forming Q walks the columns backwards: later steps k first, then left columns.
 std::int32_t form_q_priority(int q, int k, int col) { return k * (q + 1) + (q - col); }
-
 
 DataId panel_data(const TileLayout& l, int k) { return static_cast<DataId>(l.tile_rows() * l.tile_cols() + k); }
 
@@ -70,11 +69,14 @@ void qr_tasks(const TileLayout& L, TaskSink& sink) {
   constexpr auto RW = AccessMode::ReadWrite;
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
-    sink.insert(make_task(kGeqrt, k, t, k, column_priority(q, k, k)).add(tile_data(L, t, k), RW).add(panel_data(L, k), W));
+    sink.insert(
+        make_task(kGeqrt, k, t, k, column_priority(q, k, k)).add(tile_data(L, t, k), RW).add(panel_data(L, k), W));
     for (int j = k + 1; j < q; ++j)
-      sink.insert(make_task(kLarfb, k, t, j, column_priority(q, j, k)).add(panel_data(L, k), R).add(tile_data(L, t, j), RW));
+      sink.insert(
+          make_task(kLarfb, k, t, j, column_priority(q, j, k)).add(panel_data(L, k), R).add(tile_data(L, t, j), RW));
     for (int i = t + 1; i < p; ++i)
-      sink.insert(make_task(kTsqrt, k, i, k, column_priority(q, k, k)).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), RW));
+      sink.insert(
+          make_task(kTsqrt, k, i, k, column_priority(q, k, k)).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), RW));
     for (int i = t + 1; i < p; ++i)
       for (int j = k + 1; j < q; ++j)
         sink.insert(make_task(kSsrfb, k, i, j, column_priority(q, j, k))
@@ -110,7 +112,8 @@ void qr_form_q_tasks(const TileLayout& L, TaskSink& sink) {
                         .add(tile_data(L, t, j), RW)
                         .add(a_tile(i, k), R));
     for (int j = k; j < q; ++j)
-      sink.insert(make_task(kLarfbQ, k, t, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW).add(a_tile(t, k), R));
+      sink.insert(
+          make_task(kLarfbQ, k, t, j, form_q_priority(q, k, j)).add(tile_data(L, t, j), RW).add(a_tile(t, k), R));
   }
 }
 
@@ -120,10 +123,26 @@ KernelShape qr_shape(const TileLayout& L, const TaskDesc& d, char precision, ind
   KernelShape s{d.kernel, precision};
   s.ib = ib;
   switch (d.kernel) {
-    case kGeqrt: s.m = mk; s.n = wk; break;
-    case kTsqrt: s.m = L.row_height(i); s.n = wk; break;
-    case kLarfb: case kLarfbQ: s.m = mk; s.n = L.col_width(j); s.k = wk; break;
-    case kSsrfb: case kSsrfbQ: s.m = L.row_height(i); s.n = L.col_width(j); s.k = wk; break;
+    case kGeqrt:
+      s.m = mk;
+      s.n = wk;
+      break;
+    case kTsqrt:
+      s.m = L.row_height(i);
+      s.n = wk;
+      break;
+    case kLarfb:
+    case kLarfbQ:
+      s.m = mk;
+      s.n = L.col_width(j);
+      s.k = wk;
+      break;
+    case kSsrfb:
+    case kSsrfbQ:
+      s.m = L.row_height(i);
+      s.n = L.col_width(j);
+      s.k = wk;
+      break;
     default: break;
   }
   return s;
@@ -160,12 +179,11 @@ void QrExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
     case kSsrfb: {
       // [A_tj[Δ:Δ+wk, :]; A_ij] = Q_ik^T [A_tj[Δ:Δ+wk, :]; A_ij]
       const index_t wj = L.col_width(j);
-      K.ssrfb(true, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib,
-                        a_.tile(t, j) + dk, ht, a_.tile(i, j), a_.ld(i));
+      K.ssrfb(true, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib, a_.tile(t, j) + dk, ht,
+              a_.tile(i, j), a_.ld(i));
       break;
     }
-    default:
-      throw std::logic_error("QR executor: unexpected kernel " + std::to_string(d.kernel));
+    default: throw std::logic_error("QR executor: unexpected kernel " + std::to_string(d.kernel));
   }
 }
 
@@ -184,11 +202,10 @@ void QrFormQExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       break;
     case kSsrfbQ:
       // [E_tj[Δ:Δ+wk, :]; E_ij] = Q_ik [E_tj[Δ:Δ+wk, :]; E_ij]
-      K.ssrfb(false, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib, e_.tile(t, j) + dk,
-                        ht, e_.tile(i, j), e_.ld(i));
+      K.ssrfb(false, L.row_height(i), wj, wk, ib, a_.tile(i, k), a_.ld(i), f_.t(i, k), ib, e_.tile(t, j) + dk, ht,
+              e_.tile(i, j), e_.ld(i));
       break;
-    default:
-      throw std::logic_error("QR form-Q executor: unexpected kernel " + std::to_string(d.kernel));
+    default: throw std::logic_error("QR form-Q executor: unexpected kernel " + std::to_string(d.kernel));
   }
 }
 

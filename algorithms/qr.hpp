@@ -16,8 +16,8 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/node_runtime.hpp"
 #include "base/tile_matrix.hpp"
+#include "runtime/node_runtime.hpp"
 
 namespace tessera {
 
@@ -67,7 +67,9 @@ std::size_t qr_data_count(const TileLayout& l);
 // Data: E's tiles (as tile_data), then the factored tiles of A (p*q + tile_data),
 // which the tasks read; n_data = 2*p*q.
 void qr_form_q_tasks(const TileLayout& layout, TaskSink& sink);
-inline std::size_t qr_form_q_data_count(const TileLayout& l) { return 2 * static_cast<std::size_t>(l.tile_rows()) * l.tile_cols(); }
+inline std::size_t qr_form_q_data_count(const TileLayout& l) {
+  return 2 * static_cast<std::size_t>(l.tile_rows()) * l.tile_cols();
+}
 
 // Dimensions of a QR task's kernel call (factorization and forming Q).
 KernelShape qr_shape(const TileLayout& layout, const TaskDesc& t, char precision, index_t ib);

@@ -27,7 +27,8 @@ class QrData final : public FactorData<T> {
     TileMatrix<T> e(L);
     for (index_t d = 0; d < L.n(); ++d) e.at(d, d) = T(1);
     QrFormQExecutor<T> qex(a_, f_, e);
-    run(qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
+    run(
+        qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
     return qr_residual(original, a_, e.to_dense());
   }
   Residuals residual_distributed(const TileMatrix<T>& original, const Distribution& dist, int self,
@@ -41,10 +42,18 @@ class QrData final : public FactorData<T> {
   QrExecutor<T> ex_;
 };
 
-inline lapack_int geqrf(index_t m, index_t n, double* a, double* tau) { return LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau); }
-inline lapack_int geqrf(index_t m, index_t n, float* a, float* tau) { return LAPACKE_sgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau); }
-inline lapack_int orgqr(index_t m, index_t n, double* a, const double* tau) { return LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau); }
-inline lapack_int orgqr(index_t m, index_t n, float* a, const float* tau) { return LAPACKE_sorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau); }
+inline lapack_int geqrf(index_t m, index_t n, double* a, double* tau) {
+  return LAPACKE_dgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau);
+}
+inline lapack_int geqrf(index_t m, index_t n, float* a, float* tau) {
+  return LAPACKE_sgeqrf(LAPACK_COL_MAJOR, m, n, a, m, tau);
+}
+inline lapack_int orgqr(index_t m, index_t n, double* a, const double* tau) {
+  return LAPACKE_dorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau);
+}
+inline lapack_int orgqr(index_t m, index_t n, float* a, const float* tau) {
+  return LAPACKE_sorgqr(LAPACK_COL_MAJOR, m, n, n, a, m, tau);
+}
 
 class Qr final : public FactorizationOf<Qr> {
  public:

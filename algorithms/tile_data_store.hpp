@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "algorithms/qr.hpp"
-#include "runtime/node_runtime.hpp"
 #include "base/spinlock.hpp"
 #include "base/tile_matrix.hpp"
+#include "runtime/node_runtime.hpp"
 
 namespace tessera {
 
@@ -37,7 +37,9 @@ class TileDataStore final : public DataStore {
     segments_.push_back({base, static_cast<DataId>(m.p() * m.q()), &m, f, false});
   }
   // Data [base, base + q): the panel copies of `f` (V and T of each GEQRT).
-  void add_panels(DataId base, QrFactors<T>& f, int q) { segments_.push_back({base, static_cast<DataId>(q), nullptr, &f, true}); }
+  void add_panels(DataId base, QrFactors<T>& f, int q) {
+    segments_.push_back({base, static_cast<DataId>(q), nullptr, &f, true});
+  }
 
   bool has_data() const override { return true; }
   std::size_t word_bytes() const override { return sizeof(T); }
@@ -58,7 +60,9 @@ class TileDataStore final : public DataStore {
 
   void pack(DataId d, std::byte* out) const override { copy(d, out, true); }
   void host_ranges(DataId d, std::vector<platform::HostRange>& out) override {
-    for_each_range(d, [&](T* mine, std::size_t n) { out.push_back({reinterpret_cast<std::byte*>(mine), n * sizeof(T)}); });
+    for_each_range(d, [&](T* mine, std::size_t n) {
+      out.push_back({reinterpret_cast<std::byte*>(mine), n * sizeof(T)});
+    });
   }
   void point_at(DataId d, std::byte* at) override { point(d, reinterpret_cast<T*>(at)); }
   void unpack_own(DataId d, const std::byte* in) override { copy(d, const_cast<std::byte*>(in), false); }

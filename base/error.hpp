@@ -89,7 +89,8 @@ class DeviceOutOfMemory : public OutOfMemory {
 class RemoteFailure : public Error {
  public:
   RemoteFailure(int node, int exit_status)
-      : Error("node " + std::to_string(node) + " failed (its message above says why); this node stops too", exit_status),
+      : Error("node " + std::to_string(node) + " failed (its message above says why); this node stops too",
+              exit_status),
         node_(node) {}
   int node() const { return node_; }
 

@@ -23,16 +23,14 @@ constexpr KernelInfo kTable[] = {
      [](double m, double n, double /*k*/) { return m * n * n; }, false, Ib::kNone, true, "cholesky"},
     {kGsmmDiag, "GSMM_DIAG", "gsmm_diag",
      // SYRK on the n×n diagonal block + GEMM on the (m-n)×n below: n²k + 2(m-n)nk
-     [](double m, double n, double k) { return n * n * k + 2 * (m - n) * n * k; }, true, Ib::kNone, true,
-     "cholesky"},
+     [](double m, double n, double k) { return n * n * k + 2 * (m - n) * n * k; }, true, Ib::kNone, true, "cholesky"},
     {kGsmm, "GSMM", "gsmm",
      // C -= A B^T: 2mnk
      [](double m, double n, double k) { return 2 * m * n * k; }, true, Ib::kNone, true, "cholesky"},
     // QR, in the order a factorization first calls them.
     {kGeqrt, "GEQRT", "geqrt",
      // Householder QR of m×n: 2mn² - 2n³/3
-     [](double m, double n, double /*k*/) { return 2 * m * n * n - 2 * n * n * n / 3; }, false, Ib::kUpToN, true,
-     "qr"},
+     [](double m, double n, double /*k*/) { return 2 * m * n * n - 2 * n * n * n / 3; }, false, Ib::kUpToN, true, "qr"},
     {kLarfb, "LARFB", "larfb",
      // apply k reflectors of an m×k panel to m×n: ≈ 4mnk - 2nk²
      [](double m, double n, double k) { return 4 * m * n * k - 2 * n * k * k; }, true, Ib::kUpToK, true, "qr"},
@@ -43,10 +41,10 @@ constexpr KernelInfo kTable[] = {
      // apply k reflectors of [I; V (m×k)] to [A1 (k×n); A2 (m×n)]: ≈ 4mnk
      [](double m, double n, double k) { return 4 * m * n * k; }, true, Ib::kUpToK, true, "qr"},
     // Forming Q for the check: LARFB's and SSRFB's work, applying Q instead of Q^T.
-    {kLarfbQ, "LARFB_Q", "larfb_q",
-     [](double m, double n, double k) { return 4 * m * n * k - 2 * n * k * k; }, true, Ib::kUpToK, false, "qr"},
-    {kSsrfbQ, "SSRFB_Q", "ssrfb_q", [](double m, double n, double k) { return 4 * m * n * k; }, true, Ib::kUpToK,
-     false, "qr"},
+    {kLarfbQ, "LARFB_Q", "larfb_q", [](double m, double n, double k) { return 4 * m * n * k - 2 * n * k * k; }, true,
+     Ib::kUpToK, false, "qr"},
+    {kSsrfbQ, "SSRFB_Q", "ssrfb_q", [](double m, double n, double k) { return 4 * m * n * k; }, true, Ib::kUpToK, false,
+     "qr"},
     {kNop, "NOP", "nop", nullptr, false, Ib::kNone, false, ""},
     // The distributed QR check's own products (algorithms/dist_check.cpp).
     {kCheckQr, "CHECK_QR", nullptr, nullptr, true, Ib::kNone, false, "qr"},
@@ -76,8 +74,7 @@ static_assert(one_row_per_id(), "the kernel table needs exactly one row per Kern
 constexpr bool unique_names_and_keys() {
   for (std::size_t a = 0; a < std::size(kTable); ++a)
     for (std::size_t b = a + 1; b < std::size(kTable); ++b)
-      if (same(kTable[a].name, kTable[b].name) || (kTable[a].key && same(kTable[a].key, kTable[b].key)))
-        return false;
+      if (same(kTable[a].name, kTable[b].name) || (kTable[a].key && same(kTable[a].key, kTable[b].key))) return false;
   return true;
 }
 static_assert(unique_names_and_keys(), "kernel names and keys must be unique");

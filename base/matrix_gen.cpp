@@ -69,7 +69,8 @@ MatrixGenerator::MatrixGenerator(MatrixKind kind, std::uint64_t seed, index_t m,
     : kind_(kind), seed_(seed), m_(m), n_(n) {
   if (kind == MatrixKind::Graded) {
     scale_.resize(static_cast<std::size_t>(m));
-    for (index_t i = 0; i < m; ++i) scale_[i] = m > 1 ? std::pow(10.0, -6.0 * static_cast<double>(i) / static_cast<double>(m - 1)) : 1.0;
+    for (index_t i = 0; i < m; ++i)
+      scale_[i] = m > 1 ? std::pow(10.0, -6.0 * static_cast<double>(i) / static_cast<double>(m - 1)) : 1.0;
   }
   if (kind != MatrixKind::IllConditioned && kind != MatrixKind::RankDeficient) return;
   std::vector<double> w(static_cast<std::size_t>(m));

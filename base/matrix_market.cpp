@@ -70,7 +70,8 @@ std::vector<std::string> tokens(const std::string& line) {
 
 }  // namespace
 
-MatrixMarketInfo scan_matrix_market(const std::string& path, const std::function<void(const MatrixMarketInfo&)>& on_size,
+MatrixMarketInfo scan_matrix_market(const std::string& path,
+                                    const std::function<void(const MatrixMarketInfo&)>& on_size,
                                     const std::function<void(index_t, index_t, double)>& visit) {
   Reader rd(path);
   std::string line;
@@ -94,7 +95,8 @@ MatrixMarketInfo scan_matrix_market(const std::string& path, const std::function
   info.n = rd.parse_index(size[1], "column count");
   info.symmetric = sym;
   if (info.m < 1 || info.n < 1) rd.fail("matrix size " + size[0] + " x " + size[1] + " must be at least 1 x 1");
-  if ((sym || skew) && info.m != info.n) rd.fail("a " + symmetry + " matrix must be square, got " + size[0] + " x " + size[1]);
+  if ((sym || skew) && info.m != info.n)
+    rd.fail("a " + symmetry + " matrix must be square, got " + size[0] + " x " + size[1]);
   if (on_size) on_size(info);
   if (!visit) return info;
   auto store = [&](index_t r, index_t c, double v) {
@@ -107,7 +109,8 @@ MatrixMarketInfo scan_matrix_market(const std::string& path, const std::function
     // Column-major; symmetric files list the lower triangle only.
     for (index_t c = 0; c < info.n; ++c)
       for (index_t r = (sym ? c : skew ? c + 1 : 0); r < info.m; ++r) {
-        if (!rd.next(line)) rd.fail("file ends before entry (" + std::to_string(r + 1) + ", " + std::to_string(c + 1) + ")");
+        if (!rd.next(line))
+          rd.fail("file ends before entry (" + std::to_string(r + 1) + ", " + std::to_string(c + 1) + ")");
         const auto tok = tokens(line);
         if (tok.size() != 1) rd.fail("expected one value, got '" + line + "'");
         store(r, c, rd.parse_value(tok[0]));

@@ -32,7 +32,8 @@ MatrixMarketInfo read_matrix_market_header(const std::string& path);
 // and, for a symmetric or skew-symmetric file, its mirror; entries a
 // coordinate file omits are zero and not visited. A distributed run's node
 // keeps only its own tiles this way. Errors are read_matrix_market's.
-MatrixMarketInfo scan_matrix_market(const std::string& path, const std::function<void(const MatrixMarketInfo&)>& on_size,
+MatrixMarketInfo scan_matrix_market(const std::string& path,
+                                    const std::function<void(const MatrixMarketInfo&)>& on_size,
                                     const std::function<void(index_t, index_t, double)>& visit);
 
 }  // namespace tessera

@@ -49,7 +49,8 @@ struct TaskDesc {
   TaskDesc& add(DataId d, AccessMode m) {
     for (int a = 0; a < n_access; ++a)
       if (access[a].data == d) {
-        access[a].mode = static_cast<AccessMode>(static_cast<std::uint8_t>(access[a].mode) | static_cast<std::uint8_t>(m));
+        access[a].mode =
+            static_cast<AccessMode>(static_cast<std::uint8_t>(access[a].mode) | static_cast<std::uint8_t>(m));
         return *this;
       }
     access[n_access++] = Access{d, m};

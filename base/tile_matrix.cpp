@@ -8,8 +8,7 @@ namespace tessera {
 
 template <class T>
 TileMatrix<T>::TileMatrix(const TileLayout& layout, bool allocate_all)
-    : layout_(layout),
-      table_(static_cast<std::size_t>(layout.tile_rows()) * layout.tile_cols(), nullptr),
+    : layout_(layout), table_(static_cast<std::size_t>(layout.tile_rows()) * layout.tile_cols(), nullptr),
       owned_(table_.size(), false) {
   if (allocate_all)
     for (int j = 0; j < q(); ++j)

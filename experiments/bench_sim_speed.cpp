@@ -34,10 +34,11 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const RunResult r = run_factorization(c, node0);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("phantom cholesky n=%lld B=64 tiles=%dx%d threads=%d sync=%s: %llu tasks, simulated %.6g s, wall %.3f s, "
-                "%.0f simulated tasks per wall second\n",
-                static_cast<long long>(c.n), q, q, threads, s4u ? "s4u" : "coop", static_cast<unsigned long long>(r.tasks), r.time_s, wall,
-                static_cast<double>(r.tasks) / wall);
+    std::printf(
+        "phantom cholesky n=%lld B=64 tiles=%dx%d threads=%d sync=%s: %llu tasks, simulated %.6g s, wall %.3f s, "
+        "%.0f simulated tasks per wall second\n",
+        static_cast<long long>(c.n), q, q, threads, s4u ? "s4u" : "coop", static_cast<unsigned long long>(r.tasks),
+        r.time_s, wall, static_cast<double>(r.tasks) / wall);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_sim_speed: %s\n", e.what());
     return 2;

@@ -2,8 +2,8 @@
 // all runtime (APPEND, FIRE, ready queue, thread hand-offs).
 #include <benchmark/benchmark.h>
 
-#include "platform/native/native_platform.hpp"
 #include "algorithms/cholesky.hpp"
+#include "platform/native/native_platform.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/phantom_data_store.hpp"
 #include "runtime/protocol.hpp"
@@ -27,13 +27,19 @@ void BM_CholeskyDagEmptyKernels(benchmark::State& state) {
   NopExecutor nop;
   std::uint64_t tasks = 0;
   for (auto _ : state) {
-    auto st = rt.run(tessera::cholesky_data_count(layout), [&](tessera::TaskSink& s) { tessera::cholesky_tasks(layout, s); }, nop);
+    auto st = rt.run(
+        tessera::cholesky_data_count(layout), [&](tessera::TaskSink& s) { tessera::cholesky_tasks(layout, s); }, nop);
     tasks += st.tasks;
   }
   state.counters["tasks_per_s"] = benchmark::Counter(static_cast<double>(tasks), benchmark::Counter::kIsRate);
   state.counters["tasks_per_run"] = static_cast<double>(tasks) / static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_CholeskyDagEmptyKernels)->Args({100, 1})->Args({100, 2})->Args({200, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CholeskyDagEmptyKernels)
+    ->Args({100, 1})
+    ->Args({100, 2})
+    ->Args({200, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // The protocol's cost per task on one node of a 10×10 grid: every generator
 // walks the whole loop nest, and most tasks touch nothing of the node.
@@ -41,7 +47,9 @@ void BM_ProtocolInstancesPerTask(benchmark::State& state) {
   const int tiles = 200;
   const tessera::TileLayout layout(tiles, tiles, 1, 1, 0);
   const tessera::MultiLevelBlockCyclic dist(layout, 10, 10, 0);
-  const tessera::Placement where = [&](tessera::DataId d) { return dist.owner(static_cast<int>(d) % tiles, static_cast<int>(d) / tiles); };
+  const tessera::Placement where = [&](tessera::DataId d) {
+    return dist.owner(static_cast<int>(d) % tiles, static_cast<int>(d) / tiles);
+  };
   struct Collect final : tessera::TaskSink {
     std::vector<tessera::TaskDesc> tasks;
     void insert(const tessera::TaskDesc& t) override { tasks.push_back(t); }
@@ -58,8 +66,8 @@ void BM_ProtocolInstancesPerTask(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(kept);
   // Time per task = 1 / tasks_per_s.
-  state.counters["tasks_per_s"] = benchmark::Counter(static_cast<double>(all.tasks.size()),
-                                                     benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tasks_per_s"] =
+      benchmark::Counter(static_cast<double>(all.tasks.size()), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ProtocolInstancesPerTask)->Unit(benchmark::kMillisecond);
 
@@ -100,12 +108,15 @@ void BM_DistributedSkipPerTask(benchmark::State& state) {
       }
     };
     std::uint64_t walked = 0;
-    const tessera::RunStats st = rt.run(tessera::cholesky_data_count(layout), [&](tessera::TaskSink& s) {
-      Counting c;
-      c.inner = &s;
-      tessera::cholesky_tasks(layout, c);
-      walked = c.n;
-    }, ex);
+    const tessera::RunStats st = rt.run(
+        tessera::cholesky_data_count(layout),
+        [&](tessera::TaskSink& s) {
+          Counting c;
+          c.inner = &s;
+          tessera::cholesky_tasks(layout, c);
+          walked = c.n;
+        },
+        ex);
     if (st.tasks != 0) state.SkipWithError("node 0 kept a task");
     tasks = walked;
   }

@@ -20,14 +20,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernels/cpu/tile_kernels.hpp"
 #include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
-#include "algorithms/qr.hpp"
+#include "base/tile_layout.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/native_platform.hpp"
 #include "runtime/node_runtime.hpp"
-#include "base/tile_layout.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -428,13 +428,14 @@ StartupCosts measure_startup(const CalibrationOptions& o, int samples) {
         ro.threads = threads;
         NodeRuntime rt(native, ro);
         NopExecutor ex;
-        return std::vector<double>{rt.run(1,
-                                          [](TaskSink& sink) {
-                                            TaskDesc d;
-                                            d.kernel = kNop;
-                                            sink.insert(d.add(0, AccessMode::ReadWrite));
-                                          },
-                                          ex)
+        return std::vector<double>{rt.run(
+                                         1,
+                                         [](TaskSink& sink) {
+                                           TaskDesc d;
+                                           d.kernel = kNop;
+                                           sink.insert(d.add(0, AccessMode::ReadWrite));
+                                         },
+                                         ex)
                                        .elapsed_s};
       });
       if (!v.empty()) x.push_back(v[0]);
@@ -511,14 +512,16 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
           "tessera calibrate on {} ({}), {}: median and interquartile range of per-call wall times of each kernel on one "
           "core (OpenBLAS single-threaded), {}",
           host, cpu, date,
-          m.concurrency == 1 ? std::string("with no other calibration thread running")
-                             : fmt::format("while {} other thread(s) ran the same kernel concurrently", m.concurrency - 1));
+          m.concurrency == 1
+              ? std::string("with no other calibration thread running")
+              : fmt::format("while {} other thread(s) ran the same kernel concurrently", m.concurrency - 1));
       if (!startup.first_call_s.empty()) {
         ordered fc;
         fc["source"] = fmt::format(
             "extra time of the first call of each kernel in a fresh process over a warm call, the kernels called in the "
             "order of a factorization's first tasks ({}) at the default tile size, so the library's one-time "
-            "initialization lands on the first; median of 5 processes", first_call_order());
+            "initialization lands on the first; median of 5 processes",
+            first_call_order());
         for (const auto& [kp, x] : startup.first_call_s)
           fc[kernel_key(kp.first)][std::string(1, kp.second)] = std::stod(fmt::format("{:.4g}", x));
         model["first_call_s"] = fc;

@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/task.hpp"
@@ -94,7 +94,7 @@ namespace tessera::kernels {
 // `cores` cores, one "calibrated" kernel model per concurrency level
 // ("core-x1", "core-x2", ...) and node.cores.model_by_threads choosing among
 // them by --threads. `command` and `seconds` are recorded in it.
-std::string calibration_machine_file(const Calibration& c, const CalibrationOptions& o,
-                                     const std::string& name, int cores, const std::string& command, double seconds);
+std::string calibration_machine_file(const Calibration& c, const CalibrationOptions& o, const std::string& name,
+                                     int cores, const std::string& command, double seconds);
 
 }  // namespace tessera::kernels

@@ -18,7 +18,8 @@ namespace driver {
 double process_cpu_s() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 }  // namespace driver
@@ -38,7 +39,8 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
   if (!TESSERA_HAVE_CUDA) throw NotCompiled("CUDA");
   const int present = kernels::cuda_device_count();
   if (c.gpus > present)
-    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present", c.gpus, present, present == 1 ? "" : "s"));
+    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present", c.gpus, present,
+                                 present == 1 ? "" : "s"));
   return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap);
 }
 
@@ -73,7 +75,8 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
       for (int g = 1; g <= config.gpus; ++g) own.push_back(make_native_device(config, g, r.config.network->node()));
     for (auto& d : own) r.config.devices.push_back(d.get());
     if (static_cast<int>(r.config.devices.size()) != config.gpus)
-      throw std::logic_error("the backend gave " + std::to_string(r.config.devices.size()) + " GPUs for --gpus " + std::to_string(config.gpus));
+      throw std::logic_error("the backend gave " + std::to_string(r.config.devices.size()) + " GPUs for --gpus " +
+                             std::to_string(config.gpus));
     if (config.precision == 'd') driver::run_distributed<double>(r, platform, in);
     else driver::run_distributed<float>(r, platform, in);
     r.config.network = config.network;

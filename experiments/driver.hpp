@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/check.hpp"
 #include "platform/device.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
-#include "algorithms/check.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {
@@ -19,8 +19,8 @@ namespace tessera {
 // The choices of a run that select code: parsed once from their option
 // (parse_* throw InputError naming the option and the choices) and branched
 // on as enums everywhere else.
-enum class Backend { Native, Sim };       // --backend: real threads, or a SimGrid-modeled machine
-enum class DeviceKind { Emulated, Cuda };  // --device: a native run's GPUs (a simulated run's are the machine file's)
+enum class Backend { Native, Sim };          // --backend: real threads, or a SimGrid-modeled machine
+enum class DeviceKind { Emulated, Cuda };    // --device: a native run's GPUs (a simulated run's are the machine file's)
 enum class Impl { Tile, Lapack, Cusolver };  // --impl: tessera's runtime, or a vendor library's peer
 Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
@@ -30,9 +30,9 @@ const char* to_string(DeviceKind d);
 const char* to_string(Impl i);
 
 // --dist: the distributions of runtime/distribution.hpp.
-inline constexpr const char* kDistMultiLevel = "multi-level";          // MultiLevelBlockCyclic (000 §3.1), the default
-inline constexpr const char* kDistBlockCyclic2D = "block-cyclic-2d";   // BlockCyclic2D: ScaLAPACK's map, host only
-inline constexpr const char* kDistColumnCyclic = "column-cyclic";      // HeteroColumnCyclic (001 §3.4), one node
+inline constexpr const char* kDistMultiLevel = "multi-level";         // MultiLevelBlockCyclic (000 §3.1), the default
+inline constexpr const char* kDistBlockCyclic2D = "block-cyclic-2d";  // BlockCyclic2D: ScaLAPACK's map, host only
+inline constexpr const char* kDistColumnCyclic = "column-cyclic";     // HeteroColumnCyclic (001 §3.4), one node
 
 // Marks --n as not given (the size then comes from --input).
 inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
@@ -46,13 +46,13 @@ struct RunConfig {
   index_t B = kUnsetSize;
   int s = 1;
   index_t b = kUnsetSize;
-  bool auto_b = false;            // --b auto: b from the host/GPU balance formula (models/balance.hpp)
-  index_t ib = 32;                // QR inner blocking
-  char precision = 'd';           // d | s
+  bool auto_b = false;   // --b auto: b from the host/GPU balance formula (models/balance.hpp)
+  index_t ib = 32;       // QR inner blocking
+  char precision = 'd';  // d | s
   int threads = 1;
   std::uint64_t seed = 1;
-  std::string input;              // Matrix Market file; empty: generated
-  std::string matrix;             // generated kind (--matrix); empty: spd for Cholesky, general for QR
+  std::string input;   // Matrix Market file; empty: generated
+  std::string matrix;  // generated kind (--matrix); empty: spd for Cholesky, general for QR
   bool check = false;
   std::size_t window = 16384;
   ReadyPolicy policy = ReadyPolicy::Priority;
@@ -101,8 +101,8 @@ struct RunResult {
   double cpu_s = 0;
   double gflops = 0;
   std::uint64_t tasks = 0;
-  std::vector<double> busy_s;  // this node's compute threads
-  double copy_s = 0;           // --impl cusolver: the matrix's copies to and from the GPU
+  std::vector<double> busy_s;     // this node's compute threads
+  double copy_s = 0;              // --impl cusolver: the matrix's copies to and from the GPU
   std::vector<DeviceStats> gpus;  // this node's GPUs
   // 001 §5.3: max / average of the devices' loads on this node, the host's
   // load being its cores' mean kernel time and a GPU's its kernel time.

@@ -50,9 +50,10 @@ int run_experiment_command(int argc, char** argv) {
 }
 
 void add_experiment_help(CLI::App& app) {
-  app.add_subcommand("experiment",
-                     "paper figures as experiments: list | run NAME [--quick] [--out DIR] [--jobs J] [--force] | plot NAME "
-                     "| report (experiments/experiment.py; see experiments/definitions/README.md)")
+  app.add_subcommand(
+         "experiment",
+         "paper figures as experiments: list | run NAME [--quick] [--out DIR] [--jobs J] [--force] | plot NAME "
+         "| report (experiments/experiment.py; see experiments/definitions/README.md)")
       ->allow_extras();
 }
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/factorization.hpp"
 #include "base/error.hpp"
 #include "base/matrix_gen.hpp"
-#include "algorithms/factorization.hpp"
 
 namespace tessera {
 namespace {
@@ -20,9 +20,10 @@ void require_symmetric(const RunConfig& c, const DenseMatrix& input) {
     for (index_t i = j + 1; i < c.n; ++i) {
       const double x = input(i, j), y = input(j, i);
       if (std::abs(x - y) > 1e-12 * std::max(std::abs(x), std::abs(y)))
-        throw InputError("--input " + c.input + ": --algo " + c.algo + " needs a symmetric matrix, but A(" + std::to_string(i + 1) + "," +
-                         std::to_string(j + 1) + ") = " + fmt::format("{:g}", x) + " differs from A(" +
-                         std::to_string(j + 1) + "," + std::to_string(i + 1) + ") = " + fmt::format("{:g}", y));
+        throw InputError("--input " + c.input + ": --algo " + c.algo + " needs a symmetric matrix, but A(" +
+                         std::to_string(i + 1) + "," + std::to_string(j + 1) + ") = " + fmt::format("{:g}", x) +
+                         " differs from A(" + std::to_string(j + 1) + "," + std::to_string(i + 1) +
+                         ") = " + fmt::format("{:g}", y));
     }
 }
 
@@ -47,10 +48,10 @@ void require_symmetric_streamed(const RunConfig& c) {
     scale += std::abs(v);
   });
   if (std::abs(rs - sr) > 1e-10 * scale)
-    throw InputError("--input " + c.input + ": --algo " + c.algo +
-                     " needs a symmetric matrix, but the file's general entries are not (r^T A s = " +
-                     fmt::format("{:.6g}", rs) + " differs from s^T A r = " + fmt::format("{:.6g}", sr) +
-                     " for random r, s)");
+    throw InputError(
+        "--input " + c.input + ": --algo " + c.algo +
+        " needs a symmetric matrix, but the file's general entries are not (r^T A s = " + fmt::format("{:.6g}", rs) +
+        " differs from s^T A r = " + fmt::format("{:.6g}", sr) + " for random r, s)");
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 // The matrix a run factors: generated (--matrix KIND, --seed; the kinds and
 // their condition numbers are in base/matrix_gen.hpp) or read from a
 // Matrix Market file (--input).
-#include "experiments/driver.hpp"
 #include "base/matrix_market.hpp"
 #include "base/tile_matrix.hpp"
+#include "experiments/driver.hpp"
 
 namespace tessera {
 

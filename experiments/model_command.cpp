@@ -6,8 +6,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "models/comm_model.hpp"
 #include "base/error.hpp"
+#include "models/comm_model.hpp"
 
 namespace tessera {
 
@@ -24,11 +24,13 @@ std::string table(const CommReport& r) {
   const char* section = chol ? "A.2.1" : "A.2.2";
   const char* peer = chol ? "PDPOTRF" : "PDGEQRF";
   const CommShape& c = r.shape;
-  std::string out = fmt::format("comm model (000 App. A.2, Table 1): {} n={} B={} s={} grid={}x{} P={}", chol ? "cholesky" : "qr",
-                                c.n, c.B, c.s, c.Pr, c.Pc, c.Pr * c.Pc);
+  std::string out = fmt::format("comm model (000 App. A.2, Table 1): {} n={} B={} s={} grid={}x{} P={}",
+                                chol ? "cholesky" : "qr", c.n, c.B, c.s, c.Pr, c.Pc, c.Pr * c.Pc);
   if (!chol) out += fmt::format(" v={}", r.v);
   out += fmt::format(" nb={}\n", r.nb);
-  const auto row = [&out](const std::string& name, double value) { out += fmt::format("{:<34} {:>20.3f}\n", name, value); };
+  const auto row = [&out](const std::string& name, double value) {
+    out += fmt::format("{:<34} {:>20.3f}\n", name, value);
+  };
   out += fmt::format("{:<34} {:>20}\n", "row", "value");
   row(fmt::format("msg   (summation, {})", section), r.msg_sum);
   row(fmt::format("msg   (closed form, {})", section), r.msg_closed);
@@ -60,7 +62,8 @@ nlohmann::json to_json(const CommReport& r) {
         {"messages_closed_form", r.msg_closed},
         {"words_summation", r.word_sum},
         {"words_closed_form", r.word_closed}}},
-      {"scalapack", {{"routine", chol ? "PDPOTRF" : "PDGEQRF"}, {"messages", r.scalapack_messages}, {"words", r.scalapack_words}}},
+      {"scalapack",
+       {{"routine", chol ? "PDPOTRF" : "PDGEQRF"}, {"messages", r.scalapack_messages}, {"words", r.scalapack_words}}},
       {"lower_bound", {{"messages", r.lower_bound_messages}, {"words", r.lower_bound_words}}},
   };
 }
@@ -77,7 +80,9 @@ ModelCommand::ModelCommand(CLI::App& app) {
   comm->add_option("--B", B_, "top-level tile size")->required();
   comm->add_option("--s", s_, "partitions of each top-level tile")->required();
   comm->add_option("--grid", grid_, "process grid PrxPc, e.g. 2x3")->required();
-  comm->add_option("--v", v_, "QR virtual tile height in tile rows; default that of tessera run for the same shape (n/(B*Pr) is the paper's analysis)");
+  comm->add_option(
+      "--v", v_,
+      "QR virtual tile height in tile rows; default that of tessera run for the same shape (n/(B*Pr) is the paper's analysis)");
   comm->add_option("--nb", nb_, "ScaLAPACK block size of the PDPOTRF/PDGEQRF rows; default B");
   comm->add_option("--json", json_path_, "also write the rows as one JSON object to FILE");
 }

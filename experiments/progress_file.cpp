@@ -12,10 +12,12 @@ namespace tessera {
 ProgressFile::ProgressFile(std::string path, RuntimeObserver* inner) : path_(std::move(path)), inner_(inner) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(path_, ec)) throw InputError("--progress-file " + path_ + ": exists already (it must mark this run alone)");
+  if (fs::exists(path_, ec))
+    throw InputError("--progress-file " + path_ + ": exists already (it must mark this run alone)");
   const fs::path parent = fs::path(path_).parent_path();
   const std::string dir = parent.empty() ? "." : parent.string();
-  if (::access(dir.c_str(), W_OK) != 0) throw InputError("--progress-file " + path_ + ": directory " + dir + " is not writable");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw InputError("--progress-file " + path_ + ": directory " + dir + " is not writable");
 }
 
 void ProgressFile::on_run_start(int threads, const Executor& executor, double now) {

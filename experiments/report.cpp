@@ -21,7 +21,8 @@ CommMax comm_max(const RunResult& r) {
 
 std::string cost_note(const RunResult& r) {
   if (r.config.machine.empty()) return "";
-  return fmt::format("simulation cost: wall {:.1f} s, peak memory {:.0f} MiB", r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+  return fmt::format("simulation cost: wall {:.1f} s, peak memory {:.0f} MiB", r.wall_s,
+                     static_cast<double>(r.peak_rss_bytes) / (1 << 20));
 }
 
 std::string summary_line(const RunResult& r, const char* backend) {
@@ -41,11 +42,13 @@ std::string summary_line(const RunResult& r, const char* backend) {
   if (c.gpus > 0) {
     std::size_t peak = 0;
     for (const DeviceStats& d : r.gpus) peak = std::max(peak, d.peak_bytes);
-    grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, r.imbalance, static_cast<double>(peak) / (1 << 20));
+    grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, r.imbalance,
+                        static_cast<double>(peak) / (1 << 20));
   }
-  return fmt::format("{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}",
-                     c.algo, to_string(c.impl), c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s,
-                     r.gflops, res, verdict);
+  return fmt::format(
+      "{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}", c.algo,
+      to_string(c.impl), c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s, r.gflops,
+      res, verdict);
 }
 
 std::string result_json(const RunResult& r, const char* backend) {
@@ -91,8 +94,11 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["node_time_s"] = r.node_time_s;
     nlohmann::json per = nlohmann::json::array();
     for (const CommStats& s : r.comm)
-      per.push_back({{"messages_sent", s.messages_sent}, {"words_sent", s.words_sent}, {"bytes_sent", s.bytes_sent},
-                     {"messages_received", s.messages_received}, {"words_received", s.words_received},
+      per.push_back({{"messages_sent", s.messages_sent},
+                     {"words_sent", s.words_sent},
+                     {"bytes_sent", s.bytes_sent},
+                     {"messages_received", s.messages_received},
+                     {"words_received", s.words_received},
                      {"bytes_received", s.bytes_received}});
     const CommMax mx = comm_max(r);
     j["comm"] = {{"per_node", per},
@@ -107,9 +113,16 @@ std::string result_json(const RunResult& r, const char* backend) {
     nlohmann::json per = nlohmann::json::array();
     for (std::size_t g = 0; g < r.gpus.size(); ++g) {
       const DeviceStats& d = r.gpus[g];
-      per.push_back({{"gpu", g + 1}, {"busy_s", d.busy_s}, {"peak_bytes", d.peak_bytes}, {"bytes_at_end", d.bytes_at_end},
-                     {"copies_in", d.copies_in}, {"bytes_in", d.bytes_in}, {"copies_out", d.copies_out}, {"bytes_out", d.bytes_out},
-                     {"evictions", d.evictions}, {"bytes_written_back", d.bytes_written_back}});
+      per.push_back({{"gpu", g + 1},
+                     {"busy_s", d.busy_s},
+                     {"peak_bytes", d.peak_bytes},
+                     {"bytes_at_end", d.bytes_at_end},
+                     {"copies_in", d.copies_in},
+                     {"bytes_in", d.bytes_in},
+                     {"copies_out", d.copies_out},
+                     {"bytes_out", d.bytes_out},
+                     {"evictions", d.evictions},
+                     {"bytes_written_back", d.bytes_written_back}});
     }
     j["gpu_stats"] = per;
     j["imbalance_ratio"] = r.imbalance;

@@ -52,8 +52,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (input) {
     const bool n_differs = c.n != kUnsetSize && c.n != input->n, m_differs = c.m != kUnsetSize && c.m != input->m;
     if (n_differs || m_differs)
-      throw InputError("--input " + c.input + " holds a " + std::to_string(input->m) + " x " + std::to_string(input->n) +
-                       " matrix, but --" + (m_differs ? "m " + std::to_string(c.m) : "n " + std::to_string(c.n)) +
+      throw InputError("--input " + c.input + " holds a " + std::to_string(input->m) + " x " +
+                       std::to_string(input->n) + " matrix, but --" +
+                       (m_differs ? "m " + std::to_string(c.m) : "n " + std::to_string(c.n)) +
                        " asks for another size");
     c.m = input->m;
     c.n = input->n;
@@ -93,10 +94,12 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
-  if (c.phantom && c.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(c.impl)) + " has no tasks to simulate: use --impl tile");
+  if (c.phantom && c.impl != Impl::Tile)
+    throw InputError("--impl " + std::string(to_string(c.impl)) + " has no tasks to simulate: use --impl tile");
   validate_test_fault(c);
   if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
-  if (c.gpus > 0 && c.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(c.impl)) + " runs on the CPU only: GPUs need --impl tile");
+  if (c.gpus > 0 && c.impl != Impl::Tile)
+    throw InputError("--impl " + std::string(to_string(c.impl)) + " runs on the CPU only: GPUs need --impl tile");
   if (c.pr < 1 || c.pc < 1)
     throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + ": Pr and Pc must be >= 1");
   if (c.v != RunConfig::kUnsetV && c.v < 1)
@@ -109,9 +112,11 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   resolve_distribution(c);
   if (c.network) {
     if (c.pr * c.pc != c.network->nodes())
-      throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " + std::to_string(c.pr * c.pc) +
-                       " nodes, but the run has " + std::to_string(c.network->nodes()));
-    if (c.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(c.impl)) + " runs on one node: distributed runs use --impl tile");
+      throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " +
+                       std::to_string(c.pr * c.pc) + " nodes, but the run has " + std::to_string(c.network->nodes()));
+    if (c.impl != Impl::Tile)
+      throw InputError("--impl " + std::string(to_string(c.impl)) +
+                       " runs on one node: distributed runs use --impl tile");
   }
   resolve_matrix(c, input);
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
@@ -119,7 +124,6 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   // memory it has (OutOfMemory), before anything is allocated.
   preflight::check_run(c);
 }
-
 
 RuntimeOptions runtime_options(const RunConfig& c) {
   RuntimeOptions opt;
@@ -148,8 +152,10 @@ E parse_choice(const char* option, const std::string& name, const std::pair<cons
 }
 
 constexpr std::pair<const char*, Backend> kBackends[] = {{"native", Backend::Native}, {"sim", Backend::Sim}};
-constexpr std::pair<const char*, DeviceKind> kDevices[] = {{"emulated", DeviceKind::Emulated}, {"cuda", DeviceKind::Cuda}};
-constexpr std::pair<const char*, Impl> kImpls[] = {{"tile", Impl::Tile}, {"lapack", Impl::Lapack}, {"cusolver", Impl::Cusolver}};
+constexpr std::pair<const char*, DeviceKind> kDevices[] = {{"emulated", DeviceKind::Emulated},
+                                                           {"cuda", DeviceKind::Cuda}};
+constexpr std::pair<const char*, Impl> kImpls[] = {
+    {"tile", Impl::Tile}, {"lapack", Impl::Lapack}, {"cusolver", Impl::Cusolver}};
 
 template <class E, std::size_t N>
 const char* name_of(E e, const std::pair<const char*, E> (&choices)[N]) {

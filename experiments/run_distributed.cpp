@@ -21,8 +21,13 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
   std::vector<double> v(static_cast<std::size_t>(P) * kFields, 0.0);
   double* mine = v.data() + static_cast<std::size_t>(self) * kFields;
   const CommStats& c = st.comm;
-  const double fields[kFields] = {st.elapsed_s, double(c.messages_sent), double(c.words_sent), double(c.bytes_sent),
-                                  double(c.messages_received), double(c.words_received), double(c.bytes_received)};
+  const double fields[kFields] = {st.elapsed_s,
+                                  double(c.messages_sent),
+                                  double(c.words_sent),
+                                  double(c.bytes_sent),
+                                  double(c.messages_received),
+                                  double(c.words_received),
+                                  double(c.bytes_received)};
   std::copy(fields, fields + kFields, mine);
   net.allreduce_sum(v);
   r.node = self;
@@ -51,8 +56,8 @@ void require_fits(const DataStore& store, std::size_t n_data, const Placement& w
     if (l.node != self || l.device == 0) continue;
     const platform::Device& d = *gpus[l.device - 1];
     if (store.bytes(static_cast<DataId>(x)) > d.capacity())
-      throw InputError(fmt::format("a tile of {} bytes does not fit in the {} bytes of {}: use a smaller --B", store.bytes(static_cast<DataId>(x)),
-                                   d.capacity(), d.name()));
+      throw InputError(fmt::format("a tile of {} bytes does not fit in the {} bytes of {}: use a smaller --B",
+                                   store.bytes(static_cast<DataId>(x)), d.capacity(), d.name()));
   }
 }
 
@@ -153,9 +158,8 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
     RuntimeOptions copt = opt;
     copt.observer = nullptr;
     copt.model = nullptr;
-    const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w) {
-      run_graph(n, g, ex, store, w, copt);
-    };
+    const DistGraphRun check_run = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store,
+                                       const Placement& w) { run_graph(n, g, ex, store, w, copt); };
     const SumOverNodes sum = [&](std::vector<double>& v) { net.allreduce_sum(v); };
     r.residuals = data->residual_distributed(*original, dist, self, check_run, sum);
   }

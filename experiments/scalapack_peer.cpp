@@ -44,8 +44,8 @@ void Cblacs_gridexit(int context);
 void Cblacs_exit(int not_done);
 
 int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ictxt, const int* lld, int* info);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
+               const int* ictxt, const int* lld, int* info);
 
 void pdpotrf_(const char* uplo, const int* n, double* a, const int* ia, const int* ja, const int* desca, int* info,
               std::size_t uplo_len);
@@ -174,8 +174,8 @@ std::uint64_t splitmix64(std::uint64_t x) {
 // Entry (i, j) uniform in [-0.5, 0.5), a pure function of the seed and the
 // global indices: reproducible whatever the grid, NB or rank count.
 double entry(std::uint64_t seed, std::int64_t i, std::int64_t j) {
-  const std::uint64_t h = splitmix64(splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(i)) ^
-                                     static_cast<std::uint64_t>(j));
+  const std::uint64_t h =
+      splitmix64(splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(i)) ^ static_cast<std::uint64_t>(j));
   return static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
 }
 
@@ -336,8 +336,8 @@ int run(const Options& opt, int rank) {
 
   if (status == 0 && rank == 0) {
     const double gflops = time_s > 0 ? flop_count(opt.algo, n) / time_s * 1e-9 : 0.0;
-    std::string line = fmt::format("scalapack {} n={} nb={} grid={}x{} time={:.4f}s gflops={:.2f}", opt.algo, n,
-                                   opt.nb, opt.prow, opt.pcol, time_s, gflops);
+    std::string line = fmt::format("scalapack {} n={} nb={} grid={}x{} time={:.4f}s gflops={:.2f}", opt.algo, n, opt.nb,
+                                   opt.prow, opt.pcol, time_s, gflops);
     if (residual) line += fmt::format(" residual={:.3g} {}", *residual, passed ? "ok" : "FAILED");
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);

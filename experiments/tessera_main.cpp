@@ -10,32 +10,31 @@
 
 #include <chrono>
 #include <cstdio>
-#include <sstream>
-#include <thread>
-#include <tuple>
-#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <thread>
+#include <tuple>
+#include <unistd.h>
 #include <vector>
 
 #include "algorithms/factorization.hpp"
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate.hpp"
 #include "experiments/driver.hpp"
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
 #include "experiments/progress_file.hpp"
-#include "experiments/calibrate.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/comm_model.hpp"
 #include "models/kernel_model.hpp"
-#include "base/kernel_table.hpp"
 #include "models/machine.hpp"
 #include "platform/native/mpi_network.hpp"
 #include "platform/native/native_platform.hpp"
-#include "base/error.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
-#include "base/error.hpp"
 #include "runtime/trace.hpp"
 
 namespace {
@@ -44,8 +43,8 @@ struct BackendOptions {
   tessera::Backend backend = tessera::Backend::Native;
   std::string machine;
   bool sim_data = false;
-  int nodes = 0;  // simulated nodes; 0: the grid's
-  std::size_t gpu_memory = 0;  // simulated GPUs' memory in bytes (--gpu-memory); 0: the machine file's
+  int nodes = 0;                    // simulated nodes; 0: the grid's
+  std::size_t gpu_memory = 0;       // simulated GPUs' memory in bytes (--gpu-memory); 0: the machine file's
   bool threads_from_cores = false;  // --threads not given with --gpus: from the node's cores
 };
 
@@ -80,8 +79,9 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
            " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)";
   } catch (const std::bad_alloc&) {
     const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
-    return fmt::format("tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB", m,
-                       n, m, n, cfg.precision, m * n * (cfg.precision == 's' ? 4 : 8) / 1073741824.0);
+    return fmt::format(
+        "tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB", m, n, m, n,
+        cfg.precision, m * n * (cfg.precision == 's' ? 4 : 8) / 1073741824.0);
   } catch (const std::exception& x) {
     return (tessera::exit_status_of(e) == 5 ? "tessera: internal error: " : "tessera: error: ") + std::string(x.what());
   } catch (...) {
@@ -101,7 +101,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (b.backend == Backend::Native) {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
       throw InputError("--machine, --nodes and --sim-data describe a simulated run: add --backend sim");
-    if (b.threads_from_cores) cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
+    if (b.threads_from_cores)
+      cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
     platform::NativePlatform native;
     backend_name = native.backend_name();
     if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
@@ -110,8 +111,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     if (net.nodes() != cfg.pr * cfg.pc) {
       // Every rank finds this: each prints it, and none exits before all
       // have (mpirun kills the others when the first exits non-zero).
-      say_error(fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})", cfg.pr,
-                            cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
+      say_error(fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})",
+                            cfg.pr, cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
                             net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc));
       std::vector<double> all_printed{0.0};
       net.allreduce_sum(all_printed);
@@ -150,12 +151,15 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     }
   }
   if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
-  if (cfg.impl != Impl::Tile) throw InputError("--impl " + std::string(to_string(cfg.impl)) + " cannot be simulated: only --impl tile runs as tasks");
+  if (cfg.impl != Impl::Tile)
+    throw InputError("--impl " + std::string(to_string(cfg.impl)) +
+                     " cannot be simulated: only --impl tile runs as tasks");
   const platform::Machine machine = platform::Machine::load(b.machine);
   if (b.threads_from_cores) cfg.threads = default_threads(machine.node.cores, cfg.gpus);
   if (cfg.threads > machine.node.cores)
     throw InputError("--threads " + std::to_string(cfg.threads) + " exceeds the " + std::to_string(machine.node.cores) +
-                     " cores per node of " + b.machine + " (node.cores.count): a simulated node runs at most one "
+                     " cores per node of " + b.machine +
+                     " (node.cores.count): a simulated node runs at most one "
                      "compute thread per core");
   cfg.model = &machine.core_model(cfg.threads);
   cfg.phantom = !b.sim_data;
@@ -164,11 +168,11 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (b.nodes != 0 && b.nodes != P)
     throw InputError(fmt::format("--nodes {} differs from the {} nodes of --grid {}x{}", b.nodes, P, cfg.pr, cfg.pc));
   if (P > machine.nodes)
-    throw InputError(fmt::format("--grid {}x{} needs {} nodes, but machine file {} has {} (\"nodes\": {})", cfg.pr, cfg.pc, P,
-                                 b.machine, machine.nodes, machine.nodes));
+    throw InputError(fmt::format("--grid {}x{} needs {} nodes, but machine file {} has {} (\"nodes\": {})", cfg.pr,
+                                 cfg.pc, P, b.machine, machine.nodes, machine.nodes));
   if (cfg.gpus > machine.node.gpus.count)
-    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", cfg.gpus, machine.node.gpus.count,
-                                 b.machine));
+    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", cfg.gpus,
+                                 machine.node.gpus.count, b.machine));
   if (cfg.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
   // One simulation per process: this one (see simgrid_platform.hpp).
   platform::Simulation sim(machine);
@@ -374,16 +378,19 @@ int main(int argc, char** argv) {
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   BackendOptions backend;
   std::string impl_name = "tile", backend_choice = "native", device_name = "emulated";
-  auto* run = app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
+  auto* run =
+      app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   run->add_option("--B", cfg.B, "top-level tile size B; default chosen from n and threads");
-  run->add_option("--s", cfg.s, "tile columns per top-level tile (s-1 narrow ones of width b, one remainder); default 1");
+  run->add_option("--s", cfg.s,
+                  "tile columns per top-level tile (s-1 narrow ones of width b, one remainder); default 1");
   std::string b_opt;
-  run->add_option("--b", b_opt,
-                  "width of the narrow tile columns, or auto (with --gpus: balance the host's columns against the GPUs', "
-                  "000 App. A.1); default B/(2s)");
+  run->add_option(
+      "--b", b_opt,
+      "width of the narrow tile columns, or auto (with --gpus: balance the host's columns against the GPUs', "
+      "000 App. A.1); default B/(2s)");
   run->add_option("--ib", cfg.ib, "QR inner blocking; default 32");
   run->add_option("--precision", precision, "d | s");
   auto* threads_opt = run->add_option(
@@ -399,15 +406,18 @@ int main(int argc, char** argv) {
   run->add_option("--matrix", cfg.matrix,
                   "generated matrix: spd (Cholesky's default) | graded (rows and columns over 6 orders of magnitude) | "
                   "illcond (condition 1e12; 1e5 in single) | rankdef (QR: rank n/2) | general (QR's default)");
-  run->add_option("--impl", impl_name, "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
+  run->add_option(
+      "--impl", impl_name,
+      "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
   run->add_option("--window", cfg.window, "task window capacity (unfinished tasks); default 16384");
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;
-  run->add_option("--grid", grid,
-                  "PrxPc node grid of a distributed run (multi-level block-cyclic distribution): one MPI process per node "
-                  "under mpirun, or simulated nodes with --backend sim; default 1x1");
+  run->add_option(
+      "--grid", grid,
+      "PrxPc node grid of a distributed run (multi-level block-cyclic distribution): one MPI process per node "
+      "under mpirun, or simulated nodes with --backend sim; default 1x1");
   run->add_option("--v", cfg.v,
                   "QR virtual tile height in tile rows (000 App. A.2.2): v adjacent tile rows on one node; default "
                   "max(1, p/(8*Pr)) for p tile rows, 1 on one node row");
@@ -417,23 +427,29 @@ int main(int argc, char** argv) {
                   "only) | column-cyclic (001 §3.4, one node); default multi-level");
   run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
   run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");
-  run->add_option("--device", device_name,
-                  "kind of the GPUs of a native run: emulated (host memory, copies timed by --gpu-bandwidth/--gpu-latency, "
-                  "kernels on a CPU core) | cuda; default emulated");
+  run->add_option(
+      "--device", device_name,
+      "kind of the GPUs of a native run: emulated (host memory, copies timed by --gpu-bandwidth/--gpu-latency, "
+      "kernels on a CPU core) | cuda; default emulated");
   auto* device_opt = run->get_option("--device");
-  auto* gpu_memory_opt = run->add_option("--gpu-memory", cfg.emulated.memory_bytes, "bytes of memory of each emulated GPU (default 4 GiB), or of each simulated GPU (default: the machine file's)");
+  auto* gpu_memory_opt = run->add_option(
+      "--gpu-memory", cfg.emulated.memory_bytes,
+      "bytes of memory of each emulated GPU (default 4 GiB), or of each simulated GPU (default: the machine file's)");
   auto* gpu_bw_opt = run->add_option("--gpu-bandwidth", cfg.emulated.bandwidth_Bps,
                                      "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
-  auto* gpu_lat_opt = run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
-  run->add_flag("--keep-tiles", cfg.keep_tiles, "ignore Release_Tile: keep every GPU copy to the end (to compare peak memory)");
+  auto* gpu_lat_opt =
+      run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
+  run->add_flag("--keep-tiles", cfg.keep_tiles,
+                "ignore Release_Tile: keep every GPU copy to the end (to compare peak memory)");
   run->add_option("--progress-file", progress_path,
                   "create FILE (empty) once the factorization's first task has finished: a marker for scripts and "
                   "tests that act while a run factors; FILE must not exist yet");
   run->add_option("--test-fault", cfg.test_fault,
                   "test only: corrupt-factor (perturb the factor before --check, which then fails: exit 1) | "
                   "internal-error (raise an internal error after the factorization: exit 5)");
-  run->add_flag("--sim-data", backend.sim_data,
-                "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
+  run->add_flag(
+      "--sim-data", backend.sim_data,
+      "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
 
   CalibrateOptions cal;
   auto* calibrate = app.add_subcommand(
@@ -444,12 +460,18 @@ int main(int argc, char** argv) {
                         "measure with 1..T threads running kernels concurrently (one model per T); default 1");
   calibrate->add_option("--precision", cal.precisions, "precisions, comma-separated; default d,s");
   calibrate->add_flag("--quick", cal.quick, "fewer square sizes (128, 256, 384) and shorter timing");
-  calibrate->add_option("--kernels", cal.kernels, "only these kernels (comma-separated: " + tessera::kernel_keys_text(tessera::KernelKeys::kCalibrated) + ")")->delimiter(',');
-  auto* sizes_opt = calibrate->add_option("--sizes", cal.sizes, "square tile sizes B; default 64,128,192,256,320,384,512")
-                        ->delimiter(',');
-  auto* for_n_opt = calibrate->add_option("--for-n", cal.for_n,
-                                          "also every tile shape the runtime's default tiles give for these N; default "
-                                          "2048,4096,8192; 0: none")
+  calibrate
+      ->add_option(
+          "--kernels", cal.kernels,
+          "only these kernels (comma-separated: " + tessera::kernel_keys_text(tessera::KernelKeys::kCalibrated) + ")")
+      ->delimiter(',');
+  auto* sizes_opt =
+      calibrate->add_option("--sizes", cal.sizes, "square tile sizes B; default 64,128,192,256,320,384,512")
+          ->delimiter(',');
+  auto* for_n_opt = calibrate
+                        ->add_option("--for-n", cal.for_n,
+                                     "also every tile shape the runtime's default tiles give for these N; default "
+                                     "2048,4096,8192; 0: none")
                         ->delimiter(',');
   calibrate->add_flag("--list", cal.list, "print the shapes that would be measured and exit");
 
@@ -491,7 +513,8 @@ int main(int argc, char** argv) {
     if (backend.backend == tessera::Backend::Sim)
       for (const CLI::Option* o : {device_opt, gpu_bw_opt, gpu_lat_opt})
         if (o->count() > 0)
-          throw tessera::InputError(o->get_name() + " describes the GPUs of a native run; a simulated GPU is the machine file's");
+          throw tessera::InputError(o->get_name() +
+                                    " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path);
     if (*calibrate) {

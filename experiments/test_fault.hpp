@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "experiments/driver.hpp"
 #include "base/error.hpp"
 #include "base/tile_matrix.hpp"
+#include "experiments/driver.hpp"
 
 namespace tessera {
 

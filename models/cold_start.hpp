@@ -38,7 +38,9 @@ class ColdStartModel final : public KernelTimeModel {
     const double base = inner_.seconds(s);
     return base + state_->extra(inner_, s, now, base);
   }
-  double first_call_s(std::uint16_t kernel, char precision) const override { return inner_.first_call_s(kernel, precision); }
+  double first_call_s(std::uint16_t kernel, char precision) const override {
+    return inner_.first_call_s(kernel, precision);
+  }
   double start_s() const override { return inner_.start_s(); }
 
  private:

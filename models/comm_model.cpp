@@ -7,8 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include "runtime/distribution.hpp"
 #include "base/error.hpp"
+#include "runtime/distribution.hpp"
 
 namespace tessera {
 

@@ -116,8 +116,8 @@ enum class CommAlgo { Cholesky, Qr };
 struct CommReport {
   CommAlgo algo = CommAlgo::Cholesky;
   CommShape shape;
-  double v = 0;         // QR's virtual tile height used (0 for Cholesky)
-  std::int64_t nb = 0;  // ScaLAPACK block size used
+  double v = 0;                                                       // QR's virtual tile height used (0 for Cholesky)
+  std::int64_t nb = 0;                                                // ScaLAPACK block size used
   double msg_sum = 0, msg_closed = 0, word_sum = 0, word_closed = 0;  // tessera (A.2.1 or A.2.2)
   double scalapack_messages = 0, scalapack_words = 0;                 // PDPOTRF or PDGEQRF (Table 1)
   double lower_bound_messages = 0, lower_bound_words = 0;             // Table 1

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "base/json_fields.hpp"
 #include "base/kernel_table.hpp"
-#include "base/error.hpp"
 
 namespace tessera::models {
 
@@ -21,8 +21,8 @@ double EfficiencyCurve::at(double size) const {
   if (points_.empty()) return 1.0;
   if (size <= points_.front().first) return points_.front().second;
   if (size >= points_.back().first) return points_.back().second;
-  const auto hi = std::lower_bound(points_.begin(), points_.end(), size,
-                                   [](const auto& p, double s) { return p.first < s; });
+  const auto hi =
+      std::lower_bound(points_.begin(), points_.end(), size, [](const auto& p, double s) { return p.first < s; });
   const auto lo = hi - 1;
   const double f = (size - lo->first) / (hi->first - lo->first);
   return lo->second + f * (hi->second - lo->second);

@@ -39,8 +39,7 @@ double cpu_column_fraction(int cores, double g1, double g2) {
 
 std::int64_t cpu_block_columns(std::int64_t n_k, int cores, double g1, double g2) {
   if (n_k < 1)
-    throw std::invalid_argument("LU split (002 eq. 1): N_K (block columns) = " + std::to_string(n_k) +
-                                " must be >= 1");
+    throw std::invalid_argument("LU split (002 eq. 1): N_K (block columns) = " + std::to_string(n_k) + " must be >= 1");
   const double exact = static_cast<double>(n_k) * cpu_column_fraction(cores, g1, g2);
   // Down, but an integer in exact arithmetic stays that integer.
   const auto d = static_cast<std::int64_t>(std::floor(exact * (1 + 1e-9)));

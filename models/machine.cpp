@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "base/json_fields.hpp"
 #include "models/kernel_model.hpp"
-#include "base/error.hpp"
 
 namespace tessera::platform {
 
@@ -21,7 +21,8 @@ void require_model(const Machine& m, const JsonFields& f, const std::string& key
   if (!m.models.count(name)) {
     std::string known;
     for (const auto& [n, _] : m.models) known += (known.empty() ? "" : ", ") + n;
-    f.fail(key, f.require(key), "unknown kernel model (this file's kernel_models: " + (known.empty() ? "none" : known) + ")");
+    f.fail(key, f.require(key),
+           "unknown kernel model (this file's kernel_models: " + (known.empty() ? "none" : known) + ")");
   }
 }
 

@@ -36,7 +36,9 @@ std::string MultiLevelBlockCyclic::name() const {
 }
 
 int default_virtual_tile_height(int p, int Pr) {
-  if (p < 1 || Pr < 1) throw InputError("virtual tile height of " + std::to_string(p) + " tile rows on " + std::to_string(Pr) + " node rows");
+  if (p < 1 || Pr < 1)
+    throw InputError("virtual tile height of " + std::to_string(p) + " tile rows on " + std::to_string(Pr) +
+                     " node rows");
   if (Pr == 1) return 1;  // one node row: nothing crosses a node boundary
   return std::max(1, p / (8 * Pr));
 }

@@ -86,7 +86,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         TaskDesc seen;
         if (obs) {
           seen = t->desc;
-          for (int x = 0; x < seen.n_access; ++x) seen.access[x].data = static_cast<DataId>(seen.access[x].data % s.n_data);
+          for (int x = 0; x < seen.n_access; ++x)
+            seen.access[x].data = static_cast<DataId>(seen.access[x].data % s.n_data);
           obs->on_task_start(w, seen, a);
         }
         try {
@@ -128,8 +129,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   }
   // The device communication thread (000 §5.4): moves copies from the
   // mailboxes to idle streams, and FIREs the copies the devices report done.
-  if (G > 0)
-    platform_.spawn("gpu-comm", [&] { device_communication(s, platform_, obs); });
+  if (G > 0) platform_.spawn("gpu-comm", [&] { device_communication(s, platform_, obs); });
   platform_.join_all();
   if (networked) dist->network->stop();
   for (int g = 1; g <= G; ++g) {
@@ -172,4 +172,3 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
 }
 
 }  // namespace tessera
-

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/task.hpp"
 #include "kernels/tile_kernels_api.hpp"
 #include "platform/device.hpp"
 #include "platform/kernel_time_model.hpp"
@@ -15,7 +16,6 @@
 #include "platform/platform.hpp"
 #include "runtime/protocol.hpp"
 #include "runtime/ready_queue.hpp"
-#include "base/task.hpp"
 
 namespace tessera {
 
@@ -25,8 +25,7 @@ namespace tessera {
 class WorkerContext {
  public:
   // A CPU worker: the kernels of its core (Platform::core_kernels), which it owns.
-  WorkerContext(int id, kernels::KernelPair own)
-      : id_(id), own_(std::move(own)), d_(own_.d.get()), s_(own_.s.get()) {}
+  WorkerContext(int id, kernels::KernelPair own) : id_(id), own_(std::move(own)), d_(own_.d.get()), s_(own_.s.get()) {}
   // A GPU manager: the device's kernels.
   WorkerContext(int id, int device, kernels::TileKernels<double>& d, kernels::TileKernels<float>& s)
       : id_(id), device_(device), d_(&d), s_(&s) {}
@@ -78,11 +77,13 @@ class RuntimeObserver {
   virtual void on_task_end(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
   // A copy between the host and GPU `gpu` (1-based) of datum d ended; called
   // on the device communication thread.
-  virtual void on_copy(int /*gpu*/, bool /*to_device*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/, double /*end*/) {}
+  virtual void on_copy(int /*gpu*/, bool /*to_device*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/,
+                       double /*end*/) {}
   // A message from node `from` carrying datum d arrived at node `to` (this
   // node) at `end`, after `end - start` seconds in transit as the network
   // measured it (Message::transit_s); called on the communication thread.
-  virtual void on_message(int /*from*/, int /*to*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/, double /*end*/) {}
+  virtual void on_message(int /*from*/, int /*to*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/,
+                          double /*end*/) {}
 };
 
 // The data a distributed run moves between nodes, as one node holds them.
@@ -127,9 +128,9 @@ struct GpuContext {
 
 // What a run did on one GPU.
 struct DeviceStats {
-  double busy_s = 0;                // manager thread: time in kernels
-  std::size_t peak_bytes = 0;       // most device memory in use at once
-  std::size_t bytes_at_end = 0;     // left allocated by the task graph (0 with Release_Tile; run() then frees it)
+  double busy_s = 0;             // manager thread: time in kernels
+  std::size_t peak_bytes = 0;    // most device memory in use at once
+  std::size_t bytes_at_end = 0;  // left allocated by the task graph (0 with Release_Tile; run() then frees it)
   std::uint64_t copies_in = 0, bytes_in = 0, copies_out = 0, bytes_out = 0;
   // Copies freed before their Release_Tile to keep the GPU within its memory
   // (least recently used first), and the bytes of those written back first
@@ -157,7 +158,7 @@ struct RuntimeOptions {
   int threads = 1;                      // compute threads
   std::size_t window_capacity = 16384;  // unfinished tasks held at most
   ReadyPolicy policy = ReadyPolicy::Priority;
-  std::uint64_t seed = 1;               // for ReadyPolicy::Random
+  std::uint64_t seed = 1;  // for ReadyPolicy::Random
   RuntimeObserver* observer = nullptr;
   // When set, every kernel's modeled duration is handed to the platform
   // (a simulated platform advances its clock by it).

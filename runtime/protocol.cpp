@@ -41,7 +41,8 @@ void node_instances(const TaskDesc& t, const Placement& where, int self, std::ve
       }
       if (self == x.node) out.push_back({InstanceKind::SinkMinorOutput, a, m});
       if (self == m.node)
-        out.push_back({same_node ? InstanceKind::IntraNodeSourceMinorOutput : InstanceKind::InterNodeSourceMinorOutput, a, x});
+        out.push_back(
+            {same_node ? InstanceKind::IntraNodeSourceMinorOutput : InstanceKind::InterNodeSourceMinorOutput, a, x});
     }
   }
 }

@@ -21,8 +21,8 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/distribution.hpp"
 #include "base/task.hpp"
+#include "runtime/distribution.hpp"
 
 namespace tessera {
 

@@ -48,7 +48,8 @@ void ProtocolSink::insert(const TaskDesc& t) {
     touches |= loc_[a].node == d_.self || writer_[x] == d_.self;
   }
   const int main = t.main_output();
-  if (main < 0) throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
+  if (main < 0)
+    throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
   const int at = loc_[main].node;  // rule 1: where the task runs
   pin_floor_ = clock_;
   if (touches) {
@@ -198,10 +199,10 @@ void ProtocolSink::reserve(DataId x, int g, std::int32_t prio) {
   auto& lru = lru_[g - 1];
   while (planned_[g - 1] + bytes > budget_[g - 1]) {
     if (lru.empty() || lru.begin()->first > pin_floor_)
-      throw DeviceOutOfMemory(s_.gpus[g - 1].device->name() + ": out of memory: a buffer of " +
-                                        std::to_string(bytes) + " bytes does not fit (" + std::to_string(planned_[g - 1]) +
-                                        " of " + std::to_string(budget_[g - 1]) +
-                                        " bytes hold the other tiles of the task that needs it)");
+      throw DeviceOutOfMemory(s_.gpus[g - 1].device->name() + ": out of memory: a buffer of " + std::to_string(bytes) +
+                              " bytes does not fit (" + std::to_string(planned_[g - 1]) + " of " +
+                              std::to_string(budget_[g - 1]) +
+                              " bytes hold the other tiles of the task that needs it)");
     evict(lru.begin()->second, g, prio);
   }
   planned_[g - 1] += bytes;

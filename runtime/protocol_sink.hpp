@@ -41,8 +41,8 @@
 // and the GPU's buffer freed.
 #include <cstdint>
 #include <set>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/protocol.hpp"
@@ -101,7 +101,8 @@ class ProtocolSink final : public TaskSink {
   void evict(DataId y, int g, std::int32_t prio);
   // Frees device dev's copy of x (not the host memory of this node's own data) after its readers.
   void drop(DataId x, int dev);
-  static TaskDesc comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own, std::int32_t prio);
+  static TaskDesc comm_task(std::uint16_t kernel, int peer, DataId x, std::uint32_t version, bool own,
+                            std::int32_t prio);
   void append(const TaskDesc& d);
 
   RunState& s_;

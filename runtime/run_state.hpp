@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "runtime/node_runtime.hpp"
 #include "base/spinlock.hpp"
+#include "runtime/node_runtime.hpp"
 #include "runtime/task_window.hpp"
 
 namespace tessera::detail {
@@ -107,7 +107,8 @@ struct RunState {
 
   // Starts a copy task on its stream: allocates the GPU's buffer on first
   // arrival and points the GPU's tile tables at it.
-  void start_copy(const TaskDesc& d, int stream, std::vector<platform::HostRange>& ranges, platform::Device::CopyDone done) {
+  void start_copy(const TaskDesc& d, int stream, std::vector<platform::HostRange>& ranges,
+                  platform::Device::CopyDone done) {
     const int g = d.arg[0];
     const DataId x = static_cast<DataId>(d.arg[1]);
     const bool to_device = d.arg[3] != 0;
@@ -116,7 +117,9 @@ struct RunState {
     std::byte*& buf = buffers[g - 1][x];
     const std::size_t bytes = dist->store->bytes(x);
     if (!buf) {
-      if (!to_device) throw std::logic_error("GPU " + std::to_string(g) + " holds no copy of datum " + std::to_string(x) + " to copy back");
+      if (!to_device)
+        throw std::logic_error("GPU " + std::to_string(g) + " holds no copy of datum " + std::to_string(x) +
+                               " to copy back");
       buf = dev.allocate(bytes);
       gpu_stats[g - 1].allocated(bytes);
       gc.tables->point_at(x, buf);
@@ -188,7 +191,8 @@ struct RunState {
   std::unordered_map<std::uint64_t, platform::Message> arrived;
 
   static std::uint64_t key(const TaskDesc& d) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.arg[1])) << 32) | static_cast<std::uint32_t>(d.arg[2]);
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.arg[1])) << 32) |
+           static_cast<std::uint32_t>(d.arg[2]);
   }
 
   // A task whose inputs are all available: compute tasks go to the ready

@@ -7,10 +7,7 @@
 namespace tessera {
 
 TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform)
-    : lists_(n_data),
-      slots_(capacity),
-      free_mutex_(platform.make_mutex()),
-      free_cond_(platform.make_condition()) {
+    : lists_(n_data), slots_(capacity), free_mutex_(platform.make_mutex()), free_cond_(platform.make_condition()) {
   if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
   free_.reserve(capacity);
   for (std::size_t k = capacity; k-- > 0;) free_.push_back(&slots_[k]);

@@ -20,9 +20,9 @@
 #include <memory>
 #include <vector>
 
-#include "platform/platform.hpp"
 #include "base/spinlock.hpp"
 #include "base/task.hpp"
+#include "platform/platform.hpp"
 
 namespace tessera {
 
@@ -39,8 +39,8 @@ struct TaskEntry {
 
 struct Task {
   TaskDesc desc;
-  std::uint64_t seq = 0;              // position in serial order
-  std::atomic<int> pending{0};        // unavailable inputs (+1 while being appended)
+  std::uint64_t seq = 0;        // position in serial order
+  std::atomic<int> pending{0};  // unavailable inputs (+1 while being appended)
   TaskEntry entry[kMaxAccesses];
 };
 

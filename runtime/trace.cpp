@@ -10,8 +10,8 @@
 #include <ostream>
 #include <tuple>
 
-#include "base/kernel_table.hpp"
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
 
 namespace tessera {
 
@@ -125,7 +125,8 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
     std::lock_guard lk(transfer_lock_);
     transfers = transfers_;
   }
-  for (std::size_t e = 0; e < transfers.size(); ++e) order.push_back({transfers[e].start, transfers[e].thread, e, true});
+  for (std::size_t e = 0; e < transfers.size(); ++e)
+    order.push_back({transfers[e].start, transfers[e].thread, e, true});
   std::stable_sort(order.begin(), order.end(), [](const Ref& a, const Ref& b) {
     return std::tie(a.start, a.tid, a.transfer, a.index) < std::tie(b.start, b.tid, b.transfer, b.index);
   });
@@ -133,7 +134,9 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
   // Whole nanoseconds since the origin, printed as microseconds: the end of
   // one event and the start of the next on a worker never cross by rounding.
   const auto ns = [&](double t) { return static_cast<long long>(std::llround((t - origin_) * 1e9)); };
-  const auto micro = [](long long n) { return fmt::format("{}{}.{:03d}", n < 0 ? "-" : "", std::llabs(n) / 1000, static_cast<int>(std::llabs(n) % 1000)); };
+  const auto micro = [](long long n) {
+    return fmt::format("{}{}.{:03d}", n < 0 ? "-" : "", std::llabs(n) / 1000, static_cast<int>(std::llabs(n) % 1000));
+  };
   const auto us = [&](double t) { return micro(ns(t)); };
   const auto dur = [&](double a, double b) { return micro(ns(b) - ns(a)); };
   out << "{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"format\":\"tessera-trace\",\"version\":1,\"backend\":"
@@ -141,21 +144,27 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
       << ",\"run\":" << quoted(info.run) << "},\n\"traceEvents\":[\n";
   out << fmt::format(R"x({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"node {} ({})"}}}})x", node_, node_,
                      info.backend);
-  const std::size_t cpus = workers_.size() - std::min<std::size_t>(workers_.size(), static_cast<std::size_t>(std::max(0, info.gpus)));
+  const std::size_t cpus =
+      workers_.size() - std::min<std::size_t>(workers_.size(), static_cast<std::size_t>(std::max(0, info.gpus)));
   for (std::size_t w = 0; w < workers_.size(); ++w) {
     const std::string name = w < cpus ? fmt::format("cpu{}", w) : fmt::format("gpu{}", w - cpus + 1);
-    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}\"}}}}",
-                       node_, w, name);
-    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
-                       node_, w, w);
+    out << fmt::format(
+        ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}\"}}}}", node_, w,
+        name);
+    out << fmt::format(
+        ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
+        node_, w, w);
   }
   for (int g = 1; g <= info.gpus; ++g)
     for (int dir = 0; dir < 2; ++dir)
-      out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"gpu{} {}\"}}}}",
-                         node_, 1000 + 2 * (g - 1) + dir, g, dir ? "d2h" : "h2d");
-  if (std::any_of(transfers.begin(), transfers.end(), [](const TransferRecord& t) { return t.kind == TransferRecord::Kind::Node; }))
-    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"messages in\"}}}}",
-                       node_, kMessageLane);
+      out << fmt::format(
+          ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"gpu{} {}\"}}}}",
+          node_, 1000 + 2 * (g - 1) + dir, g, dir ? "d2h" : "h2d");
+  if (std::any_of(transfers.begin(), transfers.end(),
+                  [](const TransferRecord& t) { return t.kind == TransferRecord::Kind::Node; }))
+    out << fmt::format(
+        ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"messages in\"}}}}",
+        node_, kMessageLane);
   std::string line;
   for (const Ref& r : order) {
     line.clear();

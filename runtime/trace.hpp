@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/node_runtime.hpp"
 #include "base/spinlock.hpp"
 #include "base/task.hpp"
+#include "runtime/node_runtime.hpp"
 
 namespace tessera {
 
@@ -41,20 +41,20 @@ namespace tessera {
 struct TransferRecord {
   enum class Kind : std::uint8_t { Node, HostToDevice, DeviceToHost };
   Kind kind = Kind::Node;
-  int thread = 1000;        // tid in the trace
-  int from = 0, to = 0;     // node (Kind::Node) or device (-1: host) indices
-  DataId data = 0;          // the tile moved
+  int thread = 1000;     // tid in the trace
+  int from = 0, to = 0;  // node (Kind::Node) or device (-1: host) indices
+  DataId data = 0;       // the tile moved
   std::uint64_t bytes = 0;
   double start = 0, end = 0;  // platform clock, seconds
 };
 
 // What a trace file says about the run besides its events.
 struct TraceInfo {
-  std::string backend;    // "native", "sim"
-  int tile_rows = 0;      // the run's tile grid: data id d < rows*cols is tile (d % rows, d / rows)
+  std::string backend;  // "native", "sim"
+  int tile_rows = 0;    // the run's tile grid: data id d < rows*cols is tile (d % rows, d / rows)
   int tile_cols = 0;
-  std::string run;        // free text: the configuration (summary line)
-  int gpus = 0;           // the last `gpus` workers are GPU managers (named gpu1..)
+  std::string run;  // free text: the configuration (summary line)
+  int gpus = 0;     // the last `gpus` workers are GPU managers (named gpu1..)
 };
 
 // A RuntimeObserver that records one event per task of one node. Each worker

@@ -41,7 +41,7 @@ constexpr int kInvalidInput = 2, kNotPositiveDefinite = 3, kOutOfMemory = 4, kIn
 // exactly one line on stderr, the error message ("tessera: internal error: "
 // for status 5), containing every one of `values`.
 inline void expect_rejected(int status, const std::vector<std::string>& args, const std::vector<std::string>& values,
-                     rlim_t max_bytes = 0) {
+                            rlim_t max_bytes = 0) {
   SCOPED_TRACE("tessera" + join(args));
   const Outcome o = run_tessera(args, max_bytes);
   ASSERT_TRUE(o.exited) << "crashed: " << o;

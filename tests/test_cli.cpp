@@ -30,7 +30,8 @@ using namespace tessera::test::cli;
 
 // The cuSOLVER peer factors on one GPU by itself: --gpus contradicts it.
 TEST(CliBadInput, CusolverPeerWithGpus) {
-  expect_rejected(kInvalidInput, base({"--n", "100", "--impl", "cusolver", "--gpus", "1"}), {"--impl cusolver", "--gpus 1"});
+  expect_rejected(kInvalidInput, base({"--n", "100", "--impl", "cusolver", "--gpus", "1"}),
+                  {"--impl cusolver", "--gpus 1"});
 }
 
 TEST(CliBadInput, NonPositiveN) {
@@ -80,7 +81,9 @@ TEST(CliBadInput, MatrixTooLargeForMemoryNamesTheSize) {
   expect_rejected(kOutOfMemory, base({"--n", "3000000000", "--B", "1000000"}), {"3000000000"}, k4GiB);
 }
 
-TEST(CliBadInput, QrNeedsMAtLeastN) { expect_rejected(kInvalidInput, base({"--n", "10", "--m", "5"}, "qr"), {"m = 5", "n = 10"}); }
+TEST(CliBadInput, QrNeedsMAtLeastN) {
+  expect_rejected(kInvalidInput, base({"--n", "10", "--m", "5"}, "qr"), {"m = 5", "n = 10"});
+}
 
 TEST(CliBadInput, UnreadableInputAndUnwritableJson) {
   TempDir dir;
@@ -122,11 +125,13 @@ TEST(CliBadInput, NotPositiveDefiniteNamesTheColumn) {
   // Column 27 has a negative diagonal: the leading minors of order 1..26 are
   // positive (diagonally dominant), order 27 is not.
   const auto f = dir.write("nonspd.mtx", tridiagonal(40, [](int j) { return j == 27 ? -3.0 : 4.0; }));
-  expect_rejected(kNotPositiveDefinite, base({"--n", "40", "--input", f, "--B", "16", "--s", "2", "--b", "4", "--threads", "2"}),
+  expect_rejected(kNotPositiveDefinite,
+                  base({"--n", "40", "--input", f, "--B", "16", "--s", "2", "--b", "4", "--threads", "2"}),
                   {"column 27"});
   expect_rejected(kNotPositiveDefinite, base({"--n", "40", "--input", f, "--B", "8", "--threads", "3"}), {"column 27"});
   // The failing pivot on an emulated GPU (s = 1: every column lives on a GPU).
-  expect_rejected(kNotPositiveDefinite, base({"--n", "40", "--input", f, "--B", "8", "--gpus", "2", "--threads", "1"}), {"column 27"});
+  expect_rejected(kNotPositiveDefinite, base({"--n", "40", "--input", f, "--B", "8", "--gpus", "2", "--threads", "1"}),
+                  {"column 27"});
   // A generated-size mismatch does not matter: the file gives the size.
   const auto g = dir.write("nonspd1.mtx", tridiagonal(5, [](int j) { return j == 1 ? 0.0 : 4.0; }));
   expect_rejected(kNotPositiveDefinite, base({"--n", "5", "--input", g}), {"column 1"});
@@ -165,7 +170,6 @@ TEST(CliBadInput, MatrixKindThatDoesNotSuitTheRun) {
 // Good runs
 // ---------------------------------------------------------------------------
 
-
 TEST(CliGoodRun, JsonResultHasTheDocumentedFields) {
   TempDir dir;
   const std::string json_path = dir.path() + "/result.json";
@@ -174,8 +178,8 @@ TEST(CliGoodRun, JsonResultHasTheDocumentedFields) {
   expect_success(o);
   EXPECT_THAT(o.out, HasSubstr("ok"));
   const nlohmann::json j = nlohmann::json::parse(read_text(json_path));
-  for (const char* key : {"algo", "m", "n", "B", "s", "b", "precision", "threads", "time_s", "gflops", "residual",
-                          "check_passed"})
+  for (const char* key :
+       {"algo", "m", "n", "B", "s", "b", "precision", "threads", "time_s", "gflops", "residual", "check_passed"})
     EXPECT_TRUE(j.contains(key)) << "missing " << key << " in " << j.dump();
   EXPECT_EQ(j.at("algo"), "cholesky");
   EXPECT_EQ(j.at("m"), 150);
@@ -216,9 +220,14 @@ TEST(CliGoodRun, QrJsonInSinglePrecision) {
 TEST(CliGoodRun, GeneratedMatrixKindsPassTheCheck) {
   TempDir dir;
   const std::string json_path = dir.path() + "/r.json";
-  for (const auto& [algo, kind] : std::vector<std::pair<std::string, std::string>>{
-           {"cholesky", "spd"}, {"cholesky", "graded"}, {"cholesky", "illcond"}, {"qr", "general"}, {"qr", "graded"},
-           {"qr", "illcond"}, {"qr", "rankdef"}, {"qr", "spd"}}) {
+  for (const auto& [algo, kind] : std::vector<std::pair<std::string, std::string>>{{"cholesky", "spd"},
+                                                                                   {"cholesky", "graded"},
+                                                                                   {"cholesky", "illcond"},
+                                                                                   {"qr", "general"},
+                                                                                   {"qr", "graded"},
+                                                                                   {"qr", "illcond"},
+                                                                                   {"qr", "rankdef"},
+                                                                                   {"qr", "spd"}}) {
     SCOPED_TRACE(algo + " " + kind);
     const Outcome o = run_tessera(
         base({"--n", "150", "--B", "32", "--threads", "2", "--matrix", kind, "--check", "--json", json_path}, algo));
@@ -290,8 +299,8 @@ TEST(CliGoodRun, MatrixMarketInputsPassTheCheck) {
       SCOPED_TRACE(f + join(tiles));
       const std::string json_path = f + ".json";
       // The size comes from the file; --n is optional with --input.
-      std::vector<std::string> args = {"run", "--algo", "cholesky", "--input", f, "--threads", "2", "--check",
-                                       "--json", json_path};
+      std::vector<std::string> args = {"run",       "--algo", "cholesky", "--input", f,
+                                       "--threads", "2",      "--check",  "--json",  json_path};
       args.insert(args.end(), tiles.begin(), tiles.end());
       const Outcome o = run_tessera(args);
       expect_success(o);
@@ -330,13 +339,15 @@ TEST(CliGoodRun, LapackPeerPassesTheCheck) {
 TEST(CliGoodRun, ProgressFileMarksTheFactorization) {
   TempDir dir;
   const std::string marker = dir.path() + "/factoring", trace = dir.path() + "/trace.json";
-  expect_success(run_tessera(base({"--n", "200", "--B", "40", "--threads", "2", "--progress-file", marker, "--trace", trace})));
+  expect_success(
+      run_tessera(base({"--n", "200", "--B", "40", "--threads", "2", "--progress-file", marker, "--trace", trace})));
   EXPECT_TRUE(std::filesystem::exists(marker));
   const nlohmann::json t = nlohmann::json::parse(read_text(trace));
   EXPECT_EQ(std::count_if(t.at("traceEvents").begin(), t.at("traceEvents").end(),
                           [](const nlohmann::json& e) { return e.value("cat", "") == "task"; }),
             35);  // 5 x 5 tiles: p(p+1)(p+2)/6 kernels
-  expect_rejected(kInvalidInput, base({"--n", "200", "--progress-file", marker}), {"--progress-file " + marker, "exists"});
+  expect_rejected(kInvalidInput, base({"--n", "200", "--progress-file", marker}),
+                  {"--progress-file " + marker, "exists"});
   const std::string nowhere = dir.path() + "/no-such-dir/factoring";
   expect_rejected(kInvalidInput, base({"--n", "200", "--progress-file", nowhere}), {nowhere, "not writable"});
 }
@@ -408,8 +419,10 @@ TEST(CliModelComm, BadInputExitsTwoNamingTheOption) {
   expect_rejected(kInvalidInput, with({"--grid", "0x2"}), {"--grid 0x2", "Pr must be >= 1"});
   expect_rejected(kInvalidInput, with({"--grid", "axb"}), {"--grid axb"});
   expect_rejected(kInvalidInput, with({"--grid", "2x2", "--v", "3"}), {"--v 3"});
-  expect_rejected(kInvalidInput, {"model", "comm", "--algo", "lu", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2"}, {"'lu'"});
-  expect_rejected(kInvalidInput, {"model", "comm", "--algo", "qr", "--n", "8", "--B", "16", "--s", "1", "--grid", "2x2"},
+  expect_rejected(kInvalidInput, {"model", "comm", "--algo", "lu", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2"},
+                  {"'lu'"});
+  expect_rejected(kInvalidInput,
+                  {"model", "comm", "--algo", "qr", "--n", "8", "--B", "16", "--s", "1", "--grid", "2x2"},
                   {"--B 16", "n = 8"});
 }
 

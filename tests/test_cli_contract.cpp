@@ -12,10 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "cli_expect.hpp"
 #include "platform/device.hpp"
-#include "base/error.hpp"
-#include "base/error.hpp"
 
 namespace {
 
@@ -107,10 +106,11 @@ TEST(CliExitStatus, UsageErrorsExitWithCli11Codes) {
     int status;  // CLI::ExitCodes
     std::string message;
   };
-  for (const Case& c : {Case{{"run", "--n", "10"}, 106, "--algo is required"},
-                        Case{base({"--n", "ten"}), 104, "Could not convert: --n = ten"},
-                        Case{base({"--n", "10", "--no-such-option"}), 109, "The following argument was not expected: --no-such-option"},
-                        Case{{}, 106, "A subcommand is required"}}) {
+  for (const Case& c :
+       {Case{{"run", "--n", "10"}, 106, "--algo is required"},
+        Case{base({"--n", "ten"}), 104, "Could not convert: --n = ten"},
+        Case{base({"--n", "10", "--no-such-option"}), 109, "The following argument was not expected: --no-such-option"},
+        Case{{}, 106, "A subcommand is required"}}) {
     SCOPED_TRACE("tessera" + join(c.args));
     const Outcome o = run_tessera(c.args);
     ASSERT_TRUE(o.exited) << o;

@@ -9,9 +9,9 @@
 #include <functional>
 #include <string>
 
+#include "base/error.hpp"
 #include "models/comm_model.hpp"
 #include "runtime/distribution.hpp"
-#include "base/error.hpp"
 
 namespace {
 
@@ -112,10 +112,10 @@ Literal literal_sums(const CommShape& c, double v) {
 }
 
 TEST(CommModel, SummationMatchesALiteralLoopOverJ) {
-  for (const CommShape& c : {CommShape{.n = 100, .B = 7, .s = 3, .Pr = 3, .Pc = 5},
-                             CommShape{.n = 64, .B = 64, .s = 4, .Pr = 1, .Pc = 1},
-                             CommShape{.n = 1000, .B = 32, .s = 1, .Pr = 4, .Pc = 2},
-                             CommShape{.n = 999, .B = 10, .s = 5, .Pr = 1, .Pc = 6}}) {
+  for (const CommShape& c :
+       {CommShape{.n = 100, .B = 7, .s = 3, .Pr = 3, .Pc = 5}, CommShape{.n = 64, .B = 64, .s = 4, .Pr = 1, .Pc = 1},
+        CommShape{.n = 1000, .B = 32, .s = 1, .Pr = 4, .Pc = 2},
+        CommShape{.n = 999, .B = 10, .s = 5, .Pr = 1, .Pc = 6}}) {
     SCOPED_TRACE(testing::Message() << "n=" << c.n << " B=" << c.B << " s=" << c.s << " grid=" << c.Pr << "x" << c.Pc);
     const double v = 1.5;
     const Literal lit = literal_sums(c, v);

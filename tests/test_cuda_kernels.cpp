@@ -24,10 +24,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
-#include "base/error.hpp"
 #if TESSERA_HAVE_CUDA
 #include "kernels/cuda/cuda_device.hpp"
 #endif
@@ -237,16 +237,14 @@ void expect_close(const std::vector<T>& want, const std::vector<T>& got, index_t
       if (!std::isfinite(double(got[p]))) err = std::numeric_limits<double>::infinity();
     }
   const double tol = 30.0 * std::numeric_limits<T>::epsilon() * double(depth) * scale;
-  EXPECT_LE(err, tol) << what << ": max |GPU - CPU| = " << err << " over " << rows << "x" << cols << " (scale "
-                      << scale << ")";
+  EXPECT_LE(err, tol) << what << ": max |GPU - CPU| = " << err << " over " << rows << "x" << cols << " (scale " << scale
+                      << ")";
 }
 
 template <class T>
 kernels::TileKernels<T>& kernels_of(platform::Device& d) {
-  if constexpr (std::is_same_v<T, double>)
-    return d.kernels_d();
-  else
-    return d.kernels_s();
+  if constexpr (std::is_same_v<T, double>) return d.kernels_d();
+  else return d.kernels_s();
 }
 
 // Device copies of host matrices, released at the end of the test.
@@ -520,12 +518,14 @@ void expect_cusolver_matches_cpu() {
   const index_t n = 300, m = 420;
   std::vector<T> a = spd_panel<T>(n, n, 41), want = a;
   ASSERT_EQ(kernels::potf2p<T>(n, n, want.data(), n), 0);
-  const kernels::CusolverRun c = kernels::cusolver_factor(PeerRoutine::Potrf, 0, n, n, a.data(), static_cast<T*>(nullptr));
+  const kernels::CusolverRun c =
+      kernels::cusolver_factor(PeerRoutine::Potrf, 0, n, n, a.data(), static_cast<T*>(nullptr));
   EXPECT_EQ(c.info, 0);
   EXPECT_GT(c.factor_s, 0.0);
   expect_close(want, a, n, n, n, "cuSOLVER potrf against the CPU's", lower);
 
-  std::vector<T> q = random_matrix<T>(m, n, 42), r_cpu = q, tau(static_cast<std::size_t>(n)), t(static_cast<std::size_t>(32 * n));
+  std::vector<T> q = random_matrix<T>(m, n, 42), r_cpu = q, tau(static_cast<std::size_t>(n)),
+                 t(static_cast<std::size_t>(32 * n));
   kernels::geqrt<T>(m, n, 32, r_cpu.data(), m, t.data(), 32, std::vector<T>(static_cast<std::size_t>(32 * n)).data());
   EXPECT_EQ(kernels::cusolver_factor(PeerRoutine::Geqrf, 0, m, n, q.data(), tau.data()).info, 0);
   for (index_t j = 0; j < n; ++j)
@@ -533,7 +533,8 @@ void expect_cusolver_matches_cpu() {
       q[i + j * m] = std::abs(q[i + j * m]);
       r_cpu[i + j * m] = std::abs(r_cpu[i + j * m]);
     }
-  expect_close(r_cpu, q, n, n, m, "|R| of cuSOLVER geqrf against the CPU's", [](index_t i, index_t j, index_t) { return i <= j; });
+  expect_close(r_cpu, q, n, n, m, "|R| of cuSOLVER geqrf against the CPU's",
+               [](index_t i, index_t j, index_t) { return i <= j; });
 
   std::vector<T> bad = spd_panel<T>(n, n, 43);
   bad[7 + 7 * n] = -T(1e6);

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -18,11 +18,11 @@
 #include <thread>
 #include <vector>
 
-#include "platform/native/native_platform.hpp"
 #include "algorithms/cholesky.hpp"
-#include "base/kernel_table.hpp"
 #include "algorithms/qr.hpp"
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "platform/native/native_platform.hpp"
 #include "runtime/node_runtime.hpp"
 #include "runtime/ready_queue.hpp"
 #include "runtime/task_window.hpp"
@@ -57,8 +57,7 @@ AccessList sorted_accesses(const TaskDesc& d) {
 
 std::string describe(const AccessList& acc) {
   std::string s;
-  for (auto [d, m] : acc)
-    s += " d" + std::to_string(d) + (m == R ? ":R" : m == W ? ":W" : ":RW");
+  for (auto [d, m] : acc) s += " d" + std::to_string(d) + (m == R ? ":R" : m == W ? ":W" : ":RW");
   return s;
 }
 
@@ -703,10 +702,12 @@ class OrderChecker final : public Executor {
       Datum& d = data_[t.access[a].data];
       std::lock_guard<std::mutex> lk(d.m);
       const auto [version, readers_before] = expect_[n][a];
-      if (d.version != version) fail(n, "sees version " + std::to_string(d.version) + ", expected " + std::to_string(version));
+      if (d.version != version)
+        fail(n, "sees version " + std::to_string(d.version) + ", expected " + std::to_string(version));
       if (writes(t.access[a].mode)) {
         if (d.readers_done != readers_before)
-          fail(n, "writes after " + std::to_string(d.readers_done) + " of " + std::to_string(readers_before) + " readers");
+          fail(n,
+               "writes after " + std::to_string(d.readers_done) + " of " + std::to_string(readers_before) + " readers");
         if (d.active_readers || d.active_writer) fail(n, "writes during another access");
         d.active_writer = true;
       } else {
@@ -784,9 +785,8 @@ TEST(NodeRuntime, RandomGraphsRunInADependencyRespectingOrder) {
     std::uint64_t seed;
   };
   const Case cases[] = {
-      {8, 3, 4, ReadyPolicy::Random, 1},       {8, 3, 1, ReadyPolicy::Random, 2},
-      {32, 2, 64, ReadyPolicy::Random, 3},     {5, 3, 16384, ReadyPolicy::Fifo, 4},
-      {16, 3, 7, ReadyPolicy::Priority, 5},    {3, 1, 2, ReadyPolicy::Random, 6},
+      {8, 3, 4, ReadyPolicy::Random, 1},   {8, 3, 1, ReadyPolicy::Random, 2},    {32, 2, 64, ReadyPolicy::Random, 3},
+      {5, 3, 16384, ReadyPolicy::Fifo, 4}, {16, 3, 7, ReadyPolicy::Priority, 5}, {3, 1, 2, ReadyPolicy::Random, 6},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("n_data " + std::to_string(c.n_data) + " threads " + std::to_string(c.threads) + " capacity " +
@@ -800,7 +800,12 @@ TEST(NodeRuntime, RandomGraphsRunInADependencyRespectingOrder) {
     opt.policy = c.policy;
     opt.seed = c.seed;
     NodeRuntime rt(plat, opt);
-    const RunStats st = rt.run(c.n_data, [&](TaskSink& s) { for (const auto& t : tasks) s.insert(t); }, checker);
+    const RunStats st = rt.run(
+        c.n_data,
+        [&](TaskSink& s) {
+          for (const auto& t : tasks) s.insert(t);
+        },
+        checker);
     EXPECT_EQ(st.tasks, tasks.size());
     EXPECT_EQ(checker.executed(), kRandomTasks);
     EXPECT_EQ(st.busy_s.size(), static_cast<std::size_t>(c.threads));
@@ -814,7 +819,8 @@ TEST(NodeRuntime, EmptyGeneratorFinishes) {
   opt.threads = 3;
   NodeRuntime rt(plat, opt);
   OrderChecker checker({}, 1);
-  const RunStats st = rt.run(1, [](TaskSink&) {}, checker);
+  const RunStats st = rt.run(
+      1, [](TaskSink&) {}, checker);
   EXPECT_EQ(st.tasks, 0u);
 }
 

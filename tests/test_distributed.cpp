@@ -15,16 +15,16 @@
 #include <tuple>
 #include <vector>
 
+#include "algorithms/cholesky.hpp"
+#include "algorithms/dist_check.hpp"
 #include "algorithms/factorization.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/tile_data_store.hpp"
+#include "base/matrix_gen.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "platform/native/local_network.hpp"
 #include "platform/native/native_platform.hpp"
-#include "algorithms/cholesky.hpp"
-#include "algorithms/qr.hpp"
-#include "algorithms/tile_data_store.hpp"
-#include "algorithms/dist_check.hpp"
 #include "runtime/distribution.hpp"
-#include "base/matrix_gen.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {
@@ -73,11 +73,11 @@ struct Grid {
 };
 
 struct Outcome {
-  std::uint64_t kernels = 0;            // over all nodes
-  std::uint64_t messages = 0;           // sent over all nodes
+  std::uint64_t kernels = 0;   // over all nodes
+  std::uint64_t messages = 0;  // sent over all nodes
   std::uint64_t received = 0;
   std::set<std::tuple<int, int, std::uint64_t>> unique;  // (source, dest, key)
-  std::size_t alien_copies_left = 0;                      // over all nodes, after the run
+  std::size_t alien_copies_left = 0;                     // over all nodes, after the run
   bool same_bytes = true;
   std::string mismatch;
 };
@@ -140,12 +140,14 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
       if (chol) {
         CholeskyExecutor<T> ex(a);
         CountingExecutor c(ex);
-        st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, c);
+        st = rt.run(
+            cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, c);
         kernels = c.count;
       } else {
         QrExecutor<T> ex(a, f);
         CountingExecutor c(ex);
-        st = rt.run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, c);
+        st = rt.run(
+            qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, c);
         kernels = c.count;
       }
       std::lock_guard lk(out_mutex);
@@ -162,7 +164,8 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
             same = same && std::memcmp(f.t(i, j), ref_f.t(i, j), f.t_elems(i, j) * sizeof(T)) == 0;
           if (!same && out.same_bytes) {
             out.same_bytes = false;
-            out.mismatch = "node " + std::to_string(self) + " tile (" + std::to_string(i) + "," + std::to_string(j) + ")";
+            out.mismatch =
+                "node " + std::to_string(self) + " tile (" + std::to_string(i) + "," + std::to_string(j) + ")";
           }
         }
     });
@@ -261,7 +264,8 @@ std::vector<Residuals> distributed_residuals(const std::string& algo, const Tile
       QrFactors<T> f(L, 8, own);
       platform::NativePlatform platform;
       platform::NodeNetwork& net = cluster.node(self);
-      const DistGraphRun run = [&](std::size_t n, const Generator& gen, Executor& ex, DataStore& store, const Placement& w) {
+      const DistGraphRun run = [&](std::size_t n, const Generator& gen, Executor& ex, DataStore& store,
+                                   const Placement& w) {
         DistContext ctx;
         ctx.self = self;
         ctx.where = w;
@@ -278,10 +282,12 @@ std::vector<Residuals> distributed_residuals(const std::string& algo, const Tile
         if (!chol) store.add_panels(pq, f, q);
         if (chol) {
           CholeskyExecutor<T> ex(a);
-          run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex, store, where);
+          run(
+              cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex, store, where);
         } else {
           QrExecutor<T> ex(a, f);
-          run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex, store, where);
+          run(
+              qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex, store, where);
         }
       }
       // One element of the factor's lower triangle (Cholesky) or of R (QR) on this node.
@@ -338,7 +344,8 @@ TEST(DistributedCheck, MatchesTheSingleNodeResidualsAndCatchesACorruptTile) {
           EXPECT_EQ(r.factor, good[0].factor) << "every node reports the same residual";
         }
         const std::vector<Residuals> bad = distributed_residuals<double>(algo, L, g, g.pr * g.pc - 1);
-        for (const Residuals& r : bad) EXPECT_FALSE(r.passed()) << algo << " s=" << s << ": a corrupt tile must fail the check";
+        for (const Residuals& r : bad)
+          EXPECT_FALSE(r.passed()) << algo << " s=" << s << ": a corrupt tile must fail the check";
       }
     }
 }

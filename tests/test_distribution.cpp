@@ -5,8 +5,8 @@
 #include <map>
 #include <vector>
 
-#include "runtime/distribution.hpp"
 #include "base/error.hpp"
+#include "runtime/distribution.hpp"
 
 namespace tessera {
 namespace {
@@ -163,7 +163,7 @@ TEST(MultiLevelBlockCyclic, ChainCrossingsPerColumnFallWithTheVirtualTileHeight)
 
 TEST(MultiLevelBlockCyclic, DefaultVirtualTileHeight) {
   EXPECT_EQ(default_virtual_tile_height(64, 1), 1);  // one node row: nothing to cross
-  EXPECT_EQ(default_virtual_tile_height(64, 2), 4);   // p/(8 Pr): 8 virtual tiles per node row
+  EXPECT_EQ(default_virtual_tile_height(64, 2), 4);  // p/(8 Pr): 8 virtual tiles per node row
   EXPECT_EQ(default_virtual_tile_height(64, 4), 2);
   EXPECT_EQ(default_virtual_tile_height(300, 10), 3);
   EXPECT_EQ(default_virtual_tile_height(10, 8), 1);  // never below one tile row

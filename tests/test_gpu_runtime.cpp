@@ -11,11 +11,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,18 +26,18 @@
 #include <tuple>
 #include <vector>
 
+#include "algorithms/cholesky.hpp"
 #include "algorithms/factorization.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/tile_data_store.hpp"
+#include "base/error.hpp"
+#include "base/matrix_gen.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/native/local_network.hpp"
 #include "platform/native/native_platform.hpp"
-#include "algorithms/cholesky.hpp"
-#include "algorithms/qr.hpp"
-#include "algorithms/tile_data_store.hpp"
 #include "runtime/distribution.hpp"
-#include "base/error.hpp"
-#include "base/matrix_gen.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {
@@ -240,10 +240,10 @@ class RecordingExecutor final : public Executor {
       if (l != Location{node_, device_} || w.device() != device_) {
         if (misplaced++ == 0)
           first_misplaced = "kernel " + std::to_string(t.kernel) + " (" + std::to_string(t.arg[0]) + "," +
-                            std::to_string(t.arg[1]) + "," + std::to_string(t.arg[2]) + ") whose main output lives on node " +
-                            std::to_string(l.node) + " device " + std::to_string(l.device) + " ran on node " +
-                            std::to_string(node_) + " device " + std::to_string(device_) + " (worker device " +
-                            std::to_string(w.device()) + ")";
+                            std::to_string(t.arg[1]) + "," + std::to_string(t.arg[2]) +
+                            ") whose main output lives on node " + std::to_string(l.node) + " device " +
+                            std::to_string(l.device) + " ran on node " + std::to_string(node_) + " device " +
+                            std::to_string(device_) + " (worker device " + std::to_string(w.device()) + ")";
       }
     }
     e_.execute(t, w);
@@ -268,7 +268,8 @@ class RecordingExecutor final : public Executor {
 // had finished by then.
 class WatchedDevice final : public platform::Device {
  public:
-  WatchedDevice(std::unique_ptr<platform::Device> d, const std::atomic<std::uint64_t>& done) : d_(std::move(d)), done_(done) {}
+  WatchedDevice(std::unique_ptr<platform::Device> d, const std::atomic<std::uint64_t>& done)
+      : d_(std::move(d)), done_(done) {}
   std::string name() const override { return d_->name(); }
   std::size_t capacity() const override { return d_->capacity(); }
   bool has_data() const override { return d_->has_data(); }
@@ -427,7 +428,8 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
         for (int g = 1; g <= G; ++g) {
           devices.push_back(std::make_unique<WatchedDevice>(std::make_unique<EmulatedDevice>(g, r.device), done));
           tables.push_back(factorization(chol ? "cholesky" : "qr").gpu_tables(L, kIb, T{}));
-          gpu_ex.push_back(std::make_unique<RecordingExecutor>(tables.back()->executor(), self, g, n_data, where, &done));
+          gpu_ex.push_back(
+              std::make_unique<RecordingExecutor>(tables.back()->executor(), self, g, n_data, where, &done));
           opt.gpus.push_back({devices.back().get(), gpu_ex.back().get(), &tables.back()->tables, nullptr});
         }
         DistContext ctx;
@@ -442,8 +444,10 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
         if (chol) host_ex = std::make_unique<CholeskyExecutor<T>>(a);
         else host_ex = std::make_unique<QrExecutor<T>>(a, *f);
         RecordingExecutor host(*host_ex, self, 0, n_data, where, &done);
-        const RunStats st = chol ? rt.run(n_data, [&](TaskSink& s) { cholesky_tasks(L, s); }, host)
-                                 : rt.run(n_data, [&](TaskSink& s) { qr_tasks(L, s); }, host);
+        const RunStats st = chol ? rt.run(
+                                       n_data, [&](TaskSink& s) { cholesky_tasks(L, s); }, host)
+                                 : rt.run(
+                                       n_data, [&](TaskSink& s) { qr_tasks(L, s); }, host);
 
         std::lock_guard lk(out_mutex);
         std::vector<RecordingExecutor*> all{&host};
@@ -465,13 +469,14 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.stats = g - 1 < static_cast<int>(st.gpus.size()) ? st.gpus[g - 1] : DeviceStats{};
           d.in_use_after = devices[g - 1]->in_use();
           d.peak = devices[g - 1]->peak();
-        d.releases = devices[g - 1]->released_after.size();
-        for (std::uint64_t k : devices[g - 1]->released_after) d.released_early += k < done.load();
+          d.releases = devices[g - 1]->released_after.size();
+          for (std::uint64_t k : devices[g - 1]->released_after) d.released_early += k < done.load();
           out.devices.push_back(d);
         }
         if (static_cast<int>(st.gpus.size()) != G) {
           out.same_bytes = false;
-          out.mismatch = "RunStats::gpus has " + std::to_string(st.gpus.size()) + " entries for " + std::to_string(G) + " GPUs";
+          out.mismatch =
+              "RunStats::gpus has " + std::to_string(st.gpus.size()) + " entries for " + std::to_string(G) + " GPUs";
         }
         for (int j = 0; j < q; ++j)
           for (int i = 0; i < p; ++i) {
@@ -508,7 +513,8 @@ void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& serial, con
     // With Release_Tile the task graph frees every buffer; without, it leaves
     // them all (its peak) and run() frees them after its threads.
     if (o.release_tiles) EXPECT_EQ(d.stats.bytes_at_end, 0u) << dev << ": DeviceStats.bytes_at_end";
-    else EXPECT_EQ(d.stats.bytes_at_end, d.stats.peak_bytes) << dev << ": DeviceStats.bytes_at_end without Release_Tile";
+    else
+      EXPECT_EQ(d.stats.bytes_at_end, d.stats.peak_bytes) << dev << ": DeviceStats.bytes_at_end without Release_Tile";
     EXPECT_EQ(d.in_use_after, 0u) << dev << ": the device's in_use() after the run";
     if (d.owns_read) {
       EXPECT_GT(d.stats.copies_in, 0u) << dev << " owns data but nothing was copied to it";
@@ -561,8 +567,9 @@ void check_case(const GpuCase& c, int s) {
     r.G = c.G;
     r.seed = seed;
     const GpuOutcome o = run_gpus<T>(r, L, ref);
-    expect_correct(o, serial,
-                   case_name(c) + (sizeof(T) == 8 ? " d" : " s") + " s=" + std::to_string(s) + " seed=" + std::to_string(seed));
+    expect_correct(
+        o, serial,
+        case_name(c) + (sizeof(T) == 8 ? " d" : " s") + " s=" + std::to_string(s) + " seed=" + std::to_string(seed));
   }
 }
 
@@ -615,8 +622,8 @@ void compare_release(std::size_t window) {
   ASSERT_EQ(without.devices.size(), 2u);
   for (int g = 0; g < 2; ++g) {
     const std::size_t a = with.devices[g].stats.peak_bytes, b = without.devices[g].stats.peak_bytes;
-    std::printf("[ log      ] window %zu, GPU %d peak_bytes: %zu with Release_Tile, %zu without (%.1f%%)\n", window, g + 1, a,
-                b, 100.0 * static_cast<double>(a) / static_cast<double>(b));
+    std::printf("[ log      ] window %zu, GPU %d peak_bytes: %zu with Release_Tile, %zu without (%.1f%%)\n", window,
+                g + 1, a, b, 100.0 * static_cast<double>(a) / static_cast<double>(b));
     EXPECT_LT(a, b) << "GPU " << g + 1 << ": Release_Tile must lower the peak (window " << window << ")";
     EXPECT_GT(a, 0u);
     // The device's own peak tells the same story. (It may differ from the
@@ -702,8 +709,9 @@ TEST(GpuRuntimeOutOfMemory, ATileThatDoesNotFitThrows) {
 // alone holds, so the run completes within the device's memory with the
 // serial result; with room for two tiles, a GSMM's three cannot be resident
 // at once, and the run stops with DeviceOutOfMemory, frees its buffers and ends.
-void run_one_node(std::size_t memory, bool release_tiles, Net net, const std::function<void(NodeRuntime&, CholeskyExecutor<double>&,
-                                                                                             const TileLayout&, EmulatedDevice&, TileMatrix<double>&)>& body) {
+void run_one_node(std::size_t memory, bool release_tiles, Net net,
+                  const std::function<void(NodeRuntime&, CholeskyExecutor<double>&, const TileLayout&, EmulatedDevice&,
+                                           TileMatrix<double>&)>& body) {
   const TileLayout L(480, 480, 120, 1, 0);
   const MultiLevelBlockCyclic dist(L, 1, 1, 1);
   const Placement where = factorization("cholesky").placement(L, dist);
@@ -736,41 +744,48 @@ TEST(GpuRuntimeOutOfCore, ThreeTilesOfRoomEvictAndMatchTheSerialResult) {
   const Reference<double> ref(true, TileLayout(480, 480, 120, 1, 0));
   for (const bool release : {true, false})
     for (const Net net : {Net::None, Net::Local})
-      run_one_node(memory, release, net, [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L,
-                                             EmulatedDevice& dev, TileMatrix<double>& a) {
-        RunStats st;
-        within(60, [&] { st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex); });
-        ASSERT_EQ(st.gpus.size(), 1u);
-        EXPECT_LE(dev.peak(), memory) << "resident bytes above the GPU's capacity";
-        EXPECT_GT(st.gpus[0].evictions, 0u) << "ten tiles in the room of three need evictions";
-        // Every datum lives on the GPU here: what an eviction writes back is a
-        // version only the GPU held, and it must be current for the result to match.
-        EXPECT_GT(st.gpus[0].bytes_written_back, 0u);
-        EXPECT_EQ(dev.in_use(), 0u);
-        for (int j = 0; j < L.tile_cols(); ++j)
-          for (int i = j; i < L.tile_rows(); ++i)
-            EXPECT_EQ(std::memcmp(a.tile(i, j), ref.a.tile(i, j), tile), 0)
-                << "tile (" << i << "," << j << "), release " << release;
-      });
+      run_one_node(memory, release, net,
+                   [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L, EmulatedDevice& dev,
+                       TileMatrix<double>& a) {
+                     RunStats st;
+                     within(60, [&] {
+                       st = rt.run(
+                           cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+                     });
+                     ASSERT_EQ(st.gpus.size(), 1u);
+                     EXPECT_LE(dev.peak(), memory) << "resident bytes above the GPU's capacity";
+                     EXPECT_GT(st.gpus[0].evictions, 0u) << "ten tiles in the room of three need evictions";
+                     // Every datum lives on the GPU here: what an eviction writes back is a
+                     // version only the GPU held, and it must be current for the result to match.
+                     EXPECT_GT(st.gpus[0].bytes_written_back, 0u);
+                     EXPECT_EQ(dev.in_use(), 0u);
+                     for (int j = 0; j < L.tile_cols(); ++j)
+                       for (int i = j; i < L.tile_rows(); ++i)
+                         EXPECT_EQ(std::memcmp(a.tile(i, j), ref.a.tile(i, j), tile), 0)
+                             << "tile (" << i << "," << j << "), release " << release;
+                   });
 }
 
 TEST(GpuRuntimeOutOfCore, ATaskWhoseTilesDoNotFitTogetherThrowsAndFreesTheBuffers) {
   const std::size_t tile = 120 * 120 * 8;
   for (const Net net : {Net::None, Net::Local})
-    run_one_node(2 * tile + 100, true, net, [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L,
-                                                 EmulatedDevice& dev, TileMatrix<double>&) {
-      within(60, [&] {
-        try {
-          rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
-          ADD_FAILURE() << "a GSMM's three tiles in the room of two must throw";
-        } catch (const DeviceOutOfMemory& e) {
-          EXPECT_NE(std::string(e.what()).find("GPU 1 (emulated): out of memory: a buffer of 115200 bytes does not fit"),
-                    std::string::npos)
-              << e.what();
-        }
-      });
-      EXPECT_EQ(dev.in_use(), 0u) << "a failed run leaves buffers allocated on the device";
-    });
+    run_one_node(2 * tile + 100, true, net,
+                 [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L, EmulatedDevice& dev,
+                     TileMatrix<double>&) {
+                   within(60, [&] {
+                     try {
+                       rt.run(
+                           cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+                       ADD_FAILURE() << "a GSMM's three tiles in the room of two must throw";
+                     } catch (const DeviceOutOfMemory& e) {
+                       EXPECT_NE(std::string(e.what()).find(
+                                     "GPU 1 (emulated): out of memory: a buffer of 115200 bytes does not fit"),
+                                 std::string::npos)
+                           << e.what();
+                     }
+                   });
+                   EXPECT_EQ(dev.in_use(), 0u) << "a failed run leaves buffers allocated on the device";
+                 });
 }
 
 // Bit for bit on every grid with GPUs of little memory: room for four tiles
@@ -790,7 +805,8 @@ TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
       r.G = 1;
       const std::size_t memory = 4 * (120 * 120 + kIb * 120) * 8;
       r.device = fast(memory);
-      const std::string what = std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" + std::to_string(g.pc);
+      const std::string what =
+          std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" + std::to_string(g.pc);
       GpuOutcome o;
       within(120, [&] { o = run_gpus<double>(r, L, ref); });
       expect_correct(o, serial, what);

@@ -65,17 +65,17 @@ TEST(KernelTable, FlopsOfKnownShapes) {
     return kernel_flops(KernelShape{kernel, 'd', static_cast<std::int64_t>(m), static_cast<std::int64_t>(n),
                                     static_cast<std::int64_t>(k)});
   };
-  EXPECT_DOUBLE_EQ(flops(kGsmm, m, n, k), 2 * m * n * k);                              // 12000
+  EXPECT_DOUBLE_EQ(flops(kGsmm, m, n, k), 2 * m * n * k);  // 12000
   EXPECT_DOUBLE_EQ(flops(kGsmm, m, n, k), 12000);
-  EXPECT_DOUBLE_EQ(flops(kGsmmDiag, m, n, k), n * n * k + 2 * (m - n) * n * k);       // 4000 + 4000
-  EXPECT_DOUBLE_EQ(flops(kTrsm, m, n, 0), m * n * n);                                   // 12000
-  EXPECT_DOUBLE_EQ(flops(kPotf2p, m, n, 0), n * n * n / 3 + (m - n) * n * n);          // 8000/3 + 4000
-  EXPECT_DOUBLE_EQ(flops(kPotf2p, 30, 30, 0), 9000);                                    // n³/3
-  EXPECT_DOUBLE_EQ(flops(kGeqrt, m, n, 0), 2 * m * n * n - 2 * n * n * n / 3);          // 24000 - 16000/3
-  EXPECT_DOUBLE_EQ(flops(kLarfb, m, n, k), 4 * m * n * k - 2 * n * k * k);              // 24000 - 4000
+  EXPECT_DOUBLE_EQ(flops(kGsmmDiag, m, n, k), n * n * k + 2 * (m - n) * n * k);  // 4000 + 4000
+  EXPECT_DOUBLE_EQ(flops(kTrsm, m, n, 0), m * n * n);                            // 12000
+  EXPECT_DOUBLE_EQ(flops(kPotf2p, m, n, 0), n * n * n / 3 + (m - n) * n * n);    // 8000/3 + 4000
+  EXPECT_DOUBLE_EQ(flops(kPotf2p, 30, 30, 0), 9000);                             // n³/3
+  EXPECT_DOUBLE_EQ(flops(kGeqrt, m, n, 0), 2 * m * n * n - 2 * n * n * n / 3);   // 24000 - 16000/3
+  EXPECT_DOUBLE_EQ(flops(kLarfb, m, n, k), 4 * m * n * k - 2 * n * k * k);       // 24000 - 4000
   EXPECT_DOUBLE_EQ(flops(kLarfbQ, m, n, k), 20000);
-  EXPECT_DOUBLE_EQ(flops(kTsqrt, m, n, 0), 2 * m * n * n);                              // 24000
-  EXPECT_DOUBLE_EQ(flops(kSsrfb, m, n, k), 4 * m * n * k);                              // 24000
+  EXPECT_DOUBLE_EQ(flops(kTsqrt, m, n, 0), 2 * m * n * n);  // 24000
+  EXPECT_DOUBLE_EQ(flops(kSsrfb, m, n, k), 4 * m * n * k);  // 24000
   EXPECT_DOUBLE_EQ(flops(kSsrfbQ, m, n, k), 24000);
   EXPECT_DOUBLE_EQ(flops(kNop, m, n, k), 0);
   EXPECT_DOUBLE_EQ(flops(kCheckQr, m, n, k), 0);
@@ -86,7 +86,8 @@ TEST(KernelTable, FlopsOfKnownShapes) {
 TEST(KernelTable, DimsAndInnerBlocking) {
   for (const std::uint16_t id : {kGsmm, kGsmmDiag, kLarfb, kSsrfb, kLarfbQ, kSsrfbQ})
     EXPECT_TRUE(kernel_info(id)->has_k) << kernel_name(id);
-  for (const std::uint16_t id : {kPotf2p, kTrsm, kGeqrt, kTsqrt}) EXPECT_FALSE(kernel_info(id)->has_k) << kernel_name(id);
+  for (const std::uint16_t id : {kPotf2p, kTrsm, kGeqrt, kTsqrt})
+    EXPECT_FALSE(kernel_info(id)->has_k) << kernel_name(id);
   // ib is bounded by the reflectors a call computes (n) or applies (k).
   EXPECT_EQ(kernel_ib(kGeqrt, 20, 0, 32), 20);
   EXPECT_EQ(kernel_ib(kGeqrt, 64, 0, 32), 32);

@@ -160,8 +160,8 @@ TEST(TournamentSelect, TreesOfSeveralBlocksFollowTheirReductionOrder) {
   const auto a5 = random_matrix<float>(m5, b, 6);
   std::vector<std::vector<index_t>> l5;
   for (index_t r0 = 0; r0 < m5; r0 += rb) l5.push_back(gepp_rows(a5, m5, b, range_rows(r0, std::min(m5, r0 + rb))));
-  const auto top = gepp_rows(a5, m5, b, concat(gepp_rows(a5, m5, b, concat(l5[0], l5[1])),
-                                               gepp_rows(a5, m5, b, concat(l5[2], l5[3]))));
+  const auto top = gepp_rows(
+      a5, m5, b, concat(gepp_rows(a5, m5, b, concat(l5[0], l5[1])), gepp_rows(a5, m5, b, concat(l5[2], l5[3]))));
   EXPECT_EQ(select(a5, m5, b, rb, Tree::Binary), gepp_rows(a5, m5, b, concat(top, l5[4])));
 }
 
@@ -428,8 +428,8 @@ TEST(PanelBackwardError, TournamentThenNopivFloat) {
 }
 
 TEST(PanelBackwardError, ShortAndSingleBlockPanels) {
-  panel_backward_error<double>(10, 16, 4, Tree::Binary);   // m < b
-  panel_backward_error<double>(37, 16, 10, Tree::Flat);    // blocks shorter than b
+  panel_backward_error<double>(10, 16, 4, Tree::Binary);     // m < b
+  panel_backward_error<double>(37, 16, 10, Tree::Flat);      // blocks shorter than b
   panel_backward_error<float>(300, 32, 1000, Tree::Binary);  // one row block
 }
 
@@ -463,8 +463,8 @@ double blocked_lu(index_t n, index_t b, bool tournament, Tree tree, index_t rb) 
       EXPECT_EQ(getrf_nopiv(mk, kb, panel, n), 0);
     } else {
       EXPECT_EQ(getrf_panel(mk, kb, panel, n, ipiv.data()), 0);
-      laswp_rows(k, a.data() + k, n, 0, kb, ipiv.data());                                  // left
-      laswp_rows(n - k - kb, a.data() + k + (k + kb) * n, n, 0, kb, ipiv.data());          // right
+      laswp_rows(k, a.data() + k, n, 0, kb, ipiv.data());                          // left
+      laswp_rows(n - k - kb, a.data() + k + (k + kb) * n, n, 0, kb, ipiv.data());  // right
     }
     for (index_t i = 0; i < kb; ++i) ipiv_all[k + i] = ipiv[i] + k;
     if (k + kb < n) {

@@ -52,7 +52,7 @@ TEST(LuSplit, AnIntegerInExactArithmeticIsNotRoundedBelow) {
 }
 
 TEST(LuSplit, ClampsToAtLeastOneAndLeavesTheGpuAColumn) {
-  EXPECT_EQ(cpu_block_columns(50, 1, 1, 1e6), 1);   // 0.00005 -> at least the panel
+  EXPECT_EQ(cpu_block_columns(50, 1, 1, 1e6), 1);    // 0.00005 -> at least the panel
   EXPECT_EQ(cpu_block_columns(50, 64, 1e6, 1), 49);  // ~50 -> the GPU keeps one
   EXPECT_EQ(cpu_block_columns(2, 64, 1e6, 1), 1);
   EXPECT_EQ(cpu_block_columns(2, 1, 1, 1e6), 1);

@@ -62,7 +62,8 @@ TEST(MatrixGen, SquareKindsAreSymmetricBitForBit) {
     if (kind == MatrixKind::General) continue;
     const MatrixGenerator gen(kind, 5, n, n);
     for (index_t j = 0; j < n; ++j)
-      for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(gen(i, j), gen(j, i)) << matrix_kind_name(kind) << " (" << i << "," << j << ")";
+      for (index_t i = j + 1; i < n; ++i)
+        ASSERT_EQ(gen(i, j), gen(j, i)) << matrix_kind_name(kind) << " (" << i << "," << j << ")";
   }
 }
 
@@ -82,8 +83,11 @@ template <class T>
 std::vector<double> singular_values(MatrixKind kind, index_t m, index_t n) {
   TileMatrix<T> a(TileLayout(m, n, m, 1, 0));
   generate(a, kind, 3);
-  std::vector<double> d(a.tile(0, 0), a.tile(0, 0) + m * n), s(static_cast<std::size_t>(n)), superb(static_cast<std::size_t>(n));
-  EXPECT_EQ(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', m, n, d.data(), m, s.data(), nullptr, 1, nullptr, 1, superb.data()), 0);
+  std::vector<double> d(a.tile(0, 0), a.tile(0, 0) + m * n), s(static_cast<std::size_t>(n)),
+      superb(static_cast<std::size_t>(n));
+  EXPECT_EQ(
+      LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', m, n, d.data(), m, s.data(), nullptr, 1, nullptr, 1, superb.data()),
+      0);
   return s;
 }
 

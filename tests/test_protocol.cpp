@@ -103,7 +103,8 @@ TEST_P(ProtocolUnion, EveryTaskOwnedOnceEveryInputAndOutputRoutedOnce) {
           const InstanceKind src =
               x.node == m.node ? InstanceKind::IntraNodeSourceMinorOutput : InstanceKind::InterNodeSourceMinorOutput;
           EXPECT_EQ(count(src, m.node), 1);
-          EXPECT_EQ(total(InstanceKind::IntraNodeSourceMinorOutput) + total(InstanceKind::InterNodeSourceMinorOutput), 1);
+          EXPECT_EQ(total(InstanceKind::IntraNodeSourceMinorOutput) + total(InstanceKind::InterNodeSourceMinorOutput),
+                    1);
           ++sinks;
         }
       }
@@ -115,8 +116,9 @@ TEST_P(ProtocolUnion, EveryTaskOwnedOnceEveryInputAndOutputRoutedOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Grids, ProtocolUnion,
-                         ::testing::Values(Case{"cholesky", 2, 2, 0, 1}, Case{"qr", 2, 2, 0, 1}, Case{"cholesky", 2, 2, 2, 2},
-                                           Case{"qr", 2, 2, 2, 3}, Case{"cholesky", 1, 3, 1, 2}, Case{"qr", 3, 1, 3, 2},
+                         ::testing::Values(Case{"cholesky", 2, 2, 0, 1}, Case{"qr", 2, 2, 0, 1},
+                                           Case{"cholesky", 2, 2, 2, 2}, Case{"qr", 2, 2, 2, 3},
+                                           Case{"cholesky", 1, 3, 1, 2}, Case{"qr", 3, 1, 3, 2},
                                            Case{"cholesky", 1, 1, 3, 2}),
                          [](const auto& info) {
                            const Case& c = info.param;
@@ -131,7 +133,9 @@ TEST(Protocol, HandCheckedGsmmOnTwoByTwo) {
   const MultiLevelBlockCyclic dist(L, 2, 2, 0);
   const Placement where = [&](DataId d) { return dist.owner(static_cast<int>(d) % 4, static_cast<int>(d) / 4); };
   TaskDesc t;
-  t.add(tile_data(L, 2, 0), AccessMode::Read).add(tile_data(L, 1, 0), AccessMode::Read).add(tile_data(L, 2, 1), AccessMode::ReadWrite);
+  t.add(tile_data(L, 2, 0), AccessMode::Read)
+      .add(tile_data(L, 1, 0), AccessMode::Read)
+      .add(tile_data(L, 2, 1), AccessMode::ReadWrite);
   ASSERT_EQ(t.main_output(), 2);
   std::vector<Instance> out;
   node_instances(t, where, 1, out);

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/cpu_tile_kernels.hpp"
-#include "kernels/cpu/tile_kernels.hpp"
-#include "platform/native/native_platform.hpp"
 #include "algorithms/cholesky.hpp"
 #include "algorithms/qr.hpp"
 #include "base/matrix_gen.hpp"
+#include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
+#include "platform/native/native_platform.hpp"
 #include "runtime/node_runtime.hpp"
 
 namespace tessera {
@@ -107,7 +107,8 @@ Bytes factor(const Case& c, const ParallelRun* run) {
   if (c.algo == "cholesky") {
     CholeskyExecutor<T> ex(a);
     if (run) {
-      const RunStats st = rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+      const RunStats st = rt.run(
+          cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
       EXPECT_GT(st.tasks, 0u);
     } else {
       SequentialSink sink(ex, kernels::cpu_kernel_pair());
@@ -119,7 +120,8 @@ Bytes factor(const Case& c, const ParallelRun* run) {
     QrFactors<T> f(L, ib);
     QrExecutor<T> ex(a, f);
     if (run) {
-      rt.run(qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex);
+      rt.run(
+          qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex);
     } else {
       SequentialSink sink(ex, kernels::cpu_kernel_pair());
       qr_tasks(L, sink);

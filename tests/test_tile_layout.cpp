@@ -41,14 +41,14 @@ std::vector<Geometry> geometries() {
     index_t m, n, B;
   };
   const Shape shapes[] = {
-      {1, 1, 8},     // N = 1
-      {5, 5, 8},     // N < B
-      {37, 37, 8},   // B does not divide N
-      {64, 64, 16},  // B divides N
-      {23, 23, 10},  // last block narrower than (s-1)b for larger s
-      {100, 37, 16}, // tall, B does not divide m or n
-      {96, 48, 16},  // tall, B divides both
-      {7, 3, 2},     // tiny tiles
+      {1, 1, 8},      // N = 1
+      {5, 5, 8},      // N < B
+      {37, 37, 8},    // B does not divide N
+      {64, 64, 16},   // B divides N
+      {23, 23, 10},   // last block narrower than (s-1)b for larger s
+      {100, 37, 16},  // tall, B does not divide m or n
+      {96, 48, 16},   // tall, B divides both
+      {7, 3, 2},      // tiny tiles
   };
   std::vector<Geometry> out;
   for (const Shape& sh : shapes)
@@ -229,7 +229,8 @@ void expect_input_error(index_t m, index_t n, index_t B, int s, index_t b, const
     TileLayout L(m, n, B, s, b);
     ADD_FAILURE() << "TileLayout(" << m << "," << n << "," << B << "," << s << "," << b << ") did not throw";
   } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr(value)) << "TileLayout(" << m << "," << n << "," << B << "," << s << "," << b << ")";
+    EXPECT_THAT(e.what(), HasSubstr(value))
+        << "TileLayout(" << m << "," << n << "," << B << "," << s << "," << b << ")";
   } catch (const std::exception& e) {
     ADD_FAILURE() << "threw something other than InputError: " << e.what();
   }

@@ -25,7 +25,8 @@ void BM_Gsmm(benchmark::State& st) {
   set_blas_threads(1);
   auto a = rnd<T>(B * B, 1), b = rnd<T>(B * B, 2), c = rnd<T>(B * B, 3);
   for (auto _ : st) gsmm<T>(B, B, B, a.data(), B, b.data(), B, c.data(), B);
-  st.counters["GFlops"] = benchmark::Counter(2.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  st.counters["GFlops"] =
+      benchmark::Counter(2.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 template <class T>
@@ -38,12 +39,18 @@ void BM_Ssrfb(benchmark::State& st) {
   tsqrt<T>(B, B, ib, r.data(), B, a.data(), B, t.data(), ib, w.data());
   for (auto _ : st) ssrfb<T>(true, B, B, B, ib, a.data(), B, t.data(), ib, a1.data(), B, a2.data(), B, w.data());
   // Useful flops of the update in the standard count: 4 B^3.
-  st.counters["GFlops"] = benchmark::Counter(4.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  st.counters["GFlops"] =
+      benchmark::Counter(4.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 BENCHMARK_TEMPLATE(BM_Gsmm, double)->Arg(128)->Arg(192)->Arg(256)->Arg(320)->Arg(384)->Arg(512);
 BENCHMARK_TEMPLATE(BM_Gsmm, float)->Arg(128)->Arg(256)->Arg(384)->Arg(512);
-BENCHMARK_TEMPLATE(BM_Ssrfb, double)->Args({256, 32})->Args({256, 64})->Args({320, 32})->Args({320, 64})->Args({384, 48});
+BENCHMARK_TEMPLATE(BM_Ssrfb, double)
+    ->Args({256, 32})
+    ->Args({256, 64})
+    ->Args({320, 32})
+    ->Args({320, 64})
+    ->Args({384, 48});
 BENCHMARK_TEMPLATE(BM_Ssrfb, float)->Args({256, 32})->Args({384, 48})->Args({384, 64});
 
 }  // namespace
@@ -58,7 +65,8 @@ void BM_Trsm(benchmark::State& st) {
   auto l = rnd<T>(B * B, 1), a = rnd<T>(B * B, 2);
   for (index_t i = 0; i < B; ++i) l[i + i * B] += T(B);
   for (auto _ : st) trsm<T>(B, B, l.data(), B, a.data(), B);
-  st.counters["GFlops"] = benchmark::Counter(1.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  st.counters["GFlops"] =
+      benchmark::Counter(1.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 template <class T>
 void BM_GsmmDiag(benchmark::State& st) {
@@ -66,7 +74,8 @@ void BM_GsmmDiag(benchmark::State& st) {
   set_blas_threads(1);
   auto a = rnd<T>(B * B, 1), c = rnd<T>(B * B, 3);
   for (auto _ : st) gsmm_diag<T>(B, B, B, a.data(), B, c.data(), B);
-  st.counters["GFlops"] = benchmark::Counter(1.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  st.counters["GFlops"] =
+      benchmark::Counter(1.0 * B * B * B, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 template <class T>
 void BM_Potf2p(benchmark::State& st) {
@@ -81,7 +90,8 @@ void BM_Potf2p(benchmark::State& st) {
     st.ResumeTiming();
     potf2p<T>(B, B, a.data(), B);
   }
-  st.counters["GFlops"] = benchmark::Counter(B * B * B / 3.0, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  st.counters["GFlops"] =
+      benchmark::Counter(B * B * B / 3.0, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK_TEMPLATE(BM_Trsm, double)->Arg(256)->Arg(384);
 BENCHMARK_TEMPLATE(BM_Trsm, float)->Arg(256)->Arg(384);

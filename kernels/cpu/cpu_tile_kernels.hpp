@@ -39,7 +39,8 @@ class CpuTileKernels final : public TileKernels<T> {
     kernels::ssrfb<T>(trans, m, n, k, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work(ib * n));
   }
   void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) override {
-    for (index_t c = 0; c < cols; ++c) std::memcpy(b + c * ldb, a + c * lda, static_cast<std::size_t>(rows) * sizeof(T));
+    for (index_t c = 0; c < cols; ++c)
+      std::memcpy(b + c * ldb, a + c * lda, static_cast<std::size_t>(rows) * sizeof(T));
   }
 
  private:

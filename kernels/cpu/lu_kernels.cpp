@@ -117,8 +117,7 @@ index_t nopiv_unblocked(index_t m, index_t n, T* a, index_t lda) {
     const index_t below = m - j - 1;
     if (below > 0) {
       // As LAPACK's GETF2: multiply by the reciprocal unless it would overflow.
-      if (std::abs(p) >= sfmin)
-        scal_(static_cast<blasint>(below), T(1) / p, col + j + 1);
+      if (std::abs(p) >= sfmin) scal_(static_cast<blasint>(below), T(1) / p, col + j + 1);
       else
         for (index_t i = j + 1; i < m; ++i) col[i] /= p;
       if (j + 1 < n)
@@ -159,8 +158,7 @@ index_t getrf_panel(index_t m, index_t n, T* a, index_t lda, index_t* ipiv) {
   const index_t k = std::min(m, n);
   if (k == 0) return 0;
   std::vector<lapack_int> piv(static_cast<std::size_t>(k));
-  const lapack_int info =
-      getrf_(to_lapack(m, "m"), to_lapack(n, "n"), a, to_lapack(lda, "lda"), piv.data());
+  const lapack_int info = getrf_(to_lapack(m, "m"), to_lapack(n, "n"), a, to_lapack(lda, "lda"), piv.data());
   if (info < 0) throw std::logic_error("getrf: illegal value in argument " + std::to_string(-info));
   for (index_t i = 0; i < k; ++i) ipiv[i] = static_cast<index_t>(piv[i]) - 1;
   return info;
@@ -174,8 +172,8 @@ void laswp_rows(index_t n_cols, T* a, index_t lda, index_t k1, index_t k2, const
   require(k1 <= k2, "laswp_rows", "k1 = " + std::to_string(k1) + " > k2 = " + std::to_string(k2));
   for (index_t i = k1; i < k2; ++i)
     require(ipiv[i] >= 0 && ipiv[i] < lda && i < lda, "laswp_rows",
-            "ipiv[" + std::to_string(i) + "] = " + std::to_string(ipiv[i]) + " is outside [0, lda = " +
-                std::to_string(lda) + ")");
+            "ipiv[" + std::to_string(i) + "] = " + std::to_string(ipiv[i]) +
+                " is outside [0, lda = " + std::to_string(lda) + ")");
   // Column by column, the swaps in order within each column: the same result
   // as LAPACK's LASWP, each column streamed once.
   for (index_t j = 0; j < n_cols; ++j) {
@@ -254,8 +252,9 @@ void rows_to_ipiv(index_t m, index_t k, const index_t* rows, index_t* ipiv) {
   };
   for (index_t i = 0; i < k; ++i) {
     const index_t r = rows[i];
-    require(r >= 0 && r < m, "rows_to_ipiv",
-            "rows[" + std::to_string(i) + "] = " + std::to_string(r) + " is outside [0, m = " + std::to_string(m) + ")");
+    require(
+        r >= 0 && r < m, "rows_to_ipiv",
+        "rows[" + std::to_string(i) + "] = " + std::to_string(r) + " is outside [0, m = " + std::to_string(m) + ")");
     require(seen.insert(r).second, "rows_to_ipiv",
             "rows[" + std::to_string(i) + "] = " + std::to_string(r) + " is repeated");
     // Rows 0..i-1 hold rows[0..i), so r sits at i or below.
@@ -301,17 +300,17 @@ index_t getrf_nopiv(index_t m, index_t n, T* a, index_t lda) {
 
 template <class T>
 void trsm_unit_lower(index_t b, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
-  require(b >= 0 && n >= 0, "trsm_unit_lower", "b = " + std::to_string(b) + ", n = " + std::to_string(n) + " must be >= 0");
+  require(b >= 0 && n >= 0, "trsm_unit_lower",
+          "b = " + std::to_string(b) + ", n = " + std::to_string(n) + " must be >= 0");
   require(ldl >= std::max<index_t>(1, b) && lda >= std::max<index_t>(1, b), "trsm_unit_lower",
-          "ldl = " + std::to_string(ldl) + ", lda = " + std::to_string(lda) + " must be >= max(1, b = " +
-              std::to_string(b) + ")");
+          "ldl = " + std::to_string(ldl) + ", lda = " + std::to_string(lda) +
+              " must be >= max(1, b = " + std::to_string(b) + ")");
   if (b == 0 || n == 0) return;
   trsm_llnu_(to_blas(b, "b"), to_blas(n, "n"), l, to_blas(ldl, "ldl"), a, to_blas(lda, "lda"));
 }
 
 template <class T>
-void gemm_update(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
-                 index_t ldc) {
+void gemm_update(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c, index_t ldc) {
   require(m >= 0 && n >= 0 && k >= 0, "gemm_update",
           "m = " + std::to_string(m) + ", n = " + std::to_string(n) + ", k = " + std::to_string(k) + " must be >= 0");
   require(lda >= std::max<index_t>(1, m) && ldb >= std::max<index_t>(1, k) && ldc >= std::max<index_t>(1, m),
@@ -323,12 +322,12 @@ void gemm_update(index_t m, index_t n, index_t k, const T* a, index_t lda, const
                  to_blas(ldc, "ldc"));
 }
 
-#define TESSERA_LU_KERNELS(T)                                                                                       \
-  template index_t getrf_panel<T>(index_t, index_t, T*, index_t, index_t*);                                         \
-  template void laswp_rows<T>(index_t, T*, index_t, index_t, index_t, const index_t*);                               \
-  template index_t tournament_select<T>(index_t, index_t, const T*, index_t, index_t, Tree, index_t*);              \
-  template index_t getrf_nopiv<T>(index_t, index_t, T*, index_t);                                                   \
-  template void trsm_unit_lower<T>(index_t, index_t, const T*, index_t, T*, index_t);                               \
+#define TESSERA_LU_KERNELS(T)                                                                          \
+  template index_t getrf_panel<T>(index_t, index_t, T*, index_t, index_t*);                            \
+  template void laswp_rows<T>(index_t, T*, index_t, index_t, index_t, const index_t*);                 \
+  template index_t tournament_select<T>(index_t, index_t, const T*, index_t, index_t, Tree, index_t*); \
+  template index_t getrf_nopiv<T>(index_t, index_t, T*, index_t);                                      \
+  template void trsm_unit_lower<T>(index_t, index_t, const T*, index_t, T*, index_t);                  \
   template void gemm_update<T>(index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t);
 TESSERA_LU_KERNELS(double)
 TESSERA_LU_KERNELS(float)

@@ -126,7 +126,6 @@ void trsm_unit_lower(index_t b, index_t n, const T* l, index_t ldl, T* a, index_
 
 // The trailing update: C (m×n) -= A (m×k) B (k×n). cblas ?gemm.
 template <class T>
-void gemm_update(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
-                 index_t ldc);
+void gemm_update(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c, index_t ldc);
 
 }  // namespace tessera::kernels

@@ -48,7 +48,8 @@ void trsm_rlt(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) 
   for (index_t j = 0; j < n; j += kTrsmBlock<T>) {
     const index_t jb = std::min(kTrsmBlock<T>, n - j);
     trsm_rlt_blas(m, jb, l + j + j * ldl, ldl, a + j * lda, lda);
-    if (j + jb < n) gemm_nt_minus(m, n - j - jb, jb, a + j * lda, lda, l + (j + jb) + j * ldl, ldl, a + (j + jb) * lda, lda);
+    if (j + jb < n)
+      gemm_nt_minus(m, n - j - jb, jb, a + j * lda, lda, l + (j + jb) + j * ldl, ldl, a + (j + jb) * lda, lda);
   }
 }
 inline void syrk_ln_minus(index_t n, index_t k, const double* a, index_t lda, double* c, index_t ldc) {
@@ -57,8 +58,12 @@ inline void syrk_ln_minus(index_t n, index_t k, const double* a, index_t lda, do
 inline void syrk_ln_minus(index_t n, index_t k, const float* a, index_t lda, float* c, index_t ldc) {
   cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
 }
-inline lapack_int potrf_l(index_t n, double* a, index_t lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda); }
-inline lapack_int potrf_l(index_t n, float* a, index_t lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda); }
+inline lapack_int potrf_l(index_t n, double* a, index_t lda) {
+  return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda);
+}
+inline lapack_int potrf_l(index_t n, float* a, index_t lda) {
+  return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda);
+}
 inline lapack_int geqrt_(index_t m, index_t n, index_t ib, double* a, index_t lda, double* t, index_t ldt, double* w) {
   return LAPACKE_dgeqrt_work(LAPACK_COL_MAJOR, m, n, ib, a, lda, t, ldt, w);
 }
@@ -174,17 +179,17 @@ void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, 
   check_info(tpmqrt_(trans ? 'T' : 'N', m, n, k, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work), "tpmqrt");
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                                      \
-  template int potf2p<T>(index_t, index_t, T*, index_t);                                                            \
-  template void trsm<T>(index_t, index_t, const T*, index_t, T*, index_t);                                          \
-  template void gsmm<T>(index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t);              \
-  template void gsmm_diag<T>(index_t, index_t, index_t, const T*, index_t, T*, index_t);                            \
-  template void geqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*);                                  \
-  template void larfb<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*,       \
-                         index_t, T*);                                                                              \
-  template void tsqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*, index_t, T*);                     \
-  template void ssrfb<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*,       \
-                         index_t, T*, index_t, T*);
+#define TESSERA_INSTANTIATE(T)                                                                                        \
+  template int potf2p<T>(index_t, index_t, T*, index_t);                                                              \
+  template void trsm<T>(index_t, index_t, const T*, index_t, T*, index_t);                                            \
+  template void gsmm<T>(index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t);                \
+  template void gsmm_diag<T>(index_t, index_t, index_t, const T*, index_t, T*, index_t);                              \
+  template void geqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*);                                    \
+  template void larfb<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t, \
+                         T*);                                                                                         \
+  template void tsqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*, index_t, T*);                       \
+  template void ssrfb<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t, \
+                         T*, index_t, T*);
 TESSERA_INSTANTIATE(float)
 TESSERA_INSTANTIATE(double)
 #undef TESSERA_INSTANTIATE

@@ -14,7 +14,8 @@ struct Site {
   const char* file;
   int line;
 };
-#define TESSERA_HERE ::tessera::cuda::calls::Site{__FILE__, __LINE__}
+#define TESSERA_HERE \
+  ::tessera::cuda::calls::Site { __FILE__, __LINE__ }
 inline void check_blas(const char* routine, Site at, cublasStatus_t st) {
   cuda::detail::check_cublas(st, routine, at.file, at.line);
 }
@@ -26,51 +27,51 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
 // and the caller's file and line (`at`: TESSERA_HERE at the call site) in the
 // message. Scalars are host values (the handles keep the default host pointer
 // mode; cuBLAS reads them before the call returns).
-#define TESSERA_CUDA_OVERLOADS(T, P)                                                                                 \
-  inline void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, T alpha,       \
-                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, Site at) {                       \
-    check_blas("cublas" #P "gemm", at, cublas##P##gemm(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));  \
-  }                                                                                                                  \
-  inline void syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t tr, int n, int k, T alpha,             \
-                   const T* a, int lda, T beta, T* c, int ldc, Site at) {                                            \
-    check_blas("cublas" #P "syrk", at, cublas##P##syrk(h, uplo, tr, n, k, &alpha, a, lda, &beta, c, ldc));           \
-  }                                                                                                                  \
-  inline void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {                \
-    const T one = 1;                                                                                                 \
-    check_blas("cublas" #P "trsm", at,                                                                               \
-               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n,\
-                               &one, l, ldl, a, lda));                                                               \
-  }                                                                                                                  \
-  inline void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b,       \
-                              int ldb, Site at) {                                                                    \
-    const T one = 1;                                                                                                 \
-    check_blas("cublas" #P "trmm", at,                                                                               \
-               cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, &one, t, \
-                               ldt, b, ldb, b, ldb));                                                                \
-  }                                                                                                                  \
-  inline void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb, Site at) {      \
-    const T one = 1, minus_one = -1;                                                                                 \
-    check_blas("cublas" #P "geam", at,                                                                               \
-               cublas##P##geam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &one, a, lda, &minus_one, b, ldb, a, lda));        \
-  }                                                                                                                  \
-  inline int potrf_lwork(cusolverDnHandle_t h, int n, T* a, int lda, Site at) {                                      \
-    int lwork = 0;                                                                                                   \
-    check_solver("cusolverDn" #P "potrf_bufferSize", at,                                                             \
-                 cusolverDn##P##potrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork));                     \
-    return lwork;                                                                                                    \
-  }                                                                                                                  \
-  inline void potrf_l(cusolverDnHandle_t h, int n, T* a, int lda, T* work, int lwork, int* info, Site at) {          \
-    check_solver("cusolverDn" #P "potrf", at,                                                                        \
-                 cusolverDn##P##potrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info));                     \
-  }                                                                                                                  \
-  inline int geqrf_lwork(cusolverDnHandle_t h, int m, int n, T* a, int lda, Site at) {                               \
-    int lwork = 0;                                                                                                   \
-    check_solver("cusolverDn" #P "geqrf_bufferSize", at, cusolverDn##P##geqrf_bufferSize(h, m, n, a, lda, &lwork));  \
-    return lwork;                                                                                                    \
-  }                                                                                                                  \
-  inline void geqrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info,        \
-                    Site at) {                                                                                       \
-    check_solver("cusolverDn" #P "geqrf", at, cusolverDn##P##geqrf(h, m, n, a, lda, tau, work, lwork, info));        \
+#define TESSERA_CUDA_OVERLOADS(T, P)                                                                                  \
+  inline void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, T alpha,        \
+                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, Site at) {                        \
+    check_blas("cublas" #P "gemm", at, cublas##P##gemm(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));   \
+  }                                                                                                                   \
+  inline void syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t tr, int n, int k, T alpha, const T* a,  \
+                   int lda, T beta, T* c, int ldc, Site at) {                                                         \
+    check_blas("cublas" #P "syrk", at, cublas##P##syrk(h, uplo, tr, n, k, &alpha, a, lda, &beta, c, ldc));            \
+  }                                                                                                                   \
+  inline void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {                 \
+    const T one = 1;                                                                                                  \
+    check_blas("cublas" #P "trsm", at,                                                                                \
+               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, \
+                               &one, l, ldl, a, lda));                                                                \
+  }                                                                                                                   \
+  inline void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b,        \
+                              int ldb, Site at) {                                                                     \
+    const T one = 1;                                                                                                  \
+    check_blas("cublas" #P "trmm", at,                                                                                \
+               cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, &one, t,  \
+                               ldt, b, ldb, b, ldb));                                                                 \
+  }                                                                                                                   \
+  inline void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb, Site at) {       \
+    const T one = 1, minus_one = -1;                                                                                  \
+    check_blas("cublas" #P "geam", at,                                                                                \
+               cublas##P##geam(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, &one, a, lda, &minus_one, b, ldb, a, lda));         \
+  }                                                                                                                   \
+  inline int potrf_lwork(cusolverDnHandle_t h, int n, T* a, int lda, Site at) {                                       \
+    int lwork = 0;                                                                                                    \
+    check_solver("cusolverDn" #P "potrf_bufferSize", at,                                                              \
+                 cusolverDn##P##potrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, &lwork));                      \
+    return lwork;                                                                                                     \
+  }                                                                                                                   \
+  inline void potrf_l(cusolverDnHandle_t h, int n, T* a, int lda, T* work, int lwork, int* info, Site at) {           \
+    check_solver("cusolverDn" #P "potrf", at,                                                                         \
+                 cusolverDn##P##potrf(h, CUBLAS_FILL_MODE_LOWER, n, a, lda, work, lwork, info));                      \
+  }                                                                                                                   \
+  inline int geqrf_lwork(cusolverDnHandle_t h, int m, int n, T* a, int lda, Site at) {                                \
+    int lwork = 0;                                                                                                    \
+    check_solver("cusolverDn" #P "geqrf_bufferSize", at, cusolverDn##P##geqrf_bufferSize(h, m, n, a, lda, &lwork));   \
+    return lwork;                                                                                                     \
+  }                                                                                                                   \
+  inline void geqrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info,         \
+                    Site at) {                                                                                        \
+    check_solver("cusolverDn" #P "geqrf", at, cusolverDn##P##geqrf(h, m, n, a, lda, tau, work, lwork, info));         \
   }
 TESSERA_CUDA_OVERLOADS(double, D)
 TESSERA_CUDA_OVERLOADS(float, S)

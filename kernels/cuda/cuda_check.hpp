@@ -52,7 +52,8 @@ inline void check_cublas(cublasStatus_t s, const char* call, const char* file, i
 
 inline void check_cusolver(cusolverStatus_t s, const char* call, const char* file, int line) {
   if (s == CUSOLVER_STATUS_SUCCESS) return;
-  throw_error(call, std::string(cusolver_status_name(s)) + " (" + std::to_string(static_cast<int>(s)) + ")", file, line);
+  throw_error(call, std::string(cusolver_status_name(s)) + " (" + std::to_string(static_cast<int>(s)) + ")", file,
+              line);
 }
 
 }  // namespace tessera::cuda::detail
@@ -60,7 +61,6 @@ inline void check_cusolver(cusolverStatus_t s, const char* call, const char* fil
 // Variadic so that a call whose arguments hold a top-level comma (a template
 // argument list) still reads as one argument.
 #define TESSERA_CUDA_CHECK(...) ::tessera::cuda::detail::check_cuda((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
-#define TESSERA_CUBLAS_CHECK(...) \
-  ::tessera::cuda::detail::check_cublas((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
+#define TESSERA_CUBLAS_CHECK(...) ::tessera::cuda::detail::check_cublas((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
 #define TESSERA_CUSOLVER_CHECK(...) \
   ::tessera::cuda::detail::check_cusolver((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)

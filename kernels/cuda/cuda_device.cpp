@@ -3,19 +3,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <memory>
+#include <string>
 
 #include "kernels/cuda/cuda_api.hpp"
 
 namespace tessera::platform {
 
 CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap)
-    : ordinal_(cuda::set_device(ordinal)),
-      copy_streams_{cuda::Stream::create(), cuda::Stream::create()},
-      compute_(cuda::Stream::create()),
-      kernels_d_(ordinal, compute_.get()),
-      kernels_s_(ordinal, compute_.get()) {
+    : ordinal_(cuda::set_device(ordinal)), copy_streams_{cuda::Stream::create(), cuda::Stream::create()},
+      compute_(cuda::Stream::create()), kernels_d_(ordinal, compute_.get()), kernels_s_(ordinal, compute_.get()) {
   cudaDeviceProp prop{};
   TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
   name_ = "GPU " + std::to_string(gpu_index) + " (" + prop.name + ", cuda:" + std::to_string(ordinal) + ")";
@@ -91,10 +88,8 @@ cudaStream_t CudaDevice::enqueue_copy(int stream, std::byte* dev, const HostRang
   for (int i = 0; i < n; ++i) {
     const HostRange& r = host[i];
     if (r.bytes == 0) continue;
-    if (to_device)
-      TESSERA_CUDA_CHECK(cudaMemcpyAsync(dev + offset, r.ptr, r.bytes, cudaMemcpyHostToDevice, s));
-    else
-      TESSERA_CUDA_CHECK(cudaMemcpyAsync(r.ptr, dev + offset, r.bytes, cudaMemcpyDeviceToHost, s));
+    if (to_device) TESSERA_CUDA_CHECK(cudaMemcpyAsync(dev + offset, r.ptr, r.bytes, cudaMemcpyHostToDevice, s));
+    else TESSERA_CUDA_CHECK(cudaMemcpyAsync(r.ptr, dev + offset, r.bytes, cudaMemcpyDeviceToHost, s));
     offset += r.bytes;
   }
   return s;
@@ -118,8 +113,10 @@ void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, i
         try {
           std::exception_ptr error;
           if (status != cudaSuccess)
-            error = std::make_exception_ptr(CudaError("a copy stream failed (cudaMemcpyAsync or an earlier call on the "
-                                                      "device): cudaError_t " + std::to_string(static_cast<int>(status))));
+            error =
+                std::make_exception_ptr(CudaError("a copy stream failed (cudaMemcpyAsync or an earlier call on the "
+                                                  "device): cudaError_t " +
+                                                  std::to_string(static_cast<int>(status))));
           (*f)(error);
         } catch (const std::exception& x) {
           std::fprintf(stderr, "tessera: error: a GPU copy's completion failed: %s\n", x.what());
@@ -161,15 +158,14 @@ std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, s
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    throw platform::CudaError("GPU " + std::to_string(gpu_index) +
-                              ": no CUDA device is present (cudaGetDeviceCount: " + cudaGetErrorName(e) + ": " +
-                              cudaGetErrorString(e) + ")");
+    throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": no CUDA device is present (cudaGetDeviceCount: " +
+                              cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
   }
   if (n == 0) throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": no CUDA device is present");
   if (ordinal < 0 || ordinal >= n)
     throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": CUDA device cuda:" + std::to_string(ordinal) +
-                              " does not exist (" + std::to_string(n) + " present: cuda:0 to cuda:" +
-                              std::to_string(n - 1) + ")");
+                              " does not exist (" + std::to_string(n) +
+                              " present: cuda:0 to cuda:" + std::to_string(n - 1) + ")");
   return std::make_unique<platform::CudaDevice>(gpu_index, ordinal, memory_cap);
 }
 

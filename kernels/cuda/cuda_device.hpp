@@ -47,7 +47,6 @@ class CudaDevice final : public Device {
   cudaStream_t enqueue_copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device);
 
  public:
-
   kernels::TileKernels<double>& kernels_d() override { return kernels_d_; }
   kernels::TileKernels<float>& kernels_s() override { return kernels_s_; }
   void synchronize() override;

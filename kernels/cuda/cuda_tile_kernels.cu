@@ -15,17 +15,17 @@ using namespace cuda::calls;
 
 // cuBLAS and cuSOLVER take int dimensions; a tile is far below INT_MAX.
 int to_int(index_t v) {
-  if (v < 0 || v > INT_MAX) throw std::length_error("CUDA tile kernels: dimension " + std::to_string(v) + " out of range");
+  if (v < 0 || v > INT_MAX)
+    throw std::length_error("CUDA tile kernels: dimension " + std::to_string(v) + " out of range");
   return static_cast<int>(v);
 }
 
 // As LAPACK's xGEQRT/xGEMQRT/xTPQRT/xTPMQRT require: 1 <= ib <= k unless k = 0.
 void check_ib(const char* kernel, index_t ib, index_t k) {
   if (ib < 1 || (ib > k && k > 0))
-    throw std::logic_error(std::string(kernel) + ": inner block size ib = " + std::to_string(ib) +
-                           " is not in [1, " + std::to_string(k) + "]");
+    throw std::logic_error(std::string(kernel) + ": inner block size ib = " + std::to_string(ib) + " is not in [1, " +
+                           std::to_string(k) + "]");
 }
-
 
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
@@ -51,10 +51,12 @@ __global__ void ts_panel_kernel(bool unpack, int m, int b, T* r, int ldr, T* a, 
   T& sv = s[row + static_cast<std::size_t>(c) * lds];
   if (row >= b) {
     T& av = a[(row - b) + static_cast<std::size_t>(c) * lda];
-    if (unpack) av = sv; else sv = av;
+    if (unpack) av = sv;
+    else sv = av;
   } else if (row <= c) {
     T& rv = r[row + static_cast<std::size_t>(c) * ldr];
-    if (unpack) rv = sv; else sv = rv;
+    if (unpack) rv = sv;
+    else sv = rv;
   } else if (!unpack) {
     sv = T(0);
   }
@@ -73,7 +75,8 @@ __global__ void larft_kernel(int b, const T* __restrict__ g, int ldg, const T* _
     const T tau_j = tau[j];
     for (int r = threadIdx.x; r < j; r += blockDim.x) {
       T sum = 0;
-      for (int c = r; c < j; ++c) sum += t[r + static_cast<std::size_t>(c) * ldt] * g[c + static_cast<std::size_t>(j) * ldg];
+      for (int c = r; c < j; ++c)
+        sum += t[r + static_cast<std::size_t>(c) * ldt] * g[c + static_cast<std::size_t>(j) * ldg];
       t[r + static_cast<std::size_t>(j) * ldt] = -tau_j * sum;
     }
     if (threadIdx.x == 0) t[j + static_cast<std::size_t>(j) * ldt] = tau_j;
@@ -98,9 +101,7 @@ void for_each_block(bool first_to_last, index_t k, index_t ib, F&& f) {
 
 template <class T>
 CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream)
-    : ordinal_(cuda::set_device(ordinal)),
-      stream_(stream),
-      blas_(cuda::CublasHandle::create(stream)),
+    : ordinal_(cuda::set_device(ordinal)), stream_(stream), blas_(cuda::CublasHandle::create(stream)),
       solver_(cuda::CusolverHandle::create(stream)) {}
 
 template <class T>
@@ -117,7 +118,7 @@ typename CudaTileKernels<T>::Scratch CudaTileKernels<T>::scratch(index_t n_tau, 
     return (static_cast<std::size_t>(n) * size + kAlign - 1) / kAlign * kAlign;
   };
   const std::size_t sizes[] = {bytes(1, sizeof(int)), bytes(n_tau, sizeof(T)), bytes(n_g, sizeof(T)),
-                               bytes(n_v, sizeof(T)), bytes(n_w, sizeof(T)),    bytes(n_lapack, sizeof(T))};
+                               bytes(n_v, sizeof(T)), bytes(n_w, sizeof(T)),   bytes(n_lapack, sizeof(T))};
   std::size_t total = 0;
   for (std::size_t s : sizes) total += s;
   if (work_.bytes() < total) {
@@ -194,8 +195,7 @@ void CudaTileKernels<T>::gsmm_diag(index_t m, index_t n, index_t k, const T* a, 
 }
 
 template <class T>
-void CudaTileKernels<T>::form_t(index_t rows, index_t b, const T* v, index_t ldv, const Scratch& s, T* t,
-                                index_t ldt) {
+void CudaTileKernels<T>::form_t(index_t rows, index_t b, const T* v, index_t ldv, const Scratch& s, T* t, index_t ldt) {
   // G = V^T V (upper triangle)
   syrk(blas_.get(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, to_int(b), to_int(rows), T(1), v, to_int(ldv), T(0), s.g,
        to_int(b), TESSERA_HERE);
@@ -223,8 +223,8 @@ void CudaTileKernels<T>::apply_ts_block(bool trans, index_t m, index_t n, index_
                                         const T* t, index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2, T* w) {
   cublasHandle_t h = blas_.get();
   // W = A1 + V^T A2   ([I; V]^T [A1; A2])
-  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(w, b * sizeof(T), a1, lda1 * sizeof(T), b * sizeof(T), n,
-                                       cudaMemcpyDeviceToDevice, stream_));
+  TESSERA_CUDA_CHECK(
+      cudaMemcpy2DAsync(w, b * sizeof(T), a1, lda1 * sizeof(T), b * sizeof(T), n, cudaMemcpyDeviceToDevice, stream_));
   gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(b), to_int(n), to_int(m), T(1), v, to_int(ldv), a2, to_int(lda2), T(1), w,
        to_int(b), TESSERA_HERE);
   // W = T^T W or T W
@@ -262,7 +262,7 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
     geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
     // V_i explicit, for cuBLAS
     unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(to_int(rows), to_int(b), panel,
-                                                                                       to_int(lda), s.v, to_int(rows));
+                                                                                      to_int(lda), s.v, to_int(rows));
     cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
     form_t(rows, b, s.v, rows, s, t_i, ldt);
     // A[i:, i+b:] = (I - V_i T_i V_i^T)^T A[i:, i+b:]

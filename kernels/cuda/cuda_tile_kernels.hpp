@@ -50,20 +50,20 @@ class CudaTileKernels final : public TileKernels<T> {
  private:
   // Pieces of the workspace for one call (null where not asked for).
   struct Scratch {
-    int* info = nullptr;   // cuSOLVER's devInfo
-    T* tau = nullptr;      // a panel's Householder scalars
-    T* g = nullptr;        // V^T V of a panel, for its T
-    T* v = nullptr;        // a panel's V in explicit form, or a TSQRT panel
-    T* w = nullptr;        // the ib×n product of a block reflector update
-    T* lapack = nullptr;   // cuSOLVER's workspace
+    int* info = nullptr;  // cuSOLVER's devInfo
+    T* tau = nullptr;     // a panel's Householder scalars
+    T* g = nullptr;       // V^T V of a panel, for its T
+    T* v = nullptr;       // a panel's V in explicit form, or a TSQRT panel
+    T* w = nullptr;       // the ib×n product of a block reflector update
+    T* lapack = nullptr;  // cuSOLVER's workspace
   };
   Scratch scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w, index_t n_lapack);
 
   // T (b×b) of the panel's reflectors from V (rows×b, explicit) and tau.
   void form_t(index_t rows, index_t b, const T* v, index_t ldv, const Scratch& s, T* t, index_t ldt);
   // C (m×n) = (I - V T V^T)^T C (trans) or (I - V T V^T) C; V m×b explicit.
-  void apply_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt,
-                   T* c, index_t ldc, T* w);
+  void apply_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt, T* c,
+                   index_t ldc, T* w);
   // The same for a triangle-on-top reflector block (TPMQRT, l = 0): the
   // vectors are [I; V] on [A1 (b×n); A2 (m×n)].
   void apply_ts_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt,

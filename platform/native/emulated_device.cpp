@@ -12,7 +12,8 @@ EmulatedDevice::EmulatedDevice(int index, EmulatedDeviceOptions options)
   if (options.memory_bytes == 0) throw InputError("--gpu-memory 0: an emulated GPU needs memory");
   if (!(options.bandwidth_Bps > 0))
     throw InputError("--gpu-bandwidth " + std::to_string(options.bandwidth_Bps) + " must be > 0 (bytes per second)");
-  if (!(options.latency_s >= 0)) throw InputError("--gpu-latency " + std::to_string(options.latency_s) + " must be >= 0 (seconds)");
+  if (!(options.latency_s >= 0))
+    throw InputError("--gpu-latency " + std::to_string(options.latency_s) + " must be >= 0 (seconds)");
 }
 
 EmulatedDevice::~EmulatedDevice() {

@@ -30,8 +30,9 @@ class HostMemoryDevice : public Device {
     std::size_t used = in_use_.load();
     do {
       if (bytes > capacity_ - used)
-        throw DeviceOutOfMemory(name() + ": out of memory: a buffer of " + std::to_string(bytes) + " bytes does not fit (" +
-                                std::to_string(used) + " of " + std::to_string(capacity_) + " bytes in use)");
+        throw DeviceOutOfMemory(name() + ": out of memory: a buffer of " + std::to_string(bytes) +
+                                " bytes does not fit (" + std::to_string(used) + " of " + std::to_string(capacity_) +
+                                " bytes in use)");
     } while (!in_use_.compare_exchange_weak(used, used + bytes));
     std::size_t p = peak_.load();
     while (used + bytes > p && !peak_.compare_exchange_weak(p, used + bytes)) {
@@ -40,7 +41,8 @@ class HostMemoryDevice : public Device {
     void* ptr = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!ptr) {
       in_use_ -= bytes;
-      throw DeviceOutOfMemory(name() + ": the host memory that emulates it is exhausted (" + std::to_string(bytes) + " bytes)");
+      throw DeviceOutOfMemory(name() + ": the host memory that emulates it is exhausted (" + std::to_string(bytes) +
+                              " bytes)");
     }
     return static_cast<std::byte*>(ptr);
   }

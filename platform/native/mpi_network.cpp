@@ -16,8 +16,8 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tessera::platform {
@@ -107,7 +107,8 @@ struct MpiNetwork::Impl {
           outbox.pop_front();
           lk.unlock();
           MPI_Request r;
-          check(MPI_Isend(m.wire(), static_cast<int>(m.wire_bytes()), MPI_BYTE, dest, kDataTag, MPI_COMM_WORLD, &r), "MPI_Isend");
+          check(MPI_Isend(m.wire(), static_cast<int>(m.wire_bytes()), MPI_BYTE, dest, kDataTag, MPI_COMM_WORLD, &r),
+                "MPI_Isend");
           reqs.push_back(r);
           inflight.push_back(std::move(m));
           progress = true;
@@ -220,7 +221,9 @@ void MpiNetwork::send(int dest, Message&& m) {
   impl_->cond.notify_one();
 }
 
-Message MpiNetwork::make_message(std::uint64_t key, std::size_t bytes) { return Message::with_payload(key, bytes, &impl_->pool); }
+Message MpiNetwork::make_message(std::uint64_t key, std::size_t bytes) {
+  return Message::with_payload(key, bytes, &impl_->pool);
+}
 
 void MpiNetwork::stop() {
   if (!impl_->thread.joinable()) return;
@@ -233,7 +236,8 @@ void MpiNetwork::stop() {
 }
 
 void MpiNetwork::allreduce_sum(std::vector<double>& v) {
-  check(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+  check(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce");
 }
 
 void MpiNetwork::abort(int code) {

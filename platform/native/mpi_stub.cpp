@@ -1,8 +1,8 @@
 // Stands in for mpi_network.cpp when tessera is built without MPI.
 #include <cstdlib>
 
-#include "platform/native/mpi_network.hpp"
 #include "base/error.hpp"
+#include "platform/native/mpi_network.hpp"
 
 namespace tessera::platform {
 

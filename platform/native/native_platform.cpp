@@ -51,9 +51,7 @@ void NativePlatform::join_all() {
   threads_.clear();
 }
 
-void NativePlatform::run_kernel(double /*modeled_s*/, FunctionRef<void()> kernel) {
-  kernel();
-}
+void NativePlatform::run_kernel(double /*modeled_s*/, FunctionRef<void()> kernel) { kernel(); }
 
 kernels::KernelPair NativePlatform::core_kernels() { return kernels::cpu_kernel_pair(); }
 

@@ -8,9 +8,9 @@
 #include <deque>
 #include <stdexcept>
 
-#include "platform/native/host_memory_device.hpp"
-#include "models/machine.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "models/machine.hpp"
+#include "platform/native/host_memory_device.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -139,8 +139,9 @@ struct Simulation::Impl {
       for (int g = 0; g < m.node.gpus.count; ++g) {
         const std::string gpu = node + "-gpu" + std::to_string(g);
         sg4::Host* d = zone->create_host(gpu, kNominalSpeed)->seal();
-        sg4::Link* pcie =
-            zone->create_link(gpu + "-pcie", m.node.gpus.pcie.bandwidth_Bps)->set_latency(m.node.gpus.pcie.latency_s)->seal();
+        sg4::Link* pcie = zone->create_link(gpu + "-pcie", m.node.gpus.pcie.bandwidth_Bps)
+                              ->set_latency(m.node.gpus.pcie.latency_s)
+                              ->seal();
         zone->add_route(h->get_netpoint(), d->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(pcie)}, true);
         gpu_hosts.push_back(d);
       }
@@ -168,7 +169,8 @@ int Simulation::nodes() const { return static_cast<int>(impl_->node_hosts.size()
 sg4::Host* Simulation::node_host(int node) const { return impl_->node_hosts.at(node); }
 sg4::Host* Simulation::gpu_host(int node, int g) const {
   if (g < 1 || g > impl_->gpus_per_node)
-    throw std::out_of_range("GPU " + std::to_string(g) + " of a node with " + std::to_string(impl_->gpus_per_node) + " GPUs");
+    throw std::out_of_range("GPU " + std::to_string(g) + " of a node with " + std::to_string(impl_->gpus_per_node) +
+                            " GPUs");
   return impl_->gpu_hosts.at(static_cast<std::size_t>(node) * impl_->gpus_per_node + g - 1);
 }
 void Simulation::run() { impl_->engine.run(); }
@@ -233,7 +235,9 @@ class SimGpu final : public HostMemoryDevice {
  public:
   SimGpu(sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data)
       : HostMemoryDevice(g, memory, data), host_(host), gpu_(gpu) {}
-  std::string name() const override { return "GPU " + std::to_string(index()) + " of " + host_->get_name() + " (simulated)"; }
+  std::string name() const override {
+    return "GPU " + std::to_string(index()) + " of " + host_->get_name() + " (simulated)";
+  }
 
  protected:
   void transfer(int, std::size_t bytes, bool to_device, double) override {

@@ -1,7 +1,7 @@
 // Built instead of simgrid_platform.cpp when SimGrid was not found: choosing
 // the simulated backend fails with NotCompiled.
-#include "models/machine.hpp"
 #include "base/error.hpp"
+#include "models/machine.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 
 namespace tessera::platform {

@@ -226,7 +226,8 @@ Factors simulated_nodes(const Case& c) {
     for (int k = 0; k < b.nodes(); ++k) {
       nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, /*sim_data=*/true));
       for (int g = 1; g <= b.gpus; ++g)
-        gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), true));
+        gpus[k].push_back(
+            platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), true));
     }
     Factors out(factorization(c.algo).data_count(c.shape.layout()));
     std::mutex out_mutex;
@@ -336,7 +337,8 @@ std::vector<Checked> driver_simulated(const Case& c, const std::string& test_fau
     for (int k = 0; k < b.nodes(); ++k) {
       nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, true));
       for (int g = 1; g <= b.gpus; ++g)
-        gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), true));
+        gpus[k].push_back(
+            platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), true));
     }
     std::vector<Checked> out(b.nodes());
     platform::run_on_nodes(sim, b.nodes(), [&](int k) {
@@ -358,7 +360,8 @@ std::vector<Checked> driver_simulated(const Case& c, const std::string& test_fau
   for (std::string factor; out.size() < static_cast<std::size_t>(b.nodes());) {
     Checked x;
     std::size_t more = 0;
-    if (!(in >> x.passed >> factor >> more)) throw std::runtime_error("unreadable residuals from the simulation child: " + text);
+    if (!(in >> x.passed >> factor >> more))
+      throw std::runtime_error("unreadable residuals from the simulation child: " + text);
     x.factor = std::strtod(factor.c_str(), nullptr);
     for (std::size_t i = 0; i < more; ++i) {
       std::string name, value;
@@ -423,8 +426,12 @@ std::string describe(const Case& c, std::size_t d, const std::string& ref, const
 
 }  // namespace
 
-Factors reference(const Case& c) { return c.precision == 'd' ? sequential<double>(c, true) : sequential<float>(c, true); }
-Factors unfactored(const Case& c) { return c.precision == 'd' ? sequential<double>(c, false) : sequential<float>(c, false); }
+Factors reference(const Case& c) {
+  return c.precision == 'd' ? sequential<double>(c, true) : sequential<float>(c, true);
+}
+Factors unfactored(const Case& c) {
+  return c.precision == 'd' ? sequential<double>(c, false) : sequential<float>(c, false);
+}
 Factors run_backend(const Case& c) { return c.precision == 'd' ? backend<double>(c) : backend<float>(c); }
 
 std::string first_difference(const Case& c, const Factors& ref, const Factors& got) {

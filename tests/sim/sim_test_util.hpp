@@ -53,7 +53,8 @@ inline std::string run_in_child(const std::function<std::string()>& body) {
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (!WIFEXITED(status)) throw std::runtime_error("simulation child died (signal " + std::to_string(WTERMSIG(status)) + ")");
+  if (!WIFEXITED(status))
+    throw std::runtime_error("simulation child died (signal " + std::to_string(WTERMSIG(status)) + ")");
   if (WEXITSTATUS(status) != 0) throw std::runtime_error("simulation child failed: " + out);
   return out;
 }

@@ -8,14 +8,14 @@
 #include <tuple>
 
 #include "../test_helpers.hpp"
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "base/kernel_table.hpp"
+#include "base/tile_layout.hpp"
 #include "experiments/calibrate.hpp"
+#include "experiments/driver.hpp"
 #include "models/kernel_model.hpp"
 #include "models/machine.hpp"
-#include "algorithms/cholesky.hpp"
-#include "base/kernel_table.hpp"
-#include "algorithms/qr.hpp"
-#include "base/tile_layout.hpp"
-#include "experiments/driver.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 #include "sim_test_util.hpp"
 
@@ -77,8 +77,10 @@ TEST(Calibrate, MeasurementIsPositiveWithSpread) {
 TEST(CalibrateCli, QuickFileLoadsAndDrivesASimulatedRun) {
   test::TempDir dir;
   const std::string file = dir.path() + "/cal.json";
-  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --quick --threads 2 --precision d --kernels potf2p,trsm,gsmm,gsmm_diag "
-                  "--sizes 64 --for-n 0 --out " + file + " > " + dir.path() + "/out.txt"),
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) +
+                  " calibrate --quick --threads 2 --precision d --kernels potf2p,trsm,gsmm,gsmm_diag "
+                  "--sizes 64 --for-n 0 --out " +
+                  file + " > " + dir.path() + "/out.txt"),
             0)
       << test::read_text(dir.path() + "/out.txt");
   const auto m = platform::Machine::load(file);

@@ -1,9 +1,9 @@
 // Kernel models: flop counts, peak x efficiency, calibrated interpolation.
 #include <gtest/gtest.h>
 
-#include "models/kernel_model.hpp"
-#include "base/kernel_table.hpp"
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "models/kernel_model.hpp"
 
 namespace {
 using namespace tessera;

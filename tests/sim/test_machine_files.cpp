@@ -5,8 +5,8 @@
 #include <string>
 
 #include "../test_helpers.hpp"
-#include "models/machine.hpp"
 #include "base/error.hpp"
+#include "models/machine.hpp"
 
 namespace {
 using tessera::InputError;

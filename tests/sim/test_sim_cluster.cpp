@@ -34,7 +34,6 @@ std::vector<std::string> sim_run(const std::string& algo, const std::string& gri
   return a;
 }
 
-
 std::uint64_t sum(const json& per_node, const char* field) {
   std::uint64_t s = 0;
   for (const json& n : per_node) s += n.at(field).get<std::uint64_t>();
@@ -45,7 +44,8 @@ std::uint64_t sum(const json& per_node, const char* field) {
 // per node, and the cluster as a whole receives what it sends.
 void expect_16_nodes_with_data(const std::string& algo) {
   Outcome o;
-  const json j = run_ok(sim_run(algo, "4x4", {"--n", "700", "--B", "64", "--sim-data", "--check", "--threads", "2"}), &o);
+  const json j =
+      run_ok(sim_run(algo, "4x4", {"--n", "700", "--B", "64", "--sim-data", "--check", "--threads", "2"}), &o);
   EXPECT_NE(o.out.find(" grid=4x4 msgs_max="), std::string::npos) << o;
   // The summary line ends with the verdict; the cost of the simulation follows on its own line.
   EXPECT_NE(o.out.find(" ok\nsimulation cost: wall "), std::string::npos) << o;
@@ -64,7 +64,8 @@ void expect_16_nodes_with_data(const std::string& algo) {
   std::uint64_t max_messages = 0;
   for (const json& n : per) {
     EXPECT_GT(n.at("messages_sent").get<std::uint64_t>(), 0u) << "a node of a 4x4 grid sent nothing: " << per.dump();
-    max_messages = std::max(max_messages, n.at("messages_sent").get<std::uint64_t>() + n.at("messages_received").get<std::uint64_t>());
+    max_messages = std::max(
+        max_messages, n.at("messages_sent").get<std::uint64_t>() + n.at("messages_received").get<std::uint64_t>());
   }
   EXPECT_EQ(j.at("comm").at("max_messages"), max_messages);
 }
@@ -106,7 +107,8 @@ TEST(SimCluster, GridLargerThanMachineIsRejected) {
 }
 
 TEST(SimCluster, MalformedGridIsRejected) {
-  for (const char* g : {"0x2", "2", "axb"}) expect_exit_2(sim_run("cholesky", g, {"--n", "700"}), {std::string("--grid ") + g});
+  for (const char* g : {"0x2", "2", "axb"})
+    expect_exit_2(sim_run("cholesky", g, {"--n", "700"}), {std::string("--grid ") + g});
 }
 
 // Simulated time is deterministic: the same 2x2 phantom run twice gives the

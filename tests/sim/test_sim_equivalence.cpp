@@ -3,13 +3,13 @@
 
 #include <cstring>
 
+#include "algorithms/cholesky.hpp"
+#include "algorithms/qr.hpp"
+#include "base/matrix_gen.hpp"
 #include "experiments/driver.hpp"
 #include "models/machine.hpp"
 #include "platform/native/native_platform.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
-#include "algorithms/cholesky.hpp"
-#include "algorithms/qr.hpp"
-#include "base/matrix_gen.hpp"
 #include "sim_test_util.hpp"
 
 namespace {
@@ -31,7 +31,8 @@ std::string cholesky_factor(platform::Platform& p, const KernelTimeModel* model,
   o.model = model;
   NodeRuntime rt(p, o);
   CholeskyExecutor<double> ex(a);
-  rt.run(cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+  rt.run(
+      cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
   const std::vector<double> dense = a.to_dense();
   return std::string(reinterpret_cast<const char*>(dense.data()), dense.size() * sizeof(double));
 }
@@ -62,13 +63,15 @@ RunResult simulated_run(const std::string& machine_file, RunConfig c, bool sim_d
     c.model = &machine.core_model();
     c.phantom = !sim_data;
     const RunResult r = run_factorization(c, node0);
-    return exact(r.time_s) + " " + (r.residuals ? exact(r.residuals->factor) + " " + exact(r.residuals->value("orth")) : "- -");
+    return exact(r.time_s) + " " +
+           (r.residuals ? exact(r.residuals->factor) + " " + exact(r.residuals->value("orth")) : "- -");
   });
   RunResult r;
   char t[64], f[64], o[64];
   std::sscanf(out.c_str(), "%63s %63s %63s", t, f, o);
   r.time_s = std::strtod(t, nullptr);
-  if (f[0] != '-') r.residuals = Residuals{std::strtod(f, nullptr), {{"orth", "orthogonality", std::strtod(o, nullptr)}}};
+  if (f[0] != '-')
+    r.residuals = Residuals{std::strtod(f, nullptr), {{"orth", "orthogonality", std::strtod(o, nullptr)}}};
   return r;
 }
 

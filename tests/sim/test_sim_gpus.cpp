@@ -85,8 +85,8 @@ TEST(SimGpusPhantom, AutoNarrowWidthFromMachineFile) {
 TEST(SimGpusPhantom, TraceHasOneTransferPerCopy) {
   TempDir dir;
   const std::string trace = dir.path() + "/t.json";
-  const json j = run_ok(sim("qr", {"--n", "2000", "--B", "384", "--s", "3", "--b", "64", "--gpus", "2", "--threads", "2",
-                                   "--trace", trace}));
+  const json j = run_ok(sim(
+      "qr", {"--n", "2000", "--B", "384", "--s", "3", "--b", "64", "--gpus", "2", "--threads", "2", "--trace", trace}));
   const json t = json::parse(read_text(trace));
   std::uint64_t h2d = 0, d2h = 0;
   std::set<std::string> lanes;
@@ -113,12 +113,14 @@ TEST(SimGpusPhantom, TraceHasOneTransferPerCopy) {
     }
   }
   std::uint64_t in = 0, out = 0;
-  for (const json& g : j.at("gpu_stats")) in += g.at("copies_in").get<std::uint64_t>(), out += g.at("copies_out").get<std::uint64_t>();
+  for (const json& g : j.at("gpu_stats"))
+    in += g.at("copies_in").get<std::uint64_t>(), out += g.at("copies_out").get<std::uint64_t>();
   EXPECT_GT(h2d, 0u);
   EXPECT_GT(d2h, 0u);
   EXPECT_EQ(h2d, in);
   EXPECT_EQ(d2h, out);
-  for (const char* lane : {"cpu0", "cpu1", "gpu1", "gpu2", "gpu1 h2d", "gpu2 d2h"}) EXPECT_TRUE(lanes.count(lane)) << lane;
+  for (const char* lane : {"cpu0", "cpu1", "gpu1", "gpu2", "gpu1 h2d", "gpu2 d2h"})
+    EXPECT_TRUE(lanes.count(lane)) << lane;
 }
 
 TEST(SimGpusBadInput, MoreGpusThanTheMachineHas) {
@@ -148,9 +150,16 @@ TEST_P(SimOutOfCore, AThirdOfTheMatrixOnTheGpuStillFactorsAndChecks) {
   const std::size_t n = 960, word = precision == "d" ? 8 : 4, memory = n * n * word / 3;
   const int gpus = grid == "1x1" ? 1 : 2;
   Outcome o;
-  const json j = run_ok(sim(algo, {"--grid", grid, "--gpus", std::to_string(gpus), "--n", std::to_string(n), "--B", "96",
-                                   "--s", "2", "--b", "32", "--threads", "2", "--precision", precision, "--gpu-memory",
-                                   std::to_string(memory), "--sim-data", "--check"}),
+  const json j = run_ok(sim(algo, {"--grid",       grid,
+                                   "--gpus",       std::to_string(gpus),
+                                   "--n",          std::to_string(n),
+                                   "--B",          "96",
+                                   "--s",          "2",
+                                   "--b",          "32",
+                                   "--threads",    "2",
+                                   "--precision",  precision,
+                                   "--gpu-memory", std::to_string(memory),
+                                   "--sim-data",   "--check"}),
                         &o);
   EXPECT_EQ(j.at("check_passed"), true) << o;
   std::uint64_t evictions = 0;
@@ -166,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(AlgoPrecisionGrid, SimOutOfCore,
                          ::testing::Combine(::testing::Values("cholesky", "qr"), ::testing::Values("d", "s"),
                                             ::testing::Values("1x1", "2x1")),
                          [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
+                                  std::get<2>(info.param);
                          });
 
 TEST(SimGpusBadInput, AutoWidthNeedsGpus) {
@@ -177,8 +187,8 @@ TEST(SimGpusBadInput, AutoWidthNeedsGpus) {
 
 }  // namespace
 
-#include "models/balance.hpp"
 #include "base/error.hpp"
+#include "models/balance.hpp"
 
 namespace {
 

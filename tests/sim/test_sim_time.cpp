@@ -16,7 +16,8 @@ using test::run_in_child;
 std::string machine_text(int cores) {
   return R"({
     "name": "hand-made", "nodes": 1,
-    "node": { "cores": { "count": )" + std::to_string(cores) + R"(, "model": "pow2" } },
+    "node": { "cores": { "count": )" +
+         std::to_string(cores) + R"(, "model": "pow2" } },
     "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
     "kernel_models": { "pow2": { "type": "calibrated", "measurements": [
       { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
@@ -46,9 +47,7 @@ double simulated_cholesky(int cores, int threads, index_t n, bool sim_data = fal
 }
 
 // 2x2 tiles: POTF2'(0) -> TRSM(1,0) -> GSMM_DIAG(1,1) -> POTF2'(1), a chain.
-TEST(SimTime, OneCoreChainIsTheSumOfItsTasks) {
-  EXPECT_EQ(simulated_cholesky(1, 1, 128), 0.5 + 0.25 + 0.125 + 0.5);
-}
+TEST(SimTime, OneCoreChainIsTheSumOfItsTasks) { EXPECT_EQ(simulated_cholesky(1, 1, 128), 0.5 + 0.25 + 0.125 + 0.5); }
 
 // One core never idles (the generator takes no simulated time), so the
 // makespan of 3x3 tiles is the sum of its 10 tasks:
@@ -58,9 +57,7 @@ TEST(SimTime, OneCoreRunsEveryTaskBackToBack) {
 }
 
 // A chain gains nothing from a second core.
-TEST(SimTime, SecondCoreDoesNotShortenAChain) {
-  EXPECT_EQ(simulated_cholesky(2, 2, 128), 1.375);
-}
+TEST(SimTime, SecondCoreDoesNotShortenAChain) { EXPECT_EQ(simulated_cholesky(2, 2, 128), 1.375); }
 
 // 3x3 tiles on two cores, by hand:
 //   [0, .5]      POTF2'(0)
@@ -68,14 +65,10 @@ TEST(SimTime, SecondCoreDoesNotShortenAChain) {
 //   [.75, .875]  GSMM_DIAG(1,1) | GSMM(2,1) [.75, .8125] then GSMM_DIAG(2,2) [.8125, .875]
 //   [.875, 1.375] POTF2'(1)
 //   [1.375, 1.625] TRSM(2,1); [1.625, 1.75] GSMM_DIAG(2,2); [1.75, 2.25] POTF2'(2)
-TEST(SimTime, TwoCoresThreeByThreeTilesByHand) {
-  EXPECT_EQ(simulated_cholesky(2, 2, 192), 2.25);
-}
+TEST(SimTime, TwoCoresThreeByThreeTilesByHand) { EXPECT_EQ(simulated_cholesky(2, 2, 192), 2.25); }
 
 // Real kernels on real data take no simulated time: same makespan.
-TEST(SimTime, SimDataDoesNotChangeSimulatedTime) {
-  EXPECT_EQ(simulated_cholesky(2, 2, 192, true), 2.25);
-}
+TEST(SimTime, SimDataDoesNotChangeSimulatedTime) { EXPECT_EQ(simulated_cholesky(2, 2, 192, true), 2.25); }
 
 // S4U mutexes and conditions instead of the cooperative ones: same schedule.
 TEST(SimTime, S4uSyncGivesTheSameSchedule) {

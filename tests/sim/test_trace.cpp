@@ -86,9 +86,11 @@ std::vector<json> check_schema(const json& doc, const std::string& backend, int 
     EXPECT_TRUE(kernels.count(e.at("name").get<std::string>())) << e;
     EXPECT_GE(e.at("ts").get<double>(), 0);
     EXPECT_GT(e.at("dur").get<double>(), 0) << e;
-    for (const char* k : {"k", "i", "j", "m", "n", "kdim", "ib", "precision", "tiles"}) EXPECT_TRUE(e.at("args").contains(k)) << k;
+    for (const char* k : {"k", "i", "j", "m", "n", "kdim", "ib", "precision", "tiles"})
+      EXPECT_TRUE(e.at("args").contains(k)) << k;
     EXPECT_GE(e.at("args").at("tiles").size(), 1u);
-    for (const json& t : e.at("args").at("tiles")) EXPECT_TRUE(t.contains("mode") && (t.contains("i") || t.contains("panel"))) << t;
+    for (const json& t : e.at("args").at("tiles"))
+      EXPECT_TRUE(t.contains("mode") && (t.contains("i") || t.contains("panel"))) << t;
     tasks.push_back(e);
   }
   EXPECT_TRUE(named_process);
@@ -112,7 +114,8 @@ TEST(Trace, SimulatedCholeskyFollowsSchemaAndIsDeterministic) {
   const auto tasks = check_schema(p.doc, "sim", 4);
   EXPECT_EQ(tasks.size(), p.tasks);
   // Sorted by start time.
-  for (std::size_t e = 1; e < tasks.size(); ++e) EXPECT_LE(tasks[e - 1].at("ts").get<double>(), tasks[e].at("ts").get<double>());
+  for (std::size_t e = 1; e < tasks.size(); ++e)
+    EXPECT_LE(tasks[e - 1].at("ts").get<double>(), tasks[e].at("ts").get<double>());
 }
 
 TEST(Trace, SimulatedQrFollowsSchemaAndIsDeterministic) {
@@ -174,8 +177,9 @@ TEST(Trace, TransferEventsHaveTheirSlot) {
 // summary script reads it.
 TEST(TraceCli, SimulatedTraceFilesAreByteIdenticalAndSummarize) {
   test::TempDir dir;
-  const std::string base = std::string(TESSERA_BIN) + " run --algo qr --n 1000 --B 160 --threads 2 --backend sim --machine " +
-                           kKeeneland + " --trace ";
+  const std::string base = std::string(TESSERA_BIN) +
+                           " run --algo qr --n 1000 --B 160 --threads 2 --backend sim --machine " + kKeeneland +
+                           " --trace ";
   ASSERT_EQ(std::system((base + dir.path() + "/a.json > /dev/null").c_str()), 0);
   ASSERT_EQ(std::system((base + dir.path() + "/b.json > /dev/null").c_str()), 0);
   const std::string a = test::read_text(dir.path() + "/a.json"), b = test::read_text(dir.path() + "/b.json");
@@ -192,8 +196,8 @@ TEST(TraceCli, SimulatedTraceFilesAreByteIdenticalAndSummarize) {
 }
 
 TEST(TraceCli, UnwritableTraceFileIsRejectedBeforeTheRun) {
-  const std::string cmd = std::string(TESSERA_BIN) +
-                          " run --algo cholesky --n 64 --trace /nonexistent-dir/t.json > /dev/null 2>&1";
+  const std::string cmd =
+      std::string(TESSERA_BIN) + " run --algo cholesky --n 64 --trace /nonexistent-dir/t.json > /dev/null 2>&1";
   const int rc = std::system(cmd.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2) << rc;
 }
