@@ -1,0 +1,372 @@
+#pragma once
+// The harness of the GPU runtime tests (test_gpu_runtime.cpp,
+// test_gpu_out_of_core.cpp): fast emulated devices, and run_gpus, which runs a
+// factorization on in-process nodes with emulated GPUs and records what every
+// node and device did; expect_correct checks such a run against the serial
+// algorithm.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "algorithms/cholesky.hpp"
+#include "algorithms/factorization.hpp"
+#include "algorithms/qr.hpp"
+#include "algorithms/tile_data_store.hpp"
+#include "base/matrix_gen.hpp"
+#include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "platform/native/emulated_device.hpp"
+#include "platform/native/local_network.hpp"
+#include "platform/native/native_platform.hpp"
+#include "runtime/distribution.hpp"
+#include "runtime/node_runtime.hpp"
+
+namespace tessera::test {
+
+using platform::EmulatedDevice;
+using platform::EmulatedDeviceOptions;
+using platform::HostRange;
+
+// An emulated device with `memory` bytes whose copies are quick (1 TB/s, no
+// latency).
+inline EmulatedDeviceOptions fast(std::size_t memory = std::size_t{1} << 30) {
+  EmulatedDeviceOptions o;
+  o.memory_bytes = memory;
+  o.bandwidth_Bps = 1e12;
+  o.latency_s = 0;
+  return o;
+}
+
+struct Grid {
+  int pr, pc;
+};
+
+// How the nodes are connected: a one-node run without a network, a one-node
+// LocalCluster, or a LocalCluster of pr*pc nodes.
+enum class Net { None, Local };
+
+// A task as the serial algorithm names it: kernel, arguments and data (slot
+// ids of a GPU run reduced to their datum).
+using TaskKey = std::tuple<int, int, int, int, int, std::vector<DataId>>;
+
+inline TaskKey key_of(const TaskDesc& t, std::size_t n_data) {
+  std::vector<DataId> data;
+  for (int a = 0; a < t.n_access; ++a) data.push_back(static_cast<DataId>(t.access[a].data % n_data));
+  return {t.kernel, t.arg[0], t.arg[1], t.arg[2], t.arg[3], data};
+}
+
+// Records every kernel one device of one node runs, and whether it belongs there.
+class RecordingExecutor final : public Executor {
+ public:
+  RecordingExecutor(Executor& e, int node, int device, std::size_t n_data, const Placement& where,
+                    std::atomic<std::uint64_t>* done = nullptr)
+      : e_(e), node_(node), device_(device), n_(n_data), where_(where), done_(done) {}
+  void execute(const TaskDesc& t, WorkerContext& w) override {
+    {
+      std::lock_guard lk(mutex_);
+      keys.push_back(key_of(t, n_));
+      const int m = t.main_output();
+      const Location l = m < 0 ? Location{-1, -1} : where_(static_cast<DataId>(t.access[m].data % n_));
+      if (l != Location{node_, device_} || w.device() != device_) {
+        if (misplaced++ == 0)
+          first_misplaced = "kernel " + std::to_string(t.kernel) + " (" + std::to_string(t.arg[0]) + "," +
+                            std::to_string(t.arg[1]) + "," + std::to_string(t.arg[2]) +
+                            ") whose main output lives on node " + std::to_string(l.node) + " device " +
+                            std::to_string(l.device) + " ran on node " + std::to_string(node_) + " device " +
+                            std::to_string(device_) + " (worker device " + std::to_string(w.device()) + ")";
+      }
+    }
+    e_.execute(t, w);
+    if (done_) ++*done_;
+  }
+  KernelShape shape(const TaskDesc& t) const override { return e_.shape(t); }
+
+  std::vector<TaskKey> keys;
+  int misplaced = 0;
+  std::string first_misplaced;
+
+ private:
+  std::mutex mutex_;
+  Executor& e_;
+  int node_, device_;
+  std::size_t n_;
+  const Placement& where_;
+  std::atomic<std::uint64_t>* done_;
+};
+
+// A device that notes, at each buffer it frees, how many kernels its node
+// had finished by then.
+class WatchedDevice final : public platform::Device {
+ public:
+  WatchedDevice(std::unique_ptr<platform::Device> d, const std::atomic<std::uint64_t>& done)
+      : d_(std::move(d)), done_(done) {}
+  std::string name() const override { return d_->name(); }
+  std::size_t capacity() const override { return d_->capacity(); }
+  bool has_data() const override { return d_->has_data(); }
+  std::byte* allocate(std::size_t bytes) override { return d_->allocate(bytes); }
+  void release(std::byte* p, std::size_t bytes) override {
+    {
+      std::lock_guard lk(mutex_);
+      released_after.push_back(done_.load());
+    }
+    d_->release(p, bytes);
+  }
+  std::size_t in_use() const override { return d_->in_use(); }
+  std::size_t peak() const override { return d_->peak(); }
+  void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override {
+    d_->copy(stream, dev, host, n, to_device);
+  }
+  void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override {
+    d_->copy_async(stream, dev, host, n, to_device, std::move(done));
+  }
+  kernels::TileKernels<double>& kernels_d() override { return d_->kernels_d(); }
+  kernels::TileKernels<float>& kernels_s() override { return d_->kernels_s(); }
+  void synchronize() override { d_->synchronize(); }
+
+  std::vector<std::uint64_t> released_after;  // kernels finished at each release
+
+ private:
+  std::unique_ptr<platform::Device> d_;
+  const std::atomic<std::uint64_t>& done_;
+  std::mutex mutex_;
+};
+
+inline constexpr index_t kIb = 16;
+inline constexpr std::uint64_t kMatrixSeed = 7;
+
+struct DeviceOutcome {
+  int node = 0, gpu = 0;
+  bool owns_read = false;     // owns a datum some task touches
+  bool owns_written = false;  // owns a datum some task writes
+  DeviceStats stats;
+  std::size_t in_use_after = 0, peak = 0;
+  std::size_t releases = 0;
+  std::size_t released_early = 0;  // buffers freed while the node still had kernels to run
+};
+
+struct GpuOutcome {
+  bool release_tiles = true;  // the run honoured Release_Tile
+  std::vector<TaskKey> keys;  // every kernel run, over all nodes and devices
+  int misplaced = 0;
+  std::string first_misplaced;
+  bool same_bytes = true;
+  std::string mismatch;
+  std::vector<DeviceOutcome> devices;
+};
+
+template <class T>
+struct Reference {
+  Reference(bool chol, const TileLayout& L) : a(L), f(L, kIb) {
+    generate(a, chol ? MatrixKind::Spd : MatrixKind::General, kMatrixSeed);
+    if (chol) {
+      CholeskyExecutor<T> ex(a);
+      SequentialSink s(ex, kernels::cpu_kernel_pair());
+      cholesky_tasks(L, s);
+    } else {
+      QrExecutor<T> ex(a, f);
+      SequentialSink s(ex, kernels::cpu_kernel_pair());
+      qr_tasks(L, s);
+    }
+  }
+  TileMatrix<T> a;
+  QrFactors<T> f;
+};
+
+// Per datum: 0 no task touches it, 1 tasks only read it, 2 some task writes it.
+inline std::vector<int> data_use(bool chol, const TileLayout& L) {
+  struct Rec final : TaskSink {
+    std::vector<int> use;
+    void insert(const TaskDesc& t) override {
+      for (int a = 0; a < t.n_access; ++a) {
+        int& u = use[t.access[a].data];
+        u = std::max(u, writes(t.access[a].mode) ? 2 : 1);
+      }
+    }
+  } r;
+  r.use.assign(chol ? cholesky_data_count(L) : qr_data_count(L), 0);
+  if (chol) cholesky_tasks(L, r);
+  else qr_tasks(L, r);
+  return r.use;
+}
+
+inline std::vector<TaskKey> serial_keys(bool chol, const TileLayout& L) {
+  struct Rec final : TaskSink {
+    std::size_t n;
+    std::vector<TaskKey> keys;
+    void insert(const TaskDesc& t) override { keys.push_back(key_of(t, n)); }
+  } r;
+  r.n = chol ? cholesky_data_count(L) : qr_data_count(L);
+  if (chol) cholesky_tasks(L, r);
+  else qr_tasks(L, r);
+  std::sort(r.keys.begin(), r.keys.end());
+  return r.keys;
+}
+
+struct RunSpec {
+  bool chol = true;
+  Grid grid{1, 1};
+  Net net = Net::Local;
+  int G = 1;
+  int threads = 2;
+  std::uint64_t seed = 1;
+  bool release_tiles = true;
+  std::size_t window = 16384;
+  EmulatedDeviceOptions device = fast();
+};
+
+// One run of the factorization on pr*pc nodes (one thread each), each with
+// G emulated GPUs; compares every node's own tiles (and QR T factors) with
+// `ref` byte for byte.
+template <class T>
+GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& ref) {
+  const bool chol = r.chol;
+  const int P = r.grid.pr * r.grid.pc, p = L.tile_rows(), q = L.tile_cols(), G = r.G;
+  const MultiLevelBlockCyclic dist(L, r.grid.pr, r.grid.pc, G);
+  const DataId pq = static_cast<DataId>(p * q);
+  const Placement where = factorization(chol ? "cholesky" : "qr").placement(L, dist);
+  const std::size_t n_data = chol ? cholesky_data_count(L) : qr_data_count(L);
+  const std::vector<int> use = data_use(chol, L);
+  std::optional<platform::LocalCluster> cluster;
+  if (r.net == Net::Local) cluster.emplace(P);
+  GpuOutcome out;
+  out.release_tiles = r.release_tiles;
+  std::mutex out_mutex;
+  std::vector<std::thread> nodes;
+  std::vector<std::exception_ptr> errors(P);
+  for (int self = 0; self < P; ++self)
+    nodes.emplace_back([&, self] {
+      try {
+        auto own = [&](int i, int j) { return dist.owner(i, j).node == self; };
+        TileMatrix<T> a(L, own);
+        generate(a, chol ? MatrixKind::Spd : MatrixKind::General, kMatrixSeed);
+        std::optional<QrFactors<T>> f;
+        if (!chol) f.emplace(L, kIb, own);
+        TileDataStore<T> store;
+        store.add_tiles(0, a, f ? &*f : nullptr);
+        if (f) store.add_panels(pq, *f, q);
+
+        std::vector<std::unique_ptr<WatchedDevice>> devices;
+        std::vector<std::unique_ptr<GpuTables<T>>> tables;
+        std::vector<std::unique_ptr<RecordingExecutor>> gpu_ex;
+        RuntimeOptions opt;
+        opt.threads = r.threads;
+        opt.policy = ReadyPolicy::Random;
+        opt.seed = r.seed + 101 * self;
+        opt.release_tiles = r.release_tiles;
+        opt.window_capacity = r.window;
+        std::atomic<std::uint64_t> done{0};  // kernels this node has finished
+        for (int g = 1; g <= G; ++g) {
+          devices.push_back(std::make_unique<WatchedDevice>(std::make_unique<EmulatedDevice>(g, r.device), done));
+          tables.push_back(factorization(chol ? "cholesky" : "qr").gpu_tables(L, kIb, T{}));
+          gpu_ex.push_back(
+              std::make_unique<RecordingExecutor>(tables.back()->executor(), self, g, n_data, where, &done));
+          opt.gpus.push_back({devices.back().get(), gpu_ex.back().get(), &tables.back()->tables, nullptr});
+        }
+        DistContext ctx;
+        ctx.self = self;
+        ctx.where = where;
+        ctx.network = cluster ? &cluster->node(self) : nullptr;
+        ctx.store = &store;
+        opt.dist = &ctx;
+        platform::NativePlatform platform;
+        NodeRuntime rt(platform, opt);
+        std::unique_ptr<Executor> host_ex;
+        if (chol) host_ex = std::make_unique<CholeskyExecutor<T>>(a);
+        else host_ex = std::make_unique<QrExecutor<T>>(a, *f);
+        RecordingExecutor host(*host_ex, self, 0, n_data, where, &done);
+        const RunStats st = chol ? rt.run(
+                                       n_data, [&](TaskSink& s) { cholesky_tasks(L, s); }, host)
+                                 : rt.run(
+                                       n_data, [&](TaskSink& s) { qr_tasks(L, s); }, host);
+
+        std::lock_guard lk(out_mutex);
+        std::vector<RecordingExecutor*> all{&host};
+        for (auto& e : gpu_ex) all.push_back(e.get());
+        for (RecordingExecutor* e : all) {
+          out.keys.insert(out.keys.end(), e->keys.begin(), e->keys.end());
+          if (e->misplaced > 0 && out.misplaced == 0) out.first_misplaced = e->first_misplaced;
+          out.misplaced += e->misplaced;
+        }
+        for (int g = 1; g <= G; ++g) {
+          DeviceOutcome d;
+          d.node = self;
+          d.gpu = g;
+          for (std::size_t x = 0; x < n_data; ++x)
+            if (where(static_cast<DataId>(x)) == Location{self, g}) {
+              d.owns_read |= use[x] > 0;
+              d.owns_written |= use[x] > 1;
+            }
+          d.stats = g - 1 < static_cast<int>(st.gpus.size()) ? st.gpus[g - 1] : DeviceStats{};
+          d.in_use_after = devices[g - 1]->in_use();
+          d.peak = devices[g - 1]->peak();
+          d.releases = devices[g - 1]->released_after.size();
+          for (std::uint64_t k : devices[g - 1]->released_after) d.released_early += k < done.load();
+          out.devices.push_back(d);
+        }
+        if (static_cast<int>(st.gpus.size()) != G) {
+          out.same_bytes = false;
+          out.mismatch =
+              "RunStats::gpus has " + std::to_string(st.gpus.size()) + " entries for " + std::to_string(G) + " GPUs";
+        }
+        for (int j = 0; j < q; ++j)
+          for (int i = 0; i < p; ++i) {
+            if (!own(i, j)) continue;
+            const std::size_t e = static_cast<std::size_t>(L.row_height(i) * L.col_width(j));
+            bool same = a.tile(i, j) && std::memcmp(a.tile(i, j), ref.a.tile(i, j), e * sizeof(T)) == 0;
+            if (!chol && i >= L.col_top(j))
+              same = same && f->t(i, j) && std::memcmp(f->t(i, j), ref.f.t(i, j), f->t_elems(i, j) * sizeof(T)) == 0;
+            if (!same && out.same_bytes) {
+              out.same_bytes = false;
+              out.mismatch = "node " + std::to_string(self) + " tile (" + std::to_string(i) + "," + std::to_string(j) +
+                             ") on device " + std::to_string(dist.owner(i, j).device);
+            }
+          }
+      } catch (...) {
+        errors[self] = std::current_exception();
+      }
+    });
+  for (auto& t : nodes) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  std::sort(out.keys.begin(), out.keys.end());
+  return out;
+}
+
+// Asserts (a)-(e) of one run; `what` names it in failures.
+inline void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& serial, const std::string& what) {
+  EXPECT_TRUE(o.same_bytes) << what << ": " << o.mismatch << " differs from the serial result";
+  EXPECT_EQ(o.keys.size(), serial.size()) << what << ": kernels run over all nodes and devices";
+  EXPECT_TRUE(o.keys == serial) << what << ": every task of the serial algorithm runs exactly once";
+  EXPECT_EQ(o.misplaced, 0) << what << ": " << o.first_misplaced;
+  for (const DeviceOutcome& d : o.devices) {
+    const std::string dev = what + ", node " + std::to_string(d.node) + " GPU " + std::to_string(d.gpu);
+    // With Release_Tile the task graph frees every buffer; without, it leaves
+    // them all (its peak) and run() frees them after its threads.
+    if (o.release_tiles) EXPECT_EQ(d.stats.bytes_at_end, 0u) << dev << ": DeviceStats.bytes_at_end";
+    else
+      EXPECT_EQ(d.stats.bytes_at_end, d.stats.peak_bytes) << dev << ": DeviceStats.bytes_at_end without Release_Tile";
+    EXPECT_EQ(d.in_use_after, 0u) << dev << ": the device's in_use() after the run";
+    if (d.owns_read) {
+      EXPECT_GT(d.stats.copies_in, 0u) << dev << " owns data but nothing was copied to it";
+      EXPECT_GT(d.stats.bytes_in, 0u) << dev;
+      EXPECT_GT(d.stats.peak_bytes, 0u) << dev;
+    }
+    if (d.owns_written) {
+      // What it wrote of its own data goes home to host memory.
+      EXPECT_GT(d.stats.copies_out, 0u) << dev << " wrote its data but nothing came back from it";
+    }
+  }
+}
+
+}  // namespace tessera::test

@@ -1,0 +1,248 @@
+// Whole runs of the node runtime on random task graphs, each task checked
+// while it runs against the order serial execution gives; a kernel's or the
+// generator's exception ends the run and is rethrown.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "dag_test_util.hpp"
+#include "platform/native/native_platform.hpp"
+#include "runtime/node_runtime.hpp"
+
+namespace tessera {
+namespace {
+
+using namespace test;
+using ::testing::IsEmpty;
+
+// ---------------------------------------------------------------------------
+// NodeRuntime: whole runs on random task graphs
+// ---------------------------------------------------------------------------
+
+// Checks, while tasks run, that every task sees each datum exactly as serial
+// execution would: readers see the version left by the writer before them,
+// writers wait for every earlier reader, and no access overlaps a conflicting one.
+class OrderChecker final : public Executor {
+ public:
+  OrderChecker(const std::vector<TaskDesc>& tasks, std::size_t n_data) : data_(n_data), expect_(tasks.size()) {
+    std::vector<int> version(n_data, 0), readers(n_data, 0);
+    for (std::size_t n = 0; n < tasks.size(); ++n)
+      for (int a = 0; a < tasks[n].n_access; ++a) {
+        const DataId d = tasks[n].access[a].data;
+        expect_[n].push_back({version[d], readers[d]});
+        if (writes(tasks[n].access[a].mode)) {
+          ++version[d];
+          readers[d] = 0;
+        } else {
+          ++readers[d];
+        }
+      }
+  }
+  void execute(const TaskDesc& t, WorkerContext&) override {
+    const int n = t.arg[0];
+    for (int a = 0; a < t.n_access; ++a) {
+      Datum& d = data_[t.access[a].data];
+      std::lock_guard<std::mutex> lk(d.m);
+      const auto [version, readers_before] = expect_[n][a];
+      if (d.version != version)
+        fail(n, "sees version " + std::to_string(d.version) + ", expected " + std::to_string(version));
+      if (writes(t.access[a].mode)) {
+        if (d.readers_done != readers_before)
+          fail(n,
+               "writes after " + std::to_string(d.readers_done) + " of " + std::to_string(readers_before) + " readers");
+        if (d.active_readers || d.active_writer) fail(n, "writes during another access");
+        d.active_writer = true;
+      } else {
+        if (d.active_writer) fail(n, "reads during a write");
+        ++d.active_readers;
+      }
+    }
+    std::this_thread::yield();  // widen the window in which overlaps would show
+    for (int a = 0; a < t.n_access; ++a) {
+      Datum& d = data_[t.access[a].data];
+      std::lock_guard<std::mutex> lk(d.m);
+      if (writes(t.access[a].mode)) {
+        d.active_writer = false;
+        ++d.version;
+        d.readers_done = 0;
+      } else {
+        --d.active_readers;
+        ++d.readers_done;
+      }
+    }
+    executed_.fetch_add(1);
+  }
+  std::vector<std::string> failures() const {
+    std::lock_guard<std::mutex> lk(fail_m_);
+    return failures_;
+  }
+  int executed() const { return executed_.load(); }
+
+ private:
+  struct Datum {
+    std::mutex m;
+    int version = 0, readers_done = 0, active_readers = 0;
+    bool active_writer = false;
+  };
+  void fail(int n, const std::string& what) {
+    std::lock_guard<std::mutex> lk(fail_m_);
+    if (failures_.size() < 20) failures_.push_back("task " + std::to_string(n) + " " + what);
+  }
+  std::vector<Datum> data_;
+  std::vector<std::vector<std::pair<int, int>>> expect_;
+  mutable std::mutex fail_m_;
+  std::vector<std::string> failures_;
+  std::atomic<int> executed_{0};
+};
+
+std::vector<TaskDesc> random_tasks(int count, int n_data, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<TaskDesc> out;
+  for (int n = 0; n < count; ++n) {
+    TaskDesc d;
+    d.kernel = kNop;
+    d.arg[0] = n;
+    const int k = 1 + static_cast<int>(rng() % kMaxAccesses);
+    for (int a = 0; a < k; ++a) {
+      const auto m = static_cast<AccessMode>(1 + rng() % 3);
+      // Reads dominate, as in the factorizations.
+      d.add(static_cast<DataId>(rng() % n_data), rng() % 3 == 0 ? m : AccessMode::Read);
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+#ifdef TESSERA_TSAN
+constexpr int kRandomTasks = 1500;
+#else
+constexpr int kRandomTasks = 6000;
+#endif
+
+TEST(NodeRuntime, RandomGraphsRunInADependencyRespectingOrder) {
+  struct Case {
+    int n_data, threads;
+    std::size_t capacity;
+    ReadyPolicy policy;
+    std::uint64_t seed;
+  };
+  const Case cases[] = {
+      {8, 3, 4, ReadyPolicy::Random, 1},   {8, 3, 1, ReadyPolicy::Random, 2},    {32, 2, 64, ReadyPolicy::Random, 3},
+      {5, 3, 16384, ReadyPolicy::Fifo, 4}, {16, 3, 7, ReadyPolicy::Priority, 5}, {3, 1, 2, ReadyPolicy::Random, 6},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("n_data " + std::to_string(c.n_data) + " threads " + std::to_string(c.threads) + " capacity " +
+                 std::to_string(c.capacity) + " seed " + std::to_string(c.seed));
+    const auto tasks = random_tasks(kRandomTasks, c.n_data, c.seed);
+    OrderChecker checker(tasks, c.n_data);
+    platform::NativePlatform plat;
+    RuntimeOptions opt;
+    opt.threads = c.threads;
+    opt.window_capacity = c.capacity;
+    opt.policy = c.policy;
+    opt.seed = c.seed;
+    NodeRuntime rt(plat, opt);
+    const RunStats st = rt.run(
+        c.n_data,
+        [&](TaskSink& s) {
+          for (const auto& t : tasks) s.insert(t);
+        },
+        checker);
+    EXPECT_EQ(st.tasks, tasks.size());
+    EXPECT_EQ(checker.executed(), kRandomTasks);
+    EXPECT_EQ(st.busy_s.size(), static_cast<std::size_t>(c.threads));
+    EXPECT_THAT(checker.failures(), IsEmpty());
+  }
+}
+
+TEST(NodeRuntime, EmptyGeneratorFinishes) {
+  platform::NativePlatform plat;
+  RuntimeOptions opt;
+  opt.threads = 3;
+  NodeRuntime rt(plat, opt);
+  OrderChecker checker({}, 1);
+  const RunStats st = rt.run(
+      1, [](TaskSink&) {}, checker);
+  EXPECT_EQ(st.tasks, 0u);
+}
+
+class ThrowingExecutor final : public Executor {
+ public:
+  explicit ThrowingExecutor(int bad) : bad_(bad) {}
+  void execute(const TaskDesc& t, WorkerContext&) override {
+    ran_.fetch_add(1);
+    if (t.arg[0] == bad_) throw std::runtime_error("kernel failed on task " + std::to_string(bad_));
+  }
+  int ran() const { return ran_.load(); }
+
+ private:
+  int bad_;
+  std::atomic<int> ran_{0};
+};
+
+TEST(NodeRuntime, KernelExceptionCancelsTheRunAndIsRethrown) {
+  // A chain of writers on one datum: nothing after the failing task may run.
+  for (std::size_t capacity : {std::size_t{2}, std::size_t{16384}}) {
+    platform::NativePlatform plat;
+    RuntimeOptions opt;
+    opt.threads = 3;
+    opt.window_capacity = capacity;
+    NodeRuntime rt(plat, opt);
+    ThrowingExecutor ex(40);
+    try {
+      rt.run(
+          1,
+          [](TaskSink& s) {
+            for (int n = 0; n < 1000; ++n) s.insert(desc(n, {{0, RW}}));
+          },
+          ex);
+      ADD_FAILURE() << "the kernel's exception was not rethrown";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "kernel failed on task 40");
+    }
+    EXPECT_EQ(ex.ran(), 41) << "tasks ran after the failure (capacity " << capacity << ")";
+  }
+}
+
+TEST(NodeRuntime, GeneratorExceptionIsRethrown) {
+  platform::NativePlatform plat;
+  RuntimeOptions opt;
+  opt.threads = 2;
+  opt.window_capacity = 4;
+  NodeRuntime rt(plat, opt);
+  ThrowingExecutor ex(-1);
+  EXPECT_THROW(rt.run(
+                   1,
+                   [](TaskSink& s) {
+                     for (int n = 0; n < 50; ++n) s.insert(desc(n, {{0, RW}}));
+                     throw InputError("generator failed");
+                   },
+                   ex),
+               InputError);
+}
+
+TEST(NodeRuntime, ZeroThreadsIsRejected) {
+  platform::NativePlatform plat;
+  RuntimeOptions opt;
+  opt.threads = 0;
+  try {
+    NodeRuntime rt(plat, opt);
+    ADD_FAILURE() << "threads = 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("threads = 0"));
+  }
+}
+
+}  // namespace
+}  // namespace tessera
