@@ -20,14 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "algorithms/cholesky.hpp"
-#include "algorithms/qr.hpp"
+#include "algorithms/factorization.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
-#include "base/tile_layout.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/native_platform.hpp"
-#include "runtime/node_runtime.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -298,11 +295,13 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
     for (const std::int64_t N : o.for_n)
       for (int t = 1; t <= max_threads; ++t) {
         const TileLayout L(N, N, default_tiles(N, N, t, p == 's').B, 1, 0);
-        Recorder chol, qr;
-        cholesky_tasks(L, chol);
-        qr_tasks(L, qr);
-        for (const TaskDesc& d : chol.tasks) add(cholesky_shape(L, d, p));
-        for (const TaskDesc& d : qr.tasks) add(qr_shape(L, d, p, std::min<std::int64_t>(o.ib, L.col_width(d.arg[0]))));
+        // Every registered factorization's task shapes on the runtime's default tiles.
+        for (const std::string_view name : factorization_names()) {
+          const Factorization& F = factorization(name);
+          Recorder rec;
+          F.tasks(L, rec);
+          for (const TaskDesc& d : rec.tasks) add(F.shape(L, d, p, o.ib));
+        }
       }
   }
   std::sort(out.begin(), out.end(), [](const KernelShape& a, const KernelShape& b) { return key(a) < key(b); });
@@ -320,8 +319,7 @@ KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, cons
 
 namespace {
 
-// Runs `body` in a fresh child process and returns the numbers it computed
-// (empty on failure).
+// Runs `body` in a fresh child process; the numbers it computed (empty on failure).
 std::vector<double> in_child(const std::function<std::vector<double>()>& body) {
   int fd[2];
   if (pipe(fd) != 0) return {};

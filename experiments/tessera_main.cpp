@@ -147,7 +147,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       } catch (...) {
         say_error(fmt::format("rank {}: unknown error", net.node()));
       }
-      net.abort(exit_status_of(e));
+      net.abort(exit_status_of(e), "");  // named above
     }
   }
   if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");

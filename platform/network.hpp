@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -183,10 +184,12 @@ class NodeNetwork {
   // element-wise sum of every node's `v` (same length everywhere).
   virtual void allreduce_sum(std::vector<double>& v) = 0;
   // Ends every node of the run at once with exit status `code`, for an error
-  // the others cannot learn of (they would wait for this node's messages).
-  // The default ends this process: one process per node, or a whole
-  // in-process cluster or simulation.
-  [[noreturn]] virtual void abort(int code) {
+  // the others cannot learn of (they would wait for this node's messages),
+  // after printing `why` (unless empty: printed already) as this node's one
+  // error line. The default ends this process: one process per node, or a
+  // whole in-process cluster or simulation.
+  [[noreturn]] virtual void abort(int code, const std::string& why) {
+    if (!why.empty()) std::fprintf(stderr, "tessera: error: %s\n", why.c_str());
     std::fflush(nullptr);
     std::_Exit(code);
   }

@@ -305,16 +305,17 @@ struct RunState {
   // protocol and the others would wait for it forever, so it names the error
   // and ends the whole run.
   [[noreturn]] void abort_run(std::exception_ptr e) {
+    std::string why = "node " + std::to_string(dist->self) + ": ";
     try {
       std::rethrow_exception(e);
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "tessera: error: node %d: out of memory for the tiles it sends or receives\n", dist->self);
+      why += "out of memory for the tiles it sends or receives";
     } catch (const std::exception& x) {
-      std::fprintf(stderr, "tessera: error: node %d: %s\n", dist->self, x.what());
+      why += x.what();
     } catch (...) {
-      std::fprintf(stderr, "tessera: error: node %d: unknown error\n", dist->self);
+      why += "unknown error";
     }
-    dist->network->abort(exit_status_of(e));
+    dist->network->abort(exit_status_of(e), why);
     std::abort();  // not reached: abort() ends the process
   }
   bool networked() const { return dist && dist->network && dist->network->nodes() > 1; }

@@ -240,7 +240,9 @@ void MpiNetwork::allreduce_sum(std::vector<double>& v) {
         "MPI_Allreduce");
 }
 
-void MpiNetwork::abort(int code) {
+void MpiNetwork::abort(int code, const std::string& why) {
+  if (!why.empty()) std::fprintf(stderr, "tessera: error: %s\n", why.c_str());
+  std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }

@@ -33,7 +33,7 @@ class MpiNetwork final : public NodeNetwork {
   void stop() override;
   void allreduce_sum(std::vector<double>& v) override;
   // Ends every rank of the job at once (MPI_Abort) with `code`.
-  [[noreturn]] void abort(int code) override;
+  [[noreturn]] void abort(int code, const std::string& why) override;
   // Whether this process was started by mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE).
   static bool launched_by_mpirun();
   // How the communication thread waits (before start()). With a core of its

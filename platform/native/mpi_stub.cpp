@@ -17,7 +17,7 @@ void MpiNetwork::send(int, Message&&) { throw NotCompiled("mpi"); }
 Message MpiNetwork::make_message(std::uint64_t, std::size_t) { throw NotCompiled("mpi"); }
 void MpiNetwork::stop() {}
 void MpiNetwork::allreduce_sum(std::vector<double>&) { throw NotCompiled("mpi"); }
-void MpiNetwork::abort(int code) { std::exit(code); }
+void MpiNetwork::abort(int code, const std::string&) { std::exit(code); }
 void MpiNetwork::set_own_core(bool) {}
 int MpiNetwork::cores_per_rank() { return 1; }
 bool MpiNetwork::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
