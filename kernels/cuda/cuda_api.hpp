@@ -38,12 +38,16 @@ std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, s
 
 // The GPU-alone peer (`tessera run --impl cusolver`): the column-major m x n
 // matrix `a` (lda = m) copied to CUDA device `ordinal`, factored there by
-// cuSOLVER's `routine`: potrf (lower triangle; m = n) or geqrf (Householder vectors and
-// R in `a`, their scalars in `tau`, LAPACK's layout), and copied back.
+// cuSOLVER's `routine`, and copied back: potrf (lower triangle; m = n), geqrf
+// (Householder vectors and R in `a`, their scalars in `tau`, LAPACK's layout)
+// or getrf (partial pivoting: L below the diagonal, U on and above it in
+// `a`; LAPACK's 1-based ipiv, min(m, n) of them, in `tau` as T values; tau
+// has n elements). potrf leaves `tau` alone (it may be null).
 // factor_s: the factorization alone, between stream synchronizations, after a
-// warm-up call; copy_s: both copies. info: LAPACK's (> 0: the leading minor
-// of that order is not positive definite). The 32-bit cuSOLVER API: at most
-// 2^31 - 1 elements. Throws platform::CudaError (NotCompiled without CUDA).
+// warm-up call; copy_s: both copies. info: LAPACK's (> 0: potrf: the leading
+// minor of that order is not positive definite; getrf: U(info, info) is
+// exactly zero). The 32-bit cuSOLVER API: at most 2^31 - 1 elements. Throws
+// platform::CudaError (NotCompiled without CUDA).
 struct CusolverRun {
   double factor_s = 0, copy_s = 0;
   int info = 0;

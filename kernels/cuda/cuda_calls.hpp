@@ -42,6 +42,18 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
                cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, \
                                &one, l, ldl, a, lda));                                                                \
   }                                                                                                                   \
+  inline void trsm_right_upper(cublasHandle_t h, int m, int n, const T* u, int ldu, T* a, int lda, Site at) {         \
+    const T one = 1;                                                                                                  \
+    check_blas("cublas" #P "trsm", at,                                                                                \
+               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, \
+                               &one, u, ldu, a, lda));                                                                \
+  }                                                                                                                   \
+  inline void trsm_left_unit_lower(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {     \
+    const T alpha = 1;                                                                                                \
+    check_blas("cublas" #P "trsm", at,                                                                                \
+               cublas##P##trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, m, n,      \
+                               &alpha, l, ldl, a, lda));                                                              \
+  }                                                                                                                   \
   inline void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b,        \
                               int ldb, Site at) {                                                                     \
     const T one = 1;                                                                                                  \
@@ -72,6 +84,14 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
   inline void geqrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info,         \
                     Site at) {                                                                                        \
     check_solver("cusolverDn" #P "geqrf", at, cusolverDn##P##geqrf(h, m, n, a, lda, tau, work, lwork, info));         \
+  }                                                                                                                   \
+  inline int getrf_lwork(cusolverDnHandle_t h, int m, int n, T* a, int lda, Site at) {                                \
+    int lwork = 0;                                                                                                    \
+    check_solver("cusolverDn" #P "getrf_bufferSize", at, cusolverDn##P##getrf_bufferSize(h, m, n, a, lda, &lwork));   \
+    return lwork;                                                                                                     \
+  }                                                                                                                   \
+  inline void getrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* work, int* ipiv, int* info, Site at) {      \
+    check_solver("cusolverDn" #P "getrf", at, cusolverDn##P##getrf(h, m, n, a, lda, work, ipiv, info));               \
   }
 TESSERA_CUDA_OVERLOADS(double, D)
 TESSERA_CUDA_OVERLOADS(float, S)

@@ -1,9 +1,12 @@
 #pragma once
 // TileKernels on one CUDA device, all work queued on one stream (the device's
 // compute stream): cuBLAS for GEMM, SYRK, TRSM, TRMM and GEAM, cuSOLVER for
-// POTRF and the Householder panels (GEQRF), and three small kernels of our
+// POTRF and the Householder panels (GEQRF), and five small kernels of our
 // own (cuda_tile_kernels.cu) for what the libraries do not offer: the QR's T
-// factors and two reshapings of a panel.
+// factors, two reshapings of a panel, and the LU's row permutation and row
+// exchange. The LU's panel kernels (lu_select, lu_getrf_nopiv) keep
+// TileKernels' default, which throws: the LU task graph runs them on CPU
+// cores only.
 //
 // Results equal CpuTileKernels' to rounding and use the same layout (V below
 // the diagonal, R on and above it, LAPACK's compact-WY T: ib×n, block i's
@@ -15,6 +18,8 @@
 // cuSOLVER's info (the caller needs the failing column), and a call that has
 // to grow the workspace, which first waits until the stream is done with the
 // old one (a few times in an object's life: the workspace only grows).
+#include <cstdint>
+
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/cuda_raii.hpp"
@@ -44,6 +49,13 @@ class CudaTileKernels final : public TileKernels<T> {
   void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
              T* a1, index_t lda1, T* a2, index_t lda2) override;
   void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) override;
+  void lu_trsm_l(index_t m, index_t n, const T* u, index_t ldu, T* a, index_t lda) override;
+  void lu_trsm_u(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) override;
+  void lu_gemm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
+               index_t ldc) override;
+  void lu_permute(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) override;
+  void lu_exchange(index_t w, index_t cols, T* top, index_t ldt, T* a, index_t lda, const std::int64_t* xch, index_t lo,
+                   index_t hi) override;
 
   cudaStream_t stream() const { return stream_; }
 
@@ -53,7 +65,7 @@ class CudaTileKernels final : public TileKernels<T> {
     int* info = nullptr;  // cuSOLVER's devInfo
     T* tau = nullptr;     // a panel's Householder scalars
     T* g = nullptr;       // V^T V of a panel, for its T
-    T* v = nullptr;       // a panel's V in explicit form, or a TSQRT panel
+    T* v = nullptr;       // a panel's V in explicit form, a TSQRT panel, or lu_permute's rows
     T* w = nullptr;       // the ib×n product of a block reflector update
     T* lapack = nullptr;  // cuSOLVER's workspace
   };

@@ -1,9 +1,11 @@
 // The GPU-alone peer of tessera's GPU runs: one dense matrix factored by
-// cuSOLVER's potrf (lower) or geqrf on one CUDA device, as `tessera run
-// --impl cusolver` reports it (000 §7 and 001 §5 compare against the
-// vendor's single-GPU factorization the same way).
+// cuSOLVER's potrf (lower), geqrf or getrf (partial pivoting) on one CUDA
+// device, as `tessera run --impl cusolver` reports it (000 §7 and 001 §5
+// compare against the vendor's single-GPU factorization the same way).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,6 @@ using namespace cuda::calls;
 
 template <class T>
 CusolverRun factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, T* a, T* tau) {
-  const bool cholesky = routine == PeerRoutine::Potrf;
   // The 32-bit API: lda * n must fit its int, and so must the workspace.
   if (m > INT32_MAX || n > INT32_MAX || m * n > INT32_MAX)
     throw platform::CudaError("cuSOLVER peer: a " + std::to_string(m) + " x " + std::to_string(n) +
@@ -31,27 +32,45 @@ CusolverRun factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_
   cuda::CusolverHandle h = cuda::CusolverHandle::create(stream.get());
   const std::size_t bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(T);
   cuda::DeviceBuffer da = cuda::DeviceBuffer::create(bytes);
-  cuda::DeviceBuffer dtau = cuda::DeviceBuffer::create(cholesky ? 0 : static_cast<std::size_t>(n) * sizeof(T));
+  // geqrf's scalars (n of T) or getrf's pivots (n ints); potrf needs neither.
+  const std::size_t aux_bytes = routine == PeerRoutine::Geqrf   ? static_cast<std::size_t>(n) * sizeof(T)
+                                : routine == PeerRoutine::Getrf ? static_cast<std::size_t>(n) * sizeof(int)
+                                                                : 0;
+  cuda::DeviceBuffer daux = cuda::DeviceBuffer::create(aux_bytes);
   cuda::DeviceBuffer dinfo = cuda::DeviceBuffer::create(sizeof(int));
   T* A = reinterpret_cast<T*>(da.data());
-  const int lwork =
-      cholesky ? potrf_lwork(h.get(), N, A, M, TESSERA_HERE) : geqrf_lwork(h.get(), M, N, A, M, TESSERA_HERE);
+  T* dtau = reinterpret_cast<T*>(daux.data());
+  int* ipiv = reinterpret_cast<int*>(daux.data());
+  int lwork = 0;
+  switch (routine) {
+    case PeerRoutine::Potrf: lwork = potrf_lwork(h.get(), N, A, M, TESSERA_HERE); break;
+    case PeerRoutine::Geqrf: lwork = geqrf_lwork(h.get(), M, N, A, M, TESSERA_HERE); break;
+    case PeerRoutine::Getrf: lwork = getrf_lwork(h.get(), M, N, A, M, TESSERA_HERE); break;
+    default: throw std::logic_error("cuSOLVER peer: unknown routine " + std::to_string(static_cast<int>(routine)));
+  }
   cuda::DeviceBuffer work = cuda::DeviceBuffer::create(static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T));
   T* W = reinterpret_cast<T*>(work.data());
   int* info = reinterpret_cast<int*>(dinfo.data());
+  // The routine on the leading rows x cols block of A (lda = M).
+  const auto run = [&](int rows, int cols) {
+    switch (routine) {
+      case PeerRoutine::Potrf: potrf_l(h.get(), cols, A, M, W, lwork, info, TESSERA_HERE); break;
+      case PeerRoutine::Geqrf: geqrf(h.get(), rows, cols, A, M, dtau, W, lwork, info, TESSERA_HERE); break;
+      case PeerRoutine::Getrf: getrf(h.get(), rows, cols, A, M, W, ipiv, info, TESSERA_HERE); break;
+    }
+  };
   // Warm-up on the leading 64 x 64 block (module loading and the library's
   // first-call set-up stay out of the timed factorization); the data is
   // overwritten by the copy below.
   {
-    const int w = static_cast<int>(std::min<std::int64_t>(64, n));
+    const int w = static_cast<int>(std::min<std::int64_t>(64, std::min(m, n)));
     TESSERA_CUDA_CHECK(cudaMemset2DAsync(A, sizeof(T) * static_cast<std::size_t>(M), 0,
                                          sizeof(T) * static_cast<std::size_t>(w), w, stream.get()));
     std::vector<T> eye(static_cast<std::size_t>(w), T(1));
     for (int i = 0; i < w; ++i)
       TESSERA_CUDA_CHECK(cudaMemcpyAsync(A + i + static_cast<std::size_t>(i) * M, &eye[i], sizeof(T),
                                          cudaMemcpyHostToDevice, stream.get()));
-    if (cholesky) potrf_l(h.get(), w, A, M, W, lwork, info, TESSERA_HERE);
-    else geqrf(h.get(), w, w, A, M, reinterpret_cast<T*>(dtau.data()), W, lwork, info, TESSERA_HERE);
+    run(w, w);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   }
   CusolverRun r;
@@ -59,17 +78,24 @@ CusolverRun factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(A, a, bytes, cudaMemcpyHostToDevice, stream.get()));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   const auto f0 = clock::now();
-  if (cholesky) potrf_l(h.get(), N, A, M, W, lwork, info, TESSERA_HERE);
-  else geqrf(h.get(), M, N, A, M, reinterpret_cast<T*>(dtau.data()), W, lwork, info, TESSERA_HERE);
+  run(M, N);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   const auto f1 = clock::now();
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(a, A, bytes, cudaMemcpyDeviceToHost, stream.get()));
-  if (!cholesky)
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(tau, dtau.data(), static_cast<std::size_t>(n) * sizeof(T),
-                                       cudaMemcpyDeviceToHost, stream.get()));
+  // getrf writes min(m, n) pivots; tau's other entries are left as they are.
+  const std::size_t pivots = static_cast<std::size_t>(std::min(m, n));
+  std::vector<int> host_ipiv(routine == PeerRoutine::Getrf ? pivots : 0);
+  if (routine == PeerRoutine::Geqrf)
+    TESSERA_CUDA_CHECK(
+        cudaMemcpyAsync(tau, dtau, static_cast<std::size_t>(n) * sizeof(T), cudaMemcpyDeviceToHost, stream.get()));
+  if (routine == PeerRoutine::Getrf && pivots > 0)
+    TESSERA_CUDA_CHECK(
+        cudaMemcpyAsync(host_ipiv.data(), ipiv, pivots * sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(&r.info, info, sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   const auto c1 = clock::now();
+  // LAPACK's ipiv (1-based, as cuSOLVER writes it) in tau, as T values.
+  for (std::size_t i = 0; i < host_ipiv.size(); ++i) tau[i] = static_cast<T>(host_ipiv[i]);
   r.factor_s = std::chrono::duration<double>(f1 - f0).count();
   r.copy_s = std::chrono::duration<double>((f0 - c0) + (c1 - f1)).count();
   return r;
