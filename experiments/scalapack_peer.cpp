@@ -1,7 +1,9 @@
-// The ScaLAPACK peer of tessera's distributed runs: PDPOTRF or PDGEQRF on a
-// block-cyclic matrix over a BLACS process grid.
+// The ScaLAPACK peer of tessera's distributed runs: PDPOTRF, PDGEQRF or PDGETRF
+// (PSPOTRF, PSGEQRF, PSGETRF with --precision s) on a block-cyclic matrix over
+// a BLACS process grid.
 //
-//   mpirun -np P scalapack_peer --algo cholesky|qr --n N --nb NB --grid PrxPc
+//   mpirun -np P scalapack_peer --algo cholesky|qr|lu --n N --nb NB --grid PrxPc
+//                               [--precision d|s] [--matrix spd|general|zerocol]
 //                               [--check] [--seed K] [--json FILE]
 //
 // Every rank generates only its own block-cyclic part of the matrix, from the
@@ -11,7 +13,8 @@
 // does the same): the parallelism is the ranks, as in tessera's runs.
 //
 // Exit status: 0 success, 1 a --check failed, 2 invalid input (one message from
-// rank 0 naming the option and the value), 3 matrix not positive definite,
+// rank 0 naming the option and the value), 3 matrix not positive definite
+// (Cholesky) or an exactly zero pivot (LU; the message names the column),
 // 5 a ScaLAPACK call reported an illegal argument.
 #include <mpi.h>
 
@@ -27,6 +30,7 @@
 #include <limits>
 #include <optional>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,8 +38,50 @@
 // Debian ships no C header for them. Fortran passes every CHARACTER argument's
 // length as a hidden trailing size_t (gfortran >= 8); it is declared and passed
 // because omitting it is undefined for the Fortran routines (PDPOTRF, PDLANGE,
-// ...); the PBLAS routines (PDGEMM, PDSYRK), written in C, ignore the extra
-// arguments, which is harmless in the x86-64 calling convention.
+// ...); the PBLAS routines (PDGEMM, PDSYRK, PDTRMM, PDGEADD), written in C,
+// ignore the extra arguments, which is harmless in the x86-64 calling
+// convention. Each ScaLAPACK routine comes in double (pd...) and single (ps...)
+// precision with the same arguments: SCALAPACK_REAL_ROUTINES declares one set;
+// a REAL function (PSLANGE) returns a float.
+using FortranLen = std::size_t;
+#define SCALAPACK_REAL_ROUTINES(T, p)                                                                                  \
+  void p##potrf_(const char* uplo, const int* n, T* a, const int* ia, const int* ja, const int* desca, int* info,      \
+                 FortranLen uplo_len);                                                                                 \
+  void p##geqrf_(const int* m, const int* n, T* a, const int* ia, const int* ja, const int* desca, T* tau, T* work,    \
+                 const int* lwork, int* info);                                                                         \
+  void p##orgqr_(const int* m, const int* n, const int* k, T* a, const int* ia, const int* ja, const int* desca,       \
+                 const T* tau, T* work, const int* lwork, int* info);                                                  \
+  void p##getrf_(const int* m, const int* n, T* a, const int* ia, const int* ja, const int* desca, int* ipiv,          \
+                 int* info);                                                                                           \
+  void p##lapiv_(const char* direc, const char* rowcol, const char* pivroc, const int* m, const int* n, T* a,          \
+                 const int* ia, const int* ja, const int* desca, int* ipiv, const int* ip, const int* jp,              \
+                 const int* descip, int* iwork, FortranLen direc_len, FortranLen rowcol_len, FortranLen pivroc_len);   \
+  T p##lange_(const char* norm, const int* m, const int* n, const T* a, const int* ia, const int* ja,                  \
+              const int* desca, T* work, FortranLen norm_len);                                                         \
+  T p##lansy_(const char* norm, const char* uplo, const int* n, const T* a, const int* ia, const int* ja,              \
+              const int* desca, T* work, FortranLen norm_len, FortranLen uplo_len);                                    \
+  T p##lantr_(const char* norm, const char* uplo, const char* diag, const int* m, const int* n, const T* a,            \
+              const int* ia, const int* ja, const int* desca, T* work, FortranLen norm_len, FortranLen uplo_len,       \
+              FortranLen diag_len);                                                                                    \
+  void p##laset_(const char* uplo, const int* m, const int* n, const T* alpha, const T* beta, T* a, const int* ia,     \
+                 const int* ja, const int* desca, FortranLen uplo_len);                                                \
+  void p##lacpy_(const char* uplo, const int* m, const int* n, const T* a, const int* ia, const int* ja,               \
+                 const int* desca, T* b, const int* ib, const int* jb, const int* descb, FortranLen uplo_len);         \
+  void p##syrk_(const char* uplo, const char* trans, const int* n, const int* k, const T* alpha, const T* a,           \
+                const int* ia, const int* ja, const int* desca, const T* beta, T* c, const int* ic, const int* jc,     \
+                const int* descc, FortranLen uplo_len, FortranLen trans_len);                                          \
+  void p##gemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const T* alpha,      \
+                const T* a, const int* ia, const int* ja, const int* desca, const T* b, const int* ib, const int* jb,  \
+                const int* descb, const T* beta, T* c, const int* ic, const int* jc, const int* descc,                 \
+                FortranLen transa_len, FortranLen transb_len);                                                         \
+  void p##trmm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,  \
+                const T* alpha, const T* a, const int* ia, const int* ja, const int* desca, T* b, const int* ib,       \
+                const int* jb, const int* descb, FortranLen side_len, FortranLen uplo_len, FortranLen transa_len,      \
+                FortranLen diag_len);                                                                                  \
+  void p##geadd_(const char* trans, const int* m, const int* n, const T* alpha, const T* a, const int* ia,             \
+                 const int* ja, const int* desca, const T* beta, T* c, const int* ic, const int* jc, const int* descc, \
+                 FortranLen trans_len);
+
 extern "C" {
 void Cblacs_get(int context, int what, int* value);
 void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
@@ -46,28 +92,12 @@ void Cblacs_exit(int not_done);
 int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
 void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
                const int* ictxt, const int* lld, int* info);
+void descset_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
+              const int* ictxt, const int* lld);
 
-void pdpotrf_(const char* uplo, const int* n, double* a, const int* ia, const int* ja, const int* desca, int* info,
-              std::size_t uplo_len);
-void pdgeqrf_(const int* m, const int* n, double* a, const int* ia, const int* ja, const int* desca, double* tau,
-              double* work, const int* lwork, int* info);
-void pdorgqr_(const int* m, const int* n, const int* k, double* a, const int* ia, const int* ja, const int* desca,
-              const double* tau, double* work, const int* lwork, int* info);
-double pdlange_(const char* norm, const int* m, const int* n, const double* a, const int* ia, const int* ja,
-                const int* desca, double* work, std::size_t norm_len);
-double pdlansy_(const char* norm, const char* uplo, const int* n, const double* a, const int* ia, const int* ja,
-                const int* desca, double* work, std::size_t norm_len, std::size_t uplo_len);
-void pdlaset_(const char* uplo, const int* m, const int* n, const double* alpha, const double* beta, double* a,
-              const int* ia, const int* ja, const int* desca, std::size_t uplo_len);
-void pdlacpy_(const char* uplo, const int* m, const int* n, const double* a, const int* ia, const int* ja,
-              const int* desca, double* b, const int* ib, const int* jb, const int* descb, std::size_t uplo_len);
-void pdsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
-             const int* ia, const int* ja, const int* desca, const double* beta, double* c, const int* ic,
-             const int* jc, const int* descc, std::size_t uplo_len, std::size_t trans_len);
-void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
-             const double* a, const int* ia, const int* ja, const int* desca, const double* b, const int* ib,
-             const int* jb, const int* descb, const double* beta, double* c, const int* ic, const int* jc,
-             const int* descc, std::size_t transa_len, std::size_t transb_len);
+SCALAPACK_REAL_ROUTINES(double, pd)
+SCALAPACK_REAL_ROUTINES(float, ps)
+#undef SCALAPACK_REAL_ROUTINES
 
 void openblas_set_num_threads(int num_threads);
 char* openblas_get_corename(void);
@@ -78,12 +108,41 @@ namespace {
 constexpr int kExitCheckFailed = 1;
 constexpr int kExitInput = 2;
 constexpr int kExitNotPositiveDefinite = 3;
+constexpr int kExitZeroPivot = 3;
 constexpr int kExitInternal = 5;
-// LAPACK's test threshold THRESH for xPOT01 and xQRT01 (dtest.in).
+// LAPACK's test threshold THRESH for xPOT01, xQRT01 and xGET01 (dtest.in).
 constexpr double kResidualThreshold = 30.0;
 // Descriptor entries are 1-based in ScaLAPACK's documentation; ia = ja = 1
 // addresses the whole matrix in every call below.
 constexpr int kOne = 1;
+
+// The ScaLAPACK routines of one precision, for the templates below.
+template <typename T>
+struct Scalapack;
+#define SCALAPACK_REAL_TABLE(p)            \
+  static constexpr auto potrf = p##potrf_; \
+  static constexpr auto geqrf = p##geqrf_; \
+  static constexpr auto orgqr = p##orgqr_; \
+  static constexpr auto getrf = p##getrf_; \
+  static constexpr auto lapiv = p##lapiv_; \
+  static constexpr auto lange = p##lange_; \
+  static constexpr auto lansy = p##lansy_; \
+  static constexpr auto lantr = p##lantr_; \
+  static constexpr auto laset = p##laset_; \
+  static constexpr auto lacpy = p##lacpy_; \
+  static constexpr auto syrk = p##syrk_;   \
+  static constexpr auto gemm = p##gemm_;   \
+  static constexpr auto trmm = p##trmm_;   \
+  static constexpr auto geadd = p##geadd_;
+template <>
+struct Scalapack<double> {
+  SCALAPACK_REAL_TABLE(pd)
+};
+template <>
+struct Scalapack<float> {
+  SCALAPACK_REAL_TABLE(ps)
+};
+#undef SCALAPACK_REAL_TABLE
 
 struct Options {
   std::string algo;
@@ -92,6 +151,8 @@ struct Options {
   std::string grid;
   int prow = 0;
   int pcol = 0;
+  std::string precision = "d";
+  std::string matrix;  // after parsing: spd, general or zerocol (unset: spd for Cholesky, general otherwise)
   bool check = false;
   std::uint64_t seed = 1;
   std::string json;
@@ -106,27 +167,32 @@ struct Grid {
 
 // An n x n matrix distributed NB x NB block-cyclically from process (0, 0):
 // this rank's local column-major part and its descriptor.
+template <typename T>
 struct DistMatrix {
   int n = 0, nb = 0;
   int local_rows = 0, local_cols = 0;
   int desc[9] = {};
-  std::vector<double> local;
-
-  // Global 0-based row/column of local row/column l on grid coordinate p of nprocs.
-  static std::int64_t global_index(int l, int nb, int p, int nprocs) {
-    return (static_cast<std::int64_t>(l / nb) * nprocs + p) * nb + l % nb;
-  }
+  std::vector<T> local;
 };
+
+// Global 0-based row/column of local row/column l on grid coordinate p of nprocs.
+std::int64_t global_index(int l, int nb, int p, int nprocs) {
+  return (static_cast<std::int64_t>(l / nb) * nprocs + p) * nb + l % nb;
+}
 
 // Parses and validates the command line identically on every rank (same argv),
 // so every rank takes the same branch and none waits in a collective that the
 // others skip. Returns the exit status to leave with, or nothing to go on.
 std::optional<int> parse_options(int argc, char** argv, int rank, int world_size, Options& opt) {
-  CLI::App app{"ScaLAPACK peer: PDPOTRF / PDGEQRF on a BLACS grid, timed like tessera's runs"};
-  app.add_option("--algo", opt.algo, "cholesky or qr")->required();
+  CLI::App app{"ScaLAPACK peer: PDPOTRF / PDGEQRF / PDGETRF on a BLACS grid, timed like tessera's runs"};
+  app.add_option("--algo", opt.algo, "cholesky, qr or lu")->required();
   app.add_option("--n", opt.n, "matrix order")->required();
   app.add_option("--nb", opt.nb, "block-cyclic block size")->required();
   app.add_option("--grid", opt.grid, "process grid PrxPc, Pr*Pc = number of ranks")->required();
+  app.add_option("--precision", opt.precision, "d (PDxxxxx, default) or s (PSxxxxx)");
+  app.add_option("--matrix", opt.matrix,
+                 "generated matrix: spd (Cholesky's default) | general (QR's and LU's default) | zerocol (test input: "
+                 "the default matrix with column n/2+1 zero, an exactly zero pivot there: exit 3 naming it)");
   app.add_flag("--check", opt.check, "compute the scaled residual, exit 1 when it reaches 30");
   app.add_option("--seed", opt.seed, "seed of the generated matrix");
   app.add_option("--json", opt.json, "also write the result as JSON");
@@ -142,12 +208,16 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
   std::string error;
   std::smatch m;
   const std::regex grid_re{R"(^([0-9]{1,6})x([0-9]{1,6})$)"};
-  if (opt.algo != "cholesky" && opt.algo != "qr") {
-    error = fmt::format("--algo '{}' is not one of: cholesky, qr", opt.algo);
+  if (opt.algo != "cholesky" && opt.algo != "qr" && opt.algo != "lu") {
+    error = fmt::format("--algo '{}' is not one of: cholesky, qr, lu", opt.algo);
   } else if (opt.n < 1) {
     error = fmt::format("--n {} must be at least 1", opt.n);
   } else if (opt.nb < 1) {
     error = fmt::format("--nb {} must be at least 1", opt.nb);
+  } else if (opt.precision != "d" && opt.precision != "s") {
+    error = fmt::format("--precision '{}' is not one of: d, s", opt.precision);
+  } else if (!opt.matrix.empty() && opt.matrix != "spd" && opt.matrix != "general" && opt.matrix != "zerocol") {
+    error = fmt::format("--matrix '{}' is not one of: spd, general, zerocol", opt.matrix);
   } else if (opt.blas_threads < 1) {
     error = fmt::format("--blas-threads {} must be at least 1", opt.blas_threads);
   } else if (!std::regex_match(opt.grid, m, grid_re) || std::stoi(m[1]) < 1 || std::stoi(m[2]) < 1) {
@@ -159,6 +229,7 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
       error = fmt::format("--grid {} needs {} ranks, but {} were started (mpirun -np)", opt.grid,
                           static_cast<long>(opt.prow) * opt.pcol, world_size);
   }
+  if (opt.matrix.empty()) opt.matrix = opt.algo == "cholesky" ? "spd" : "general";
   if (error.empty()) return std::nullopt;
   if (rank == 0) std::fprintf(stderr, "scalapack_peer: error: %s\n", error.c_str());
   return kExitInput;
@@ -179,8 +250,9 @@ double entry(std::uint64_t seed, std::int64_t i, std::int64_t j) {
   return static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
 }
 
-DistMatrix make_matrix(const Grid& g, int n, int nb) {
-  DistMatrix a;
+template <typename T>
+DistMatrix<T> make_matrix(const Grid& g, int n, int nb) {
+  DistMatrix<T> a;
   a.n = n;
   a.nb = nb;
   const int zero = 0;
@@ -189,88 +261,158 @@ DistMatrix make_matrix(const Grid& g, int n, int nb) {
   const int lld = std::max(1, a.local_rows);
   int info = 0;
   descinit_(a.desc, &n, &n, &nb, &nb, &zero, &zero, &g.context, &lld, &info);
-  a.local.assign(static_cast<std::size_t>(lld) * std::max(1, a.local_cols), 0.0);
+  a.local.assign(static_cast<std::size_t>(lld) * std::max(1, a.local_cols), T(0));
   return a;
 }
 
-// Fills this rank's part: for Cholesky a random symmetric matrix plus n on the
-// diagonal (strictly diagonally dominant with a positive diagonal, hence SPD),
-// for QR independent entries in [-0.5, 0.5).
-void generate(DistMatrix& a, const Grid& g, const std::string& algo, std::uint64_t seed) {
+// What to generate: spd, a random symmetric matrix plus n on the diagonal
+// (strictly diagonally dominant with a positive diagonal, hence SPD); general,
+// independent entries in [-0.5, 0.5). zero_col >= 0 (--matrix zerocol, 0-based)
+// makes that column zero, so LU meets an exactly zero pivot U(j,j) there: the
+// column of P A is zero, hence so is U's (L is nonsingular), and every update
+// of it multiplies by those exact zeros; Cholesky's leading minor of order j+1
+// is then not positive.
+struct MatrixChoice {
+  bool spd = false;
+  std::int64_t zero_col = -1;
+};
+
+MatrixChoice matrix_choice(const Options& opt) {
+  const bool zerocol = opt.matrix == "zerocol";
+  return {zerocol ? opt.algo == "cholesky" : opt.matrix == "spd", zerocol ? opt.n / 2 : -1};
+}
+
+// Fills this rank's part, computed in double and rounded to T.
+template <typename T>
+void generate(DistMatrix<T>& a, const Grid& g, const MatrixChoice& kind, std::uint64_t seed) {
   const int lld = a.desc[8];
   for (int lc = 0; lc < a.local_cols; ++lc) {
-    const std::int64_t j = DistMatrix::global_index(lc, a.nb, g.mycol, g.npcol);
-    double* col = a.local.data() + static_cast<std::size_t>(lc) * lld;
+    const std::int64_t j = global_index(lc, a.nb, g.mycol, g.npcol);
+    T* col = a.local.data() + static_cast<std::size_t>(lc) * lld;
     for (int lr = 0; lr < a.local_rows; ++lr) {
-      const std::int64_t i = DistMatrix::global_index(lr, a.nb, g.myrow, g.nprow);
-      if (algo == "cholesky") {
-        col[lr] = entry(seed, std::min(i, j), std::max(i, j)) + (i == j ? a.n : 0.0);
-      } else {
-        col[lr] = entry(seed, i, j);
-      }
+      const std::int64_t i = global_index(lr, a.nb, g.myrow, g.nprow);
+      double v = kind.spd ? entry(seed, std::min(i, j), std::max(i, j)) + (i == j ? a.n : 0.0) : entry(seed, i, j);
+      if (j == kind.zero_col) v = 0.0;
+      col[lr] = static_cast<T>(v);
     }
   }
 }
 
-// Workspace for PDLANGE/PDLANSY with norm '1': PDLANSY needs at most
-// 2*Nq0 + Np0 + LDW with LDW <= Np0 + NB; a few spare entries cover the rest.
-std::vector<double> norm_workspace(const DistMatrix& a) {
-  return std::vector<double>(2 * static_cast<std::size_t>(a.local_cols) + 2 * a.local_rows + a.nb + 16);
+// Workspace for PDLANGE/PDLANSY/PDLANTR with norm '1' or 'M': PDLANSY needs at
+// most 2*Nq0 + Np0 + LDW with LDW <= Np0 + NB; a few spare entries cover the rest.
+template <typename T>
+std::vector<T> norm_workspace(const DistMatrix<T>& a) {
+  return std::vector<T>(2 * static_cast<std::size_t>(a.local_cols) + 2 * a.local_rows + a.nb + 16);
+}
+
+// resid / (n anorm eps), eps = numeric_limits epsilon of T (2^-52, 2^-23), as tessera's own check uses.
+template <typename T>
+double scaled(double resid, double anorm, int n) {
+  const double eps = std::numeric_limits<T>::epsilon();
+  return anorm > 0 ? resid / (n * anorm * eps) : resid / (n * eps);
 }
 
 // ||A - L L^T||_1 / (n ||A||_1 eps) from the original A and the factored matrix,
 // whose lower triangle holds L (its upper triangle still holds A's).
-double cholesky_residual(const DistMatrix& a0, const DistMatrix& factored) {
+template <typename T>
+double cholesky_residual(const DistMatrix<T>& a0, const DistMatrix<T>& factored) {
+  using S = Scalapack<T>;
   const int n = a0.n;
-  DistMatrix l = factored;
-  const double zero = 0.0, one = 1.0, minus_one = -1.0;
+  DistMatrix<T> l = factored;
+  const T zero = 0, one = 1, minus_one = -1;
   // L's strict upper triangle := 0, so PDSYRK sees L, not L plus A's upper half.
   if (n > 1) {
     const int nm1 = n - 1, two = 2;
-    pdlaset_("U", &nm1, &nm1, &zero, &zero, l.local.data(), &kOne, &two, l.desc, 1);
+    S::laset("U", &nm1, &nm1, &zero, &zero, l.local.data(), &kOne, &two, l.desc, 1);
   }
-  DistMatrix r = a0;
+  DistMatrix<T> r = a0;
   // R_lower := A_lower - L L^T (PDSYRK updates the lower triangle only; PDLANSY reads only it)
-  pdsyrk_("L", "N", &n, &n, &minus_one, l.local.data(), &kOne, &kOne, l.desc, &one, r.local.data(), &kOne, &kOne,
+  S::syrk("L", "N", &n, &n, &minus_one, l.local.data(), &kOne, &kOne, l.desc, &one, r.local.data(), &kOne, &kOne,
           r.desc, 1, 1);
-  std::vector<double> work = norm_workspace(a0);
-  const double resid = pdlansy_("1", "L", &n, r.local.data(), &kOne, &kOne, r.desc, work.data(), 1, 1);
-  const double anorm = pdlansy_("1", "L", &n, a0.local.data(), &kOne, &kOne, a0.desc, work.data(), 1, 1);
-  // numeric_limits epsilon (2^-52), as tessera's own check uses.
-  const double eps = std::numeric_limits<double>::epsilon();
-  return anorm > 0 ? resid / (n * anorm * eps) : resid / (n * eps);
+  std::vector<T> work = norm_workspace(a0);
+  const double resid = S::lansy("1", "L", &n, r.local.data(), &kOne, &kOne, r.desc, work.data(), 1, 1);
+  const double anorm = S::lansy("1", "L", &n, a0.local.data(), &kOne, &kOne, a0.desc, work.data(), 1, 1);
+  return scaled<T>(resid, anorm, n);
 }
 
 // ||A - Q R||_1 / (n ||A||_1 eps) from the original A and PDGEQRF's output
 // (R on and above the diagonal, the Householder vectors below, tau).
-double qr_residual(const DistMatrix& a0, DistMatrix& factored, std::vector<double>& tau) {
+template <typename T>
+double qr_residual(const DistMatrix<T>& a0, DistMatrix<T>& factored, std::vector<T>& tau) {
+  using S = Scalapack<T>;
   const int n = a0.n;
-  const double zero = 0.0, one = 1.0, minus_one = -1.0;
-  DistMatrix r = factored;
-  pdlaset_("A", &n, &n, &zero, &zero, r.local.data(), &kOne, &kOne, r.desc, 1);
-  pdlacpy_("U", &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, r.local.data(), &kOne, &kOne, r.desc, 1);
+  const T zero = 0, one = 1, minus_one = -1;
+  DistMatrix<T> r = factored;
+  S::laset("A", &n, &n, &zero, &zero, r.local.data(), &kOne, &kOne, r.desc, 1);
+  S::lacpy("U", &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, r.local.data(), &kOne, &kOne, r.desc, 1);
   // Q := H(1) ... H(n) formed in place of the Householder vectors; workspace query first.
   int info = 0, lwork = -1;
-  double query = 0.0;
-  pdorgqr_(&n, &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, tau.data(), &query, &lwork, &info);
+  T query = 0;
+  S::orgqr(&n, &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, tau.data(), &query, &lwork, &info);
   lwork = static_cast<int>(query) + 1;
-  std::vector<double> work(static_cast<std::size_t>(lwork));
-  pdorgqr_(&n, &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, tau.data(), work.data(), &lwork, &info);
-  if (info != 0) throw std::runtime_error(fmt::format("PDORGQR returned info={}", info));
-  DistMatrix diff = a0;
+  std::vector<T> work(static_cast<std::size_t>(lwork));
+  S::orgqr(&n, &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, tau.data(), work.data(), &lwork, &info);
+  if (info != 0) throw std::runtime_error(fmt::format("PxORGQR returned info={}", info));
+  DistMatrix<T> diff = a0;
   // diff := A - Q R
-  pdgemm_("N", "N", &n, &n, &n, &minus_one, factored.local.data(), &kOne, &kOne, factored.desc, r.local.data(), &kOne,
+  S::gemm("N", "N", &n, &n, &n, &minus_one, factored.local.data(), &kOne, &kOne, factored.desc, r.local.data(), &kOne,
           &kOne, r.desc, &one, diff.local.data(), &kOne, &kOne, diff.desc, 1, 1);
-  std::vector<double> nwork = norm_workspace(a0);
-  const double resid = pdlange_("1", &n, &n, diff.local.data(), &kOne, &kOne, diff.desc, nwork.data(), 1);
-  const double anorm = pdlange_("1", &n, &n, a0.local.data(), &kOne, &kOne, a0.desc, nwork.data(), 1);
-  const double eps = std::numeric_limits<double>::epsilon();
-  return anorm > 0 ? resid / (n * anorm * eps) : resid / (n * eps);
+  std::vector<T> nwork = norm_workspace(a0);
+  const double resid = S::lange("1", &n, &n, diff.local.data(), &kOne, &kOne, diff.desc, nwork.data(), 1);
+  const double anorm = S::lange("1", &n, &n, a0.local.data(), &kOne, &kOne, a0.desc, nwork.data(), 1);
+  return scaled<T>(resid, anorm, n);
+}
+
+struct LuCheck {
+  double residual = 0;
+  double growth = 0;
+};
+
+// ||P A - L U||_1 / (n ||A||_1 eps) (LAPACK's xGET01 ratio) and the growth
+// factor max|U| / max|A| from the original A (overwritten with P A - L U) and
+// PDGETRF's output: U on and above the diagonal, L's strict lower triangle
+// below (its unit diagonal implied), the pivots in ipiv. Every step is a
+// distributed ScaLAPACK/PBLAS call on this rank's blocks; nothing is gathered.
+template <typename T>
+LuCheck lu_residual(DistMatrix<T>& a, const DistMatrix<T>& factored, std::vector<int>& ipiv, const Grid& g) {
+  using S = Scalapack<T>;
+  const int n = a.n;
+  const T zero = 0, one = 1, minus_one = -1;
+  std::vector<T> work = norm_workspace(a);
+  // Row interchanges change no column sum, so ||P A||_1 = ||A||_1.
+  const double anorm = S::lange("1", &n, &n, a.local.data(), &kOne, &kOne, a.desc, work.data(), 1);
+  const double amax = S::lange("M", &n, &n, a.local.data(), &kOne, &kOne, a.desc, work.data(), 1);
+  const double umax =
+      S::lantr("M", "U", "N", &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, work.data(), 1, 1, 1);
+  // a := P A: the pivots applied forward to the rows, ipiv distributed over a
+  // process column with the descriptor PDGETRS builds for it (PDLASWP only
+  // handles pivots within one block; PDLAPIV handles the whole matrix).
+  int descip[9];
+  const int zero_i = 0, ip_rows = n + a.nb * g.nprow, ip_lld = a.nb + a.local_rows;
+  descset_(descip, &ip_rows, &kOne, &a.nb, &kOne, &zero_i, &g.mycol, &g.context, &ip_lld);
+  int iwork_unused[1] = {0};  // referenced only when ipiv must be transposed
+  S::lapiv("F", "R", "C", &n, &n, a.local.data(), &kOne, &kOne, a.desc, ipiv.data(), &kOne, &kOne, descip, iwork_unused,
+           1, 1, 1);
+  // lu := U (a copy with the strict lower triangle zeroed), then lu := L U with
+  // PDTRMM reading L's strict lower triangle from the factored matrix, unit diagonal.
+  DistMatrix<T> lu = factored;
+  if (n > 1) {
+    const int nm1 = n - 1, two = 2;
+    S::laset("L", &nm1, &nm1, &zero, &zero, lu.local.data(), &two, &kOne, lu.desc, 1);
+  }
+  S::trmm("L", "L", "N", "U", &n, &n, &one, factored.local.data(), &kOne, &kOne, factored.desc, lu.local.data(), &kOne,
+          &kOne, lu.desc, 1, 1, 1, 1);
+  // a := P A - L U
+  S::geadd("N", &n, &n, &minus_one, lu.local.data(), &kOne, &kOne, lu.desc, &one, a.local.data(), &kOne, &kOne, a.desc,
+           1);
+  const double resid = S::lange("1", &n, &n, a.local.data(), &kOne, &kOne, a.desc, work.data(), 1);
+  return {scaled<T>(resid, anorm, n), amax > 0 ? umax / amax : 0.0};
 }
 
 double flop_count(const std::string& algo, double n) {
-  // Cholesky n^3/3; QR 2mn^2 - 2n^3/3 with m = n.
-  return algo == "cholesky" ? n * n * n / 3.0 : 2.0 * n * n * n - 2.0 * n * n * n / 3.0;
+  // Cholesky n^3/3; QR 2mn^2 - 2n^3/3 with m = n; LU mn^2 - n^3/3 with m = n.
+  if (algo == "cholesky") return n * n * n / 3.0;
+  return algo == "qr" ? 2.0 * n * n * n - 2.0 * n * n * n / 3.0 : 2.0 * n * n * n / 3.0;
 }
 
 // The largest info over the ranks, so every rank takes the same error branch.
@@ -280,27 +422,26 @@ int agree_on_info(int info) {
   return worst;
 }
 
-int run(const Options& opt, int rank) {
-  Grid g;
-  Cblacs_get(-1, 0, &g.context);
-  Cblacs_gridinit(&g.context, "Row", opt.prow, opt.pcol);
-  Cblacs_gridinfo(g.context, &g.nprow, &g.npcol, &g.myrow, &g.mycol);
-
-  DistMatrix a = make_matrix(g, opt.n, opt.nb);
-  generate(a, g, opt.algo, opt.seed);
-  std::optional<DistMatrix> a0;
+template <typename T>
+int run(const Options& opt, int rank, const Grid& g) {
+  using S = Scalapack<T>;
+  DistMatrix<T> a = make_matrix<T>(g, opt.n, opt.nb);
+  generate(a, g, matrix_choice(opt), opt.seed);
+  std::optional<DistMatrix<T>> a0;
   if (opt.check) a0 = a;
 
   const int n = opt.n;
   int info = 0;
-  std::vector<double> tau(std::max(1, a.local_cols));
-  std::vector<double> work;
+  std::vector<T> tau(std::max(1, a.local_cols));
+  std::vector<T> work;
   int lwork = 0;
+  // PDGETRF's pivots: LOCr(n) + NB entries, tied to A's rows.
+  std::vector<int> ipiv(opt.algo == "lu" ? a.local_rows + a.nb : 0);
   if (opt.algo == "qr") {
     // Workspace query outside the timed region.
-    double query = 0.0;
+    T query = 0;
     lwork = -1;
-    pdgeqrf_(&n, &n, a.local.data(), &kOne, &kOne, a.desc, tau.data(), &query, &lwork, &info);
+    S::geqrf(&n, &n, a.local.data(), &kOne, &kOne, a.desc, tau.data(), &query, &lwork, &info);
     lwork = static_cast<int>(query) + 1;
     work.resize(static_cast<std::size_t>(lwork));
   }
@@ -308,9 +449,11 @@ int run(const Options& opt, int rank) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
   if (opt.algo == "cholesky") {
-    pdpotrf_("L", &n, a.local.data(), &kOne, &kOne, a.desc, &info, 1);
+    S::potrf("L", &n, a.local.data(), &kOne, &kOne, a.desc, &info, 1);
+  } else if (opt.algo == "qr") {
+    S::geqrf(&n, &n, a.local.data(), &kOne, &kOne, a.desc, tau.data(), work.data(), &lwork, &info);
   } else {
-    pdgeqrf_(&n, &n, a.local.data(), &kOne, &kOne, a.desc, tau.data(), work.data(), &lwork, &info);
+    S::getrf(&n, &n, a.local.data(), &kOne, &kOne, a.desc, ipiv.data(), &info);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const double local_time = MPI_Wtime() - t0;
@@ -322,29 +465,52 @@ int run(const Options& opt, int rank) {
   if (info < 0) {
     if (rank == 0) std::fprintf(stderr, "scalapack_peer: error: argument %d of the factorization is illegal\n", -info);
     status = kExitInternal;
+  } else if (info > 0 && opt.algo == "lu") {
+    // PxGETRF's info is the first i with U(i,i) exactly zero (it factors on).
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "scalapack_peer: error: matrix singular: the pivot U(%d,%d) is exactly zero (P%sGETRF failed at "
+                   "global column %d, 1-based)\n",
+                   info, info, opt.precision == "s" ? "S" : "D", info);
+    status = kExitZeroPivot;
   } else if (info > 0) {
     if (rank == 0)
       std::fprintf(stderr, "scalapack_peer: error: matrix not positive definite (leading minor %d)\n", info);
     status = kExitNotPositiveDefinite;
   }
 
-  std::optional<double> residual;
+  std::optional<double> residual, growth;
   if (status == 0 && opt.check) {
-    residual = opt.algo == "cholesky" ? cholesky_residual(*a0, a) : qr_residual(*a0, a, tau);
+    if (opt.algo == "cholesky") {
+      residual = cholesky_residual(*a0, a);
+    } else if (opt.algo == "qr") {
+      residual = qr_residual(*a0, a, tau);
+    } else {
+      const LuCheck c = lu_residual(*a0, a, ipiv, g);
+      residual = c.residual;
+      growth = c.growth;
+    }
   }
   const bool passed = !residual || *residual < kResidualThreshold;
 
   if (status == 0 && rank == 0) {
     const double gflops = time_s > 0 ? flop_count(opt.algo, n) / time_s * 1e-9 : 0.0;
-    std::string line = fmt::format("scalapack {} n={} nb={} grid={}x{} time={:.4f}s gflops={:.2f}", opt.algo, n, opt.nb,
-                                   opt.prow, opt.pcol, time_s, gflops);
-    if (residual) line += fmt::format(" residual={:.3g} {}", *residual, passed ? "ok" : "FAILED");
+    std::string line = fmt::format("scalapack {} {} n={} nb={} grid={}x{} time={:.4f}s gflops={:.2f}", opt.algo,
+                                   opt.precision, n, opt.nb, opt.prow, opt.pcol, time_s, gflops);
+    if (residual) {
+      line += fmt::format(" residual={:.3g}", *residual);
+      // Reported, not checked: a growth factor has no threshold (algorithms/check.hpp).
+      if (growth) line += fmt::format(" growth={:.3g}", *growth);
+      line += passed ? " ok" : " FAILED";
+    }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
     if (!opt.json.empty()) {
       nlohmann::json j;
       j["impl"] = "scalapack";
       j["algo"] = opt.algo;
+      j["precision"] = opt.precision;
+      j["matrix"] = opt.matrix;
       j["n"] = n;
       j["nb"] = opt.nb;
       j["grid"] = {opt.prow, opt.pcol};
@@ -356,6 +522,7 @@ int run(const Options& opt, int rank) {
       j["residual"] = residual ? nlohmann::json(*residual) : nlohmann::json(nullptr);
       j["check_passed"] = residual ? nlohmann::json(passed) : nlohmann::json(nullptr);
       j["residual_threshold"] = kResidualThreshold;
+      if (opt.algo == "lu") j["growth_factor"] = growth ? nlohmann::json(*growth) : nlohmann::json(nullptr);
       std::ofstream out(opt.json);
       out << j.dump(2) << '\n';
       if (!out) {
@@ -367,7 +534,15 @@ int run(const Options& opt, int rank) {
   // Rank 0 alone learns whether the JSON file was written; share its verdict.
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (status == 0 && !passed) status = kExitCheckFailed;
+  return status;
+}
 
+int run(const Options& opt, int rank) {
+  Grid g;
+  Cblacs_get(-1, 0, &g.context);
+  Cblacs_gridinit(&g.context, "Row", opt.prow, opt.pcol);
+  Cblacs_gridinfo(g.context, &g.nprow, &g.npcol, &g.myrow, &g.mycol);
+  const int status = opt.precision == "s" ? run<float>(opt, rank, g) : run<double>(opt, rank, g);
   Cblacs_gridexit(g.context);
   return status;
 }
