@@ -68,6 +68,7 @@ class Cholesky final : public FactorizationOf<Cholesky> {
              word;
     };
   }
+  [[noreturn]] void throw_breakdown(std::int64_t column) const override { throw NotPositiveDefinite(column); }
   PeerRoutine cusolver_routine() const override { return PeerRoutine::Potrf; }
 
   template <class T>

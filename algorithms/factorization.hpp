@@ -21,6 +21,7 @@
 #include "algorithms/check.hpp"
 #include "algorithms/dist_check.hpp"
 #include "algorithms/tile_data_store.hpp"
+#include "base/error.hpp"
 #include "base/matrix_gen.hpp"
 #include "base/peer_routine.hpp"
 #include "base/tile_matrix.hpp"
@@ -61,8 +62,8 @@ class FactorData {
 // the table of both that points into the GPU's buffers.
 template <class T>
 struct GpuTables {
-  GpuTables(const TileLayout& L, std::unique_ptr<FactorData<T>> (*make)(TileMatrix<T>&, index_t, const KeepTile&),
-            index_t ib)
+  using Make = std::function<std::unique_ptr<FactorData<T>>(TileMatrix<T>&, index_t, const KeepTile&)>;
+  GpuTables(const TileLayout& L, const Make& make, index_t ib)
       : a(L, false), data(make(a, ib, [](int, int) { return false; })) {
     data->add_to(tables);
   }
@@ -72,11 +73,39 @@ struct GpuTables {
   TileDataStore<T> tables;
 };
 
+// The options of a run that choose a factorization's variant: --pivot and
+// --tslu-tree (empty when not given), the CPU side's block columns of a
+// CPU/GPU split (--d, resolved to a number before; 0 when not given) and the
+// GPUs per node.
+struct FactorOptions {
+  std::string pivot, tree;
+  int d = 0;
+  int gpus = 0;
+};
+
 class Factorization {
  public:
   virtual ~Factorization() = default;
   // The --algo name.
   virtual std::string_view name() const = 0;
+  // This factorization with a run's options. The default takes none and
+  // throws InputError naming a given one; an instance that takes them
+  // returns a new one (registered instances stay shared and stateless).
+  virtual std::shared_ptr<const Factorization> configured(const FactorOptions& o) const {
+    const auto refuse = [&](const char* opt, bool given) {
+      if (given) throw InputError(std::string(opt) + " is not an option of --algo " + std::string(name()));
+    };
+    refuse("--pivot", !o.pivot.empty());
+    refuse("--tslu-tree", !o.tree.empty());
+    refuse("--d", o.d != 0);
+    return std::shared_ptr<const Factorization>(this, [](const Factorization*) {});
+  }
+  // Whether it splits its block columns between the CPU cores and the GPUs
+  // by a count d (002 Alg. 2), so that --d and its model apply.
+  virtual bool splits_columns() const { return false; }
+  // A line of what the configured variant is ("pivot=tournament tree=binary
+  // d=8"), for the summary; empty when there is nothing to say.
+  virtual std::string variant() const { return ""; }
 
   // Input. Throws InputError when an m×n matrix cannot be factored.
   virtual void check_shape(index_t m, index_t n) const = 0;
@@ -122,6 +151,9 @@ class Factorization {
   virtual Residuals lapack_residual(const std::vector<float>& original, const TileMatrix<float>& a,
                                     std::vector<float>& aux) const = 0;
   virtual PeerRoutine cusolver_routine() const = 0;
+  // The error (exit 3) for a peer's info > 0: the 1-based global column where
+  // the factorization broke down.
+  [[noreturn]] virtual void throw_breakdown(std::int64_t column) const = 0;
 };
 
 // Implements the precision-typed half of Factorization from an Impl with

@@ -98,6 +98,9 @@ class Qr final : public FactorizationOf<Qr> {
       return (static_cast<std::size_t>(l.row_height(i) * l.col_width(j)) + sizes->t_elems(i, j)) * word;
     };
   }
+  [[noreturn]] void throw_breakdown(std::int64_t column) const override {
+    throw std::logic_error("QR never breaks down, yet a peer reported column " + std::to_string(column));
+  }
   PeerRoutine cusolver_routine() const override { return PeerRoutine::Geqrf; }
 
   template <class T>

@@ -10,10 +10,13 @@ namespace tessera {
 
 const Factorization& cholesky_factorization();  // algorithms/cholesky_factorization.cpp
 const Factorization& qr_factorization();        // algorithms/qr_factorization.cpp
+const Factorization& lu_factorization();        // algorithms/lu_factorization.cpp
 
 namespace {
 
-std::array<const Factorization*, 2> registered() { return {&cholesky_factorization(), &qr_factorization()}; }
+std::array<const Factorization*, 3> registered() {
+  return {&cholesky_factorization(), &qr_factorization(), &lu_factorization()};
+}
 
 }  // namespace
 

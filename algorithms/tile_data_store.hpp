@@ -18,8 +18,9 @@
 
 namespace tessera {
 
-// Tiles of tile matrices (optionally each with its QR T factor) and QR panel
-// copies, each a contiguous range of data ids.
+// Tiles of tile matrices (optionally each with its QR T factor), QR panel
+// copies and buffers of a pointer table (LU's candidate sets and plans),
+// each a contiguous range of data ids.
 template <class T>
 class TileDataStore final : public DataStore {
  public:
@@ -40,6 +41,11 @@ class TileDataStore final : public DataStore {
   void add_panels(DataId base, QrFactors<T>& f, int q) {
     segments_.push_back({base, static_cast<DataId>(q), nullptr, &f, true});
   }
+  // Data [base, base + table.size()): the buffers table[x] of elems(x)
+  // elements each (a null entry: not held by this node).
+  void add_buffers(DataId base, std::vector<T*>& table, std::function<std::size_t(std::size_t)> elems) {
+    segments_.push_back({base, static_cast<DataId>(table.size()), nullptr, nullptr, false, &table, std::move(elems)});
+  }
 
   bool has_data() const override { return true; }
   std::size_t word_bytes() const override { return sizeof(T); }
@@ -52,6 +58,7 @@ class TileDataStore final : public DataStore {
   std::size_t bytes(DataId d) const override {
     const Ref r = find(d);
     if (r.s->panels) return r.s->f->v_elems(r.j) * sizeof(T);
+    if (r.s->buffers) return r.s->buf_elems(static_cast<std::size_t>(r.j)) * sizeof(T);
     const TileLayout& L = r.s->m->layout();
     std::size_t n = static_cast<std::size_t>(L.row_height(r.i) * L.col_width(r.j));
     if (r.s->f) n += r.s->f->t_elems(r.i, r.j);
@@ -85,17 +92,19 @@ class TileDataStore final : public DataStore {
     TileMatrix<T>* m;
     QrFactors<T>* f;
     bool panels;
+    std::vector<T*>* buffers = nullptr;
+    std::function<std::size_t(std::size_t)> buf_elems = {};
   };
   struct Ref {
     const Segment* s;
-    int i, j;  // tile (i,j), or panel j
+    int i, j;  // tile (i,j), or panel or buffer j
   };
 
   Ref find(DataId d) const {
     for (const Segment& s : segments_)
       if (d >= s.base && d < s.base + s.count) {
         const DataId x = d - s.base;
-        if (s.panels) return {&s, 0, static_cast<int>(x)};
+        if (s.panels || s.buffers) return {&s, 0, static_cast<int>(x)};
         const int p = s.m->p();
         return {&s, static_cast<int>(x % p), static_cast<int>(x / p)};
       }
@@ -107,6 +116,10 @@ class TileDataStore final : public DataStore {
     Segment& s = const_cast<Segment&>(*r.s);
     if (s.panels) {
       s.f->set_v(r.j, at);
+      return;
+    }
+    if (s.buffers) {
+      (*s.buffers)[static_cast<std::size_t>(r.j)] = at;
       return;
     }
     s.m->set_tile(r.i, r.j, at);
@@ -122,11 +135,17 @@ class TileDataStore final : public DataStore {
   void for_each_range(DataId d, Fn&& fn) const {
     const Ref r = find(d);
     auto piece = [&](T* mine, std::size_t n) {
+      if (n == 0) return;  // a datum of no elements (one a variant does not use)
       if (!mine) throw std::logic_error("data store: datum " + std::to_string(d) + " is not held by this node");
       fn(mine, n);
     };
     if (r.s->panels) {
       piece(r.s->f->v(r.j), r.s->f->v_elems(r.j));
+      return;
+    }
+    if (r.s->buffers) {
+      const std::size_t x = static_cast<std::size_t>(r.j);
+      piece((*r.s->buffers)[x], r.s->buf_elems(x));
       return;
     }
     const TileLayout& L = r.s->m->layout();

@@ -7,9 +7,10 @@
 //   0  success                      (a result, not an error)
 //   1  --check failed               (a result, not an error)
 //   2  InputError, NotCompiled      invalid input, or a backend left out of the build
-//   3  NotPositiveDefinite          the factorization met a pivot it cannot use
+//   3  PivotBreakdown               the factorization met a pivot it cannot use
+//      (NotPositiveDefinite, SingularMatrix)
 //   4  OutOfMemory (and std::bad_alloc, DeviceOutOfMemory)
-//   5  anything else                an internal error
+//   5  anything else                an internal error; also SimulatedFailure
 //
 // A bad input is reported by throwing one of these with a message that
 // names the input and the offending value.
@@ -54,19 +55,37 @@ class NotCompiled : public Error {
   }
 };
 
-// The Cholesky factorization met a non-positive pivot.
-class NotPositiveDefinite : public Error {
+// The factorization met a pivot it cannot use (exit 3): the base of the
+// factorization-specific errors below, each naming the global column.
+class PivotBreakdown : public Error {
  public:
-  explicit NotPositiveDefinite(std::int64_t global_column)
-      : Error("input matrix is not positive definite: the leading minor of order " + std::to_string(global_column) +
-                  " is not positive (factorization failed at global column " + std::to_string(global_column) +
-                  ", 1-based)",
-              3),
-        column_(global_column) {}
+  PivotBreakdown(const std::string& what, std::int64_t global_column) : Error(what, 3), column_(global_column) {}
+  // 1-based global column of the failed pivot.
   std::int64_t column() const { return column_; }
 
  private:
   std::int64_t column_;
+};
+
+// The Cholesky factorization met a non-positive pivot.
+class NotPositiveDefinite : public PivotBreakdown {
+ public:
+  explicit NotPositiveDefinite(std::int64_t global_column)
+      : PivotBreakdown("input matrix is not positive definite: the leading minor of order " +
+                           std::to_string(global_column) + " is not positive (factorization failed at global column " +
+                           std::to_string(global_column) + ", 1-based)",
+                       global_column) {}
+};
+
+// An LU factorization met an exactly zero pivot U(j,j): the matrix is
+// singular (with pivoting), or its leading minor of order j is (without).
+class SingularMatrix : public PivotBreakdown {
+ public:
+  SingularMatrix(std::int64_t global_column, const std::string& pivoting)
+      : PivotBreakdown("input matrix is singular: the pivot U(" + std::to_string(global_column) + "," +
+                           std::to_string(global_column) + ") is exactly zero (LU with --pivot " + pivoting +
+                           " failed at global column " + std::to_string(global_column) + ", 1-based)",
+                       global_column) {}
 };
 
 // Memory the run needs is not there: host memory found short before
@@ -82,6 +101,14 @@ class OutOfMemory : public Error {
 class DeviceOutOfMemory : public OutOfMemory {
  public:
   using OutOfMemory::OutOfMemory;
+};
+
+// A failure injected into a simulated run (--fail) ended it: the message
+// names the host or link and the simulated time. Shares status 5 with
+// internal errors, but is none: the command line reports it as an error.
+class SimulatedFailure : public Error {
+ public:
+  explicit SimulatedFailure(const std::string& what) : Error(what, 5) {}
 };
 
 // Another node of a distributed run failed (it reports its own error); this

@@ -30,6 +30,17 @@ enum KernelId : std::uint16_t {
   kNop,         // empty kernel (window benchmarks)
   kCheckQr,     // distributed check: C_ij -= Q_ik R_kj
   kCheckGram,   // distributed check: W_rj[a rows] += Q_ia^T Q_ij
+  kLuLeaf,      // LU tournament leaf: GEPP on a tile's panel rows, its candidate pivot rows
+  kLuMerge,     // LU tournament reduction: GEPP on two stacked candidate sets
+  kLuGather,    // LU partial pivoting: a tile's panel rows copied into the panel buffer
+  kLuPanel,     // LU partial pivoting: GEPP on the whole panel, its pivot rows
+  kLuPivots,    // LU: the root's candidates as the step's row-interchange plan
+  kLuSwap,      // LU: a tile's row permutation inside the panel's top tile row
+  kLuExchange,  // LU: rows exchanged between the top tile row and tile row i
+  kLuDiag,      // LU without pivoting of the panel's top tile (pivots on top)
+  kLuTrsmL,     // L_ik = A_ik U_kk^{-1}
+  kLuTrsmU,     // U_kj = L_kk^{-1} A_kj
+  kLuGemm,      // A_ij -= L_ik U_kj
   kKernelIdEnd  // one past the last id: a new kernel goes before it
 };
 
@@ -48,7 +59,7 @@ struct KernelInfo {
   bool has_k;          // k is one of the call's dimensions (KernelShape::k)
   KernelIb ib;         // the inner blocking it takes
   bool calibrated;     // machine files time it and `tessera calibrate` measures it
-  const char* family;  // the factorization it belongs to: "cholesky", "qr", or "" for none
+  const char* family;  // the factorization it belongs to: "cholesky", "qr", "lu", or "" for none
 };
 
 // Every kernel, one row per KernelId. Rows of a family are in the order a

@@ -6,6 +6,6 @@
 
 namespace tessera {
 
-enum class PeerRoutine : std::uint8_t { Potrf, Geqrf };
+enum class PeerRoutine : std::uint8_t { Potrf, Geqrf, Getrf };
 
 }  // namespace tessera

@@ -36,6 +36,13 @@ struct TaskDesc {
   std::int32_t arg[4] = {0, 0, 0, 0};  // kernel-specific, typically k, i, j
   std::int32_t priority = 0;           // larger runs first among ready tasks
   std::uint8_t n_access = 0;
+  // Where on its node the task runs: -1, the device of its main output (000
+  // §6 rule 1); d >= 0, device d (0 the host, g GPU g), for algorithms whose
+  // split between devices moves as the factorization advances (002 Alg. 2:
+  // a block column leaves the GPU for the CPU cores d steps before its
+  // panel). What such a task writes stays on device d until a task elsewhere
+  // needs it (no rule 7). Fits in the padding after n_access.
+  std::int8_t device = -1;
   Access access[kMaxAccesses] = {};
 
   // The main output (000 §6): the first access that writes; -1 if none.

@@ -3,11 +3,13 @@
 // factor it with the tile runtime (or, as a peer, with LAPACKE on the whole
 // matrix), optionally check it, and report.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "algorithms/check.hpp"
+#include "algorithms/factorization.hpp"
 #include "platform/device.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/network.hpp"
@@ -39,6 +41,14 @@ inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
 
 struct RunConfig {
   std::string algo = "cholesky";  // a registered factorization (algorithms/registry.cpp)
+  // The factorization's own options, as given (empty: not given): --pivot,
+  // --tslu-tree, --d (a count or auto; with GPUs auto is the default).
+  std::string pivot, tslu_tree, d;
+  // Set by resolve: the factorization configured with them, and d as a
+  // count (0: no CPU/GPU split) with where it came from.
+  std::shared_ptr<const Factorization> factor;
+  int d_columns = 0;
+  std::string d_source;
   Impl impl = Impl::Tile;
   // Sizes left at kUnsetSize were not given: m defaults to n, B and b to
   // sizes chosen from the matrix and thread count; n then must come from --input.

@@ -14,7 +14,7 @@ namespace tessera::driver {
 template <class T>
 void run_peer(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
   const RunConfig& c = r.config;
-  const Factorization& F = factorization(c.algo);
+  const Factorization& F = c.factor ? *c.factor : factorization(c.algo);
   const TileLayout whole(c.m, c.n, c.B, 1, 0);  // one tile: the dense matrix itself
   r.p = r.q = 1;
   TileMatrix<T> a(whole);
@@ -41,7 +41,7 @@ void run_peer(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
     r.time_s = platform.now() - t0;
     r.cpu_s = process_cpu_s() - cpu0;
   }
-  if (info > 0) throw NotPositiveDefinite(info);
+  if (info > 0) F.throw_breakdown(info);
   if (info < 0) throw std::logic_error("LAPACKE returned info " + std::to_string(info));
   apply_test_fault(c, a);
   if (c.check) r.residuals = F.lapack_residual(original, a, aux);

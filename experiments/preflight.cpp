@@ -167,7 +167,7 @@ MemoryNeed memory_need(const RunConfig& c, double budget) {
   need.check_copy = c.check ? matrix * share : 0.0;
   // The tiles alone: a lower bound of the data, enough to say no.
   double all_data = matrix;
-  const Factorization& F = factorization(c.algo);
+  const Factorization& F = c.factor ? *c.factor : factorization(c.algo);
   const TileLayout L(c.m, c.n, c.B, c.s, c.b);
   const double data_count = static_cast<double>(L.tile_rows()) * L.tile_cols();
   if (matrix * share + need.check_copy <= budget && data_count <= double(1 << 26)) {

@@ -45,10 +45,13 @@ std::string summary_line(const RunResult& r, const char* backend) {
     grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, r.imbalance,
                         static_cast<double>(peak) / (1 << 20));
   }
+  // The factorization's variant (LU: pivot=... d=...) after the backend.
+  std::string variant = c.factor ? c.factor->variant() : "";
+  if (!variant.empty()) variant = " " + variant;
   return fmt::format(
-      "{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={} time={:.4f}s gflops={:.2f} {} {}", c.algo,
-      to_string(c.impl), c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, r.time_s, r.gflops,
-      res, verdict);
+      "{:<8} {} {} {}x{} B={} s={} b={} tiles={}x{} threads={}{} backend={}{} time={:.4f}s gflops={:.2f} {} {}", c.algo,
+      to_string(c.impl), c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, variant, r.time_s,
+      r.gflops, res, verdict);
 }
 
 std::string result_json(const RunResult& r, const char* backend) {
@@ -69,6 +72,11 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["blas_core"] = kernels::blas_core();
   j["input"] = c.input.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.input);
   j["matrix"] = c.matrix.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.matrix);
+  if (!c.pivot.empty() || (c.factor && !c.factor->variant().empty())) {
+    j["variant"] = c.factor ? c.factor->variant() : "";
+    j["d"] = c.d_columns;
+    if (!c.d_source.empty()) j["d_source"] = c.d_source;
+  }
   j["tiles"] = {r.p, r.q};
   j["tasks"] = r.tasks;
   j["time_s"] = r.time_s;

@@ -7,6 +7,7 @@
 #include "experiments/preflight.hpp"
 #include "experiments/test_fault.hpp"
 #include "models/balance.hpp"
+#include "models/lu_split.hpp"
 #include "runtime/distribution.hpp"
 
 namespace tessera::driver {
@@ -37,6 +38,61 @@ std::string virtual_tile_algos() {
   for (const std::string_view n : factorization_names())
     if (factorization(n).uses_virtual_tiles()) s += (s.empty() ? "" : " or ") + std::string(n);
   return s;
+}
+
+// A count option's value: an integer >= 1, else InputError naming it.
+int parse_count(const char* opt, const std::string& v) {
+  std::size_t used = 0;
+  int x = 0;
+  try {
+    x = std::stoi(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size() || x < 1)
+    throw InputError(std::string(opt) + " '" + v + "' must be a whole number >= 1" +
+                     (std::string(opt) == "--d" ? " or auto" : ""));
+  return x;
+}
+
+// --d: the CPU side's block columns of 002 Alg. 2 (a factorization that
+// splits its columns between the cores and the GPUs). auto, the default with
+// GPUs, is 002 §4's eq. (1) with the dominant kernel's speeds: a simulated
+// run's from its machine file's kernel models, a native run's emulated GPUs
+// at a core's speed (they run the cores' kernels).
+void resolve_split(RunConfig& c, const Factorization& F) {
+  const bool given = !c.d.empty();
+  if (!F.splits_columns() || (c.gpus == 0 && !given)) {
+    if (given && c.d != "auto") c.d_columns = parse_count("--d", c.d);
+    else if (given) throw InputError("--d auto is not an option of --algo " + c.algo);
+    return;
+  }
+  if (c.gpus == 0)
+    throw InputError("--d " + c.d +
+                     " splits the block columns between the CPU cores and the GPUs: it needs --gpus >= 1");
+  const int q = TileLayout(c.m, c.n, c.B, c.s, c.b).tile_cols();
+  if (given && c.d != "auto") {
+    c.d_columns = parse_count("--d", c.d);
+    if (c.d_columns > q)
+      throw InputError("--d " + c.d + " is larger than the matrix's " + std::to_string(q) + " block columns");
+    c.d_source = "given";
+    return;
+  }
+  double g1 = 1, g2 = 1;
+  if (c.gpu_model) {
+    g1 = models::dominant_kernel_speed(*c.model, F.dominant_kernel(), c.precision, c.B);
+    g2 = models::dominant_kernel_speed(*c.gpu_model, F.dominant_kernel(), c.precision, c.B);
+    c.d_source = "eq. (1) with the machine file's kernel models";
+  } else if (c.device == DeviceKind::Cuda) {
+    throw InputError("--d auto needs the speed of a CUDA GPU's kernels, which a native run does not know: give --d K");
+  } else {
+    c.d_source = "eq. (1), emulated GPUs at a core's speed";
+  }
+  try {
+    c.d_columns = static_cast<int>(models::cpu_block_columns(q, c.threads, g1, g2 * c.gpus));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--d auto: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -120,6 +176,8 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   }
   resolve_matrix(c, input);
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
+  resolve_split(c, F);
+  c.factor = F.configured(FactorOptions{c.pivot, c.tslu_tree, c.d_columns, c.gpus});
   // What the run asks of the node: threads it can run (InputError) and the
   // memory it has (OutOfMemory), before anything is allocated.
   preflight::check_run(c);

@@ -87,7 +87,7 @@ std::unique_ptr<Distribution> make_distribution(const RunConfig& c, const TileLa
 template <class T>
 void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
   const RunConfig& c = r.config;
-  const Factorization& F = factorization(c.algo);
+  const Factorization& F = c.factor ? *c.factor : factorization(c.algo);
   platform::NodeNetwork& net = *c.network;
   const int self = net.node();
   const TileLayout L(c.m, c.n, c.B, c.s, c.b);

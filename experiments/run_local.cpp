@@ -9,7 +9,7 @@ namespace tessera::driver {
 template <class T>
 void run_local(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
   const RunConfig& c = r.config;
-  const Factorization& F = factorization(c.algo);
+  const Factorization& F = c.factor ? *c.factor : factorization(c.algo);
   const TileLayout L(c.m, c.n, c.B, c.s, c.b);
   r.p = L.tile_rows();
   r.q = L.tile_cols();

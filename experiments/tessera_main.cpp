@@ -128,7 +128,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       throw;  // found before any message, identically on every rank: each ends cleanly
     } catch (const RemoteFailure&) {
       throw;  // every rank knows (NodeRuntime::run agreed on it)
-    } catch (const NotPositiveDefinite&) {
+    } catch (const PivotBreakdown&) {
       throw;  // met by a kernel, so agreed on too
     } catch (const NotCompiled&) {
       throw;  // a backend left out of this build: every rank finds it before any message
@@ -381,6 +381,15 @@ int main(int argc, char** argv) {
   auto* run =
       app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
+  run->add_option("--pivot", cfg.pivot,
+                  "LU's pivoting: partial (GEPP on the whole panel, 002 Alg. 1) | tournament (CALU's TSLU, 002 "
+                  "§2.4) | none; default partial");
+  run->add_option("--tslu-tree", cfg.tslu_tree,
+                  "the tournament's reduction tree over the panel's tile rows (--pivot tournament): binary | flat; "
+                  "default binary");
+  run->add_option("--d", cfg.d,
+                  "LU with --gpus: block columns the CPU cores hold (002 Alg. 2), a count or auto (002 eq. (1) from "
+                  "the kernel models); default auto");
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   run->add_option("--B", cfg.B, "top-level tile size B; default chosen from n and threads");

@@ -9,6 +9,8 @@
 // thread (it owns workspace).
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 namespace tessera::kernels {
 
@@ -32,6 +34,57 @@ class TileKernels {
                      index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2) = 0;
   // B (rows×cols) = A, both in this device's memory.
   virtual void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) = 0;
+
+  // LU (algorithms/lu.cpp, paper 002). A device that lacks one of these
+  // throws; the LU task graph runs the panel's kernels (lu_select,
+  // lu_getrf_nopiv, lu_trsm_l) on CPU cores only.
+  //
+  // GEPP on a copy of the m×n block A (A itself is not modified): writes the
+  // min(m,n) rows it pivots on, in pivot order, 0-based in A, to rows[].
+  // Returns 0, or the 1-based column of its first exactly zero pivot.
+  virtual index_t lu_select(index_t m, index_t n, const T* a, index_t lda, index_t* rows) {
+    (void)m, (void)n, (void)a, (void)lda, (void)rows;
+    missing("lu_select");
+  }
+  // A (m×n) = L U without pivoting; 0 or the 1-based column of the first zero pivot.
+  virtual index_t lu_getrf_nopiv(index_t m, index_t n, T* a, index_t lda) {
+    (void)m, (void)n, (void)a, (void)lda;
+    missing("lu_getrf_nopiv");
+  }
+  // A (m×n) := A U^{-1}, U the n×n upper triangle of u.
+  virtual void lu_trsm_l(index_t m, index_t n, const T* u, index_t ldu, T* a, index_t lda) {
+    (void)m, (void)n, (void)u, (void)ldu, (void)a, (void)lda;
+    missing("lu_trsm_l");
+  }
+  // A (m×n) := L^{-1} A, L the m×m unit lower triangle of l.
+  virtual void lu_trsm_u(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
+    (void)m, (void)n, (void)l, (void)ldl, (void)a, (void)lda;
+    missing("lu_trsm_u");
+  }
+  // C (m×n) -= A (m×k) B (k×n).
+  virtual void lu_gemm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
+                       index_t ldc) {
+    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)c, (void)ldc;
+    missing("lu_gemm");
+  }
+  // Row x of A (rows×cols) becomes its old row perm[x], for x < rows;
+  // perm (a permutation of [0, rows)) is in this device's memory.
+  virtual void lu_permute(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) {
+    (void)rows, (void)cols, (void)a, (void)lda, (void)perm;
+    missing("lu_permute");
+  }
+  // For r < w with lo <= xch[r] < hi: row r of TOP and row xch[r] - lo of A
+  // trade places (cols columns each); xch is in this device's memory.
+  virtual void lu_exchange(index_t w, index_t cols, T* top, index_t ldt, T* a, index_t lda, const std::int64_t* xch,
+                           index_t lo, index_t hi) {
+    (void)w, (void)cols, (void)top, (void)ldt, (void)a, (void)lda, (void)xch, (void)lo, (void)hi;
+    missing("lu_exchange");
+  }
+
+ private:
+  [[noreturn]] static void missing(const char* kernel) {
+    throw std::logic_error(std::string("tile kernel ") + kernel + " is not implemented on this device");
+  }
 };
 
 // The kernels one worker runs, in both precisions.

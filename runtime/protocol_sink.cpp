@@ -33,7 +33,7 @@ void ProtocolSink::release(DataId x) {
   bring_home(x);
   if (home_[x] >= 0) {
     holders_.erase(x);
-    if (home_[x] > 0) ensure(x, 0, 0);
+    ensure(x, 0, 0);  // from a GPU it is homed on, or one a device-pinned task left it on
   }
   for (int dev = home_[x] >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
 }
@@ -72,7 +72,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
 void ProtocolSink::finish() {
   for (std::size_t x = 0; x < n_; ++x) bring_home(static_cast<DataId>(x));
   for (std::size_t x = 0; x < n_; ++x)
-    if (home_[x] > 0) ensure(static_cast<DataId>(x), 0, 0);
+    if (home_[x] >= 0) ensure(static_cast<DataId>(x), 0, 0);
   if (!honour_release_) return;
   for (std::size_t x = 0; x < n_; ++x)
     if (home_[x] < 0) drop(static_cast<DataId>(x), 0);
@@ -83,7 +83,7 @@ void ProtocolSink::finish() {
 void ProtocolSink::run_here(const TaskDesc& t, int main) {
   // Every input reaches the owner's device first (rules 2-4); the task then
   // works on that device's slots.
-  const int dm = loc_[main].device;
+  const int dm = device_of(t, main);
   if (dm > 0)  // the copies this task uses are the GPU's most recent: not evicted for it
     for (int a = 0; a < t.n_access; ++a)
       if (have(t.access[a].data, dm) != kNone) touch(t.access[a].data, dm);
@@ -102,8 +102,16 @@ void ProtocolSink::run_here(const TaskDesc& t, int main) {
   append(own);
 }
 
+int ProtocolSink::device_of(const TaskDesc& t, int main) const {
+  if (t.device < 0) return loc_[main].device;
+  if (t.device > G_)
+    throw std::logic_error("task of kernel " + std::to_string(t.kernel) + " pinned to device " +
+                           std::to_string(t.device) + " of a node with " + std::to_string(G_) + " GPUs");
+  return t.device;
+}
+
 void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
-  const int dm = loc_[main].device;
+  const int dm = device_of(t, main);
   for (int a = 0; a < t.n_access; ++a) {
     if (!writes(t.access[a].mode)) continue;
     const DataId y = t.access[a].data;
@@ -111,8 +119,9 @@ void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
     if (at == d_.self) {
       written(y, dm);
       // Rule 7: back to its home device. A datum of another node stays here
-      // until a task elsewhere needs it or its release brings it home.
-      if (home_[y] >= 0 && home_[y] != dm) ensure(y, home_[y], t.priority);
+      // until a task elsewhere needs it or its release brings it home; so
+      // does one a device-pinned task wrote (TaskDesc::device).
+      if (t.device < 0 && home_[y] >= 0 && home_[y] != dm) ensure(y, home_[y], t.priority);
     } else if (home_[y] >= 0) {
       for (int e = 0; e <= G_; ++e)  // this node's own copies are old versions now
         if (have(y, e) != kNone) have(y, e) = kStale;

@@ -80,6 +80,8 @@ class ProtocolSink final : public TaskSink {
   std::uint32_t& have(DataId x, int dev) { return have_[dev * n_ + x]; }
 
   // This node runs task t (its main output, access `main`, lives here).
+  // The device task t runs on: TaskDesc::device, or its main output's.
+  int device_of(const TaskDesc& t, int main) const;
   void run_here(const TaskDesc& t, int main);
   // This node's view of the versions task t (run on node `at`) just wrote.
   void after_write(const TaskDesc& t, int main, int at);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/lu_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/tile_kernels_api.hpp"
 
@@ -41,6 +42,29 @@ class CpuTileKernels final : public TileKernels<T> {
   void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) override {
     for (index_t c = 0; c < cols; ++c)
       std::memcpy(b + c * ldb, a + c * lda, static_cast<std::size_t>(rows) * sizeof(T));
+  }
+  index_t lu_select(index_t m, index_t n, const T* a, index_t lda, index_t* rows) override {
+    return kernels::select_pivot_rows<T>(m, n, a, lda, rows);
+  }
+  index_t lu_getrf_nopiv(index_t m, index_t n, T* a, index_t lda) override {
+    return kernels::getrf_nopiv<T>(m, n, a, lda);
+  }
+  void lu_trsm_l(index_t m, index_t n, const T* u, index_t ldu, T* a, index_t lda) override {
+    kernels::trsm_upper_right<T>(m, n, u, ldu, a, lda);
+  }
+  void lu_trsm_u(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) override {
+    kernels::trsm_unit_lower<T>(m, n, l, ldl, a, lda);
+  }
+  void lu_gemm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
+               index_t ldc) override {
+    kernels::gemm_update<T>(m, n, k, a, lda, b, ldb, c, ldc);
+  }
+  void lu_permute(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) override {
+    kernels::permute_rows<T>(rows, cols, a, lda, perm);
+  }
+  void lu_exchange(index_t w, index_t cols, T* top, index_t ldt, T* a, index_t lda, const std::int64_t* xch, index_t lo,
+                   index_t hi) override {
+    kernels::exchange_rows<T>(w, cols, top, ldt, a, lda, xch, lo, hi);
   }
 
  private:

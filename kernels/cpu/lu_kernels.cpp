@@ -53,6 +53,12 @@ inline void trsm_llnu_(blasint m, blasint n, const double* l, blasint ldl, doubl
 inline void trsm_llnu_(blasint m, blasint n, const float* l, blasint ldl, float* a, blasint lda) {
   cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, m, n, 1.0f, l, ldl, a, lda);
 }
+inline void trsm_runn_(blasint m, blasint n, const double* u, blasint ldu, double* a, blasint lda) {
+  cblas_dtrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0, u, ldu, a, lda);
+}
+inline void trsm_runn_(blasint m, blasint n, const float* u, blasint ldu, float* a, blasint lda) {
+  cblas_strsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0f, u, ldu, a, lda);
+}
 inline void gemm_nn_minus_(blasint m, blasint n, blasint k, const double* a, blasint lda, const double* b, blasint ldb,
                            double* c, blasint ldc) {
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, -1.0, a, lda, b, ldb, 1.0, c, ldc);
@@ -322,12 +328,61 @@ void gemm_update(index_t m, index_t n, index_t k, const T* a, index_t lda, const
                  to_blas(ldc, "ldc"));
 }
 
-#define TESSERA_LU_KERNELS(T)                                                                          \
-  template index_t getrf_panel<T>(index_t, index_t, T*, index_t, index_t*);                            \
-  template void laswp_rows<T>(index_t, T*, index_t, index_t, index_t, const index_t*);                 \
-  template index_t tournament_select<T>(index_t, index_t, const T*, index_t, index_t, Tree, index_t*); \
-  template index_t getrf_nopiv<T>(index_t, index_t, T*, index_t);                                      \
-  template void trsm_unit_lower<T>(index_t, index_t, const T*, index_t, T*, index_t);                  \
+template <class T>
+index_t select_pivot_rows(index_t m, index_t n, const T* a, index_t lda, index_t* rows) {
+  check_panel("select_pivot_rows", m, n, lda);
+  const index_t k = std::min(m, n);
+  if (k == 0) return 0;
+  std::vector<T> copy(static_cast<std::size_t>(m * n));
+  for (index_t j = 0; j < n; ++j) std::copy(a + j * lda, a + j * lda + m, copy.data() + j * m);
+  std::vector<index_t> ipiv(static_cast<std::size_t>(k));
+  const index_t info = getrf_panel(m, n, copy.data(), m, ipiv.data());
+  pivots_to_permutation(k, ipiv.data(), rows);
+  return info;
+}
+
+template <class T>
+void trsm_upper_right(index_t m, index_t n, const T* u, index_t ldu, T* a, index_t lda) {
+  require(m >= 0 && n >= 0, "trsm_upper_right",
+          "m = " + std::to_string(m) + ", n = " + std::to_string(n) + " must be >= 0");
+  require(ldu >= std::max<index_t>(1, n) && lda >= std::max<index_t>(1, m), "trsm_upper_right",
+          "ldu = " + std::to_string(ldu) + ", lda = " + std::to_string(lda) + " too small");
+  if (m == 0 || n == 0) return;
+  trsm_runn_(to_blas(m, "m"), to_blas(n, "n"), u, to_blas(ldu, "ldu"), a, to_blas(lda, "lda"));
+}
+
+template <class T>
+void permute_rows(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) {
+  require(rows >= 0 && cols >= 0 && lda >= std::max<index_t>(1, rows), "permute_rows",
+          "rows = " + std::to_string(rows) + ", cols = " + std::to_string(cols) + ", lda = " + std::to_string(lda));
+  std::vector<T> col(static_cast<std::size_t>(rows));
+  for (index_t j = 0; j < cols; ++j) {
+    T* c = a + j * lda;
+    for (index_t x = 0; x < rows; ++x) col[x] = c[perm[x]];
+    std::copy(col.begin(), col.end(), c);
+  }
+}
+
+template <class T>
+void exchange_rows(index_t w, index_t cols, T* top, index_t ldt, T* a, index_t lda, const std::int64_t* xch, index_t lo,
+                   index_t hi) {
+  for (index_t r = 0; r < w; ++r) {
+    if (xch[r] < lo || xch[r] >= hi) continue;
+    const index_t x = xch[r] - lo;
+    for (index_t j = 0; j < cols; ++j) std::swap(top[r + j * ldt], a[x + j * lda]);
+  }
+}
+
+#define TESSERA_LU_KERNELS(T)                                                                                        \
+  template index_t select_pivot_rows<T>(index_t, index_t, const T*, index_t, index_t*);                              \
+  template void trsm_upper_right<T>(index_t, index_t, const T*, index_t, T*, index_t);                               \
+  template void permute_rows<T>(index_t, index_t, T*, index_t, const std::int64_t*);                                 \
+  template void exchange_rows<T>(index_t, index_t, T*, index_t, T*, index_t, const std::int64_t*, index_t, index_t); \
+  template index_t getrf_panel<T>(index_t, index_t, T*, index_t, index_t*);                                          \
+  template void laswp_rows<T>(index_t, T*, index_t, index_t, index_t, const index_t*);                               \
+  template index_t tournament_select<T>(index_t, index_t, const T*, index_t, index_t, Tree, index_t*);               \
+  template index_t getrf_nopiv<T>(index_t, index_t, T*, index_t);                                                    \
+  template void trsm_unit_lower<T>(index_t, index_t, const T*, index_t, T*, index_t);                                \
   template void gemm_update<T>(index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t);
 TESSERA_LU_KERNELS(double)
 TESSERA_LU_KERNELS(float)

@@ -124,6 +124,26 @@ index_t getrf_nopiv(index_t m, index_t n, T* a, index_t lda);
 template <class T>
 void trsm_unit_lower(index_t b, index_t n, const T* l, index_t ldl, T* a, index_t lda);
 
+// GEPP on a copy of the m×n block A (not modified): rows[0..min(m,n)) get
+// the rows it pivots on, in pivot order, 0-based. Returns getrf_panel's info.
+// One node of the tournament (002 §2.4 Steps 1-3) as the tile runtime runs it.
+template <class T>
+index_t select_pivot_rows(index_t m, index_t n, const T* a, index_t lda, index_t* rows);
+
+// The L below a factored diagonal block: A (m×n) := A U^{-1}, U the n×n
+// upper triangle of u (non-unit). cblas ?trsm.
+template <class T>
+void trsm_upper_right(index_t m, index_t n, const T* u, index_t ldu, T* a, index_t lda);
+
+// Row x of A (rows×cols) becomes its old row perm[x] (perm a permutation of [0, rows)).
+template <class T>
+void permute_rows(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm);
+
+// For r < w with lo <= xch[r] < hi, swaps row r of TOP with row xch[r] - lo of A (cols columns).
+template <class T>
+void exchange_rows(index_t w, index_t cols, T* top, index_t ldt, T* a, index_t lda, const std::int64_t* xch, index_t lo,
+                   index_t hi);
+
 // The trailing update: C (m×n) -= A (m×k) B (k×n). cblas ?gemm.
 template <class T>
 void gemm_update(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c, index_t ldc);
