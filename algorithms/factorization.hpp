@@ -81,6 +81,9 @@ struct FactorOptions {
   std::string pivot, tree;
   int d = 0;
   int gpus = 0;
+  // The node rows of the grid and the virtual tile height (tile rows that
+  // share a node row): where task order can save crossings between nodes.
+  int grid_rows = 1, v = 1;
 };
 
 class Factorization {

@@ -107,6 +107,7 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
     return t;
   };
   const std::int8_t cores = split ? 0 : -1;
+  const auto node_row = [&](int i) { return (i / std::max(1, o.v)) % std::max(1, o.grid_rows); };
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
     const std::int32_t panel_prio = column_priority(q, k, k);
@@ -137,11 +138,16 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
       }
       // The interchanges: the panel's column first, then the trailing
       // columns in order, then (off the critical path) the finished ones.
+      // Tile rows below t, node row by node row starting with t's own.
+      std::vector<int> below;
+      for (int off = 0; off < std::max(1, o.grid_rows); ++off)
+        for (int i = t + 1; i < p; ++i)
+          if (node_row(i) == (node_row(t) + off) % o.grid_rows) below.push_back(i);
       const auto interchange = [&](int j) {
         const std::int32_t prio = j >= k ? column_priority(q, j, k) : column_priority(q, q, k);
         const std::int8_t dev = j >= k ? column_device(k, j) : cores;
         sink.insert(on(make_task(kLuSwap, k, t, j, prio).add(tile_data(L, t, j), RW).add(plan_data(L, k), R), dev));
-        for (int i = t + 1; i < p; ++i)
+        for (const int i : below)
           sink.insert(on(make_task(kLuExchange, k, i, j, prio)
                              .add(tile_data(L, i, j), RW)
                              .add(tile_data(L, t, j), RW)

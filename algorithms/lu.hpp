@@ -67,6 +67,11 @@ struct LuOptions {
   // where their tile lives), and the GPUs per node the other columns use.
   int d = 0;
   int gpus = 0;
+  // The grid's node rows and virtual tile height (MultiLevelBlockCyclic):
+  // a column's EXCHANGEs are inserted node row by node row, so that the top
+  // tile, which each of them updates, crosses to another node row once per
+  // node row instead of once per tile row.
+  int grid_rows = 1, v = 1;
 };
 
 // The buffers of an LU factorization besides the matrix, reached through a

@@ -108,6 +108,8 @@ class Lu final : public Factorization {
                        " splits the block columns between the CPU cores and the GPUs: it needs --gpus >= 1");
     o.d = f.d;
     o.gpus = f.gpus;
+    o.grid_rows = f.grid_rows;
+    o.v = f.v;
     return std::make_shared<Lu>(o);
   }
   bool splits_columns() const override { return true; }
