@@ -62,7 +62,10 @@ def _flag(v):
 
 # `tessera run` options a definition may set: name -> (check, what it must be).
 RUN_OPTIONS = {
-    "algo": (_one_of("cholesky", "qr"), "cholesky or qr"),
+    "algo": (_one_of("cholesky", "qr", "lu"), "cholesky, qr or lu"),
+    "pivot": (_one_of("partial", "tournament", "none"), "partial, tournament or none"),
+    "tslu_tree": (_one_of("binary", "flat"), "binary or flat"),
+    "d": (_b_value, "an integer >= 1 or \"auto\""),
     "n": (_positive(1), "an integer >= 1"), "m": (_positive(1), "an integer >= 1"),
     "B": (_positive(1), "an integer >= 1"), "s": (_positive(1), "an integer >= 1"),
     "b": (_b_value, "an integer >= 1 or \"auto\""), "ib": (_positive(1), "an integer >= 1"),
@@ -93,7 +96,7 @@ class Config:
 
     def label(self):
         """A short readable description: the run options in a fixed order."""
-        order = ["algo", "precision", "n", "grid", "nodes", "threads", "gpus", "B", "s", "b"]
+        order = ["algo", "precision", "m", "n", "grid", "nodes", "threads", "gpus", "B", "s", "b", "pivot", "d"]
         opts = self.run_options()
         parts = ["%s=%s" % (k, opts[k]) for k in order if opts.get(k) is not None]
         return " ".join([self.backend] + parts)

@@ -1,0 +1,355 @@
+#!/usr/bin/python3
+"""Tables and the cross-run figures of the simulated paper-002 LU experiments.
+
+Reads the results folders of the four definitions (run them first, one at a
+time: `tessera experiment run NAME --jobs 1`)
+
+    002-fig5-d-sweep        002 Fig. 5: d sweep, 12 cores + 1 GPU, N = 10,112, B = 128/256/512
+    002-fig6-7-model-d      002 Fig. 6-7: eq. (1)'s d (--d auto) against the best d, P = 4 ... 48
+    002-fig10-scalability   002 Fig. 10: cores only, then + 1 GPU
+    002-fig11-tall-skinny   002 Fig. 11a: n = 1,024, m = 2,000 ... 100,000
+
+and prints the Markdown tables of experiments/README.md ("LU (paper 002) in
+simulation"), then draws what the runner's per-point plots cannot: the d/N of
+eq. (1) against the measured best d/N (results/experiments/002-fig6-7-model-d/
+figures/fig6-d-fraction.png, .pdf) and the d sweeps of every tile size on one
+plot, with the partial-pivoting baseline (results/experiments/002-fig5-d-sweep/
+figures/fig5-d-sweep-all-B.png, .pdf).
+
+Columns besides the measurements:
+  eq. (1) at B        the d that --d auto chose (the run's JSON "d"): eq. (1)
+                      with the machine file's GEMM models at the tile size B
+  eq. (1) at peaks    002 §5.2's convention, 80% / 90% of the Table 1 peaks
+                      (8.4 GFlop/s per core, 504 the GPU): what 002 Fig. 6 plots
+  whole-run balance   this analysis, not 002's nor tessera's: the constant d
+                      that balances the CPU side's total flops at P·g1 against
+                      the GPU side's at g2 (g at B, as eq. (1) at B) over all
+                      steps of the tile algorithm; eq. (1) balances one step's
+                      work with N_K block columns left, while Alg. 2 keeps d
+                      fixed as N_K shrinks, so the CPU's share of all flops is
+                      larger than d/N (see cpu_flop_share)
+
+    /usr/bin/python3 experiments/lu_002_sim.py [--results results/experiments] [--no-figures]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from experiment_results import Results  # noqa: E402
+
+FIG5, FIG67, FIG10, FIG11 = "002-fig5-d-sweep", "002-fig6-7-model-d", "002-fig10-scalability", "002-fig11-tall-skinny"
+CORE_PEAK, GPU_PEAK = 8.4, 504.0  # 002 Table 1, GFlop/s (d) per core and per GPU
+CPU_FRACTION, GPU_FRACTION = 0.8, 0.9  # 002 §5.2
+
+
+# ---------------------------------------------------------------- the models
+
+def efficiency(curve, size):
+    """The machine file's piecewise-linear efficiency at `size`, constant beyond its ends
+    (models/kernel_model.cpp EfficiencyCurve::at)."""
+    if size <= curve[0][0]:
+        return curve[0][1]
+    for (a, ea), (b, eb) in zip(curve, curve[1:]):
+        if size <= b:
+            return ea + (eb - ea) * (size - a) / (b - a)
+    return curve[-1][1]
+
+
+def gemm_speeds(machine, B):
+    """(g1, g2): one core's and the GPU's double-precision GEMM speed at a B x B x B tile, GFlop/s."""
+    km = machine["kernel_models"]
+    core, gpu = km[machine["node"]["cores"]["model"]], km[machine["node"]["gpus"]["model"]]
+    g1 = core["peak_gflops"]["gsmm"]["d"] * efficiency(core["efficiency"]["d"], B)
+    g2 = gpu["peak_gflops"]["gsmm"]["d"] * efficiency(gpu["efficiency"]["d"], B)
+    return g1, g2
+
+
+def eq1_d(q, P, g1, g2):
+    """models::cpu_block_columns: floor(q P g1 / (P g1 + g2)), clamped to [1, q - 1]."""
+    d = math.floor(q * P * g1 / (P * g1 + g2) * (1 + 1e-9))
+    return 1 if q == 1 else min(max(d, 1), q - 1)
+
+
+def side_flops(p, q, d):
+    """(CPU, GPU) flops of the tile LU with p x q tiles (square tiles, unit b^3) when the CPU side holds
+    columns [k, k + d) at step k: the panel (GETRF of the M_K-tile panel, M_K - 1/3) on the CPU; each
+    trailing column j a TRSM (1) and M_K - 1 GEMMs (2 each) on its side. Interchanges and the
+    tournament's extra flops are left out."""
+    cpu = gpu = 0.0
+    for k in range(q):
+        mk = p - k
+        cpu += mk - 1.0 / 3.0
+        for j in range(k + 1, q):
+            u = 1.0 + 2.0 * (mk - 1)
+            if j < k + d:
+                cpu += u
+            else:
+                gpu += u
+    return cpu, gpu
+
+
+def cpu_flop_share(p, q, d):
+    cpu, gpu = side_flops(p, q, d)
+    return cpu / (cpu + gpu)
+
+
+def whole_run_balance_d(p, q, P, g1, g2):
+    """The d in [1, q - 1] minimizing max(CPU flops / (P g1), GPU flops / g2) over the whole run."""
+    best = None
+    for d in range(1, max(2, q)):
+        cpu, gpu = side_flops(p, q, d)
+        t = max(cpu / (P * g1), gpu / g2)
+        if best is None or t < best[0]:
+            best = (t, d)
+    return best[1]
+
+
+# ---------------------------------------------------------------- results
+
+def load(results_dir, name):
+    path = os.path.join(results_dir, name)
+    if not os.path.isfile(os.path.join(path, "meta.json")):
+        sys.exit("lu_002_sim.py: %s: no results (run: build/tessera experiment run %s --jobs 1)" % (path, name))
+    return Results(path)
+
+
+def rows(res, **where):
+    """(params, result JSON, metrics) of every successful run matching `where`."""
+    out = []
+    for p in res.points(where):
+        for r in p.ok:
+            out.append((r["params"], r["result"], r.get("metrics") or {}))
+    return out
+
+
+def one(res, **where):
+    got = rows(res, **where)
+    if len(got) != 1:
+        raise LookupError("%d runs for %s" % (len(got), where))
+    return got[0]
+
+
+def tiles(res_json):
+    B = res_json["B"]
+    return math.ceil(res_json["m"] / B), math.ceil(res_json["n"] / B)
+
+
+def pct(a, b):
+    return "%+.1f%%" % (100.0 * (a / b - 1))
+
+
+def machine_of(res):
+    with open(os.path.join(ROOT, res.meta["machine"])) as f:
+        return json.load(f)
+
+
+# ---------------------------------------------------------------- tables
+
+def table_fig5(res):
+    print("### Fig. 5: d sweep, 12 cores + 1 GPU, N = 10,112 (GFlop/s; time in s)\n")
+    Bs = sorted({p.params["B"] for p in res.points()})
+    ds = sorted({p.params["d"] for p in res.points() if isinstance(p.params["d"], int)})
+    print("| B | variant | " + " | ".join("d = %d" % d for d in ds) + " | --d auto (d) | best d | best GFlop/s | best vs gepp d=1 | auto time vs best |")
+    print("|---:|---|" + "---:|" * len(ds) + "---:|---:|---:|---:|---:|")
+    summary = {}
+    for B in Bs:
+        base = one(res, B=B, pivot="partial", d=1)[1]
+        for variant, pivot in (("calu_async", "tournament"), ("gepp_async", "partial")):
+            cells, runs = [], {}
+            for d in ds:
+                got = rows(res, B=B, pivot=pivot, d=d)
+                if got:
+                    runs[d] = got[0][1]
+                    cells.append("%.1f" % got[0][1]["gflops"])
+                else:
+                    cells.append("—")
+            auto = one(res, B=B, pivot=pivot, d="auto")[1]
+            bd = min(runs, key=lambda d: runs[d]["time_s"])
+            best = runs[bd]
+            summary[(B, pivot)] = (bd, best, auto, base)
+            print("| %d | %s | %s | %.1f (%d) | %d | %.1f (%.3f s) | %s | %s |" % (
+                B, variant, " | ".join(cells), auto["gflops"], auto["d"], bd, best["gflops"], best["time_s"],
+                pct(best["gflops"], base["gflops"]), pct(auto["time_s"], best["time_s"])))
+    print("\nbest d: over the swept d; 'best vs gepp d=1': GFlop/s against --pivot partial --d 1 (the magma_dgetrf "
+          "stand-in) at the same B; 'auto time vs best': the --d auto run's time against the best run's.\n")
+    return summary
+
+
+def table_fig67(res):
+    machine = machine_of(res)
+    print("### Fig. 6-7: eq. (1) against the best d, N = 10,112, CALU, P cores + 1 GPU\n")
+    Ps = sorted({p.params["threads"] for p in res.points()})
+    B = res.points()[0].params["B"]
+    print("| P | eq. (1) at B: d (d/N) | eq. (1) at peaks: d (d/N) | whole-run balance: d | best d (d/N) | d within 5% of best time "
+          "| best GFlop/s | auto GFlop/s | auto time vs best | d = 8 | d = 16 | CPU flop share at auto d |")
+    print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    out = []
+    for P in Ps:
+        runs = {pr["d"]: rj for pr, rj, _ in rows(res, threads=P)}
+        auto = runs.pop("auto")
+        p, q = tiles(auto)
+        g1, g2 = gemm_speeds(machine, B)
+        d_peak = eq1_d(q, P, CPU_FRACTION * CORE_PEAK, GPU_FRACTION * GPU_PEAK)
+        d_bal = whole_run_balance_d(p, q, P, g1, g2)
+        bd = min(runs, key=lambda d: runs[d]["time_s"])
+        best = runs[bd]
+        near = sorted(d for d in runs if runs[d]["time_s"] <= 1.05 * best["time_s"])
+        out.append({"P": P, "q": q, "auto_d": auto["d"], "peak_d": d_peak, "bal_d": d_bal, "best_d": bd, "near": near,
+                    "auto": auto, "best": best})
+        print("| %d | %d (%.3f) | %d (%.3f) | %d | %d (%.3f) | %s | %.1f | %.1f | %s | %.1f | %.1f | %.2f |" % (
+            P, auto["d"], auto["d"] / q, d_peak, d_peak / q, d_bal, bd, bd / q, ", ".join(map(str, near)),
+            best["gflops"], auto["gflops"], pct(auto["time_s"], best["time_s"]), runs[8]["gflops"], runs[16]["gflops"],
+            cpu_flop_share(p, q, auto["d"])))
+    g1, g2 = gemm_speeds(machine, B)
+    print("\nB = %d, N = %d block columns; g1 = %.2f, g2 = %.1f GFlop/s (the machine file's GEMM at B); "
+          "at peaks: g1 = %.2f, g2 = %.1f.\n" % (B, out[0]["q"], g1, g2, CPU_FRACTION * CORE_PEAK, GPU_FRACTION * GPU_PEAK))
+    return out
+
+
+def table_fig10(res, fig67=None):
+    print("### Fig. 10: scalability, N = 10,112, B = 256 (GFlop/s; --d auto's d in brackets)\n")
+    Ps = sorted({p.params["threads"] for p in res.points()})
+    variants = ["calu cores", "gepp cores", "gepp d=1", "gepp_async", "calu_async"]
+    best = {r["P"]: r for r in (fig67 or [])}
+    print("| P | " + " | ".join(variants) + " | calu, best d (002-fig6-7) | calu_async / calu cores | calu_async / gepp d=1 |")
+    print("|---:|" + "---:|" * (len(variants) + 3))
+    for P in Ps:
+        vals = {}
+        cells = []
+        for v in variants:
+            got = rows(res, threads=P, variant=v)
+            if not got:
+                cells.append("—")
+                continue
+            rj = got[0][1]
+            vals[v] = rj
+            auto = got[0][0].get("d") == "auto"
+            cells.append("%.1f" % rj["gflops"] + (" (%d)" % rj["d"] if auto else ""))
+        b = best.get(P)
+        bcell = "%.1f (d = %d)" % (b["best"]["gflops"], b["best_d"]) if b else "—"
+        print("| %d | %s | %s | %.2fx | %.2fx |" % (P, " | ".join(cells), bcell,
+                                                    vals["calu_async"]["gflops"] / vals["calu cores"]["gflops"],
+                                                    vals["calu_async"]["gflops"] / vals["gepp d=1"]["gflops"]))
+    print()
+
+
+def table_fig11(res):
+    print("### Fig. 11a: tall-skinny, n = 1,024, 12 cores + 1 GPU (GFlop/s; --d auto's d in brackets)\n")
+    variants = ["calu_async", "calu_sync", "gepp d=1", "gepp_async"]
+    print("| B | m | " + " | ".join(variants) + " | calu_async / gepp d=1 | calu_async / calu_sync | gepp d=1: cores busy |")
+    print("|---:|---:|" + "---:|" * (len(variants) + 3))
+    for B in sorted({p.params["B"] for p in res.points()}):
+        for m in sorted({p.params["m"] for p in res.points()}):
+            vals, cells, busy = {}, [], None
+            for v in variants:
+                pr, rj, met = one(res, B=B, m=m, variant=v)
+                vals[v] = rj
+                cells.append("%.1f" % rj["gflops"] + (" (%d)" % rj["d"] if pr["d"] == "auto" else ""))
+                if v == "gepp d=1":
+                    busy = met.get("cores_busy")
+            print("| %d | %d | %s | %.2fx | %.2fx | %.2f |" % (B, m, " | ".join(cells),
+                                                            vals["calu_async"]["gflops"] / vals["gepp d=1"]["gflops"],
+                                                            vals["calu_async"]["gflops"] / vals["calu_sync"]["gflops"], busy))
+    print()
+
+
+# ---------------------------------------------------------------- figures
+
+def figures(res5, res67, fig67):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+
+    def save(fig, res, stem):
+        d = os.path.join(res.dir, "figures")
+        os.makedirs(d, exist_ok=True)
+        for ext in ("png", "pdf"):
+            path = os.path.join(d, "%s.%s" % (stem, ext))
+            fig.savefig(path)
+            written.append(os.path.relpath(path, ROOT))
+        plt.close(fig)
+
+    # d/N: eq. (1) at B, eq. (1) at 002's peaks, the whole-run balance, the measured best.
+    machine = machine_of(res67)
+    B = fig67[0]["best"]["B"]
+    q = fig67[0]["q"]
+    g1, g2 = gemm_speeds(machine, B)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
+    Ps = [r["P"] for r in fig67]
+    grid = list(range(1, 49))
+    ax.plot(grid, [P * g1 / (P * g1 + g2) for P in grid], color="#1f77b4",
+            label="eq. (1) at B = %d (machine file: g1 = %.2f, g2 = %.0f)" % (B, g1, g2))
+    ax.plot(grid, [P * CPU_FRACTION * CORE_PEAK / (P * CPU_FRACTION * CORE_PEAK + GPU_FRACTION * GPU_PEAK) for P in grid],
+            color="black", linestyle="--", label="eq. (1) at 80%/90% of peak (002 Fig. 6, Opteron 6172)")
+    ax.plot(Ps, [r["auto_d"] / q for r in fig67], "o", color="#1f77b4", markerfacecolor="none",
+            label="--d auto: d chosen (floor) / N")
+    ax.plot(Ps, [r["bal_d"] / q for r in fig67], "s", color="#2ca02c", markerfacecolor="none",
+            label="whole-run flop balance, constant d (this analysis)")
+    lo = [r["best_d"] / q - min(r["near"]) / q for r in fig67]
+    hi = [max(r["near"]) / q - r["best_d"] / q for r in fig67]
+    ax.errorbar(Ps, [r["best_d"] / q for r in fig67], yerr=[lo, hi], fmt="D", color="#d62728", capsize=3,
+                label="measured best d / N (bar: d within 5% of the best time)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(Ps)
+    ax.set_xticklabels([str(P) for P in Ps])
+    ax.set_xlabel("P (CPU cores) + 1 GPU")
+    ax.set_ylabel("d / N (share of the block columns on the CPU side)")
+    ax.set_title("002 Fig. 6 (sim): d / N from eq. (1) and measured, N = 10,112, B = %d (N = %d)" % (B, q), fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    save(fig, res67, "fig6-d-fraction")
+
+    # Fig. 5 for every B: GFlop/s against d, CALU and GEPP, the baseline as a line.
+    fig, ax = plt.subplots(figsize=(9.0, 4.6), dpi=100)
+    colors = {128: "#1f77b4", 256: "#ff7f0e", 512: "#2ca02c"}
+    for B in sorted({p.params["B"] for p in res5.points()}):
+        for pivot, style in (("tournament", "-"), ("partial", ":")):
+            pts = sorted((pr["d"], rj["gflops"]) for pr, rj, _ in rows(res5, B=B, pivot=pivot) if isinstance(pr["d"], int))
+            ax.plot([d for d, _ in pts], [g for _, g in pts], style, marker="o", markersize=3, color=colors.get(B),
+                    label="B = %d, %s" % (B, "calu_async" if pivot == "tournament" else "gepp_async"))
+            auto = one(res5, B=B, pivot=pivot, d="auto")[1]
+            ax.plot([auto["d"]], [auto["gflops"]], "*" if pivot == "tournament" else "x", markersize=10, color=colors.get(B),
+                    label="B = %d, %s --d auto (d = %d)" % (B, "calu" if pivot == "tournament" else "gepp", auto["d"]))
+        base = one(res5, B=B, pivot="partial", d=1)[1]
+        ax.axhline(base["gflops"], color=colors.get(B), linewidth=0.8, alpha=0.6)
+    ax.set_xscale("log", base=2)
+    ds = sorted({p.params["d"] for p in res5.points() if isinstance(p.params["d"], int)})
+    ax.set_xticks(ds)
+    ax.set_xticklabels([str(d) for d in ds])
+    ax.set_xlabel("d (block columns on the CPU side); thin lines: gepp d = 1 (magma_dgetrf stand-in)")
+    ax.set_ylabel("GFlop/s")
+    ax.set_title("002 Fig. 5 (sim): N = 10,112, 12 cores + 1 GPU, every tile size", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    save(fig, res5, "fig5-d-sweep-all-B")
+    return written
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", default=os.path.join(ROOT, "results", "experiments"),
+                    help="the folder holding the four results folders (default results/experiments)")
+    ap.add_argument("--no-figures", action="store_true", help="print the tables only")
+    a = ap.parse_args()
+    res5, res67, res10, res11 = (load(a.results, n) for n in (FIG5, FIG67, FIG10, FIG11))
+    table_fig5(res5)
+    fig67 = table_fig67(res67)
+    table_fig10(res10, fig67)
+    table_fig11(res11)
+    if not a.no_figures:
+        for path in figures(res5, res67, fig67):
+            print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
