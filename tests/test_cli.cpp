@@ -61,7 +61,7 @@ TEST(CliBadInput, NarrowColumnsTooWide) {
 }
 
 TEST(CliBadInput, UnknownAlgoAndPrecision) {
-  expect_rejected(kInvalidInput, {"run", "--algo", "lu", "--n", "10"}, {"'lu'"});
+  expect_rejected(kInvalidInput, {"run", "--algo", "ldlt", "--n", "10"}, {"'ldlt'"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--precision", "q"}), {"'q'"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--precision", "double"}), {"'double'"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--policy", "lifo"}), {"'lifo'"});
