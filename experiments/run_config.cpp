@@ -56,10 +56,12 @@ int parse_count(const char* opt, const std::string& v) {
 }
 
 // --d: the CPU side's block columns of 002 Alg. 2 (a factorization that
-// splits its columns between the cores and the GPUs). auto, the default with
-// GPUs, is 002 §4's eq. (1) with the dominant kernel's speeds: a simulated
-// run's from its machine file's kernel models, a native run's emulated GPUs
-// at a core's speed (they run the cores' kernels).
+// splits its columns between the cores and the GPUs): a count; auto, the
+// default with GPUs, the whole run's flop balance
+// (models::cpu_block_columns_whole_run); or eq1, 002 §4's eq. (1). Both
+// with the dominant kernel's speeds at tile size B: a simulated run's from
+// its machine file's kernel models, a native run's emulated GPUs at a core's
+// speed (they run the cores' kernels).
 void resolve_split(RunConfig& c, const Factorization& F) {
   const bool given = !c.d.empty();
   if (!F.splits_columns() || (c.gpus == 0 && !given)) {
@@ -71,28 +73,34 @@ void resolve_split(RunConfig& c, const Factorization& F) {
     throw InputError("--d " + c.d +
                      " splits the block columns between the CPU cores and the GPUs: it needs --gpus >= 1");
   const int q = TileLayout(c.m, c.n, c.B, c.s, c.b).tile_cols();
-  if (given && c.d != "auto") {
+  if (given && c.d != "auto" && c.d != "eq1") {
     c.d_columns = parse_count("--d", c.d);
     if (c.d_columns > q)
       throw InputError("--d " + c.d + " is larger than the matrix's " + std::to_string(q) + " block columns");
     c.d_source = "given";
     return;
   }
+  const bool eq1 = c.d == "eq1";
   double g1 = 1, g2 = 1;
+  std::string speeds;
   if (c.gpu_model) {
     g1 = models::dominant_kernel_speed(*c.model, F.dominant_kernel(), c.precision, c.B);
     g2 = models::dominant_kernel_speed(*c.gpu_model, F.dominant_kernel(), c.precision, c.B);
-    c.d_source = "eq. (1) with the machine file's kernel models";
+    speeds = "the machine file's kernel models at B";
   } else if (c.device == DeviceKind::Cuda) {
-    throw InputError("--d auto needs the speed of a CUDA GPU's kernels, which a native run does not know: give --d K");
+    throw InputError("--d " + (given ? c.d : std::string("auto")) +
+                     " needs the speed of a CUDA GPU's kernels, which a native run does not know: give --d K");
   } else {
-    c.d_source = "eq. (1), emulated GPUs at a core's speed";
+    speeds = "emulated GPUs at a core's speed";
   }
+  const int p = TileLayout(c.m, c.n, c.B, c.s, c.b).tile_rows();
   try {
-    c.d_columns = static_cast<int>(models::cpu_block_columns(q, c.threads, g1, g2 * c.gpus));
+    c.d_columns = static_cast<int>(eq1 ? models::cpu_block_columns(q, c.threads, g1, g2 * c.gpus)
+                                       : models::cpu_block_columns_whole_run(p, q, c.threads, g1, g2 * c.gpus));
   } catch (const std::invalid_argument& e) {
-    throw InputError(std::string("--d auto: ") + e.what());
+    throw InputError("--d " + (given ? c.d : std::string("auto")) + ": " + e.what());
   }
+  c.d_source = (eq1 ? "002 eq. (1), " : "whole-run balance, ") + speeds;
 }
 
 }  // namespace

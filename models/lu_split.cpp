@@ -53,4 +53,35 @@ std::int64_t cpu_block_columns_from_peaks(std::int64_t n_k, int cores, double co
   return cpu_block_columns(n_k, cores, kCpuPeakFraction * core_peak, kGpuPeakFraction * gpu_peak);
 }
 
+std::int64_t cpu_block_columns_whole_run(std::int64_t p, std::int64_t q, int cores, double g1, double g2) {
+  check_cores(cores);
+  check_speed("g1 (one core's speed)", g1);
+  check_speed("g2 (the GPU's speed)", g2);
+  if (q < 1 || p < q)
+    throw std::invalid_argument("LU split (whole run): " + std::to_string(p) + " x " + std::to_string(q) +
+                                " tiles: needs q >= 1 block columns and p >= q tile rows");
+  if (q == 1) return 1;
+  // Per step k: the panel, then trailing columns j = k+1..q-1, the first
+  // d - 1 of them the CPUs'. Sums over k in closed form per d would do; q
+  // is at most a few thousand, so an O(q^2) table is simpler.
+  std::int64_t best_d = 1;
+  double best_t = 0;
+  for (std::int64_t d = 1; d < q; ++d) {
+    double cpu = 0, gpu = 0;
+    for (std::int64_t k = 0; k < q; ++k) {
+      const double mk = static_cast<double>(p - k), update = 1.0 + 2.0 * (mk - 1);
+      cpu += mk - 1.0 / 3.0;
+      const std::int64_t trailing = q - 1 - k, on_cpu = std::min(trailing, d - 1);
+      cpu += static_cast<double>(on_cpu) * update;
+      gpu += static_cast<double>(trailing - on_cpu) * update;
+    }
+    const double t = std::max(cpu / (static_cast<double>(cores) * g1), gpu / g2);
+    if (d == 1 || t < best_t) {
+      best_t = t;
+      best_d = d;
+    }
+  }
+  return best_d;
+}
+
 }  // namespace tessera::models

@@ -53,4 +53,20 @@ std::int64_t cpu_block_columns(std::int64_t n_k, int cores, double g1, double g2
 // cpu_block_columns, naming the peak.
 std::int64_t cpu_block_columns_from_peaks(std::int64_t n_k, int cores, double core_peak, double gpu_peak);
 
+// The whole run's balance, the default of --d auto. Eq. (1) balances one
+// step's work, but d stays fixed while the trailing matrix shrinks, so over
+// the run the CPU side (which keeps its d columns to the end, and alone
+// does the last d steps) gets more than d/N of the work: with eq. (1)'s d
+// the cores are the bottleneck (simulated 002 Fig. 5-7 on the Opteron 6172
+// + S2050 machine file: eq. (1) overshot the best d by 1.3-2x and ran
+// 23-52% slower; experiments/README.md). This sums each side's flops over
+// every step of a p×q tile LU (square tiles of unit size): at step k the
+// CPUs factor the panel (p - k - 1/3) and update the trailing columns j < k
+// + d, the GPU the others, each column a TRSM (1) and p - k - 1 GEMMs (2
+// each); and returns the d in [1, q - 1] that minimizes max(CPU flops / (P·g1),
+// GPU flops / g2) (the smallest such d; 1 when q = 1). Interchanges and the
+// tournament's extra flops are left out, as in eq. (1). Throws
+// std::invalid_argument as cpu_block_columns, or when p < q or q < 1.
+std::int64_t cpu_block_columns_whole_run(std::int64_t p, std::int64_t q, int cores, double g1, double g2);
+
 }  // namespace tessera::models

@@ -97,5 +97,34 @@ TEST(LuSplit, BadInputsThrowNamingTheValue) {
   expect_invalid([] { cpu_block_columns_from_peaks(10, 12, -8.4, 504); }, "one core's peak = -8.4");
 }
 
+// The whole-run balance (the default of --d auto): values from an
+// independent evaluation of the same sums (experiments/lu_002_sim.py's
+// side_flops), and the properties any balance must have.
+TEST(LuSplit, WholeRunBalanceMatchesTheSums) {
+  EXPECT_EQ(cpu_block_columns_whole_run(40, 40, 12, 6.72, 453.6), 4);
+  EXPECT_EQ(cpu_block_columns_whole_run(79, 79, 12, 6.72, 453.6), 8);
+  EXPECT_EQ(cpu_block_columns_whole_run(40, 40, 1, 1, 1), 14);  // equal sides: the cores take about a third
+  EXPECT_EQ(cpu_block_columns_whole_run(10, 10, 4, 25, 100), 4);
+  EXPECT_EQ(cpu_block_columns_whole_run(100, 10, 2, 1, 1), 5);  // tall
+  EXPECT_EQ(cpu_block_columns_whole_run(5, 1, 4, 1, 1), 1);     // one block column: the panel
+}
+
+TEST(LuSplit, WholeRunBalanceFollowsTheSpeeds) {
+  // Below eq. (1)'s d, which leaves the cores the bottleneck over a run.
+  for (int P : {4, 12, 48})
+    EXPECT_LE(cpu_block_columns_whole_run(79, 79, P, 6.72, 453.6), cpu_block_columns(79, P, 6.72, 453.6)) << P;
+  std::int64_t last = 0;
+  for (int P : {1, 2, 4, 8, 16, 32, 64}) {  // more cores, more columns
+    const std::int64_t d = cpu_block_columns_whole_run(60, 60, P, 5, 400);
+    EXPECT_GE(d, last) << P;
+    last = d;
+  }
+  EXPECT_EQ(cpu_block_columns_whole_run(60, 60, 1, 1, 1e9), 1);   // an infinitely fast GPU takes all it can
+  EXPECT_EQ(cpu_block_columns_whole_run(60, 60, 1, 1e9, 1), 59);  // and a slow one keeps one column
+  expect_invalid([] { cpu_block_columns_whole_run(10, 20, 4, 1, 1); }, "p >= q");
+  expect_invalid([] { cpu_block_columns_whole_run(10, 10, 0, 1, 1); }, "P (CPU cores) = 0");
+  expect_invalid([] { cpu_block_columns_whole_run(10, 10, 4, 1, 0); }, "g2 (the GPU's speed) = 0");
+}
+
 }  // namespace
 }  // namespace tessera::models
