@@ -5,29 +5,31 @@ Reads the results folders of the four definitions (run them first, one at a
 time: `tessera experiment run NAME --jobs 1`)
 
     002-fig5-d-sweep        002 Fig. 5: d sweep, 12 cores + 1 GPU, N = 10,112, B = 128/256/512
-    002-fig6-7-model-d      002 Fig. 6-7: eq. (1)'s d (--d auto) against the best d, P = 4 ... 48
+    002-fig6-7-model-d      002 Fig. 6-7: --d auto's and --d eq1's d against the best d, P = 4 ... 48
     002-fig10-scalability   002 Fig. 10: cores only, then + 1 GPU
     002-fig11-tall-skinny   002 Fig. 11a: n = 1,024, m = 2,000 ... 100,000
 
 and prints the Markdown tables of experiments/README.md ("LU (paper 002) in
 simulation"), then draws what the runner's per-point plots cannot: the d/N of
-eq. (1) against the measured best d/N (results/experiments/002-fig6-7-model-d/
-figures/fig6-d-fraction.png, .pdf) and the d sweeps of every tile size on one
-plot, with the partial-pivoting baseline (results/experiments/002-fig5-d-sweep/
-figures/fig5-d-sweep-all-B.png, .pdf).
+--d auto and --d eq1 against the measured best d/N (results/experiments/
+002-fig6-7-model-d/figures/fig6-d-fraction.png, .pdf) and the d sweeps of
+every tile size on one plot, with both estimates and the partial-pivoting
+baseline (results/experiments/002-fig5-d-sweep/figures/fig5-d-sweep-all-B.png,
+.pdf).
 
-Columns besides the measurements:
-  eq. (1) at B        the d that --d auto chose (the run's JSON "d"): eq. (1)
-                      with the machine file's GEMM models at the tile size B
-  eq. (1) at peaks    002 §5.2's convention, 80% / 90% of the Table 1 peaks
-                      (8.4 GFlop/s per core, 504 the GPU): what 002 Fig. 6 plots
-  whole-run balance   this analysis, not 002's nor tessera's: the constant d
-                      that balances the CPU side's total flops at P·g1 against
-                      the GPU side's at g2 (g at B, as eq. (1) at B) over all
-                      steps of the tile algorithm; eq. (1) balances one step's
-                      work with N_K block columns left, while Alg. 2 keeps d
-                      fixed as N_K shrinks, so the CPU's share of all flops is
-                      larger than d/N (see cpu_flop_share)
+The two estimates of d (the d each chose is the run's JSON "d", with
+"d_source"), both with the machine file's GEMM models at the tile size B:
+  --d auto            the whole run's flop balance (models::cpu_block_columns_
+                      whole_run): the constant d that balances the CPU side's
+                      total flops at P·g1 against the GPU side's at g2 over all
+                      steps of the tile algorithm (whole_run_balance_d below
+                      recomputes it; the script checks that they agree)
+  --d eq1             002's eq. (1) (models::cpu_block_columns): one step's
+                      balance with N block columns; Alg. 2 keeps d fixed as
+                      the trailing matrix shrinks, so the CPU's share of all
+                      flops is larger than d/N (see cpu_flop_share)
+Also shown: eq. (1) at peaks, 002 §5.2's convention, 80% / 90% of the Table 1
+peaks (8.4 GFlop/s per core, 504 the GPU): what 002 Fig. 6 plots.
 
     /usr/bin/python3 experiments/lu_002_sim.py [--results results/experiments] [--no-figures]
 """
@@ -154,8 +156,9 @@ def table_fig5(res):
     print("### Fig. 5: d sweep, 12 cores + 1 GPU, N = 10,112 (GFlop/s; time in s)\n")
     Bs = sorted({p.params["B"] for p in res.points()})
     ds = sorted({p.params["d"] for p in res.points() if isinstance(p.params["d"], int)})
-    print("| B | variant | " + " | ".join("d = %d" % d for d in ds) + " | --d auto (d) | best d | best GFlop/s | best vs gepp d=1 | auto time vs best |")
-    print("|---:|---|" + "---:|" * len(ds) + "---:|---:|---:|---:|---:|")
+    print("| B | variant | " + " | ".join("d = %d" % d for d in ds) + " | --d auto (d) | --d eq1 (d) | best d | best GFlop/s "
+          "| best vs gepp d=1 | auto time vs best | eq1 time vs best |")
+    print("|---:|---|" + "---:|" * len(ds) + "---:|---:|---:|---:|---:|---:|---:|")
     summary = {}
     for B in Bs:
         base = one(res, B=B, pivot="partial", d=1)[1]
@@ -169,52 +172,63 @@ def table_fig5(res):
                 else:
                     cells.append("—")
             auto = one(res, B=B, pivot=pivot, d="auto")[1]
+            eq1 = one(res, B=B, pivot=pivot, d="eq1")[1]
             bd = min(runs, key=lambda d: runs[d]["time_s"])
             best = runs[bd]
-            summary[(B, pivot)] = (bd, best, auto, base)
-            print("| %d | %s | %s | %.1f (%d) | %d | %.1f (%.3f s) | %s | %s |" % (
-                B, variant, " | ".join(cells), auto["gflops"], auto["d"], bd, best["gflops"], best["time_s"],
-                pct(best["gflops"], base["gflops"]), pct(auto["time_s"], best["time_s"])))
+            summary[(B, pivot)] = (bd, best, auto, eq1, base)
+            print("| %d | %s | %s | %.1f (%d) | %.1f (%d) | %d | %.1f (%.3f s) | %s | %s | %s |" % (
+                B, variant, " | ".join(cells), auto["gflops"], auto["d"], eq1["gflops"], eq1["d"], bd, best["gflops"],
+                best["time_s"], pct(best["gflops"], base["gflops"]), pct(auto["time_s"], best["time_s"]),
+                pct(eq1["time_s"], best["time_s"])))
     print("\nbest d: over the swept d; 'best vs gepp d=1': GFlop/s against --pivot partial --d 1 (the magma_dgetrf "
-          "stand-in) at the same B; 'auto time vs best': the --d auto run's time against the best run's.\n")
+          "stand-in) at the same B; 'auto / eq1 time vs best': the --d auto (whole-run balance) / --d eq1 (002 eq. (1)) "
+          "run's time against the best swept run's (negative: faster than every swept d).\n")
     return summary
 
 
 def table_fig67(res):
     machine = machine_of(res)
-    print("### Fig. 6-7: eq. (1) against the best d, N = 10,112, CALU, P cores + 1 GPU\n")
+    print("### Fig. 6-7: --d auto and --d eq1 against the best d, N = 10,112, CALU, P cores + 1 GPU\n")
     Ps = sorted({p.params["threads"] for p in res.points()})
     B = res.points()[0].params["B"]
-    print("| P | eq. (1) at B: d (d/N) | eq. (1) at peaks: d (d/N) | whole-run balance: d | best d (d/N) | d within 5% of best time "
-          "| best GFlop/s | auto GFlop/s | auto time vs best | d = 8 | d = 16 | CPU flop share at auto d |")
-    print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| P | --d auto: d (d/N) | --d eq1: d (d/N) | eq. (1) at peaks: d (d/N) | best d (d/N) | d within 5% of best time "
+          "| best GFlop/s | auto GFlop/s | auto time vs best | eq1 GFlop/s | eq1 time vs best | d = 8 | d = 16 "
+          "| CPU flop share at auto d / eq1 d |")
+    print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     out = []
+    g1, g2 = gemm_speeds(machine, B)
+    mismatches = []
     for P in Ps:
         runs = {pr["d"]: rj for pr, rj, _ in rows(res, threads=P)}
         auto = runs.pop("auto")
+        eq1 = runs.pop("eq1")
         p, q = tiles(auto)
-        g1, g2 = gemm_speeds(machine, B)
         d_peak = eq1_d(q, P, CPU_FRACTION * CORE_PEAK, GPU_FRACTION * GPU_PEAK)
-        d_bal = whole_run_balance_d(p, q, P, g1, g2)
+        if whole_run_balance_d(p, q, P, g1, g2) != auto["d"] or eq1_d(q, P, g1, g2) != eq1["d"]:
+            mismatches.append(P)
         bd = min(runs, key=lambda d: runs[d]["time_s"])
         best = runs[bd]
         near = sorted(d for d in runs if runs[d]["time_s"] <= 1.05 * best["time_s"])
-        out.append({"P": P, "q": q, "auto_d": auto["d"], "peak_d": d_peak, "bal_d": d_bal, "best_d": bd, "near": near,
-                    "auto": auto, "best": best})
-        print("| %d | %d (%.3f) | %d (%.3f) | %d | %d (%.3f) | %s | %.1f | %.1f | %s | %.1f | %.1f | %.2f |" % (
-            P, auto["d"], auto["d"] / q, d_peak, d_peak / q, d_bal, bd, bd / q, ", ".join(map(str, near)),
-            best["gflops"], auto["gflops"], pct(auto["time_s"], best["time_s"]), runs[8]["gflops"], runs[16]["gflops"],
-            cpu_flop_share(p, q, auto["d"])))
-    g1, g2 = gemm_speeds(machine, B)
+        out.append({"P": P, "q": q, "auto_d": auto["d"], "eq1_d": eq1["d"], "peak_d": d_peak, "best_d": bd,
+                    "near": near, "auto": auto, "eq1": eq1, "best": best})
+        print("| %d | %d (%.3f) | %d (%.3f) | %d (%.3f) | %d (%.3f) | %s | %.1f | %.1f | %s | %.1f | %s | %.1f | %.1f "
+              "| %.2f / %.2f |" % (
+                  P, auto["d"], auto["d"] / q, eq1["d"], eq1["d"] / q, d_peak, d_peak / q, bd, bd / q,
+                  ", ".join(map(str, near)), best["gflops"], auto["gflops"], pct(auto["time_s"], best["time_s"]),
+                  eq1["gflops"], pct(eq1["time_s"], best["time_s"]), runs[8]["gflops"], runs[16]["gflops"],
+                  cpu_flop_share(p, q, auto["d"]), cpu_flop_share(p, q, eq1["d"])))
     print("\nB = %d, N = %d block columns; g1 = %.2f, g2 = %.1f GFlop/s (the machine file's GEMM at B); "
-          "at peaks: g1 = %.2f, g2 = %.1f.\n" % (B, out[0]["q"], g1, g2, CPU_FRACTION * CORE_PEAK, GPU_FRACTION * GPU_PEAK))
+          "at peaks: g1 = %.2f, g2 = %.1f. 'time vs best': against the best swept d (negative: faster than every "
+          "swept d). %s\n" % (B, out[0]["q"], g1, g2, CPU_FRACTION * CORE_PEAK, GPU_FRACTION * GPU_PEAK,
+                              "whole_run_balance_d and eq1_d here give the runs' d at every P." if not mismatches else
+                              "MISMATCH between this script's models and the runs' d at P = %s." % mismatches))
     return out
 
 
 def table_fig10(res, fig67=None):
-    print("### Fig. 10: scalability, N = 10,112, B = 256 (GFlop/s; --d auto's d in brackets)\n")
+    print("### Fig. 10: scalability, N = 10,112, B = 256 (GFlop/s; the d that auto / eq1 chose in brackets)\n")
     Ps = sorted({p.params["threads"] for p in res.points()})
-    variants = ["calu cores", "gepp cores", "gepp d=1", "gepp_async", "calu_async"]
+    variants = ["calu cores", "gepp cores", "gepp d=1", "gepp_async", "gepp_async eq1", "calu_async", "calu_async eq1"]
     best = {r["P"]: r for r in (fig67 or [])}
     print("| P | " + " | ".join(variants) + " | calu, best d (002-fig6-7) | calu_async / calu cores | calu_async / gepp d=1 |")
     print("|---:|" + "---:|" * (len(variants) + 3))
@@ -228,19 +242,19 @@ def table_fig10(res, fig67=None):
                 continue
             rj = got[0][1]
             vals[v] = rj
-            auto = got[0][0].get("d") == "auto"
-            cells.append("%.1f" % rj["gflops"] + (" (%d)" % rj["d"] if auto else ""))
+            chosen = got[0][0].get("d") in ("auto", "eq1")
+            cells.append("%.1f" % rj["gflops"] + (" (%d)" % rj["d"] if chosen else ""))
         b = best.get(P)
         bcell = "%.1f (d = %d)" % (b["best"]["gflops"], b["best_d"]) if b else "—"
         print("| %d | %s | %s | %.2fx | %.2fx |" % (P, " | ".join(cells), bcell,
                                                     vals["calu_async"]["gflops"] / vals["calu cores"]["gflops"],
                                                     vals["calu_async"]["gflops"] / vals["gepp d=1"]["gflops"]))
-    print()
+    print("\ncalu_async, gepp_async: --d auto (whole-run balance); '... eq1': --d eq1 (002 eq. (1)).\n")
 
 
 def table_fig11(res):
-    print("### Fig. 11a: tall-skinny, n = 1,024, 12 cores + 1 GPU (GFlop/s; --d auto's d in brackets)\n")
-    variants = ["calu_async", "calu_sync", "gepp d=1", "gepp_async"]
+    print("### Fig. 11a: tall-skinny, n = 1,024, 12 cores + 1 GPU (GFlop/s; the d that auto / eq1 chose in brackets)\n")
+    variants = ["calu_async", "calu_async eq1", "calu_sync", "gepp d=1", "gepp_async", "gepp_async eq1"]
     print("| B | m | " + " | ".join(variants) + " | calu_async / gepp d=1 | calu_async / calu_sync | gepp d=1: cores busy |")
     print("|---:|---:|" + "---:|" * (len(variants) + 3))
     for B in sorted({p.params["B"] for p in res.points()}):
@@ -249,7 +263,7 @@ def table_fig11(res):
             for v in variants:
                 pr, rj, met = one(res, B=B, m=m, variant=v)
                 vals[v] = rj
-                cells.append("%.1f" % rj["gflops"] + (" (%d)" % rj["d"] if pr["d"] == "auto" else ""))
+                cells.append("%.1f" % rj["gflops"] + (" (%d)" % rj["d"] if pr["d"] in ("auto", "eq1") else ""))
                 if v == "gepp d=1":
                     busy = met.get("cores_busy")
             print("| %d | %d | %s | %.2fx | %.2fx | %.2f |" % (B, m, " | ".join(cells),
@@ -276,7 +290,7 @@ def figures(res5, res67, fig67):
             written.append(os.path.relpath(path, ROOT))
         plt.close(fig)
 
-    # d/N: eq. (1) at B, eq. (1) at 002's peaks, the whole-run balance, the measured best.
+    # d/N: eq. (1) at B, eq. (1) at 002's peaks, the d of --d auto and --d eq1, the measured best.
     machine = machine_of(res67)
     B = fig67[0]["best"]["B"]
     q = fig67[0]["q"]
@@ -288,20 +302,21 @@ def figures(res5, res67, fig67):
             label="eq. (1) at B = %d (machine file: g1 = %.2f, g2 = %.0f)" % (B, g1, g2))
     ax.plot(grid, [P * CPU_FRACTION * CORE_PEAK / (P * CPU_FRACTION * CORE_PEAK + GPU_FRACTION * GPU_PEAK) for P in grid],
             color="black", linestyle="--", label="eq. (1) at 80%/90% of peak (002 Fig. 6, Opteron 6172)")
-    ax.plot(Ps, [r["auto_d"] / q for r in fig67], "o", color="#1f77b4", markerfacecolor="none",
-            label="--d auto: d chosen (floor) / N")
-    ax.plot(Ps, [r["bal_d"] / q for r in fig67], "s", color="#2ca02c", markerfacecolor="none",
-            label="whole-run flop balance, constant d (this analysis)")
+    ax.plot(Ps, [r["eq1_d"] / q for r in fig67], "o", color="#1f77b4", markerfacecolor="none",
+            label="--d eq1: d chosen (floor of eq. (1) at B) / N")
+    ax.plot(Ps, [r["auto_d"] / q for r in fig67], "s", color="#2ca02c", markersize=7, markerfacecolor="none",
+            label="--d auto: d chosen (whole-run flop balance) / N")
     lo = [r["best_d"] / q - min(r["near"]) / q for r in fig67]
     hi = [max(r["near"]) / q - r["best_d"] / q for r in fig67]
-    ax.errorbar(Ps, [r["best_d"] / q for r in fig67], yerr=[lo, hi], fmt="D", color="#d62728", capsize=3,
-                label="measured best d / N (bar: d within 5% of the best time)")
+    ax.errorbar(Ps, [r["best_d"] / q for r in fig67], yerr=[lo, hi], fmt="D", color="#d62728", markersize=4, capsize=3,
+                label="measured best swept d / N (bar: d within 5% of the best time)")
     ax.set_xscale("log", base=2)
     ax.set_xticks(Ps)
     ax.set_xticklabels([str(P) for P in Ps])
     ax.set_xlabel("P (CPU cores) + 1 GPU")
     ax.set_ylabel("d / N (share of the block columns on the CPU side)")
-    ax.set_title("002 Fig. 6 (sim): d / N from eq. (1) and measured, N = 10,112, B = %d (N = %d)" % (B, q), fontsize=9)
+    ax.set_title("002 Fig. 6 (sim): d / N of --d auto, --d eq1 and measured, N = 10,112, B = %d (N = %d)" % (B, q),
+                 fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -315,16 +330,22 @@ def figures(res5, res67, fig67):
             pts = sorted((pr["d"], rj["gflops"]) for pr, rj, _ in rows(res5, B=B, pivot=pivot) if isinstance(pr["d"], int))
             ax.plot([d for d, _ in pts], [g for _, g in pts], style, marker="o", markersize=3, color=colors.get(B),
                     label="B = %d, %s" % (B, "calu_async" if pivot == "tournament" else "gepp_async"))
+            short = "calu" if pivot == "tournament" else "gepp"
             auto = one(res5, B=B, pivot=pivot, d="auto")[1]
             ax.plot([auto["d"]], [auto["gflops"]], "*" if pivot == "tournament" else "x", markersize=10, color=colors.get(B),
-                    label="B = %d, %s --d auto (d = %d)" % (B, "calu" if pivot == "tournament" else "gepp", auto["d"]))
+                    label="B = %d, %s --d auto (d = %d)" % (B, short, auto["d"]))
+            eq1 = one(res5, B=B, pivot=pivot, d="eq1")[1]
+            ax.plot([eq1["d"]], [eq1["gflops"]], "^" if pivot == "tournament" else "+", markersize=8,
+                    markerfacecolor="none", color=colors.get(B),
+                    label="B = %d, %s --d eq1 (d = %d)" % (B, short, eq1["d"]))
         base = one(res5, B=B, pivot="partial", d=1)[1]
         ax.axhline(base["gflops"], color=colors.get(B), linewidth=0.8, alpha=0.6)
     ax.set_xscale("log", base=2)
     ds = sorted({p.params["d"] for p in res5.points() if isinstance(p.params["d"], int)})
     ax.set_xticks(ds)
     ax.set_xticklabels([str(d) for d in ds])
-    ax.set_xlabel("d (block columns on the CPU side); thin lines: gepp d = 1 (magma_dgetrf stand-in)")
+    ax.set_xlabel("d (block columns on the CPU side); auto: whole-run balance, eq1: 002 eq. (1); "
+                  "thin lines: gepp d = 1 (magma_dgetrf stand-in)", fontsize=8)
     ax.set_ylabel("GFlop/s")
     ax.set_title("002 Fig. 5 (sim): N = 10,112, 12 cores + 1 GPU, every tile size", fontsize=9)
     ax.grid(True, alpha=0.3)

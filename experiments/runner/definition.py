@@ -52,6 +52,10 @@ def _b_value(v):
     return v == "auto" or _positive(1)(v)
 
 
+def _d_value(v):
+    return v in ("auto", "eq1") or _positive(1)(v)
+
+
 def _grid_value(v):
     return isinstance(v, str) and re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*", v) is not None
 
@@ -65,7 +69,7 @@ RUN_OPTIONS = {
     "algo": (_one_of("cholesky", "qr", "lu"), "cholesky, qr or lu"),
     "pivot": (_one_of("partial", "tournament", "none"), "partial, tournament or none"),
     "tslu_tree": (_one_of("binary", "flat"), "binary or flat"),
-    "d": (_b_value, "an integer >= 1 or \"auto\""),
+    "d": (_d_value, "an integer >= 1, \"auto\" or \"eq1\""),
     "n": (_positive(1), "an integer >= 1"), "m": (_positive(1), "an integer >= 1"),
     "B": (_positive(1), "an integer >= 1"), "s": (_positive(1), "an integer >= 1"),
     "b": (_b_value, "an integer >= 1 or \"auto\""), "ib": (_positive(1), "an integer >= 1"),
