@@ -2,6 +2,7 @@
 #include "experiments/preflight.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -119,9 +120,42 @@ std::optional<Available> available_memory(const MemoryFacts& f) {
     consider(left, fmt::format("{} of {} less the {} this process maps already", what, gib(static_cast<double>(*lim)),
                                gib(static_cast<double>(used))));
   };
-  limit(f.as_limit, f.vm_size, "the address-space limit (ulimit -v, RLIMIT_AS)");
+  if (f.as_limit) {
+    const double used = static_cast<double>(f.vm_size) + static_cast<double>(f.thread_reserve);
+    const double left = std::max(static_cast<double>(*f.as_limit) - used, 0.0);
+    std::string source = fmt::format(
+        "the address-space limit (ulimit -v, RLIMIT_AS) of {} less the {} this process "
+        "maps already",
+        gib(static_cast<double>(*f.as_limit)), gib(static_cast<double>(f.vm_size)));
+    if (f.thread_reserve > 0)
+      source += fmt::format(" and the {} its {} threads reserve (stacks, malloc arenas, OpenBLAS buffers)",
+                            gib(static_cast<double>(f.thread_reserve)), f.threads);
+    consider(left, std::move(source));
+  }
   limit(f.data_limit, f.vm_data, "the data-segment limit (ulimit -d, RLIMIT_DATA)");
   return best;
+}
+
+int reserved_threads(const NodeThreads& t, bool emulated_gpus) {
+  return static_cast<int>(t.total()) + 1 + (emulated_gpus ? 2 * t.gpu_managers : 0);
+}
+
+std::uint64_t thread_reserve(const NodeThreads& t, bool emulated_gpus, int cores, std::uint64_t stack_bytes) {
+  const auto threads = static_cast<std::uint64_t>(reserved_threads(t, emulated_gpus));
+  const std::uint64_t arenas = std::min<std::uint64_t>(threads, 8 * static_cast<std::uint64_t>(std::max(cores, 1)));
+  const std::uint64_t blas =
+      static_cast<std::uint64_t>(t.compute) + (emulated_gpus ? static_cast<std::uint64_t>(t.gpu_managers) : 0);
+  return threads * stack_bytes + arenas * kMallocArenaBytes + blas * kBlasBufferBytes;
+}
+
+std::uint64_t default_stack_bytes() {
+  pthread_attr_t attr;
+  std::size_t size = 0;
+  if (pthread_getattr_default_np(&attr) == 0) {
+    pthread_attr_getstacksize(&attr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  return size > 0 ? size : std::uint64_t{8} << 20;
 }
 
 namespace {
@@ -228,7 +262,14 @@ void check_run(const RunConfig& c) {
     if (const std::string why = thread_refusal(t, cores_found()); !why.empty()) throw InputError(why);
   }
   if (simulated && c.phantom) return;  // no tile is allocated
-  const std::optional<Available> available = available_memory(probe_memory());
+  MemoryFacts facts = probe_memory();
+  if (!simulated) {
+    const NodeThreads t = node_threads(c.threads, c.gpus, c.network && c.network->nodes() > 1);
+    const bool emulated = c.gpus > 0 && c.device == DeviceKind::Emulated;
+    facts.threads = reserved_threads(t, emulated);
+    facts.thread_reserve = thread_reserve(t, emulated, cores_found(), default_stack_bytes());
+  }
+  const std::optional<Available> available = available_memory(facts);
   if (!available) return;  // nothing known: the allocation itself will tell
   const MemoryNeed need = memory_need(c, available->bytes);
   if (const std::string why = memory_refusal(c, need, *available); !why.empty()) throw OutOfMemory(why);

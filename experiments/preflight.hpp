@@ -32,6 +32,16 @@
 // evenly between the ranks on this host), and, when set lower, what the
 // address-space limit (RLIMIT_AS, ulimit -v) and the data-segment limit
 // (RLIMIT_DATA, ulimit -d) leave above what this process already maps.
+// Against the address-space limit a native run also counts the address
+// space its threads reserve as they start, little of which they ever touch:
+// each thread's stack (the default pthread stack size) and malloc arena
+// (glibc reserves 64 MiB per arena on 64-bit, for at most 8 x cores
+// arenas), and for each thread that runs CPU kernels (compute threads,
+// emulated GPUs' managers) OpenBLAS's buffer (the Debian build maps 128 MiB
+// per thread that calls it concurrently, on its first level-3 call).
+// Uncounted, a rank under a tight `ulimit -v` passed this check, then
+// OpenBLAS retried its failing mmap forever (a hang) or a thread could not
+// start (exit 5).
 // A run that needs more than that stops with OutOfMemory (exit 4) naming both.
 #include <cstdint>
 #include <optional>
@@ -78,6 +88,8 @@ struct MemoryFacts {
   std::uint64_t vm_size = 0;                   // bytes this process maps now (VmSize)
   std::uint64_t vm_data = 0;                   // bytes of its data segment now (VmData)
   int ranks_on_host = 1;                       // MPI ranks sharing this host's memory
+  std::uint64_t thread_reserve = 0;            // address space the run's threads will reserve (thread_reserve())
+  int threads = 0;                             // how many threads that is, for the message
 };
 
 // The value of `key` ("MemAvailable", "VmSize", ...) in /proc/meminfo or
@@ -88,6 +100,20 @@ std::optional<std::uint64_t> proc_field_bytes(std::string_view text, std::string
 // and the soft limits (RLIM_INFINITY: unlimited).
 MemoryFacts memory_facts(std::string_view meminfo, std::string_view self_status, std::uint64_t as_limit,
                          std::uint64_t data_limit, std::uint64_t unlimited, int ranks_on_host);
+
+// The address space a native node's threads reserve (see the header
+// comment): `t`'s threads, the generator and, with `emulated_gpus`, each
+// GPU's two copy engines, each with a stack of `stack_bytes` and a malloc
+// arena; the compute threads and, with `emulated_gpus`, the GPU managers
+// (they run CPU kernels) with an OpenBLAS buffer each.
+inline constexpr std::uint64_t kMallocArenaBytes = std::uint64_t{64} << 20;
+inline constexpr std::uint64_t kBlasBufferBytes = std::uint64_t{128} << 20;
+std::uint64_t thread_reserve(const NodeThreads& t, bool emulated_gpus, int cores, std::uint64_t stack_bytes);
+// How many threads that counts.
+int reserved_threads(const NodeThreads& t, bool emulated_gpus);
+// The stack size of a new thread (pthread_getattr_default_np; 8 MiB when
+// that does not answer).
+std::uint64_t default_stack_bytes();
 
 // The memory this process can still take, and what bounds it.
 struct Available {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -46,7 +47,37 @@ struct BackendOptions {
   int nodes = 0;                    // simulated nodes; 0: the grid's
   std::size_t gpu_memory = 0;       // simulated GPUs' memory in bytes (--gpu-memory); 0: the machine file's
   bool threads_from_cores = false;  // --threads not given with --gpus: from the node's cores
+  std::optional<tessera::platform::SimFailure> fail;  // --fail: a host or link turned off in the simulation
 };
+
+// --fail's value: nodeK@SECONDS or link:NAME@SECONDS (whether the run has
+// that node or link is the simulation's to say: Simulation::schedule_failure).
+tessera::platform::SimFailure parse_fail(const std::string& spec) {
+  using tessera::platform::SimFailure;
+  const auto bad = [&](const std::string& why) { return tessera::InputError("--fail " + spec + ": " + why); };
+  const std::size_t at = spec.rfind('@');
+  if (at == std::string::npos)
+    throw bad("expected nodeK@SECONDS or link:NAME@SECONDS (e.g. node2@0.5, link:node1-net@0.5)");
+  SimFailure f;
+  f.spec = spec;
+  const std::string target = spec.substr(0, at), time = spec.substr(at + 1);
+  constexpr std::string_view kLink = "link:";
+  f.kind = target.rfind(kLink, 0) == 0 ? SimFailure::Kind::Link : SimFailure::Kind::Node;
+  f.name = f.kind == SimFailure::Kind::Link ? target.substr(kLink.size()) : target;
+  if (f.kind == SimFailure::Kind::Node && f.name.rfind("node", 0) != 0)
+    throw bad("'" + target + "' is neither a node (nodeK) nor a link (link:NAME)");
+  if (f.name.empty()) throw bad("'link:' is followed by no link name");
+  std::size_t used = 0;
+  try {
+    f.at_s = std::stod(time, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (time.empty() || used != time.size() || !std::isfinite(f.at_s))
+    throw bad("'" + time + "' is not a time in seconds");
+  if (f.at_s < 0) throw bad("the time " + time + " s is negative (simulated seconds since the run started)");
+  return f;
+}
 
 // An error already printed (on every rank); main() only exits with its status.
 struct Reported {
@@ -77,6 +108,8 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
   } catch (const tessera::DeviceOutOfMemory& x) {
     return std::string("tessera: error: ") + x.what() +
            " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)";
+  } catch (const tessera::SimulatedFailure& x) {
+    return std::string("tessera: error: ") + x.what();  // status 5, but no internal error
   } catch (const std::bad_alloc&) {
     const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
     return fmt::format(
@@ -95,8 +128,10 @@ int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2);
 // Runs the factorization on the chosen backend and returns its result and the backend's name.
 // A simulated cluster runs every node in this process: with a trace
 // (cfg.observer, node 0's), `node_traces` gets one recorder for each other node.
+// With --fail, `fail_note` gets a line for a run the failure did not end.
 tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name,
-                                  std::vector<std::unique_ptr<tessera::TraceRecorder>>* node_traces = nullptr) {
+                                  std::vector<std::unique_ptr<tessera::TraceRecorder>>* node_traces = nullptr,
+                                  std::string* fail_note = nullptr) {
   using namespace tessera;
   if (b.backend == Backend::Native) {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
@@ -176,6 +211,25 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (cfg.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
   // One simulation per process: this one (see simgrid_platform.hpp).
   platform::Simulation sim(machine);
+  if (b.fail) sim.schedule_failure(*b.fail, P, cfg.gpus);
+  // A run the failure did not end says what became of it.
+  struct FailNote {
+    const BackendOptions& b;
+    platform::Simulation& sim;
+    std::string* out;
+    void operator()() const {
+      if (!b.fail || !out) return;
+      const platform::SimFailure& f = *b.fail;
+      if (const auto t = sim.failure_time())
+        *out = fmt::format(
+            "failure: --fail {}: link {} was turned off at {:g} s of simulated time, but nothing crossed "
+            "it afterwards",
+            f.spec, f.name, *t);
+      else
+        *out = fmt::format("failure: --fail {} never happened: the run ended at {:g} s of simulated time, before it",
+                           f.spec, sim.clock());
+    }
+  } note{b, sim, fail_note};
   // Node k's simulated GPUs.
   std::vector<std::vector<std::unique_ptr<platform::Device>>> gpus(P);
   auto with_gpus = [&](RunConfig c, int k) {
@@ -189,7 +243,9 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   if (P == 1) {
     platform::SimGridPlatform node0(sim, 0, b.sim_data);
     backend_name = node0.backend_name();
-    return run_factorization(with_gpus(cfg, 0), node0);
+    RunResult r = run_factorization(with_gpus(cfg, 0), node0);
+    note();
+    return r;
   }
   // P node runtimes in this process, one actor each, over the modeled network.
   platform::SimCluster cluster(sim, P);
@@ -205,6 +261,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     if (k != 0) mine.observer = cfg.observer && node_traces ? (*node_traces)[k - 1].get() : nullptr;
     results[k] = run_factorization(mine, *nodes[k]);
   });
+  note();
   return results[0];
 }
 
@@ -248,7 +305,8 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   std::string name;
   const auto wall0 = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<TraceRecorder>> node_traces;  // a simulated cluster's nodes 1..P-1
-  RunResult r = run_on_backend(cfg, backend, name, &node_traces);
+  std::string fail_note;
+  RunResult r = run_on_backend(cfg, backend, name, &node_traces, &fail_note);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_bytes = peak_rss_bytes();
   const std::string summary = summary_line(r, name.c_str());
@@ -273,6 +331,7 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   if (r.node != 0) return failed ? 1 : 0;
   std::cout << summary << std::endl;
   if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
+  if (!fail_note.empty()) std::cout << fail_note << std::endl;
   if (json.is_open()) {
     json << result_json(r, name.c_str()) << '\n';
     if (!json) throw InputError("--json " + json_path + ": write failed");
@@ -459,6 +518,14 @@ int main(int argc, char** argv) {
   run->add_flag(
       "--sim-data", backend.sim_data,
       "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
+  std::string fail_spec;
+  auto* fail_opt = run->add_option(
+      "--fail", fail_spec,
+      "simulated run (--backend sim): turn a host or link of the simulated machine off at a simulated time, "
+      "nodeK@SECONDS (node K of the run) or link:NAME@SECONDS (NAME: nodeK-net, node K's network link; "
+      "nodeK-gpuG-pcie, the PCIe link of its GPU G, from 1), e.g. node2@0.5. A node's failure ends the run at once, "
+      "a link's when a message or GPU copy crosses it; either exits 5 naming it and the time. A failure after the "
+      "run's end never happens (exit 0, and a line says so)");
 
   CalibrateOptions cal;
   auto* calibrate = app.add_subcommand(
@@ -518,6 +585,12 @@ int main(int argc, char** argv) {
     if (backend.backend == tessera::Backend::Sim && gpu_memory_opt->count() > 0) {
       if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
       backend.gpu_memory = cfg.emulated.memory_bytes;
+    }
+    if (fail_opt->count() > 0) {
+      backend.fail = parse_fail(fail_spec);
+      if (backend.backend != tessera::Backend::Sim)
+        throw tessera::InputError("--fail " + fail_spec +
+                                  " turns off a host or link of a simulated machine: add --backend sim --machine FILE");
     }
     if (backend.backend == tessera::Backend::Sim)
       for (const CLI::Option* o : {device_opt, gpu_bw_opt, gpu_lat_opt})

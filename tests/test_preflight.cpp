@@ -129,6 +129,49 @@ TEST(PreflightMemory, AnAddressSpaceLimitCountsWhatTheProcessMapsAlready) {
             "MemAvailable in /proc/meminfo");
 }
 
+// Under an address-space limit the address space the run's threads will
+// reserve is not available to its data: a rank that passed without it hung in
+// OpenBLAS's retried mmap.
+TEST(PreflightMemory, AnAddressSpaceLimitCountsWhatTheThreadsReserve) {
+  MemoryFacts f = memory_facts(kMeminfo, kStatus, 3000000ull * 1024, kUnlimited, kUnlimited, 1);
+  f.thread_reserve = 500000ull * 1024;
+  f.threads = 3;
+  const auto a = available_memory(f);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->bytes, 1000000.0 * 1024);
+  EXPECT_THAT(a->source,
+              HasSubstr("less the 1.43 GiB (1536000000 bytes) this process maps already and the 0.48 GiB "
+                        "(512000000 bytes) its 3 threads reserve (stacks, malloc arenas, OpenBLAS buffers)"));
+  // Without an address-space limit the reserve binds nothing (it is not memory the threads touch).
+  f.as_limit.reset();
+  EXPECT_EQ(available_memory(f)->source, "MemAvailable in /proc/meminfo");
+  // More than the limit leaves nothing.
+  f = memory_facts(kMeminfo, kStatus, 1600000ull * 1024, kUnlimited, kUnlimited, 1);
+  f.thread_reserve = 500000ull * 1024;
+  EXPECT_EQ(available_memory(f)->bytes, 0.0);
+}
+
+TEST(PreflightMemory, ThreadsReserveStacksArenasAndBlasBuffers) {
+  constexpr std::uint64_t MiB = 1 << 20, stack = 8 * MiB;
+  // 2 compute threads, the MPI thread and the generator: 4 stacks and arenas, 2 OpenBLAS buffers.
+  const NodeThreads cpu = node_threads(2, 0, true);
+  EXPECT_EQ(reserved_threads(cpu, false), 4);
+  EXPECT_EQ(thread_reserve(cpu, false, 16, stack), 4 * (stack + kMallocArenaBytes) + 2 * kBlasBufferBytes);
+  EXPECT_EQ(kMallocArenaBytes, 64 * MiB);
+  EXPECT_EQ(kBlasBufferBytes, 128 * MiB);
+  // 2 emulated GPUs add their managers (running CPU kernels), the device
+  // communication thread and 2 copy engines each; glibc makes at most 8
+  // arenas per core.
+  const NodeThreads gpus = node_threads(1, 2, false);
+  EXPECT_EQ(reserved_threads(gpus, true), 1 + 2 + 1 + 1 + 4);
+  EXPECT_EQ(thread_reserve(gpus, true, 16, stack), 9 * (stack + kMallocArenaBytes) + 3 * kBlasBufferBytes);
+  EXPECT_EQ(thread_reserve(gpus, true, 1, stack), 9 * stack + 8 * kMallocArenaBytes + 3 * kBlasBufferBytes);
+  // CUDA GPUs' managers run no CPU kernel and have no copy-engine threads.
+  EXPECT_EQ(reserved_threads(gpus, false), 5);
+  EXPECT_EQ(thread_reserve(gpus, false, 16, stack), 5 * (stack + kMallocArenaBytes) + kBlasBufferBytes);
+  EXPECT_GT(default_stack_bytes(), 0u);
+}
+
 TEST(PreflightMemory, ADataLimitCountsTheDataSegment) {
   const auto a = available_memory(memory_facts(kMeminfo, kStatus, kUnlimited, 800000ull * 1024, kUnlimited, 1));
   ASSERT_TRUE(a);

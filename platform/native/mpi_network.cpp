@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.hpp"
+
 namespace tessera::platform {
 namespace {
 
@@ -71,22 +73,38 @@ struct MpiNetwork::Impl {
   // Outgoing and received buffers, recycled (see BufferPool). Outlives every
   // message of a run: messages end with the run's data store, before the network.
   BufferPool pool;
+  // Memory held back for ending the job when memory ran out: MPI_Abort
+  // allocates (Open MPI formats its abort notice), and where it found none
+  // (a rank under `ulimit -v`) its help-text parser called exit() while the
+  // compute threads still ran, which then crashed in freed BLAS buffers.
+  static constexpr std::size_t kAbortReserve = std::size_t{16} << 20;
+  std::unique_ptr<std::byte[]> abort_reserve{new std::byte[kAbortReserve]};
 
   void loop() {
     try {
       run();
     } catch (...) {
-      // An MPI failure leaves the job unusable; report and end every rank.
+      // An MPI failure, or no memory for a received message, leaves the job
+      // unusable; report and end every rank with the error's status (an
+      // MPI failure 5, memory 4).
       std::lock_guard lk(mutex);
       error = std::current_exception();
+      abort_reserve.reset();
       try {
         std::rethrow_exception(error);
+      } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "tessera: error: rank %d: communication thread: out of memory for a message%s\n", rank,
+                     receiving_bytes > 0 ? (" of " + std::to_string(receiving_bytes) + " bytes").c_str() : "");
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "tessera: rank %d: communication thread: %s\n", rank, e.what());
+        std::fprintf(stderr, "tessera: internal error: rank %d: communication thread: %s\n", rank, e.what());
+      } catch (...) {
+        std::fprintf(stderr, "tessera: internal error: rank %d: communication thread: unknown error\n", rank);
       }
-      MPI_Abort(MPI_COMM_WORLD, 5);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, exit_status_of(error));
     }
   }
+  std::size_t receiving_bytes = 0;  // the message being received, for an out-of-memory message
 
   void run() {
     std::vector<MPI_Request> reqs;
@@ -141,7 +159,9 @@ struct MpiNetwork::Impl {
           check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
           if (count < static_cast<int>(Message::kHeader)) throw std::runtime_error("a message shorter than its header");
           recv_bytes = static_cast<std::size_t>(count);
+          receiving_bytes = recv_bytes;
           recv_buf = pool.get(recv_bytes);
+          receiving_bytes = 0;
           recv_source = st.MPI_SOURCE;
           check(MPI_Imrecv(recv_buf, count, MPI_BYTE, &msg, &recv_req), "MPI_Imrecv");
           progress = true;
@@ -241,6 +261,10 @@ void MpiNetwork::allreduce_sum(std::vector<double>& v) {
 }
 
 void MpiNetwork::abort(int code, const std::string& why) {
+  {
+    std::lock_guard lk(impl_->mutex);
+    impl_->abort_reserve.reset();
+  }
   if (!why.empty()) std::fprintf(stderr, "tessera: error: %s\n", why.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, code);

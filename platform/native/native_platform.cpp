@@ -2,7 +2,10 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <string>
+#include <system_error>
 
+#include "base/error.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 
 namespace tessera::platform {
@@ -41,8 +44,17 @@ NativePlatform::~NativePlatform() { join_all(); }
 std::unique_ptr<Mutex> NativePlatform::make_mutex() { return std::make_unique<NativeMutex>(); }
 std::unique_ptr<Condition> NativePlatform::make_condition() { return std::make_unique<NativeCondition>(); }
 
-void NativePlatform::spawn(const std::string& /*name*/, std::function<void()> body) {
-  threads_.emplace_back(std::move(body));
+void NativePlatform::spawn(const std::string& name, std::function<void()> body) {
+  try {
+    threads_.emplace_back(std::move(body));
+  } catch (const std::system_error& e) {
+    // EAGAIN: no room for the thread's stack (an address-space limit) or a
+    // process or thread limit reached. The preflight check counts the
+    // stacks; this names what it could not foresee.
+    throw OutOfMemory("cannot start the thread '" + name + "' (" + std::to_string(threads_.size()) +
+                      " of this node's threads run already): " + e.what() +
+                      " (an address-space limit, ulimit -v, or a limit on processes, ulimit -u)");
+  }
 }
 
 void NativePlatform::join_all() {

@@ -2,10 +2,17 @@
 
 #include "base/error.hpp"
 
+#include <fmt/format.h>
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <simgrid/simix.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
+#include <map>
 #include <stdexcept>
 
 #include "kernels/cpu/cpu_tile_kernels.hpp"
@@ -110,12 +117,14 @@ class CoopCondition final : public Condition {
 //               net0  /      |net1    \ net(N-1)        one link per node, each with half of
 //                    /       |         \                the node-to-node latency
 //              node0       node1  ...  node(N-1)        one host per node, `cores` cores
-//           pcie0/ |  \pcie(G-1)
-//            gpu0 gpu1 ... gpu(G-1)                     one host per GPU, one PCIe link each
+//           pcie1/ |  \pcieG
+//            gpu1 gpu2 ... gpuG                         one host per GPU, one PCIe link each
 //
 // A message from node i to node j crosses net_i then net_j; a copy to a GPU
 // crosses its PCIe link. Hosts compute nothing themselves (kernels are
-// sleeps of the modeled time), so their speed is nominal.
+// sleeps of the modeled time), so their speed is nominal. One more host,
+// "fault-injector", linked to nothing, runs the actor that injects a --fail
+// failure (so that it never turns off its own host).
 struct Simulation::Impl {
   explicit Impl(const Machine& m) : engine("tessera") {
     // SimGrid's config-change notices would drown the run's own output.
@@ -136,12 +145,14 @@ struct Simulation::Impl {
       net.push_back(zone->create_link(node + "-net", m.network.link.bandwidth_Bps)
                         ->set_latency(m.network.link.latency_s / 2)
                         ->seal());
+      links[net.back()->get_name()] = net.back();
       for (int g = 0; g < m.node.gpus.count; ++g) {
-        const std::string gpu = node + "-gpu" + std::to_string(g);
+        const std::string gpu = node + "-gpu" + std::to_string(g + 1);  // GPU g + 1, as the runtime counts
         sg4::Host* d = zone->create_host(gpu, kNominalSpeed)->seal();
         sg4::Link* pcie = zone->create_link(gpu + "-pcie", m.node.gpus.pcie.bandwidth_Bps)
                               ->set_latency(m.node.gpus.pcie.latency_s)
                               ->seal();
+        links[pcie->get_name()] = pcie;
         zone->add_route(h->get_netpoint(), d->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(pcie)}, true);
         gpu_hosts.push_back(d);
       }
@@ -150,6 +161,7 @@ struct Simulation::Impl {
       for (int j = i + 1; j < m.nodes; ++j)
         zone->add_route(node_hosts[i]->get_netpoint(), node_hosts[j]->get_netpoint(), nullptr, nullptr,
                         {sg4::LinkInRoute(net[i]), sg4::LinkInRoute(net[j])}, true);
+    injector = zone->create_host("fault-injector", kNominalSpeed)->seal();
     zone->seal();
   }
 
@@ -157,6 +169,11 @@ struct Simulation::Impl {
   std::vector<sg4::Host*> node_hosts;
   std::vector<sg4::Host*> gpu_hosts;  // node i's GPU g (1-based): gpu_hosts[i * gpus + g - 1]
   int gpus_per_node = 0;
+  std::map<std::string, sg4::Link*> links;  // every link, by name
+  sg4::Host* injector = nullptr;
+  std::optional<SimFailure> failure;  // the one scheduled (--fail)
+  std::optional<double> failed_at;    // when it happened
+  int run_nodes = 0;                  // the run's nodes, for the message of a node's failure
 };
 
 Simulation::Simulation(const Machine& machine) {
@@ -175,6 +192,85 @@ sg4::Host* Simulation::gpu_host(int node, int g) const {
 }
 void Simulation::run() { impl_->engine.run(); }
 double Simulation::clock() const { return sg4::Engine::get_clock(); }
+
+namespace {
+
+// "node0, node1 and node3"
+std::string name_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
+}  // namespace
+
+void Simulation::schedule_failure(const SimFailure& f, int nodes, int gpus) {
+  Impl& s = *impl_;
+  if (s.failure) throw std::logic_error("Simulation::schedule_failure: a failure is scheduled already");
+  if (nodes < 1 || nodes > this->nodes() || gpus < 0 || gpus > s.gpus_per_node)
+    throw std::out_of_range(fmt::format("a run of {} nodes with {} GPUs each on a {}-node machine with {}", nodes, gpus,
+                                        this->nodes(), s.gpus_per_node));
+  const std::string last = "node" + std::to_string(nodes - 1);
+  bool known = false;
+  if (f.kind == SimFailure::Kind::Node) {
+    for (int k = 0; k < nodes && !known; ++k) known = f.name == "node" + std::to_string(k);
+    if (!known)
+      throw InputError(fmt::format("--fail {}: {} is not a node of this run (its nodes: node0{})", f.spec, f.name,
+                                   nodes == 1 ? "" : " to " + last));
+  } else {
+    std::vector<std::string> kinds;
+    for (int k = 0; k < nodes && !known; ++k) {
+      const std::string node = "node" + std::to_string(k);
+      known = nodes > 1 && f.name == node + "-net";
+      for (int g = 1; g <= gpus && !known; ++g) known = f.name == node + "-gpu" + std::to_string(g) + "-pcie";
+    }
+    if (nodes > 1) kinds.push_back(nodes == 2 ? "node0-net, node1-net" : "node0-net to " + last + "-net");
+    if (gpus > 0) kinds.push_back(fmt::format("nodeK-gpuG-pcie for K = 0..{} and G = 1..{}", nodes - 1, gpus));
+    if (!known)
+      throw InputError(fmt::format(
+          "--fail {}: this run has no link {} ({})", f.spec, f.name,
+          kinds.empty() ? "a run on one node without GPUs crosses none" : "its links: " + name_list(kinds)));
+  }
+  if (!(f.at_s >= 0)) throw InputError(fmt::format("--fail {}: the time must be >= 0 s", f.spec));
+  s.failure = f;
+  s.run_nodes = nodes;
+  sg4::Actor::create("fault-injector", s.injector, [&s] {
+    sg4::Actor::self()->daemonize();
+    sg4::this_actor::sleep_until(s.failure->at_s);
+    s.failed_at = sg4::Engine::get_clock();
+    if (s.failure->kind == SimFailure::Kind::Link) {
+      // Transfers crossing it fail from now on (see the network and SimGpu).
+      s.links.at(s.failure->name)->turn_off();
+      return;
+    }
+    // In maestro, so that no actor SimGrid kills on the host runs again (it
+    // would unwind through the runtime's handlers) before the run ends here.
+    simgrid::kernel::actor::simcall_answered([&s] {
+      sg4::Host::by_name(s.failure->name)->turn_off();
+      std::vector<std::string> others;
+      for (int k = 0; k < s.run_nodes; ++k)
+        if ("node" + std::to_string(k) != s.failure->name) others.push_back("node" + std::to_string(k));
+      const std::string stop = others.empty() ? "the run stops" : name_list(others) + " stop";
+      std::fprintf(stderr,
+                   "tessera: error: simulated failure (--fail %s): %s was turned off at %s s of simulated "
+                   "time; %s\n",
+                   s.failure->spec.c_str(), s.failure->name.c_str(), fmt::format("{:g}", *s.failed_at).c_str(),
+                   stop.c_str());
+      std::fflush(nullptr);
+      std::_Exit(5);
+    });
+  });
+}
+
+std::optional<double> Simulation::failure_time() const { return impl_->failed_at; }
+
+std::string Simulation::failure_cause() const {
+  const Impl& s = *impl_;
+  if (!s.failure || !s.failed_at) return "a transfer failed in the simulation though no failure was injected";
+  return fmt::format("simulated failure (--fail {}): {} {} was turned off at {:g} s of simulated time", s.failure->spec,
+                     s.failure->kind == SimFailure::Kind::Link ? "link" : "host", s.failure->name, *s.failed_at);
+}
 
 struct SimGridPlatform::Actors {
   std::vector<sg4::ActorPtr> started;
@@ -233,16 +329,22 @@ namespace {
 
 class SimGpu final : public HostMemoryDevice {
  public:
-  SimGpu(sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data)
-      : HostMemoryDevice(g, memory, data), host_(host), gpu_(gpu) {}
+  SimGpu(Simulation& sim, sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data)
+      : HostMemoryDevice(g, memory, data), sim_(sim), host_(host), gpu_(gpu) {}
   std::string name() const override {
     return "GPU " + std::to_string(index()) + " of " + host_->get_name() + " (simulated)";
   }
 
  protected:
   void transfer(int, std::size_t bytes, bool to_device, double) override {
-    if (to_device) sg4::Comm::sendto(host_, gpu_, bytes);
-    else sg4::Comm::sendto(gpu_, host_, bytes);
+    try {
+      if (to_device) sg4::Comm::sendto(host_, gpu_, bytes);
+      else sg4::Comm::sendto(gpu_, host_, bytes);
+    } catch (const simgrid::NetworkFailureException&) {
+      // Its PCIe link was turned off (--fail): the copy is lost.
+      throw SimulatedFailure(fmt::format("{}; a copy {} {} was lost at {:g} s", sim_.failure_cause(),
+                                         to_device ? "to" : "from", name(), sg4::Engine::get_clock()));
+    }
   }
   // The GPU's copy engine: one actor per stream, started with its first
   // copy, runs the stream's copies one after the other in launch order. (An
@@ -273,6 +375,7 @@ class SimGpu final : public HostMemoryDevice {
     sg4::SemaphorePtr ready;  // one token per queued copy
     std::deque<std::function<void()>> jobs;
   };
+  Simulation& sim_;
   sg4::Host* host_;
   sg4::Host* gpu_;
   Engine engines_[2];
@@ -308,7 +411,15 @@ class SimCluster::Impl::Endpoint final : public NodeNetwork {
     deliver_ = std::move(deliver);
     actor_ = sg4::Actor::create("comm", cluster_.sim.node_host(self_), [this] {
       for (;;) {
-        std::unique_ptr<Envelope> e(mbox_->get<Envelope>());
+        std::unique_ptr<Envelope> e;
+        try {
+          e.reset(mbox_->get<Envelope>());
+        } catch (const simgrid::NetworkFailureException&) {
+          // Its sender learns of the loss at the same simulated time (a few
+          // scheduling rounds later) and names both ends: let it speak first.
+          sg4::this_actor::sleep_for(1e-9);
+          lost(fmt::format("a message to node {}", self_));
+        }
         e->m.set_transit_s(sg4::Engine::get_clock() - e->sent);
         deliver_(e->source, std::move(e->m));
       }
@@ -353,11 +464,22 @@ class SimCluster::Impl::Endpoint final : public NodeNetwork {
           Outgoing o = outbox_.front();
           outbox_.pop_front();
           ++sending_;
-          cluster_.endpoints.at(o.dest)->mbox_->put(o.envelope, o.bytes);
+          try {
+            cluster_.endpoints.at(o.dest)->mbox_->put(o.envelope, o.bytes);
+          } catch (const simgrid::NetworkFailureException&) {
+            lost(fmt::format("a message from node {} to node {}", self_, o.dest));
+          }
           --sending_;
           if (drain_waiting_ && outbox_.empty() && sending_ == 0) drained_->release();
         }
       }));
+  }
+
+  // A transfer crossed a link that --fail turned off: the node cannot keep
+  // its part of the protocol, so it ends the run (status 5).
+  [[noreturn]] void lost(const std::string& what) {
+    abort(5, fmt::format("node {}: {}; {} was lost at {:g} s", self_, cluster_.sim.failure_cause(), what,
+                         sg4::Engine::get_clock()));
   }
 
   void allreduce_sum(std::vector<double>& v) override {
@@ -406,7 +528,7 @@ int SimCluster::nodes() const { return static_cast<int>(impl_->endpoints.size())
 NodeNetwork& SimCluster::node(int i) { return *impl_->endpoints.at(i); }
 
 std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data) {
-  return std::make_unique<SimGpu>(sim.node_host(node), sim.gpu_host(node, g), g, memory_bytes, data);
+  return std::make_unique<SimGpu>(sim, sim.node_host(node), sim.gpu_host(node, g), g, memory_bytes, data);
 }
 
 void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body) {

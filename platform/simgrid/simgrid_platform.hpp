@@ -17,6 +17,7 @@
 // per simulation (tests/sim/sim_test_util.hpp).
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ class Host;
 namespace tessera::platform {
 
 class Machine;
+
+// A failure injected into a simulated run (--fail): one of the platform's
+// hosts or links (named as simgrid_platform.cpp draws them) turned off at a
+// simulated time.
+struct SimFailure {
+  enum class Kind { Node, Link };
+  Kind kind = Kind::Node;
+  std::string name;  // a node's host ("node2") or a link ("node2-net", "node0-gpu1-pcie": GPUs count from 1)
+  double at_s = 0;   // simulated seconds since the simulation started
+  std::string spec;  // --fail's value as given, for messages
+};
 
 // One simulated run: the s4u::Engine and the SimGrid platform it simulates.
 class Simulation {
@@ -50,6 +62,31 @@ class Simulation {
   void run();
   // Simulated seconds since the simulation started.
   double clock() const;
+
+  // Turns f's host or link off at f.at_s, from an actor on a host of its own
+  // that sleeps until then (a daemon: a run that ends first ends it, and the
+  // failure never happens). `nodes` and `gpus` are the run's nodes and GPUs
+  // per node: f may name node K (K < nodes), node K's network link
+  // "nodeK-net" (with more than one node) or the PCIe link of its GPU G
+  // "nodeK-gpuG-pcie" (1 <= G <= gpus); anything else throws InputError naming
+  // --fail and its value. Call before run(), once.
+  //
+  // What a failure does: a node's ends the run at once, as mpirun ends a job
+  // one of whose processes dies (the node's actors, killed by SimGrid, would
+  // never send what the others wait for); it prints one line naming the node,
+  // the time and the nodes that stop, and exits with status 5. A link's fails
+  // every transfer that crosses it from then on (SimGrid's
+  // NetworkFailureException): the node whose message or GPU copy is lost ends
+  // the run with status 5 and a line naming the link and both times, as an
+  // MPI error ends a real run; a link that nothing crosses afterwards costs
+  // nothing and the run completes.
+  void schedule_failure(const SimFailure& f, int nodes, int gpus);
+  // When the scheduled failure happened (nullopt: none was scheduled, or the
+  // simulation ended before it).
+  std::optional<double> failure_time() const;
+  // "simulated failure (--fail SPEC): link L was turned off at T s": what a
+  // transfer lost to the failure reports.
+  std::string failure_cause() const;
 
  private:
   struct Impl;

@@ -15,6 +15,9 @@ simgrid::s4u::Host* Simulation::gpu_host(int, int) const { return nullptr; }
 std::unique_ptr<Device> make_sim_gpu(Simulation&, int, int, std::size_t, bool) { throw NotCompiled("SimGrid"); }
 void Simulation::run() {}
 double Simulation::clock() const { return 0; }
+void Simulation::schedule_failure(const SimFailure&, int, int) { throw NotCompiled("SimGrid"); }
+std::optional<double> Simulation::failure_time() const { return std::nullopt; }
+std::string Simulation::failure_cause() const { return {}; }
 
 struct SimGridPlatform::Actors {};
 SimGridPlatform::SimGridPlatform(Simulation& sim, int node, bool sim_data, SimSync sync)
