@@ -116,7 +116,11 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
         for (int i = t; i < p; ++i)
           sink.insert(
               on(make_task(kLuGather, k, i, 0, panel_prio).add(panel_data(L), RW).add(tile_data(L, i, k), R), cores));
-        sink.insert(on(make_task(kLuPanel, k, t, 0, panel_prio).add(plan_data(L, k), W).add(panel_data(L), R), cores));
+        sink.insert(on(make_task(kLuPanel, k, t, 0, panel_prio).add(plan_data(L, k), W).add(panel_data(L), RW), cores));
+        // The factored panel goes back to its tiles in the plan's row order.
+        for (int i = t; i < p; ++i)
+          sink.insert(
+              on(make_task(kLuScatter, k, i, 0, panel_prio).add(tile_data(L, i, k), RW).add(panel_data(L), R), cores));
       } else {
         for (int i = t; i < p; ++i)
           sink.insert(
@@ -154,14 +158,17 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
                              .add(plan_data(L, k), R),
                          dev));
       };
-      for (int j = k; j < q; ++j) interchange(j);
+      // (Partial pivoting's panel column is already in place: scattered.)
+      for (int j = o.pivot == LuPivot::Partial ? k + 1 : k; j < q; ++j) interchange(j);
       for (int j = 0; j < k; ++j) interchange(j);
       sink.release(plan_data(L, k));
     }
-    sink.insert(on(make_task(kLuDiag, k, t, k, panel_prio).add(tile_data(L, t, k), RW), cores));
-    for (int i = t + 1; i < p; ++i)
-      sink.insert(
-          on(make_task(kLuTrsmL, k, i, k, panel_prio).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), R), cores));
+    if (o.pivot != LuPivot::Partial) {
+      sink.insert(on(make_task(kLuDiag, k, t, k, panel_prio).add(tile_data(L, t, k), RW), cores));
+      for (int i = t + 1; i < p; ++i)
+        sink.insert(
+            on(make_task(kLuTrsmL, k, i, k, panel_prio).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), R), cores));
+    }
     for (int j = k + 1; j < q; ++j) {
       const std::int32_t prio = column_priority(q, j, k);
       const std::int8_t dev = column_device(k, j);
@@ -187,7 +194,8 @@ KernelShape lu_shape(const TileLayout& L, const TaskDesc& d, char precision) {
   s.n = wk;
   switch (d.kernel) {
     case kLuLeaf:
-    case kLuGather: s.m = L.row_height(i) - panel_first_row(L, k, i); break;
+    case kLuGather:
+    case kLuScatter: s.m = L.row_height(i) - panel_first_row(L, k, i); break;
     case kLuMerge: s.m = 2 * wk; break;
     case kLuPanel: s.m = mk; break;
     case kLuDiag: s.m = L.row_height(t) - dk; break;
@@ -269,6 +277,22 @@ void LuExecutor<T>::write_plan(int k, const index_t* rows, index_t info) {
 }
 
 template <class T>
+std::vector<index_t> LuExecutor<T>::plan_order(int k, index_t mk) const {
+  const TileLayout& L = a_.layout();
+  const index_t h = L.row_height(L.col_top(k)) - L.col_local_offset(k);
+  const std::size_t B = b_.B();
+  const T* plan = b_.plan(k);
+  const std::int64_t w = *lu_ints(plan, 0);
+  const std::int64_t* sw = lu_ints(plan, 2 + B);
+  const std::int64_t* xch = lu_ints(plan, 2 + 2 * B);
+  std::vector<index_t> order(static_cast<std::size_t>(mk));
+  for (index_t x = 0; x < mk; ++x) order[x] = x < h ? sw[x] : x;
+  for (std::int64_t r = 0; r < w; ++r)
+    if (xch[r] >= 0) std::swap(order[r], order[xch[r]]);
+  return order;
+}
+
+template <class T>
 void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
   kernels::TileKernels<T>& K = w.kernels<T>();
   const TileLayout& L = a_.layout();
@@ -328,10 +352,32 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       break;
     }
     case kLuPanel: {
-      // P_k = the rows GEPP pivots on in the whole panel (partial pivoting)
+      // (P_k, L, U) = GEPP(G): partial pivoting on the whole panel (002 Alg. 1's cpu_dgetrf)
       const index_t mk = L.m() - L.row_offset(t) - dk;
-      std::vector<index_t> rows(static_cast<std::size_t>(wk));
-      write_plan(k, rows.data(), K.lu_select(mk, wk, b_.panel(), L.m(), rows.data()));
+      T* g = b_.panel();
+      std::vector<index_t> ipiv(static_cast<std::size_t>(wk));
+      const index_t info = K.lu_getrf(mk, wk, g, L.m(), ipiv.data());
+      // at[x]: the panel row GEPP's swaps bring to row x.
+      std::vector<index_t> at(static_cast<std::size_t>(mk));
+      for (index_t x = 0; x < mk; ++x) at[x] = x;
+      for (index_t r = 0; r < wk; ++r) std::swap(at[r], at[ipiv[r]]);
+      write_plan(k, at.data(), info);
+      // The plan puts the same w rows on top but the others elsewhere: G's
+      // rows below w follow the plan's order, as every other column will.
+      const std::vector<index_t> order = plan_order(k, mk);
+      std::vector<index_t> row_of(static_cast<std::size_t>(mk));
+      for (index_t x = 0; x < mk; ++x) row_of[at[x]] = x;
+      std::vector<T> below(static_cast<std::size_t>((mk - wk) * wk));
+      for (index_t c = 0; c < wk; ++c)
+        for (index_t x = wk; x < mk; ++x) below[(x - wk) + c * (mk - wk)] = g[row_of[order[x]] + c * L.m()];
+      for (index_t c = 0; c < wk; ++c)
+        std::copy(below.begin() + c * (mk - wk), below.begin() + (c + 1) * (mk - wk), g + wk + c * L.m());
+      break;
+    }
+    case kLuScatter: {
+      // A_ik's panel rows = the factored panel's (L below the diagonal, U on and above it)
+      const index_t r1 = panel_first_row(L, k, i);
+      K.copy(L.row_height(i) - r1, wk, b_.panel() + panel_offset(L, k, i), L.m(), a_.tile(i, k) + r1, a_.ld(i));
       break;
     }
     case kLuPivots: {

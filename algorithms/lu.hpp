@@ -5,7 +5,9 @@
 // column k from the diagonal down:
 //   pivot selection (--pivot):
 //     partial     GATHER the panel's tiles into one buffer, PANEL = GEPP on it
-//                 (002 Alg. 1's cpu_dgetrf: the MAGMA-style baseline)
+//                 (002 Alg. 1's cpu_dgetrf: the MAGMA-style baseline), its
+//                 factors SCATTERed back to the panel's tiles (no DIAG, no
+//                 TRSM_L and no interchanges for column k itself)
 //     tournament  LEAF = GEPP on each tile's panel rows: w candidate rows;
 //                 MERGE = GEPP on two stacked candidate sets, up a binary or a
 //                 flat tree; PIVOTS = the root's rows (CALU's TSLU, 002 §2.4
@@ -152,6 +154,8 @@ class LuExecutor final : public Executor {
 
  private:
   void write_plan(int k, const index_t* rows, index_t info);
+  // order[x]: the panel row that column k's plan brings to panel row x.
+  std::vector<index_t> plan_order(int k, index_t mk) const;
   TileMatrix<T>& a_;
   LuBuffers<T>& b_;
   LuPivot pivot_;

@@ -60,6 +60,7 @@ constexpr KernelInfo kTable[] = {
     {kLuGather, "LU_GATHER", "lu_gather", nullptr, false, Ib::kNone, false, "lu"},
     {kLuPanel, "LU_PANEL", "lu_panel", [](double m, double n, double /*k*/) { return m * n * n - n * n * n / 3; },
      false, Ib::kNone, false, "lu"},
+    {kLuScatter, "LU_SCATTER", "lu_scatter", nullptr, false, Ib::kNone, false, "lu"},
     {kLuPivots, "LU_PIVOTS", "lu_pivots", nullptr, false, Ib::kNone, false, "lu"},
     {kLuSwap, "LU_SWAP", "lu_swap", nullptr, false, Ib::kNone, false, "lu"},
     {kLuExchange, "LU_EXCHANGE", "lu_exchange", nullptr, false, Ib::kNone, false, "lu"},

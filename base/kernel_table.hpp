@@ -34,6 +34,7 @@ enum KernelId : std::uint16_t {
   kLuMerge,     // LU tournament reduction: GEPP on two stacked candidate sets
   kLuGather,    // LU partial pivoting: a tile's panel rows copied into the panel buffer
   kLuPanel,     // LU partial pivoting: GEPP on the whole panel, its pivot rows
+  kLuScatter,   // LU partial pivoting: the factored panel's rows back into a tile
   kLuPivots,    // LU: the root's candidates as the step's row-interchange plan
   kLuSwap,      // LU: a tile's row permutation inside the panel's top tile row
   kLuExchange,  // LU: rows exchanged between the top tile row and tile row i

@@ -2,6 +2,8 @@
 // checked before any work starts (experiments/driver_parts.hpp).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "experiments/driver_parts.hpp"
 #include "experiments/input_matrix.hpp"
 #include "experiments/preflight.hpp"
@@ -93,7 +95,9 @@ void resolve_split(RunConfig& c, const Factorization& F) {
   } else {
     speeds = "emulated GPUs at a core's speed";
   }
-  const int p = TileLayout(c.m, c.n, c.B, c.s, c.b).tile_rows();
+  // The model counts square blocks: rows in units of the mean block column
+  // width n/q (rectangular tiles have more tile columns than tile rows).
+  const std::int64_t p = std::max<std::int64_t>(q, std::llround(static_cast<double>(q) * c.m / c.n));
   try {
     c.d_columns = static_cast<int>(eq1 ? models::cpu_block_columns(q, c.threads, g1, g2 * c.gpus)
                                        : models::cpu_block_columns_whole_run(p, q, c.threads, g1, g2 * c.gpus));

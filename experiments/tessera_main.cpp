@@ -447,8 +447,9 @@ int main(int argc, char** argv) {
                   "the tournament's reduction tree over the panel's tile rows (--pivot tournament): binary | flat; "
                   "default binary");
   run->add_option("--d", cfg.d,
-                  "LU with --gpus: block columns the CPU cores hold (002 Alg. 2), a count or auto (002 eq. (1) from "
-                  "the kernel models); default auto");
+                  "LU with --gpus: block columns the CPU cores hold (002 Alg. 2): a count, auto (the d that balances "
+                  "the two sides' flops over the whole run, models/lu_split.hpp) or eq1 (002 eq. (1)), speeds from "
+                  "the kernel models; default auto");
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   run->add_option("--B", cfg.B, "top-level tile size B; default chosen from n and threads");

@@ -46,6 +46,13 @@ class TileKernels {
     (void)m, (void)n, (void)a, (void)lda, (void)rows;
     missing("lu_select");
   }
+  // GEPP in place: A (m×n) = P L U, ipiv[0..min(m,n)) LAPACK's swaps, 0-based
+  // (row i traded with row ipiv[i], in order). Returns 0, or the 1-based
+  // column of the first exactly zero pivot.
+  virtual index_t lu_getrf(index_t m, index_t n, T* a, index_t lda, index_t* ipiv) {
+    (void)m, (void)n, (void)a, (void)lda, (void)ipiv;
+    missing("lu_getrf");
+  }
   // A (m×n) = L U without pivoting; 0 or the 1-based column of the first zero pivot.
   virtual index_t lu_getrf_nopiv(index_t m, index_t n, T* a, index_t lda) {
     (void)m, (void)n, (void)a, (void)lda;

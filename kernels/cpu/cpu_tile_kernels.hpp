@@ -46,6 +46,9 @@ class CpuTileKernels final : public TileKernels<T> {
   index_t lu_select(index_t m, index_t n, const T* a, index_t lda, index_t* rows) override {
     return kernels::select_pivot_rows<T>(m, n, a, lda, rows);
   }
+  index_t lu_getrf(index_t m, index_t n, T* a, index_t lda, index_t* ipiv) override {
+    return kernels::getrf_panel<T>(m, n, a, lda, ipiv);
+  }
   index_t lu_getrf_nopiv(index_t m, index_t n, T* a, index_t lda) override {
     return kernels::getrf_nopiv<T>(m, n, a, lda);
   }
