@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tessera's distributed runs against ScaLAPACK (PDPOTRF, PDGEQRF) under mpirun.
+"""tessera's distributed runs against ScaLAPACK (PDPOTRF, PDGEQRF, PDGETRF) under mpirun.
 
 For each algorithm it runs, alternating in one sweep, --reps times each:
 
@@ -14,6 +14,7 @@ sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value.
     /usr/bin/python3 experiments/bench_mpi.py                          # cholesky,qr N=8192 grid 1x2
     /usr/bin/python3 experiments/bench_mpi.py --n 2048 --reps 1 --markdown
     /usr/bin/python3 experiments/bench_mpi.py --blas-core SkylakeX          # both peers on OpenBLAS's AVX-512 kernels
+    /usr/bin/python3 experiments/bench_mpi.py --algos lu --tile-args '--pivot tournament'   # LU (issue 14)
     python3 experiments/bench_mpi.py --grid 2x2 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none'
                                                                         # 4 ranks x 4 cores (tessera: 3 + its MPI thread)
 """
@@ -73,7 +74,7 @@ def fmt_values(values):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--algos", default="cholesky,qr", help="comma-separated: cholesky, qr")
+    ap.add_argument("--algos", default="cholesky,qr", help="comma-separated: cholesky, qr, lu")
     ap.add_argument("--n", type=int, default=8192)
     ap.add_argument("--grid", type=parse_grid, default=(1, 2), help="process grid PrxPc (default 1x2)")
     ap.add_argument("--threads", type=int, default=1, help="tessera compute threads per rank")
@@ -87,6 +88,7 @@ def main():
                     help="OpenBLAS threads per ScaLAPACK rank (default 1; give the cores per rank for ranks of several cores)")
     ap.add_argument("--mpirun-args", default="",
                     help="extra mpirun arguments for both peers, e.g. '--bind-to none' for ranks of several cores")
+    ap.add_argument("--tile-args", default="", help="extra arguments for tessera's runs, e.g. '--pivot tournament'")
     ap.add_argument("--blas-core", default=None,
                     help="OpenBLAS kernel set for both peers (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
     args = ap.parse_args()
@@ -97,8 +99,8 @@ def main():
 
     algos = [a for a in args.algos.split(",") if a]
     for a in algos:
-        if a not in ("cholesky", "qr"):
-            ap.error(f"--algos: '{a}' is not one of: cholesky, qr")
+        if a not in ("cholesky", "qr", "lu"):
+            ap.error(f"--algos: '{a}' is not one of: cholesky, qr, lu")
     if args.n < 1 or args.reps < 1 or args.threads < 1 or args.nb < 1 or args.scalapack_threads < 1:
         ap.error("--n, --reps, --threads, --nb and --scalapack-threads must be at least 1")
     pr, pc = args.grid
@@ -133,7 +135,7 @@ def main():
                 scalapack.append(g)
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_tessera_r{r}.json")
             cmd = mpirun + ["-np", str(nprocs), tessera_bin, "run", "--algo", algo, "--n", str(args.n),
-                            "--grid", grid, "--threads", str(args.threads), "--json", path]
+                            "--grid", grid, "--threads", str(args.threads), "--json", path] + args.tile_args.split()
             g = run_one(f"tessera {algo} rep {r + 1}", cmd, path, args.timeout, cores["tessera"])
             if g is not None:
                 tessera.append(g)
