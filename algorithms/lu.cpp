@@ -32,6 +32,20 @@ index_t panel_offset(const TileLayout& l, int k, int i) {
   return l.row_offset(i) + panel_first_row(l, k, i) - (l.row_offset(t) + l.col_local_offset(k));
 }
 
+// Reorders seq, the panel's rows from its top (at least h, tile row t's
+// panel rows, and every row the plan's EXCHANGEs name), as column k's plan
+// moves them: SWAP inside the top tile row, then the EXCHANGEs.
+template <class T>
+void apply_plan(const T* plan, std::size_t B, index_t h, index_t* seq) {
+  const std::int64_t w = *lu_ints(plan, 0);
+  const std::int64_t* sw = lu_ints(plan, 2 + B);
+  const std::int64_t* xch = lu_ints(plan, 2 + 2 * B);
+  const std::vector<index_t> top(seq, seq + h);
+  for (index_t x = 0; x < h; ++x) seq[x] = top[sw[x]];
+  for (std::int64_t r = 0; r < w; ++r)
+    if (xch[r] >= 0) std::swap(seq[r], seq[xch[r]]);
+}
+
 }  // namespace
 
 LuPivot parse_lu_pivot(const std::string& name) {
@@ -225,20 +239,12 @@ std::vector<index_t> lu_row_permutation(const TileLayout& L, LuPivot pivot,
   std::vector<index_t> perm(static_cast<std::size_t>(L.m()));
   for (index_t x = 0; x < L.m(); ++x) perm[x] = x;
   if (pivot == LuPivot::None) return perm;
-  const std::size_t B = static_cast<std::size_t>(L.B());
-  std::vector<index_t> seg;
   for (int k = 0; k < L.tile_cols(); ++k) {
     const int t = L.col_top(k);
     const index_t r0 = L.row_offset(t) + L.col_local_offset(k), h = L.row_height(t) - L.col_local_offset(k);
     const T* plan = plan_of(k);
     if (!plan) throw std::logic_error("LU permutation: the plan of column " + std::to_string(k) + " is not here");
-    const std::int64_t w = *lu_ints(plan, 0);
-    const std::int64_t* sw = lu_ints(plan, 2 + B);
-    const std::int64_t* xch = lu_ints(plan, 2 + 2 * B);
-    seg.assign(perm.begin() + r0, perm.begin() + r0 + h);
-    for (index_t x = 0; x < h; ++x) perm[r0 + x] = seg[sw[x]];
-    for (std::int64_t r = 0; r < w; ++r)
-      if (xch[r] >= 0) std::swap(perm[r0 + r], perm[r0 + xch[r]]);
+    apply_plan(plan, static_cast<std::size_t>(L.B()), h, perm.data() + r0);
   }
   return perm;
 }
@@ -279,16 +285,9 @@ void LuExecutor<T>::write_plan(int k, const index_t* rows, index_t info) {
 template <class T>
 std::vector<index_t> LuExecutor<T>::plan_order(int k, index_t mk) const {
   const TileLayout& L = a_.layout();
-  const index_t h = L.row_height(L.col_top(k)) - L.col_local_offset(k);
-  const std::size_t B = b_.B();
-  const T* plan = b_.plan(k);
-  const std::int64_t w = *lu_ints(plan, 0);
-  const std::int64_t* sw = lu_ints(plan, 2 + B);
-  const std::int64_t* xch = lu_ints(plan, 2 + 2 * B);
   std::vector<index_t> order(static_cast<std::size_t>(mk));
-  for (index_t x = 0; x < mk; ++x) order[x] = x < h ? sw[x] : x;
-  for (std::int64_t r = 0; r < w; ++r)
-    if (xch[r] >= 0) std::swap(order[r], order[xch[r]]);
+  for (index_t x = 0; x < mk; ++x) order[x] = x;
+  apply_plan(b_.plan(k), b_.B(), L.row_height(L.col_top(k)) - L.col_local_offset(k), order.data());
   return order;
 }
 
