@@ -29,6 +29,7 @@
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
 #include "experiments/progress_file.hpp"
+#include "experiments/sim_failure_option.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/comm_model.hpp"
 #include "models/kernel_model.hpp"
@@ -49,35 +50,6 @@ struct BackendOptions {
   bool threads_from_cores = false;  // --threads not given with --gpus: from the node's cores
   std::optional<tessera::platform::SimFailure> fail;  // --fail: a host or link turned off in the simulation
 };
-
-// --fail's value: nodeK@SECONDS or link:NAME@SECONDS (whether the run has
-// that node or link is the simulation's to say: Simulation::schedule_failure).
-tessera::platform::SimFailure parse_fail(const std::string& spec) {
-  using tessera::platform::SimFailure;
-  const auto bad = [&](const std::string& why) { return tessera::InputError("--fail " + spec + ": " + why); };
-  const std::size_t at = spec.rfind('@');
-  if (at == std::string::npos)
-    throw bad("expected nodeK@SECONDS or link:NAME@SECONDS (e.g. node2@0.5, link:node1-net@0.5)");
-  SimFailure f;
-  f.spec = spec;
-  const std::string target = spec.substr(0, at), time = spec.substr(at + 1);
-  constexpr std::string_view kLink = "link:";
-  f.kind = target.rfind(kLink, 0) == 0 ? SimFailure::Kind::Link : SimFailure::Kind::Node;
-  f.name = f.kind == SimFailure::Kind::Link ? target.substr(kLink.size()) : target;
-  if (f.kind == SimFailure::Kind::Node && f.name.rfind("node", 0) != 0)
-    throw bad("'" + target + "' is neither a node (nodeK) nor a link (link:NAME)");
-  if (f.name.empty()) throw bad("'link:' is followed by no link name");
-  std::size_t used = 0;
-  try {
-    f.at_s = std::stod(time, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (time.empty() || used != time.size() || !std::isfinite(f.at_s))
-    throw bad("'" + time + "' is not a time in seconds");
-  if (f.at_s < 0) throw bad("the time " + time + " s is negative (simulated seconds since the run started)");
-  return f;
-}
 
 // An error already printed (on every rank); main() only exits with its status.
 struct Reported {
@@ -588,7 +560,7 @@ int main(int argc, char** argv) {
       backend.gpu_memory = cfg.emulated.memory_bytes;
     }
     if (fail_opt->count() > 0) {
-      backend.fail = parse_fail(fail_spec);
+      backend.fail = tessera::parse_fail_option(fail_spec);
       if (backend.backend != tessera::Backend::Sim)
         throw tessera::InputError("--fail " + fail_spec +
                                   " turns off a host or link of a simulated machine: add --backend sim --machine FILE");
