@@ -4,13 +4,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <set>
-#include <stdexcept>
 #include <string_view>
 #include <thread>
 #include <tuple>
@@ -23,11 +21,14 @@
 #include "algorithms/factorization.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/kernel_call.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/native_platform.hpp"
 
 namespace tessera::kernels {
 namespace {
+
+using calibration::KernelCall;
 
 // Whether `o` asks for kernel k: o.kernels lists it, or is empty and the kernel table calibrates k.
 bool wanted(const CalibrationOptions& o, std::uint16_t k) {
@@ -43,165 +44,6 @@ class Recorder final : public TaskSink {
 };
 
 auto key(const KernelShape& s) { return std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k, s.ib); }
-
-template <class T>
-void fill(std::vector<T>& v, std::uint64_t seed) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& e : v) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    e = static_cast<T>(static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5);
-  }
-}
-
-// One kernel call's operands, in `sets` copies.
-template <class T>
-class KernelCall {
- public:
-  KernelCall(const KernelShape& s, std::int64_t ib, int sets, std::uint64_t seed)
-      : s_(s), m_(s.m), n_(s.n), k_(s.k), ib_(ib) {
-    for (int c = 0; c < sets; ++c) sets_.push_back(make_set(seed * 31 + c));
-  }
-  static std::size_t set_bytes(const KernelShape& s, std::int64_t ib) {
-    const std::size_t m = s.m, n = s.n, k = std::max<std::int64_t>(s.k, 1);
-    std::size_t e = 0;
-    switch (s.kernel) {
-      case kPotf2p: e = 2 * m * n; break;
-      case kTrsm: e = n * n + 2 * m * n; break;
-      case kGsmm: e = m * k + n * k + m * n; break;
-      case kGsmmDiag: e = m * k + m * n; break;
-      case kGeqrt: e = 2 * m * n + 2 * ib * n; break;
-      case kLarfb: e = m * k + ib * k + m * n + ib * n; break;
-      case kTsqrt: e = 2 * (n * n + m * n) + 2 * ib * n; break;
-      case kSsrfb: e = m * k + ib * k + k * n + m * n + ib * n; break;
-      default: break;
-    }
-    return e * sizeof(T);
-  }
-  int sets() const { return static_cast<int>(sets_.size()); }
-
-  // Puts back the operands a call overwrites in a way that would change the
-  // next call's speed (untimed).
-  void prepare(int c) {
-    Set& x = sets_[c];
-    switch (s_.kernel) {
-      case kPotf2p:
-      case kTrsm:
-      case kGeqrt: std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T)); break;
-      case kTsqrt:
-        std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T));
-        std::memcpy(x.b.data(), x.b0.data(), x.b.size() * sizeof(T));
-        break;
-      default: break;
-    }
-  }
-
-  void run(int c) {
-    Set& x = sets_[c];
-    switch (s_.kernel) {
-      case kPotf2p:
-        if (potf2p<T>(m_, n_, x.a.data(), m_) != 0) throw std::logic_error("calibration: POTF2' input not SPD");
-        break;
-      case kTrsm: trsm<T>(m_, n_, x.b.data(), n_, x.a.data(), m_); break;
-      case kGsmm: gsmm<T>(m_, n_, k_, x.a.data(), m_, x.b.data(), n_, x.c.data(), m_); break;
-      case kGsmmDiag: gsmm_diag<T>(m_, n_, k_, x.a.data(), m_, x.c.data(), m_); break;
-      case kGeqrt: geqrt<T>(m_, n_, ib_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
-      case kLarfb: larfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.c.data(), m_, x.w.data()); break;
-      case kTsqrt: tsqrt<T>(m_, n_, ib_, x.b.data(), n_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
-      case kSsrfb:
-        ssrfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.a.data(), k_, x.c.data(), m_, x.w.data());
-        break;
-      default: throw std::logic_error("calibration: no benchmark for kernel " + std::to_string(s_.kernel));
-    }
-  }
-
- private:
-  struct Set {
-    std::vector<T> a, a0, b, b0, c, t, w;
-  };
-  Set make_set(std::uint64_t seed) {
-    Set x;
-    const auto sz = [](std::int64_t r, std::int64_t c) { return static_cast<std::size_t>(r * c); };
-    switch (s_.kernel) {
-      case kPotf2p:
-        // Diagonally dominant top block: SPD.
-        x.a0.resize(sz(m_, n_));
-        fill(x.a0, seed);
-        for (std::int64_t i = 0; i < n_; ++i) x.a0[i + i * m_] += T(2 * n_);
-        for (std::int64_t j = 0; j < n_; ++j)
-          for (std::int64_t i = j + 1; i < n_; ++i) x.a0[j + i * m_] = x.a0[i + j * m_];
-        x.a = x.a0;
-        break;
-      case kTrsm:
-        x.b.resize(sz(n_, n_));
-        fill(x.b, seed);
-        for (std::int64_t i = 0; i < n_; ++i) x.b[i + i * n_] += T(n_);
-        x.a0.resize(sz(m_, n_));
-        fill(x.a0, seed + 1);
-        x.a = x.a0;
-        break;
-      case kGsmm:
-        x.a.resize(sz(m_, k_));
-        x.b.resize(sz(n_, k_));
-        x.c.resize(sz(m_, n_));
-        fill(x.a, seed), fill(x.b, seed + 1), fill(x.c, seed + 2);
-        break;
-      case kGsmmDiag:
-        x.a.resize(sz(m_, k_));
-        x.c.resize(sz(m_, n_));
-        fill(x.a, seed), fill(x.c, seed + 2);
-        break;
-      case kGeqrt:
-        x.a0.resize(sz(m_, n_));
-        fill(x.a0, seed);
-        x.a = x.a0;
-        x.t.resize(sz(ib_, n_));
-        x.w.resize(sz(ib_, n_));
-        break;
-      case kLarfb:
-        // V and T from a real GEQRT of an m×k panel.
-        x.b.resize(sz(m_, k_));
-        fill(x.b, seed);
-        x.t.resize(sz(ib_, k_));
-        x.w.resize(sz(ib_, std::max(n_, k_)));
-        geqrt<T>(m_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
-        x.c.resize(sz(m_, n_));
-        fill(x.c, seed + 2);
-        break;
-      case kTsqrt:
-        x.b0.resize(sz(n_, n_));
-        fill(x.b0, seed);
-        for (std::int64_t i = 0; i < n_; ++i) x.b0[i + i * n_] += T(n_);
-        x.b = x.b0;
-        x.a0.resize(sz(m_, n_));
-        fill(x.a0, seed + 1);
-        x.a = x.a0;
-        x.t.resize(sz(ib_, n_));
-        x.w.resize(sz(ib_, n_));
-        break;
-      case kSsrfb: {
-        // V and T from a real TSQRT of [R (k×k); A (m×k)].
-        std::vector<T> r(sz(k_, k_));
-        fill(r, seed + 3);
-        for (std::int64_t i = 0; i < k_; ++i) r[i + i * k_] += T(k_);
-        x.b.resize(sz(m_, k_));
-        fill(x.b, seed);
-        x.t.resize(sz(ib_, k_));
-        x.w.resize(sz(ib_, std::max(n_, k_)));
-        tsqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
-        x.a.resize(sz(k_, n_));
-        x.c.resize(sz(m_, n_));
-        fill(x.a, seed + 1), fill(x.c, seed + 2);
-        break;
-      }
-      default: throw std::logic_error("calibration: no benchmark for kernel " + std::to_string(s_.kernel));
-    }
-    return x;
-  }
-
-  KernelShape s_;
-  std::int64_t m_, n_, k_, ib_;
-  std::vector<Set> sets_;
-};
 
 double quantile(const std::vector<double>& sorted, double q) {
   const double pos = q * static_cast<double>(sorted.size() - 1);

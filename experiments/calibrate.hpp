@@ -8,8 +8,9 @@
 // Method, per shape: the kernel's operands are allocated in a few copies
 // (rotated call by call so a call does not find the previous call's operands
 // in L1/L2, as the runtime's tasks mostly do not); operands a kernel would
-// drive towards denormals or non-SPD input (POTF2', TRSM, GEQRT, TSQRT) are
-// restored from a pristine copy before each call, outside the timed region;
+// drive towards denormals or non-SPD input (POTF2', TRSM, GEQRT, TSQRT; LU's
+// PANEL, DIAG, TRSM_L, TRSM_U) are restored from a pristine copy before each
+// call, outside the timed region (experiments/kernel_call.hpp);
 // a few untimed warm-up calls; then per-call steady-clock times until both a
 // minimum count and a minimum total time are reached. Median = the model's
 // time; spread = interquartile range.
@@ -34,8 +35,8 @@ struct CalibrationOptions {
   std::vector<std::uint16_t> kernels;
   // Square tile sizes B measured for every kernel (m = n = k = B).
   std::vector<std::int64_t> sizes = {64, 128, 192, 256, 320, 384, 512};
-  // Also measure every distinct shape that the runtime's Cholesky and QR run
-  // for these matrix orders with the default tiles (base/tile_layout.cpp
+  // Also measure every distinct shape that the registered factorizations run
+  // (LU with its default, partial pivoting) for these matrix orders with the default tiles (base/tile_layout.cpp
   // default_tiles), for each thread count 1..max(concurrency): the remainder
   // tiles' shapes then need no interpolation.
   std::vector<std::int64_t> for_n = {2048, 4096, 8192};

@@ -42,6 +42,7 @@ double PeakEfficiencyModel::tile_size(const KernelShape& s) {
 
 double PeakEfficiencyModel::seconds(const KernelShape& s) const {
   const double flops = kernel_flops(s);
+  // A kernel without a flop formula (LU's row moves) takes 0 s: row moves are not modeled yet.
   if (flops <= 0) return 0;
   const int p = precision_index(s.precision);
   const auto it = peak_.find(s.kernel);
@@ -70,6 +71,10 @@ CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
 double CalibratedModel::seconds(const KernelShape& s) const {
   if (const auto hit = exact_.find(std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k)); hit != exact_.end())
     return hit->second;
+  // A kernel without a flop formula (LU's row moves: GATHER, SCATTER, PIVOTS,
+  // SWAP, EXCHANGE) takes 0 s unless measured exactly: row moves are not
+  // modeled yet (PeakEfficiencyModel gives them 0 s too).
+  if (const KernelInfo* r = kernel_info(s.kernel); !r || !r->flops) return 0;
   const auto it = by_flops_.find({s.kernel, s.precision});
   if (it == by_flops_.end())
     throw InputError("kernel model '" + name_ + "' has no measurement of kernel " + kernel_key(s.kernel) +

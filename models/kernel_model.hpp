@@ -81,8 +81,9 @@ class CalibratedModel final : public KernelTimeModel {
   // A measured shape gives its median exactly. Otherwise the measured shapes
   // of the kernel and precision are ordered by flop count and the rate
   // (flop/s) is interpolated linearly in flops between the two that bracket
-  // the call, beyond them the nearest one's rate is kept. Throws InputError
-  // for a kernel or precision the table has no measurement of.
+  // the call, beyond them the nearest one's rate is kept. A kernel without a
+  // flop formula (LU's row moves) takes 0 s unless measured exactly. Throws
+  // InputError for another kernel or precision the table has no measurement of.
   double seconds(const KernelShape& s) const override;
   const std::vector<Entry>& entries() const { return entries_; }
 

@@ -102,20 +102,27 @@ TEST(KernelTable, DimsAndInnerBlocking) {
 TEST(KernelTable, CalibratedKernelsInFamilyOrder) {
   const std::vector<std::uint16_t> chol = {kPotf2p, kTrsm, kGsmmDiag, kGsmm};
   const std::vector<std::uint16_t> qr = {kGeqrt, kLarfb, kTsqrt, kSsrfb};
+  // LU's flop-bearing kernels; its row moves (no flop formula) are not calibrated.
+  const std::vector<std::uint16_t> lu = {kLuLeaf, kLuMerge, kLuPanel, kLuDiag, kLuTrsmL, kLuTrsmU, kLuGemm};
   std::vector<std::uint16_t> all = chol;
   all.insert(all.end(), qr.begin(), qr.end());
+  all.insert(all.end(), lu.begin(), lu.end());
   EXPECT_EQ(calibrated_kernels(), all);
   EXPECT_EQ(calibrated_kernels("cholesky"), chol);
   EXPECT_EQ(calibrated_kernels("qr"), qr);
-  EXPECT_TRUE(calibrated_kernels("lu").empty());
-  EXPECT_EQ(kernel_families(), (std::vector<std::string_view>{"cholesky", "qr"}));
-  for (const std::uint16_t id : {kLarfbQ, kSsrfbQ, kNop, kCheckQr, kCheckGram})
+  EXPECT_EQ(calibrated_kernels("lu"), lu);
+  EXPECT_EQ(kernel_families(), (std::vector<std::string_view>{"cholesky", "qr", "lu"}));
+  for (const std::uint16_t id :
+       {kLarfbQ, kSsrfbQ, kNop, kCheckQr, kCheckGram, kLuGather, kLuScatter, kLuPivots, kLuSwap, kLuExchange})
     EXPECT_FALSE(kernel_info(id)->calibrated) << kernel_name(id);
 }
 
 TEST(KernelTable, KnownKeysText) {
   const std::string calibrated = kernel_keys_text(KernelKeys::kCalibrated);
-  EXPECT_EQ(calibrated, "potf2p, trsm, gsmm_diag, gsmm, geqrt, larfb, tsqrt, ssrfb");
+  EXPECT_EQ(
+      calibrated,
+      "potf2p, trsm, gsmm_diag, gsmm, geqrt, larfb, tsqrt, ssrfb, lu_leaf, lu_merge, lu_panel, lu_diag, lu_trsm_l, "
+      "lu_trsm_u, lu_gemm");
   for (const std::uint16_t id : calibrated_kernels())
     EXPECT_NE(calibrated.find(kernel_key(id)), std::string::npos) << kernel_key(id);
   const std::string all = kernel_keys_text();

@@ -9,6 +9,7 @@
 
 #include "../test_helpers.hpp"
 #include "algorithms/cholesky.hpp"
+#include "algorithms/lu.hpp"
 #include "algorithms/qr.hpp"
 #include "base/kernel_table.hpp"
 #include "base/tile_layout.hpp"
@@ -45,15 +46,22 @@ TEST(Calibrate, ShapesCoverTheRuntimesCalls) {
   for (const char p : {'d', 's'})
     for (int threads : {1, 2}) {
       const TileLayout L(1000, 1000, default_tiles(1000, 1000, threads, p == 's').B, 1, 0);
-      Recorder chol, qr;
+      Recorder chol, qr, lu;
       cholesky_tasks(L, chol);
       qr_tasks(L, qr);
+      lu_tasks(L, LuOptions{}, lu);
       for (const auto& t : chol.tasks) {
         const KernelShape s = cholesky_shape(L, t, p);
         EXPECT_TRUE(measured.count({s.kernel, p, s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
       }
       for (const auto& t : qr.tasks) {
         const KernelShape s = qr_shape(L, t, p, 32);
+        EXPECT_TRUE(measured.count({s.kernel, p, s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
+      }
+      // LU's default (partial pivoting) calls; its row moves are not calibrated.
+      for (const auto& t : lu.tasks) {
+        const KernelShape s = lu_shape(L, t, p);
+        if (!kernel_info(s.kernel)->calibrated || s.m < 1) continue;
         EXPECT_TRUE(measured.count({s.kernel, p, s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
       }
     }
@@ -63,7 +71,8 @@ TEST(Calibrate, MeasurementIsPositiveWithSpread) {
   kernels::CalibrationOptions o;
   o.min_reps = 5;
   o.min_time_s = 0.002;
-  for (const std::uint16_t k : {kPotf2p, kTrsm, kGsmm, kGsmmDiag, kGeqrt, kLarfb, kTsqrt, kSsrfb}) {
+  for (const std::uint16_t k : {kPotf2p, kTrsm, kGsmm, kGsmmDiag, kGeqrt, kLarfb, kTsqrt, kSsrfb, kLuLeaf, kLuMerge,
+                                kLuPanel, kLuDiag, kLuTrsmL, kLuTrsmU, kLuGemm}) {
     const auto m = kernels::measure_kernel(KernelShape{k, 's', 48, 40, 40}, 2, o);
     EXPECT_GT(m.median_s, 0) << kernel_name(k);
     EXPECT_GE(m.spread_s, 0);
@@ -114,6 +123,40 @@ TEST(CalibrateCli, QuickFileLoadsAndDrivesASimulatedRun) {
                   " > /dev/null 2> " + dir.path() + "/err.txt"),
             2);
   EXPECT_NE(test::read_text(dir.path() + "/err.txt").find("geqrt"), std::string::npos);
+}
+
+// LU's kernels are in the default list, and a quick calibration of them
+// drives a simulated LU run (its row moves take no modeled time).
+TEST(CalibrateCli, LuKernelsAreListedAndDriveASimulatedRun) {
+  test::TempDir dir;
+  ASSERT_EQ(
+      shell(std::string(TESSERA_BIN) + " calibrate --list --precision d --for-n 1000 > " + dir.path() + "/list.txt"),
+      0);
+  const std::string list = test::read_text(dir.path() + "/list.txt");
+  for (const std::uint16_t k : calibrated_kernels("lu"))
+    EXPECT_NE(list.find(std::string(kernel_name(k)) + " "), std::string::npos) << kernel_name(k);
+  EXPECT_EQ(list.find("LU_GATHER"), std::string::npos);
+
+  std::string keys;
+  for (const std::uint16_t k : calibrated_kernels("lu")) keys += (keys.empty() ? "" : ",") + std::string(kernel_key(k));
+  const std::string file = dir.path() + "/cal.json";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --quick --precision d --kernels " + keys +
+                  " --sizes 64 --for-n 0 --out " + file + " > " + dir.path() + "/out.txt"),
+            0)
+      << test::read_text(dir.path() + "/out.txt");
+  const auto m = platform::Machine::load(file);
+  const auto* cal = dynamic_cast<const models::CalibratedModel*>(&m.core_model(1));
+  ASSERT_NE(cal, nullptr);
+  EXPECT_EQ(cal->entries().size(), calibrated_kernels("lu").size());
+  for (const auto& e : cal->entries()) EXPECT_GT(e.median_s, 0) << kernel_key(e.kernel);
+  for (const char* pivot : {"partial", "tournament"}) {
+    const std::string json = dir.path() + "/run.json";
+    ASSERT_EQ(shell(std::string(TESSERA_BIN) + " run --algo lu --pivot " + pivot +
+                    " --n 512 --B 64 --backend sim --machine " + file + " --json " + json + " > /dev/null"),
+              0)
+        << pivot;
+    EXPECT_GT(nlohmann::json::parse(test::read_text(json)).at("time_s").get<double>(), 0) << pivot;
+  }
 }
 
 TEST(CalibrateCli, BadOptionsAreRejected) {

@@ -53,4 +53,18 @@ TEST(KernelModels, CalibratedFailsClearlyWithoutData) {
   EXPECT_THROW(m.seconds({kGsmm, 's', 100, 100, 100}), InputError);
 }
 
+// LU's row moves have no flop formula and are not calibrated: every model
+// gives them 0 s (not modeled yet), a calibrated one without a measurement too.
+TEST(KernelModels, RowMovesTakeNoModeledTime) {
+  const CalibratedModel cal("vm", {{kLuGemm, 'd', 100, 100, 100, 2e-4, 0}});
+  const PeakEfficiencyModel peak({10, 20}, {}, {});
+  for (const std::uint16_t k : {kLuGather, kLuScatter, kLuPivots, kLuSwap, kLuExchange}) {
+    EXPECT_EQ(cal.seconds({k, 'd', 100, 100}), 0) << kernel_name(k);
+    EXPECT_EQ(cal.seconds({k, 's', 100, 100}), 0) << kernel_name(k);
+    EXPECT_EQ(peak.seconds({k, 'd', 100, 100}), 0) << kernel_name(k);
+  }
+  EXPECT_EQ(cal.seconds({kLuGemm, 'd', 100, 100, 100}), 2e-4);
+  EXPECT_THROW(cal.seconds({kLuPanel, 'd', 100, 100}), InputError);
+}
+
 }  // namespace

@@ -1,0 +1,248 @@
+#pragma once
+// One kernel call's operands and the call itself, as `tessera calibrate`
+// (experiments/calibrate.cpp) times it: the operands in a few copies, what a
+// call overwrites put back before the next (prepare, untimed), the call
+// (run). One case per calibrated kernel of the kernel table; LU's are the
+// kernels/cpu/lu_kernels.hpp calls the CPU TileKernels make.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "base/kernel_table.hpp"
+#include "base/task.hpp"
+#include "kernels/cpu/lu_kernels.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
+
+namespace tessera::kernels::calibration {
+
+template <class T>
+void fill(std::vector<T>& v, std::uint64_t seed) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& e : v) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    e = static_cast<T>(static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5);
+  }
+}
+
+// One kernel call's operands, in `sets` copies.
+template <class T>
+class KernelCall {
+ public:
+  KernelCall(const KernelShape& s, std::int64_t ib, int sets, std::uint64_t seed)
+      : s_(s), m_(s.m), n_(s.n), k_(s.k), ib_(ib) {
+    for (int c = 0; c < sets; ++c) sets_.push_back(make_set(seed * 31 + c));
+  }
+  static std::size_t set_bytes(const KernelShape& s, std::int64_t ib) {
+    const std::size_t m = s.m, n = s.n, k = std::max<std::int64_t>(s.k, 1);
+    std::size_t e = 0;
+    switch (s.kernel) {
+      case kPotf2p: e = 2 * m * n; break;
+      case kTrsm: e = n * n + 2 * m * n; break;
+      case kGsmm: e = m * k + n * k + m * n; break;
+      case kGsmmDiag: e = m * k + m * n; break;
+      case kGeqrt: e = 2 * m * n + 2 * ib * n; break;
+      case kLarfb: e = m * k + ib * k + m * n + ib * n; break;
+      case kTsqrt: e = 2 * (n * n + m * n) + 2 * ib * n; break;
+      case kSsrfb: e = m * k + ib * k + k * n + m * n + ib * n; break;
+      case kLuLeaf:
+      case kLuMerge: e = m * n + std::min(m, n); break;
+      case kLuPanel: e = 2 * m * n + std::min(m, n); break;
+      case kLuDiag: e = 2 * m * n; break;
+      case kLuTrsmL: e = n * n + 2 * m * n; break;
+      case kLuTrsmU: e = m * m + 2 * m * n; break;
+      case kLuGemm: e = m * k + k * n + m * n; break;
+      default: break;
+    }
+    return e * sizeof(T);
+  }
+  int sets() const { return static_cast<int>(sets_.size()); }
+
+  // Puts back the operands a call overwrites in a way that would change the
+  // next call's speed (untimed).
+  void prepare(int c) {
+    Set& x = sets_[c];
+    switch (s_.kernel) {
+      case kPotf2p:
+      case kTrsm:
+      case kGeqrt:
+      case kLuPanel:
+      case kLuDiag:
+      case kLuTrsmL:
+      case kLuTrsmU: std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T)); break;
+      case kTsqrt:
+        std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T));
+        std::memcpy(x.b.data(), x.b0.data(), x.b.size() * sizeof(T));
+        break;
+      default: break;
+    }
+  }
+
+  void run(int c) {
+    Set& x = sets_[c];
+    switch (s_.kernel) {
+      case kPotf2p:
+        if (potf2p<T>(m_, n_, x.a.data(), m_) != 0) throw std::logic_error("calibration: POTF2' input not SPD");
+        break;
+      case kTrsm: trsm<T>(m_, n_, x.b.data(), n_, x.a.data(), m_); break;
+      case kGsmm: gsmm<T>(m_, n_, k_, x.a.data(), m_, x.b.data(), n_, x.c.data(), m_); break;
+      case kGsmmDiag: gsmm_diag<T>(m_, n_, k_, x.a.data(), m_, x.c.data(), m_); break;
+      case kGeqrt: geqrt<T>(m_, n_, ib_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
+      case kLarfb: larfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.c.data(), m_, x.w.data()); break;
+      case kTsqrt: tsqrt<T>(m_, n_, ib_, x.b.data(), n_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
+      case kSsrfb:
+        ssrfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.a.data(), k_, x.c.data(), m_, x.w.data());
+        break;
+      // LEAF and MERGE: GEPP's selection on a copy it makes itself (the input stays as it is).
+      case kLuLeaf:
+      case kLuMerge: select_pivot_rows<T>(m_, n_, x.a.data(), m_, x.piv.data()); break;
+      // PANEL: GEPP in place, as the runtime runs it on the gathered panel (prepare restores the input).
+      case kLuPanel: getrf_panel<T>(m_, n_, x.a.data(), m_, x.piv.data()); break;
+      case kLuDiag:
+        if (getrf_nopiv<T>(m_, n_, x.a.data(), m_) != 0)
+          throw std::logic_error("calibration: LU_DIAG met a zero pivot");
+        break;
+      case kLuTrsmL: trsm_upper_right<T>(m_, n_, x.b.data(), n_, x.a.data(), m_); break;
+      case kLuTrsmU: trsm_unit_lower<T>(m_, n_, x.b.data(), m_, x.a.data(), m_); break;
+      case kLuGemm: gemm_update<T>(m_, n_, k_, x.a.data(), m_, x.b.data(), k_, x.c.data(), m_); break;
+      default: throw std::logic_error("calibration: no benchmark for kernel " + std::to_string(s_.kernel));
+    }
+  }
+
+ private:
+  struct Set {
+    std::vector<T> a, a0, b, b0, c, t, w;
+    std::vector<index_t> piv;  // LU: pivot rows
+  };
+  Set make_set(std::uint64_t seed) {
+    Set x;
+    const auto sz = [](std::int64_t r, std::int64_t c) { return static_cast<std::size_t>(r * c); };
+    switch (s_.kernel) {
+      case kPotf2p:
+        // Diagonally dominant top block: SPD.
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed);
+        for (std::int64_t i = 0; i < n_; ++i) x.a0[i + i * m_] += T(2 * n_);
+        for (std::int64_t j = 0; j < n_; ++j)
+          for (std::int64_t i = j + 1; i < n_; ++i) x.a0[j + i * m_] = x.a0[i + j * m_];
+        x.a = x.a0;
+        break;
+      case kTrsm:
+        x.b.resize(sz(n_, n_));
+        fill(x.b, seed);
+        for (std::int64_t i = 0; i < n_; ++i) x.b[i + i * n_] += T(n_);
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed + 1);
+        x.a = x.a0;
+        break;
+      case kGsmm:
+        x.a.resize(sz(m_, k_));
+        x.b.resize(sz(n_, k_));
+        x.c.resize(sz(m_, n_));
+        fill(x.a, seed), fill(x.b, seed + 1), fill(x.c, seed + 2);
+        break;
+      case kGsmmDiag:
+        x.a.resize(sz(m_, k_));
+        x.c.resize(sz(m_, n_));
+        fill(x.a, seed), fill(x.c, seed + 2);
+        break;
+      case kGeqrt:
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed);
+        x.a = x.a0;
+        x.t.resize(sz(ib_, n_));
+        x.w.resize(sz(ib_, n_));
+        break;
+      case kLarfb:
+        // V and T from a real GEQRT of an m×k panel.
+        x.b.resize(sz(m_, k_));
+        fill(x.b, seed);
+        x.t.resize(sz(ib_, k_));
+        x.w.resize(sz(ib_, std::max(n_, k_)));
+        geqrt<T>(m_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        x.c.resize(sz(m_, n_));
+        fill(x.c, seed + 2);
+        break;
+      case kTsqrt:
+        x.b0.resize(sz(n_, n_));
+        fill(x.b0, seed);
+        for (std::int64_t i = 0; i < n_; ++i) x.b0[i + i * n_] += T(n_);
+        x.b = x.b0;
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed + 1);
+        x.a = x.a0;
+        x.t.resize(sz(ib_, n_));
+        x.w.resize(sz(ib_, n_));
+        break;
+      case kSsrfb: {
+        // V and T from a real TSQRT of [R (k×k); A (m×k)].
+        std::vector<T> r(sz(k_, k_));
+        fill(r, seed + 3);
+        for (std::int64_t i = 0; i < k_; ++i) r[i + i * k_] += T(k_);
+        x.b.resize(sz(m_, k_));
+        fill(x.b, seed);
+        x.t.resize(sz(ib_, k_));
+        x.w.resize(sz(ib_, std::max(n_, k_)));
+        tsqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        x.a.resize(sz(k_, n_));
+        x.c.resize(sz(m_, n_));
+        fill(x.a, seed + 1), fill(x.c, seed + 2);
+        break;
+      }
+      case kLuLeaf:
+      case kLuMerge:
+        x.a.resize(sz(m_, n_));
+        fill(x.a, seed);
+        x.piv.resize(static_cast<std::size_t>(std::min(m_, n_)));
+        break;
+      case kLuPanel:
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed);
+        x.a = x.a0;
+        x.piv.resize(static_cast<std::size_t>(std::min(m_, n_)));
+        break;
+      case kLuDiag:
+        // Diagonally dominant: no pivoting needed, no zero pivot.
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed);
+        for (std::int64_t i = 0; i < std::min(m_, n_); ++i) x.a0[i + i * m_] += T(2 * n_);
+        x.a = x.a0;
+        break;
+      case kLuTrsmL:
+        // U n×n upper with a dominant diagonal: A U^{-1} stays of the order of A.
+        x.b.resize(sz(n_, n_));
+        fill(x.b, seed);
+        for (std::int64_t i = 0; i < n_; ++i) x.b[i + i * n_] += T(n_);
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed + 1);
+        x.a = x.a0;
+        break;
+      case kLuTrsmU:
+        // L m×m unit lower with entries below the diagonal of at most 1/(2m): L^{-1} A stays of the order of A
+        // (a unit triangle with O(1) random entries has an inverse that grows exponentially with m).
+        x.b.resize(sz(m_, m_));
+        fill(x.b, seed);
+        for (T& e : x.b) e /= T(m_);
+        x.a0.resize(sz(m_, n_));
+        fill(x.a0, seed + 1);
+        x.a = x.a0;
+        break;
+      case kLuGemm:
+        x.a.resize(sz(m_, k_));
+        x.b.resize(sz(k_, n_));
+        x.c.resize(sz(m_, n_));
+        fill(x.a, seed), fill(x.b, seed + 1), fill(x.c, seed + 2);
+        break;
+      default: throw std::logic_error("calibration: no benchmark for kernel " + std::to_string(s_.kernel));
+    }
+    return x;
+  }
+
+  KernelShape s_;
+  std::int64_t m_, n_, k_, ib_;
+  std::vector<Set> sets_;
+};
+
+}  // namespace tessera::kernels::calibration
