@@ -1,0 +1,259 @@
+// More README claims about the command line that no other test pinned
+// (issue 17 point 6), each through the `tessera` binary as a user runs it:
+// the summary line of the README's example, the JSON fields and the
+// defaults of the options table, the GFlop/s counts, --dist, the options that
+// only a simulated run takes, a simulated cluster's JSON and cost line, and
+// a GPU run's JSON, imbalance ratio and default thread count.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cli_expect.hpp"
+#include "test_helpers.hpp"
+
+namespace tessera::test::cli {
+namespace {
+
+using tessera::test::TempDir;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+const std::string kKeeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// A successful run with --json: exit 0, nothing on stderr, `lines` lines on
+// stdout (2 for a simulated run: the summary and its cost); returns the JSON
+// and, in `out`, stdout.
+nlohmann::json run_ok(const TempDir& dir, std::vector<std::string> args, int lines = 1, std::string* out = nullptr) {
+  const std::string json = dir.path() + "/r.json";
+  std::remove(json.c_str());
+  args.insert(args.end(), {"--json", json});
+  SCOPED_TRACE("tessera" + join(args));
+  const Outcome o = run_tessera(args);
+  EXPECT_TRUE(o.exited && o.status == 0) << o;
+  EXPECT_EQ(o.err, "") << o;
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), lines) << o;
+  if (out) *out = o.out;
+  return read_json(json);
+}
+
+std::vector<std::string> sim(std::vector<std::string> extra, const std::string& algo = "cholesky") {
+  auto a = base(std::move(extra), algo);
+  a.insert(a.end(), {"--backend", "sim", "--machine", kKeeneland});
+  return a;
+}
+
+// README "Command line": the example summary line, field by field, for the
+// same command (QR of a 700 x 500 matrix, B = 64, 2 threads, checked).
+TEST(CliClaims2, SummaryLineOfTheReadmeExample) {
+  TempDir dir;
+  std::string out;
+  run_ok(dir, base({"--m", "700", "--n", "500", "--B", "64", "--threads", "2", "--check"}, "qr"), 1, &out);
+  EXPECT_TRUE(std::regex_match(out, std::regex("qr +tile d 700x500 B=64 s=1 b=0 tiles=11x8 threads=2 backend=native "
+                                               "time=[0-9.]+s gflops=[0-9.]+ residual=[0-9.e-]+ orth=[0-9.e-]+ ok\n")))
+      << out;
+}
+
+// The JSON fields the README lists and the options table's defaults
+// (--s 1, --ib 32, --precision d, --seed 1, --impl tile, --backend native,
+// --m = n, --threads 1), and busy_s with one entry per compute thread.
+TEST(CliClaims2, JsonFieldsAndDefaults) {
+  TempDir dir;
+  const auto q = run_ok(dir, base({"--m", "700", "--n", "500", "--B", "64", "--threads", "2", "--check"}, "qr"));
+  EXPECT_EQ(q.at("impl"), "tile");
+  EXPECT_EQ(q.at("backend"), "native");
+  EXPECT_EQ(q.at("ib"), 32);
+  EXPECT_EQ(q.at("s"), 1);
+  EXPECT_EQ(q.at("seed"), 1);
+  EXPECT_EQ(q.at("precision"), "d");
+  EXPECT_TRUE(q.at("input").is_null());
+  EXPECT_EQ(q.at("tiles"), nlohmann::json::array({11, 8}));
+  EXPECT_EQ(q.at("busy_s").size(), 2u);
+  EXPECT_DOUBLE_EQ(q.at("residual_threshold").get<double>(), 30.0);
+  EXPECT_TRUE(q.at("blas_core").is_string());
+  EXPECT_GT(q.at("tasks").get<int>(), 0);
+  const auto c = run_ok(dir, base({"--n", "200", "--B", "40"}));
+  EXPECT_EQ(c.at("m"), 200);
+  EXPECT_EQ(c.at("threads"), 1);
+  EXPECT_EQ(c.at("busy_s").size(), 1u);
+  EXPECT_EQ(c.at("tiles"), nlohmann::json::array({5, 5}));
+}
+
+// "GFlop/s uses the standard counts n³/3 for Cholesky and 2mn² − 2n³/3 for QR",
+// over time_s.
+TEST(CliClaims2, GflopsUseTheStandardCounts) {
+  TempDir dir;
+  const double m = 700, n = 500;
+  const auto q = run_ok(dir, base({"--m", "700", "--n", "500", "--B", "64", "--threads", "2"}, "qr"));
+  EXPECT_NEAR(q.at("gflops").get<double>() * q.at("time_s").get<double>() * 1e9, 2 * m * n * n - 2 * n * n * n / 3,
+              1e-9 * m * n * n);
+  const auto c = run_ok(dir, base({"--n", "500", "--B", "64", "--threads", "2"}));
+  EXPECT_NEAR(c.at("gflops").get<double>() * c.at("time_s").get<double>() * 1e9, n * n * n / 3, 1e-9 * n * n * n);
+}
+
+// --B's default: 320 in double, 384 in single, lowered in steps of 64 (down
+// to 64) until there are about 2 tile columns per thread, at most min(m, n);
+// --b's: B/(2s).
+TEST(CliClaims2, DefaultTileSizeFollowsThreads) {
+  TempDir dir;
+  EXPECT_EQ(run_ok(dir, base({"--n", "1000", "--threads", "2"})).at("B"), 192);  // 320, 256: 3 columns < 4
+  EXPECT_EQ(run_ok(dir, base({"--n", "1000", "--threads", "4"})).at("B"), 64);   // 128: 7 columns < 8
+}
+
+TEST(CliClaims2, DefaultTileSizeAtMostTheMatrixAndNarrowWidth) {
+  TempDir dir;
+  EXPECT_EQ(run_ok(dir, base({"--n", "50"})).at("B"), 50);
+  EXPECT_EQ(run_ok(dir, base({"--n", "600", "--B", "120", "--s", "3"})).at("b"), 20);
+}
+
+TEST(CliClaims2, DefaultTileSizeByPrecision) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid (the large cases run as phantom simulations)";
+  TempDir dir;
+  EXPECT_EQ(run_ok(dir, sim({"--n", "4096", "--threads", "1"}), 2).at("B"), 320);
+  EXPECT_EQ(run_ok(dir, sim({"--n", "4096", "--threads", "1", "--precision", "s"}), 2).at("B"), 384);
+}
+
+// --dist: the three maps run and pass the check on one node.
+TEST(CliClaims2, DistributionsRunOnOneNode) {
+  TempDir dir;
+  for (const char* d : {"multi-level", "block-cyclic-2d", "column-cyclic"})
+    EXPECT_EQ(run_ok(dir, base({"--n", "300", "--B", "60", "--s", "2", "--threads", "2", "--dist", d, "--check"}))
+                  .at("check_passed"),
+              true)
+        << d;
+}
+
+// Another name exits 2; block-cyclic-2d refuses --gpus, column-cyclic a grid of nodes.
+TEST(CliClaims2, DistributionsRefused) {
+  expect_rejected(kInvalidInput, base({"--n", "300", "--dist", "bogus"}), {"--dist", "'bogus'"});
+  expect_rejected(kInvalidInput, base({"--n", "300", "--B", "60", "--dist", "block-cyclic-2d", "--gpus", "1"}),
+                  {"--dist block-cyclic-2d", "--gpus 1"});
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  expect_rejected(kInvalidInput, sim({"--n", "300", "--grid", "1x2", "--dist", "column-cyclic"}),
+                  {"--dist column-cyclic", "--grid 1x2"});
+}
+
+// On a 2x2 cluster with s = 2 the maps place tiles differently, so the messages differ.
+TEST(CliClaims2, DistributionsChangeAClustersMessages) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  const std::vector<std::string> shape = {"--n", "2000", "--B", "200", "--s", "2", "--grid", "2x2", "--threads", "2"};
+  auto ml = shape, bc = shape;
+  bc.insert(bc.end(), {"--dist", "block-cyclic-2d"});
+  EXPECT_NE(run_ok(dir, sim(ml), 2).at("comm").at("max_words"), run_ok(dir, sim(bc), 2).at("comm").at("max_words"));
+}
+
+// Options of simulated runs, and pairings the README rules out, exit 2 naming them.
+TEST(CliClaims2, NativeRunsRefuseSimulatedOptionsAndBadPairs) {
+  expect_rejected(kInvalidInput, base({"--n", "300", "--machine", kKeeneland}), {"--machine", "--backend sim"});
+  expect_rejected(kInvalidInput, base({"--n", "300", "--b", "auto"}), {"--b auto", "--gpus"});
+  expect_rejected(kInvalidInput, base({"--n", "300", "--grid", "0x2"}), {"--grid 0x2"});
+}
+
+TEST(CliClaims2, SimulatedRunsRefuseWhatTheyCannotDo) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  expect_rejected(kInvalidInput, sim({"--n", "300", "--impl", "lapack"}), {"--impl lapack"});
+  expect_rejected(kInvalidInput, sim({"--n", "300", "--check"}), {"--check", "--sim-data"});
+  expect_rejected(kInvalidInput, sim({"--n", "300", "--grid", "1x2", "--nodes", "3"}), {"--nodes 3", "--grid 1x2"});
+}
+
+// A simulated 2x2 cluster: the cost line after the summary line, the
+// summary's grid and counts, and the JSON's machine, sim_data, nodes, time_s
+// (the slowest node's) and comm maxima over per_node (words are elements: 8
+// bytes each in double).
+TEST(CliClaims2, SimulatedClusterJsonAndCostLine) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  std::string out;
+  const auto j =
+      run_ok(dir, sim({"--n", "2000", "--B", "200", "--s", "2", "--grid", "2x2", "--threads", "2"}), 2, &out);
+  EXPECT_EQ(j.at("machine"), kKeeneland);
+  EXPECT_EQ(j.at("sim_data"), false);
+  EXPECT_EQ(j.at("backend"), "sim");
+  EXPECT_EQ(j.at("grid"), nlohmann::json::array({2, 2}));
+  EXPECT_EQ(j.at("nodes"), 4);
+  const auto& times = j.at("node_time_s");
+  ASSERT_EQ(times.size(), 4u);
+  double slowest = 0;
+  for (const auto& t : times) slowest = std::max(slowest, t.get<double>());
+  EXPECT_EQ(j.at("time_s").get<double>(), slowest);
+  std::uint64_t msent = 0, wsent = 0, words = 0;
+  for (const auto& n : j.at("comm").at("per_node")) {
+    msent = std::max(msent, n.at("messages_sent").get<std::uint64_t>());
+    wsent = std::max(wsent, n.at("words_sent").get<std::uint64_t>());
+    words = std::max(words, n.at("words_sent").get<std::uint64_t>() + n.at("words_received").get<std::uint64_t>());
+    EXPECT_EQ(n.at("bytes_sent").get<std::uint64_t>(), 8 * n.at("words_sent").get<std::uint64_t>());
+    EXPECT_EQ(n.at("bytes_received").get<std::uint64_t>(), 8 * n.at("words_received").get<std::uint64_t>());
+  }
+  const auto& comm = j.at("comm");
+  EXPECT_GT(msent, 0u);
+  EXPECT_EQ(comm.at("max_messages_sent"), msent);
+  EXPECT_EQ(comm.at("max_words_sent"), wsent);
+  EXPECT_EQ(comm.at("max_words"), words);
+  const std::string counts =
+      "grid=2x2 msgs_max=" + comm.at("max_messages").dump() + " words_max=" + std::to_string(words);
+  EXPECT_THAT(out, HasSubstr(counts + " ")) << out;
+  EXPECT_THAT(out, HasSubstr(" backend=sim ")) << out;
+  const std::string second = out.substr(out.find('\n') + 1);
+  EXPECT_TRUE(std::regex_match(second, std::regex("simulation cost: wall [0-9.]+ s, peak memory [0-9.]+ MiB\n")))
+      << second;
+}
+
+// A run with GPUs: gpus and device in the JSON; imbalance_ratio is 001 §5.3's
+// max/avg of the devices' kernel time, the host's being its cores' mean;
+// --threads defaults to the node's cores − G − 2 (at least 1).
+TEST(CliClaims2, GpuRunJsonImbalanceAndDefaultThreads) {
+  TempDir dir;
+  auto check_imbalance = [](const nlohmann::json& j) {
+    double host = 0;
+    for (const auto& b : j.at("busy_s")) host += b.get<double>();
+    std::vector<double> devices = {host / j.at("busy_s").size()};
+    for (const auto& g : j.at("gpu_stats")) devices.push_back(g.at("busy_s").get<double>());
+    double sum = 0;
+    for (double d : devices) sum += d;
+    const double expected = *std::max_element(devices.begin(), devices.end()) / (sum / devices.size());
+    EXPECT_NEAR(j.at("imbalance_ratio").get<double>(), expected, 1e-12 * expected);
+  };
+  const auto e = run_ok(dir, base({"--n", "600", "--B", "120", "--s", "3", "--b", "24", "--gpus", "1"}));
+  EXPECT_EQ(e.at("gpus"), 1);
+  EXPECT_EQ(e.at("device"), "emulated");
+  EXPECT_EQ(e.at("gpu_stats").size(), 1u);
+  EXPECT_EQ(e.at("threads"), std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1 - 2));
+  check_imbalance(e);
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  // keeneland.json: 12 cores and 3 GPUs per node; --b auto rounds to 64 in double.
+  const auto k = run_ok(dir, sim({"--n", "2304", "--B", "1152", "--s", "2", "--b", "auto", "--gpus", "3"}), 2);
+  EXPECT_EQ(k.at("threads"), 12 - 3 - 2);
+  EXPECT_EQ(k.at("gpus"), 3);
+  EXPECT_EQ(k.at("gpu_stats").size(), 3u);
+  EXPECT_EQ(k.at("b").get<int>() % 64, 0);
+  EXPECT_GT(k.at("b").get<int>(), 0);
+  check_imbalance(k);
+}
+
+// --impl lapack: the peer on the dense matrix, named in the JSON and the summary line.
+TEST(CliClaims2, LapackPeerIsNamedAsSuch) {
+  TempDir dir;
+  std::string out;
+  const auto j = run_ok(dir, base({"--n", "300", "--impl", "lapack", "--threads", "2", "--check"}), 1, &out);
+  EXPECT_EQ(j.at("impl"), "lapack");
+  EXPECT_EQ(j.at("check_passed"), true);
+  EXPECT_THAT(out, MatchesRegex("cholesky +lapack d 300x300 .* ok\n"));
+}
+
+}  // namespace
+}  // namespace tessera::test::cli
