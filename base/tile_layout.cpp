@@ -46,7 +46,7 @@ int TileLayout::tile_col_of(index_t c) const {
 
 DefaultTiles default_tiles(index_t m, index_t n, int threads, bool single_precision) {
   // Large tiles amortize the per-task cost and run GEMM near peak; keep at
-  // least ~4 tile columns per thread so the DAG has parallel work.
+  // least ~2 tile columns per thread so the DAG has parallel work.
   index_t B = single_precision ? 384 : 320;
   const index_t mn = std::min(m, n);
   while (B > 64 && mn / B < 4 * std::max(1, threads) / 2) B -= 64;
