@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <new>
 #include <utility>
 #include <vector>
 
