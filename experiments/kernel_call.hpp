@@ -40,7 +40,8 @@ class KernelCall {
     std::size_t e = 0;
     switch (s.kernel) {
       case kPotf2p: e = 2 * m * n; break;
-      case kTrsm: e = n * n + 2 * m * n; break;
+      case kTrsm:
+      case kLuTrsmL: e = n * n + 2 * m * n; break;
       case kGsmm: e = m * k + n * k + m * n; break;
       case kGsmmDiag: e = m * k + m * n; break;
       case kGeqrt: e = 2 * m * n + 2 * ib * n; break;
@@ -51,7 +52,6 @@ class KernelCall {
       case kLuMerge: e = m * n + std::min(m, n); break;
       case kLuPanel: e = 2 * m * n + std::min(m, n); break;
       case kLuDiag: e = 2 * m * n; break;
-      case kLuTrsmL: e = n * n + 2 * m * n; break;
       case kLuTrsmU: e = m * m + 2 * m * n; break;
       case kLuGemm: e = m * k + k * n + m * n; break;
       default: break;
@@ -130,6 +130,9 @@ class KernelCall {
         x.a = x.a0;
         break;
       case kTrsm:
+      case kLuTrsmL:
+        // An n×n triangle with a dominant diagonal (TRSM: L, LU_TRSM_L: U):
+        // A times its inverse stays of the order of A.
         x.b.resize(sz(n_, n_));
         fill(x.b, seed);
         for (std::int64_t i = 0; i < n_; ++i) x.b[i + i * n_] += T(n_);
@@ -208,15 +211,6 @@ class KernelCall {
         x.a0.resize(sz(m_, n_));
         fill(x.a0, seed);
         for (std::int64_t i = 0; i < std::min(m_, n_); ++i) x.a0[i + i * m_] += T(2 * n_);
-        x.a = x.a0;
-        break;
-      case kLuTrsmL:
-        // U n×n upper with a dominant diagonal: A U^{-1} stays of the order of A.
-        x.b.resize(sz(n_, n_));
-        fill(x.b, seed);
-        for (std::int64_t i = 0; i < n_; ++i) x.b[i + i * n_] += T(n_);
-        x.a0.resize(sz(m_, n_));
-        fill(x.a0, seed + 1);
         x.a = x.a0;
         break;
       case kLuTrsmU:
