@@ -38,9 +38,11 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
   if (c.device == DeviceKind::Emulated) return std::make_unique<platform::EmulatedDevice>(g, c.emulated);
   if (!TESSERA_HAVE_CUDA) throw NotCompiled("CUDA");
   const int present = kernels::cuda_device_count();
-  if (c.gpus > present)
-    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present", c.gpus, present,
-                                 present == 1 ? "" : "s"));
+  if (c.gpus > present) {
+    const std::string why = kernels::cuda_backend_unavailable();
+    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present{}", c.gpus, present,
+                                 present == 1 ? "" : "s", why.empty() ? "" : " (" + why + ")"));
+  }
   return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap);
 }
 

@@ -29,7 +29,7 @@
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #if TESSERA_HAVE_CUDA
-#include "kernels/cuda/cuda_device.hpp"
+#include "kernels/cuda/cuda_module.hpp"
 #endif
 
 namespace tessera {
@@ -50,6 +50,14 @@ TEST(CudaStub, MakeCudaDeviceWithoutAGpuSaysSo) {
     EXPECT_TRUE(TESSERA_HAVE_CUDA) << e.what();
     EXPECT_THAT(e.what(), HasSubstr("GPU 1: no CUDA device is present"));
   }
+}
+
+// Built with CUDA, the backend's module is built beside tessera and loads
+// (with or without a GPU); built without, the stub says why.
+TEST(CudaModule, LoadsWhenBuilt) {
+  const std::string why = kernels::cuda_backend_unavailable();
+  if (TESSERA_HAVE_CUDA) EXPECT_EQ(why, "") << "the CUDA backend did not load";
+  else EXPECT_THAT(why, HasSubstr("built without CUDA"));
 }
 
 #if TESSERA_HAVE_CUDA

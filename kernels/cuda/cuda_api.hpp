@@ -1,13 +1,14 @@
 #pragma once
 // The CUDA backend as the rest of tessera sees it. No CUDA header here: the
 // runtime, the driver and the tests include this whether or not CUDA was
-// built. Built from kernels/cuda/cuda_device.cpp when the CUDA toolkit is
-// found, else from cuda_stub.cpp, whose make_cuda_device throws
-// NotCompiled("CUDA").
+// built. Built from kernels/cuda/cuda_loader.cpp (which loads the backend's
+// module, cuda_module.hpp) when the CUDA toolkit is found, else from
+// cuda_stub.cpp, whose make_cuda_device throws NotCompiled("CUDA").
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "base/peer_routine.hpp"
 #include "platform/device.hpp"
@@ -28,6 +29,10 @@ namespace tessera::kernels {
 // CUDA devices the driver reports; 0 when there is none, no driver, or CUDA
 // was not built.
 int cuda_device_count();
+
+// Empty when the CUDA backend is built and loaded; else why not (the module
+// was not found or could not be loaded: cuda_module.hpp), for messages.
+std::string cuda_backend_unavailable();
 
 // GPU `gpu_index` (1-based, for names and messages) of this node on CUDA
 // device `ordinal`. memory_cap: the most bytes of buffers the runtime may
