@@ -27,6 +27,8 @@ enum class Impl { Tile, Lapack, Cusolver };  // --impl: tessera's runtime, or a 
 Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
 Impl parse_impl(const std::string& name);
+Broadcast parse_broadcast(const std::string& name);
+const char* to_string(Broadcast b);
 const char* to_string(Backend b);
 const char* to_string(DeviceKind d);
 const char* to_string(Impl i);
@@ -97,6 +99,8 @@ struct RunConfig {
   const KernelTimeModel* gpu_model = nullptr;
   // Keep every device copy to the end instead of freeing it at Release_Tile.
   bool keep_tiles = false;
+  // How a tile version read on several nodes reaches them (--broadcast).
+  Broadcast broadcast = Broadcast::Binomial;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

@@ -113,7 +113,8 @@ std::string result_json(const RunResult& r, const char* backend) {
                  {"max_messages_sent", mx.messages_sent},
                  {"max_words_sent", mx.words_sent},
                  {"max_messages", mx.messages},
-                 {"max_words", mx.words}};
+                 {"max_words", mx.words},
+                 {"broadcast", to_string(c.broadcast)}};
   }
   if (c.gpus > 0) {
     j["gpus"] = c.gpus;

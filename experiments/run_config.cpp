@@ -203,6 +203,7 @@ RuntimeOptions runtime_options(const RunConfig& c) {
   opt.seed = c.seed;
   opt.observer = c.observer;
   opt.model = c.model;
+  opt.broadcast = c.broadcast;
   return opt;
 }
 
@@ -224,6 +225,8 @@ E parse_choice(const char* option, const std::string& name, const std::pair<cons
 constexpr std::pair<const char*, Backend> kBackends[] = {{"native", Backend::Native}, {"sim", Backend::Sim}};
 constexpr std::pair<const char*, DeviceKind> kDevices[] = {{"emulated", DeviceKind::Emulated},
                                                            {"cuda", DeviceKind::Cuda}};
+constexpr std::pair<const char*, Broadcast> kBroadcasts[] = {{"binomial", Broadcast::Binomial},
+                                                             {"flat", Broadcast::Flat}};
 constexpr std::pair<const char*, Impl> kImpls[] = {
     {"tile", Impl::Tile}, {"lapack", Impl::Lapack}, {"cusolver", Impl::Cusolver}};
 
@@ -242,5 +245,7 @@ Impl parse_impl(const std::string& name) { return parse_choice("--impl", name, k
 const char* to_string(Backend b) { return name_of(b, kBackends); }
 const char* to_string(DeviceKind d) { return name_of(d, kDevices); }
 const char* to_string(Impl i) { return name_of(i, kImpls); }
+Broadcast parse_broadcast(const std::string& name) { return parse_choice("--broadcast", name, kBroadcasts); }
+const char* to_string(Broadcast b) { return name_of(b, kBroadcasts); }
 
 }  // namespace tessera

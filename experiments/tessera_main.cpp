@@ -408,7 +408,7 @@ int main(int argc, char** argv) {
   tessera::RunConfig cfg;
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   BackendOptions backend;
-  std::string impl_name = "tile", backend_choice = "native", device_name = "emulated";
+  std::string impl_name = "tile", backend_choice = "native", device_name = "emulated", broadcast = "binomial";
   auto* run =
       app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
@@ -452,6 +452,9 @@ int main(int argc, char** argv) {
       "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
   run->add_option("--window", cfg.window, "task window capacity (unfinished tasks); default 16384");
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
+  run->add_option("--broadcast", broadcast,
+                  "how a tile version read on several nodes reaches them: binomial (a tree rooted at its writer, "
+                  "each reader forwarding; default) | flat (every copy from the writer)");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;
@@ -536,6 +539,7 @@ int main(int argc, char** argv) {
     cfg.precision = precision[0];
     // Every choice that selects code becomes an enum here, once (experiments/driver.hpp).
     cfg.impl = tessera::parse_impl(impl_name);
+    cfg.broadcast = tessera::parse_broadcast(broadcast);
     cfg.device = tessera::parse_device_kind(device_name);
     backend.backend = tessera::parse_backend(backend_choice);
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);

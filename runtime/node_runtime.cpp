@@ -57,7 +57,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   platform_.spawn("generator", [&] {
     try {
       if (dist) {
-        ProtocolSink sink(s, n_data, G, options_.release_tiles);
+        ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast);
         generate(sink);
         sink.finish();
       } else {

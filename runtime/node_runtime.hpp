@@ -173,6 +173,8 @@ struct RuntimeOptions {
   std::vector<GpuContext> gpus;
   // Honour Release_Tile (false: keep every GPU copy until the run ends, for comparisons).
   bool release_tiles = true;
+  // How a version read on several nodes reaches them (runtime/protocol_sink.hpp).
+  Broadcast broadcast = Broadcast::Binomial;
 };
 
 struct RunStats {

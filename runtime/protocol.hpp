@@ -18,6 +18,8 @@
 // No rule needs a message, so the DAG is built without communication. A read-
 // write minor output is also an input (rules 2-4 bring its old version to the
 // owner; rules 5-8 return the new one).
+#include <bit>
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -25,6 +27,16 @@
 #include "runtime/distribution.hpp"
 
 namespace tessera {
+
+// How a version that several nodes read reaches them (runtime/protocol_sink.hpp):
+// down a binomial tree rooted at its writer, or every copy from the writer.
+enum class Broadcast : unsigned char { Binomial, Flat };
+
+// The binomial tree over a version's holders in the order they got it
+// (holder 0: its writer): holder k >= 1 receives from holder k with its
+// highest set bit cleared. Holder 0 sends to 1, 2, 4, 8, ...; holder j to
+// j + 2^i for every 2^i > j; holder k is popcount(k) hops from the writer.
+constexpr std::size_t binomial_parent(std::size_t k) { return k & ~std::bit_floor(k); }
 
 enum class InstanceKind : unsigned char {
   Owner,

@@ -6,9 +6,9 @@
 
 namespace tessera::detail {
 
-ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release)
+ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast)
     : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), version_(n_data, 0),
-      writer_(n_data, 0), have_(n_data * (gpus + 1), kNone), home_(n_data, -1) {
+      writer_(n_data, 0), have_(n_data * (gpus + 1), kNone), home_(n_data, -1), broadcast_(broadcast) {
   for (std::size_t x = 0; x < n_; ++x) {
     const Location l = d_.where(static_cast<DataId>(x));
     writer_[x] = l.node;  // version 0, the input, is at home
@@ -31,39 +31,40 @@ ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honou
 void ProtocolSink::release(DataId x) {
   if (!honour_release_) return;
   bring_home(x);
-  if (home_[x] >= 0) {
-    holders_.erase(x);
-    ensure(x, 0, 0);  // from a GPU it is homed on, or one a device-pinned task left it on
-  }
+  copies_.erase(x);                    // every other node's copy goes now
+  if (home_[x] >= 0) ensure(x, 0, 0);  // from a GPU it is homed on, or one a device-pinned task left it on
   for (int dev = home_[x] >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
 }
 
 void ProtocolSink::insert(const TaskDesc& t) {
   // Most tasks touch nothing of this node: one placement per access, then
   // only the versions and writers (every generator walks the whole loop nest).
+  const int main = t.main_output();
+  if (main < 0)
+    throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
+  const int at = d_.where(t.access[main].data).node;  // rule 1: where the task runs
   bool touches = false;
   for (int a = 0; a < t.n_access; ++a) {
     const DataId x = t.access[a].data;
     loc_[a] = d_.where(x);
-    touches |= loc_[a].node == d_.self || writer_[x] == d_.self;
+    from_[a] = t.access[a].mode == AccessMode::Write ? -1 : source_for(x, at);
+    touches |= loc_[a].node == d_.self || writer_[x] == d_.self || from_[a] == d_.self;
   }
-  const int main = t.main_output();
-  if (main < 0)
-    throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
-  const int at = loc_[main].node;  // rule 1: where the task runs
   pin_floor_ = clock_;
   if (touches) {
     if (at == d_.self) {
       run_here(t, main);
     } else {
-      // Inputs whose current version this node holds go to the task's node.
+      // Inputs this node forwards to the task's node.
       for (int a = 0; a < t.n_access; ++a)
-        if (t.access[a].mode != AccessMode::Write && writer_[t.access[a].data] == d_.self)
-          send_current(t.access[a].data, at, t.priority);
+        if (from_[a] == d_.self) send_current(t.access[a].data, at, t.priority);
     }
   }
   for (int a = 0; a < t.n_access; ++a)
-    if (writes(t.access[a].mode)) ++version_[t.access[a].data];
+    if (writes(t.access[a].mode)) {
+      ++version_[t.access[a].data];
+      copies_.erase(t.access[a].data);  // a new version: nobody holds it yet but its writer
+    }
   if (touches) after_write(t, main, at);
   for (int a = 0; a < t.n_access; ++a)
     if (writes(t.access[a].mode)) writer_[t.access[a].data] = at;
@@ -71,6 +72,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
 
 void ProtocolSink::finish() {
   for (std::size_t x = 0; x < n_; ++x) bring_home(static_cast<DataId>(x));
+  copies_.clear();
   for (std::size_t x = 0; x < n_; ++x)
     if (home_[x] >= 0) ensure(static_cast<DataId>(x), 0, 0);
   if (!honour_release_) return;
@@ -95,7 +97,7 @@ void ProtocolSink::run_here(const TaskDesc& t, int main) {
         throw std::logic_error("distributed run: a write-only minor output on another node is not supported");
       if (dm != 0) ensure(y, dm, t.priority);  // the GPU needs a buffer to write into
     } else {
-      ensure(y, dm, t.priority);
+      ensure(y, dm, t.priority, from_[a]);
     }
     own.access[a].data = slot(y, dm);
   }
@@ -115,7 +117,6 @@ void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
   for (int a = 0; a < t.n_access; ++a) {
     if (!writes(t.access[a].mode)) continue;
     const DataId y = t.access[a].data;
-    holders_.erase(y);  // a new version: nobody holds it yet but its writer
     if (at == d_.self) {
       written(y, dm);
       // Rule 7: back to its home device. A datum of another node stays here
@@ -131,25 +132,30 @@ void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
   }
 }
 
+int ProtocolSink::source_for(DataId x, int to) {
+  const int w = writer_[x];
+  if (to == w) return -1;
+  std::vector<std::int16_t>& c = copies_[x];
+  if (std::find(c.begin(), c.end(), to) != c.end()) return -1;
+  c.push_back(static_cast<std::int16_t>(to));
+  if (broadcast_ == Broadcast::Flat) return w;
+  const std::size_t parent = binomial_parent(c.size());  // `to` is holder c.size()
+  return parent == 0 ? w : c[parent - 1];
+}
+
 void ProtocolSink::send_current(DataId x, int to, std::int32_t prio) {
-  std::vector<int>& h = holders_[x];
-  if (std::find(h.begin(), h.end(), to) != h.end()) return;
-  h.push_back(to);
   ensure(x, 0, prio);
   append(comm_task(kRuntimeSend, to, x, version_[x], false, prio).add(slot(x, 0), AccessMode::Read));
 }
 
 void ProtocolSink::bring_home(DataId x) {
   const int home = d_.where(x).node;
-  const int w = writer_[x];
-  if (w == home) return;
-  if (w == d_.self) {
-    send_current(x, home, 0);
-    holders_.erase(x);
-  } else if (home == d_.self) {
-    ensure(x, 0, 0);
-  }
+  if (writer_[x] == home) return;
+  const int from = source_for(x, home);  // -1: the home holds it already
+  if (from == d_.self) send_current(x, home, 0);
+  else if (from >= 0 && home == d_.self) ensure(x, 0, 0, from);
   writer_[x] = home;
+  copies_.erase(x);
 }
 
 void ProtocolSink::written(DataId y, int dev) {
@@ -158,11 +164,11 @@ void ProtocolSink::written(DataId y, int dev) {
   have(y, dev) = version_[y];
 }
 
-void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio) {
+void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio, int from) {
   const std::uint32_t v = version_[x];
   if (have(x, dev) == v) return;
   if (dev != 0) {
-    ensure(x, 0, prio);
+    ensure(x, 0, prio, from);
     copy(x, 0, dev, prio);
     return;
   }
@@ -171,7 +177,7 @@ void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio) {
       copy(x, g, 0, prio);
       return;
     }
-  const int w = writer_[x];
+  const int w = from >= 0 ? from : writer_[x];
   if (w != d_.self) {  // the current version is on another node: it sends it (send_current there)
     append(comm_task(kRuntimeRecv, w, x, v, home_[x] >= 0, prio).add(slot(x, 0), AccessMode::Write));
     have(x, 0) = v;

@@ -22,6 +22,18 @@
 // B x B tile out of every virtual tile will be sent down to its below
 // process") instead of returning to its home after every update.
 //
+// A version several nodes read travels down a binomial tree (Broadcast::
+// Binomial, the default): its writer is holder 0, and the k-th node to need
+// it (in generation order, the same on every node) receives it from holder
+// k with its highest set bit cleared, which received it earlier. The writer
+// sends ceil(log2(r + 1)) messages for r readers instead of r, and the last
+// reader is that many hops away instead of behind r sends on one link: the
+// tree broadcast 000 App. A.2.1 counts ("log P" messages per broadcast) and
+// ScaLAPACK's BLACS use by default. Every node keeps each version's holder
+// list, since any of them may be the one that forwards; a list lives from a
+// version's first remote read to its next write or its release.
+// Broadcast::Flat sends every copy from the writer.
+//
 // A GPU's memory is planned here too: every buffer the plan allocates on a
 // GPU counts against its capacity, and when a new one would not fit, the
 // copy on that GPU used longest ago (in generation order) is freed first,
@@ -52,7 +64,7 @@ namespace tessera::detail {
 
 class ProtocolSink final : public TaskSink {
  public:
-  ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release);
+  ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast);
 
   // Every node sees the release: the datum's last version returns to its
   // home node (from the node that wrote it, if another), a GPU's last
@@ -85,7 +97,11 @@ class ProtocolSink final : public TaskSink {
   void run_here(const TaskDesc& t, int main);
   // This node's view of the versions task t (run on node `at`) just wrote.
   void after_write(const TaskDesc& t, int main, int at);
-  // Sends x's current version, which this node holds, to node `to` unless it has it.
+  // The node that sends x's current version to node `to`, recording that
+  // `to` now holds it; -1 when `to` holds it already. Every node calls this
+  // for every remote read, so all agree (see the broadcast above).
+  int source_for(DataId x, int to);
+  // Sends x's current version, which this node holds, to node `to`.
   void send_current(DataId x, int to, std::int32_t prio);
   // Moves x's current version to its home node if another node holds it.
   void bring_home(DataId x);
@@ -93,7 +109,8 @@ class ProtocolSink final : public TaskSink {
   void written(DataId y, int dev);
   // Makes slot(x, dev) hold x's current version: from the host to a GPU,
   // from a GPU to the host, from the node that holds it to the host.
-  void ensure(DataId x, int dev, std::int32_t prio);
+  // `from`: the node a remote current version comes from (-1: its writer).
+  void ensure(DataId x, int dev, std::int32_t prio, int from = -1);
   void copy(DataId x, int from, int to, std::int32_t prio);
   // GPU g used x now (least recently used order).
   void touch(DataId x, int g);
@@ -116,10 +133,13 @@ class ProtocolSink final : public TaskSink {
   std::vector<std::int32_t> writer_;  // per datum: the node that holds its current version
   std::vector<std::uint32_t> have_;   // per device and datum: the version this node's copy holds
   std::vector<std::int8_t> home_;     // device of each of this node's data; -1: another node's
-  // Data whose current version this node holds and has sent: to which nodes.
-  std::unordered_map<DataId, std::vector<int>> holders_;
+  Broadcast broadcast_;
+  // Per datum read away from its writer: the other nodes that hold its
+  // current version, in the order they got it (holders 1, 2, ...).
+  std::unordered_map<DataId, std::vector<std::int16_t>> copies_;
   std::vector<Task*> scratch_;
   Location loc_[kMaxAccesses];  // where the current task's accesses live
+  int from_[kMaxAccesses];      // the node each input comes from (-1: none)
   // GPU memory plan, per GPU g at [g-1]: bytes it may use, bytes of the
   // buffers planned now, and its buffers by last use (stamp_[(g-1)·n + x],
   // 0: none); stamps above pin_floor_ belong to the task being planned.

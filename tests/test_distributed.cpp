@@ -5,6 +5,8 @@
 // travel to a given node at most once.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -76,6 +78,7 @@ struct Outcome {
   std::uint64_t kernels = 0;   // over all nodes
   std::uint64_t messages = 0;  // sent over all nodes
   std::uint64_t received = 0;
+  std::uint64_t max_sent = 0;                            // by the busiest sender
   std::set<std::tuple<int, int, std::uint64_t>> unique;  // (source, dest, key)
   std::size_t alien_copies_left = 0;                     // over all nodes, after the run
   bool same_bytes = true;
@@ -88,7 +91,8 @@ bool tile_equal(const TileLayout& L, const T* a, const T* b, int i, int j) {
 }
 
 template <class T>
-Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, int threads, std::size_t window) {
+Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, int threads, std::size_t window,
+                        Broadcast broadcast = Broadcast::Binomial) {
   const bool chol = algo == "cholesky";
   const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
   const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0, g.v);
@@ -134,6 +138,7 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
       opt.policy = ReadyPolicy::Random;
       opt.seed = 17 + self;
       opt.dist = &ctx;
+      opt.broadcast = broadcast;
       NodeRuntime rt(platform, opt);
       RunStats st;
       std::uint64_t kernels = 0;
@@ -154,6 +159,7 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
       out.alien_copies_left += store.alien_copies();
       out.kernels += kernels;
       out.messages += st.comm.messages_sent;
+      out.max_sent = std::max(out.max_sent, st.comm.messages_sent);
       out.received += st.comm.messages_received;
       for (auto [dest, key] : net.sent) out.unique.emplace(self, dest, key);
       for (int j = 0; j < q; ++j)
@@ -241,6 +247,44 @@ TEST(Distributed, VirtualTilesCutQrMessages) {
   EXPECT_TRUE(flat.same_bytes) << flat.mismatch;
   EXPECT_TRUE(stacked.same_bytes) << stacked.mismatch;
   EXPECT_LT(stacked.messages * 3, flat.messages) << "v = 5: " << stacked.messages << ", v = 1: " << flat.messages;
+}
+
+// A panel tile of Cholesky on 3x4 nodes is read on up to Pr + Pc - 2 = 5
+// others. Flat, its writer sends every copy; binomial (the default,
+// runtime/protocol_sink.hpp), each reader forwards to later ones. The
+// factor is the same to the bit either way, every node still receives each
+// version once (the same messages in all), and no node sends a version more
+// than ceil(log2(r + 1)) times for r readers, so the busiest sender sends less.
+TEST(Distributed, BinomialBroadcastForwardsAlongATree) {
+  const TileLayout L(480, 480, 40, 1, 0);  // 12 tile rows
+  const Outcome flat = run_distributed<double>("cholesky", L, Grid{3, 4}, 2, 16384, Broadcast::Flat);
+  const Outcome tree = run_distributed<double>("cholesky", L, Grid{3, 4}, 2, 16384, Broadcast::Binomial);
+  EXPECT_TRUE(flat.same_bytes) << flat.mismatch;
+  EXPECT_TRUE(tree.same_bytes) << tree.mismatch;
+  EXPECT_EQ(tree.messages, flat.messages);
+  EXPECT_EQ(tree.received, tree.messages);
+  EXPECT_EQ(tree.unique.size(), tree.messages) << "a (datum, version) travels to a node at most once";
+  EXPECT_LT(tree.max_sent, flat.max_sent);
+  // Per version: its receivers, and how many copies each sender sent.
+  auto per_version = [](const Outcome& o) {
+    std::map<std::uint64_t, std::map<int, int>> senders;
+    std::map<std::uint64_t, int> receivers;
+    for (const auto& [src, dst, key] : o.unique) {
+      ++senders[key][src];
+      ++receivers[key];
+    }
+    return std::pair{senders, receivers};
+  };
+  const auto [flat_senders, flat_receivers] = per_version(flat);
+  for (const auto& [key, by] : flat_senders) EXPECT_EQ(by.size(), 1u) << "flat: one sender per version";
+  const auto [senders, receivers] = per_version(tree);
+  int forwarded = 0;
+  for (const auto& [key, by] : senders) {
+    const int r = receivers.at(key);
+    for (const auto& [src, n] : by) EXPECT_LE(n, std::bit_width(static_cast<unsigned>(r))) << "node " << src;
+    forwarded += by.size() > 1;
+  }
+  EXPECT_GT(forwarded, 0) << "no version was forwarded by a reader";
 }
 
 // The distributed residuals against the single-node ones, and a corrupted

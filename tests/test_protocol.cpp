@@ -1,6 +1,7 @@
 // The eight-rule task-assignment protocol (000 §6) applied by every node to
 // every task of small Cholesky and QR factorizations: the union over nodes
 // must own each task once and route every input and minor output exactly once.
+#include <bit>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -128,6 +129,27 @@ INSTANTIATE_TEST_SUITE_P(Grids, ProtocolUnion,
 
 // A hand-checked task: GSMM A(2,1) -= L(2,0) L(1,0)^T on a 2×2 grid, one tile per
 // top-level tile. A(2,1) is on node (2%2)*2 + 1%2 = 1; L(2,0) on node 0; L(1,0) on node 2.
+// The broadcast tree of runtime/protocol_sink.hpp: holder k's parent is k
+// without its highest bit, so the writer (0) sends to the powers of two,
+// every parent precedes its child, and the depth is popcount(k).
+TEST(Protocol, BinomialParentsFormATreeRootedAtTheWriter) {
+  const std::size_t expect[] = {0, 0, 0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 0};
+  for (std::size_t k = 1; k <= 16; ++k) EXPECT_EQ(binomial_parent(k), expect[k]) << k;
+  for (std::size_t r : {1u, 5u, 18u, 99u}) {
+    std::vector<int> children(r + 1, 0);
+    for (std::size_t k = 1; k <= r; ++k) {
+      const std::size_t p = binomial_parent(k);
+      ASSERT_LT(p, k);
+      ++children[p];
+      std::size_t hops = 0;
+      for (std::size_t j = k; j != 0; j = binomial_parent(j)) ++hops;
+      EXPECT_EQ(hops, static_cast<std::size_t>(std::popcount(k)));
+    }
+    // The writer sends ceil(log2(r + 1)) copies, not r.
+    EXPECT_EQ(children[0], std::bit_width(r)) << r << " readers";
+  }
+}
+
 TEST(Protocol, HandCheckedGsmmOnTwoByTwo) {
   const TileLayout L(4, 4, 1, 1, 0);
   const MultiLevelBlockCyclic dist(L, 2, 2, 0);

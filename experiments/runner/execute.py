@@ -254,7 +254,7 @@ class Runner:
                 out["comm_model_paper_v"] = self.comm_model(result, grid, ["--v", "%g" % v_paper])
         if "comm_derived" in self.defn.attach and result["s"] == 1:
             d = validate_comm().derived_counts(result["algo"], result["n"], result["B"], pr, pc, result.get("ib", 32),
-                                               v_run or 1)
+                                               v_run or 1, result["comm"].get("broadcast", "flat"))
             if d:
                 per = result["comm"]["per_node"]
                 exact = all(per[x][k] == d[k][x] for x in range(len(per))
