@@ -27,11 +27,15 @@ void say(const std::string& line) {
 }  // namespace
 
 int run_experiment_command(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "experiment") != 0) return -1;
-  const std::string script = std::string(TESSERA_SOURCE_DIR) + "/experiments/experiment.py";
+  if (argc < 2) return -1;
+  // `tessera experiment` and `tessera explore` are Python scripts sharing experiments/runner/.
+  const bool explore = std::strcmp(argv[1], "explore") == 0;
+  if (!explore && std::strcmp(argv[1], "experiment") != 0) return -1;
+  const std::string script =
+      std::string(TESSERA_SOURCE_DIR) + (explore ? "/experiments/explore.py" : "/experiments/experiment.py");
   if (::access(script.c_str(), R_OK) != 0) {
-    say("tessera: error: the experiment runner " + script + " is not readable (" + std::strerror(errno) +
-        "): this binary was built from that source tree");
+    say(std::string("tessera: error: the ") + (explore ? "explorer " : "experiment runner ") + script +
+        " is not readable (" + std::strerror(errno) + "): this binary was built from that source tree");
     return 2;
   }
   // The runner runs this very binary for every experiment run.
@@ -54,6 +58,11 @@ void add_experiment_help(CLI::App& app) {
          "experiment",
          "paper figures as experiments: list | run NAME [--quick] [--out DIR] [--jobs J] [--force] | plot NAME "
          "| report (experiments/experiment.py; see experiments/definitions/README.md)")
+      ->allow_extras();
+  app.add_subcommand("explore",
+                     "what-if sweeps on a simulated machine: --machine FILE --algo A --n N [--nodes P] [--dist ...] "
+                     "[--B ...] [--set FIELD=VALUES] [--jobs J] [--out DIR] [--dry-run] (experiments/explore.py; see "
+                     "experiments/README.md)")
       ->allow_extras();
 }
 

@@ -6,13 +6,13 @@
 
 namespace tessera {
 
-// When argv[1] is "experiment", replaces this process with
-// /usr/bin/python3 <source dir>/experiments/experiment.py argv[2..], with
-// TESSERA_BIN naming this binary; returns only when that cannot start, with
+// When argv[1] is "experiment" (or "explore"), replaces this process with
+// /usr/bin/python3 <source dir>/experiments/experiment.py (explore.py) argv[2..],
+// with TESSERA_BIN naming this binary; returns only when that cannot start, with
 // exit status 2 after one error line. Returns -1 for any other command line.
 int run_experiment_command(int argc, char** argv);
 
-// Lists `experiment` in `tessera --help` (its arguments are the runner's).
+// Lists `experiment` and `explore` in `tessera --help` (their arguments are the scripts').
 void add_experiment_help(CLI::App& app);
 
 }  // namespace tessera

@@ -80,6 +80,8 @@ RUN_OPTIONS = {
     "impl": (_one_of("tile", "lapack", "cusolver"), "tile, lapack or cusolver"),
     "device": (_one_of("emulated", "cuda"), "emulated or cuda"),
     "check": (_flag, "true or false"), "sim_data": (_flag, "true or false"), "keep_tiles": (_flag, "true or false"),
+    "dist": (_one_of("multi-level", "block-cyclic-2d", "column-cyclic"), "multi-level, block-cyclic-2d or column-cyclic"),
+    "v": (_positive(1), "an integer >= 1"),
 }
 RUNNER_PARAMS = {"backend": (_one_of(*BACKENDS), " or ".join(BACKENDS))}
 

@@ -94,7 +94,7 @@ def command(defn, config, tessera, json_path, trace_path=None):
         else:
             args += [flag, str(v)]
     if config.backend == "sim":
-        args += ["--backend", "sim", "--machine", defn.machine]
+        args += ["--backend", "sim", "--machine", machine_of(defn, config)]
     args += ["--json", json_path]
     if trace_path:
         args += ["--trace", trace_path]
@@ -103,6 +103,11 @@ def command(defn, config, tessera, json_path, trace_path=None):
         root = ["--allow-run-as-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
         args = ["mpirun", "-np", str(ranks)] + root + list(defn.mpirun_args) + args
     return args
+
+
+def machine_of(defn, config):
+    """The machine file of one run: the config's own (`tessera explore` derives one per point), else the definition's."""
+    return getattr(config, "machine", None) or defn.machine
 
 
 def _grid_nodes(grid):
@@ -203,7 +208,7 @@ class Runner:
             record = {"experiment": self.defn.name, "config_id": config.id, "repeat": rep, "label": config.label(),
                       "params": config.params, "quick": self.quick, "command": _shown(cmd, json_path),
                       "tessera_commit": self.stamp["commit"], "tessera_dirty": self.stamp["dirty"],
-                      "tessera_binary": self.binary, "machine": self.defn.machine, "host": self.stamp["host"]}
+                      "tessera_binary": self.binary, "machine": machine_of(self.defn, config), "host": self.stamp["host"]}
             t0 = time.monotonic()
             timed_out = False
             try:

@@ -1,0 +1,465 @@
+#!/usr/bin/python3
+"""What-if sweeps of one factorization over a simulated machine: `tessera explore`.
+
+    tessera explore --machine FILE --algo cholesky --n N [--nodes P | --grids 2x2,1x4]
+                    [--dist multi-level,block-cyclic-2d,column-cyclic] [--v 1,2] [--B 1152,2304] [--s 1,2]
+                    [--gpus G] [--set FIELD=VALUES ...] [--jobs J] [--out DIR] [--dry-run]
+
+Crosses machine-file overrides (`--set network.bandwidth_Bps=12.5e9,50e9`: any numeric
+field by its dotted path; VALUES a number, a comma list or a range START:STOP:STEP, STOP
+included) with distributions, grid shapes, tile sizes and widths; every point is one
+`tessera run --backend sim ... --json` on a machine file derived from FILE (written to
+DIR/machines/). The runs go through the experiment runner (experiments/runner/: parallel
+processes, progress bar, DIR/runs.jsonl, resume: a rerun skips points already done).
+Writes DIR/results.csv (ranked), DIR/explore.png and prints a recommendation last.
+Exit status: 0 done (failed points are recorded, not an error), 2 a bad option.
+"""
+import argparse
+import copy
+import csv
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from runner import definition, execute  # noqa: E402
+from runner.definition import ROOT, display_path  # noqa: E402
+from runner.progress import clock  # noqa: E402
+
+DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic")
+SET_PREFIX = "set:"
+
+
+def fmt(v):
+    """A number as the user would write it (25000000000.0 -> 2.5e+10)."""
+    return "%.10g" % v if isinstance(v, float) else str(v)
+
+
+class UsageError(ValueError):
+    """A bad option value (exit 2); the message names the option and the value."""
+
+
+# ---------------------------------------------------------------- option values
+
+def _number(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(text)
+    return int(v) if v.is_integer() and "e" not in text.lower() and "." not in text else v
+
+
+def parse_values(name, text):
+    """A number, a comma list of numbers, or START:STOP:STEP (STOP included when a step lands on it);
+    `name` (the option and value as given) starts an error's message."""
+    try:
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, step = (float(p) for p in parts)
+            if step <= 0 or stop < start or not all(math.isfinite(x) for x in (start, stop, step)):
+                raise ValueError
+            count = int(math.floor((stop - start) / step * (1 + 1e-12))) + 1
+            if count > 1000:
+                raise UsageError("%s: the range has %d values (at most 1000)" % (name, count))
+            values = [start + i * step for i in range(count)]
+            return [int(v) if float(v).is_integer() else v for v in values]
+        values = [_number(p.strip()) for p in text.split(",")]
+        if not values:
+            raise ValueError
+        return values
+    except UsageError:
+        raise
+    except ValueError:
+        raise UsageError("%s: not a number, a comma list of numbers or a range START:STOP:STEP "
+                         "(STEP > 0, STOP >= START)" % name)
+
+
+def int_list(option, text, minimum=1):
+    """A comma list of integers >= minimum."""
+    try:
+        values = [int(p) for p in text.split(",")]
+    except ValueError:
+        values = None
+    if not values or any(v < minimum for v in values):
+        raise UsageError("%s %s: must be a comma list of integers >= %d" % (option, text, minimum))
+    return values
+
+
+def grid_list(option, text):
+    out = []
+    for g in text.split(","):
+        parts = g.split("x")
+        if len(parts) != 2 or not all(p.isdigit() and int(p) >= 1 for p in parts):
+            raise UsageError("%s %s: %r is not a grid PrxPc of positive integers" % (option, text, g))
+        out.append("%dx%d" % (int(parts[0]), int(parts[1])))
+    return out
+
+
+def grids_for(nodes):
+    """Every Pr x Pc grid with Pr * Pc = nodes, squarest first."""
+    shapes = [(pr, nodes // pr) for pr in range(1, nodes + 1) if nodes % pr == 0]
+    shapes.sort(key=lambda s: (abs(math.log(s[0] / s[1])), s[0] > s[1]))
+    return ["%dx%d" % s for s in shapes]
+
+
+# ---------------------------------------------------------------- machine-file overrides
+
+def lookup(doc, path, option, machine):
+    """(container, key, current number) of a numeric field by dotted path, or UsageError naming it."""
+    node, where = doc, []
+    keys = path.split(".")
+    for i, key in enumerate(keys):
+        if isinstance(node, dict) and key in node:
+            parent, node = node, node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            parent, key, node = node, int(key), node[int(key)]
+        else:
+            fields = ", ".join(k for k in node if k not in ("source", "notes")) if isinstance(node, dict) else ""
+            raise UsageError("%s %s: %s has no field %r%s%s" % (
+                option, path, machine, ".".join(where + [keys[i]]),
+                " (in %s)" % ".".join(where) if where else "", "; fields there: " + fields if fields else ""))
+        where.append(str(key))
+    if isinstance(node, dict) and "value" in node:
+        parent, key, node = node, "value", node["value"]
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise UsageError("%s %s: field %s of %s is not numeric (it is %s)" % (
+            option, path, path, machine, json.dumps(node)[:80]))
+    return parent, key, node
+
+
+def parse_sets(texts, base, machine):
+    """[(path, [values])] from repeated --set FIELD=VALUES, each path checked against the machine file."""
+    out, seen = [], set()
+    for text in texts:
+        if "=" not in text:
+            raise UsageError("--set %s: must be FIELD=VALUES (e.g. network.bandwidth_Bps=25e9)" % text)
+        path, values = text.split("=", 1)
+        path = path.strip()
+        if path in seen:
+            raise UsageError("--set %s: field %s is set twice" % (text, path))
+        seen.add(path)
+        _, _, current = lookup(base, path, "--set", machine)
+        vals = parse_values("--set " + text, values)
+        if isinstance(current, int) and any(not float(v).is_integer() for v in vals):
+            raise UsageError("--set %s: field %s of %s is an integer (now %d)" % (text, path, machine, current))
+        out.append((path, [int(v) if isinstance(current, int) else v for v in vals]))
+    return out
+
+
+def derive(base, overrides):
+    """A copy of the machine document with each (path, value) applied, each marked with its origin."""
+    doc = copy.deepcopy(base)
+    for path, value in overrides:
+        parent, key, current = lookup(doc, path, "--set", "the machine file")
+        parent[key] = value
+        if key == "value":
+            parent["source"] = "tessera explore --set %s=%s (the file says %s: %s)" % (
+                path, fmt(value), fmt(current), parent.get("source", "no source"))
+    if overrides:
+        doc["explore_overrides"] = {p: v for p, v in overrides}
+    return doc
+
+
+# ---------------------------------------------------------------- the sweep as a definition
+
+class ExploreConfig(definition.Config):
+    """One point: run options plus the overrides (as `set:PATH` parameters) and its derived machine file."""
+
+    def __init__(self, params, defn, machine_doc, out_dir):
+        super().__init__(params, defn)
+        text = json.dumps(machine_doc, sort_keys=True, indent=1)
+        digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+        self.machine_text = text
+        self.machine = os.path.join(out_dir, "machines", "machine-%s.json" % digest)
+        key = json.dumps(params, sort_keys=True)
+        self.id = hashlib.sha1((digest + "|" + key).encode()).hexdigest()[:12]
+
+    def overrides(self):
+        return {k[len(SET_PREFIX):]: v for k, v in self.params.items() if k.startswith(SET_PREFIX)}
+
+    def label(self):
+        p = self.params
+        parts = ["grid=%s" % p["grid"], "dist=%s" % p["dist"]] + (["v=%d" % p["v"]] if "v" in p else [])
+        parts += ["B=%d" % p["B"], "s=%d" % p["s"]] + (["gpus=%d" % p["gpus"]] if p.get("gpus") else [])
+        parts += ["%s=%s" % (k, fmt(v)) for k, v in self.overrides().items()]
+        return " ".join(parts)
+
+    def write_machine(self):
+        os.makedirs(os.path.dirname(self.machine), exist_ok=True)
+        if not os.path.isfile(self.machine):
+            with open(self.machine + ".tmp", "w") as f:
+                f.write(self.machine_text + "\n")
+            os.replace(self.machine + ".tmp", self.machine)
+
+
+class Exploration(definition.Definition):
+    """The sweep of one `tessera explore` command, in the shape the experiment runner runs."""
+
+    def __init__(self, a, base, sets, out_dir):
+        doc = {"name": "explore", "title": "tessera explore", "paper": {"id": "none", "figure": "none"},
+               "machine": a.machine, "backend": "sim", "sweep": [], "timeout_s": a.timeout,
+               "explore": {k: v for k, v in vars(a).items() if k not in ("tessera",)}}
+        super().__init__(os.path.abspath(a.machine), doc)
+        self.a, self.base, self.sets, self.out_dir = a, base, sets, out_dir
+        self.configs, self.invalid = self._points()
+
+    def expand(self, quick=False):
+        return list(self.configs), []
+
+    def _points(self):
+        a = self.a
+        configs, invalid, seen = [], [], set()
+        set_axes = [[(p, v) for v in vals] for p, vals in self.sets]
+        for combo in itertools.product(*set_axes):
+            machine = derive(self.base, list(combo))
+            gpus_here = _gpus_of(machine)
+            gpus = gpus_here if a.gpus is None else a.gpus
+            for grid, dist, v, B, s in itertools.product(a.grids, a.dist, a.v or [None], a.B, a.s):
+                params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
+                          "gpus": gpus}
+                for k in ("m", "precision", "threads", "b"):
+                    if getattr(a, k) is not None:
+                        params[k] = getattr(a, k)
+                if v is not None:
+                    params["v"] = v
+                for path, value in combo:
+                    params[SET_PREFIX + path] = value
+                reason = _invalid(params)
+                if reason:
+                    invalid.append((params, reason))
+                    continue
+                c = ExploreConfig(params, self, machine, self.out_dir)
+                if c.id not in seen:
+                    seen.add(c.id)
+                    configs.append(c)
+        return configs, invalid
+
+
+def _gpus_of(machine):
+    g = machine.get("node", {}).get("gpus", {}).get("count", 0)
+    return int(g["value"] if isinstance(g, dict) else g)
+
+
+def _invalid(p):
+    """Why tessera would refuse this combination (None when it is valid)."""
+    pr, pc = (int(x) for x in p["grid"].split("x"))
+    if p["dist"] == "block-cyclic-2d" and p["gpus"] > 0:
+        return "block-cyclic-2d is host only (refused with --gpus)"
+    if p["dist"] == "column-cyclic" and pr * pc > 1:
+        return "column-cyclic is for one node only"
+    if p["s"] > p["B"]:
+        return "s > B"
+    return None
+
+
+# ---------------------------------------------------------------- results
+
+def ranked_rows(exploration, records):
+    """One dict per configuration of this sweep: ok rows by predicted time, then the others."""
+    rows = []
+    for c in exploration.configs:
+        r = records.get((c.id, 0))
+        res = (r or {}).get("result") or {}
+        status = r["status"] if r else "not run"
+        err = ""
+        if r and status != "ok":
+            err = ((r.get("stderr") or "").strip().splitlines() or [""])[-1]
+        row = {"status": status, "exit_status": "" if not r else r["exit_status"],
+               "time_s": res.get("time_s", ""), "gflops": res.get("gflops", "")}
+        row.update({k: fmt(v) for k, v in c.overrides().items()})
+        row.update({k: c.params.get(k, "") for k in ("grid", "dist", "v", "B", "s")})
+        row.update({"b": res.get("b", c.params.get("b", "")), "gpus": c.params.get("gpus", ""),
+                    "threads": res.get("threads", c.params.get("threads", "")), "algo": c.params["algo"],
+                    "n": c.params["n"], "config_id": c.id, "machine_file": os.path.relpath(c.machine, exploration.out_dir), "error": err,
+                    "label": c.label()})
+        rows.append(row)
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"])
+    for i, r in enumerate(ok, 1):
+        r["rank"] = i
+    return ok + [r for r in rows if r["status"] != "ok"]
+
+
+def write_results(path, rows, set_paths):
+    head = (["rank", "status", "exit_status", "time_s", "gflops"] + list(set_paths) +
+            ["grid", "dist", "v", "B", "s", "b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        for r in rows:
+            w.writerow([r.get(k, "") for k in head])
+
+
+def _pct(a, b):
+    return 100.0 * (b - a) / a
+
+
+def recommendation(rows, prefix="recommendation"):
+    ok = [r for r in rows if r["status"] == "ok"]
+    if not ok:
+        return "%s: none (no configuration succeeded; see results.csv)" % prefix
+    best = ok[0]
+    text = "%s: %s: predicted %.4g s (%.1f TFlop/s)" % (prefix, best["label"], best["time_s"], best["gflops"] / 1e3)
+    if len(ok) > 1:
+        second = ok[1]
+        text += ", %.1f%% faster than the second best (%s: %.4g s)" % (_pct(best["time_s"], second["time_s"]),
+                                                                       second["label"], second["time_s"])
+    else:
+        text += " (the only configuration that succeeded)"
+    return text
+
+
+def variant_lines(rows, set_paths):
+    """With several machine variants: the best of each, one line per variant."""
+    variants = {}
+    for r in rows:
+        if r["status"] == "ok":
+            variants.setdefault(tuple(r.get(p) for p in set_paths), []).append(r)
+    if len(variants) < 2:
+        return []
+    out = []
+    for key, rs in variants.items():
+        name = ", ".join("%s=%s" % kv for kv in zip(set_paths, key))
+        out.append(recommendation(rs, "best with %s" % name))
+    return out
+
+
+# ---------------------------------------------------------------- the command
+
+def tessera_binary(given):
+    path = given or os.environ.get("TESSERA_BIN") or os.path.join(ROOT, "build", "tessera")
+    if not os.access(path, os.X_OK):
+        raise UsageError("--tessera %s: not an executable (build it: cmake --build build --target tessera)" % path)
+    return os.path.abspath(path)
+
+
+def parser():
+    ap = argparse.ArgumentParser(prog="tessera explore", description=__doc__.splitlines()[0])
+    ap.add_argument("--tessera", help="the tessera binary (default $TESSERA_BIN or build/tessera)")
+    ap.add_argument("--machine", required=True, help="the machine file the overrides apply to")
+    ap.add_argument("--algo", required=True, choices=("cholesky", "qr", "lu"))
+    ap.add_argument("--n", required=True, type=int, help="matrix order")
+    ap.add_argument("--m", type=int, help="rows (QR, LU of a tall matrix)")
+    ap.add_argument("--precision", choices=("d", "s"))
+    ap.add_argument("--nodes", type=int, help="node count: every grid PrxPc with Pr*Pc = P (default the machine's nodes)")
+    ap.add_argument("--grids", help="comma list of grids PrxPc instead of --nodes")
+    ap.add_argument("--dist", default="multi-level", help="comma list of " + ", ".join(DISTS) + " (default multi-level)")
+    ap.add_argument("--v", help="QR: comma list of virtual tile heights (default tessera's)")
+    ap.add_argument("--B", default="1152", help="comma list of tile sizes (default 1152)")
+    ap.add_argument("--s", default="1", help="comma list of tile columns per top-level tile (default 1)")
+    ap.add_argument("--b", help="narrow column width, or auto (default tessera's)")
+    ap.add_argument("--gpus", type=int, help="GPUs per node (default every GPU of the (overridden) machine)")
+    ap.add_argument("--threads", type=int, help="CPU threads per node (default tessera's)")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUES",
+                    help="override a numeric machine-file field (dotted path); VALUES: X, X,Y,Z or START:STOP:STEP")
+    ap.add_argument("--jobs", type=int, default=1, help="simulations run in parallel")
+    ap.add_argument("--out", help="results folder (default results/explore/MACHINE-ALGO-N/)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds before a run is killed (default 600)")
+    ap.add_argument("--force", action="store_true", help="rerun points whose results exist")
+    ap.add_argument("--retry-failed", action="store_true", help="rerun points recorded as failed")
+    ap.add_argument("--dry-run", action="store_true", help="list the configurations and their commands, run nothing")
+    return ap
+
+
+def check_options(a):
+    """Validates and normalizes the options in place; returns the base machine document."""
+    if not os.path.isfile(a.machine):
+        raise UsageError("--machine %s: no such file" % a.machine)
+    try:
+        with open(a.machine) as f:
+            base = json.load(f)
+    except ValueError as e:
+        raise UsageError("--machine %s: malformed JSON (%s)" % (a.machine, e))
+    for opt in ("n", "m", "jobs", "timeout", "nodes", "threads"):
+        v = getattr(a, opt)
+        if v is not None and v < 1:
+            raise UsageError("--%s %d: must be >= 1" % (opt, v))
+    if a.gpus is not None and a.gpus < 0:
+        raise UsageError("--gpus %d: must be >= 0" % a.gpus)
+    if a.b is not None and a.b != "auto":
+        a.b = int_list("--b", a.b)[0]
+    a.B = int_list("--B", a.B)
+    a.s = int_list("--s", a.s)
+    a.v = int_list("--v", a.v) if a.v else None
+    if a.v and a.algo != "qr":
+        raise UsageError("--v %s: virtual tile heights are for --algo qr only" % ",".join(map(str, a.v)))
+    a.dist = [d.strip() for d in a.dist.split(",")]
+    for d in a.dist:
+        if d not in DISTS:
+            raise UsageError("--dist %s: unknown distribution (known: %s)" % (d, ", ".join(DISTS)))
+    if a.grids and a.nodes:
+        raise UsageError("--grids %s: give --grids or --nodes, not both" % a.grids)
+    if a.grids:
+        a.grids = grid_list("--grids", a.grids)
+    else:
+        nodes = a.nodes
+        if nodes is None:
+            n = base.get("nodes", 1)
+            nodes = int(n["value"] if isinstance(n, dict) else n)
+        a.grids = grids_for(nodes)
+    return base
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
+    try:
+        return explore(a)
+    except (UsageError, definition.DefinitionError, execute.CannotStart) as e:
+        print("tessera explore: %s" % e, file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("tessera explore: interrupted (finished runs are kept; run again to resume)", file=sys.stderr)
+        return 130
+
+
+def explore(a):
+    base = check_options(a)
+    sets = parse_sets(a.set, base, a.machine)
+    name = "%s-%s-%d" % (os.path.splitext(os.path.basename(a.machine))[0], a.algo, a.n)
+    out = os.path.abspath(a.out) if a.out else os.path.join(ROOT, "results", "explore", name)
+    ex = Exploration(a, base, sets, out)
+    if not ex.configs:
+        reasons = sorted({r for _, r in ex.invalid})
+        raise UsageError("--dist %s: no valid configuration (%s)" % (",".join(a.dist), "; ".join(reasons) or "none"))
+    if a.dry_run:
+        done = {} if a.force else execute.load_records(out)
+        for c in ex.configs:
+            state = "done" if (c.id, 0) in done and done[(c.id, 0)]["status"] == "ok" else "todo"
+            print("%s %s  %s" % (c.id, state, " ".join(execute.command(ex, c, a.tessera or "tessera", "run.json"))))
+        for params, reason in ex.invalid:
+            print("left out: grid=%s dist=%s B=%s s=%s: %s" % (params["grid"], params["dist"], params["B"],
+                                                              params["s"], reason))
+        print("explore: %d configuration(s), %d combination(s) left out as invalid -> %s" % (
+            len(ex.configs), len(ex.invalid), display_path(out)))
+        return 0
+    runner = execute.Runner(ex, out, tessera_binary(a.tessera), jobs=a.jobs, force=a.force,
+                            retry_failed=a.retry_failed, timeout_s=a.timeout)
+    for c in ex.configs:
+        c.write_machine()
+    t0 = time.monotonic()
+    ok, failed, kept, _ = runner.run()
+    rows = ranked_rows(ex, execute.load_records(out))
+    set_paths = [p for p, _ in sets]
+    write_results(os.path.join(out, "results.csv"), rows, set_paths)
+    import explore_plot  # matplotlib only when there is something to draw
+    png = explore_plot.draw(rows, set_paths, os.path.join(out, "explore.png"),
+                            "%s N=%d on %s" % (a.algo, a.n, os.path.basename(a.machine)))
+    print("explore: %d run(s) ok, %d failed, %d already done (kept), %d combination(s) left out as invalid, in %s" % (
+        ok, failed, kept, len(ex.invalid), clock(time.monotonic() - t0)))
+    print("results: %s" % display_path(os.path.join(out, "results.csv")))
+    print("figure: %s" % display_path(png))
+    for line in variant_lines(rows, set_paths):
+        print(line)
+    print(recommendation(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""`tessera explore` end to end, one case per invocation:
+
+    test_explore.py TESSERA_BINARY WORK_DIR dry_run|sweep|bad_set|machines
+
+dry_run: --dry-run lists every configuration (grids of a node count x tile sizes x
+overrides, invalid distributions left out) and runs nothing. sweep: a 4-point sweep
+(N = 4608 on 2x2 simulated H100 nodes, B x GPU memory, one point out of GPU memory)
+writes ranked results.csv, a PNG and the recommendation line last; the failed point is
+recorded with exit 4 and the sweep goes on; a rerun does no new run. bad_set: a bad
+--set path, a non-numeric field, a bad value exit 2 naming them. machines: the shipped
+H100 machine files load and run.
+"""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLUSTER = os.path.join(ROOT, "platform", "machines", "h100-cluster-64.json")
+NODE = os.path.join(ROOT, "platform", "machines", "h100-node.json")
+
+
+def explore(tessera, *args):
+    p = subprocess.run([tessera, "explore"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=120, cwd=ROOT)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expect(cond, what, out=""):
+    if not cond:
+        print("FAIL: %s\n%s" % (what, out))
+        sys.exit(1)
+
+
+def dry_run(tessera, work):
+    out_dir = os.path.join(work, "dry")
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--nodes", "4",
+                           "--B", "576,1152", "--dist", "multi-level,block-cyclic-2d",
+                           "--set", "network.bandwidth_Bps=12.5e9:50e9:12.5e9", "--out", out_dir, "--dry-run")
+    # grids of 4 nodes: 2x2, 1x4, 4x1; x 2 tile sizes x 4 bandwidths; block-cyclic-2d is refused with GPUs
+    expect(rc == 0, "dry run exit 0, got %d" % rc, err)
+    runs = [l for l in out.splitlines() if " todo " in l]
+    expect(len(runs) == 24, "24 configurations listed, got %d" % len(runs), out)
+    expect(all("--backend sim" in l and "--json" in l for l in runs), "each line is a tessera run command", out)
+    expect(sum(l.startswith("left out:") for l in out.splitlines()) == 24, "24 invalid combinations listed", out)
+    expect(out.splitlines()[-1].startswith("explore: 24 configuration(s), 24 combination(s) left out"), "summary", out)
+    expect(not os.path.exists(os.path.join(out_dir, "runs.jsonl")), "a dry run runs nothing")
+
+
+def sweep(tessera, work):
+    out_dir = os.path.join(work, "sweep")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    args = ["--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--grids", "2x2", "--B", "576,1152",
+            "--set", "node.gpus.memory_bytes=2e7,80e9", "--threads", "2", "--jobs", "2", "--out", out_dir]
+    rc, out, err = explore(tessera, *args)
+    expect(rc == 0, "sweep exit 0, got %d" % rc, out + err)
+    lines = out.strip().splitlines()
+    expect(lines[0].startswith("explore: 3 run(s) ok, 1 failed, 0 already done"), "3 ok, 1 failed", out)
+    expect(lines[-1].startswith("recommendation: grid=2x2 dist=multi-level B=576 ") and "predicted" in lines[-1]
+           and "faster than the second best" in lines[-1], "recommendation line last", out)
+    with open(os.path.join(out_dir, "results.csv")) as f:
+        rows = list(csv.DictReader(f))
+    expect(len(rows) == 4, "4 rows in results.csv", str(rows))
+    ok = [r for r in rows if r["status"] == "ok"]
+    expect([r["rank"] for r in ok] == ["1", "2", "3"], "ok rows ranked 1..3 first", str(rows))
+    times = [float(r["time_s"]) for r in ok]
+    expect(times == sorted(times) and all(t > 0 for t in times), "ranked by predicted time", str(times))
+    bad = rows[3]
+    expect(bad["status"] == "failed" and bad["exit_status"] == "4" and "out of memory" in bad["error"]
+           and bad["node.gpus.memory_bytes"] == "20000000" and bad["B"] == "1152", "the OOM point recorded", str(bad))
+    for r in rows:
+        expect(os.path.isfile(os.path.join(out_dir, r["machine_file"])), "derived machine file written", r["machine_file"])
+    png = os.path.join(out_dir, "explore.png")
+    with open(png, "rb") as f:
+        expect(f.read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 5000, "explore.png is a PNG")
+    rc, out2, err = explore(tessera, *args)
+    expect(rc == 0 and out2.startswith("explore: 0 run(s) ok, 0 failed, 4 already done"), "rerun resumes", out2 + err)
+    expect(out2.strip().splitlines()[-1] == lines[-1], "same recommendation after resume", out2)
+
+
+def bad_set(tessera, work):
+    base = ["--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--nodes", "4", "--dry-run"]
+    cases = [(["--set", "network.bandwith_Bps=1e9"], "network.bandwith_Bps"),
+             (["--set", "network.topology=3"], "not numeric"),
+             (["--set", "node.gpus.count=2.5"], "is an integer"),
+             (["--set", "network.latency_s=fast"], "--set network.latency_s=fast"),
+             (["--set", "network.latency_s"], "FIELD=VALUES"),
+             (["--dist", "round-robin"], "--dist round-robin"),
+             (["--B", "0"], "--B 0")]
+    for extra, needle in cases:
+        rc, out, err = explore(tessera, *(base + extra))
+        expect(rc == 2, "%s: exit 2, got %d" % (extra, rc), out + err)
+        expect(len(err.strip().splitlines()) == 1 and needle.replace(" ", "") in err.replace(" ", ""),
+               "%s: one line naming %r" % (extra, needle), err)
+
+
+def machines(tessera, work):
+    for path in (NODE, CLUSTER):
+        p = subprocess.run([tessera, "run", "--backend", "sim", "--machine", path, "--algo", "cholesky", "--n", "4608",
+                            "--B", "1152", "--gpus", "4", "--grid", "1x1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        expect(p.returncode == 0 and "gpus=4" in p.stdout, "%s runs" % path, p.stdout + p.stderr)
+    p = subprocess.run([tessera, "run", "--backend", "sim", "--machine", CLUSTER, "--algo", "qr", "--n", "4608",
+                        "--B", "1152", "--gpus", "4", "--grid", "2x2"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    expect(p.returncode == 0 and "grid=2x2" in p.stdout, "QR on 2x2 H100 nodes runs", p.stdout + p.stderr)
+
+
+if __name__ == "__main__":
+    tessera, work, case = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    {"dry_run": dry_run, "sweep": sweep, "bad_set": bad_set, "machines": machines}[case](tessera, work)
+    print("ok")
