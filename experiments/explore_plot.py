@@ -5,6 +5,7 @@ rows every combination of the other parameters that vary (machine overrides firs
 holds the predicted time in seconds, a failed configuration an "x" and its exit status.
 """
 import os
+import textwrap
 
 import matplotlib
 
@@ -47,7 +48,7 @@ def draw(rows, set_paths, path, title):
             r = cell.get((rid, c))
             if r is not None and r["status"] == "ok":
                 grid[i][j] = r["time_s"]
-    width = min(16.0, 3.0 + 1.1 * len(cols))
+    width = min(16.0, max(7.0, 3.5 + 1.1 * len(cols)))
     height = min(30.0, 2.2 + 0.32 * len(row_ids))
     fig, ax = plt.subplots(figsize=(width, height))
     norm = None
@@ -77,7 +78,7 @@ def draw(rows, set_paths, path, title):
     ax.set_yticklabels([" ".join("%s=%s" % (k.split(".")[-1], _short(v)) for k, v in zip(row_keys, rid)) or "-"
                         for rid in row_ids], fontsize=8)
     label = "best: %s, %.4g s" % (best["label"], best["time_s"]) if best else "no configuration succeeded"
-    ax.set_title("%s\n%s" % (title, label), fontsize=9)
+    ax.set_title("\n".join([title] + textwrap.wrap(label, int(width * 11))), fontsize=9)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=110)
