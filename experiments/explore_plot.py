@@ -18,10 +18,14 @@ AXES = ("grid", "dist", "v", "s", "B")
 
 
 def _key(v):
+    """Numbers by value, grids PrxPc by Pr then Pc, other text alphabetically."""
     try:
-        return (0, float(v), "")
+        return (0, float(v), 0, "")
     except (TypeError, ValueError):
-        return (1, 0, str(v))
+        pr, _, pc = str(v).partition("x")
+        if pr.isdigit() and pc.isdigit():
+            return (1, int(pr), int(pc), "")
+        return (2, 0, 0, str(v))
 
 
 def _short(v):
