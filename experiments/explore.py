@@ -219,7 +219,8 @@ class Exploration(definition.Definition):
         set_axes = [[(p, v) for v in vals] for p, vals in self.sets]
         for combo in itertools.product(*set_axes):
             machine = derive(self.base, list(combo))
-            gpus_here = _gpus_of(machine)
+            gpus_here = _count(machine.get("node", {}).get("gpus", {}).get("count", 0))
+            nodes_here = _count(machine.get("nodes", 1))
             gpus = gpus_here if a.gpus is None else a.gpus
             for grid, dist, v, B, s in itertools.product(a.grids, a.dist, a.v or [None], a.B, a.s):
                 params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
@@ -231,7 +232,7 @@ class Exploration(definition.Definition):
                     params["v"] = v
                 for path, value in combo:
                     params[SET_PREFIX + path] = value
-                reason = _invalid(params)
+                reason = _invalid(params, nodes_here, gpus_here)
                 if reason:
                     invalid.append((params, reason))
                     continue
@@ -251,14 +252,17 @@ def _figures(doc):
     return doc
 
 
-def _gpus_of(machine):
-    g = machine.get("node", {}).get("gpus", {}).get("count", 0)
-    return int(g["value"] if isinstance(g, dict) else g)
+def _count(v):
+    return int(v["value"] if isinstance(v, dict) else v)
 
 
-def _invalid(p):
-    """Why tessera would refuse this combination (None when it is valid)."""
+def _invalid(p, nodes, gpus):
+    """Why tessera would refuse this combination on a machine of `nodes` nodes of `gpus` GPUs (None when valid)."""
     pr, pc = (int(x) for x in p["grid"].split("x"))
+    if pr * pc > nodes:
+        return "%d nodes, the machine has %d" % (pr * pc, nodes)
+    if p["gpus"] > gpus:
+        return "%d GPUs per node, the machine has %d" % (p["gpus"], gpus)
     if p["dist"] == "block-cyclic-2d" and p["gpus"] > 0:
         return "block-cyclic-2d is host only (refused with --gpus)"
     if p["dist"] == "column-cyclic" and pr * pc > 1:
@@ -362,7 +366,7 @@ def parser():
     ap.add_argument("--v", help="QR: comma list of virtual tile heights (default tessera's)")
     ap.add_argument("--B", default="1152", help="comma list of tile sizes (default 1152)")
     ap.add_argument("--s", default="1", help="comma list of tile columns per top-level tile (default 1)")
-    ap.add_argument("--b", help="narrow column width, or auto (default tessera's)")
+    ap.add_argument("--b", metavar="b|auto", help="narrow column width, or auto (default tessera's)")
     ap.add_argument("--gpus", type=int, help="GPUs per node (default every GPU of the (overridden) machine)")
     ap.add_argument("--threads", type=int, help="CPU threads per node (default tessera's)")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUES",
@@ -437,15 +441,17 @@ def explore(a):
     ex = Exploration(a, base, sets, out)
     if not ex.configs:
         reasons = sorted({r for _, r in ex.invalid})
-        raise UsageError("--dist %s: no valid configuration (%s)" % (",".join(a.dist), "; ".join(reasons) or "none"))
+        raise UsageError("no valid configuration (--dist %s, grids %s: %s)" % (
+            ",".join(a.dist), ",".join(a.grids), "; ".join(reasons) or "none"))
     if a.dry_run:
         done = {} if a.force else execute.load_records(out)
         for c in ex.configs:
             state = "done" if (c.id, 0) in done and done[(c.id, 0)]["status"] == "ok" else "todo"
             print("%s %s  %s" % (c.id, state, " ".join(execute.command(ex, c, a.tessera or "tessera", "run.json"))))
         for params, reason in ex.invalid:
-            print("left out: grid=%s dist=%s B=%s s=%s: %s" % (params["grid"], params["dist"], params["B"],
-                                                              params["s"], reason))
+            sets = "".join(" %s=%s" % (k[len(SET_PREFIX):], fmt(v)) for k, v in params.items() if k.startswith(SET_PREFIX))
+            print("left out: grid=%s dist=%s B=%s s=%s%s: %s" % (params["grid"], params["dist"], params["B"],
+                                                                params["s"], sets, reason))
         print("explore: %d configuration(s), %d combination(s) left out as invalid -> %s" % (
             len(ex.configs), len(ex.invalid), display_path(out)))
         return 0
