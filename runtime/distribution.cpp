@@ -20,9 +20,20 @@ MultiLevelBlockCyclic::MultiLevelBlockCyclic(const TileLayout& layout, int Pr, i
   check_grid(Pr, Pc);
   if (G < 0) throw InputError("GPUs per node G = " + std::to_string(G) + " must be >= 0");
   if (v < 1) throw InputError("--v " + std::to_string(v) + ": the virtual tile height must be >= 1 tile row");
+  for (int i = 0; i < layout.tile_rows(); ++i) row_node_.push_back(((i / v_) % Pr_) * Pc_);
+  for (int j = 0; j < layout.tile_cols(); ++j) col_.push_back(compute(0, j));
 }
 
 Location MultiLevelBlockCyclic::owner(int i, int j) const {
+  if (i >= 0 && j >= 0 && i < static_cast<int>(row_node_.size()) && j < static_cast<int>(col_.size())) {
+    Location l = col_[j];
+    l.node += row_node_[i];
+    return l;
+  }
+  return compute(i, j);
+}
+
+Location MultiLevelBlockCyclic::compute(int i, int j) const {
   const int top = layout_.col_top(j);
   Location l;
   l.node = ((i / v_) % Pr_) * Pc_ + top % Pc_;

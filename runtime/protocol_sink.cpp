@@ -1,22 +1,26 @@
 #include "runtime/protocol_sink.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace tessera::detail {
 
 ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast)
-    : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), version_(n_data, 0),
-      writer_(n_data, 0), have_(n_data * (gpus + 1), kNone), home_(n_data, -1), broadcast_(broadcast) {
+    : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), st_(n_data),
+      have_(n_data * (gpus + 1), kNone), broadcast_(broadcast), lists_(1) {
   for (std::size_t x = 0; x < n_; ++x) {
     const Location l = d_.where(static_cast<DataId>(x));
-    writer_[x] = l.node;  // version 0, the input, is at home
+    if (l.node < 0 || l.node > INT16_MAX)
+      throw std::logic_error("datum " + std::to_string(x) + " placed on node " + std::to_string(l.node) +
+                             " (the protocol numbers nodes 0 to 32767)");
+    st_[x].writer = static_cast<std::int16_t>(l.node);  // version 0, the input, is at home
     if (l.node != d_.self) continue;
     if (l.device < 0 || l.device > G_)
       throw std::logic_error("datum " + std::to_string(x) + " placed on device " + std::to_string(l.device) +
                              " of a node with " + std::to_string(G_) + " GPUs");
-    home_[x] = static_cast<std::int8_t>(l.device);
+    st_[x].home = static_cast<std::int8_t>(l.device);
     have_[x] = 0;  // this node's host memory holds the input
   }
   for (int g = 1; g <= G_; ++g) {
@@ -31,9 +35,9 @@ ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honou
 void ProtocolSink::release(DataId x) {
   if (!honour_release_) return;
   bring_home(x);
-  copies_.erase(x);                    // every other node's copy goes now
-  if (home_[x] >= 0) ensure(x, 0, 0);  // from a GPU it is homed on, or one a device-pinned task left it on
-  for (int dev = home_[x] >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
+  forget_copies(x);                       // every other node's copy goes now
+  if (st_[x].home >= 0) ensure(x, 0, 0);  // from a GPU it is homed on, or one a device-pinned task left it on
+  for (int dev = st_[x].home >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
 }
 
 void ProtocolSink::insert(const TaskDesc& t) {
@@ -48,7 +52,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
     const DataId x = t.access[a].data;
     loc_[a] = d_.where(x);
     from_[a] = t.access[a].mode == AccessMode::Write ? -1 : source_for(x, at);
-    touches |= loc_[a].node == d_.self || writer_[x] == d_.self || from_[a] == d_.self;
+    touches |= loc_[a].node == d_.self || st_[x].writer == d_.self || from_[a] == d_.self;
   }
   pin_floor_ = clock_;
   if (touches) {
@@ -62,22 +66,21 @@ void ProtocolSink::insert(const TaskDesc& t) {
   }
   for (int a = 0; a < t.n_access; ++a)
     if (writes(t.access[a].mode)) {
-      ++version_[t.access[a].data];
-      copies_.erase(t.access[a].data);  // a new version: nobody holds it yet but its writer
+      ++st_[t.access[a].data].version;
+      forget_copies(t.access[a].data);  // a new version: nobody holds it yet but its writer
     }
   if (touches) after_write(t, main, at);
   for (int a = 0; a < t.n_access; ++a)
-    if (writes(t.access[a].mode)) writer_[t.access[a].data] = at;
+    if (writes(t.access[a].mode)) st_[t.access[a].data].writer = static_cast<std::int16_t>(at);
 }
 
 void ProtocolSink::finish() {
   for (std::size_t x = 0; x < n_; ++x) bring_home(static_cast<DataId>(x));
-  copies_.clear();
   for (std::size_t x = 0; x < n_; ++x)
-    if (home_[x] >= 0) ensure(static_cast<DataId>(x), 0, 0);
+    if (st_[x].home >= 0) ensure(static_cast<DataId>(x), 0, 0);
   if (!honour_release_) return;
   for (std::size_t x = 0; x < n_; ++x)
-    if (home_[x] < 0) drop(static_cast<DataId>(x), 0);
+    if (st_[x].home < 0) drop(static_cast<DataId>(x), 0);
   for (int g = 1; g <= G_; ++g)
     for (std::size_t x = 0; x < n_; ++x) drop(static_cast<DataId>(x), g);
 }
@@ -122,8 +125,8 @@ void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
       // Rule 7: back to its home device. A datum of another node stays here
       // until a task elsewhere needs it or its release brings it home; so
       // does one a device-pinned task wrote (TaskDesc::device).
-      if (t.device < 0 && home_[y] >= 0 && home_[y] != dm) ensure(y, home_[y], t.priority);
-    } else if (home_[y] >= 0) {
+      if (t.device < 0 && st_[y].home >= 0 && st_[y].home != dm) ensure(y, st_[y].home, t.priority);
+    } else if (st_[y].home >= 0) {
       for (int e = 0; e <= G_; ++e)  // this node's own copies are old versions now
         if (have(y, e) != kNone) have(y, e) = kStale;
     } else {
@@ -133,9 +136,19 @@ void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
 }
 
 int ProtocolSink::source_for(DataId x, int to) {
-  const int w = writer_[x];
+  const int w = st_[x].writer;
   if (to == w) return -1;
-  std::vector<std::int16_t>& c = copies_[x];
+  std::uint32_t& l = st_[x].list;
+  if (l == 0) {
+    if (free_lists_.empty()) {
+      l = static_cast<std::uint32_t>(lists_.size());
+      lists_.emplace_back();
+    } else {
+      l = free_lists_.back();
+      free_lists_.pop_back();
+    }
+  }
+  std::vector<std::int16_t>& c = lists_[l];
   if (std::find(c.begin(), c.end(), to) != c.end()) return -1;
   c.push_back(static_cast<std::int16_t>(to));
   if (broadcast_ == Broadcast::Flat) return w;
@@ -145,27 +158,35 @@ int ProtocolSink::source_for(DataId x, int to) {
 
 void ProtocolSink::send_current(DataId x, int to, std::int32_t prio) {
   ensure(x, 0, prio);
-  append(comm_task(kRuntimeSend, to, x, version_[x], false, prio).add(slot(x, 0), AccessMode::Read));
+  append(comm_task(kRuntimeSend, to, x, st_[x].version, false, prio).add(slot(x, 0), AccessMode::Read));
 }
 
 void ProtocolSink::bring_home(DataId x) {
   const int home = d_.where(x).node;
-  if (writer_[x] == home) return;
+  if (st_[x].writer == home) return;
   const int from = source_for(x, home);  // -1: the home holds it already
   if (from == d_.self) send_current(x, home, 0);
   else if (from >= 0 && home == d_.self) ensure(x, 0, 0, from);
-  writer_[x] = home;
-  copies_.erase(x);
+  st_[x].writer = static_cast<std::int16_t>(home);
+  forget_copies(x);
+}
+
+void ProtocolSink::forget_copies(DataId x) {
+  std::uint32_t& l = st_[x].list;
+  if (l == 0) return;
+  lists_[l].clear();
+  free_lists_.push_back(l);
+  l = 0;
 }
 
 void ProtocolSink::written(DataId y, int dev) {
   for (int e = 0; e <= G_; ++e)
     if (have(y, e) != kNone) have(y, e) = kStale;
-  have(y, dev) = version_[y];
+  have(y, dev) = st_[y].version;
 }
 
 void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio, int from) {
-  const std::uint32_t v = version_[x];
+  const std::uint32_t v = st_[x].version;
   if (have(x, dev) == v) return;
   if (dev != 0) {
     ensure(x, 0, prio, from);
@@ -177,9 +198,9 @@ void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio, int from) {
       copy(x, g, 0, prio);
       return;
     }
-  const int w = from >= 0 ? from : writer_[x];
+  const int w = from >= 0 ? from : st_[x].writer;
   if (w != d_.self) {  // the current version is on another node: it sends it (send_current there)
-    append(comm_task(kRuntimeRecv, w, x, v, home_[x] >= 0, prio).add(slot(x, 0), AccessMode::Write));
+    append(comm_task(kRuntimeRecv, w, x, v, st_[x].home >= 0, prio).add(slot(x, 0), AccessMode::Write));
     have(x, 0) = v;
     return;
   }
@@ -193,12 +214,12 @@ void ProtocolSink::copy(DataId x, int from, int to, std::int32_t prio) {
   c.kernel = kRuntimeCopy;
   c.arg[0] = from == 0 ? to : from;
   c.arg[1] = static_cast<std::int32_t>(x);
-  c.arg[2] = static_cast<std::int32_t>(version_[x]);
+  c.arg[2] = static_cast<std::int32_t>(st_[x].version);
   c.arg[3] = from == 0 ? 1 : 0;
   c.priority = prio;
   c.add(slot(x, from), AccessMode::Read).add(slot(x, to), AccessMode::Write);
   append(c);
-  have(x, to) = version_[x];
+  have(x, to) = st_[x].version;
 }
 
 void ProtocolSink::touch(DataId x, int g) {
@@ -226,8 +247,8 @@ void ProtocolSink::reserve(DataId x, int g, std::int32_t prio) {
 }
 
 void ProtocolSink::evict(DataId y, int g, std::int32_t prio) {
-  const std::uint32_t v = version_[y];
-  bool only_here = have(y, g) == v && writer_[y] == d_.self;
+  const std::uint32_t v = st_[y].version;
+  bool only_here = have(y, g) == v && st_[y].writer == d_.self;
   for (int e = 0; e <= G_ && only_here; ++e)
     if (e != g && have(y, e) == v) only_here = false;
   RunState::GpuCounters& c = s_.gpu_stats[g - 1];

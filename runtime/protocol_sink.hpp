@@ -53,7 +53,6 @@
 // and the GPU's buffer freed.
 #include <cstdint>
 #include <set>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -129,14 +128,27 @@ class ProtocolSink final : public TaskSink {
   std::size_t n_;
   int G_;
   bool honour_release_;
-  std::vector<std::uint32_t> version_;
-  std::vector<std::int32_t> writer_;  // per datum: the node that holds its current version
-  std::vector<std::uint32_t> have_;   // per device and datum: the version this node's copy holds
-  std::vector<std::int8_t> home_;     // device of each of this node's data; -1: another node's
+  // Per datum, what every task's accesses look up, in one place (one cache
+  // line per access rather than one per array): the current version, the
+  // node that holds it, its holder list (below) and, for this node's own
+  // data, the device it lives on (-1: another node's).
+  struct Datum {
+    std::uint32_t version = 0;
+    std::uint32_t list = 0;
+    std::int16_t writer = 0;
+    std::int8_t home = -1;
+  };
+  std::vector<Datum> st_;
+  std::vector<std::uint32_t> have_;  // per device and datum: the version this node's copy holds
   Broadcast broadcast_;
   // Per datum read away from its writer: the other nodes that hold its
-  // current version, in the order they got it (holders 1, 2, ...).
-  std::unordered_map<DataId, std::vector<std::int16_t>> copies_;
+  // current version, in the order they got it (holders 1, 2, ...), in
+  // lists_[st_[x].list] (0: none). Every generator looks a list up for every
+  // remote read of the whole task graph, so an index per datum rather than a
+  // hash map; emptied lists are reused.
+  std::vector<std::vector<std::int16_t>> lists_;
+  std::vector<std::uint32_t> free_lists_;
+  void forget_copies(DataId x);
   std::vector<Task*> scratch_;
   Location loc_[kMaxAccesses];  // where the current task's accesses live
   int from_[kMaxAccesses];      // the node each input comes from (-1: none)
