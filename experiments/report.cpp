@@ -79,6 +79,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   }
   j["tiles"] = {r.p, r.q};
   j["tasks"] = r.tasks;
+  j["window"] = c.window;
   j["time_s"] = r.time_s;
   j["cpu_s"] = r.cpu_s;
   j["gflops"] = r.gflops;
@@ -119,6 +120,10 @@ std::string result_json(const RunResult& r, const char* backend) {
   if (c.gpus > 0) {
     j["gpus"] = c.gpus;
     j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
+    if (c.machine.empty() && c.device == DeviceKind::Emulated)
+      j["emulated_gpu"] = {{"memory_bytes", c.emulated.memory_bytes},
+                           {"bandwidth_Bps", c.emulated.bandwidth_Bps},
+                           {"latency_s", c.emulated.latency_s}};
     nlohmann::json per = nlohmann::json::array();
     for (std::size_t g = 0; g < r.gpus.size(); ++g) {
       const DeviceStats& d = r.gpus[g];
