@@ -259,7 +259,19 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   else if (policy == "fifo") cfg.policy = ReadyPolicy::Fifo;
   else if (policy == "random") cfg.policy = ReadyPolicy::Random;
   else throw InputError("--policy '" + policy + "' is not one of: priority, fifo, random");
-  // Fail on an unwritable --json before spending time on the factorization.
+  // Fail on an unwritable --json or --trace before spending time on the
+  // factorization; a run that then fails before it has a result removes them
+  // again, so an empty file never stands for a result.
+  struct RemoveUnlessKept {
+    std::vector<std::string> paths;
+    bool keep = false;
+    ~RemoveUnlessKept() {
+      if (!keep)
+        for (const std::string& p : paths) std::remove(p.c_str());
+    }
+  } created;
+  if (!json_path.empty()) created.paths.push_back(json_path);
+  if (!trace_path.empty()) created.paths.push_back(trace_path);
   std::ofstream json;
   if (!json_path.empty()) {
     json.open(json_path);
@@ -279,6 +291,7 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   std::vector<std::unique_ptr<TraceRecorder>> node_traces;  // a simulated cluster's nodes 1..P-1
   std::string fail_note;
   RunResult r = run_on_backend(cfg, backend, name, &node_traces, &fail_note);
+  created.keep = true;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_bytes = peak_rss_bytes();
   const std::string summary = summary_line(r, name.c_str());

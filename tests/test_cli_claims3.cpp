@@ -437,6 +437,15 @@ TEST(CliClaims3, SimulatedRunsStayWithinTheMachineFile) {
   auto grid = base({"--n", "300", "--grid", "2x1", "--backend", "sim", "--machine", one_node});
   expect_rejected(kInvalidInput, grid, {"--grid 2x1", one_node, "\"nodes\": 1"});
   expect_rejected(kInvalidInput, sim({"--n", "300", "--threads", "13"}), {"--threads 13", "12 cores", kKeeneland});
+  // --json and --trace are opened before the run (an unwritable one fails
+  // at once); a run refused after that leaves neither file behind.
+  TempDir dir;
+  const std::string j = dir.path() + "/r.json", t = dir.path() + "/t.json";
+  auto traced =
+      base({"--n", "300", "--grid", "2x1", "--backend", "sim", "--machine", one_node, "--json", j, "--trace", t});
+  expect_rejected(kInvalidInput, traced, {"--grid 2x1"});
+  EXPECT_FALSE(std::filesystem::exists(j)) << "a refused run left an empty --json file";
+  EXPECT_FALSE(std::filesystem::exists(t)) << "a refused run left an empty --trace file";
 }
 
 // --test-fault corrupt-factor "needs --check"; an emulated GPU's --gpu-latency
