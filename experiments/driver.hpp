@@ -115,9 +115,10 @@ struct RunResult {
   double cpu_s = 0;
   double gflops = 0;
   std::uint64_t tasks = 0;
-  std::vector<double> busy_s;     // this node's compute threads
-  double copy_s = 0;              // --impl cusolver: the matrix's copies to and from the GPU
-  std::vector<DeviceStats> gpus;  // this node's GPUs
+  std::uint64_t tasks_all_nodes = 0;  // over every node of a distributed run (= tasks on one node)
+  std::vector<double> busy_s;         // this node's compute threads
+  double copy_s = 0;                  // --impl cusolver: the matrix's copies to and from the GPU
+  std::vector<DeviceStats> gpus;      // this node's GPUs
   // 001 §5.3: max / average of the devices' loads on this node, the host's
   // load being its cores' mean kernel time and a GPU's its kernel time.
   double imbalance = 0;

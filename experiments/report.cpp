@@ -21,8 +21,14 @@ CommMax comm_max(const RunResult& r) {
 
 std::string cost_note(const RunResult& r) {
   if (r.config.machine.empty()) return "";
-  return fmt::format("simulation cost: wall {:.1f} s, peak memory {:.0f} MiB", r.wall_s,
-                     static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+  // Simulated tasks (every node's, with the runtime's own) and messages per
+  // second of wall time: the simulator's speed, comparable across sizes.
+  const double tasks = static_cast<double>(r.tasks_all_nodes ? r.tasks_all_nodes : r.tasks);
+  double messages = 0;
+  for (const CommStats& s : r.comm) messages += static_cast<double>(s.messages_sent);
+  const double wall = r.wall_s > 0 ? r.wall_s : 1e-9;
+  return fmt::format("simulation cost: wall {:.1f} s, peak memory {:.0f} MiB, {:.0f} tasks/s, {:.0f} messages/s",
+                     r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20), tasks / wall, messages / wall);
 }
 
 std::string summary_line(const RunResult& r, const char* backend) {

@@ -16,7 +16,7 @@ namespace {
 
 // Every node's numbers of one run, summed over nodes into per-node slots.
 void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) {
-  constexpr int kFields = 7;
+  constexpr int kFields = 8;
   const int P = net.nodes(), self = net.node();
   std::vector<double> v(static_cast<std::size_t>(P) * kFields, 0.0);
   double* mine = v.data() + static_cast<std::size_t>(self) * kFields;
@@ -27,7 +27,8 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
                                   double(c.bytes_sent),
                                   double(c.messages_received),
                                   double(c.words_received),
-                                  double(c.bytes_received)};
+                                  double(c.bytes_received),
+                                  double(st.tasks)};
   std::copy(fields, fields + kFields, mine);
   net.allreduce_sum(v);
   r.node = self;
@@ -44,6 +45,7 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
     s.messages_received = static_cast<std::uint64_t>(x[4]);
     s.words_received = static_cast<std::uint64_t>(x[5]);
     s.bytes_received = static_cast<std::uint64_t>(x[6]);
+    r.tasks_all_nodes += static_cast<std::uint64_t>(x[7]);
   }
   r.time_s = *std::max_element(r.node_time_s.begin(), r.node_time_s.end());
 }

@@ -209,8 +209,19 @@ TEST(CliClaims2, SimulatedClusterJsonAndCostLine) {
   EXPECT_THAT(out, HasSubstr(counts + " ")) << out;
   EXPECT_THAT(out, HasSubstr(" backend=sim ")) << out;
   const std::string second = out.substr(out.find('\n') + 1);
-  EXPECT_TRUE(std::regex_match(second, std::regex("simulation cost: wall [0-9.]+ s, peak memory [0-9.]+ MiB\n")))
+  std::smatch cost;
+  ASSERT_TRUE(std::regex_match(second, cost,
+                               std::regex("simulation cost: wall ([0-9.]+) s, peak memory [0-9.]+ MiB, ([0-9]+) "
+                                          "tasks/s, ([0-9]+) messages/s\n")))
       << second;
+  // The rates are every node's tasks and messages over the wall time.
+  const double wall = std::stod(cost[1]);
+  if (wall >= 0.5) {  // printed to 0.1 s: a short run's rate is not checkable from the line
+    std::uint64_t all_sent = 0;
+    for (const auto& n : comm.at("per_node")) all_sent += n.at("messages_sent").get<std::uint64_t>();
+    EXPECT_NEAR(std::stod(cost[3]), static_cast<double>(all_sent) / wall, 0.1 * all_sent / wall) << second;
+  }
+  EXPECT_GE(std::stod(cost[2]), static_cast<double>(j.at("tasks").get<std::uint64_t>()) / (wall + 0.05)) << second;
 }
 
 // A run with GPUs: gpus and device in the JSON; imbalance_ratio is 001 §5.3's
