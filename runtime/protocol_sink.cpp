@@ -16,8 +16,6 @@ ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honou
       throw std::logic_error("datum " + std::to_string(x) + " placed on node " + std::to_string(l.node) +
                              " (the protocol numbers nodes 0 to 32767)");
     st_[x].writer = static_cast<std::int16_t>(l.node);  // version 0, the input, is at home
-    st_[x].node = static_cast<std::int16_t>(l.node);
-    st_[x].device = static_cast<std::int8_t>(l.device);
     if (l.node != d_.self) continue;
     if (l.device < 0 || l.device > G_)
       throw std::logic_error("datum " + std::to_string(x) + " placed on device " + std::to_string(l.device) +
@@ -48,11 +46,11 @@ void ProtocolSink::insert(const TaskDesc& t) {
   const int main = t.main_output();
   if (main < 0)
     throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
-  const int at = st_[t.access[main].data].node;  // rule 1: where the task runs
+  const int at = d_.where(t.access[main].data).node;  // rule 1: where the task runs
   bool touches = false;
   for (int a = 0; a < t.n_access; ++a) {
     const DataId x = t.access[a].data;
-    loc_[a] = Location{st_[x].node, st_[x].device};
+    loc_[a] = d_.where(x);
     from_[a] = t.access[a].mode == AccessMode::Write ? -1 : source_for(x, at);
     touches |= loc_[a].node == d_.self || st_[x].writer == d_.self || from_[a] == d_.self;
   }
@@ -164,7 +162,7 @@ void ProtocolSink::send_current(DataId x, int to, std::int32_t prio) {
 }
 
 void ProtocolSink::bring_home(DataId x) {
-  const int home = st_[x].node;
+  const int home = d_.where(x).node;
   if (st_[x].writer == home) return;
   const int from = source_for(x, home);  // -1: the home holds it already
   if (from == d_.self) send_current(x, home, 0);

@@ -130,15 +130,12 @@ class ProtocolSink final : public TaskSink {
   bool honour_release_;
   // Per datum, what every task's accesses look up, in one place (one cache
   // line per access rather than one per array): the current version, the
-  // node that holds it, its holder list (below), where the distribution
-  // puts it (node, device: the placement, looked up once) and, for this
-  // node's own data, the device it lives on (-1: another node's).
+  // node that holds it, its holder list (below) and, for this node's own
+  // data, the device it lives on (-1: another node's).
   struct Datum {
     std::uint32_t version = 0;
     std::uint32_t list = 0;
     std::int16_t writer = 0;
-    std::int16_t node = 0;
-    std::int8_t device = 0;
     std::int8_t home = -1;
   };
   std::vector<Datum> st_;
