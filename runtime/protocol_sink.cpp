@@ -46,11 +46,12 @@ void ProtocolSink::insert(const TaskDesc& t) {
   const int main = t.main_output();
   if (main < 0)
     throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
-  const int at = d_.where(t.access[main].data).node;  // rule 1: where the task runs
+  const Location main_loc = d_.where(t.access[main].data);
+  const int at = main_loc.node;  // rule 1: where the task runs
   bool touches = false;
   for (int a = 0; a < t.n_access; ++a) {
     const DataId x = t.access[a].data;
-    loc_[a] = d_.where(x);
+    loc_[a] = a == main ? main_loc : d_.where(x);
     from_[a] = t.access[a].mode == AccessMode::Write ? -1 : source_for(x, at);
     touches |= loc_[a].node == d_.self || st_[x].writer == d_.self || from_[a] == d_.self;
   }
