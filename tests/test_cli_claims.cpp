@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_expect.hpp"
+#include "cli_json.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "test_helpers.hpp"
 
@@ -22,25 +23,6 @@ namespace {
 
 using tessera::test::TempDir;
 using ::testing::HasSubstr;
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-// A successful run with --json: exit 0, the summary line (and for a
-// simulated run the line of its cost: `lines` 2), nothing on stderr; returns the JSON.
-nlohmann::json run_ok(const TempDir& dir, std::vector<std::string> args, const std::string& name = "r.json",
-                      int lines = 1) {
-  const std::string json = dir.path() + "/" + name;
-  args.insert(args.end(), {"--json", json});
-  SCOPED_TRACE("tessera" + join(args));
-  const Outcome o = run_tessera(args);
-  EXPECT_TRUE(o.exited && o.status == 0) << o;
-  EXPECT_EQ(o.err, "") << o;
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), lines) << o;
-  return read_json(json);
-}
 
 // --policy fifo and random run every task and pass the check; the factor
 // (hence the residual, to the last bit) does not depend on the order, since
@@ -52,7 +34,7 @@ TEST(CliClaims, PolicyChangesOrderNotResult) {
   for (const char* policy : {"priority", "fifo", "random"}) {
     auto args = base(shape);
     args.insert(args.end(), {"--policy", policy});
-    const auto j = run_ok(dir, args, std::string(policy) + ".json");
+    const auto j = run_ok(dir, args, 1, nullptr, std::string(policy) + ".json");
     EXPECT_EQ(j.at("check_passed"), true) << policy;
     EXPECT_EQ(j.at("tasks"), 120) << policy;  // 8x8 tiles: 8 POTF2', 28 TRSM, 28 GSMM_DIAG, 56 GSMM
     residuals.push_back(j.at("residual").get<double>());
@@ -66,7 +48,7 @@ TEST(CliClaims, PolicyChangesOrderNotResult) {
 TEST(CliClaims, SeedPicksTheMatrix) {
   TempDir dir;
   auto run_seed = [&](const char* seed, const char* name) {
-    return run_ok(dir, base({"--n", "300", "--B", "64", "--check", "--seed", seed}, "qr"), name);
+    return run_ok(dir, base({"--n", "300", "--B", "64", "--check", "--seed", seed}, "qr"), 1, nullptr, name);
   };
   const auto a = run_seed("7", "a.json"), b = run_seed("7", "b.json"), c = run_seed("8", "c.json");
   EXPECT_EQ(a.at("seed"), 7);
@@ -94,10 +76,10 @@ TEST(CliClaims, EmulatedGpuCopiesAndKeepTiles) {
   auto args = base(shape);
   const std::string trace = dir.path() + "/t.json";
   args.insert(args.end(), {"--trace", trace});
-  const auto freed = run_ok(dir, args, "freed.json");
+  const auto freed = run_ok(dir, args, 1, nullptr, "freed.json");
   auto keep_args = base(shape);
   keep_args.push_back("--keep-tiles");
-  const auto kept = run_ok(dir, keep_args, "kept.json");
+  const auto kept = run_ok(dir, keep_args, 1, nullptr, "kept.json");
   EXPECT_EQ(freed.at("release_tiles"), true);
   EXPECT_EQ(kept.at("release_tiles"), false);
   const auto& f = freed.at("gpu_stats").at(0);
@@ -133,7 +115,7 @@ TEST(CliClaims, ShippedLocalMachineFileLoads) {
   const auto j = run_ok(dir,
                         base({"--n", "1024", "--threads", "2", "--backend", "sim", "--machine",
                               std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json"}),
-                        "r.json", 2);
+                        2);
   EXPECT_GT(j.at("time_s").get<double>(), 0);
   EXPECT_EQ(j.at("sim_data"), false);
 }
@@ -162,10 +144,10 @@ TEST(CliClaims, CudaEndToEnd) {
   TempDir dir;
   for (const char* algo : {"cholesky", "qr"}) {
     const auto t = run_ok(dir, base({"--n", "2048", "--B", "512", "--gpus", "1", "--device", "cuda", "--check"}, algo),
-                          std::string(algo) + "-tile.json");
+                          1, nullptr, std::string(algo) + "-tile.json");
     EXPECT_EQ(t.at("check_passed"), true) << algo;
-    const auto p =
-        run_ok(dir, base({"--n", "2048", "--impl", "cusolver", "--check"}, algo), std::string(algo) + "-cusolver.json");
+    const auto p = run_ok(dir, base({"--n", "2048", "--impl", "cusolver", "--check"}, algo), 1, nullptr,
+                          std::string(algo) + "-cusolver.json");
     EXPECT_EQ(p.at("check_passed"), true) << algo;
   }
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli_expect.hpp"
+#include "cli_json.hpp"
 #include "test_helpers.hpp"
 
 namespace tessera::test::cli {
@@ -27,35 +28,6 @@ namespace {
 using tessera::test::TempDir;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
-
-const std::string kKeeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-// A successful run with --json: exit 0, nothing on stderr, `lines` lines on
-// stdout (2 for a simulated run: the summary and its cost); returns the JSON
-// and, in `out`, stdout.
-nlohmann::json run_ok(const TempDir& dir, std::vector<std::string> args, int lines = 1, std::string* out = nullptr) {
-  const std::string json = dir.path() + "/r.json";
-  std::remove(json.c_str());
-  args.insert(args.end(), {"--json", json});
-  SCOPED_TRACE("tessera" + join(args));
-  const Outcome o = run_tessera(args);
-  EXPECT_TRUE(o.exited && o.status == 0) << o;
-  EXPECT_EQ(o.err, "") << o;
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), lines) << o;
-  if (out) *out = o.out;
-  return read_json(json);
-}
-
-std::vector<std::string> sim(std::vector<std::string> extra, const std::string& algo = "cholesky") {
-  auto a = base(std::move(extra), algo);
-  a.insert(a.end(), {"--backend", "sim", "--machine", kKeeneland});
-  return a;
-}
 
 // README "Command line": the example summary line, field by field, for the
 // same command (QR of a 700 x 500 matrix, B = 64, 2 threads, checked).

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cli_expect.hpp"
+#include "cli_json.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "test_helpers.hpp"
 
@@ -38,32 +39,6 @@ using ::testing::HasSubstr;
 using nlohmann::json;
 
 const std::string kSource = TESSERA_SOURCE_DIR;
-const std::string kKeeneland = kSource + "/platform/machines/keeneland.json";
-
-json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return json::parse(in);
-}
-
-// A successful run with --json FILE in `dir`: exit 0, nothing on stderr,
-// `lines` lines on stdout (2 for a simulated run); returns the JSON.
-json run_ok(const TempDir& dir, std::vector<std::string> args, int lines = 1) {
-  const std::string path = dir.path() + "/r.json";
-  std::remove(path.c_str());
-  args.insert(args.end(), {"--json", path});
-  SCOPED_TRACE("tessera" + join(args));
-  const Outcome o = run_tessera(args);
-  EXPECT_TRUE(o.exited && o.status == 0) << o;
-  EXPECT_EQ(o.err, "") << o;
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), lines) << o;
-  return read_json(path);
-}
-
-std::vector<std::string> sim(std::vector<std::string> extra, const std::string& algo = "cholesky") {
-  auto a = base(std::move(extra), algo);
-  a.insert(a.end(), {"--backend", "sim", "--machine", kKeeneland});
-  return a;
-}
 
 // Every host/GPU copy of a trace takes at least --gpu-latency + bytes / --gpu-bandwidth.
 void expect_copies_take_at_least(const json& trace, double latency_s, double bandwidth_Bps) {
