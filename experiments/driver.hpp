@@ -58,9 +58,10 @@ struct RunConfig {
   index_t B = kUnsetSize;
   int s = 1;
   index_t b = kUnsetSize;
-  bool auto_b = false;   // --b auto: b from the host/GPU balance formula (models/balance.hpp)
-  index_t ib = 32;       // QR inner blocking
-  char precision = 'd';  // d | s
+  bool auto_b = false;     // --b auto: b from the host/GPU balance formula (models/balance.hpp)
+  std::string tiles_from;  // where B, s and b came from when tuned (--B auto, --tuned FILE); empty: the command line
+  index_t ib = 32;         // QR inner blocking
+  char precision = 'd';    // d | s
   int threads = 1;
   std::uint64_t seed = 1;
   std::string input;   // Matrix Market file; empty: generated

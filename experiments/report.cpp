@@ -72,6 +72,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["s"] = c.s;
   j["b"] = c.b;
   j["ib"] = c.ib;
+  j["tiles_from"] = c.tiles_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.tiles_from);
   j["precision"] = std::string(1, c.precision);
   j["threads"] = c.threads;
   j["seed"] = c.seed;

@@ -5,6 +5,7 @@
 //   tessera calibrate [--out FILE] [--threads T] [--precision d,s] [--quick] [--kernels K,..] [--sizes B,..]
 //                     [--for-n N,..] [--list]
 //   tessera model comm --algo cholesky|qr --n N --B B --s S --grid PrxPc [--v V] [--nb NB] [--json FILE]
+//   tessera tune --algo A --n N [--threads T] [--gpus G] [--machine FILE] [--backend native|sim] [--out FILE]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -24,12 +25,13 @@
 #include "algorithms/factorization.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
-#include "experiments/calibrate.hpp"
+#include "experiments/calibrate_command.hpp"
 #include "experiments/driver.hpp"
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
 #include "experiments/progress_file.hpp"
 #include "experiments/sim_failure_option.hpp"
+#include "experiments/tune_command.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/comm_model.hpp"
 #include "models/kernel_model.hpp"
@@ -325,91 +327,6 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   return failed ? 1 : 0;
 }
 
-struct CalibrateOptions {
-  std::string out = "local.json";
-  std::string name = "local";
-  int threads = 1;
-  std::string precisions = "d,s";
-  bool quick = false, list = false;
-  std::vector<std::string> kernels;
-  std::vector<std::int64_t> sizes, for_n;
-  bool sizes_given = false, for_n_given = false;
-};
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string x; std::getline(in, x, ',');)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
-
-int calibrate_command(const CalibrateOptions& a, const std::string& command) {
-  using namespace tessera;
-  kernels::CalibrationOptions o;
-  if (a.threads < 1) throw InputError("--threads " + std::to_string(a.threads) + " must be >= 1");
-  o.concurrency.clear();
-  for (int t = 1; t <= a.threads; ++t) o.concurrency.push_back(t);
-  o.precisions.clear();
-  for (const std::string& p : split(a.precisions)) {
-    if (p != "d" && p != "s") throw InputError("--precision '" + p + "' is not one of: d, s");
-    o.precisions.push_back(p[0]);
-  }
-  if (o.precisions.empty()) throw InputError("--precision '" + a.precisions + "' names no precision (d, s)");
-  for (const std::string& k : a.kernels)
-    for (const std::string& name : split(k)) o.kernels.push_back(kernels::calibration_kernel_from_key(name));
-  if (a.quick) {
-    // Fewer square sizes, shorter timing: about 20 s for d,s at 1 and 2 threads on the development VM.
-    o.sizes = {128, 256, 384};
-    o.min_reps = 5;
-    o.min_time_s = 0.025;
-    o.max_time_s = 0.3;
-  }
-  if (a.sizes_given) {
-    o.sizes.clear();
-    for (const auto b : a.sizes) {
-      if (b < 1) throw InputError("--sizes " + std::to_string(b) + " must be >= 1");
-      o.sizes.push_back(b);
-    }
-  }
-  if (a.for_n_given) {
-    o.for_n.clear();
-    for (const auto n : a.for_n)
-      if (n > 0) o.for_n.push_back(n);  // --for-n 0: none
-  }
-  const auto shapes = kernels::calibration_shapes(o);
-  if (shapes.empty()) throw InputError("nothing to calibrate: the kernels, sizes and --for-n select no tile shape");
-  if (a.list) {
-    for (const auto& s : shapes)
-      std::cout << fmt::format("{:<9} {} m={} n={} k={} ib={}", kernel_name(s.kernel), s.precision, s.m, s.n, s.k, s.ib)
-                << '\n';
-    std::cout << shapes.size() << " shapes x " << o.concurrency.size() << " concurrency level(s)" << std::endl;
-    return 0;
-  }
-  std::ofstream out(a.out);
-  if (!out) throw InputError("--out " + a.out + ": cannot open for writing");
-  const bool tty = isatty(fileno(stderr));
-  o.progress = [tty](const std::string& line) {
-    if (tty) std::cerr << "\r\033[K" << line << std::flush;
-  };
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto result = kernels::calibrate(o);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (tty) std::cerr << "\r\033[K";
-  const int cores = std::max<int>(a.threads, static_cast<int>(std::thread::hardware_concurrency()));
-  out << kernels::calibration_machine_file(result, o, a.name, cores, command, seconds);
-  out.flush();
-  if (!out) throw InputError("--out " + a.out + ": write failed");
-  std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s -> {}", shapes.size(),
-                           o.concurrency.size(), seconds, a.out)
-            << std::endl;
-  // The file is only good for runs with the same kernel set (it records it).
-  std::cout << "OpenBLAS kernels: " << kernels::blas_core() << std::endl;
-  if (const std::string advice = kernels::blas_core_advice(); !advice.empty())
-    std::cout << "note: " << advice << std::endl;
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -437,9 +354,13 @@ int main(int argc, char** argv) {
                   "the kernel models; default auto");
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
-  run->add_option("--B", cfg.B, "top-level tile size B; default chosen from n and threads");
-  run->add_option("--s", cfg.s,
-                  "tile columns per top-level tile (s-1 narrow ones of width b, one remainder); default 1");
+  tessera::TuningOptions tuning;
+  run->add_option("--B", tuning.B,
+                  "top-level tile size B, or auto (tune B, s and b first: tessera tune); default chosen from n and "
+                  "threads");
+  run->add_option("--tuned", tuning.tuned, "B, s and b from a file tessera tune --out wrote");
+  auto* s_opt = run->add_option(
+      "--s", cfg.s, "tile columns per top-level tile (s-1 narrow ones of width b, one remainder); default 1");
   std::string b_opt;
   run->add_option(
       "--b", b_opt,
@@ -516,31 +437,9 @@ int main(int argc, char** argv) {
       "a link's when a message or GPU copy crosses it; either exits 5 naming it and the time. A failure after the "
       "run's end never happens (exit 0, and a line says so)");
 
-  CalibrateOptions cal;
-  auto* calibrate = app.add_subcommand(
-      "calibrate", "time every tile kernel on this machine and write a machine file with a calibrated kernel model");
-  calibrate->add_option("--out", cal.out, "machine file to write; default local.json");
-  calibrate->add_option("--name", cal.name, "machine name in the file; default local");
-  calibrate->add_option("--threads", cal.threads,
-                        "measure with 1..T threads running kernels concurrently (one model per T); default 1");
-  calibrate->add_option("--precision", cal.precisions, "precisions, comma-separated; default d,s");
-  calibrate->add_flag("--quick", cal.quick, "fewer square sizes (128, 256, 384) and shorter timing");
-  calibrate
-      ->add_option(
-          "--kernels", cal.kernels,
-          "only these kernels (comma-separated: " + tessera::kernel_keys_text(tessera::KernelKeys::kCalibrated) + ")")
-      ->delimiter(',');
-  auto* sizes_opt =
-      calibrate->add_option("--sizes", cal.sizes, "square tile sizes B; default 64,128,192,256,320,384,512")
-          ->delimiter(',');
-  auto* for_n_opt = calibrate
-                        ->add_option("--for-n", cal.for_n,
-                                     "also every tile shape the runtime's default tiles give for these N; default "
-                                     "2048,4096,8192; 0: none")
-                        ->delimiter(',');
-  calibrate->add_flag("--list", cal.list, "print the shapes that would be measured and exit");
-
+  tessera::CalibrateCommand calibrate(app);
   tessera::ModelCommand model(app);
+  tessera::TuneCommand tune(app);
 
   try {
     app.parse(argc, argv);
@@ -588,14 +487,16 @@ int main(int argc, char** argv) {
           throw tessera::InputError(o->get_name() +
                                     " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
+    if (tune.chosen()) return tune.run();
+    tuning.s_given = s_opt->count() > 0;
+    tuning.simulated = backend.backend == tessera::Backend::Sim;
+    tuning.machine = backend.machine;
+    if (*run && tuning.B == "auto" && !tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun())
+      throw tessera::InputError(
+          "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");
+    if (*run) tessera::apply_tuning(cfg, tuning);
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path);
-    if (*calibrate) {
-      cal.sizes_given = sizes_opt->count() > 0;
-      cal.for_n_given = for_n_opt->count() > 0;
-      std::string command = "tessera";
-      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-      return calibrate_command(cal, command);
-    }
+    if (calibrate.chosen()) return calibrate.run(argc, argv);
   } catch (const Reported& r) {
     return r.status;
   } catch (...) {

@@ -1,0 +1,36 @@
+#pragma once
+// `tessera calibrate`: times every tile kernel on this machine
+// (experiments/calibrate.hpp) and writes a machine file with the calibrated
+// kernel model.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+class CalibrateCommand {
+ public:
+  explicit CalibrateCommand(CLI::App& app);
+  CalibrateCommand(const CalibrateCommand&) = delete;
+  CalibrateCommand& operator=(const CalibrateCommand&) = delete;
+
+  bool chosen() const { return calibrate_->parsed(); }
+  // Calibrates and writes --out (the command line is recorded in it);
+  // throws InputError on bad input.
+  int run(int argc, char** argv) const;
+
+ private:
+  CLI::App* calibrate_ = nullptr;
+  CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr;
+  std::string out_ = "local.json";
+  std::string name_ = "local";
+  int threads_ = 1;
+  std::string precisions_ = "d,s";
+  bool quick_ = false, list_ = false;
+  std::vector<std::string> kernels_;
+  std::vector<std::int64_t> sizes_, for_n_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,371 @@
+#include "experiments/tune.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "algorithms/factorization.hpp"
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
+#include "models/balance.hpp"
+#include "models/machine.hpp"
+
+namespace tessera {
+
+std::int64_t plateau_size(const std::vector<KernelSpeed>& curve, double fraction) {
+  double best = 0;
+  for (const KernelSpeed& k : curve) best = std::max(best, k.gflops);
+  if (curve.empty() || !(best > 0)) throw InputError("the dominant kernel's speed curve has no positive speed");
+  for (const KernelSpeed& k : curve)
+    if (k.gflops >= fraction * best) return k.B;
+  return curve.back().B;  // not reached: the maximum itself qualifies
+}
+
+std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
+                                           int max_s, int gpus, std::int64_t max_B) {
+  std::vector<TuneCandidate> out;
+  int taken = 0;
+  for (const KernelSpeed& k : curve) {
+    if (k.B < plateau || k.B > max_B || taken == sizes) continue;
+    ++taken;
+    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{k.B, s, gpus > 0 && s >= 2, {}, {}, {}});
+  }
+  // A matrix narrower than the plateau: its own order is the one tile size left.
+  if (out.empty() && max_B >= 1)
+    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{max_B, s, gpus > 0 && s >= 2, {}, {}, {}});
+  return out;
+}
+
+ChildRun run_child(const std::string& program, const std::vector<std::string>& args) {
+  ChildRun r;
+  char json_path[] = "/tmp/tessera-tune-XXXXXX";
+  const int json_fd = ::mkstemp(json_path);
+  if (json_fd < 0) throw std::runtime_error("tune: cannot create a temporary file in /tmp");
+  ::close(json_fd);
+  std::vector<std::string> all{program, "run"};
+  all.insert(all.end(), args.begin(), args.end());
+  all.push_back("--json");
+  all.push_back(json_path);
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int err[2];
+  if (::pipe(err) != 0) throw std::runtime_error("tune: pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("tune: fork failed");
+  if (pid == 0) {
+    ::close(err[0]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(err[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  r.error = text.substr(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
+  if (r.status == 127 && r.error.empty()) r.error = "cannot run " + program;
+  if (r.status == 0) {
+    try {
+      std::ifstream in(json_path);
+      r.time_s = nlohmann::json::parse(in).at("time_s").get<double>();
+    } catch (const std::exception& e) {
+      r.status = -1;
+      r.error = std::string("its JSON is unreadable: ") + e.what();
+    }
+  }
+  std::remove(json_path);
+  return r;
+}
+
+namespace {
+
+std::string machine_blas_core(const std::string& path) {
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("calibration")) return "";
+  return j["calibration"].value("blas_core", "");
+}
+
+// Step 1: the dominant kernel's speed at each B of the range.
+std::vector<KernelSpeed> kernel_curve(const TuneRequest& r, std::uint16_t kernel, const platform::Machine* machine,
+                                      std::string& source) {
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t B = r.B_min; B <= r.B_max; B += r.B_step) sizes.push_back(B);
+  std::vector<KernelSpeed> curve;
+  if (machine) {
+    // A simulated run's kernels, or a node's GPUs: what the machine file says they do.
+    source = "model";
+    const KernelTimeModel& m = r.gpus > 0 ? machine->model(machine->node.gpus.model) : machine->core_model(r.threads);
+    for (const std::int64_t B : sizes)
+      curve.push_back({B, models::dominant_kernel_speed(m, kernel, r.precision, B) / 1e9});
+    return curve;
+  }
+  // This machine's cores, `threads` of them running the kernel at once as a run's workers do.
+  source = "measured";
+  kernels::CalibrationOptions o;
+  o.precisions = {r.precision};
+  o.kernels = {kernel};
+  o.sizes = sizes;
+  o.for_n = {};
+  o.concurrency = {r.threads};
+  o.ib = r.ib;
+  o.startup = false;
+  o.min_reps = 5;
+  o.min_time_s = 0.03;
+  o.max_time_s = 0.3;
+  for (const KernelShape& sh : kernels::calibration_shapes(o)) {
+    const kernels::KernelMeasurement k = kernels::measure_kernel(sh, r.threads, o);
+    curve.push_back({sh.m, kernel_flops(sh) / k.median_s / 1e9});
+    if (r.progress)
+      r.progress(fmt::format("  {} B={}: {:.1f} GFlop/s per core", kernel_name(kernel), sh.m, curve.back().gflops));
+  }
+  std::sort(curve.begin(), curve.end(), [](const KernelSpeed& a, const KernelSpeed& b) { return a.B < b.B; });
+  return curve;
+}
+
+std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c) {
+  std::vector<std::string> a{"--algo",      r.algo,
+                             "--precision", std::string(1, r.precision),
+                             "--n",         std::to_string(r.n),
+                             "--m",         std::to_string(r.m),
+                             "--threads",   std::to_string(r.threads),
+                             "--ib",        std::to_string(r.ib),
+                             "--B",         std::to_string(c.B),
+                             "--s",         std::to_string(c.s)};
+  if (r.gpus > 0) a.insert(a.end(), {"--gpus", std::to_string(r.gpus)});
+  if (c.auto_b) a.insert(a.end(), {"--b", "auto"});
+  return a;
+}
+
+std::string label(const TuneCandidate& c) { return fmt::format("B={} s={}{}", c.B, c.s, c.auto_b ? " b=auto" : ""); }
+
+}  // namespace
+
+TuneResult tune(const TuneRequest& req) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TuneResult t;
+  t.request = req;
+  TuneRequest& r = t.request;
+  const Factorization& F = factorization(r.algo);  // InputError for an unknown one
+  if (r.n < 1) throw InputError(fmt::format("--n {} must be >= 1", r.n));
+  if (r.m == 0) r.m = r.n;
+  if (r.m < 1) throw InputError(fmt::format("--m {} must be >= 1", r.m));
+  F.check_shape(r.m, r.n);
+  if (r.precision != 'd' && r.precision != 's')
+    throw InputError(fmt::format("--precision '{}' is not one of: d, s", r.precision));
+  if (r.threads < 1) throw InputError(fmt::format("--threads {} must be >= 1", r.threads));
+  if (r.gpus < 0) throw InputError(fmt::format("--gpus {} must be >= 0", r.gpus));
+  if (r.max_s < 1) throw InputError(fmt::format("--max-s {} must be >= 1", r.max_s));
+  if (r.sizes < 1) throw InputError(fmt::format("--sizes {} must be >= 1", r.sizes));
+  if (r.real_top < 0) throw InputError(fmt::format("--real-top {} must be >= 0", r.real_top));
+  if (!(r.plateau_fraction > 0 && r.plateau_fraction <= 1))
+    throw InputError(fmt::format("--plateau {} must be in (0, 1]", r.plateau_fraction));
+  if (r.budget_s < 0) throw InputError(fmt::format("--budget {} must be >= 0 seconds", r.budget_s));
+  // The papers' search: 256..2048 for a GPU's kernel (000 App. A.1), in
+  // steps of 64; a CPU core's kernels reach their plateau far earlier.
+  if (r.B_min == 0) r.B_min = r.gpus > 0 ? 256 : 128;
+  if (r.B_max == 0) r.B_max = r.gpus > 0 ? 2048 : 640;
+  if (r.B_step == 0) r.B_step = 64;
+  if (r.B_min < 1 || r.B_max < r.B_min || r.B_step < 1)
+    throw InputError(fmt::format("--B-range {}:{}:{} is not MIN:MAX:STEP with 1 <= MIN <= MAX, STEP >= 1", r.B_min,
+                                 r.B_max, r.B_step));
+  if ((r.simulated || r.gpus > 0) && r.machine.empty())
+    throw InputError(r.simulated ? "tuning a simulated run needs --machine FILE"
+                                 : "tuning a run with --gpus needs --machine FILE (the GPUs' kernel model)");
+  if (r.program.empty()) r.program = "/proc/self/exe";
+  t.blas_core = kernels::blas_core();
+  std::optional<platform::Machine> machine;
+  if (!r.machine.empty()) {
+    machine = platform::Machine::load(r.machine);
+    // A native run ranked on a model of other kernels would be ranked wrong.
+    const std::string cal = machine_blas_core(r.machine);
+    if (!r.simulated && !cal.empty() && cal != t.blas_core)
+      throw InputError(fmt::format(
+          "--machine {} was calibrated with OpenBLAS's {} kernels, but this process runs the {} kernels "
+          "(OPENBLAS_CORETYPE): calibrate a machine file with these (tessera calibrate) or set OPENBLAS_CORETYPE={}",
+          r.machine, cal, t.blas_core, cal));
+    if (r.threads > machine->node.cores)
+      throw InputError(
+          fmt::format("--threads {} exceeds the {} cores per node of {}", r.threads, machine->node.cores, r.machine));
+  }
+  t.kernel = F.dominant_kernel();
+  if (r.progress)
+    r.progress(fmt::format("step 1: {} speed, B = {}..{} step {}", kernel_name(t.kernel), r.B_min, r.B_max, r.B_step));
+  const bool curve_from_model = r.simulated || r.gpus > 0;
+  t.curve = kernel_curve(r, t.kernel, curve_from_model ? &*machine : nullptr, t.curve_source);
+  t.plateau = plateau_size(t.curve, r.plateau_fraction);
+  t.candidates = tune_candidates(t.curve, t.plateau, r.sizes, r.max_s, r.gpus, std::min(r.m, r.n));
+  if (r.progress)
+    r.progress(fmt::format("step 2: plateau B = {} ({:.0f}% of the best speed); {} candidates", t.plateau,
+                           100 * r.plateau_fraction, t.candidates.size()));
+
+  // Step 3a: simulate every candidate on the machine file's model.
+  if (machine) {
+    for (TuneCandidate& c : t.candidates) {
+      std::vector<std::string> a = child_args(r, c);
+      a.insert(a.end(), {"--backend", "sim", "--machine", r.machine});
+      const ChildRun run = run_child(r.program, a);
+      if (run.time_s) c.predicted_s = run.time_s;
+      else c.failed = fmt::format("simulation: exit {}: {}", run.status, run.error);
+      if (r.progress)
+        r.progress(c.predicted_s ? fmt::format("  simulated {}: {:.4f} s", label(c), *c.predicted_s)
+                                 : fmt::format("  simulated {}: {}", label(c), c.failed));
+    }
+    std::stable_sort(t.candidates.begin(), t.candidates.end(), [](const TuneCandidate& a, const TuneCandidate& b) {
+      return a.predicted_s.value_or(1e300) < b.predicted_s.value_or(1e300);
+    });
+  }
+
+  // Step 3b: real runs while the budget lasts: with a model, the
+  // best-predicted candidate of each s first (the model's errors are largest
+  // between tile shapes, so the best of each shape is worth a real run),
+  // then the next best-predicted, `real_top` in all; without one, every
+  // candidate, the fastest kernels' first.
+  if (!r.simulated && r.budget_s > 0) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < t.candidates.size(); ++i)
+      if (!machine || t.candidates[i].predicted_s) order.push_back(i);
+    if (machine) {
+      std::vector<std::size_t> firsts, rest;
+      std::vector<int> seen;
+      for (const std::size_t i : order) {
+        const bool first = std::find(seen.begin(), seen.end(), t.candidates[i].s) == seen.end();
+        if (first) seen.push_back(t.candidates[i].s);
+        (first ? firsts : rest).push_back(i);
+      }
+      order = firsts;
+      order.insert(order.end(), rest.begin(), rest.end());
+      order.resize(std::min(order.size(), static_cast<std::size_t>(r.real_top)));
+    }
+    double spent = 0, wall_per_run_s = 1;  // wall / predicted time of the last real run (matrix setup included)
+    std::optional<double> last_wall;
+    for (std::size_t i : order) {
+      TuneCandidate& c = t.candidates[i];
+      const double expect = c.predicted_s ? *c.predicted_s * wall_per_run_s : last_wall.value_or(0);
+      if (last_wall && spent + expect > r.budget_s) break;
+      std::vector<std::string> a = child_args(r, c);
+      a.insert(a.end(), r.run_args.begin(), r.run_args.end());
+      const auto w0 = std::chrono::steady_clock::now();
+      const ChildRun run = run_child(r.program, a);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+      spent += wall;
+      last_wall = wall;
+      if (run.time_s) {
+        c.real_s = run.time_s;
+        if (c.predicted_s && *c.predicted_s > 0) wall_per_run_s = wall / *c.predicted_s;
+      } else {
+        c.failed = fmt::format("real run: exit {}: {}", run.status, run.error);
+      }
+      if (r.progress)
+        r.progress(c.real_s ? fmt::format("  ran {}: {:.4f} s", label(c), *c.real_s)
+                            : fmt::format("  ran {}: {}", label(c), c.failed));
+    }
+  }
+
+  // The decision: the fastest real run, else the best prediction, else the plateau with s = 1.
+  const auto best_by = [&](auto get) -> std::optional<std::size_t> {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < t.candidates.size(); ++i)
+      if (get(t.candidates[i]) && (!best || *get(t.candidates[i]) < *get(t.candidates[*best]))) best = i;
+    return best;
+  };
+  if (const auto i = best_by([](const TuneCandidate& c) { return c.real_s; })) {
+    t.chosen = *i;
+    t.decided_by = "real runs";
+  } else if (const auto j = best_by([](const TuneCandidate& c) { return c.predicted_s; })) {
+    t.chosen = *j;
+    t.decided_by = "simulation";
+  } else if (!t.candidates.empty()) {
+    t.chosen = 0;
+    t.decided_by = "kernel plateau";
+  } else {
+    throw InputError("no tile size to tune: the matrix has no column");
+  }
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return t;
+}
+
+nlohmann::json tune_json(const TuneResult& t) {
+  const TuneRequest& r = t.request;
+  const TuneCandidate& c = t.choice();
+  nlohmann::json j;
+  j["tessera_tuned"] = 1;
+  j["algo"] = r.algo;
+  j["precision"] = std::string(1, r.precision);
+  j["m"] = r.m;
+  j["n"] = r.n;
+  j["threads"] = r.threads;
+  j["gpus"] = r.gpus;
+  j["machine"] = r.machine;
+  j["simulated"] = r.simulated;
+  j["blas_core"] = t.blas_core;
+  j["choice"] = {{"B", c.B},
+                 {"s", c.s},
+                 {"b", c.auto_b ? nlohmann::json("auto") : nlohmann::json(nullptr)},
+                 {"decided_by", t.decided_by}};
+  nlohmann::json curve = nlohmann::json::array();
+  for (const KernelSpeed& k : t.curve) curve.push_back({{"B", k.B}, {"gflops", k.gflops}});
+  j["dominant_kernel"] = {{"name", kernel_name(t.kernel)},
+                          {"source", t.curve_source},
+                          {"curve", curve},
+                          {"plateau_B", t.plateau},
+                          {"plateau_fraction", r.plateau_fraction}};
+  nlohmann::json cands = nlohmann::json::array();
+  for (const TuneCandidate& k : t.candidates) {
+    nlohmann::json x{{"B", k.B}, {"s", k.s}, {"b", k.auto_b ? "auto" : "default"}};
+    x["predicted_s"] = k.predicted_s ? nlohmann::json(*k.predicted_s) : nlohmann::json(nullptr);
+    x["real_s"] = k.real_s ? nlohmann::json(*k.real_s) : nlohmann::json(nullptr);
+    if (!k.failed.empty()) x["failed"] = k.failed;
+    cands.push_back(x);
+  }
+  j["candidates"] = cands;
+  j["budget_s"] = r.budget_s;
+  j["seconds"] = t.seconds;
+  return j;
+}
+
+TunedChoice read_tuned(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--tuned " + path + ": cannot open");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("tessera_tuned"))
+    throw InputError("--tuned " + path + ": not a file `tessera tune --out` wrote");
+  TunedChoice c;
+  try {
+    c.algo = j.at("algo").get<std::string>();
+    c.precision = j.at("precision").get<std::string>().at(0);
+    c.n = j.at("n").get<std::int64_t>();
+    c.threads = j.at("threads").get<int>();
+    c.gpus = j.at("gpus").get<int>();
+    const nlohmann::json& ch = j.at("choice");
+    c.B = ch.at("B").get<std::int64_t>();
+    c.s = ch.at("s").get<int>();
+    c.auto_b = ch.at("b").is_string();
+  } catch (const std::exception& e) {
+    throw InputError("--tuned " + path + ": " + e.what());
+  }
+  if (c.B < 1 || c.s < 1) throw InputError(fmt::format("--tuned {}: choice B={} s={} is not a tiling", path, c.B, c.s));
+  return c;
+}
+
+}  // namespace tessera

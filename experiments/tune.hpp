@@ -1,0 +1,122 @@
+#pragma once
+// The tile-size tuner (`tessera tune`, `tessera run --B auto`), after 001
+// §4.2 and 000 App. A.1, in three steps:
+//
+//   1. B: the dominant kernel's speed (GEMM for Cholesky, SSRFB for QR, ...)
+//      at square B×B×B tiles over a search range; the plateau is the
+//      smallest B reaching `plateau_fraction` of the range's best speed
+//      (the papers search 256..2048 for a GPU; 128..640 here for a CPU core).
+//      The candidates are the plateau and the next few larger sizes. Speeds come from timing the kernel on this
+//      machine with `threads` copies running at once (a native run), or from
+//      the machine file's kernel model (a simulated run, or a node's GPUs).
+//   2. b and s: each candidate B with s = 1..max_s; with GPUs b is the
+//      host/GPU balance width B_h/(s-1) (`--b auto`, models/balance.hpp),
+//      without them the runtime's default B/(2s).
+//   3. Refinement, cheapest trustworthy measurement first: every candidate
+//      is simulated at the run's size on the machine file's model (001
+//      refines by running the factorization; a simulation costs a fraction
+//      of a real run and ranks); then, for a native run and within a time
+//      budget, the best-predicted few (the best of each s first) are run
+//      for real, and the fastest real run decides (a prediction off by a few percent can misrank
+//      candidates a few percent apart; a real run cannot).
+//
+// Every simulation and real run is a child `tessera run` process (SimGrid
+// allows one simulation per process, and a real run must not inherit the
+// tuner's warm caches or threads); a failed one is recorded and skipped.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tessera {
+
+struct KernelSpeed {
+  std::int64_t B = 0;
+  double gflops = 0;
+};
+
+// The smallest B of `curve` (sorted by B) whose speed reaches `fraction` of
+// the curve's maximum. Throws InputError on an empty curve or no positive speed.
+std::int64_t plateau_size(const std::vector<KernelSpeed>& curve, double fraction);
+
+struct TuneCandidate {
+  std::int64_t B = 0;
+  int s = 1;
+  bool auto_b = false;  // b from the host/GPU balance (--b auto); else the run's default
+  std::optional<double> predicted_s, real_s;
+  std::string failed;  // why its simulation or real run failed (empty: it did not)
+};
+
+// Step 2: the first `sizes` B of `curve` (sorted by B) from `plateau` on
+// that are at most `max_B` (larger tiles are on the plateau too, and fewer
+// of them may balance better), times s = 1..max_s (with GPUs s >= 2 takes b
+// from the balance formula); `max_B` alone when the plateau is wider than the matrix.
+std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
+                                           int max_s, int gpus, std::int64_t max_B);
+
+struct TuneRequest {
+  std::string algo = "cholesky";
+  char precision = 'd';
+  std::int64_t m = 0, n = 0;  // m = 0: n
+  int threads = 1, gpus = 0;
+  std::int64_t ib = 32;
+  std::string machine;     // machine file: the model of step 3's simulations (and of the curve of a simulated run)
+  bool simulated = false;  // tuning a simulated run: no real runs, the curve from the model
+  // Arguments every child run gets in addition (e.g. --device cuda).
+  std::vector<std::string> run_args;
+  // Step 1's range and plateau.
+  std::int64_t B_min = 128, B_max = 640, B_step = 64;
+  double plateau_fraction = 0.95;
+  int sizes = 6;  // candidate sizes from the plateau on
+  int max_s = 3;
+  // Step 3's real runs: at most `real_top` candidates, in at most
+  // `budget_s` seconds of (predicted) run time.
+  int real_top = 4;
+  double budget_s = 60;
+  std::string program;                               // the tessera binary children run; default /proc/self/exe
+  std::function<void(const std::string&)> progress;  // one line per step and candidate
+};
+
+struct TuneResult {
+  TuneRequest request;
+  std::uint16_t kernel = 0;
+  std::string curve_source;  // "measured" | "model"
+  std::vector<KernelSpeed> curve;
+  std::int64_t plateau = 0;
+  std::vector<TuneCandidate> candidates;
+  std::size_t chosen = 0;  // index into candidates
+  std::string decided_by;  // "real runs" | "simulation" | "kernel plateau"
+  std::string blas_core;   // OpenBLAS kernel set the tuner ran with
+  double seconds = 0;      // what tuning took
+  const TuneCandidate& choice() const { return candidates.at(chosen); }
+};
+
+// Throws InputError for a bad request (naming the option and value).
+TuneResult tune(const TuneRequest& r);
+
+// The tuned-configuration file `tessera run --tuned FILE` reads.
+nlohmann::json tune_json(const TuneResult& t);
+
+struct TunedChoice {
+  std::string algo;
+  char precision = 'd';
+  std::int64_t n = 0, B = 0;
+  int s = 1, threads = 1, gpus = 0;
+  bool auto_b = false;
+};
+// Reads FILE (InputError naming it and what is wrong).
+TunedChoice read_tuned(const std::string& path);
+
+// A child `tessera run`: its exit status, the last line it wrote to stderr
+// and, when it succeeded, the time_s of the JSON it wrote.
+struct ChildRun {
+  int status = -1;
+  std::string error;
+  std::optional<double> time_s;
+};
+ChildRun run_child(const std::string& program, const std::vector<std::string>& args);
+
+}  // namespace tessera

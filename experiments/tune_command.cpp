@@ -1,0 +1,174 @@
+#include "experiments/tune_command.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+
+namespace tessera {
+
+TuneCommand::TuneCommand(CLI::App& app) {
+  tune_ = app.add_subcommand(
+      "tune",
+      "choose B, s and b for a run (000 App. A.1, 001 §4.2): the dominant kernel's plateau, then every candidate "
+      "simulated on --machine, then the best few run for real; writes the choice for tessera run --tuned FILE");
+  tune_->add_option("--algo", req_.algo, "the factorization")->required();
+  tune_->add_option("--n", req_.n, "columns (and rows unless --m)")->required();
+  tune_->add_option("--m", req_.m, "rows; default n");
+  tune_->add_option("--precision", precision_, "d | s; default d");
+  tune_->add_option("--threads", req_.threads, "compute threads of the run; default 1");
+  tune_->add_option("--gpus", req_.gpus, "GPUs of the run (their speed from --machine); default 0");
+  tune_->add_option("--ib", req_.ib, "QR inner blocking; default 32");
+  tune_->add_option("--machine", req_.machine,
+                    "machine file whose kernel model ranks the candidates by simulation (for a native run: this "
+                    "machine's calibration, made with the same OpenBLAS kernels); without it a native run is "
+                    "ranked by real runs alone");
+  tune_->add_option("--backend", backend_,
+                    "native (the run to tune is real: finish with real runs) | sim (it is simulated: the "
+                    "simulations decide); default native");
+  tune_->add_option("--B-range", range_,
+                    "MIN:MAX:STEP of step 1's search; default 128:640:64, with --gpus 256:2048:64 (000 App. A.1)");
+  tune_->add_option("--plateau", req_.plateau_fraction,
+                    "the plateau: the smallest B whose speed reaches this fraction of the best; default 0.95");
+  tune_->add_option("--sizes", req_.sizes,
+                    "candidate B: the plateau and the next sizes of the range, this many; default 6");
+  tune_->add_option("--max-s", req_.max_s, "candidates have s = 1..MAX; default 3");
+  tune_->add_option("--real-top", req_.real_top,
+                    "real runs of at most this many candidates, the best-predicted of each s first; default 4");
+  tune_->add_option("--budget", req_.budget_s,
+                    "seconds the real runs may take (0: none); default 60. Without --machine the candidates run "
+                    "best kernel speed first until it is spent");
+  tune_->add_option("--out", out_, "write the choice (and everything measured) as JSON to FILE");
+  tune_->add_flag("--quiet", quiet_, "print only the choice");
+  req_.B_min = req_.B_max = req_.B_step = 0;  // 0: the default range for the run's devices
+}
+
+std::string tune_report(const TuneResult& t) {
+  const TuneRequest& r = t.request;
+  std::string s = fmt::format("{} ({}), B = {}..{}:", kernel_name(t.kernel), t.curve_source, r.B_min, r.B_max);
+  for (const KernelSpeed& k : t.curve) s += fmt::format(" {}:{:.1f}", k.B, k.gflops);
+  s += fmt::format(" GFlop/s\nplateau B = {} ({:.0f}% of the best)\n", t.plateau, 100 * r.plateau_fraction);
+  s += fmt::format("{:>6} {:>3} {:>7} {:>13} {:>10}\n", "B", "s", "b", "simulated s", "real s");
+  for (std::size_t i = 0; i < t.candidates.size(); ++i) {
+    const TuneCandidate& c = t.candidates[i];
+    s += fmt::format("{:>6} {:>3} {:>7} {:>13} {:>10}{}{}\n", c.B, c.s, c.auto_b ? "auto" : "default",
+                     c.predicted_s ? fmt::format("{:.4f}", *c.predicted_s) : "-",
+                     c.real_s ? fmt::format("{:.4f}", *c.real_s) : "-", i == t.chosen ? "  <- chosen" : "",
+                     c.failed.empty() ? "" : "  (" + c.failed + ")");
+  }
+  return s;
+}
+
+int TuneCommand::run() {
+  if (precision_ != "d" && precision_ != "s") throw InputError("--precision '" + precision_ + "' is not one of: d, s");
+  req_.precision = precision_[0];
+  if (backend_ != "native" && backend_ != "sim")
+    throw InputError("--backend '" + backend_ + "' is not one of: native, sim");
+  req_.simulated = backend_ == "sim";
+  if (!range_.empty()) {
+    long long a = 0, b = 0, c = 0;
+    char tail = 0;
+    if (std::sscanf(range_.c_str(), "%lld:%lld:%lld%c", &a, &b, &c, &tail) != 3)
+      throw InputError("--B-range '" + range_ + "' is not MIN:MAX:STEP");
+    req_.B_min = a;
+    req_.B_max = b;
+    req_.B_step = c;
+  }
+  std::ofstream out;
+  if (!out_.empty()) {
+    out.open(out_);
+    if (!out) throw InputError("--out " + out_ + ": cannot open for writing");
+  }
+  if (!quiet_) req_.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  TuneResult t;
+  try {
+    t = tune(req_);
+  } catch (...) {
+    if (out.is_open()) {
+      out.close();
+      std::remove(out_.c_str());  // no empty file stands for a choice
+    }
+    throw;
+  }
+  if (!quiet_) std::cout << tune_report(t);
+  const TuneCandidate& c = t.choice();
+  std::cout << fmt::format("tuned: --B {} --s {}{} (decided by {}, {:.1f} s; OpenBLAS kernels {})", c.B, c.s,
+                           c.auto_b ? " --b auto" : "", t.decided_by, t.seconds, t.blas_core)
+            << std::endl;
+  if (out.is_open()) {
+    out << tune_json(t).dump(1) << '\n';
+    if (!out) throw InputError("--out " + out_ + ": write failed");
+  }
+  return 0;
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
+  const bool auto_B = o.B == "auto";
+  if (!auto_B && !o.B.empty()) {
+    std::size_t used = 0;
+    try {
+      cfg.B = std::stoll(o.B, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != o.B.size()) throw InputError("--B '" + o.B + "' is neither a tile size nor auto");
+  }
+  if (o.tuned.empty() && !auto_B) return;
+  if (!o.tuned.empty() && !o.B.empty())
+    throw InputError("--tuned " + o.tuned + " and --B " + o.B + " both choose the tile size: give one");
+  if (o.s_given || cfg.b != kUnsetSize || cfg.auto_b)
+    throw InputError(std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
+                     " chooses --s and --b too: leave them out");
+  if (!o.tuned.empty()) {
+    const TunedChoice c = read_tuned(o.tuned);
+    if (c.algo != cfg.algo || c.precision != cfg.precision)
+      throw InputError(fmt::format("--tuned {} was tuned for --algo {} --precision {}, not --algo {} --precision {}",
+                                   o.tuned, c.algo, c.precision, cfg.algo, cfg.precision));
+    if (c.n != cfg.n || c.threads != cfg.threads || c.gpus != cfg.gpus)
+      std::cerr << fmt::format(
+                       "note: --tuned {} was tuned for --n {} --threads {} --gpus {}; this run has --n {} --threads "
+                       "{} --gpus {}",
+                       o.tuned, c.n, c.threads, c.gpus, cfg.n, cfg.threads, cfg.gpus)
+                << std::endl;
+    cfg.B = c.B;
+    cfg.s = c.s;
+    cfg.auto_b = c.auto_b;
+    cfg.tiles_from = "--tuned " + o.tuned;
+    return;
+  }
+  if (cfg.n == kUnsetSize) throw InputError("--B auto needs --n (the size to tune for)");
+  TuneRequest r;
+  r.algo = cfg.algo;
+  r.precision = cfg.precision;
+  // A grid's node factors its 1/max(Pr, Pc) share of the order (000 §7.1's
+  // weak scaling keeps it constant): the node is tuned for that.
+  const int share = std::max(cfg.pr, cfg.pc);
+  r.n = std::max<index_t>(1, cfg.n / share);
+  r.m = cfg.m == kUnsetSize ? r.n : std::max<index_t>(1, cfg.m / share);
+  r.threads = cfg.threads;
+  r.gpus = cfg.gpus;
+  r.ib = cfg.ib;
+  r.machine = o.machine;
+  r.simulated = o.simulated;
+  r.B_min = r.B_max = r.B_step = 0;
+  const TuneResult t = tune(r);
+  cfg.B = t.choice().B;
+  cfg.s = t.choice().s;
+  cfg.auto_b = t.choice().auto_b;
+  cfg.tiles_from = "--B auto: " + t.decided_by;
+  // A line of its own before the summary line, as a simulated run's cost line follows it.
+  std::cout << fmt::format("tuned: --B {} --s {}{} for --n {}{} (decided by {} in {:.1f} s)", cfg.B, cfg.s,
+                           cfg.auto_b ? " --b auto" : "", r.n, share > 1 ? " (one node's share)" : "", t.decided_by,
+                           t.seconds)
+            << std::endl;
+}
+
+}  // namespace tessera

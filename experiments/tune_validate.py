@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""How good is `tessera tune`? Its choice against a brute-force real sweep (issue 16 point 1).
+
+For each cell (algorithm, precision, N) on this machine, with --threads T:
+  1. sweep: every B from 128 to 640 in steps of 64 and s in 1..3, one real
+     run each (`tessera run --B B --s s`), appended to a JSON-lines file so an
+     interrupted sweep resumes where it stopped;
+  2. tune: `tessera tune` for the cell, its choice written to a file;
+  3. confirm: the tuned configuration, the sweep's three fastest and
+     LAPACKE's peer run again in turn, --reps times, alternating; each one's
+     time is the best of its reps (the sweep's single run only ranks).
+The table gives the tuned time over the best time and, for Cholesky, the
+tuned configuration's speed over LAPACKE's (dpotrf/spotrf). A run that fails
+is recorded with its exit status and the sweep goes on.
+
+    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 experiments/tune_validate.py --out /tmp/tv-skx
+    /usr/bin/python3 experiments/tune_validate.py --cells cholesky:d:8192 --out /tmp/tv
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+CELLS = [(a, p, n) for a in ("cholesky", "qr") for p in ("d", "s") for n in (4096, 8192)]
+GRID = [(B, s) for B in range(128, 641, 64) for s in (1, 2, 3)]
+
+
+PAUSE = None  # --pause-file: while it exists, no run starts (the machine is wanted for something else)
+
+
+def wait_while_paused():
+    if PAUSE and os.path.exists(PAUSE):
+        print(f"\n  paused while {PAUSE} exists", file=sys.stderr, flush=True)
+        open(PAUSE + ".ack", "w").close()
+        while os.path.exists(PAUSE):
+            time.sleep(1)
+        os.remove(PAUSE + ".ack")
+
+
+def run_once(binary, algo, prec, n, threads, extra, json_path):
+    """One real run; its time in seconds, or None (and why) if it failed."""
+    wait_while_paused()
+    cmd = [binary, "run", "--algo", algo, "--precision", prec, "--n", str(n), "--threads", str(threads),
+           "--json", json_path] + extra
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        return None, f"exit {p.returncode}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''}"
+    with open(json_path) as f:
+        r = json.load(f)
+    return r["time_s"], r.get("blas_core", "?")
+
+
+def load_rows(path):
+    rows = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    rows[r["key"]] = r
+    return rows
+
+
+def sweep(args, cell, rows, log):
+    algo, prec, n = cell
+    todo = [(B, s) for B, s in GRID if f"{algo}:{prec}:{n}:B{B}:s{s}" not in rows]
+    for i, (B, s) in enumerate(todo):
+        key = f"{algo}:{prec}:{n}:B{B}:s{s}"
+        print(f"\r  sweep {algo} {prec} N={n}: {i + 1}/{len(todo)} (B={B}, s={s})   ", end="", file=sys.stderr, flush=True)
+        t, info = run_once(args.binary, algo, prec, n, args.threads, ["--B", str(B), "--s", str(s)], args.tmp_json)
+        row = {"key": key, "algo": algo, "precision": prec, "n": n, "B": B, "s": s, "time_s": t, "info": info}
+        rows[key] = row
+        log.write(json.dumps(row) + "\n")
+        log.flush()
+    print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
+
+
+def tune(args, cell):
+    algo, prec, n = cell
+    out = os.path.join(args.out, f"tuned_{algo}_{prec}_{n}.json")
+    cmd = [args.binary, "tune", "--algo", algo, "--precision", prec, "--n", str(n), "--threads", str(args.threads),
+           "--out", out] + args.tune_args.split()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        return None, p.stderr.strip()
+    with open(out) as f:
+        return json.load(f), out
+
+
+def confirm(args, cell, rows, tuned_path):
+    """Best-of-reps times of the tuned configuration, the sweep's top three and the LAPACKE peer."""
+    algo, prec, n = cell
+    done = sorted((r for r in rows.values() if r["key"].startswith(f"{algo}:{prec}:{n}:") and r["time_s"]),
+                  key=lambda r: r["time_s"])[:3]
+    contenders = {"tuned": ["--tuned", tuned_path]}
+    for r in done:
+        contenders[f"B{r['B']} s{r['s']}"] = ["--B", str(r["B"]), "--s", str(r["s"])]
+    if algo == "cholesky":
+        contenders["lapack"] = ["--impl", "lapack"]
+    best = {k: None for k in contenders}
+    for rep in range(args.reps):
+        for k, extra in contenders.items():
+            print(f"\r  confirm {algo} {prec} N={n}: rep {rep + 1}/{args.reps} {k}      ", end="", file=sys.stderr,
+                  flush=True)
+            t, _ = run_once(args.binary, algo, prec, n, args.threads, extra, args.tmp_json)
+            if t is not None and (best[k] is None or t < best[k]):
+                best[k] = t
+    print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", required=True, help="folder for the sweep's JSON lines, the tuned files and the summary")
+    ap.add_argument("--cells", default="", help="algo:precision:N,... (default: Cholesky and QR, d and s, 4096 and 8192)")
+    ap.add_argument("--tune-args", default="", help="extra arguments for `tessera tune`")
+    ap.add_argument("--sweep-only", action="store_true", help="only the brute-force sweep")
+    ap.add_argument("--pause-file", default=None,
+                    help="while FILE exists no run starts (FILE.ack says the sweep is waiting): a quiet machine for "
+                         "every timed run while it is used for something else")
+    args = ap.parse_args()
+    global PAUSE
+    PAUSE = args.pause_file
+    cells = CELLS
+    if args.cells:
+        cells = []
+        for c in args.cells.split(","):
+            parts = c.split(":")
+            if len(parts) != 3 or not parts[2].isdigit():
+                sys.exit(f"tune_validate: --cells entry '{c}' is not algo:precision:N")
+            cells.append((parts[0], parts[1], int(parts[2])))
+    os.makedirs(args.out, exist_ok=True)
+    args.tmp_json = os.path.join(args.out, "last_run.json")
+    sweep_path = os.path.join(args.out, "sweep.jsonl")
+    rows = load_rows(sweep_path)
+    core = os.environ.get("OPENBLAS_CORETYPE", "OpenBLAS's choice")
+    print(f"threads={args.threads}, OPENBLAS_CORETYPE={core}, results in {args.out}", flush=True)
+    with open(sweep_path, "a") as log:
+        for cell in cells:
+            sweep(args, cell, rows, log)
+    if args.sweep_only:
+        return 0
+    summary, ok = [], True
+    print(f"{'algo':<9}{'prec':<5}{'N':>6}  {'tuned':>16}  {'best of sweep':>14}  {'tuned/best':>10}  {'vs LAPACKE':>10}")
+    for cell in cells:
+        algo, prec, n = cell
+        tuned, where = tune(args, cell)
+        if tuned is None:
+            print(f"{algo:<9}{prec:<5}{n:>6}  tune failed: {where}", flush=True)
+            ok = False
+            continue
+        best = confirm(args, cell, rows, where)
+        t = best.pop("tuned")
+        lap = best.pop("lapack", None)
+        name, b = min(((k, v) for k, v in best.items() if v), key=lambda kv: kv[1])
+        ratio = t / b if t and b else None
+        speed = lap / t if lap and t else None
+        ok &= ratio is not None and ratio <= 1.05
+        label = f"B{tuned['B']} s{tuned['s']} b{tuned['b']}"
+        print(f"{algo:<9}{prec:<5}{n:>6}  {label:>16}  {name:>14}  {ratio:>10.3f}  "
+              f"{'' if speed is None else f'{speed:.2f}x':>10}", flush=True)
+        summary.append({"algo": algo, "precision": prec, "n": n, "tuned": tuned, "tuned_s": t, "best": name,
+                        "best_s": b, "tuned_over_best": ratio, "lapack_s": lap, "lapack_over_tuned": speed,
+                        "openblas_coretype": core, "threads": args.threads, "reps": args.reps})
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+// The tile-size tuner (experiments/tune.hpp, `tessera tune`, `tessera run
+// --B auto | --tuned FILE`): its pure steps on hand-made curves, then the
+// whole tuner on a synthetic machine whose dominant kernel reaches its
+// plateau at a B known by construction, and its refusals.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "cli_json.hpp"
+#include "experiments/tune.hpp"
+
+namespace tessera::test {
+namespace {
+
+using cli::expect_rejected;
+using cli::kInvalidInput;
+using cli::read_json;
+using cli::run_ok;
+using cli::run_tessera;
+using ::testing::HasSubstr;
+
+TEST(TunePlateau, IsTheSmallestSizeWithinTheFractionOfTheBest) {
+  const std::vector<KernelSpeed> curve{{128, 10}, {256, 50}, {384, 96}, {512, 100}, {640, 99}};
+  EXPECT_EQ(plateau_size(curve, 0.95), 384);
+  EXPECT_EQ(plateau_size(curve, 0.97), 512);
+  EXPECT_EQ(plateau_size(curve, 0.5), 256);
+  EXPECT_EQ(plateau_size(curve, 0.01), 128);
+  // A dip after the plateau does not move it.
+  EXPECT_EQ(plateau_size({{128, 90}, {192, 100}, {256, 40}}, 0.95), 192);
+  EXPECT_THROW(plateau_size({}, 0.95), InputError);
+  EXPECT_THROW(plateau_size({{128, 0}, {256, 0}}, 0.95), InputError);
+}
+
+TEST(TuneCandidates, ArePlateauSizesOnwardTimesEveryS) {
+  const std::vector<KernelSpeed> curve{{128, 10}, {256, 50}, {384, 96}, {512, 100}, {640, 99}};
+  const auto c = tune_candidates(curve, 384, 2, 3, 0, 100000);
+  ASSERT_EQ(c.size(), 6u);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    EXPECT_EQ(c[i].B, i < 3 ? 384 : 512);
+    EXPECT_EQ(c[i].s, static_cast<int>(i % 3) + 1);
+    EXPECT_FALSE(c[i].auto_b);  // no GPU: the runtime's default b
+  }
+  // With GPUs, s >= 2 takes b from the host/GPU balance.
+  for (const TuneCandidate& x : tune_candidates(curve, 384, 1, 3, 2, 100000)) EXPECT_EQ(x.auto_b, x.s >= 2);
+  // Sizes beyond the matrix are left out; a matrix narrower than the plateau is one tile wide.
+  EXPECT_EQ(tune_candidates(curve, 384, 6, 1, 0, 520).size(), 2u);
+  const auto narrow = tune_candidates(curve, 384, 6, 2, 0, 300);
+  ASSERT_EQ(narrow.size(), 2u);
+  EXPECT_EQ(narrow[0].B, 300);
+}
+
+// One node of 4 cores whose every kernel runs at 10 GFlop/s times an
+// efficiency of the tile size that reaches 0.9 at 448 and 1.0 at 512: with
+// the plateau at 95%, step 1 must find B = 512 (the range steps by 64).
+const char* kPlateauMachine = R"({
+ "name": "tune-plateau", "nodes": 1,
+ "node": {"cores": {"count": 4, "model": "core"}},
+ "network": {"topology": "star", "bandwidth_Bps": 1e10, "latency_s": 1e-6},
+ "kernel_models": {"core": {"type": "peak-efficiency", "peak_gflops": {"default": {"d": 10, "s": 20}},
+   "efficiency": {"d": [[64, 0.2], [128, 0.4], [256, 0.7], [448, 0.9], [512, 1.0]],
+                  "s": [[64, 0.2], [128, 0.4], [256, 0.7], [448, 0.9], [512, 1.0]]}}}
+})";
+
+TEST(TuneCli, FindsThePlateauBuiltIntoTheMachineAndTheSimulationsDecide) {
+  TempDir dir;
+  const std::string machine = dir.write("m.json", kPlateauMachine), out = dir.path() + "/tuned.json";
+  const Outcome o =
+      run_tessera({"tune", "--algo", "cholesky", "--n", "3072", "--threads", "4", "--backend", "sim", "--machine",
+                   machine, "--B-range", "128:768:64", "--sizes", "3", "--quiet", "--out", out});
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  EXPECT_EQ(o.err, "") << o;
+  EXPECT_THAT(o.out, HasSubstr("tuned: --B ")) << o;
+  const nlohmann::json t = read_json(out);
+  EXPECT_EQ(t["dominant_kernel"]["source"], "model");
+  EXPECT_EQ(t["dominant_kernel"]["plateau_B"], 512);
+  ASSERT_EQ(t["candidates"].size(), 9u);  // 512, 576, 640 x s = 1..3
+  double best = 1e300;
+  for (const auto& c : t["candidates"]) {
+    EXPECT_GE(c["B"].get<int>(), 512);
+    ASSERT_TRUE(c["predicted_s"].is_number()) << c;
+    EXPECT_TRUE(c["real_s"].is_null()) << "a simulated run is not run for real: " << c;
+    best = std::min(best, c["predicted_s"].get<double>());
+  }
+  EXPECT_EQ(t["choice"]["decided_by"], "simulation");
+  const int B = t["choice"]["B"], s = t["choice"]["s"];
+  // The same simulation run from the file reproduces the chosen prediction exactly (simulations are deterministic).
+  const nlohmann::json r = run_ok(dir,
+                                  {"run", "--algo", "cholesky", "--n", "3072", "--threads", "4", "--backend", "sim",
+                                   "--machine", machine, "--tuned", out},
+                                  2);
+  EXPECT_EQ(r["B"], B);
+  EXPECT_EQ(r["s"], s);
+  EXPECT_EQ(r["time_s"].get<double>(), best);
+  EXPECT_EQ(r["tiles_from"], "--tuned " + out);
+}
+
+TEST(TuneCli, BAutoTunesInlineAndSaysSo) {
+  TempDir dir;
+  const std::string machine = dir.write("m.json", kPlateauMachine);
+  std::string out;
+  const nlohmann::json r = run_ok(
+      dir,
+      {"run", "--algo", "qr", "--n", "1536", "--threads", "4", "--backend", "sim", "--machine", machine, "--B", "auto"},
+      3, &out);
+  EXPECT_THAT(out, ::testing::StartsWith("tuned: --B ")) << out;
+  EXPECT_GE(r["B"].get<int>(), 512);
+  EXPECT_EQ(r["tiles_from"], "--B auto: simulation");
+}
+
+// On this machine, no model: the candidates run for real (tiny sizes).
+TEST(TuneCli, WithoutAModelRealRunsDecide) {
+  TempDir dir;
+  const std::string out = dir.path() + "/t.json";
+  const Outcome o = run_tessera({"tune", "--algo", "cholesky", "--n", "256", "--B-range", "64:128:64", "--max-s", "2",
+                                 "--budget", "60", "--quiet", "--out", out});
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  const nlohmann::json t = read_json(out);
+  EXPECT_EQ(t["dominant_kernel"]["source"], "measured");
+  EXPECT_EQ(t["choice"]["decided_by"], "real runs");
+  double best = 1e300;
+  for (const auto& c : t["candidates"]) {
+    ASSERT_TRUE(c["real_s"].is_number()) << "within the budget every candidate runs: " << c;
+    best = std::min(best, c["real_s"].get<double>());
+  }
+  for (const auto& c : t["candidates"])
+    if (c["B"] == t["choice"]["B"] && c["s"] == t["choice"]["s"]) EXPECT_EQ(c["real_s"].get<double>(), best);
+}
+
+TEST(TuneCli, BadInputExitsTwoNamingIt) {
+  TempDir dir;
+  const std::string machine = dir.write("m.json", kPlateauMachine);
+  const std::string other = dir.write(
+      "other.json", std::string(kPlateauMachine).replace(1, 0, "\"calibration\": {\"blas_core\": \"NoSuchCore\"},"));
+  const std::vector<std::string> t{"tune", "--algo", "cholesky", "--n", "512"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = t;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_rejected(kInvalidInput, {"tune", "--algo", "nope", "--n", "512"}, {"nope"});
+  expect_rejected(kInvalidInput, with({"--B-range", "640:128:64"}), {"--B-range", "640:128:64"});
+  expect_rejected(kInvalidInput, with({"--B-range", "1:2"}), {"--B-range", "1:2"});
+  expect_rejected(kInvalidInput, with({"--backend", "sim"}), {"--machine"});
+  expect_rejected(kInvalidInput, with({"--precision", "q"}), {"--precision", "q"});
+  expect_rejected(kInvalidInput, with({"--plateau", "1.5"}), {"--plateau", "1.5"});
+  expect_rejected(kInvalidInput, with({"--machine", other}), {"NoSuchCore", other});
+  expect_rejected(kInvalidInput, with({"--machine", machine, "--threads", "9"}), {"--threads 9", "4 cores"});
+  // tessera run's side.
+  const std::string tuned = dir.path() + "/t.json";
+  ASSERT_EQ(run_tessera(with({"--backend", "sim", "--machine", machine, "--quiet", "--out", tuned})).status, 0);
+  expect_rejected(kInvalidInput, cli::base({"--n", "512", "--tuned", dir.path() + "/none.json"}),
+                  {"--tuned", "none.json"});
+  expect_rejected(kInvalidInput, cli::base({"--n", "512", "--tuned", machine}), {"--tuned", "tessera tune"});
+  expect_rejected(kInvalidInput, cli::base({"--n", "512", "--tuned", tuned}, "qr"), {"--algo cholesky", "--algo qr"});
+  expect_rejected(kInvalidInput, cli::base({"--n", "512", "--tuned", tuned, "--B", "128"}), {"--tuned", "--B 128"});
+  expect_rejected(kInvalidInput, cli::base({"--n", "512", "--B", "auto", "--s", "2"}), {"--B auto", "--s"});
+  expect_rejected(kInvalidInput, cli::base({"--n", "512", "--B", "12x"}), {"--B '12x'"});
+}
+
+}  // namespace
+}  // namespace tessera::test
