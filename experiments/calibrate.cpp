@@ -56,9 +56,21 @@ template <class T>
 KernelMeasurement measure(const KernelShape& s, int concurrency, const CalibrationOptions& o) {
   using clock = std::chrono::steady_clock;
   const std::int64_t ib = takes_ib(s.kernel) ? (s.ib > 0 ? s.ib : kernel_ib(s.kernel, s.n, s.k, o.ib)) : 0;
-  // Enough copies that consecutive calls do not share operands in L2.
+  // Enough copies that consecutive calls do not share operands in L2 (or,
+  // cold, in any cache).
   const std::size_t bytes = KernelCall<T>::set_bytes(s, ib);
-  const int sets = static_cast<int>(std::clamp<std::size_t>((32u << 20) / std::max<std::size_t>(bytes, 1), 2, 8));
+  const int sets =
+      o.cold ? static_cast<int>(std::clamp<std::size_t>(o.cold_bytes / std::max<std::size_t>(bytes, 1), 2, 256))
+             : static_cast<int>(std::clamp<std::size_t>((32u << 20) / std::max<std::size_t>(bytes, 1), 2, 8));
+  // A call on copy c: restored before it (warm) or right after its previous call (cold).
+  const auto timed_call = [&o](KernelCall<T>& call, int c) {
+    if (!o.cold) call.prepare(c);
+    const auto t0 = clock::now();
+    call.run(c);
+    const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+    if (o.cold) call.prepare(c);
+    return dt;
+  };
 
   // The other threads: same kernel, own operands, no pause, until `stop`.
   std::atomic<bool> stop{false};
@@ -70,11 +82,9 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
       try {
         KernelCall<T> call(s, ib, sets, 1000 + c);
         call.run(0);
+        call.prepare(0);
         ready.fetch_add(1);
-        for (int i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-          call.prepare(i % call.sets());
-          call.run(i % call.sets());
-        }
+        for (int i = 0; !stop.load(std::memory_order_relaxed); ++i) timed_call(call, i % call.sets());
       } catch (...) {
         other_error = std::current_exception();
         ready.fetch_add(1);
@@ -89,17 +99,17 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
     KernelCall<T> call(s, ib, sets, 1);
     while (ready.load() < concurrency - 1) std::this_thread::yield();
     // Warm-up: every copy once (page faults, OpenBLAS buffers), untimed.
-    for (int c = 0; c < std::max(2, call.sets()); ++c) call.prepare(c % call.sets()), call.run(c % call.sets());
+    for (int c = 0; c < std::max(2, call.sets()); ++c) {
+      call.prepare(c % call.sets());
+      call.run(c % call.sets());
+      if (o.cold) call.prepare(c % call.sets());
+    }
     double total = 0;
     for (int i = 0;; ++i) {
       const int n = static_cast<int>(samples.size());
       if (n >= o.max_reps) break;
       if (n >= o.min_reps && (total >= o.min_time_s || total >= o.max_time_s)) break;
-      const int c = i % call.sets();
-      call.prepare(c);
-      const auto t0 = clock::now();
-      call.run(c);
-      const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+      const double dt = timed_call(call, i % call.sets());
       samples.push_back(dt);
       total += dt;
     }
@@ -399,10 +409,18 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   cal["blas_core"] = blas_core();
   cal["seconds"] = std::round(seconds * 10) / 10;
   cal["method"] =
-      "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each call (untimed), "
-      "warm-up calls, then per-call steady_clock times until min_reps calls and min_time_s; median_s = median, "
-      "spread_s = interquartile range. concurrency c: c-1 other threads run the same kernel on their own operands "
-      "throughout the timed calls.";
+      o.cold ? fmt::format(
+                   "per shape: operands in rotated copies spanning {} MiB (cold: no call finds its operands in "
+                   "a cache), inputs a kernel destroys restored right after each call (untimed), ",
+                   o.cold_bytes >> 20)
+             : std::string(
+                   "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each "
+                   "call (untimed), ");
+  cal["method"] = cal["method"].get<std::string>() +
+                  "warm-up calls, then per-call steady_clock times until min_reps calls and min_time_s; median_s = "
+                  "median, spread_s = interquartile range. concurrency c: c-1 other threads run the same kernel on "
+                  "their own operands throughout the timed calls.";
+  cal["cold_operands"] = o.cold;
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;

@@ -18,6 +18,7 @@
 // Concurrency: with `concurrency` c > 1 the timed thread runs while c-1 other
 // threads run the same kernel on their own operands without pause, so the
 // figures include the memory-bandwidth and clock sharing a c-thread run sees.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -43,6 +44,14 @@ struct CalibrationOptions {
   std::vector<int> concurrency = {1};
   std::int64_t ib = 32;  // QR inner blocking (the runtime's default)
   bool startup = true;   // also measure StartupCosts (calibrate() then does so first)
+  // Cold operands: the copies span `cold_bytes` (far more than the last-level
+  // cache) and what a call overwrites is put back right after it, not right
+  // before the next call on that copy, so every call finds its operands in
+  // memory, as a runtime's task mostly does (its tiles were written by
+  // other tasks, on other cores, long before). Otherwise the copies span
+  // 32 MiB and the restored operands are warm.
+  bool cold = false;
+  std::size_t cold_bytes = std::size_t{128} << 20;
   int min_reps = 9;
   int max_reps = 200;
   double min_time_s = 0.08;  // per shape, timed calls only

@@ -51,12 +51,16 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                                 "2048,4096,8192; 0: none")
                    ->delimiter(',');
   calibrate_->add_flag("--list", list_, "print the shapes that would be measured and exit");
+  calibrate_->add_flag("--cold", cold_,
+                       "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
+                       "operands in a cache (as a run's tasks mostly do not)");
 }
 
 int CalibrateCommand::run(int argc, char** argv) const {
   std::string command = "tessera";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   kernels::CalibrationOptions o;
+  o.cold = cold_;
   if (threads_ < 1) throw InputError("--threads " + std::to_string(threads_) + " must be >= 1");
   o.concurrency.clear();
   for (int t = 1; t <= threads_; ++t) o.concurrency.push_back(t);

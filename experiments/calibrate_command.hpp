@@ -28,7 +28,7 @@ class CalibrateCommand {
   std::string name_ = "local";
   int threads_ = 1;
   std::string precisions_ = "d,s";
-  bool quick_ = false, list_ = false;
+  bool quick_ = false, list_ = false, cold_ = false;
   std::vector<std::string> kernels_;
   std::vector<std::int64_t> sizes_, for_n_;
 };
