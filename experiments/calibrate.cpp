@@ -145,16 +145,19 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
     for (const std::int64_t B : o.sizes)
       for (const std::uint16_t k : calibrated_kernels()) add(KernelShape{k, p, B, B, B, 0});
     for (const std::int64_t N : o.for_n)
-      for (int t = 1; t <= max_threads; ++t) {
-        const TileLayout L(N, N, default_tiles(N, N, t, p == 's').B, 1, 0);
-        // Every registered factorization's task shapes on the runtime's default tiles.
-        for (const std::string_view name : factorization_names()) {
-          const Factorization& F = factorization(name);
-          Recorder rec;
-          F.tasks(L, rec);
-          for (const TaskDesc& d : rec.tasks) add(F.shape(L, d, p, o.ib));
+      for (int t = 1; t <= max_threads; ++t)
+        for (const int s : o.for_s) {
+          // The runtime's default tiles: B from default_tiles, b = B/(2s) (experiments/run_config.cpp).
+          const std::int64_t B = std::max<std::int64_t>(default_tiles(N, N, t, p == 's').B, s);
+          const TileLayout L(N, N, B, s, s > 1 ? std::max<std::int64_t>(1, B / (2 * s)) : 0);
+          // Every registered factorization's task shapes on those tiles.
+          for (const std::string_view name : factorization_names()) {
+            const Factorization& F = factorization(name);
+            Recorder rec;
+            F.tasks(L, rec);
+            for (const TaskDesc& d : rec.tasks) add(F.shape(L, d, p, o.ib));
+          }
         }
-      }
   }
   std::sort(out.begin(), out.end(), [](const KernelShape& a, const KernelShape& b) { return key(a) < key(b); });
   return out;
@@ -425,6 +428,8 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;
   cal["concurrency"] = o.concurrency;
+  cal["for_n"] = o.for_n;
+  cal["for_s"] = o.for_s;
   f["calibration"] = cal;
   f["nodes"] = 1;
   ordered by_threads;

@@ -41,6 +41,9 @@ struct CalibrationOptions {
   // default_tiles), for each thread count 1..max(concurrency): the remainder
   // tiles' shapes then need no interpolation.
   std::vector<std::int64_t> for_n = {2048, 4096, 8192};
+  // ... and, for each of those N, with these s (tile columns per top-level
+  // tile, b = B/(2s): the narrow and remainder columns' shapes).
+  std::vector<int> for_s = {1};
   std::vector<int> concurrency = {1};
   std::int64_t ib = 32;  // QR inner blocking (the runtime's default)
   bool startup = true;   // also measure StartupCosts (calibrate() then does so first)

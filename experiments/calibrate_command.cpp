@@ -50,6 +50,11 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                                 "also every tile shape the runtime's default tiles give for these N; default "
                                 "2048,4096,8192; 0: none")
                    ->delimiter(',');
+  for_s_opt_ =
+      calibrate_
+          ->add_option("--for-s", for_s_,
+                       "with --for-n: the tiles of these s too (s-1 narrow columns of width B/(2s)); default 1")
+          ->delimiter(',');
   calibrate_->add_flag("--list", list_, "print the shapes that would be measured and exit");
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
@@ -84,6 +89,13 @@ int CalibrateCommand::run(int argc, char** argv) const {
     for (const auto b : sizes_) {
       if (b < 1) throw InputError("--sizes " + std::to_string(b) + " must be >= 1");
       o.sizes.push_back(b);
+    }
+  }
+  if (for_s_opt_->count() > 0) {
+    o.for_s.clear();
+    for (const int s : for_s_) {
+      if (s < 1) throw InputError("--for-s " + std::to_string(s) + " must be >= 1");
+      o.for_s.push_back(s);
     }
   }
   if (for_n_opt_->count() > 0) {

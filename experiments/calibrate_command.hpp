@@ -23,7 +23,7 @@ class CalibrateCommand {
 
  private:
   CLI::App* calibrate_ = nullptr;
-  CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr;
+  CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr;
   std::string out_ = "local.json";
   std::string name_ = "local";
   int threads_ = 1;
@@ -31,6 +31,7 @@ class CalibrateCommand {
   bool quick_ = false, list_ = false, cold_ = false;
   std::vector<std::string> kernels_;
   std::vector<std::int64_t> sizes_, for_n_;
+  std::vector<int> for_s_;
 };
 
 }  // namespace tessera

@@ -176,12 +176,40 @@ TEST(CalibrateCli, LuKernelsAreListedAndDriveASimulatedRun) {
   }
 }
 
+// --for-s: the rectangular tiles' shapes too, every Cholesky and QR call
+// of the runtime's default s = 3 tiles (b = B/6) measured exactly.
+TEST(Calibrate, ForSCoversRectangularTiles) {
+  kernels::CalibrationOptions o;
+  o.sizes = {};
+  o.for_n = {1000};
+  o.for_s = {1, 3};
+  o.precisions = {'d'};
+  std::set<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>> measured;
+  for (const auto& s : kernels::calibration_shapes(o)) measured.emplace(s.kernel, s.precision, s.m, s.n, s.k);
+  const index_t B = default_tiles(1000, 1000, 1, false).B;
+  const TileLayout L(1000, 1000, B, 3, B / 6);
+  Recorder chol, qr;
+  cholesky_tasks(L, chol);
+  qr_tasks(L, qr);
+  for (const auto& t : chol.tasks) {
+    const KernelShape s = cholesky_shape(L, t, 'd');
+    EXPECT_TRUE(measured.count({s.kernel, 'd', s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
+  }
+  for (const auto& t : qr.tasks) {
+    const KernelShape s = qr_shape(L, t, 'd', 32);
+    EXPECT_TRUE(measured.count({s.kernel, 'd', s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
+  }
+  o.for_s = {1};
+  EXPECT_LT(kernels::calibration_shapes(o).size(), measured.size());
+}
+
 TEST(CalibrateCli, BadOptionsAreRejected) {
   const std::string base = std::string(TESSERA_BIN) + " calibrate --list ";
   EXPECT_EQ(shell(base + "--kernels gemm > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--precision z > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--threads 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--sizes 0 > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--for-s 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
 }
 
