@@ -80,6 +80,7 @@ def sweep(args, cell, rows, log):
 def tune(args, cell):
     algo, prec, n = cell
     out = os.path.join(args.out, f"tuned_{algo}_{prec}_{n}.json")
+    wait_while_paused()
     cmd = [args.binary, "tune", "--algo", algo, "--precision", prec, "--n", str(n), "--threads", str(args.threads),
            "--out", out] + args.tune_args.split()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -111,12 +112,27 @@ def confirm(args, cell, rows, tuned_path):
     return best
 
 
+def markdown(paths):
+    """The table of experiments/README.md from one or more summary.json files."""
+    print("| OpenBLAS kernels | algo | prec | N | tuned | tuned s | best of sweep | best s | tuned / best | LAPACKE / tuned |")
+    print("|---|---|---|---:|---|---:|---|---:|---:|---:|")
+    for p in paths:
+        with open(p) as f:
+            for r in json.load(f):
+                t = r["tuned"]["choice"]
+                lap = "" if r["lapack_over_tuned"] is None else f"{r['lapack_over_tuned']:.2f}x"
+                print(f"| {r['openblas_coretype']} | {r['algo']} | {r['precision']} | {r['n']} | B={t['B']} s={t['s']} "
+                      f"({t['decided_by']}) | {r['tuned_s']:.3f} | {r['best']} | {r['best_s']:.3f} | "
+                      f"{r['tuned_over_best']:.3f} | {lap} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default="build/tessera")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--out", required=True, help="folder for the sweep's JSON lines, the tuned files and the summary")
+    ap.add_argument("--out", help="folder for the sweep's JSON lines, the tuned files and the summary")
+    ap.add_argument("--markdown", nargs="+", metavar="SUMMARY", help="only print the Markdown table of summary.json files")
     ap.add_argument("--cells", default="", help="algo:precision:N,... (default: Cholesky and QR, d and s, 4096 and 8192)")
     ap.add_argument("--tune-args", default="", help="extra arguments for `tessera tune`")
     ap.add_argument("--sweep-only", action="store_true", help="only the brute-force sweep")
@@ -126,6 +142,11 @@ def main():
     args = ap.parse_args()
     global PAUSE
     PAUSE = args.pause_file
+    if args.markdown:
+        markdown(args.markdown)
+        return 0
+    if not args.out:
+        sys.exit("tune_validate: --out FOLDER is required")
     cells = CELLS
     if args.cells:
         cells = []
@@ -161,7 +182,7 @@ def main():
         ratio = t / b if t and b else None
         speed = lap / t if lap and t else None
         ok &= ratio is not None and ratio <= 1.05
-        label = f"B{tuned['B']} s{tuned['s']} b{tuned['b']}"
+        label = f"B{tuned['choice']['B']} s{tuned['choice']['s']}"
         print(f"{algo:<9}{prec:<5}{n:>6}  {label:>16}  {name:>14}  {ratio:>10.3f}  "
               f"{'' if speed is None else f'{speed:.2f}x':>10}", flush=True)
         summary.append({"algo": algo, "precision": prec, "n": n, "tuned": tuned, "tuned_s": t, "best": name,
