@@ -6,8 +6,17 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <vector>
+
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
 #include "models/comm_model.hpp"
+#include "models/kernel_model.hpp"
+#include "models/machine.hpp"
 
 namespace tessera {
 
@@ -85,9 +94,50 @@ ModelCommand::ModelCommand(CLI::App& app) {
       "QR virtual tile height in tile rows; default that of tessera run for the same shape (n/(B*Pr) is the paper's analysis)");
   comm->add_option("--nb", nb_, "ScaLAPACK block size of the PDPOTRF/PDGEQRF rows; default B");
   comm->add_option("--json", json_path_, "also write the rows as one JSON object to FILE");
+  kernels_ = model_->add_subcommand(
+      "kernels",
+      "leave-one-out errors of a machine file's calibrated kernel models: each measurement predicted from the others, "
+      "by flops and by shape interpolation");
+  kernels_->add_option("--machine", machine_, "machine file")->required();
+  kernels_->add_option("--model", model_name_, "only this kernel model of the file");
+}
+
+int ModelCommand::run_kernels() const {
+  const platform::Machine machine = platform::Machine::load(machine_);
+  bool any = false;
+  for (const auto& [name, model] : machine.models) {
+    if (!model_name_.empty() && name != model_name_) continue;
+    const auto* cal = dynamic_cast<const models::CalibratedModel*>(model.get());
+    if (!cal) continue;
+    any = true;
+    std::cout << fmt::format("{}: {} measurements\n{:<10} {:>4} {:>6} | {:>22} | {:>22}\n", name, cal->entries().size(),
+                             "kernel", "prec", "count", "flops: median / worst", "shape: median / worst");
+    std::map<std::pair<std::string, char>, std::array<std::vector<double>, 2>> errs;
+    for (const models::Interpolation how : {models::Interpolation::Flops, models::Interpolation::Shape})
+      for (const models::LeftOut& x : models::leave_one_out(cal->entries(), how))
+        errs[{kernel_name(x.entry.kernel), x.entry.precision}][how == models::Interpolation::Shape].push_back(
+            std::abs(x.predicted_s / x.entry.median_s - 1) * 100);
+    std::array<std::vector<double>, 2> all;
+    const auto med_worst = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? std::string("-") : fmt::format("{:.1f}% / {:.1f}%", v[v.size() / 2], v.back());
+    };
+    for (const auto& [key, e] : errs) {
+      std::cout << fmt::format("{:<10} {:>4} {:>6} | {:>22} | {:>22}\n", key.first, key.second, e[0].size(),
+                               med_worst(e[0]), med_worst(e[1]));
+      for (int i = 0; i < 2; ++i) all[i].insert(all[i].end(), e[i].begin(), e[i].end());
+    }
+    std::cout << fmt::format("{:<10} {:>4} {:>6} | {:>22} | {:>22}\n", "all", "", all[0].size(), med_worst(all[0]),
+                             med_worst(all[1]));
+  }
+  if (!any)
+    throw InputError("--machine " + machine_ + " has no calibrated kernel model" +
+                     (model_name_.empty() ? std::string() : " named '" + model_name_ + "'"));
+  return 0;
 }
 
 int ModelCommand::run() const {
+  if (kernels_->parsed()) return run_kernels();
   const auto [Pr, Pc] = parse_grid(grid_);
   const CommAlgo algo = parse_algo(algo_);
   const CommReport r = comm_report(algo, CommShape{n_, B_, s_, Pr, Pc}, v_, nb_);

@@ -1,6 +1,9 @@
 #pragma once
 // `tessera model comm`: prints the communication-cost model of 000 App. A.2
 // and Table 1 for one configuration (models/comm_model.hpp).
+// `tessera model kernels`: how well a machine file's calibrated kernel
+// models predict their own measurements, each left out in turn, with each
+// interpolation (models/kernel_model.hpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -24,6 +27,9 @@ class ModelCommand {
 
  private:
   CLI::App* model_ = nullptr;
+  CLI::App* kernels_ = nullptr;
+  std::string machine_, model_name_;
+  int run_kernels() const;
   std::string algo_, grid_, json_path_;
   std::int64_t n_ = 0, B_ = 0;
   int s_ = 1;

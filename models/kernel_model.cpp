@@ -55,9 +55,13 @@ double CalibratedModel::first_call_s(std::uint16_t kernel, char precision) const
   return it == first_call_.end() ? 0.0 : it->second;
 }
 
+const char* to_string(Interpolation i) { return i == Interpolation::Shape ? "shape" : "flops"; }
+
 CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
-                                 std::map<std::pair<std::uint16_t, char>, double> first_call, double start)
-    : name_(std::move(name)), entries_(std::move(entries)), first_call_(std::move(first_call)), start_s_(start) {
+                                 std::map<std::pair<std::uint16_t, char>, double> first_call, double start,
+                                 Interpolation interpolation)
+    : name_(std::move(name)), entries_(std::move(entries)), first_call_(std::move(first_call)), start_s_(start),
+      interpolation_(interpolation) {
   for (const Entry& e : entries_) {
     exact_.emplace(std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k), e.median_s);  // first one wins
     KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
@@ -83,12 +87,52 @@ double CalibratedModel::seconds(const KernelShape& s) const {
   const double f = kernel_flops(s);
   if (f <= 0) return 0;
   const auto& pts = it->second;
+  if (interpolation_ == Interpolation::Shape) return f / shape_rate(pts, s);
   if (f <= pts.front().flops) return f / pts.front().rate;
   if (f >= pts.back().flops) return f / pts.back().rate;
   const auto hi = std::lower_bound(pts.begin(), pts.end(), f, [](const Point& p, double x) { return p.flops < x; });
   const auto lo = hi - 1;
   const double rate = lo->rate + (f - lo->flops) / (hi->flops - lo->flops) * (hi->rate - lo->rate);
   return f / rate;
+}
+
+double CalibratedModel::shape_rate(const std::vector<Point>& by_flops, const KernelShape& s) const {
+  // The measured shapes of this kernel and precision, nearest first in log dimensions.
+  constexpr std::size_t kNearest = 4;
+  const auto lg = [](std::int64_t x) { return std::log(static_cast<double>(std::max<std::int64_t>(x, 1))); };
+  std::vector<std::pair<double, double>> near;  // (squared distance, rate)
+  for (const Entry& e : entries_) {
+    if (e.kernel != s.kernel || e.precision != s.precision || !(e.median_s > 0)) continue;
+    const double dm = lg(s.m) - lg(e.m), dn = lg(s.n) - lg(e.n), dk = lg(s.k) - lg(e.k);
+    const KernelShape es{e.kernel, e.precision, e.m, e.n, e.k};
+    near.emplace_back(dm * dm + dn * dn + dk * dk, kernel_flops(es) / e.median_s);
+  }
+  if (near.empty()) return by_flops.front().rate;
+  const std::size_t k = std::min(kNearest, near.size());
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
+  double w_sum = 0, rate = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double w = 1.0 / std::max(near[i].first, 1e-12);
+    w_sum += w;
+    rate += w * near[i].second;
+  }
+  return rate / w_sum;
+}
+
+std::vector<LeftOut> leave_one_out(const std::vector<CalibratedModel::Entry>& entries, Interpolation interpolation) {
+  std::vector<LeftOut> out;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const CalibratedModel::Entry& e = entries[i];
+    const KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
+    if (kernel_flops(s) <= 0) continue;
+    std::vector<CalibratedModel::Entry> others;
+    for (std::size_t j = 0; j < entries.size(); ++j)
+      if (j != i && entries[j].kernel == e.kernel && entries[j].precision == e.precision) others.push_back(entries[j]);
+    if (others.empty()) continue;
+    const CalibratedModel m("leave-one-out", std::move(others), {}, 0, interpolation);
+    out.push_back({e, m.seconds(s)});
+  }
+  return out;
 }
 
 namespace {
@@ -169,7 +213,13 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     }
   }
   const double start = f.has("start_s") ? f.non_negative("start_s") : 0.0;
-  return std::make_shared<CalibratedModel>(name, std::move(entries), std::move(first_call), start);
+  Interpolation interpolation = Interpolation::Flops;
+  if (f.has("interpolation")) {
+    const std::string how = f.string("interpolation");
+    if (how == "shape") interpolation = Interpolation::Shape;
+    else if (how != "flops") f.fail("interpolation", f.require("interpolation"), "must be \"flops\" or \"shape\"");
+  }
+  return std::make_shared<CalibratedModel>(name, std::move(entries), std::move(first_call), start, interpolation);
 }
 
 }  // namespace

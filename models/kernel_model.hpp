@@ -63,6 +63,17 @@ class PeakEfficiencyModel final : public KernelTimeModel {
   std::array<EfficiencyCurve, 2> efficiency_;
 };
 
+// How a calibrated model times a shape it has not measured (of a kernel
+// and precision it has):
+//   Flops  the rate (flop/s) interpolated linearly in flops between the two
+//          measured shapes that bracket the call's flop count, the nearest
+//          one's rate beyond them
+//   Shape  the rates of the 4 measured shapes nearest in (log m, log n,
+//          log k), weighted by 1/distance^2: a narrow tile takes the rate of
+//          narrow tiles, not of a square one of equal flops
+enum class Interpolation { Flops, Shape };
+const char* to_string(Interpolation i);
+
 class CalibratedModel final : public KernelTimeModel {
  public:
   struct Entry {
@@ -75,7 +86,8 @@ class CalibratedModel final : public KernelTimeModel {
   // `name` shows in error messages. `first_call` and `start` are the
   // start-up costs of KernelTimeModel::first_call_s and start_s.
   CalibratedModel(std::string name, std::vector<Entry> entries,
-                  std::map<std::pair<std::uint16_t, char>, double> first_call = {}, double start = 0);
+                  std::map<std::pair<std::uint16_t, char>, double> first_call = {}, double start = 0,
+                  Interpolation interpolation = Interpolation::Flops);
   double first_call_s(std::uint16_t kernel, char precision) const override;
   double start_s() const override { return start_s_; }
   // A measured shape gives its median exactly. Otherwise the measured shapes
@@ -86,6 +98,7 @@ class CalibratedModel final : public KernelTimeModel {
   // InputError for another kernel or precision the table has no measurement of.
   double seconds(const KernelShape& s) const override;
   const std::vector<Entry>& entries() const { return entries_; }
+  Interpolation interpolation() const { return interpolation_; }
 
  private:
   struct Point {
@@ -98,7 +111,17 @@ class CalibratedModel final : public KernelTimeModel {
   std::map<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
   std::map<std::pair<std::uint16_t, char>, double> first_call_;
   double start_s_ = 0;
+  Interpolation interpolation_ = Interpolation::Flops;
+  double shape_rate(const std::vector<Point>& by_flops, const KernelShape& s) const;
 };
+
+// How well a calibrated table predicts itself: each measurement (with a
+// flop count) left out in turn and timed by the model of the others.
+struct LeftOut {
+  CalibratedModel::Entry entry;
+  double predicted_s = 0;
+};
+std::vector<LeftOut> leave_one_out(const std::vector<CalibratedModel::Entry>& entries, Interpolation interpolation);
 
 // Builds a model from a machine file's "kernel_models" entry `name`; `file`
 // and `path` (the entry's dotted path) name it in error messages (InputError).

@@ -203,6 +203,24 @@ TEST(Calibrate, ForSCoversRectangularTiles) {
   EXPECT_LT(kernels::calibration_shapes(o).size(), measured.size());
 }
 
+// `tessera model kernels`: a calibrated file's leave-one-out table (one row
+// per kernel and precision, then "all"); a file without a calibrated model exits 2.
+TEST(CalibrateCli, ModelKernelsReportsLeaveOneOutErrors) {
+  test::TempDir dir;
+  const std::string out = dir.path() + "/loo.txt";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " model kernels --machine " + TESSERA_SOURCE_DIR +
+                  "/platform/machines/local.json --model core-x1 > " + out),
+            0);
+  const std::string text = test::read_text(out);
+  EXPECT_EQ(text.rfind("core-x1: ", 0), 0u) << text;
+  EXPECT_NE(text.find("GSMM          d"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nall "), std::string::npos) << text;
+  EXPECT_EQ(text.find("core-x2"), std::string::npos) << "--model selects one: " << text;
+  EXPECT_EQ(shell(std::string(TESSERA_BIN) + " model kernels --machine " + TESSERA_SOURCE_DIR +
+                  "/platform/machines/keeneland.json > /dev/null 2>&1"),
+            2);
+}
+
 TEST(CalibrateCli, BadOptionsAreRejected) {
   const std::string base = std::string(TESSERA_BIN) + " calibrate --list ";
   EXPECT_EQ(shell(base + "--kernels gemm > /dev/null 2>&1"), 2);

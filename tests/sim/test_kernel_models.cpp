@@ -53,6 +53,42 @@ TEST(KernelModels, CalibratedFailsClearlyWithoutData) {
   EXPECT_THROW(m.seconds({kGsmm, 's', 100, 100, 100}), InputError);
 }
 
+// Shape interpolation: a narrow call takes the rate of the narrow
+// measurement nearest it in log dimensions, where flops interpolation takes
+// the rate of the squares bracketing its flop count.
+TEST(KernelModels, ShapeInterpolationFollowsTheNearestShape) {
+  // GSMM 2mnk flops: squares of 64 and 512 at 10 and 40 GFlop/s; a 512x64x512 panel at 5 GFlop/s.
+  const std::vector<CalibratedModel::Entry> e{{kGsmm, 'd', 64, 64, 64, 2.0 * 64 * 64 * 64 / 10e9, 0},
+                                              {kGsmm, 'd', 512, 512, 512, 2.0 * 512 * 512 * 512 / 40e9, 0},
+                                              {kGsmm, 'd', 512, 64, 512, 2.0 * 512 * 64 * 512 / 5e9, 0}};
+  const CalibratedModel shape("t", e, {}, 0, Interpolation::Shape), flops("t", e);
+  EXPECT_EQ(shape.interpolation(), Interpolation::Shape);
+  const KernelShape narrow{kGsmm, 'd', 512, 60, 512};
+  const double f = kernel_flops(narrow);
+  // Nearest (distance log(64/60)) dominates the weights: within 2% of 5 GFlop/s.
+  EXPECT_NEAR(f / shape.seconds(narrow), 5e9, 0.02 * 5e9);
+  // Flops: 31.5 MFlop lies between the 64-square (0.5 MFlop) and the panel (33.5 MFlop), a rate above 5.
+  EXPECT_GT(f / flops.seconds(narrow), 5.2e9);
+  // A measured shape is exact either way.
+  EXPECT_EQ(shape.seconds({kGsmm, 'd', 512, 512, 512}), e[1].median_s);
+}
+
+TEST(KernelModels, LeaveOneOutPredictsEachFromTheOthers) {
+  // Rates 10, 20, 30 GFlop/s at flops 2e6, 4e6, 6e6 (n x n x 1000 GSMM with n^2 = 1000, 2000, 3000):
+  // linear in flops, so the middle one left out is predicted exactly by flops interpolation.
+  std::vector<CalibratedModel::Entry> e;
+  for (const double r : {10e9, 20e9, 30e9}) {
+    const std::int64_t m = static_cast<std::int64_t>(r / 10e9) * 1000;
+    e.push_back({kGsmm, 'd', m, 1, 1000, 2.0 * m * 1000 / r, 0});
+  }
+  e.push_back({kTrsm, 'd', 64, 64, 0, 1e-5, 0});  // alone in its kernel: nothing to predict it from
+  const auto out = leave_one_out(e, Interpolation::Flops);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_NEAR(out[1].predicted_s, e[1].median_s, 1e-12 * e[1].median_s);
+  // The ends take their neighbour's rate.
+  EXPECT_NEAR(out[0].predicted_s, 2.0 * 1000 * 1000 / 20e9, 1e-15);
+}
+
 // LU's row moves have no flop formula and are not calibrated: every model
 // gives them 0 s (not modeled yet), a calibrated one without a measurement too.
 TEST(KernelModels, RowMovesTakeNoModeledTime) {
