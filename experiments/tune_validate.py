@@ -36,7 +36,8 @@ def wait_while_paused():
         open(PAUSE + ".ack", "w").close()
         while os.path.exists(PAUSE):
             time.sleep(1)
-        os.remove(PAUSE + ".ack")
+        if os.path.exists(PAUSE + ".ack"):
+            os.remove(PAUSE + ".ack")
 
 
 def run_once(binary, algo, prec, n, threads, extra, json_path):
