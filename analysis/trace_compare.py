@@ -5,12 +5,27 @@ Per kernel, for each trace: the count, the mean and the spread (interquartile
 range) of one call, and the total; then sim/real of the mean and the total.
 Per worker (device): its makespan, kernel time, copy time (total and with no
 kernel running) and idle time in each trace (analysis/trace_devices.py).
+The critical path of each trace (analysis/trace_critical_path.py: the longest
+chain of dependent tasks, rebuilt from the tiles the tasks access, each task
+weighted by its own duration; a distributed run's longest node): its length,
+its task count, the makespan and CP/makespan, then sim/real of the length.
+The critical path depends on the DAG and the task durations only, not on the
+workers or the scheduler: makespans that differ with equal critical paths
+point at the scheduling, critical paths that differ at the durations of the
+tasks on the path (e.g. a kernel's first calls).
 Counts that differ mean the two traces are not of the same configuration;
 the script says so and exits 1.
 
+--json alone prints the comparison as JSON instead of the tables; --json FILE
+writes it to FILE (keys a, b, same_tasks, kernels, workers, critical_path with
+a, b: trace_critical_path.critical_path() of each, and ratio: B / A) and
+prints the tables. --figure FILE.png draws two panels: per kernel, the mean
+duration of one call in A and B (error bars: the IQR, 25th to 75th percentile);
+per worker, its kernel, exposed copy and idle time in A and B (stacked bars).
+
     build/tessera run --algo qr --n 4096 --threads 2 --trace real.json
     build/tessera run --algo qr --n 4096 --threads 2 --trace sim.json --backend sim --machine platform/machines/local.json
-    /usr/bin/python3 analysis/trace_compare.py real.json sim.json [--json]
+    /usr/bin/python3 analysis/trace_compare.py real.json sim.json [--json [FILE]] [--figure FILE.png]
 """
 import argparse
 import collections
@@ -19,11 +34,12 @@ import statistics
 import sys
 
 from trace_summary import load
+import trace_critical_path
 import trace_devices
 
 
 def kernel_stats(events):
-    """kernel -> {count, mean_us, spread_us (IQR), total_us} of the trace's task events."""
+    """kernel -> {count, mean_us, spread_us (IQR = q3_us - q1_us), q1_us, q3_us, total_us} of the trace's task events."""
     durs = collections.defaultdict(list)
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "task":
@@ -32,7 +48,8 @@ def kernel_stats(events):
     for name, d in durs.items():
         d.sort()
         q = statistics.quantiles(d, n=4) if len(d) >= 2 else [d[0], d[0], d[0]]
-        out[name] = {"count": len(d), "mean_us": statistics.fmean(d), "spread_us": q[2] - q[0], "total_us": sum(d)}
+        out[name] = {"count": len(d), "mean_us": statistics.fmean(d), "spread_us": q[2] - q[0], "q1_us": q[0],
+                     "q3_us": q[2], "total_us": sum(d)}
     return out
 
 
@@ -55,7 +72,15 @@ def compare(a_paths, b_paths):
     same = set(ka) == set(kb) and all(ka[n]["count"] == kb[n]["count"] for n in ka)
     return {"a": {"files": a_paths, "run": load(a_paths[0])[0].get("run")},
             "b": {"files": b_paths, "run": load(b_paths[0])[0].get("run")},
-            "same_tasks": same, "kernels": kernels, "workers": workers}
+            "same_tasks": same, "kernels": kernels, "workers": workers,
+            "critical_path": compare_critical_paths(a_events, b_events)}
+
+
+def compare_critical_paths(a_events, b_events):
+    """{a, b: the critical path of each trace, ratio: B's length / A's} (trace_critical_path.py)."""
+    ca, cb = trace_critical_path.critical_path(a_events), trace_critical_path.critical_path(b_events)
+    ratio = cb["critical_path_s"] / ca["critical_path_s"] if ca["critical_path_s"] > 0 else None
+    return {"a": ca, "b": cb, "ratio": ratio}
 
 
 def print_text(c, out=sys.stdout):
@@ -88,22 +113,98 @@ def print_text(c, out=sys.stdout):
             w["node"], w["worker"], v(a, "makespan_s"), v(b, "makespan_s"), v(a, "kernel_s"), v(b, "kernel_s"),
             v(a, "transfer_total_s"), v(b, "transfer_total_s"), v(a, "transfer_exposed_s"), v(b, "transfer_exposed_s"),
             v(a, "idle_s"), v(b, "idle_s")), file=out)
+    print_critical_paths(c["critical_path"], out)
     if not c["same_tasks"]:
         print("\nthe traces ran different tasks (kernel counts differ): not the same configuration", file=out)
+
+
+def print_critical_paths(cp, out=sys.stdout):
+    """The critical path of A and B: length, tasks on it, makespan, CP/makespan; then B / A of the length."""
+    print("\n%-5s %12s %7s %12s %12s" % ("trace", "crit path s", "tasks", "makespan s", "CP/makespan"), file=out)
+    for side in ("a", "b"):
+        r = cp[side]
+        print("%-5s %12.6f %7d %12.6f %12s" % (side.upper(), r["critical_path_s"], r["tasks"], r["makespan_s"],
+                                              "%.3f" % r["ratio"] if r["ratio"] is not None else "-"), file=out)
+    print("(critical path B / A: %s)" % ("%.3f" % cp["ratio"] if cp["ratio"] is not None else "-"), file=out)
+
+
+def kernel_panel(ax, c):
+    """Grouped bars: per kernel, the mean duration of one call in A and B; error bars span the IQR (q1 to q3)."""
+    names = [r["kernel"] for r in c["kernels"]]
+    width = 0.38
+    for n, label in enumerate(("A", "B")):
+        rows = [r[label.lower()] or {} for r in c["kernels"]]
+        xs = [k + (n - 0.5) * width for k in range(len(names))]
+        ax.bar(xs, [r.get("mean_us", 0.0) for r in rows], width, label=label)
+        ax.errorbar(xs, [(r.get("q1_us", 0.0) + r.get("q3_us", 0.0)) / 2 for r in rows],
+                    yerr=[r.get("spread_us", 0.0) / 2 for r in rows], fmt="none", ecolor="black", capsize=3)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=30, ha="right")
+    ax.set_ylabel("mean duration of one call (us)")
+    ax.set_title("per kernel (error bars: interquartile range, 25th to 75th percentile)", fontsize=9)
+    ax.legend(fontsize=8)
+
+
+def worker_panel(ax, c):
+    """Per worker, two stacked bars (A, B): kernel time, copy time with no kernel running, idle time."""
+    labels = ["n%d %s" % (w["node"], w["worker"]) for w in c["workers"]]
+    width = 0.38
+    parts = (("kernel_s", "busy (kernels)", "tab:blue"), ("transfer_exposed_s", "copies, no kernel", "tab:orange"),
+             ("idle_s", "idle", "tab:gray"))
+    for n, side in enumerate(("a", "b")):
+        xs = [k + (n - 0.5) * width for k in range(len(labels))]
+        bottom = [0.0] * len(labels)
+        for key, name, color in parts:
+            h = [(w[side] or {}).get(key, 0.0) for w in c["workers"]]
+            ax.bar(xs, h, width, bottom=bottom, color=color, edgecolor="black", linewidth=0.4,
+                   hatch="//" if side == "b" else None, label=name if n == 0 else None)
+            bottom = [b + y for b, y in zip(bottom, h)]
+        for x, top in zip(xs, bottom):
+            ax.text(x, top, "AB"[n], ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=30, ha="right")
+    ax.set_ylabel("time (s)")
+    ax.set_title("per worker over its node's makespan: left bar A, right bar B (hatched)", fontsize=9)
+    ax.margins(y=0.15)
+    ax.legend(fontsize=8, loc="upper center", ncol=3)
+
+
+def write_figure(c, path):
+    """The two panels (kernel_panel, worker_panel) as a PNG at path, titled with each trace's run line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.5))
+    kernel_panel(left, c)
+    worker_panel(right, c)
+    cp = c["critical_path"]
+    fig.suptitle("A: %s\nB: %s\ncritical path A %.4f s, B %.4f s" % (
+        c["a"]["run"] or ", ".join(c["a"]["files"]), c["b"]["run"] or ", ".join(c["b"]["files"]),
+        cp["a"]["critical_path_s"], cp["b"]["critical_path_s"]), fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a", help="trace A (e.g. the real run); a distributed run's node files: A,A.node1.json,...")
     ap.add_argument("b", help="trace B (e.g. the simulated run), same form")
-    ap.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    ap.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                    help="the comparison as JSON: printed instead of the tables, or written to FILE")
+    ap.add_argument("--figure", metavar="FILE.png", help="write the per-kernel and per-worker figure")
     x = ap.parse_args()
     try:
         c = compare(x.a.split(","), x.b.split(","))
+        if x.json and x.json != "-":
+            with open(x.json, "w") as f:
+                json.dump(c, f, indent=1)
+        if x.figure:
+            write_figure(c, x.figure)
     except (OSError, ValueError, KeyError) as e:
         print("trace_compare.py: %s" % e, file=sys.stderr)
         return 2
-    if x.json:
+    if x.json == "-":
         print(json.dumps(c, indent=1))
     else:
         print_text(c)

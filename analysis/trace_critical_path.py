@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""The critical path of a tessera trace: the longest dependency chain of the tasks that ran.
+
+The task DAG is rebuilt from the tiles each task event lists in `args.tiles`
+(mode "r", "w" or "rw"; a tile is {"i", "j"}, an algorithm's extra datum
+{"panel"}). A node's tasks sorted by start time are a topological order of what
+ran: a task reading a tile version starts after the version's writer ended,
+and a tile's writers run one after another (the runtime orders write-after-read
+and write-after-write instead of renaming). Walking that order and keeping, per
+tile, its last writer and the readers since, a task depends on
+
+  - the last writer of every tile it accesses (read-after-write, and
+    write-after-write for the tiles it writes), and
+  - for every tile it writes, the readers since that writer (write-after-read).
+
+The critical path is the longest path through that DAG with each task weighted
+by its own duration: the time the run needs with unlimited workers and its
+tasks' durations as they were. Against the makespan it says how much of the
+run was forced by dependencies rather than by too few workers (CP/makespan near
+1: the run is latency-bound; near 0: it had parallelism to spare).
+
+Each node (pid) of a distributed run is one DAG of its own (the messages
+between nodes are not followed), so the trace's critical path is the longest
+of its nodes'.
+
+    /usr/bin/python3 analysis/trace_critical_path.py TRACE.json [TRACE.node1.json ...]
+"""
+import collections
+import sys
+
+from trace_summary import load
+
+
+def task_events(events):
+    """The trace's task events ("X" events of category "task")."""
+    return [e for e in events if e.get("ph") == "X" and e.get("cat") == "task"]
+
+
+def accesses(event):
+    """tile key -> (reads, writes) of one task event; a tile listed twice merges its modes."""
+    out = {}
+    for t in event.get("args", {}).get("tiles", []):
+        key = tuple(sorted((k, v) for k, v in t.items() if k != "mode"))
+        mode = t.get("mode", "rw")
+        r, w = out.get(key, (False, False))
+        out[key] = (r or "r" in mode, w or "w" in mode)
+    return out
+
+
+def predecessors(tasks):
+    """For tasks in a topological order: per task, the indices of the tasks it depends on."""
+    last_writer, readers = {}, collections.defaultdict(list)
+    preds = []
+    for n, e in enumerate(tasks):
+        mine, tiles = set(), accesses(e)
+        for key, (_, writes) in tiles.items():
+            if key in last_writer:
+                mine.add(last_writer[key])
+            if writes:
+                mine.update(readers[key])
+        for key, (_, writes) in tiles.items():
+            if writes:
+                last_writer[key] = n
+                readers[key] = []
+            else:
+                readers[key].append(n)
+        mine.discard(n)
+        preds.append(sorted(mine))
+    return preds
+
+
+def longest_path(tasks, preds):
+    """(length in us, task indices on it, first to last) of the heaviest chain, each task weighted by its dur."""
+    finish, via = [], []
+    for n, e in enumerate(tasks):
+        best = max(preds[n], key=lambda p: finish[p], default=None)
+        finish.append(e["dur"] + (finish[best] if best is not None else 0.0))
+        via.append(best)
+    if not tasks:
+        return 0.0, []
+    end = max(range(len(tasks)), key=lambda n: finish[n])
+    path = []
+    while end is not None:
+        path.append(end)
+        end = via[end]
+    return finish[path[0]], path[::-1]
+
+
+def node_critical_path(tasks):
+    """The critical path of one node's task events: length, task count, kernels on it, makespan, in seconds."""
+    order = sorted(tasks, key=lambda e: (e["ts"], e["ts"] + e["dur"]))
+    length_us, path = longest_path(order, predecessors(order))
+    span_us = max(e["ts"] + e["dur"] for e in order) - min(e["ts"] for e in order) if order else 0.0
+    kernels = collections.Counter(order[n]["name"] for n in path)
+    return {"critical_path_s": length_us / 1e6, "tasks": len(path), "kernels": dict(kernels.most_common()),
+            "makespan_s": span_us / 1e6, "ratio": length_us / span_us if span_us > 0 else None,
+            "dag_tasks": len(order)}
+
+
+def critical_path(events):
+    """The trace's critical path (its longest node's) with every node's, as a JSON-ready dict.
+
+    critical_path_s, tasks (on the path), kernels (their count per kernel) and node
+    are those of the node with the longest path; makespan_s is the whole trace's
+    (first task start to last task end over all nodes) and ratio is
+    critical_path_s / makespan_s. nodes lists node_critical_path() of each pid.
+    """
+    tasks = task_events(events)
+    by_node = collections.defaultdict(list)
+    for e in tasks:
+        by_node[e.get("pid", 0)].append(e)
+    nodes = [dict(node=pid, **node_critical_path(by_node[pid])) for pid in sorted(by_node)]
+    span_us = max(e["ts"] + e["dur"] for e in tasks) - min(e["ts"] for e in tasks) if tasks else 0.0
+    top = max(nodes, key=lambda r: r["critical_path_s"], default=None)
+    cp_s = top["critical_path_s"] if top else 0.0
+    return {"critical_path_s": cp_s, "tasks": top["tasks"] if top else 0, "kernels": top["kernels"] if top else {},
+            "node": top["node"] if top else None, "makespan_s": span_us / 1e6,
+            "ratio": cp_s / (span_us / 1e6) if span_us > 0 else None, "nodes": nodes}
+
+
+def main():
+    events = [e for p in sys.argv[1:] for e in load(p)[1]]
+    c = critical_path(events)
+    print("critical path %.6f s, %d tasks (node %s), makespan %.6f s, CP/makespan %s" % (
+        c["critical_path_s"], c["tasks"], c["node"], c["makespan_s"],
+        "%.3f" % c["ratio"] if c["ratio"] is not None else "-"))
+    print("kernels on it: %s" % ", ".join("%s %d" % kv for kv in c["kernels"].items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""The critical path of a trace (analysis/trace_critical_path.py) and trace_compare.py's JSON and figure.
+
+Hand-made event lists with a known DAG check the rebuilt dependencies and the
+longest path; then a real and a simulated Cholesky (N=512) go through
+trace_compare.py --json FILE --figure FILE.png.
+
+    test_trace_compare.py TESSERA_BINARY WORK_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ANALYSIS = os.path.join(ROOT, "analysis")
+sys.path.insert(0, ANALYSIS)
+import trace_critical_path as tcp  # noqa: E402
+
+TESSERA = WORK = None
+
+
+def task(name, ts, dur, tiles, pid=0, tid=0):
+    """A task event as the trace writes it; tiles: [(i, j, mode)]."""
+    return {"name": name, "cat": "task", "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": dur,
+            "args": {"k": 0, "i": 0, "j": 0, "tiles": [{"i": i, "j": j, "mode": m} for i, j, m in tiles]}}
+
+
+def diamond():
+    """W1 writes X; R1 (long) and R2 read X; W2 overwrites X (write-after-read on both); T reads X.
+
+    Critical path W1 -> R1 -> W2 -> T = 1 + 50 + 1 + 30 = 82 us. Without the
+    write-after-read edges it would be W1 -> R1 = 51 us.
+    """
+    return [task("W1", 0, 1, [(0, 0, "rw")]),
+            task("R1", 1, 50, [(0, 0, "r"), (1, 0, "rw")], tid=0),
+            task("R2", 1, 5, [(0, 0, "r"), (2, 0, "rw")], tid=1),
+            task("W2", 51, 1, [(0, 0, "w")]),
+            task("T", 52, 30, [(0, 0, "r"), (3, 0, "rw")])]
+
+
+class CriticalPath(unittest.TestCase):
+    def test_chain_and_independent_task(self):
+        # A -> B (B reads A's tile): 10 + 20 = 30 us; C alone is 25 us.
+        events = [task("A", 0, 10, [(0, 0, "rw")]),
+                  task("C", 0, 25, [(5, 5, "rw")], tid=1),
+                  task("B", 10, 20, [(0, 0, "r"), (1, 0, "rw")])]
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["critical_path_s"], 30e-6, delta=1e-12)
+        self.assertEqual(c["tasks"], 2)
+        self.assertEqual(c["kernels"], {"A": 1, "B": 1})
+        self.assertAlmostEqual(c["makespan_s"], 30e-6, delta=1e-12)
+        self.assertAlmostEqual(c["ratio"], 1.0)
+
+    def test_independent_task_longer_than_chain(self):
+        events = [task("A", 0, 10, [(0, 0, "rw")]), task("B", 10, 20, [(0, 0, "r"), (1, 0, "rw")]),
+                  task("C", 0, 45, [(5, 5, "rw")], tid=1)]
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["critical_path_s"], 45e-6, delta=1e-12)
+        self.assertEqual(c["tasks"], 1)
+
+    def test_diamond_write_after_read(self):
+        events = diamond()
+        order = sorted(tcp.task_events(events), key=lambda e: e["ts"])
+        preds = tcp.predecessors(order)
+        names = [e["name"] for e in order]
+        self.assertEqual(sorted(names[p] for p in preds[names.index("W2")]), ["R1", "R2", "W1"])
+        self.assertEqual([names[p] for p in preds[names.index("T")]], ["W2"])
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["critical_path_s"], 82e-6, delta=1e-12)
+        self.assertEqual(c["tasks"], 4)
+        self.assertEqual(c["kernels"], {"W1": 1, "R1": 1, "W2": 1, "T": 1})
+
+    def test_readers_do_not_depend_on_each_other(self):
+        # Two readers of one tile, then nothing writes it: the path is the writer and the longer reader.
+        events = [task("W", 0, 3, [(0, 0, "rw")]), task("R1", 3, 7, [(0, 0, "r")]),
+                  task("R2", 10, 4, [(0, 0, "r")])]
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["critical_path_s"], 10e-6, delta=1e-12)
+        self.assertEqual(c["tasks"], 2)
+
+    def test_nodes_are_separate_dags(self):
+        # The same tile on two nodes is two data: node 1's path (40 us) is the longest, not 10 + 40.
+        events = [task("A", 0, 10, [(0, 0, "rw")], pid=0), task("B", 10, 40, [(0, 0, "rw")], pid=1)]
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["critical_path_s"], 40e-6, delta=1e-12)
+        self.assertEqual((c["node"], c["tasks"]), (1, 1))
+        self.assertEqual([n["node"] for n in c["nodes"]], [0, 1])
+        self.assertAlmostEqual(c["makespan_s"], 50e-6, delta=1e-12)
+
+    def test_empty_trace(self):
+        c = tcp.critical_path([{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "node 0"}}])
+        self.assertEqual((c["critical_path_s"], c["tasks"], c["ratio"]), (0.0, 0, None))
+
+
+def tessera_run(trace, *extra):
+    args = [TESSERA, "run", "--algo", "cholesky", "--n", "512", "--B", "128", "--threads", "2", "--trace", trace]
+    subprocess.run(args + list(extra), check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+
+
+class CompareRealSim(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.real, cls.sim = os.path.join(WORK, "real.json"), os.path.join(WORK, "sim.json")
+        cls.out, cls.png = os.path.join(WORK, "out.json"), os.path.join(WORK, "f.png")
+        for path in (cls.out, cls.png):
+            if os.path.exists(path):
+                os.remove(path)
+        tessera_run(cls.real)
+        tessera_run(cls.sim, "--backend", "sim", "--machine", "platform/machines/local.json")
+        cls.proc = subprocess.run(["/usr/bin/python3", os.path.join(ANALYSIS, "trace_compare.py"), cls.real, cls.sim,
+                                   "--json", cls.out, "--figure", cls.png], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+
+    def test_exit_and_text(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        self.assertIn("crit path s", self.proc.stdout)
+        self.assertIn("critical path B / A", self.proc.stdout)
+
+    def test_critical_paths_within_makespans(self):
+        with open(self.out) as f:
+            c = json.load(f)
+        self.assertTrue(c["same_tasks"])
+        cp = c["critical_path"]
+        for side in ("a", "b"):
+            r = cp[side]
+            self.assertGreater(r["critical_path_s"], 0)
+            self.assertGreaterEqual(r["tasks"], 1)
+            # Durations and starts are printed to 1 ns; allow that much per task on the path.
+            self.assertLessEqual(r["critical_path_s"], r["makespan_s"] + 1e-9 * (r["tasks"] + 2))
+            self.assertAlmostEqual(r["ratio"], r["critical_path_s"] / r["makespan_s"])
+            self.assertEqual(r["nodes"][0]["dag_tasks"], 20)  # 4x4 tiles: 4 POTF2, 6 TRSM, 6 SYRK, 4 GEMM
+        self.assertAlmostEqual(cp["ratio"], cp["b"]["critical_path_s"] / cp["a"]["critical_path_s"])
+
+    def test_figure(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        self.assertGreater(os.path.getsize(self.png), 0)
+        with open(self.png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+if __name__ == "__main__":
+    TESSERA, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    os.makedirs(WORK, exist_ok=True)
+    unittest.main(argv=sys.argv[:1], verbosity=1)
