@@ -39,11 +39,11 @@ std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve
   for (const KernelSpeed& k : curve) {
     if (k.B < plateau || k.B > max_B || taken == sizes) continue;
     ++taken;
-    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{k.B, s, gpus > 0 && s >= 2, {}, {}, {}});
+    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{k.B, s, gpus > 0 && s >= 2});
   }
   // A matrix narrower than the plateau: its own order is the one tile size left.
   if (out.empty() && max_B >= 1)
-    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{max_B, s, gpus > 0 && s >= 2, {}, {}, {}});
+    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{max_B, s, gpus > 0 && s >= 2});
   return out;
 }
 
@@ -178,6 +178,7 @@ TuneResult tune(const TuneRequest& req) {
   if (r.max_s < 1) throw InputError(fmt::format("--max-s {} must be >= 1", r.max_s));
   if (r.sizes < 1) throw InputError(fmt::format("--sizes {} must be >= 1", r.sizes));
   if (r.real_top < 0) throw InputError(fmt::format("--real-top {} must be >= 0", r.real_top));
+  if (r.real_reps < 1) throw InputError(fmt::format("--real-reps {} must be >= 1", r.real_reps));
   if (!(r.plateau_fraction > 0 && r.plateau_fraction <= 1))
     throw InputError(fmt::format("--plateau {} must be in (0, 1]", r.plateau_fraction));
   if (r.budget_s < 0) throw InputError(fmt::format("--budget {} must be >= 0 seconds", r.budget_s));
@@ -259,10 +260,8 @@ TuneResult tune(const TuneRequest& req) {
     }
     double spent = 0, wall_per_run_s = 1;  // wall / predicted time of the last real run (matrix setup included)
     std::optional<double> last_wall;
-    for (std::size_t i : order) {
-      TuneCandidate& c = t.candidates[i];
-      const double expect = c.predicted_s ? *c.predicted_s * wall_per_run_s : last_wall.value_or(0);
-      if (last_wall && spent + expect > r.budget_s) break;
+    // One real run of candidate c; its time is the best of its runs.
+    const auto run_real = [&](TuneCandidate& c) {
       std::vector<std::string> a = child_args(r, c);
       a.insert(a.end(), r.run_args.begin(), r.run_args.end());
       const auto w0 = std::chrono::steady_clock::now();
@@ -271,15 +270,30 @@ TuneResult tune(const TuneRequest& req) {
       spent += wall;
       last_wall = wall;
       if (run.time_s) {
-        c.real_s = run.time_s;
+        c.real_s = c.real_s ? std::min(*c.real_s, *run.time_s) : *run.time_s;
+        ++c.real_runs;
         if (c.predicted_s && *c.predicted_s > 0) wall_per_run_s = wall / *c.predicted_s;
       } else {
         c.failed = fmt::format("real run: exit {}: {}", run.status, run.error);
       }
       if (r.progress)
-        r.progress(c.real_s ? fmt::format("  ran {}: {:.4f} s", label(c), *c.real_s)
-                            : fmt::format("  ran {}: {}", label(c), c.failed));
+        r.progress(run.time_s ? fmt::format("  ran {}: {:.4f} s", label(c), *run.time_s)
+                              : fmt::format("  ran {}: {}", label(c), c.failed));
+    };
+    std::vector<std::size_t> ran;
+    for (std::size_t i : order) {
+      TuneCandidate& c = t.candidates[i];
+      const double expect = c.predicted_s ? *c.predicted_s * wall_per_run_s : last_wall.value_or(0);
+      if (last_wall && spent + expect > r.budget_s) break;
+      run_real(c);
+      if (c.real_s) ran.push_back(i);
     }
+    // Short runs are noisy (a few percent on a shared machine) and cheap:
+    // when every candidate that ran can run `real_reps` times in all within
+    // the budget, they do, in turn, and each keeps its best time.
+    if (r.real_reps > 1 && !ran.empty() && spent * r.real_reps <= r.budget_s)
+      for (int rep = 1; rep < r.real_reps; ++rep)
+        for (const std::size_t i : ran) run_real(t.candidates[i]);
   }
 
   // The decision: the fastest real run, else the best prediction, else the plateau with s = 1.
@@ -335,6 +349,7 @@ nlohmann::json tune_json(const TuneResult& t) {
     nlohmann::json x{{"B", k.B}, {"s", k.s}, {"b", k.auto_b ? "auto" : "default"}};
     x["predicted_s"] = k.predicted_s ? nlohmann::json(*k.predicted_s) : nlohmann::json(nullptr);
     x["real_s"] = k.real_s ? nlohmann::json(*k.real_s) : nlohmann::json(nullptr);
+    x["real_runs"] = k.real_runs;
     if (!k.failed.empty()) x["failed"] = k.failed;
     cands.push_back(x);
   }

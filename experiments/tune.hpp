@@ -45,8 +45,9 @@ std::int64_t plateau_size(const std::vector<KernelSpeed>& curve, double fraction
 struct TuneCandidate {
   std::int64_t B = 0;
   int s = 1;
-  bool auto_b = false;  // b from the host/GPU balance (--b auto); else the run's default
-  std::optional<double> predicted_s, real_s;
+  bool auto_b = false;                        // b from the host/GPU balance (--b auto); else the run's default
+  std::optional<double> predicted_s, real_s;  // real_s: the best of real_runs runs
+  int real_runs = 0;
   std::string failed;  // why its simulation or real run failed (empty: it did not)
 };
 
@@ -75,6 +76,8 @@ struct TuneRequest {
   // Step 3's real runs: at most `real_top` candidates, in at most
   // `budget_s` seconds of (predicted) run time.
   int real_top = 4;
+  // ... each run up to `real_reps` times (best time kept) when all of them fit the budget that often.
+  int real_reps = 3;
   double budget_s = 60;
   std::string program;                               // the tessera binary children run; default /proc/self/exe
   std::function<void(const std::string&)> progress;  // one line per step and candidate

@@ -39,6 +39,9 @@ TuneCommand::TuneCommand(CLI::App& app) {
   tune_->add_option("--max-s", req_.max_s, "candidates have s = 1..MAX; default 3");
   tune_->add_option("--real-top", req_.real_top,
                     "real runs of at most this many candidates, the best-predicted of each s first; default 4");
+  tune_->add_option("--real-reps", req_.real_reps,
+                    "run each real candidate up to this many times, in turn, keeping its best time, when they all fit "
+                    "the budget that often; default 3");
   tune_->add_option("--budget", req_.budget_s,
                     "seconds the real runs may take (0: none); default 60. Without --machine the candidates run "
                     "best kernel speed first until it is spent");

@@ -122,10 +122,22 @@ TEST(TuneCli, WithoutAModelRealRunsDecide) {
   double best = 1e300;
   for (const auto& c : t["candidates"]) {
     ASSERT_TRUE(c["real_s"].is_number()) << "within the budget every candidate runs: " << c;
+    EXPECT_EQ(c["real_runs"], 3) << "runs this short fit the budget three times: " << c;
     best = std::min(best, c["real_s"].get<double>());
   }
   for (const auto& c : t["candidates"])
     if (c["B"] == t["choice"]["B"] && c["s"] == t["choice"]["s"]) EXPECT_EQ(c["real_s"].get<double>(), best);
+  // A budget the first run already spends: that run alone, once.
+  const Outcome tight = run_tessera({"tune", "--algo", "cholesky", "--n", "256", "--B-range", "64:128:64", "--max-s",
+                                     "2", "--budget", "1e-9", "--quiet", "--out", out});
+  ASSERT_TRUE(tight.exited && tight.status == 0) << tight;
+  int ran = 0;
+  const nlohmann::json t2 = read_json(out);
+  for (const auto& c : t2["candidates"]) {
+    ran += c["real_s"].is_number();
+    EXPECT_EQ(c["real_runs"], c["real_s"].is_number() ? 1 : 0) << c;
+  }
+  EXPECT_EQ(ran, 1);
 }
 
 TEST(TuneCli, BadInputExitsTwoNamingIt) {
