@@ -188,7 +188,7 @@ def write_figure(c, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("a", help="trace A (e.g. the real run); a distributed run's node files: A,A.node1.json,...")
+    ap.add_argument("a", help="trace A (e.g. the real run); a distributed run's node files comma-separated: run.json,run.node1.json,... (FILE.json -> FILE.nodeK.json)")
     ap.add_argument("b", help="trace B (e.g. the simulated run), same form")
     ap.add_argument("--json", nargs="?", const="-", metavar="FILE",
                     help="the comparison as JSON: printed instead of the tables, or written to FILE")

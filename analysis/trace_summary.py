@@ -5,7 +5,7 @@ Prints, per kernel, the task count, total and mean time and share of all task
 time; per worker (node, thread), the task count, busy time and busy fraction of
 the makespan (first task start to last task end); and, when the trace has
 any, the same totals for transfer events. Several files (a distributed run's
-per-node traces: FILE, FILE.node1.json, ...) are summarized together; each
+per-node traces: run.json, run.node1.json, ...: the extension follows the node number) are summarized together; each
 node's times count from its own start of the run (a common start, after
 every node built its input).
 
