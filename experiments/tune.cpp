@@ -237,11 +237,14 @@ TuneResult tune(const TuneRequest& req) {
     });
   }
 
-  // Step 3b: real runs while the budget lasts: with a model, the
-  // best-predicted candidate of each s first (the model's errors are largest
-  // between tile shapes, so the best of each shape is worth a real run),
-  // then the next best-predicted, `real_top` in all; without one, every
-  // candidate, the fastest kernels' first.
+  // Step 3b: real runs while the budget lasts. First pass, one run each
+  // (with a model: the best-predicted candidate of each s first, since the
+  // model's errors are largest between tile shapes, then the rest in
+  // predicted order; without one: every candidate, smallest B first), until
+  // 60% of the budget is spent or `real_top` (0: no limit) have run; then the
+  // first pass's three fastest again, in turn, up to `real_reps` runs each,
+  // while the budget lasts (one run of a short factorization is a few percent
+  // noisy on a shared machine). Each keeps its best time.
   if (!r.simulated && r.budget_s > 0) {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < t.candidates.size(); ++i)
@@ -256,23 +259,22 @@ TuneResult tune(const TuneRequest& req) {
       }
       order = firsts;
       order.insert(order.end(), rest.begin(), rest.end());
-      order.resize(std::min(order.size(), static_cast<std::size_t>(r.real_top)));
     }
-    double spent = 0, wall_per_run_s = 1;  // wall / predicted time of the last real run (matrix setup included)
-    std::optional<double> last_wall;
-    // One real run of candidate c; its time is the best of its runs.
-    const auto run_real = [&](TuneCandidate& c) {
+    if (r.real_top > 0) order.resize(std::min(order.size(), static_cast<std::size_t>(r.real_top)));
+    double spent = 0;
+    std::vector<double> wall_of(t.candidates.size(), 0);  // each candidate's last run, process and setup included
+    // One real run of candidate i; its time is the best of its runs.
+    const auto run_real = [&](std::size_t i) {
+      TuneCandidate& c = t.candidates[i];
       std::vector<std::string> a = child_args(r, c);
       a.insert(a.end(), r.run_args.begin(), r.run_args.end());
       const auto w0 = std::chrono::steady_clock::now();
       const ChildRun run = run_child(r.program, a);
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-      spent += wall;
-      last_wall = wall;
+      wall_of[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+      spent += wall_of[i];
       if (run.time_s) {
         c.real_s = c.real_s ? std::min(*c.real_s, *run.time_s) : *run.time_s;
         ++c.real_runs;
-        if (c.predicted_s && *c.predicted_s > 0) wall_per_run_s = wall / *c.predicted_s;
       } else {
         c.failed = fmt::format("real run: exit {}: {}", run.status, run.error);
       }
@@ -280,20 +282,30 @@ TuneResult tune(const TuneRequest& req) {
         r.progress(run.time_s ? fmt::format("  ran {}: {:.4f} s", label(c), *run.time_s)
                               : fmt::format("  ran {}: {}", label(c), c.failed));
     };
+    const double first_pass_s = r.real_reps > 1 ? 0.6 * r.budget_s : r.budget_s;
     std::vector<std::size_t> ran;
-    for (std::size_t i : order) {
-      TuneCandidate& c = t.candidates[i];
-      const double expect = c.predicted_s ? *c.predicted_s * wall_per_run_s : last_wall.value_or(0);
-      if (last_wall && spent + expect > r.budget_s) break;
-      run_real(c);
-      if (c.real_s) ran.push_back(i);
+    double wall_per_predicted = 0;  // a run's wall time over its predicted time, from the runs so far
+    for (const std::size_t i : order) {
+      const TuneCandidate& c = t.candidates[i];
+      if (!ran.empty()) {
+        // The next run's cost: its prediction scaled as the runs so far were, else the slowest run so far.
+        const double slowest = *std::max_element(wall_of.begin(), wall_of.end());
+        const double expect = c.predicted_s && wall_per_predicted > 0 ? *c.predicted_s * wall_per_predicted : slowest;
+        if (spent + expect > first_pass_s) break;
+      }
+      run_real(i);
+      if (t.candidates[i].real_s) {
+        ran.push_back(i);
+        if (c.predicted_s && *c.predicted_s > 0)
+          wall_per_predicted = std::max(wall_per_predicted, wall_of[i] / *c.predicted_s);
+      }
     }
-    // Short runs are noisy (a few percent on a shared machine) and cheap:
-    // when every candidate that ran can run `real_reps` times in all within
-    // the budget, they do, in turn, and each keeps its best time.
-    if (r.real_reps > 1 && !ran.empty() && spent * r.real_reps <= r.budget_s)
-      for (int rep = 1; rep < r.real_reps; ++rep)
-        for (const std::size_t i : ran) run_real(t.candidates[i]);
+    std::sort(ran.begin(), ran.end(),
+              [&](std::size_t a, std::size_t b) { return *t.candidates[a].real_s < *t.candidates[b].real_s; });
+    ran.resize(std::min<std::size_t>(ran.size(), 3));
+    for (int rep = 1; rep < r.real_reps; ++rep)
+      for (const std::size_t i : ran)
+        if (spent + wall_of[i] <= r.budget_s) run_real(i);
   }
 
   // The decision: the fastest real run, else the best prediction, else the plateau with s = 1.

@@ -15,10 +15,13 @@
 //   3. Refinement, cheapest trustworthy measurement first: every candidate
 //      is simulated at the run's size on the machine file's model (001
 //      refines by running the factorization; a simulation costs a fraction
-//      of a real run and ranks); then, for a native run and within a time
-//      budget, the best-predicted few (the best of each s first) are run
-//      for real, and the fastest real run decides (a prediction off by a few percent can misrank
-//      candidates a few percent apart; a real run cannot).
+//      of a real run and orders the candidates); then, for a native run and
+//      within a time budget, candidates run for real in that order (the best
+//      of each s first), the fastest few again, and the fastest real run
+//      decides (a prediction off by a few percent can misrank candidates a
+//      few percent apart; a real run cannot). Where real runs are cheap the
+//      tuner thus measures most of its candidates; where they are dear the
+//      model's order decides which few.
 //
 // Every simulation and real run is a child `tessera run` process (SimGrid
 // allows one simulation per process, and a real run must not inherit the
@@ -73,10 +76,11 @@ struct TuneRequest {
   double plateau_fraction = 0.95;
   int sizes = 6;  // candidate sizes from the plateau on
   int max_s = 3;
-  // Step 3's real runs: at most `real_top` candidates, in at most
-  // `budget_s` seconds of (predicted) run time.
-  int real_top = 4;
-  // ... each run up to `real_reps` times (best time kept) when all of them fit the budget that often.
+  // Step 3's real runs: in at most `budget_s` seconds (process and matrix
+  // set-up included), a first pass over at most `real_top` candidates (0: as
+  // many as 60% of the budget allows), then the three fastest up to
+  // `real_reps` runs each.
+  int real_top = 0;
   int real_reps = 3;
   double budget_s = 60;
   std::string program;                               // the tessera binary children run; default /proc/self/exe

@@ -38,13 +38,13 @@ TuneCommand::TuneCommand(CLI::App& app) {
                     "candidate B: the plateau and the next sizes of the range, this many; default 6");
   tune_->add_option("--max-s", req_.max_s, "candidates have s = 1..MAX; default 3");
   tune_->add_option("--real-top", req_.real_top,
-                    "real runs of at most this many candidates, the best-predicted of each s first; default 4");
+                    "real runs of at most this many candidates in the first pass (0: as many as 60% of the budget "
+                    "allows); default 0");
   tune_->add_option("--real-reps", req_.real_reps,
-                    "run each real candidate up to this many times, in turn, keeping its best time, when they all fit "
-                    "the budget that often; default 3");
+                    "then the first pass's three fastest again, in turn, up to this many runs each while the budget "
+                    "lasts, keeping their best time; default 3");
   tune_->add_option("--budget", req_.budget_s,
-                    "seconds the real runs may take (0: none); default 60. Without --machine the candidates run "
-                    "best kernel speed first until it is spent");
+                    "seconds the real runs may take, process and matrix set-up included (0: none); default 60");
   tune_->add_option("--out", out_, "write the choice (and everything measured) as JSON to FILE");
   tune_->add_flag("--quiet", quiet_, "print only the choice");
   req_.B_min = req_.B_max = req_.B_step = 0;  // 0: the default range for the run's devices

@@ -120,11 +120,16 @@ TEST(TuneCli, WithoutAModelRealRunsDecide) {
   EXPECT_EQ(t["dominant_kernel"]["source"], "measured");
   EXPECT_EQ(t["choice"]["decided_by"], "real runs");
   double best = 1e300;
+  std::size_t thrice = 0;
   for (const auto& c : t["candidates"]) {
     ASSERT_TRUE(c["real_s"].is_number()) << "within the budget every candidate runs: " << c;
-    EXPECT_EQ(c["real_runs"], 3) << "runs this short fit the budget three times: " << c;
+    const int runs = c["real_runs"];
+    EXPECT_TRUE(runs == 1 || runs == 3) << c;
+    thrice += runs == 3;
     best = std::min(best, c["real_s"].get<double>());
   }
+  // Runs this short fit the budget: the first pass's three fastest run three times.
+  EXPECT_EQ(thrice, std::min<std::size_t>(3, t["candidates"].size()));
   for (const auto& c : t["candidates"])
     if (c["B"] == t["choice"]["B"] && c["s"] == t["choice"]["s"]) EXPECT_EQ(c["real_s"].get<double>(), best);
   // A budget the first run already spends: that run alone, once.
