@@ -110,15 +110,17 @@ def confirm(args, cell, rows, tuned_path):
     if algo == "cholesky":
         contenders["lapack"] = ["--impl", "lapack"]
     best = {k: None for k in contenders}
+    every = {k: [] for k in contenders}
     for rep in range(args.reps):
         for k, extra in contenders.items():
             print(f"\r  confirm {algo} {prec} N={n}: rep {rep + 1}/{args.reps} {k}      ", end="", file=sys.stderr,
                   flush=True)
             t, _ = run_once(args.binary, algo, prec, n, args.threads, extra, args.tmp_json)
+            every[k].append(t)
             if t is not None and (best[k] is None or t < best[k]):
                 best[k] = t
     print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
-    return best
+    return best, every
 
 
 def markdown(paths):
@@ -184,7 +186,7 @@ def main():
             print(f"{algo:<9}{prec:<5}{n:>6}  tune failed: {where}", flush=True)
             ok = False
             continue
-        best = confirm(args, cell, rows, where)
+        best, every = confirm(args, cell, rows, where)
         t = best.pop("tuned")
         lap = best.pop("lapack", None)
         best["tuned (= " + f"B{tuned['choice']['B']} s{tuned['choice']['s']})"] = t  # the tuned one is a sweep point too
@@ -197,7 +199,7 @@ def main():
               f"{'' if speed is None else f'{speed:.2f}x':>10}", flush=True)
         summary.append({"algo": algo, "precision": prec, "n": n, "tuned": tuned, "tuned_s": t, "best": name,
                         "best_s": b, "tuned_over_best": ratio, "lapack_s": lap, "lapack_over_tuned": speed,
-                        "openblas_coretype": core, "threads": args.threads, "reps": args.reps})
+                        "openblas_coretype": core, "threads": args.threads, "reps": args.reps, "runs_s": every})
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     return 0 if ok else 1
