@@ -125,8 +125,9 @@ def confirm(args, cell, rows, tuned_path):
 
 def markdown(paths):
     """The table of experiments/README.md from one or more summary.json files."""
-    print("| OpenBLAS kernels | algo | prec | N | tuned | tuned s | best of sweep | best s | tuned / best | LAPACKE / tuned |")
-    print("|---|---|---|---:|---|---:|---|---:|---:|---:|")
+    print("| OpenBLAS kernels | algo | prec | N | tuned | tuned s | best of sweep | best s | tuned / best | LAPACKE / tuned "
+          "| tuning took s |")
+    print("|---|---|---|---:|---|---:|---|---:|---:|---:|---:|")
     for p in paths:
         with open(p) as f:
             for r in json.load(f):
@@ -134,7 +135,7 @@ def markdown(paths):
                 lap = "" if r["lapack_over_tuned"] is None else f"{r['lapack_over_tuned']:.2f}x"
                 print(f"| {r['openblas_coretype']} | {r['algo']} | {r['precision']} | {r['n']} | B={t['B']} s={t['s']} "
                       f"({t['decided_by']}) | {r['tuned_s']:.3f} | {r['best']} | {r['best_s']:.3f} | "
-                      f"{r['tuned_over_best']:.3f} | {lap} |")
+                      f"{r['tuned_over_best']:.3f} | {lap} | {r['tuned']['seconds']:.0f} |")
 
 
 def main():
