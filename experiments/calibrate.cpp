@@ -307,18 +307,26 @@ Calibration calibrate(const CalibrationOptions& o) {
   const auto shapes = calibration_shapes(o);
   std::vector<KernelMeasurement>& out = result.kernels;
   std::size_t done = 0;
-  const std::size_t total = shapes.size() * o.concurrency.size();
-  for (const int c : o.concurrency)
-    for (const KernelShape& s : shapes) {
-      out.push_back(measure_kernel(s, c, o));
-      ++done;
-      if (o.progress) {
-        const auto& r = out.back();
-        o.progress(fmt::format("[{}/{}] x{} {:<9} {} m={} n={} k={}: median {:.1f} us, IQR {:.1f} us, {} calls", done,
-                               total, c, kernel_name(s.kernel), s.precision, s.m, s.n, s.k, r.median_s * 1e6,
-                               r.spread_s * 1e6, r.reps));
+  const int passes = std::max(1, o.passes);
+  const std::size_t total = shapes.size() * o.concurrency.size() * static_cast<std::size_t>(passes);
+  // Pass after pass over every shape and concurrency level; each keeps the
+  // pass with the smallest median (interference on a shared machine only
+  // slows a kernel down, so the fastest pass is the one least disturbed).
+  for (int pass = 0; pass < passes; ++pass) {
+    std::size_t i = 0;
+    for (const int c : o.concurrency)
+      for (const KernelShape& s : shapes) {
+        KernelMeasurement m = measure_kernel(s, c, o);
+        if (pass == 0) out.push_back(m);
+        else if (m.median_s < out[i].median_s) out[i] = m;
+        ++i;
+        ++done;
+        if (o.progress)
+          o.progress(fmt::format("[{}/{}] x{} {:<9} {} m={} n={} k={}: median {:.1f} us, IQR {:.1f} us, {} calls", done,
+                                 total, c, kernel_name(s.kernel), s.precision, s.m, s.n, s.k, m.median_s * 1e6,
+                                 m.spread_s * 1e6, m.reps));
       }
-    }
+  }
   set_blas_threads(saved);
   return result;
 }
@@ -424,6 +432,7 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
                   "median, spread_s = interquartile range. concurrency c: c-1 other threads run the same kernel on "
                   "their own operands throughout the timed calls.";
   cal["cold_operands"] = o.cold;
+  cal["passes"] = std::max(1, o.passes);
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;

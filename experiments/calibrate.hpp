@@ -54,6 +54,10 @@ struct CalibrationOptions {
   // other tasks, on other cores, long before). Otherwise the copies span
   // 32 MiB and the restored operands are warm.
   bool cold = false;
+  // Passes over every shape; each shape keeps its fastest pass's median (a
+  // shared machine's interference only slows kernels: a later pass repairs a
+  // shape measured while a neighbour ran).
+  int passes = 1;
   std::size_t cold_bytes = std::size_t{128} << 20;
   int min_reps = 9;
   int max_reps = 200;

@@ -56,6 +56,9 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                        "with --for-n: the tiles of these s too (s-1 narrow columns of width B/(2s)); default 1")
           ->delimiter(',');
   calibrate_->add_flag("--list", list_, "print the shapes that would be measured and exit");
+  calibrate_->add_option("--passes", passes_,
+                         "measure every shape this many times, one pass after another, and keep each shape's fastest "
+                         "pass (a neighbour's interference only slows kernels); default 1");
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
                        "operands in a cache (as a run's tasks mostly do not)");
@@ -66,6 +69,8 @@ int CalibrateCommand::run(int argc, char** argv) const {
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   kernels::CalibrationOptions o;
   o.cold = cold_;
+  if (passes_ < 1) throw InputError("--passes " + std::to_string(passes_) + " must be >= 1");
+  o.passes = passes_;
   if (threads_ < 1) throw InputError("--threads " + std::to_string(threads_) + " must be >= 1");
   o.concurrency.clear();
   for (int t = 1; t <= threads_; ++t) o.concurrency.push_back(t);

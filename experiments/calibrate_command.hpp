@@ -26,7 +26,7 @@ class CalibrateCommand {
   CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr;
   std::string out_ = "local.json";
   std::string name_ = "local";
-  int threads_ = 1;
+  int threads_ = 1, passes_ = 1;
   std::string precisions_ = "d,s";
   bool quick_ = false, list_ = false, cold_ = false;
   std::vector<std::string> kernels_;

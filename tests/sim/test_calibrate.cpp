@@ -98,6 +98,28 @@ TEST(Calibrate, ColdOperandsMeasureEveryKernel) {
   }
 }
 
+// --passes: every shape measured once per pass; one measurement per shape
+// and concurrency level comes out, the fastest pass's.
+TEST(Calibrate, PassesKeepOneMeasurementPerShape) {
+  kernels::CalibrationOptions o;
+  o.precisions = {'d'};
+  o.kernels = {kGsmm, kTrsm};
+  o.sizes = {32, 48};
+  o.for_n = {};
+  o.concurrency = {1, 2};
+  o.startup = false;
+  o.min_reps = 3;
+  o.min_time_s = 0.001;
+  o.passes = 3;
+  const kernels::Calibration c = kernels::calibrate(o);
+  ASSERT_EQ(c.kernels.size(), 2u * 2u * 2u);
+  std::set<std::tuple<std::uint16_t, std::int64_t, int>> seen;
+  for (const auto& m : c.kernels) {
+    EXPECT_TRUE(seen.emplace(m.shape.kernel, m.shape.m, m.concurrency).second) << "measured twice in the result";
+    EXPECT_GT(m.median_s, 0);
+  }
+}
+
 // The command end to end: a small calibration (a few seconds), loaded by
 // Machine, used by a simulated Cholesky run with 1 and 2 threads.
 TEST(CalibrateCli, QuickFileLoadsAndDrivesASimulatedRun) {
@@ -228,6 +250,7 @@ TEST(CalibrateCli, BadOptionsAreRejected) {
   EXPECT_EQ(shell(base + "--threads 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--sizes 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--for-s 0 > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--passes 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
 }
 
