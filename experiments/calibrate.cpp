@@ -419,15 +419,14 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   cal["cpu"] = cpu;
   cal["blas_core"] = blas_core();
   cal["seconds"] = std::round(seconds * 10) / 10;
-  cal["method"] =
+  const std::string copies =
       o.cold ? fmt::format(
                    "per shape: operands in rotated copies spanning {} MiB (cold: no call finds its operands in "
                    "a cache), inputs a kernel destroys restored right after each call (untimed), ",
                    o.cold_bytes >> 20)
-             : std::string(
-                   "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each "
-                   "call (untimed), ");
-  cal["method"] = cal["method"].get<std::string>() +
+             : "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each call "
+               "(untimed), ";
+  cal["method"] = copies +
                   "warm-up calls, then per-call steady_clock times until min_reps calls and min_time_s; median_s = "
                   "median, spread_s = interquartile range. concurrency c: c-1 other threads run the same kernel on "
                   "their own operands throughout the timed calls.";

@@ -28,6 +28,10 @@ Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
 Impl parse_impl(const std::string& name);
 Broadcast parse_broadcast(const std::string& name);
+// A size option that also takes "auto" (--B, --b), given as `text` (not
+// empty): nullopt for auto, else the integer; InputError "OPTION 'text' is
+// neither WHAT nor auto" for anything else.
+std::optional<index_t> parse_size_or_auto(const std::string& option, const std::string& what, const std::string& text);
 const char* to_string(Broadcast b);
 const char* to_string(Backend b);
 const char* to_string(DeviceKind d);

@@ -248,4 +248,17 @@ const char* to_string(Impl i) { return name_of(i, kImpls); }
 Broadcast parse_broadcast(const std::string& name) { return parse_choice("--broadcast", name, kBroadcasts); }
 const char* to_string(Broadcast b) { return name_of(b, kBroadcasts); }
 
+std::optional<index_t> parse_size_or_auto(const std::string& option, const std::string& what, const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  std::size_t used = 0;
+  index_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size()) throw InputError(option + " '" + text + "' is neither " + what + " nor auto");
+  return value;
+}
+
 }  // namespace tessera

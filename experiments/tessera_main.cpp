@@ -455,16 +455,10 @@ int main(int argc, char** argv) {
     cfg.device = tessera::parse_device_kind(device_name);
     backend.backend = tessera::parse_backend(backend_choice);
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);
-    if (b_opt == "auto") {
-      cfg.auto_b = true;
-    } else if (!b_opt.empty()) {
-      std::size_t used = 0;
-      try {
-        cfg.b = std::stoll(b_opt, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != b_opt.size()) throw tessera::InputError("--b '" + b_opt + "' is neither a width nor auto");
+    if (!b_opt.empty()) {
+      const auto b = tessera::parse_size_or_auto("--b", "a width", b_opt);
+      if (b) cfg.b = *b;
+      else cfg.auto_b = true;
     }
     // With GPUs, a node's cores are shared as in 000 §5.3: one manager
     // thread per GPU, one device communication thread, one MPI thread, and

@@ -35,15 +35,22 @@ std::int64_t plateau_size(const std::vector<KernelSpeed>& curve, double fraction
 std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
                                            int max_s, int gpus, std::int64_t max_B) {
   std::vector<TuneCandidate> out;
+  const auto add = [&](std::int64_t B, int s) {
+    TuneCandidate c;
+    c.B = B;
+    c.s = s;
+    c.auto_b = gpus > 0 && s >= 2;
+    out.push_back(c);
+  };
   int taken = 0;
   for (const KernelSpeed& k : curve) {
     if (k.B < plateau || k.B > max_B || taken == sizes) continue;
     ++taken;
-    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{k.B, s, gpus > 0 && s >= 2});
+    for (int s = 1; s <= max_s; ++s) add(k.B, s);
   }
   // A matrix narrower than the plateau: its own order is the one tile size left.
   if (out.empty() && max_B >= 1)
-    for (int s = 1; s <= max_s; ++s) out.push_back(TuneCandidate{max_B, s, gpus > 0 && s >= 2});
+    for (int s = 1; s <= max_s; ++s) add(max_B, s);
   return out;
 }
 
@@ -82,7 +89,7 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
   ::waitpid(pid, &status, 0);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   while (!text.empty() && text.back() == '\n') text.pop_back();
-  r.error = text.substr(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
+  r.error = text.substr(text.find_last_of('\n') + 1);  // npos + 1 = 0: the whole text when it is one line
   if (r.status == 127 && r.error.empty()) r.error = "cannot run " + program;
   if (r.status == 0) {
     try {
@@ -98,13 +105,6 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
 }
 
 namespace {
-
-std::string machine_blas_core(const std::string& path) {
-  std::ifstream in(path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("calibration")) return "";
-  return j["calibration"].value("blas_core", "");
-}
 
 // Step 1: the dominant kernel's speed at each B of the range.
 std::vector<KernelSpeed> kernel_curve(const TuneRequest& r, std::uint16_t kernel, const platform::Machine* machine,
@@ -199,7 +199,7 @@ TuneResult tune(const TuneRequest& req) {
   if (!r.machine.empty()) {
     machine = platform::Machine::load(r.machine);
     // A native run ranked on a model of other kernels would be ranked wrong.
-    const std::string cal = machine_blas_core(r.machine);
+    const std::string& cal = machine->blas_core;
     if (!r.simulated && !cal.empty() && cal != t.blas_core)
       throw InputError(fmt::format(
           "--machine {} was calibrated with OpenBLAS's {} kernels, but this process runs the {} kernels "

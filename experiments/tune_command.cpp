@@ -114,15 +114,11 @@ int TuneCommand::run() {
 namespace tessera {
 
 void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
-  const bool auto_B = o.B == "auto";
-  if (!auto_B && !o.B.empty()) {
-    std::size_t used = 0;
-    try {
-      cfg.B = std::stoll(o.B, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != o.B.size()) throw InputError("--B '" + o.B + "' is neither a tile size nor auto");
+  bool auto_B = false;
+  if (!o.B.empty()) {
+    const auto B = parse_size_or_auto("--B", "a tile size", o.B);
+    if (B) cfg.B = *B;
+    else auto_B = true;
   }
   if (o.tuned.empty() && !auto_B) return;
   if (!o.tuned.empty() && !o.B.empty())

@@ -55,6 +55,11 @@ double CalibratedModel::first_call_s(std::uint16_t kernel, char precision) const
   return it == first_call_.end() ? 0.0 : it->second;
 }
 
+namespace {
+// A dimension's log for shape interpolation; an absent one (k = 0) counts as 1.
+double log_dim(std::int64_t x) { return std::log(static_cast<double>(std::max<std::int64_t>(x, 1))); }
+}  // namespace
+
 const char* to_string(Interpolation i) { return i == Interpolation::Shape ? "shape" : "flops"; }
 
 CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
@@ -66,7 +71,8 @@ CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
     exact_.emplace(std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k), e.median_s);  // first one wins
     KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
     const double f = kernel_flops(s);
-    if (f > 0 && e.median_s > 0) by_flops_[{e.kernel, e.precision}].push_back({f, f / e.median_s});
+    if (f > 0 && e.median_s > 0)
+      by_flops_[{e.kernel, e.precision}].push_back({f, f / e.median_s, log_dim(e.m), log_dim(e.n), log_dim(e.k)});
   }
   for (auto& [key, pts] : by_flops_)
     std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.flops < b.flops; });
@@ -96,18 +102,16 @@ double CalibratedModel::seconds(const KernelShape& s) const {
   return f / rate;
 }
 
-double CalibratedModel::shape_rate(const std::vector<Point>& by_flops, const KernelShape& s) const {
+double CalibratedModel::shape_rate(const std::vector<Point>& pts, const KernelShape& s) {
   // The measured shapes of this kernel and precision, nearest first in log dimensions.
   constexpr std::size_t kNearest = 4;
-  const auto lg = [](std::int64_t x) { return std::log(static_cast<double>(std::max<std::int64_t>(x, 1))); };
+  const double lm = log_dim(s.m), ln = log_dim(s.n), lk = log_dim(s.k);
   std::vector<std::pair<double, double>> near;  // (squared distance, rate)
-  for (const Entry& e : entries_) {
-    if (e.kernel != s.kernel || e.precision != s.precision || !(e.median_s > 0)) continue;
-    const double dm = lg(s.m) - lg(e.m), dn = lg(s.n) - lg(e.n), dk = lg(s.k) - lg(e.k);
-    const KernelShape es{e.kernel, e.precision, e.m, e.n, e.k};
-    near.emplace_back(dm * dm + dn * dn + dk * dk, kernel_flops(es) / e.median_s);
+  near.reserve(pts.size());
+  for (const Point& p : pts) {
+    const double dm = lm - p.log_m, dn = ln - p.log_n, dk = lk - p.log_k;
+    near.emplace_back(dm * dm + dn * dn + dk * dk, p.rate);
   }
-  if (near.empty()) return by_flops.front().rate;
   const std::size_t k = std::min(kNearest, near.size());
   std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
   double w_sum = 0, rate = 0;

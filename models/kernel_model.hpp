@@ -101,8 +101,10 @@ class CalibratedModel final : public KernelTimeModel {
   Interpolation interpolation() const { return interpolation_; }
 
  private:
+  // A measurement with a flop count: its rate, and its log dimensions for shape interpolation.
   struct Point {
     double flops, rate;
+    double log_m, log_n, log_k;
   };
   std::string name_;
   std::vector<Entry> entries_;
@@ -112,7 +114,7 @@ class CalibratedModel final : public KernelTimeModel {
   std::map<std::pair<std::uint16_t, char>, double> first_call_;
   double start_s_ = 0;
   Interpolation interpolation_ = Interpolation::Flops;
-  double shape_rate(const std::vector<Point>& by_flops, const KernelShape& s) const;
+  static double shape_rate(const std::vector<Point>& pts, const KernelShape& s);
 };
 
 // How well a calibrated table predicts itself: each measurement (with a

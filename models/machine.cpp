@@ -48,6 +48,8 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
   m.origin = origin;
   m.name = top.string("name");
   m.nodes = top.integer("nodes", 1);
+  if (const auto cal = j.find("calibration"); cal != j.end() && cal->is_object())
+    if (const auto core = cal->find("blas_core"); core != cal->end() && core->is_string()) m.blas_core = *core;
 
   // Models first: the node refers to them by name.
   if (top.has("kernel_models")) {

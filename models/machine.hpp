@@ -53,6 +53,9 @@ class Machine {
 
   std::string name;
   std::string origin;  // file it came from
+  // The OpenBLAS kernel set a calibrated file was measured with
+  // (calibration.blas_core, written by tessera calibrate); empty when the file does not say.
+  std::string blas_core;
   int nodes = 1;
   NodeSpec node;
   NetworkSpec network;
