@@ -190,7 +190,7 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
     store.add_tiles(pq, a, &f);
     QrFormQExecutor<T> ex(a, f, e);
     run(
-        qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, ex, store, where);
+        qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s, f.tree()); }, ex, store, where);
   }
   // C = A - Q R.
   TileMatrix<T> c = original.clone();

@@ -84,6 +84,8 @@ struct FactorOptions {
   // The node rows of the grid and the virtual tile height (tile rows that
   // share a node row): where task order can save crossings between nodes.
   int grid_rows = 1, v = 1;
+  // QR's --qr-tree (empty when not given).
+  std::string qr_tree;
 };
 
 class Factorization {
@@ -101,6 +103,7 @@ class Factorization {
     refuse("--pivot", !o.pivot.empty());
     refuse("--tslu-tree", !o.tree.empty());
     refuse("--d", o.d != 0);
+    refuse("--qr-tree", !o.qr_tree.empty());
     return std::shared_ptr<const Factorization>(this, [](const Factorization*) {});
   }
   // Whether it splits its block columns between the CPU cores and the GPUs

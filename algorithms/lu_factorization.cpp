@@ -94,6 +94,8 @@ class Lu final : public Factorization {
   std::string_view name() const override { return "lu"; }
 
   std::shared_ptr<const Factorization> configured(const FactorOptions& f) const override {
+    if (!f.qr_tree.empty())
+      throw InputError("--qr-tree is not an option of --algo lu (its panel's tree is --tslu-tree)");
     LuOptions o;
     if (!f.pivot.empty()) o.pivot = parse_lu_pivot(f.pivot);
     if (!f.tree.empty()) {

@@ -14,12 +14,13 @@ namespace {
 template <class T>
 class QrData final : public FactorData<T> {
  public:
-  QrData(TileMatrix<T>& a, index_t ib, const KeepTile& keep) : a_(a), f_(a.layout(), ib, keep), ex_(a, f_) {}
+  QrData(TileMatrix<T>& a, index_t ib, const KeepTile& keep, QrTree tree)
+      : a_(a), f_(a.layout(), ib, keep, std::move(tree)), ex_(a, f_) {}
   Executor& executor() override { return ex_; }
   void add_to(TileDataStore<T>& store) override {
     const TileLayout& L = a_.layout();
     store.add_tiles(0, a_, &f_);
-    store.add_panels(static_cast<DataId>(L.tile_rows() * L.tile_cols()), f_, L.tile_cols());
+    store.add_panels(static_cast<DataId>(L.tile_rows() * L.tile_cols()), f_, f_.panels());
   }
   // The thin Q, formed by applying the factorization to [I; 0] as a task graph.
   Residuals residual(const std::vector<T>& original, const LocalGraphRun& run) override {
@@ -28,7 +29,7 @@ class QrData final : public FactorData<T> {
     for (index_t d = 0; d < L.n(); ++d) e.at(d, d) = T(1);
     QrFormQExecutor<T> qex(a_, f_, e);
     run(
-        qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s); }, qex);
+        qr_form_q_data_count(L), [&](TaskSink& s) { qr_form_q_tasks(L, s, f_.tree()); }, qex);
     return qr_residual(original, a_, e.to_dense());
   }
   Residuals residual_distributed(const TileMatrix<T>& original, const Distribution& dist, int self,
@@ -57,7 +58,19 @@ inline lapack_int orgqr(index_t m, index_t n, float* a, const float* tau) {
 
 class Qr final : public FactorizationOf<Qr> {
  public:
+  Qr() = default;
+  Qr(QrTreeKind kind, int grid_rows, int v) : kind_(kind), grid_rows_(grid_rows), v_(v) {}
   std::string_view name() const override { return "qr"; }
+  std::shared_ptr<const Factorization> configured(const FactorOptions& o) const override {
+    if (!o.pivot.empty()) throw InputError("--pivot is not an option of --algo qr");
+    if (!o.tree.empty()) throw InputError("--tslu-tree is not an option of --algo qr (its tree is --qr-tree)");
+    if (o.d != 0) throw InputError("--d is not an option of --algo qr");
+    const QrTreeKind kind = o.qr_tree.empty() ? QrTreeKind::Flat : parse_qr_tree(o.qr_tree);
+    return std::make_shared<Qr>(kind, o.grid_rows, o.v);
+  }
+  std::string variant() const override { return kind_ == QrTreeKind::Binary ? "tree=binary" : ""; }
+  // The reduction tree of a run on layout l.
+  QrTree tree(const TileLayout& l) const { return kind_ == QrTreeKind::Binary ? QrTree(l, grid_rows_, v_) : QrTree(); }
   void check_shape(index_t m, index_t n) const override {
     if (m < n) throw InputError("QR needs m >= n: m = " + std::to_string(m) + ", n = " + std::to_string(n));
   }
@@ -75,21 +88,27 @@ class Qr final : public FactorizationOf<Qr> {
   }
   std::uint16_t dominant_kernel() const override { return kSsrfb; }
   bool uses_virtual_tiles() const override { return true; }
-  std::size_t data_count(const TileLayout& l) const override { return qr_data_count(l); }
-  void tasks(const TileLayout& l, TaskSink& sink) const override { qr_tasks(l, sink); }
+  std::size_t data_count(const TileLayout& l) const override { return qr_data_count(l, tree(l)); }
+  void tasks(const TileLayout& l, TaskSink& sink) const override { qr_tasks(l, sink, tree(l)); }
   KernelShape shape(const TileLayout& l, const TaskDesc& t, char precision, index_t ib) const override {
     return qr_shape(l, t, precision, std::min(ib, l.col_width(t.arg[0])));
   }
-  // A panel copy lives with its column's diagonal tile, whose GEQRT writes it.
+  // A panel copy lives with the head tile whose GEQRT writes it.
   Placement placement(const TileLayout& l, const Distribution& dist) const override {
     std::vector<std::pair<int, int>> panels;
     for (int k = 0; k < l.tile_cols(); ++k) panels.emplace_back(l.col_top(k), k);
+    const QrTree t = tree(l);
+    for (std::size_t x = 0; x < t.head_panels(); ++x) {
+      const auto [k, h] = t.head_panel_at(x);
+      panels.emplace_back(h, k);
+    }
     return anchored_placement(l, dist, std::move(panels));
   }
   // Tiles with their T factor, then the panel copies; QrFactors that keep
   // nothing know the sizes and allocate nothing.
   std::function<std::size_t(DataId)> phantom_bytes(const TileLayout& l, index_t ib, std::size_t word) const override {
-    auto sizes = std::make_shared<QrFactors<double>>(l, ib, [](int, int) { return false; });
+    auto sizes = std::make_shared<QrFactors<double>>(
+        l, ib, [](int, int) { return false; }, tree(l));
     const int p = l.tile_rows();
     const DataId pq = static_cast<DataId>(p * l.tile_cols());
     return [l, sizes, p, pq, word](DataId d) -> std::size_t {
@@ -103,15 +122,39 @@ class Qr final : public FactorizationOf<Qr> {
   }
   PeerRoutine cusolver_routine() const override { return PeerRoutine::Geqrf; }
 
+ private:
+  QrTreeKind kind_ = QrTreeKind::Flat;
+  int grid_rows_ = 1, v_ = 1;
+
+ public:
   template <class T>
   static std::unique_ptr<FactorData<T>> make_data(TileMatrix<T>& a, index_t ib, const KeepTile& keep) {
-    return std::make_unique<QrData<T>>(a, ib, keep);
+    return std::make_unique<QrData<T>>(a, ib, keep, QrTree());
+  }
+  // With this instance's tree (FactorizationOf's versions know only the flat one).
+  std::unique_ptr<FactorData<double>> data(TileMatrix<double>& a, index_t ib, const KeepTile& keep) const override {
+    return std::make_unique<QrData<double>>(a, ib, keep, tree(a.layout()));
+  }
+  std::unique_ptr<FactorData<float>> data(TileMatrix<float>& a, index_t ib, const KeepTile& keep) const override {
+    return std::make_unique<QrData<float>>(a, ib, keep, tree(a.layout()));
+  }
+  std::unique_ptr<GpuTables<double>> gpu_tables(const TileLayout& l, index_t ib, double) const override {
+    return std::make_unique<GpuTables<double>>(l, maker<double>(), ib);
+  }
+  std::unique_ptr<GpuTables<float>> gpu_tables(const TileLayout& l, index_t ib, float) const override {
+    return std::make_unique<GpuTables<float>>(l, maker<float>(), ib);
   }
   // aux: tau.
   template <class T>
   static int lapack_factor(index_t m, index_t n, T* a, std::vector<T>& aux) {
     aux.assign(static_cast<std::size_t>(n), T(0));
     return geqrf(m, n, a, aux.data());
+  }
+  template <class T>
+  typename GpuTables<T>::Make maker() const {
+    return [this](TileMatrix<T>& a, index_t ib, const KeepTile& keep) -> std::unique_ptr<FactorData<T>> {
+      return std::make_unique<QrData<T>>(a, ib, keep, tree(a.layout()));
+    };
   }
   template <class T>
   static Residuals lapack_check(const std::vector<T>& original, const TileMatrix<T>& a, std::vector<T>& tau) {

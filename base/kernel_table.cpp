@@ -45,6 +45,18 @@ constexpr KernelInfo kTable[] = {
      Ib::kUpToK, false, "qr"},
     {kSsrfbQ, "SSRFB_Q", "ssrfb_q", [](double m, double n, double k) { return 4 * m * n * k; }, true, Ib::kUpToK, false,
      "qr"},
+    // The reduction tree across domains (--qr-tree binary): both operands
+    // upper triangular (trapezoidal, m <= n rows below), so about a third of
+    // TSQRT's work and half of SSRFB's when m = n = k.
+    {kTtqrt, "TTQRT", "ttqrt",
+     [](double m, double n, double /*k*/) { return 2 * n * m * m - 4 * m * m * m / 3 + 2 * m * (n - m) * (n - m); },
+     false, Ib::kUpToN, false, "qr"},
+    {kTtmqr, "TTMQR", "ttmqr",
+     [](double m, double n, double k) { return m >= k ? 2 * n * k * k : 2 * n * m * m + 4 * m * n * (k - m); }, true,
+     Ib::kUpToK, false, "qr"},
+    {kTtmqrQ, "TTMQR_Q", "ttmqr_q",
+     [](double m, double n, double k) { return m >= k ? 2 * n * k * k : 2 * n * m * m + 4 * m * n * (k - m); }, true,
+     Ib::kUpToK, false, "qr"},
     {kNop, "NOP", "nop", nullptr, false, Ib::kNone, false, ""},
     // The distributed QR check's own products (algorithms/dist_check.cpp).
     {kCheckQr, "CHECK_QR", nullptr, nullptr, true, Ib::kNone, false, "qr"},
@@ -135,6 +147,15 @@ std::optional<std::uint16_t> kernel_from_key(std::string_view key) {
   for (const KernelInfo& r : kTable)
     if (r.key && key == r.key) return r.id;
   return std::nullopt;
+}
+
+std::uint16_t kernel_rate_proxy(std::uint16_t kernel) {
+  switch (kernel) {
+    case kTtqrt: return kTsqrt;
+    case kTtmqr: return kSsrfb;
+    case kTtmqrQ: return kSsrfbQ;
+    default: return kernel;
+  }
 }
 
 double kernel_flops(const KernelShape& s) {

@@ -42,6 +42,9 @@ enum KernelId : std::uint16_t {
   kLuTrsmL,     // L_ik = A_ik U_kk^{-1}
   kLuTrsmU,     // U_kj = L_kk^{-1} A_kj
   kLuGemm,      // A_ij -= L_ik U_kj
+  kTtqrt,       // QR reduction tree: QR of [R_a; R_b], two domains' triangles
+  kTtmqr,       // apply a TTQRT's Q^T to [A_aj; A_bj]
+  kTtmqrQ,      // apply Q of a TTQRT: forming Q for the check
   kKernelIdEnd  // one past the last id: a new kernel goes before it
 };
 
@@ -76,6 +79,12 @@ const char* kernel_name(std::uint16_t kernel);
 const char* kernel_key(std::uint16_t kernel);
 // The id of a machine-file key; nullopt when no kernel has it.
 std::optional<std::uint16_t> kernel_from_key(std::string_view key);
+
+// The kernel whose measured or modeled rate a kernel without its own takes
+// at the same shape (a model assumption, stated where the model is read):
+// TTQRT that of TSQRT, TTMQR that of SSRFB, TTMQR_Q that of SSRFB_Q. The
+// kernel itself when it has none.
+std::uint16_t kernel_rate_proxy(std::uint16_t kernel);
 
 // Floating-point operations of one kernel call (the table's formula of the
 // shape's m, n, k; 0 for a kernel without one).

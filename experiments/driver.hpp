@@ -48,8 +48,9 @@ inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
 struct RunConfig {
   std::string algo = "cholesky";  // a registered factorization (algorithms/registry.cpp)
   // The factorization's own options, as given (empty: not given): --pivot,
-  // --tslu-tree, --d (a count or auto; with GPUs auto is the default).
-  std::string pivot, tslu_tree, d;
+  // --tslu-tree, --d (a count or auto; with GPUs auto is the default),
+  // --qr-tree.
+  std::string pivot, tslu_tree, d, qr_tree;
   // Set by resolve: the factorization configured with them, and d as a
   // count (0: no CPU/GPU split) with where it came from.
   std::shared_ptr<const Factorization> factor;

@@ -348,6 +348,10 @@ int main(int argc, char** argv) {
   run->add_option("--tslu-tree", cfg.tslu_tree,
                   "the tournament's reduction tree over the panel's tile rows (--pivot tournament): binary | flat; "
                   "default binary");
+  run->add_option("--qr-tree", cfg.qr_tree,
+                  "QR's reduction tree down a tile column: flat (one TSQRT chain, 001 Alg. 2) | binary (flat chains "
+                  "inside each virtual tile, TTQRT pairs across them, first within and then across node rows; the "
+                  "same as flat on one node row); default flat");
   run->add_option("--d", cfg.d,
                   "LU with --gpus: block columns the CPU cores hold (002 Alg. 2): a count, auto (the d that balances "
                   "the two sides' flops over the whole run, models/lu_split.hpp) or eq1 (002 eq. (1)), speeds from "

@@ -35,6 +35,20 @@ class TileKernels {
   // B (rows×cols) = A, both in this device's memory.
   virtual void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) = 0;
 
+  // QR's reduction tree across domains (algorithms/qr.cpp, --qr-tree
+  // binary): TTQRT and TTMQR, the semantics of kernels/cpu/tile_kernels.hpp.
+  // The task graph runs them on CPU cores only (TaskDesc::device = 0).
+  virtual void ttqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt) {
+    (void)m, (void)n, (void)ib, (void)r, (void)ldr, (void)a, (void)lda, (void)t, (void)ldt;
+    missing("ttqrt");
+  }
+  virtual void ttmqr(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t,
+                     index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2) {
+    (void)trans, (void)m, (void)n, (void)k, (void)ib, (void)v, (void)ldv, (void)t, (void)ldt, (void)a1, (void)lda1,
+        (void)a2, (void)lda2;
+    missing("ttmqr");
+  }
+
   // LU (algorithms/lu.cpp, paper 002). A device that lacks one of these
   // throws; the LU task graph runs the panel's kernels (lu_select,
   // lu_getrf_nopiv, lu_trsm_l) on CPU cores only.

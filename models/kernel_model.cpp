@@ -45,7 +45,9 @@ double PeakEfficiencyModel::seconds(const KernelShape& s) const {
   // A kernel without a flop formula (LU's row moves) takes 0 s: row moves are not modeled yet.
   if (flops <= 0) return 0;
   const int p = precision_index(s.precision);
-  const auto it = peak_.find(s.kernel);
+  // A kernel without its own peak takes its rate proxy's (TTQRT: TSQRT's), then the default.
+  auto it = peak_.find(s.kernel);
+  if (it == peak_.end()) it = peak_.find(kernel_rate_proxy(s.kernel));
   const double peak = (it == peak_.end() ? default_peak_ : it->second)[p] * 1e9;
   return flops / (peak * efficiency_[p].at(tile_size(s)));
 }
@@ -86,6 +88,13 @@ double CalibratedModel::seconds(const KernelShape& s) const {
   // modeled yet (PeakEfficiencyModel gives them 0 s too).
   if (const KernelInfo* r = kernel_info(s.kernel); !r || !r->flops) return 0;
   const auto it = by_flops_.find({s.kernel, s.precision});
+  if (it == by_flops_.end() && kernel_rate_proxy(s.kernel) != s.kernel) {
+    // Not measured: the rate its proxy is measured at in the same shape (TTQRT runs at TSQRT's rate).
+    KernelShape p = s;
+    p.kernel = kernel_rate_proxy(s.kernel);
+    const double f = kernel_flops(s), fp = kernel_flops(p);
+    return fp > 0 ? seconds(p) * f / fp : 0;
+  }
   if (it == by_flops_.end())
     throw InputError("kernel model '" + name_ + "' has no measurement of kernel " + kernel_key(s.kernel) +
                      " in precision '" + std::string(1, s.precision) + "' (needed for m=" + std::to_string(s.m) +

@@ -39,6 +39,13 @@ class CpuTileKernels final : public TileKernels<T> {
              T* a1, index_t lda1, T* a2, index_t lda2) override {
     kernels::ssrfb<T>(trans, m, n, k, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work(ib * n));
   }
+  void ttqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt) override {
+    kernels::ttqrt<T>(m, n, ib, r, ldr, a, lda, t, ldt, work(ib * n));
+  }
+  void ttmqr(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+             T* a1, index_t lda1, T* a2, index_t lda2) override {
+    kernels::ttmqr<T>(trans, m, n, k, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work(ib * n));
+  }
   void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) override {
     for (index_t c = 0; c < cols; ++c)
       std::memcpy(b + c * ldb, a + c * lda, static_cast<std::size_t>(rows) * sizeof(T));

@@ -78,21 +78,24 @@ inline lapack_int gemqrt_(char trans, index_t m, index_t n, index_t k, index_t i
                           const float* t, index_t ldt, float* c, index_t ldc, float* w) {
   return LAPACKE_sgemqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, ib, v, ldv, t, ldt, c, ldc, w);
 }
-inline lapack_int tpqrt_(index_t m, index_t n, index_t ib, double* a, index_t lda, double* b, index_t ldb, double* t,
-                         index_t ldt, double* w) {
-  return LAPACKE_dtpqrt_work(LAPACK_COL_MAJOR, m, n, 0, ib, a, lda, b, ldb, t, ldt, w);
+// l: the rows of B's bottom that are upper trapezoidal (0: B is rectangular).
+inline lapack_int tpqrt_(index_t m, index_t n, index_t l, index_t ib, double* a, index_t lda, double* b, index_t ldb,
+                         double* t, index_t ldt, double* w) {
+  return LAPACKE_dtpqrt_work(LAPACK_COL_MAJOR, m, n, l, ib, a, lda, b, ldb, t, ldt, w);
 }
-inline lapack_int tpqrt_(index_t m, index_t n, index_t ib, float* a, index_t lda, float* b, index_t ldb, float* t,
-                         index_t ldt, float* w) {
-  return LAPACKE_stpqrt_work(LAPACK_COL_MAJOR, m, n, 0, ib, a, lda, b, ldb, t, ldt, w);
+inline lapack_int tpqrt_(index_t m, index_t n, index_t l, index_t ib, float* a, index_t lda, float* b, index_t ldb,
+                         float* t, index_t ldt, float* w) {
+  return LAPACKE_stpqrt_work(LAPACK_COL_MAJOR, m, n, l, ib, a, lda, b, ldb, t, ldt, w);
 }
-inline lapack_int tpmqrt_(char trans, index_t m, index_t n, index_t k, index_t ib, const double* v, index_t ldv,
-                          const double* t, index_t ldt, double* a, index_t lda, double* b, index_t ldb, double* w) {
-  return LAPACKE_dtpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, 0, ib, v, ldv, t, ldt, a, lda, b, ldb, w);
+inline lapack_int tpmqrt_(char trans, index_t m, index_t n, index_t k, index_t l, index_t ib, const double* v,
+                          index_t ldv, const double* t, index_t ldt, double* a, index_t lda, double* b, index_t ldb,
+                          double* w) {
+  return LAPACKE_dtpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, l, ib, v, ldv, t, ldt, a, lda, b, ldb, w);
 }
-inline lapack_int tpmqrt_(char trans, index_t m, index_t n, index_t k, index_t ib, const float* v, index_t ldv,
-                          const float* t, index_t ldt, float* a, index_t lda, float* b, index_t ldb, float* w) {
-  return LAPACKE_stpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, 0, ib, v, ldv, t, ldt, a, lda, b, ldb, w);
+inline lapack_int tpmqrt_(char trans, index_t m, index_t n, index_t k, index_t l, index_t ib, const float* v,
+                          index_t ldv, const float* t, index_t ldt, float* a, index_t lda, float* b, index_t ldb,
+                          float* w) {
+  return LAPACKE_stpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, l, ib, v, ldv, t, ldt, a, lda, b, ldb, w);
 }
 
 }  // namespace
@@ -169,14 +172,28 @@ void larfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, 
 template <class T>
 void tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt, T* work) {
   // (V, T, R) = QR([R; A])
-  check_info(tpqrt_(m, n, ib, r, ldr, a, lda, t, ldt, work), "tpqrt");
+  check_info(tpqrt_(m, n, 0, ib, r, ldr, a, lda, t, ldt, work), "tpqrt");
+}
+
+template <class T>
+void ttqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt, T* work) {
+  // (V, T, R) = QR([R; triu(A)]): LAPACK's pentagonal QR with all m rows of
+  // A trapezoidal, so A's strictly lower part is neither read nor written.
+  check_info(tpqrt_(m, n, m, ib, r, ldr, a, lda, t, ldt, work), "tpqrt");
 }
 
 template <class T>
 void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
            T* a1, index_t lda1, T* a2, index_t lda2, T* work) {
   // [A1; A2] = (I - V T V^T)^T [A1; A2]
-  check_info(tpmqrt_(trans ? 'T' : 'N', m, n, k, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work), "tpmqrt");
+  check_info(tpmqrt_(trans ? 'T' : 'N', m, n, k, 0, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work), "tpmqrt");
+}
+
+template <class T>
+void ttmqr(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+           T* a1, index_t lda1, T* a2, index_t lda2, T* work) {
+  // [A1; A2] = (I - V T V^T)^T [A1; A2], V m×k upper trapezoidal (its strictly lower part not read).
+  check_info(tpmqrt_(trans ? 'T' : 'N', m, n, k, m, ib, v, ldv, t, ldt, a1, lda1, a2, lda2, work), "tpmqrt");
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                                        \
@@ -189,6 +206,9 @@ void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, 
                          T*);                                                                                         \
   template void tsqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*, index_t, T*);                       \
   template void ssrfb<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t, \
+                         T*, index_t, T*);                                                                            \
+  template void ttqrt<T>(index_t, index_t, index_t, T*, index_t, T*, index_t, T*, index_t, T*);                       \
+  template void ttmqr<T>(bool, index_t, index_t, index_t, index_t, const T*, index_t, const T*, index_t, T*, index_t, \
                          T*, index_t, T*);
 TESSERA_INSTANTIATE(float)
 TESSERA_INSTANTIATE(double)

@@ -63,4 +63,17 @@ template <class T>
 void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
            T* a1, index_t lda1, T* a2, index_t lda2, T* work);
 
+// TTQRT: QR of [R; A] with R n×n and A m×n (m <= n) both upper triangular
+// (trapezoidal): the two R factors a reduction tree's pair of domains left.
+// R is overwritten, A's upper triangle by the reflectors V (its strictly
+// lower part is neither read nor written), T as in GEQRT. work: ib*n.
+template <class T>
+void ttqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt, T* work);
+
+// TTMQR: SSRFB with the upper-trapezoidal V (m×k) of a TTQRT: its strictly
+// lower part is not read. work: ib*n.
+template <class T>
+void ttmqr(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+           T* a1, index_t lda1, T* a2, index_t lda2, T* work);
+
 }  // namespace tessera::kernels
