@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "algorithms/cholesky.hpp"
 #include "base/error.hpp"
@@ -30,16 +31,20 @@ index_t head_offset(const TileLayout& l, int k, int h) { return h == l.col_top(k
 // Rows of b's triangle a TT pair reduces in column k.
 index_t tt_rows(const TileLayout& l, int k, int b) { return std::min(l.row_height(b), l.col_width(k)); }
 
-// The domains of column k: each head with the rows of its chain, [head, end).
+// The domains of a column with top row t: f(h, rows) for each head h (t
+// first) with the rows below it in its chain, ascending.
 template <class F>
 void for_each_domain(const TileLayout& L, const QrTree& tree, int t, F&& f) {
-  const auto heads = tree.heads_below(t);
-  int from = t;
-  for (const int h : heads) {
-    f(from, h);
-    from = h;
+  const auto& heads = tree.heads_below(t);
+  std::vector<std::vector<int>> rows(heads.size() + 1);
+  for (int i = t + 1; i < L.tile_rows(); ++i) {
+    const int h = tree.chain_head(i, t);
+    if (h == i) continue;
+    const auto at = std::lower_bound(heads.begin(), heads.end(), h);
+    rows[h == t ? 0 : 1 + (at - heads.begin())].push_back(i);
   }
-  f(from, L.tile_rows());
+  f(t, rows[0]);
+  for (std::size_t x = 0; x < heads.size(); ++x) f(heads[x], rows[x + 1]);
 }
 
 TaskDesc pinned_to_host(TaskDesc d) {
@@ -102,7 +107,7 @@ template <class T>
 std::size_t QrFactors<T>::t_elems(int i, int k) const {
   if (i < layout_.col_top(k)) return 0;
   const std::size_t one = static_cast<std::size_t>(ib(k) * layout_.col_width(k));
-  return i > layout_.col_top(k) && tree_.is_head(i) ? 2 * one : one;
+  return tree_.is_head(i, layout_.col_top(k)) ? 2 * one : one;
 }
 
 template <class T>
@@ -124,17 +129,17 @@ void qr_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
     // Each domain's flat chain from its head h (the whole column when flat).
-    for_each_domain(L, tree, t, [&](int h, int end) {
+    for_each_domain(L, tree, t, [&](int h, const std::vector<int>& chain) {
       const DataId panel = head_panel_data(L, tree, k, h);
       sink.insert(make_task(kGeqrt, k, h, k, column_priority(q, k, k)).add(tile_data(L, h, k), RW).add(panel, W));
       for (int j = k + 1; j < q; ++j)
         sink.insert(make_task(kLarfb, k, h, j, column_priority(q, j, k)).add(panel, R).add(tile_data(L, h, j), RW));
-      for (int i = h + 1; i < end; ++i) {
+      for (const int i : chain) {
         TaskDesc ts = make_task(kTsqrt, k, i, k, column_priority(q, k, k));
         ts.arg[3] = h;
         sink.insert(ts.add(tile_data(L, i, k), RW).add(tile_data(L, h, k), RW));
       }
-      for (int i = h + 1; i < end; ++i)
+      for (const int i : chain)
         for (int j = k + 1; j < q; ++j) {
           TaskDesc ss = make_task(kSsrfb, k, i, j, column_priority(q, j, k));
           ss.arg[3] = h;
@@ -186,9 +191,9 @@ void qr_form_q_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
         sink.insert(pinned_to_host(
             tm.add(tile_data(L, it->second, j), RW).add(tile_data(L, it->first, j), RW).add(a_tile(it->second, k), R)));
       }
-    for_each_domain(L, tree, t, [&](int h, int end) {
-      for (int i = end - 1; i > h; --i)
-        for (int j = k; j < q; ++j) {
+    for_each_domain(L, tree, t, [&](int h, const std::vector<int>& chain) {
+      for (auto row = chain.rbegin(); row != chain.rend(); ++row)
+        for (int j = k, i = *row; j < q; ++j) {
           TaskDesc ss = make_task(kSsrfbQ, k, i, j, form_q_priority(q, k, j));
           ss.arg[3] = h;
           sink.insert(ss.add(tile_data(L, i, j), RW).add(tile_data(L, h, j), RW).add(a_tile(i, k), R));

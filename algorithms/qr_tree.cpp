@@ -1,7 +1,7 @@
 #include "algorithms/qr_tree.hpp"
 
 #include <algorithm>
-#include <map>
+#include <stdexcept>
 
 #include "base/error.hpp"
 
@@ -19,17 +19,22 @@ QrTree::QrTree(const TileLayout& L, int grid_rows, int v) : Pr_(grid_rows), v_(v
   if (grid_rows < 1 || v < 1)
     throw InputError("QR reduction tree: grid rows " + std::to_string(grid_rows) + " and virtual tile height " +
                      std::to_string(v) + " must be >= 1");
-  const int p = L.tile_rows(), q = L.tile_cols();
   if (grid_rows == 1) return;  // nothing to cross: flat
+  flat_ = false;
+  const int p = L.tile_rows(), q = L.tile_cols();
   index_t widest = 0;
   for (int k = 0; k < q; ++k) widest = std::max(widest, L.col_width(k));
-  for (int i = v; i < p; i += v)
-    if (L.row_height(i) >= widest) heads_.push_back(i);
-  if (heads_.empty()) return;
-  head_of_row_.assign(static_cast<std::size_t>(p), -1);
-  for (std::size_t h = 0; h < heads_.size(); ++h) {
-    const int end = h + 1 < heads_.size() ? heads_[h + 1] : p;
-    for (int i = heads_[h]; i < end; ++i) head_of_row_[i] = heads_[h];
+  // Per top row t: each other node row's first tile row below t, if tall enough.
+  heads_.resize(static_cast<std::size_t>(p));
+  for (int t = 0; t < p; ++t) {
+    std::vector<int> first(static_cast<std::size_t>(Pr_), -1);
+    for (int i = t + 1; i < p; ++i) {
+      const int r = node_row(i);
+      if (r != node_row(t) && first[r] < 0) first[r] = i;
+    }
+    for (const int h : first)
+      if (h >= 0 && L.row_height(h) >= widest) heads_[t].push_back(h);
+    std::sort(heads_[t].begin(), heads_[t].end());
   }
   col_top_.resize(static_cast<std::size_t>(q));
   panel_offset_.resize(static_cast<std::size_t>(q) + 1, 0);
@@ -43,56 +48,38 @@ QrTree::QrTree(const TileLayout& L, int grid_rows, int v) : Pr_(grid_rows), v_(v
   }
 }
 
-std::span<const int> QrTree::heads_below(int t) const {
-  const auto first = std::upper_bound(heads_.begin(), heads_.end(), t);
-  return {first, heads_.end()};
+const std::vector<int>& QrTree::heads_below(int t) const {
+  static const std::vector<int> kNone;
+  return flat_ ? kNone : heads_[t];
+}
+
+bool QrTree::is_head(int i, int t) const {
+  const auto& h = heads_below(t);
+  return std::binary_search(h.begin(), h.end(), i);
 }
 
 int QrTree::chain_head(int i, int t) const {
-  if (flat()) return t;
-  const int h = head_of_row_[i];
-  return h > t ? h : t;
+  for (const int h : heads_below(t))
+    if (node_row(h) == node_row(i) && h <= i) return h;
+  return t;
 }
 
 std::size_t QrTree::head_panel(int k, int h) const {
-  const auto below = heads_below(col_top_[k]);
+  const auto& below = heads_below(col_top_.at(k));
   const auto at = std::lower_bound(below.begin(), below.end(), h);
   if (at == below.end() || *at != h)
     throw std::logic_error("tile row " + std::to_string(h) + " heads no domain of column " + std::to_string(k));
   return panel_offset_[k] + static_cast<std::size_t>(at - below.begin());
 }
 
-namespace {
-
-// Binary tree over `rows` (ascending): level s pairs positions x and x + s,
-// x a multiple of 2s; everything folds into rows[0].
-void binary(const std::vector<int>& rows, std::vector<std::pair<int, int>>& out) {
+std::vector<std::pair<int, int>> QrTree::pairs(int t) const {
+  // Binary tree over t and the heads below it, ascending: level s pairs
+  // positions x and x + s, x a multiple of 2s; everything folds into t.
+  std::vector<std::pair<int, int>> out;
+  std::vector<int> rows{t};
+  for (const int h : heads_below(t)) rows.push_back(h);
   for (std::size_t s = 1; s < rows.size(); s *= 2)
     for (std::size_t x = 0; x + s < rows.size(); x += 2 * s) out.emplace_back(rows[x], rows[x + s]);
-}
-
-}  // namespace
-
-std::vector<std::pair<int, int>> QrTree::pairs(int t) const {
-  std::vector<std::pair<int, int>> out;
-  if (flat()) return out;
-  // The domain heads of this column by node row (t's node row first: t is
-  // the column's first row), then the node rows' first heads.
-  std::map<int, std::vector<int>> by_row;
-  std::vector<int> order;  // node rows in order of their first head
-  const auto add = [&](int h) {
-    auto& g = by_row[node_row(h)];
-    if (g.empty()) order.push_back(node_row(h));
-    g.push_back(h);
-  };
-  add(t);
-  for (const int h : heads_below(t)) add(h);
-  std::vector<int> leaders;
-  for (const int r : order) {
-    binary(by_row[r], out);
-    leaders.push_back(by_row[r].front());
-  }
-  binary(leaders, out);
   return out;
 }
 

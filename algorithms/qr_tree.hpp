@@ -10,23 +10,23 @@
 // factorization with parallel panel processing for multicore architectures",
 // IPDPS 2010; Dongarra, Faverge, Hérault, Jacquelin, Langou, Robert,
 // "Hierarchical QR factorization algorithms for multi-core cluster systems",
-// IPDPS 2012): the rows are cut into domains, each a virtual tile (v tile
-// rows that one node row holds, runtime/distribution.hpp). Inside a domain
-// the flat chain runs from its first row, the domain's head (a GEQRT there,
-// then TSQRTs); the heads' triangles are then reduced pairwise by TTQRT
-// (both operands triangular), first among the domains of one node row, then
-// across node rows, each level a binary tree:
+// IPDPS 2012): a column's domains are its node rows. Node row r holds the
+// virtual tiles b ≡ r (mod Pr) (runtime/distribution.hpp); its first tile
+// row at or below t is the domain's head, and the flat chain runs from there
+// through the node row's other tile rows of the column (all on one node
+// row: no message). The Pr heads' triangles are then reduced by TTQRT (both
+// operands triangular) in a binary tree, t's domain first:
 //
-//   column k, top row t, heads h1 < h2 < ... (node row of each in brackets)
-//     domains:  [t .. h1)  [h1 .. h2)  [h2 .. h3)  ...   flat chains, in parallel
-//     level 1:  inside each node row: heads 0+1, 2+3, ...; then 0+2, ...
-//     level 2:  across node rows: their first heads, the same way
+//   column k, top row t, heads t < h1 < h2 < ... (one per other node row)
+//     domains:  t's node row, h1's, h2's, ...   flat chains, in parallel
+//     level 1:  heads 0+1, 2+3, ...;  level 2: 0+2, 4+6, ...;  ...
 //
-// so a column's critical path is about v + log2(domains) kernels and its
-// R crosses between node rows ⌈log2 Pr⌉ times. A head is a tile row where a
-// virtual tile starts (i mod v = 0, i > 0), on a grid of Pr > 1 node rows
-// (with one node row there is nothing to cross: the tree is flat), and tall
-// enough to hold a column's R (a short last tile row joins the domain above).
+// so a column's critical path is about p/Pr + ⌈log2 Pr⌉ kernels instead of
+// p, its R crosses node rows ⌈log2 Pr⌉ times instead of once per virtual
+// tile below it, and the tree adds Pr - 1 TT pairs a column (TTQRT and its
+// TTMQRs: about half of TSQRT's and SSRFB's work each). With one node row the
+// tree is flat. A head must be tall enough to hold a column's R: a node
+// row whose only tile row of the column is a short last row joins t's chain.
 #include <cstddef>
 #include <span>
 #include <string>
@@ -44,15 +44,15 @@ const char* to_string(QrTreeKind k);
 class QrTree {
  public:
   QrTree() = default;  // flat
-  // Binary over the domains of a grid with `grid_rows` node rows and
+  // Binary over the node rows of a grid with `grid_rows` node rows and
   // virtual tiles of v tile rows (flat when grid_rows == 1).
   QrTree(const TileLayout& layout, int grid_rows, int v);
 
-  bool flat() const { return heads_.empty(); }
-  // Whether tile row i heads a domain (a column's top row aside).
-  bool is_head(int i) const { return !flat() && head_of_row_[i] == i; }
-  // The heads strictly below tile row t, ascending.
-  std::span<const int> heads_below(int t) const;
+  bool flat() const { return flat_; }
+  // The domain heads of a column with top row t below t, ascending.
+  const std::vector<int>& heads_below(int t) const;
+  // Whether tile row i heads a domain of a column with top row t (i > t).
+  bool is_head(int i, int t) const;
   // The head of the chain that tile row i (> t) joins in a column with top row t.
   int chain_head(int i, int t) const;
   // The reduction of a column with top row t: pairs (a, b), a < b, b's
@@ -67,10 +67,10 @@ class QrTree {
   std::pair<int, int> head_panel_at(std::size_t x) const { return {panel_k_[x], panel_h_[x]}; }
 
  private:
+  bool flat_ = true;
   int Pr_ = 1, v_ = 1;
-  std::vector<int> heads_;        // ascending
-  std::vector<int> head_of_row_;  // the last head <= i (-1: none)
-  std::vector<int> col_top_;      // per column
+  std::vector<std::vector<int>> heads_;  // per top row t
+  std::vector<int> col_top_;             // per column
   std::vector<std::size_t> panel_offset_;
   std::vector<int> panel_k_, panel_h_;
   int node_row(int i) const { return (i / v_) % Pr_; }
