@@ -84,8 +84,9 @@ struct FactorOptions {
   // The node rows of the grid and the virtual tile height (tile rows that
   // share a node row): where task order can save crossings between nodes.
   int grid_rows = 1, v = 1;
-  // QR's --qr-tree (empty when not given).
+  // QR's --qr-tree (empty when not given) and --qr-domain (-1: not given).
   std::string qr_tree;
+  int qr_domain = -1;
 };
 
 class Factorization {
@@ -104,6 +105,7 @@ class Factorization {
     refuse("--tslu-tree", !o.tree.empty());
     refuse("--d", o.d != 0);
     refuse("--qr-tree", !o.qr_tree.empty());
+    refuse("--qr-domain", o.qr_domain >= 0);
     return std::shared_ptr<const Factorization>(this, [](const Factorization*) {});
   }
   // Whether it splits its block columns between the CPU cores and the GPUs

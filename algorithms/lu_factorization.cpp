@@ -96,6 +96,7 @@ class Lu final : public Factorization {
   std::shared_ptr<const Factorization> configured(const FactorOptions& f) const override {
     if (!f.qr_tree.empty())
       throw InputError("--qr-tree is not an option of --algo lu (its panel's tree is --tslu-tree)");
+    if (f.qr_domain >= 0) throw InputError("--qr-domain is not an option of --algo lu");
     LuOptions o;
     if (!f.pivot.empty()) o.pivot = parse_lu_pivot(f.pivot);
     if (!f.tree.empty()) {

@@ -47,11 +47,6 @@ void for_each_domain(const TileLayout& L, const QrTree& tree, int t, F&& f) {
   for (std::size_t x = 0; x < heads.size(); ++x) f(heads[x], rows[x + 1]);
 }
 
-TaskDesc pinned_to_host(TaskDesc d) {
-  d.device = 0;
-  return d;
-}
-
 void require_tall(const TileLayout& l) {
   if (l.m() < l.n())
     throw InputError("QR needs m >= n: m = " + std::to_string(l.m()) + ", n = " + std::to_string(l.n()));
@@ -150,12 +145,11 @@ void qr_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
     for (const auto& [a, b] : tree.pairs(t)) {
       TaskDesc tt = make_task(kTtqrt, k, b, k, column_priority(q, k, k));
       tt.arg[3] = a;
-      sink.insert(pinned_to_host(tt.add(tile_data(L, b, k), RW).add(tile_data(L, a, k), RW)));
+      sink.insert(tt.add(tile_data(L, b, k), RW).add(tile_data(L, a, k), RW));
       for (int j = k + 1; j < q; ++j) {
         TaskDesc tm = make_task(kTtmqr, k, b, j, column_priority(q, j, k));
         tm.arg[3] = a;
-        sink.insert(
-            pinned_to_host(tm.add(tile_data(L, b, k), R).add(tile_data(L, b, j), RW).add(tile_data(L, a, j), RW)));
+        sink.insert(tm.add(tile_data(L, b, k), R).add(tile_data(L, b, j), RW).add(tile_data(L, a, j), RW));
       }
     }
     // Column k's reflectors and its panel copies are read by no later step.
@@ -188,8 +182,8 @@ void qr_form_q_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
       for (int j = k; j < q; ++j) {
         TaskDesc tm = make_task(kTtmqrQ, k, it->second, j, form_q_priority(q, k, j));
         tm.arg[3] = it->first;
-        sink.insert(pinned_to_host(
-            tm.add(tile_data(L, it->second, j), RW).add(tile_data(L, it->first, j), RW).add(a_tile(it->second, k), R)));
+        sink.insert(
+            tm.add(tile_data(L, it->second, j), RW).add(tile_data(L, it->first, j), RW).add(a_tile(it->second, k), R));
       }
     for_each_domain(L, tree, t, [&](int h, const std::vector<int>& chain) {
       for (auto row = chain.rbegin(); row != chain.rend(); ++row)

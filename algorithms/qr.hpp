@@ -20,8 +20,7 @@
 // copy), then for each pair (a, b) of the tree, a < b:
 //   TTQRT  on [R_ak; R_bk]                     V in R_bk's triangle, T beside T_bk
 //   TTMQR  on [A_aj rows Δ_a..Δ_a+w_k; A_bj rows 0..w_k], j > k
-// TTQRT and TTMQR run on the host's cores (TaskDesc::device = 0). Tasks carry
-// their chain head (TSQRT, SSRFB) or pair partner (TT) in arg[3].
+// Tasks carry their chain head (TSQRT, SSRFB) or pair partner (TT) in arg[3].
 #include <functional>
 #include <vector>
 

@@ -59,18 +59,25 @@ inline lapack_int orgqr(index_t m, index_t n, float* a, const float* tau) {
 class Qr final : public FactorizationOf<Qr> {
  public:
   Qr() = default;
-  Qr(QrTreeKind kind, int grid_rows, int v) : kind_(kind), grid_rows_(grid_rows), v_(v) {}
+  Qr(QrTreeKind kind, int grid_rows, int v, int domain) : kind_(kind), grid_rows_(grid_rows), v_(v), domain_(domain) {}
   std::string_view name() const override { return "qr"; }
   std::shared_ptr<const Factorization> configured(const FactorOptions& o) const override {
     if (!o.pivot.empty()) throw InputError("--pivot is not an option of --algo qr");
     if (!o.tree.empty()) throw InputError("--tslu-tree is not an option of --algo qr (its tree is --qr-tree)");
     if (o.d != 0) throw InputError("--d is not an option of --algo qr");
     const QrTreeKind kind = o.qr_tree.empty() ? QrTreeKind::Flat : parse_qr_tree(o.qr_tree);
-    return std::make_shared<Qr>(kind, o.grid_rows, o.v);
+    if (o.qr_domain >= 0 && kind != QrTreeKind::Binary)
+      throw InputError("--qr-domain " + std::to_string(o.qr_domain) + " needs --qr-tree binary");
+    return std::make_shared<Qr>(kind, o.grid_rows, o.v, std::max(o.qr_domain, 0));
   }
-  std::string variant() const override { return kind_ == QrTreeKind::Binary ? "tree=binary" : ""; }
+  std::string variant() const override {
+    if (kind_ != QrTreeKind::Binary) return "";
+    return domain_ > 0 ? "tree=binary domain=" + std::to_string(domain_) : "tree=binary";
+  }
   // The reduction tree of a run on layout l.
-  QrTree tree(const TileLayout& l) const { return kind_ == QrTreeKind::Binary ? QrTree(l, grid_rows_, v_) : QrTree(); }
+  QrTree tree(const TileLayout& l) const {
+    return kind_ == QrTreeKind::Binary ? QrTree(l, grid_rows_, v_, domain_) : QrTree();
+  }
   void check_shape(index_t m, index_t n) const override {
     if (m < n) throw InputError("QR needs m >= n: m = " + std::to_string(m) + ", n = " + std::to_string(n));
   }
@@ -124,7 +131,7 @@ class Qr final : public FactorizationOf<Qr> {
 
  private:
   QrTreeKind kind_ = QrTreeKind::Flat;
-  int grid_rows_ = 1, v_ = 1;
+  int grid_rows_ = 1, v_ = 1, domain_ = 0;
 
  public:
   template <class T>

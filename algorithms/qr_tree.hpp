@@ -45,8 +45,10 @@ class QrTree {
  public:
   QrTree() = default;  // flat
   // Binary over the node rows of a grid with `grid_rows` node rows and
-  // virtual tiles of v tile rows (flat when grid_rows == 1).
-  QrTree(const TileLayout& layout, int grid_rows, int v);
+  // virtual tiles of v tile rows, each node row's rows of a column cut into
+  // domains of `a` tile rows (0: one domain per node row). Flat when
+  // grid_rows == 1 and a == 0.
+  QrTree(const TileLayout& layout, int grid_rows, int v, int a = 0);
 
   bool flat() const { return flat_; }
   // The domain heads of a column with top row t below t, ascending.
@@ -68,8 +70,11 @@ class QrTree {
 
  private:
   bool flat_ = true;
-  int Pr_ = 1, v_ = 1;
+  int Pr_ = 1, v_ = 1, a_ = 0;
   std::vector<std::vector<int>> heads_;  // per top row t
+  std::vector<int> rank_;                // tile row i's place among its node row's rows
+  std::vector<std::vector<int>> rows_;   // per node row, its tile rows ascending
+  std::vector<char> tall_;               // whether a tile row can hold a column's R
   std::vector<int> col_top_;             // per column
   std::vector<std::size_t> panel_offset_;
   std::vector<int> panel_k_, panel_h_;

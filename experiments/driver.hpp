@@ -51,6 +51,7 @@ struct RunConfig {
   // --tslu-tree, --d (a count or auto; with GPUs auto is the default),
   // --qr-tree.
   std::string pivot, tslu_tree, d, qr_tree;
+  int qr_domain = -1;  // --qr-domain (-1: not given)
   // Set by resolve: the factorization configured with them, and d as a
   // count (0: no CPU/GPU split) with where it came from.
   std::shared_ptr<const Factorization> factor;

@@ -189,7 +189,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   resolve_matrix(c, input);
   TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
   resolve_split(c, F);
-  c.factor = F.configured(FactorOptions{c.pivot, c.tslu_tree, c.d_columns, c.gpus, c.pr, c.v, c.qr_tree});
+  c.factor = F.configured(FactorOptions{c.pivot, c.tslu_tree, c.d_columns, c.gpus, c.pr, c.v, c.qr_tree, c.qr_domain});
   // What the run asks of the node: threads it can run (InputError) and the
   // memory it has (OutOfMemory), before anything is allocated.
   preflight::check_run(c);

@@ -352,6 +352,9 @@ int main(int argc, char** argv) {
                   "QR's reduction tree down a tile column: flat (one TSQRT chain, 001 Alg. 2) | binary (flat chains "
                   "inside each virtual tile, TTQRT pairs across them, first within and then across node rows; the "
                   "same as flat on one node row); default flat");
+  run->add_option("--qr-domain", cfg.qr_domain,
+                  "--qr-tree binary: tile rows of a node row per flat chain (domain), the domains' heads then reduced "
+                  "in a binary tree inside the node row; 0 = one domain per node row; default 0");
   run->add_option("--d", cfg.d,
                   "LU with --gpus: block columns the CPU cores hold (002 Alg. 2): a count, auto (the d that balances "
                   "the two sides' flops over the whole run, models/lu_split.hpp) or eq1 (002 eq. (1)), speeds from "

@@ -37,7 +37,6 @@ class TileKernels {
 
   // QR's reduction tree across domains (algorithms/qr.cpp, --qr-tree
   // binary): TTQRT and TTMQR, the semantics of kernels/cpu/tile_kernels.hpp.
-  // The task graph runs them on CPU cores only (TaskDesc::device = 0).
   virtual void ttqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt) {
     (void)m, (void)n, (void)ib, (void)r, (void)ldr, (void)a, (void)lda, (void)t, (void)ldt;
     missing("ttqrt");

@@ -63,6 +63,21 @@ __global__ void ts_panel_kernel(bool unpack, int m, int b, T* r, int ldr, T* a, 
   }
 }
 
+// W (m×n) = triu(A) with zeros below the diagonal, or (back) A's upper
+// triangle = W's; A's strict lower triangle is never written (in a tiled QR
+// it holds the head's GEQRT reflectors).
+template <class T>
+__global__ void triangle_kernel(bool back, int m, int n, T* a, int lda, T* w, int ldw) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+  if (r >= m || c >= n) return;
+  T& wv = w[r + static_cast<std::size_t>(c) * ldw];
+  if (back) {
+    if (r <= c) a[r + static_cast<std::size_t>(c) * lda] = wv;
+  } else {
+    wv = r <= c ? a[r + static_cast<std::size_t>(c) * lda] : T(0);
+  }
+}
+
 // T (b×b upper triangular) with I - V T V^T = H_0 H_1 ... H_{b-1}, as
 // LAPACK's xLARFT (forward, columnwise) makes it, from G = V^T V (upper
 // triangle) and tau:
@@ -390,6 +405,52 @@ void CudaTileKernels<T>::ssrfb(bool trans, index_t m, index_t n, index_t k, inde
     // [A1[i:i+b, :]; A2] = (I - [I; V_i] T_i [I; V_i]^T)^T [A1[i:i+b, :]; A2], or without ^T
     apply_ts_block(trans, m, n, b, v + i * ldv, ldv, t + i * ldt, ldt, a1 + i, lda1, a2, lda2, s.w);
   });
+}
+
+template <class T>
+T* CudaTileKernels<T>::triangle(index_t elems) {
+  const std::size_t bytes = static_cast<std::size_t>(elems) * sizeof(T);
+  if (triangle_.bytes() < bytes) {
+    // Work already queued may still use the old buffer.
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    triangle_ = cuda::DeviceBuffer();
+    triangle_ = cuda::DeviceBuffer::create(bytes);
+  }
+  return reinterpret_cast<T*>(triangle_.data());
+}
+
+// TTQRT as a TSQRT of [R; W], W = triu(A) with zeros below: the zeros stay
+// zeros (see tsqrt: a reflector leaves the rows where its vector is zero
+// unchanged), so W's reflectors are exactly xTPQRT's with l = m, and T
+// follows from them alone. W's upper triangle then goes back into A's.
+template <class T>
+void CudaTileKernels<T>::ttqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t,
+                               index_t ldt) {
+  check_ib("ttqrt", ib, n);
+  if (m == 0 || n == 0) return;
+  cuda::set_device(ordinal_);
+  T* w = triangle(m * n);
+  const dim3 grid(blocks_for(m), to_int(n));
+  triangle_kernel<T><<<grid, kThreads, 0, stream_>>>(false, to_int(m), to_int(n), a, to_int(lda), w, to_int(m));
+  cuda::detail::check_cuda(cudaGetLastError(), "triangle_kernel launch", __FILE__, __LINE__);
+  tsqrt(m, n, ib, r, ldr, w, m, t, ldt);
+  triangle_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(n), a, to_int(lda), w, to_int(m));
+  cuda::detail::check_cuda(cudaGetLastError(), "triangle_kernel launch", __FILE__, __LINE__);
+}
+
+// TTMQR as an SSRFB with V's upper triangle and zeros below (twice the
+// flops of xTPMQRT with l = m, in SSRFB's GEMM-shaped passes).
+template <class T>
+void CudaTileKernels<T>::ttmqr(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv,
+                               const T* t, index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2) {
+  check_ib("ttmqr", ib, k);
+  if (m == 0 || n == 0 || k == 0) return;
+  cuda::set_device(ordinal_);
+  T* w = triangle(m * k);
+  triangle_kernel<T><<<dim3(blocks_for(m), to_int(k)), kThreads, 0, stream_>>>(
+      false, to_int(m), to_int(k), const_cast<T*>(v), to_int(ldv), w, to_int(m));
+  cuda::detail::check_cuda(cudaGetLastError(), "triangle_kernel launch", __FILE__, __LINE__);
+  ssrfb(trans, m, n, k, ib, w, m, t, ldt, a1, lda1, a2, lda2);
 }
 
 template <class T>

@@ -48,6 +48,9 @@ class CudaTileKernels final : public TileKernels<T> {
   void tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt) override;
   void ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
              T* a1, index_t lda1, T* a2, index_t lda2) override;
+  void ttqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt) override;
+  void ttmqr(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt,
+             T* a1, index_t lda1, T* a2, index_t lda2) override;
   void copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) override;
   void lu_trsm_l(index_t m, index_t n, const T* u, index_t ldu, T* a, index_t lda) override;
   void lu_trsm_u(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) override;
@@ -85,7 +88,12 @@ class CudaTileKernels final : public TileKernels<T> {
   cudaStream_t stream_;
   cuda::CublasHandle blas_;
   cuda::CusolverHandle solver_;
+  // A TT kernel's triangle with zeros below (elems elements), apart from
+  // work_, which the TSQRT and SSRFB it calls use.
+  T* triangle(index_t elems);
+
   cuda::DeviceBuffer work_;
+  cuda::DeviceBuffer triangle_;
 };
 
 extern template class CudaTileKernels<float>;
