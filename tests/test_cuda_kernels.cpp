@@ -468,6 +468,44 @@ TYPED_TEST(CudaKernelsTest, SsrfbMatchesCpu) {
   }
 }
 
+// TTQRT and TTMQR (QR's binary tree): the GPU's, a TSQRT/SSRFB on the
+// triangle copied with zeros below, must match LAPACK's tpqrt/tpmqrt with
+// l = m, and neither may write (TTQRT) or read (TTMQR) below the triangle,
+// where a head tile keeps its GEQRT's reflectors.
+TYPED_TEST(CudaKernelsTest, TtqrtAndTtmqrMatchCpu) {
+  using T = TypeParam;
+  for (const QrShape& s : kQrShapes) {
+    const index_t m = std::min(s.m, s.n), n = s.n, ib = s.ib;
+    SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " ib=" << ib);
+    std::vector<T> r = r_factor<T>(n, n, 21), a = random_matrix<T>(m, n, 22);
+    std::vector<T> t(static_cast<std::size_t>(ib * n), T(7));
+    const std::vector<T> a0 = a;
+    T* dr = this->upload(r);
+    T* da = this->upload(a);
+    T* dt = this->upload(t);
+    this->cpu_.ttqrt(m, n, ib, r.data(), n, a.data(), m, t.data(), ib);
+    this->gpu().ttqrt(m, n, ib, dr, n, da, m, dt, ib);
+    expect_close(r, this->download(dr, r.size()), n, n, m + n, "ttqrt R");
+    const std::vector<T> got_a = this->download(da, a.size());
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = j + 1; i < m; ++i)
+        ASSERT_EQ(got_a[i + j * m], a0[i + j * m]) << "ttqrt wrote below A's diagonal at (" << i << "," << j << ")";
+    expect_close(a, got_a, m, n, m + n, "ttqrt V");
+    expect_close(t, this->download(dt, t.size()), ib, n, m + n, "ttqrt T", t_blocks, ib);
+    for (bool trans : {true, false}) {
+      const index_t nc = 45;
+      std::vector<T> a1 = random_matrix<T>(n, nc, 23), a2 = random_matrix<T>(m, nc, 24);
+      T* da1 = this->upload(a1);
+      T* da2 = this->upload(a2);
+      // V keeps the original strictly lower part: garbage TTMQR must not read.
+      this->cpu_.ttmqr(trans, m, nc, n, ib, a.data(), m, t.data(), ib, a1.data(), n, a2.data(), m);
+      this->gpu().ttmqr(trans, m, nc, n, ib, da, m, dt, ib, da1, n, da2, m);
+      expect_close(a1, this->download(da1, a1.size()), n, nc, m + n, "ttmqr A1");
+      expect_close(a2, this->download(da2, a2.size()), m, nc, m + n, "ttmqr A2");
+    }
+  }
+}
+
 // A GPU and a CPU exchange QR factors mid-factorization: V and T made by the
 // GPU's GEQRT and TSQRT are applied by the CPU's LARFB and SSRFB, and must do
 // what the CPU's own factors do.
