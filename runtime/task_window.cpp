@@ -1,5 +1,6 @@
 #include "runtime/task_window.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include "base/error.hpp"
@@ -7,7 +8,8 @@
 namespace tessera {
 
 TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform)
-    : lists_(n_data), slots_(capacity), free_mutex_(platform.make_mutex()), free_cond_(platform.make_condition()) {
+    : lists_(n_data), slots_(capacity), free_mutex_(platform.make_mutex()), free_cond_(platform.make_condition()),
+      wake_at_(std::clamp<std::size_t>(capacity / 8, 1, 64)) {
   if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
   free_.reserve(capacity);
   for (std::size_t k = capacity; k-- > 0;) free_.push_back(&slots_[k]);
@@ -27,7 +29,7 @@ Task* TaskWindow::acquire_slot() {
 void TaskWindow::release_slot(Task* t) {
   platform::Lock lk(*free_mutex_);
   free_.push_back(t);
-  if (generator_waiting_) {
+  if (generator_waiting_ && free_.size() >= wake_at_) {
     generator_waiting_ = false;
     free_cond_->notify_one();
   }

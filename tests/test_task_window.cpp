@@ -294,6 +294,37 @@ TEST(TaskWindow, AppendBlocksWhileFullUntilFireFreesASlot) {
   EXPECT_EQ(w.in_flight(), 2u);
 }
 
+// A generator blocked on a full window is woken once capacity / 8 slots are
+// free, not at every FIRE (each wake-up of a simulated generator is two
+// context switches): with 64 slots, seven FIREs leave it blocked, the eighth
+// lets it append.
+TEST(TaskWindow, BlockedAppendWaitsForAnEighthOfTheWindow) {
+  EventLog log;
+  ObservedPlatform plat([&] { log.add("generator waits"); });
+  TaskWindow w(65, 64, plat);
+  std::vector<Task*> tasks;
+  for (int k = 0; k < 64; ++k) tasks.push_back(w.append(desc(k, {{static_cast<DataId>(k), W}})));
+  for (Task* t : tasks) ASSERT_NE(t, nullptr);  // independent: each ready at once
+  Task* last = nullptr;
+  std::thread gen([&] {
+    last = w.append(desc(64, {{64, W}}));
+    log.add("append returns");
+  });
+  ASSERT_TRUE(log.wait_for({"generator waits"}));
+  std::vector<Task*> ready;
+  for (int k = 0; k < 7; ++k) w.fire(tasks[k], ready);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const bool early = log.has("append returns");
+  w.fire(tasks[7], ready);
+  ASSERT_TRUE(log.wait_for({"append returns"}));
+  gen.join();
+  EXPECT_FALSE(early) << "the generator appended after 7 of 64 slots were freed";
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->desc.arg[0], 64);
+  EXPECT_EQ(w.in_flight(), 57u);
+  EXPECT_TRUE(ready.empty());
+}
+
 TEST(TaskWindow, AppendDoesNotBlockWhileThereIsRoom) {
   EventLog log;
   ObservedPlatform plat([&] { log.add("generator waits"); });
