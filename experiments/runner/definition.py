@@ -82,6 +82,8 @@ RUN_OPTIONS = {
     "check": (_flag, "true or false"), "sim_data": (_flag, "true or false"), "keep_tiles": (_flag, "true or false"),
     "dist": (_one_of("multi-level", "block-cyclic-2d", "column-cyclic"), "multi-level, block-cyclic-2d or column-cyclic"),
     "v": (_positive(1), "an integer >= 1"),
+    "qr_tree": (_one_of("flat", "binary"), "flat or binary"),
+    "qr_domain": (_positive(0), "an integer >= 0"),
 }
 RUNNER_PARAMS = {"backend": (_one_of(*BACKENDS), " or ".join(BACKENDS))}
 

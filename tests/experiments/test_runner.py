@@ -156,6 +156,30 @@ class Sweep(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(sorted(r["result"]["n"] for r in lines(out)), [1152, 2304, 3456])
 
+    def test_qr_tree_sweep(self):
+        # QR's reduction tree is a sweep parameter: on two node rows the binary
+        # tree's run records its variant, the flat one none; a bad tree is refused.
+        doc = good_definition("qrtree", fixed={"algo": "qr", "B": 1152, "s": 2, "b": "auto", "n": 4608, "gpus": 3,
+                                               "grid": "2x1", "qr_domain": None},
+                              sweep=[{"qr_tree": ["flat", "binary"]}], reported=[])
+        path = write("qrtree", doc)
+        out = os.path.join(WORK, "qrtree")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, stdout, _ = run("run", path, "--dry-run")
+        self.assertEqual(rc, 0)
+        self.assertIn("--qr-tree binary", stdout)
+        self.assertNotIn("--qr-domain", stdout)
+        rc, stdout, err = run("run", path, "--out", out)
+        self.assertEqual(rc, 0, err)
+        recs = {r["params"]["qr_tree"]: r for r in lines(out)}
+        self.assertEqual(sorted(recs), ["binary", "flat"])
+        for r in recs.values():
+            self.assertEqual(r["status"], "ok", r.get("stderr"))
+        self.assertEqual(recs["binary"]["result"].get("variant"), "tree=binary")
+        self.assertNotIn("tree", recs["flat"]["result"].get("variant", ""))
+        BadDefinitions.expect_error(self, "bad-tree", good_definition("bad-tree", sweep=[{"qr_tree": ["ternary"]}]),
+                                    "sweep.qr_tree", '"ternary"')
+
     def test_timeout_recorded(self):
         doc = good_definition("slow", fixed={"algo": "qr", "threads": 11}, sweep=[{"n": [69120]}, {"grid": ["2x2"]}],
                               reported=[])
