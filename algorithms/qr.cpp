@@ -130,37 +130,34 @@ void qr_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
   // 4x4, N = 138,240: node 0 idle in gaps of 0.3 s or more for 128 of its
   // 607 s, TTMQRs arriving every 0.56 s); step-major keeps the node rows at
   // the same step: 381 s instead of 618 (experiments/README.md).
-  const auto prio = [&](int out_col, int k) {
-    if (tree.flat()) return column_priority(q, out_col, k);
-    return static_cast<std::int32_t>((q - k) * (q + 1) + (q - out_col));
-  };
+  const auto prio = tree.flat() ? column_priority : step_priority;
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
     // Each domain's flat chain from its head h (the whole column when flat).
     for_each_domain(L, tree, t, [&](int h, const std::vector<int>& chain) {
       const DataId panel = head_panel_data(L, tree, k, h);
-      sink.insert(make_task(kGeqrt, k, h, k, prio(k, k)).add(tile_data(L, h, k), RW).add(panel, W));
+      sink.insert(make_task(kGeqrt, k, h, k, prio(q, k, k)).add(tile_data(L, h, k), RW).add(panel, W));
       for (int j = k + 1; j < q; ++j)
-        sink.insert(make_task(kLarfb, k, h, j, prio(j, k)).add(panel, R).add(tile_data(L, h, j), RW));
+        sink.insert(make_task(kLarfb, k, h, j, prio(q, j, k)).add(panel, R).add(tile_data(L, h, j), RW));
       for (const int i : chain) {
-        TaskDesc ts = make_task(kTsqrt, k, i, k, prio(k, k));
+        TaskDesc ts = make_task(kTsqrt, k, i, k, prio(q, k, k));
         ts.arg[3] = h;
         sink.insert(ts.add(tile_data(L, i, k), RW).add(tile_data(L, h, k), RW));
       }
       for (const int i : chain)
         for (int j = k + 1; j < q; ++j) {
-          TaskDesc ss = make_task(kSsrfb, k, i, j, prio(j, k));
+          TaskDesc ss = make_task(kSsrfb, k, i, j, prio(q, j, k));
           ss.arg[3] = h;
           sink.insert(ss.add(tile_data(L, i, k), R).add(tile_data(L, i, j), RW).add(tile_data(L, h, j), RW));
         }
     });
     // The tree over the domains' triangles (none when flat).
     for (const auto& [a, b] : tree.pairs(t)) {
-      TaskDesc tt = make_task(kTtqrt, k, b, k, prio(k, k));
+      TaskDesc tt = make_task(kTtqrt, k, b, k, prio(q, k, k));
       tt.arg[3] = a;
       sink.insert(tt.add(tile_data(L, b, k), RW).add(tile_data(L, a, k), RW));
       for (int j = k + 1; j < q; ++j) {
-        TaskDesc tm = make_task(kTtmqr, k, b, j, prio(j, k));
+        TaskDesc tm = make_task(kTtmqr, k, b, j, prio(q, j, k));
         tm.arg[3] = a;
         sink.insert(tm.add(tile_data(L, b, k), R).add(tile_data(L, b, j), RW).add(tile_data(L, a, j), RW));
       }

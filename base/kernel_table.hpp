@@ -121,4 +121,8 @@ inline TaskDesc make_task(KernelId kernel, int k, int i, int j, std::int32_t pri
 // of one output column, earlier steps first.
 inline std::int32_t column_priority(int q, int out_col, int k) { return (q - out_col) * (q + 1) + (q - k); }
 
+// Earlier steps first; within a step, leftmost output columns first (QR's
+// binary tree, whose node rows must stay at the same step: algorithms/qr.cpp).
+inline std::int32_t step_priority(int q, int out_col, int k) { return (q - k) * (q + 1) + (q - out_col); }
+
 }  // namespace tessera

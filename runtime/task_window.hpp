@@ -94,8 +94,8 @@ class TaskWindow {
   // A generator blocked on a full window wakes when this many slots are free
   // (capacity / 8, 1 to 64), not at every FIRE: woken for each slot, it
   // appended one task and blocked again, two context switches per task,
-  // which in a simulation were 40% of the wall time (bench_sim_speed 0.63 M
-  // simulated tasks per wall second, 1.02 M with 64). It can not deadlock:
+  // which in a simulation were 43% of the wall time (bench_sim_speed 0.61-0.63 M
+  // simulated tasks per wall second, 1.08-1.11 M with 64). It can not deadlock:
   // a task depends only on tasks generated before it, so the window of the
   // node whose generator is furthest behind drains completely.
   std::size_t wake_at_;
