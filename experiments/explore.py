@@ -2,12 +2,14 @@
 """What-if sweeps of one factorization over a simulated machine: `tessera explore`.
 
     tessera explore --machine FILE --algo cholesky --n N [--nodes P | --grids 2x2,1x4]
-                    [--dist multi-level,block-cyclic-2d,column-cyclic] [--v 1,2] [--B 1152,2304] [--s 1,2]
+                    [--dist multi-level,block-cyclic-2d,column-cyclic] [--v 1,2] [--qr-tree flat,binary]
+                    [--B 1152,2304] [--s 1,2]
                     [--gpus G] [--set FIELD=VALUES ...] [--jobs J] [--out DIR] [--dry-run]
 
 Crosses machine-file overrides (`--set network.bandwidth_Bps=12.5e9,50e9`: any numeric
 field by its dotted path; VALUES a number, a comma list or a range START:STOP:STEP, STOP
-included) with distributions, grid shapes, tile sizes and widths; every point is one
+included) with distributions, QR's virtual tile heights and reduction trees, grid shapes, tile
+sizes and widths; every point is one
 `tessera run --backend sim ... --json` on a machine file derived from FILE (written to
 DIR/machines/). The runs go through the experiment runner (experiments/runner/: parallel
 processes, progress bar, DIR/runs.jsonl, resume: a rerun skips points already done).
@@ -32,6 +34,7 @@ from runner.definition import ROOT, display_path  # noqa: E402
 from runner.progress import clock  # noqa: E402
 
 DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic")
+QR_TREES = ("flat", "binary")
 SET_PREFIX = "set:"
 
 
@@ -187,6 +190,7 @@ class ExploreConfig(definition.Config):
     def label(self):
         p = self.params
         parts = ["grid=%s" % p["grid"], "dist=%s" % p["dist"]] + (["v=%d" % p["v"]] if "v" in p else [])
+        parts += ["tree=%s" % p["qr_tree"]] if "qr_tree" in p else []
         parts += ["B=%d" % p["B"], "s=%d" % p["s"]] + (["gpus=%d" % p["gpus"]] if p.get("gpus") else [])
         parts += ["%s=%s" % (k, fmt(v)) for k, v in self.overrides().items()]
         return " ".join(parts)
@@ -222,7 +226,8 @@ class Exploration(definition.Definition):
             gpus_here = _count(machine.get("node", {}).get("gpus", {}).get("count", 0))
             nodes_here = _count(machine.get("nodes", 1))
             gpus = gpus_here if a.gpus is None else a.gpus
-            for grid, dist, v, B, s in itertools.product(a.grids, a.dist, a.v or [None], a.B, a.s):
+            for grid, dist, v, tree, B, s in itertools.product(a.grids, a.dist, a.v or [None], a.qr_tree or [None],
+                                                               a.B, a.s):
                 params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
                           "gpus": gpus}
                 for k in ("m", "precision", "threads", "b"):
@@ -230,6 +235,8 @@ class Exploration(definition.Definition):
                         params[k] = getattr(a, k)
                 if v is not None:
                     params["v"] = v
+                if tree is not None:
+                    params["qr_tree"] = tree
                 for path, value in combo:
                     params[SET_PREFIX + path] = value
                 reason = _invalid(params, nodes_here, gpus_here)
@@ -269,6 +276,8 @@ def _invalid(p, nodes, gpus):
         return "column-cyclic is for one node only"
     if p["s"] > p["B"]:
         return "s > B"
+    if p.get("qr_tree") == "binary" and pr == 1:
+        return "one node row: the binary tree is the flat one, task for task"
     return None
 
 
@@ -287,7 +296,7 @@ def ranked_rows(exploration, records):
         row = {"status": status, "exit_status": "" if not r else r["exit_status"],
                "time_s": res.get("time_s", ""), "gflops": res.get("gflops", "")}
         row.update({k: fmt(v) for k, v in c.overrides().items()})
-        row.update({k: c.params.get(k, "") for k in ("grid", "dist", "v", "B", "s")})
+        row.update({k: c.params.get(k, "") for k in ("grid", "dist", "v", "qr_tree", "B", "s")})
         row.update({"b": res.get("b", c.params.get("b", "")), "gpus": c.params.get("gpus", ""),
                     "threads": res.get("threads", c.params.get("threads", "")), "algo": c.params["algo"],
                     "n": c.params["n"], "config_id": c.id, "machine_file": os.path.relpath(c.machine, exploration.out_dir), "error": err,
@@ -301,7 +310,7 @@ def ranked_rows(exploration, records):
 
 def write_results(path, rows, set_paths):
     head = (["rank", "status", "exit_status", "time_s", "gflops"] + list(set_paths) +
-            ["grid", "dist", "v", "B", "s", "b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
+            ["grid", "dist", "v", "qr_tree", "B", "s", "b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head)
@@ -364,6 +373,8 @@ def parser():
     ap.add_argument("--grids", help="comma list of grids PrxPc instead of --nodes")
     ap.add_argument("--dist", default="multi-level", help="comma list of " + ", ".join(DISTS) + " (default multi-level)")
     ap.add_argument("--v", help="QR: comma list of virtual tile heights (default tessera's)")
+    ap.add_argument("--qr-tree", help="QR: comma list of reduction trees across node rows, flat and/or binary "
+                    "(default tessera's, flat)")
     ap.add_argument("--B", default="1152", help="comma list of tile sizes (default 1152)")
     ap.add_argument("--s", default="1", help="comma list of tile columns per top-level tile (default 1)")
     ap.add_argument("--b", metavar="b|auto", help="narrow column width, or auto (default tessera's)")
@@ -402,6 +413,13 @@ def check_options(a):
     a.v = int_list("--v", a.v) if a.v else None
     if a.v and a.algo != "qr":
         raise UsageError("--v %s: virtual tile heights are for --algo qr only" % ",".join(map(str, a.v)))
+    if a.qr_tree:
+        a.qr_tree = [t.strip() for t in a.qr_tree.split(",")]
+        for t in a.qr_tree:
+            if t not in QR_TREES:
+                raise UsageError("--qr-tree %s: unknown tree (known: %s)" % (t, ", ".join(QR_TREES)))
+        if a.algo != "qr":
+            raise UsageError("--qr-tree %s: reduction trees are for --algo qr only" % ",".join(a.qr_tree))
     a.dist = [d.strip() for d in a.dist.split(",")]
     for d in a.dist:
         if d not in DISTS:
@@ -450,8 +468,9 @@ def explore(a):
             print("%s %s  %s" % (c.id, state, " ".join(execute.command(ex, c, a.tessera or "tessera", "run.json"))))
         for params, reason in ex.invalid:
             sets = "".join(" %s=%s" % (k[len(SET_PREFIX):], fmt(v)) for k, v in params.items() if k.startswith(SET_PREFIX))
-            print("left out: grid=%s dist=%s B=%s s=%s%s: %s" % (params["grid"], params["dist"], params["B"],
-                                                                params["s"], sets, reason))
+            tree = " tree=%s" % params["qr_tree"] if "qr_tree" in params else ""
+            print("left out: grid=%s dist=%s%s B=%s s=%s%s: %s" % (params["grid"], params["dist"], tree, params["B"],
+                                                                  params["s"], sets, reason))
         print("explore: %d configuration(s), %d combination(s) left out as invalid -> %s" % (
             len(ex.configs), len(ex.invalid), display_path(out)))
         return 0

@@ -9,7 +9,8 @@ overrides, invalid distributions left out) and runs nothing. sweep: a 4-point sw
 writes ranked results.csv, a PNG and the recommendation line last; the failed point is
 recorded with exit 4 and the sweep goes on; a rerun does no new run. bad_set: a bad
 --set path, a non-numeric field, a bad value exit 2 naming them. machines: the shipped
-H100 machine files load and run.
+H100 machine files load and run. The dry run also sweeps QR's reduction trees (binary
+left out on one node row) and bad_set refuses a bad or misplaced --qr-tree.
 """
 import csv
 import os
@@ -47,6 +48,17 @@ def dry_run(tessera, work):
     expect(sum(l.startswith("left out:") for l in out.splitlines()) == 24, "24 invalid combinations listed", out)
     expect(out.splitlines()[-1].startswith("explore: 24 configuration(s), 24 combination(s) left out"), "summary", out)
     expect(not os.path.exists(os.path.join(out_dir, "runs.jsonl")), "a dry run runs nothing")
+    # QR's reduction trees are an axis: 2x2 and 4x1 take both, 1x4 (one node row) only the flat one.
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--nodes", "4", "--B", "1152",
+                           "--qr-tree", "flat,binary", "--out", out_dir, "--dry-run")
+    expect(rc == 0, "QR tree dry run exit 0, got %d" % rc, err)
+    runs = [l for l in out.splitlines() if " todo " in l]
+    trees = sorted((l.split("--grid ")[1].split()[0], l.split("--qr-tree ")[1].split()[0]) for l in runs)
+    expect(trees == [("1x4", "flat"), ("2x2", "binary"), ("2x2", "flat"), ("4x1", "binary"), ("4x1", "flat")],
+           "grids x trees, binary left out on 1x4", out)
+    left = [l for l in out.splitlines() if l.startswith("left out:")]
+    expect(len(left) == 1 and "grid=1x4" in left[0] and "tree=binary" in left[0] and "flat one" in left[0],
+           "1x4 binary left out, saying why", out)
 
 
 def sweep(tessera, work):
@@ -88,7 +100,9 @@ def bad_set(tessera, work):
              (["--set", "network.latency_s=fast"], "--set network.latency_s=fast"),
              (["--set", "network.latency_s"], "FIELD=VALUES"),
              (["--dist", "round-robin"], "--dist round-robin"),
-             (["--B", "0"], "--B 0")]
+             (["--B", "0"], "--B 0"),
+             (["--qr-tree", "flat,ternary"], "--qr-tree ternary"),
+             (["--qr-tree", "binary"], "--qr-tree binary")]  # Cholesky has no reduction tree
     for extra, needle in cases:
         rc, out, err = explore(tessera, *(base + extra))
         expect(rc == 2, "%s: exit 2, got %d" % (extra, rc), out + err)
