@@ -12,6 +12,7 @@
 #include <map>
 #include <vector>
 
+#include "algorithms/qr_tree.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "models/comm_model.hpp"
@@ -30,12 +31,13 @@ CommAlgo parse_algo(const std::string& algo) {
 
 std::string table(const CommReport& r) {
   const bool chol = r.algo == CommAlgo::Cholesky;
-  const char* section = chol ? "A.2.1" : "A.2.2";
+  const char* section = chol ? "A.2.1" : r.binary_tree ? "binary tree" : "A.2.2";
   const char* peer = chol ? "PDPOTRF" : "PDGEQRF";
   const CommShape& c = r.shape;
   std::string out = fmt::format("comm model (000 App. A.2, Table 1): {} n={} B={} s={} grid={}x{} P={}",
                                 chol ? "cholesky" : "qr", c.n, c.B, c.s, c.Pr, c.Pc, c.Pr * c.Pc);
   if (!chol) out += fmt::format(" v={}", r.v);
+  if (r.binary_tree) out += fmt::format(" tree=binary ib={}", r.ib);
   out += fmt::format(" nb={}\n", r.nb);
   const auto row = [&out](const std::string& name, double value) {
     out += fmt::format("{:<34} {:>20.3f}\n", name, value);
@@ -64,6 +66,8 @@ nlohmann::json to_json(const CommReport& r) {
       {"grid", {c.Pr, c.Pc}},
       {"P", c.Pr * c.Pc},
       {"v", chol ? nlohmann::json(nullptr) : nlohmann::json(r.v)},
+      {"qr_tree", chol ? nlohmann::json(nullptr) : nlohmann::json(r.binary_tree ? "binary" : "flat")},
+      {"ib", r.binary_tree ? nlohmann::json(r.ib) : nlohmann::json(nullptr)},
       {"nb", r.nb},
       {"units", {{"words", "matrix elements"}, {"messages", "messages sent by the busiest process"}}},
       {"tessera",
@@ -93,6 +97,10 @@ ModelCommand::ModelCommand(CLI::App& app) {
       "--v", v_,
       "QR virtual tile height in tile rows; default that of tessera run for the same shape (n/(B*Pr) is the paper's analysis)");
   comm->add_option("--nb", nb_, "ScaLAPACK block size of the PDPOTRF/PDGEQRF rows; default B");
+  comm->add_option("--qr-tree", qr_tree_,
+                   "QR's reduction tree across node rows: flat (A.2.2, the default) or binary (tessera's own count "
+                   "of its hierarchical QR, models/comm_model.hpp)");
+  comm->add_option("--ib", ib_, "QR --qr-tree binary: the T factors' inner blocking (default 32, tessera run's)");
   comm->add_option("--json", json_path_, "also write the rows as one JSON object to FILE");
   kernels_ = model_->add_subcommand(
       "kernels",
@@ -140,7 +148,8 @@ int ModelCommand::run() const {
   if (kernels_->parsed()) return run_kernels();
   const auto [Pr, Pc] = parse_grid(grid_);
   const CommAlgo algo = parse_algo(algo_);
-  const CommReport r = comm_report(algo, CommShape{n_, B_, s_, Pr, Pc}, v_, nb_);
+  const bool binary = parse_qr_tree(qr_tree_) == QrTreeKind::Binary;
+  const CommReport r = comm_report(algo, CommShape{n_, B_, s_, Pr, Pc}, v_, nb_, {binary, ib_});
   std::ofstream json;
   if (!json_path_.empty()) {
     json.open(json_path_);

@@ -34,7 +34,8 @@ class ModelCommand {
   std::int64_t n_ = 0, B_ = 0;
   int s_ = 1;
   std::optional<double> v_;
-  std::optional<std::int64_t> nb_;
+  std::optional<std::int64_t> nb_, ib_;
+  std::string qr_tree_ = "flat";
 };
 
 }  // namespace tessera

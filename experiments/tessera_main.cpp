@@ -4,7 +4,8 @@
 //               [--backend native|sim --machine FILE [--sim-data]] [--trace FILE]
 //   tessera calibrate [--out FILE] [--threads T] [--precision d,s] [--quick] [--kernels K,..] [--sizes B,..]
 //                     [--for-n N,..] [--list]
-//   tessera model comm --algo cholesky|qr --n N --B B --s S --grid PrxPc [--v V] [--nb NB] [--json FILE]
+//   tessera model comm --algo cholesky|qr --n N --B B --s S --grid PrxPc [--v V] [--nb NB]
+//                      [--qr-tree flat|binary] [--ib IB] [--json FILE]
 //   tessera tune --algo A --n N [--threads T] [--gpus G] [--machine FILE] [--backend native|sim] [--out FILE]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "runtime/distribution.hpp"
@@ -162,6 +163,88 @@ double word_qr_closed(const CommShape& c, double v) {
   return msg_qr_closed(c, v) * tile_words(c);
 }
 
+double qr_binary_pairs_sends(int D) {
+  if (D <= 1) return 0;
+  // The tree of algorithms/qr_tree.cpp over heads 0 .. D-1 (0: the top
+  // row's): at stride w = 1, 2, 4, ... the pairs (x, x + w) for x a
+  // multiple of 2w with x + w < D. Every head but 0 is a lower operand
+  // once (it forwards the upper tile it received: D - 1 sends); each head
+  // that is an upper operand at least once sends its own tile out once.
+  int upper = 0;
+  for (int x = 0; x < D; ++x) {
+    bool found = false;
+    for (int w = 1; w < D && !found; w *= 2) found = x % (2 * w) == 0 && x + w < D;
+    upper += found;
+  }
+  return (D - 1) + upper;
+}
+
+namespace {
+
+struct BinaryTerms {
+  double down = 0, right = 0;  // messages
+};
+
+BinaryTerms qr_binary_terms(const CommShape& c, double v) {
+  validate_comm_shape(c);
+  check_v(v);
+  const std::int64_t N = (c.n + c.B - 1) / c.B;  // tile rows
+  const double s = c.s, Ns = static_cast<double>(N) * s, last = std::floor(static_cast<double>(N - 1) / v);
+  std::vector<double> per_head(static_cast<std::size_t>(c.Pr) + 1, -1);
+  BinaryTerms t;
+  for (std::int64_t k = 0; k < N; ++k) {
+    const double below = last - std::floor(static_cast<double>(k) / v) + 1;  // virtual tiles from row k on
+    const int D = static_cast<int>(std::min<double>(c.Pr, below));
+    double& S = per_head[static_cast<std::size_t>(D)];
+    if (S < 0) S = qr_binary_pairs_sends(D);
+    // The s narrow columns j = k s + u, u = 0 .. s-1: sum of C_j = Ns - j.
+    const double columns = s * (Ns - static_cast<double>(k) * s) - s * (s - 1) / 2;
+    t.down += columns / c.Pc * S / D;
+    t.right += s * (static_cast<double>(N - k) / c.Pr + (D - 1.0) / D) * (c.Pc - 1.0) / c.Pc;
+  }
+  return t;
+}
+
+void check_ib(std::int64_t ib) {
+  if (ib < 1) throw InputError("--ib " + std::to_string(ib) + ": the inner blocking must be >= 1");
+}
+
+}  // namespace
+
+double msg_qr_binary_sum(const CommShape& c, double v) {
+  const BinaryTerms t = qr_binary_terms(c, v);
+  return t.down + t.right;
+}
+
+double word_qr_binary_sum(const CommShape& c, double v, std::int64_t ib) {
+  check_ib(ib);
+  const BinaryTerms t = qr_binary_terms(c, v);
+  const double B = static_cast<double>(c.B);
+  return t.down * tile_words(c) + t.right * (B + static_cast<double>(ib)) * B / c.s;
+}
+
+namespace {
+// Leading terms for D = Pr: n^2 s/(2 B^2) times each bracket's part.
+BinaryTerms qr_binary_closed_terms(const CommShape& c) {
+  validate_comm_shape(c);
+  const double n = static_cast<double>(c.n), B = static_cast<double>(c.B), P = grid_size(c);
+  const double lead = n * n * c.s / (2 * B * B);
+  return {lead * c.s * qr_binary_pairs_sends(c.Pr) / P, lead * (c.Pc - 1.0) / P};
+}
+}  // namespace
+
+double msg_qr_binary_closed(const CommShape& c) {
+  const BinaryTerms t = qr_binary_closed_terms(c);
+  return t.down + t.right;
+}
+
+double word_qr_binary_closed(const CommShape& c, std::int64_t ib) {
+  check_ib(ib);
+  const BinaryTerms t = qr_binary_closed_terms(c);
+  const double B = static_cast<double>(c.B);
+  return t.down * tile_words(c) + t.right * (B + static_cast<double>(ib)) * B / c.s;
+}
+
 double pdpotrf_words(const CommShape& c, std::int64_t nb) {
   validate_comm_shape(c);
   check_nb(nb);
@@ -199,7 +282,8 @@ double lower_bound_messages(const CommShape& c) {
   return std::sqrt(grid_size(c));
 }
 
-CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> v, std::optional<std::int64_t> nb) {
+CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> v, std::optional<std::int64_t> nb,
+                       const QrTreeModel& tree) {
   validate_comm_shape(c);
   CommReport r;
   r.algo = algo;
@@ -208,6 +292,8 @@ CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> 
   check_nb(r.nb);
   if (algo == CommAlgo::Cholesky) {
     if (v) throw InputError(fmt::format("--v {}:", *v) + " the virtual tile height applies to --algo qr only");
+    if (tree.binary) throw InputError("--qr-tree binary: the reduction tree applies to --algo qr only");
+    if (tree.ib) throw InputError(fmt::format("--ib {}: the inner blocking applies to --algo qr only", *tree.ib));
     r.msg_sum = msg_chol_sum(c);
     r.msg_closed = msg_chol_closed(c);
     r.word_sum = word_chol_sum(c);
@@ -216,10 +302,21 @@ CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> 
     r.scalapack_words = pdpotrf_words(c, r.nb);
   } else {
     r.v = v.value_or(run_virtual_tile_height(c));
-    r.msg_sum = msg_qr_sum(c, r.v);
-    r.msg_closed = msg_qr_closed(c, r.v);
-    r.word_sum = word_qr_sum(c, r.v);
-    r.word_closed = word_qr_closed(c, r.v);
+    if (tree.binary) {
+      r.binary_tree = true;
+      r.ib = tree.ib.value_or(32);
+      r.msg_sum = msg_qr_binary_sum(c, r.v);
+      r.msg_closed = msg_qr_binary_closed(c);
+      r.word_sum = word_qr_binary_sum(c, r.v, r.ib);
+      r.word_closed = word_qr_binary_closed(c, r.ib);
+    } else {
+      if (tree.ib)
+        throw InputError(fmt::format("--ib {}: the inner blocking enters only the --qr-tree binary model", *tree.ib));
+      r.msg_sum = msg_qr_sum(c, r.v);
+      r.msg_closed = msg_qr_closed(c, r.v);
+      r.word_sum = word_qr_sum(c, r.v);
+      r.word_closed = word_qr_closed(c, r.v);
+    }
     r.scalapack_messages = pdgeqrf_messages(c, r.nb);
     r.scalapack_words = pdgeqrf_words(c, r.nb);
   }

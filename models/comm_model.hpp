@@ -99,6 +99,37 @@ double msg_qr_closed(const CommShape& c, double v);
 double word_qr_sum(const CommShape& c, double v);
 double word_qr_closed(const CommShape& c, double v);
 
+// tessera's hierarchical QR (`--qr-tree binary`, algorithms/qr_tree.hpp),
+// which A.2 does not cover: each node row's tiles of a column reduced by a
+// flat chain on that node (no message), the node rows' D heads then pairwise
+// by TTQRT/TTMQR in a binary tree rooted at the top row's node row. Counted
+// for the average node of a node row taking part (`validate_comm --qr-tree
+// binary`, 27 grids x sizes: the busiest node sends 1.00-1.20x the
+// messages and 1.00-1.30x the words, 1.10x at most at N = 16384), summed
+// over the narrow columns j, with R_j tile rows at or below the diagonal,
+// C_j narrow columns from j on and D_j = min(Pr, the virtual tiles among
+// those rows):
+//   down:  per narrow column from j on that the node owns (C_j/Pc), the
+//          S(D_j)/D_j messages a head sends for it: S(D) = (D - 1) + the
+//          heads that are the upper operand of at least one pair. Each pair
+//          (a, b) runs at b's node (b's tile is its main output), so a's
+//          tile goes to b's node: sent first by a's node, then onward by
+//          each partner, and home by the last one;
+//   right: the node's R_j/Pr tiles of column j plus, for a lower operand
+//          b, its TTQRT reflector ((D_j - 1)/D_j on average), each sent to
+//          the Pc - 1 other node columns by a binomial tree: (Pc - 1)/Pc
+//          sends per tile for the average node (A.2 counts the root's
+//          log2 Pc instead).
+// Words: a down message is one B x (B/s) tile, a right one carries its
+// ib x (B/s) T factor as well. Closed form: the leading terms for
+// D_j = Pr, n^2 s/(2B^2) (s S(Pr)/(Pr Pc) + (Pc - 1)/(Pr Pc)) messages.
+// With one node row (Pr = 1) it is the flat tree's protocol count.
+double qr_binary_pairs_sends(int D);  // S(D)
+double msg_qr_binary_sum(const CommShape& c, double v);
+double word_qr_binary_sum(const CommShape& c, double v, std::int64_t ib);
+double msg_qr_binary_closed(const CommShape& c);
+double word_qr_binary_closed(const CommShape& c, std::int64_t ib);
+
 // Table 1, ScaLAPACK rows with block size nb >= 1 (InputError naming --nb otherwise).
 double pdpotrf_words(const CommShape& c, std::int64_t nb);
 double pdpotrf_messages(const CommShape& c, std::int64_t nb);
@@ -115,6 +146,8 @@ enum class CommAlgo { Cholesky, Qr };
 // Every row of `tessera model comm` for one configuration.
 struct CommReport {
   CommAlgo algo = CommAlgo::Cholesky;
+  bool binary_tree = false;  // QR's --qr-tree binary: tessera's own model above, not A.2.2
+  std::int64_t ib = 0;       // its T factors' inner blocking (0 otherwise)
   CommShape shape;
   double v = 0;                                                       // QR's virtual tile height used (0 for Cholesky)
   std::int64_t nb = 0;                                                // ScaLAPACK block size used
@@ -124,7 +157,14 @@ struct CommReport {
 };
 
 // An empty v or nb means "not given": the defaults above. A v given for
-// Cholesky is an InputError (it has no virtual tiles).
-CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> v, std::optional<std::int64_t> nb);
+// Cholesky is an InputError (it has no virtual tiles), as is a binary tree
+// or an ib for Cholesky, or an ib without the binary tree; ib defaults to 32,
+// tessera run's.
+struct QrTreeModel {
+  bool binary = false;
+  std::optional<std::int64_t> ib;
+};
+CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> v, std::optional<std::int64_t> nb,
+                       const QrTreeModel& tree = {});
 
 }  // namespace tessera

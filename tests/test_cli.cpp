@@ -407,6 +407,13 @@ TEST(CliModelComm, QrRowsWithDefaultVirtualTiles) {
   EXPECT_THAT(o.out, HasSubstr("v=2 nb=4"));
   for (const char* value : {" 8.750\n", " 35.000\n", " 34.000\n"}) EXPECT_THAT(o.out, HasSubstr(value)) << o;
   EXPECT_THAT(o.out, HasSubstr("PDGEQRF msg (Table 1)"));
+  // The binary tree's count (models/comm_model.hpp): 2x1, v = 1, 32 tile rows: 527 messages.
+  const Outcome t = run_tessera({"model", "comm", "--algo", "qr", "--n", "8192", "--B", "256", "--s", "1", "--grid",
+                                 "2x1", "--v", "1", "--qr-tree", "binary"});
+  ASSERT_TRUE(t.exited) << t;
+  ASSERT_EQ(t.status, 0) << t;
+  EXPECT_THAT(t.out, HasSubstr("tree=binary ib=32"));
+  EXPECT_THAT(t.out, HasSubstr("msg   (summation, binary tree)                  527.000\n")) << t;
 }
 
 TEST(CliModelComm, BadInputExitsTwoNamingTheOption) {
@@ -419,6 +426,11 @@ TEST(CliModelComm, BadInputExitsTwoNamingTheOption) {
   expect_rejected(kInvalidInput, with({"--grid", "0x2"}), {"--grid 0x2", "Pr must be >= 1"});
   expect_rejected(kInvalidInput, with({"--grid", "axb"}), {"--grid axb"});
   expect_rejected(kInvalidInput, with({"--grid", "2x2", "--v", "3"}), {"--v 3"});
+  expect_rejected(kInvalidInput, with({"--grid", "2x2", "--qr-tree", "binary"}), {"--qr-tree binary", "qr only"});
+  expect_rejected(
+      kInvalidInput,
+      {"model", "comm", "--algo", "qr", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2", "--qr-tree", "ternary"},
+      {"--qr-tree 'ternary'"});
   expect_rejected(kInvalidInput, {"model", "comm", "--algo", "lu", "--n", "8", "--B", "2", "--s", "1", "--grid", "2x2"},
                   {"'lu'"});
   expect_rejected(kInvalidInput,

@@ -1,7 +1,7 @@
 // The communication-cost model of 000 App. A.2 and Table 1
 // (models/comm_model.hpp): hand-computed values on small inputs, the
 // summation against a literal loop over j, the summation against the closed
-// form, --grid parsing and bad input.
+// form, --grid parsing and bad input; the binary tree's own count.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -199,6 +199,53 @@ TEST(CommModel, ParseGridRejectsAnythingElse) {
   expect_input_error([] { tessera::parse_grid("-3x2"); }, {"--grid -3x2: Pr must be >= 1"});
 }
 
+// The binary tree's sends per column, S(D) = (D - 1) + the upper operands,
+// against its pairs written out: D = 4: (0,1) (2,3) (0,2): uppers 0 and 2;
+// D = 5: (0,1) (2,3) (0,2) (0,4): uppers 0 and 2; D = 8: 0, 2, 4, 6.
+TEST(CommModel, BinaryTreeSendsPerColumn) {
+  EXPECT_EQ(tessera::qr_binary_pairs_sends(1), 0);  // one domain: no pair
+  EXPECT_EQ(tessera::qr_binary_pairs_sends(2), 2);
+  EXPECT_EQ(tessera::qr_binary_pairs_sends(3), 3);  // (0,1) (0,2)
+  EXPECT_EQ(tessera::qr_binary_pairs_sends(4), 5);
+  EXPECT_EQ(tessera::qr_binary_pairs_sends(5), 6);
+  EXPECT_EQ(tessera::qr_binary_pairs_sends(8), 11);
+}
+
+// 2x1, v = 1, N = 32 tile rows: D = 2 but for the last row, S(2)/2 = 1 send
+// per column from k on, no node column to broadcast to: sum over k < 31 of
+// (32 - k) = 527 messages (the simulated 8192/256 run sends 525 at v = 2).
+// 1x4: no tree, each tile of column k to 3 of 4 node columns, 3/4 send
+// per tile for the average node: 3/4 x 528 = 396.
+TEST(CommModel, BinaryTreeHandComputed) {
+  const CommShape two_rows{.n = 8192, .B = 256, .s = 1, .Pr = 2, .Pc = 1};
+  EXPECT_NEAR(tessera::msg_qr_binary_sum(two_rows, 1.0), 527.0, kExact);
+  EXPECT_NEAR(tessera::word_qr_binary_sum(two_rows, 1.0, 32), 527.0 * 256 * 256, 1e-3);
+  const CommShape one_row{.n = 8192, .B = 256, .s = 1, .Pr = 1, .Pc = 4};
+  EXPECT_NEAR(tessera::msg_qr_binary_sum(one_row, 1.0), 396.0, kExact);
+  // A broadcast message carries its T factor: (B + ib) x B words.
+  EXPECT_NEAR(tessera::word_qr_binary_sum(one_row, 1.0, 32), 396.0 * (256 + 32) * 256, 1e-3);
+}
+
+TEST(CommModel, BinaryTreeSumApproachesItsClosedForm) {
+  // n/B = 2048 tile rows, v = 1 (every node row holds rows until the last Pr).
+  for (const auto& [pr, pc] : {std::pair{4, 4}, {8, 2}, {2, 8}}) {
+    const CommShape c{.n = 2048 * 256, .B = 256, .s = 2, .Pr = pr, .Pc = pc};
+    EXPECT_NEAR(tessera::msg_qr_binary_sum(c, 1.0) / tessera::msg_qr_binary_closed(c), 1.0, 0.01) << pr << "x" << pc;
+    EXPECT_NEAR(tessera::word_qr_binary_sum(c, 1.0, 32) / tessera::word_qr_binary_closed(c, 32), 1.0, 0.01);
+  }
+}
+
+TEST(CommModel, ReportTakesTheBinaryTree) {
+  const CommShape c{.n = 8192, .B = 256, .s = 1, .Pr = 2, .Pc = 1};
+  const tessera::CommReport r = tessera::comm_report(tessera::CommAlgo::Qr, c, 1.0, std::nullopt, {true, 16});
+  EXPECT_TRUE(r.binary_tree);
+  EXPECT_EQ(r.ib, 16);
+  EXPECT_NEAR(r.msg_sum, 527.0, kExact);
+  const tessera::CommReport flat = tessera::comm_report(tessera::CommAlgo::Qr, c, 1.0, std::nullopt);
+  EXPECT_FALSE(flat.binary_tree);
+  EXPECT_NEAR(flat.msg_sum, tessera::msg_qr_sum(c, 1.0), kExact);
+}
+
 TEST(CommModel, BadInputThrowsNamingTheOption) {
   const auto shape = [](std::int64_t n, std::int64_t B, int s, int Pr, int Pc) { return CommShape{n, B, s, Pr, Pc}; };
   expect_input_error([&] { tessera::msg_chol_sum(shape(0, 1, 1, 1, 1)); }, {"--n 0"});
@@ -212,6 +259,16 @@ TEST(CommModel, BadInputThrowsNamingTheOption) {
   expect_input_error([&] { tessera::pdgeqrf_words(kChol, 0); }, {"--nb 0"});
   expect_input_error([&] { tessera::comm_report(tessera::CommAlgo::Cholesky, kChol, 2.0, std::nullopt); },
                      {"--v 2", "qr only"});
+  expect_input_error(
+      [&] { tessera::comm_report(tessera::CommAlgo::Cholesky, kChol, std::nullopt, std::nullopt, {true}); },
+      {"--qr-tree binary", "qr only"});
+  expect_input_error(
+      [&] {
+        tessera::comm_report(tessera::CommAlgo::Qr, kChol, std::nullopt, std::nullopt, {false, 32});
+      },
+      {"--ib 32", "binary"});
+  expect_input_error([&] { tessera::word_qr_binary_sum(kChol, 1.0, 0); }, {"--ib 0"});
+  expect_input_error([&] { tessera::msg_qr_binary_sum(kChol, 0.5); }, {"--v 0.5"});
 }
 
 }  // namespace

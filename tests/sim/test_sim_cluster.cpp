@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "models/comm_model.hpp"
 #include "sim_cli_util.hpp"
 
 namespace {
@@ -126,6 +127,27 @@ TEST(SimCluster, PhantomRunIsDeterministic) {
   EXPECT_EQ(a.at("comm").at("per_node"), b.at("comm").at("per_node"));
   EXPECT_EQ(a.at("comm").at("per_node").size(), 4u);
   EXPECT_EQ(sum(a.at("comm").at("per_node"), "messages_sent"), sum(a.at("comm").at("per_node"), "messages_received"));
+}
+
+// QR's binary reduction tree against its communication model
+// (models/comm_model.hpp, `tessera model comm --qr-tree binary`): the model
+// counts the average node's sends, so the mean over the nodes of a phantom
+// run is within 5% of it and the busiest node sends at most 1.25x it (the
+// model's accuracy on validate_comm's grids: experiments/README.md). A tree
+// that sent more per trailing column (a tile crossing node rows once per
+// virtual tile, as the flat tree's chain does) fails both.
+TEST(SimCluster, QrBinaryTreeMessagesFollowTheirModel) {
+  for (const auto& [pr, pc] : {std::pair{2, 2}, {4, 2}, {2, 4}, {4, 4}}) {
+    const std::string grid = std::to_string(pr) + "x" + std::to_string(pc);
+    const json j = run_ok(sim_run("qr", grid, {"--n", "8192", "--B", "256", "--threads", "2", "--qr-tree", "binary"}));
+    const json& per = j.at("comm").at("per_node");
+    const double mean = static_cast<double>(sum(per, "messages_sent")) / static_cast<double>(per.size());
+    const double busiest = j.at("comm").at("max_messages_sent").get<double>();
+    const double model = tessera::msg_qr_binary_sum(tessera::CommShape{8192, 256, 1, pr, pc}, j.at("v").get<double>());
+    EXPECT_NEAR(mean / model, 1.0, 0.05) << grid << ": mean " << mean << ", model " << model;
+    EXPECT_GE(busiest, model * 0.95) << grid;
+    EXPECT_LE(busiest, model * 1.25) << grid << ": busiest " << busiest << ", model " << model;
+  }
 }
 
 // --trace on a simulated 2x2 grid: one file per node (node k > 0 in
