@@ -38,7 +38,10 @@ SWEEP_LU = [
     ("lu", "d", 8192, None, ["--pivot", "tournament"]),
     ("lu", "s", 8192, None, ["--pivot", "partial"]),
     ("lu", "s", 8192, None, ["--pivot", "tournament"]),
-    ("lu", "d", 1024, 1.2, ["--pivot", "tournament"], 65536),
+    # Tall-skinny: the default tiles (B = 256 here), and tiles as tall as a sixteenth of a thread's rows with
+    # 128-wide columns, which cut the tournament's merges (README, LU).
+    ("lu", "d", 1024, None, ["--pivot", "tournament"], 65536),
+    ("lu", "d", 1024, 1.2, ["--pivot", "tournament", "--B", "2048", "--s", "8"], 65536),
     ("lu", "d", 1024, None, ["--pivot", "partial"], 65536),
 ]
 
