@@ -57,10 +57,11 @@ void ReadyQueue::push(const std::vector<Task*>& ts) {
   if (ts.empty()) return;
   platform::Lock lk(*mutex_);
   for (Task* t : ts) push_locked(t);
-  if (sleepers_ > 0) {
-    if (ts.size() == 1) cond_->notify_one();
-    else cond_->notify_all();
-  }
+  // One sleeper per task at most: waking them all made the rest find the
+  // queue empty and sleep again (in a simulation, two context switches and
+  // a semaphore each per FIRE that readied two tasks or more).
+  for (std::size_t k = std::min<std::size_t>(ts.size(), static_cast<std::size_t>(sleepers_)); k > 0; --k)
+    cond_->notify_one();
 }
 
 Task* ReadyQueue::pop() {

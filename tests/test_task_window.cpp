@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -408,6 +409,70 @@ TEST(ReadyQueue, RandomIsASeededPermutation) {
   std::vector<int> reversed(identity.rbegin(), identity.rend());
   EXPECT_EQ(seen.count(identity), 0u);
   EXPECT_EQ(seen.count(reversed), 0u);
+}
+
+// A native platform whose conditions count their waiters and notifications.
+class CountingPlatform final : public platform::Platform {
+ public:
+  std::atomic<int> waiting{0}, notify_one{0}, notify_all{0};
+  std::unique_ptr<platform::Mutex> make_mutex() override { return inner_.make_mutex(); }
+  std::unique_ptr<platform::Condition> make_condition() override {
+    return std::make_unique<Counting>(*this, inner_.make_condition());
+  }
+  void spawn(const std::string& name, std::function<void()> body) override { inner_.spawn(name, std::move(body)); }
+  void join_all() override { inner_.join_all(); }
+  double now() const override { return inner_.now(); }
+  void run_kernel(double s, FunctionRef<void()> k) override { inner_.run_kernel(s, k); }
+  kernels::KernelPair core_kernels() override { return inner_.core_kernels(); }
+  const char* backend_name() const override { return "counting"; }
+
+ private:
+  struct Counting final : platform::Condition {
+    Counting(CountingPlatform& p, std::unique_ptr<platform::Condition> c) : p(p), c(std::move(c)) {}
+    void wait(platform::Mutex& m) override {
+      ++p.waiting;
+      c->wait(m);
+      --p.waiting;
+    }
+    void notify_one() override {
+      ++p.notify_one;
+      c->notify_one();
+    }
+    void notify_all() override {
+      ++p.notify_all;
+      c->notify_all();
+    }
+    CountingPlatform& p;
+    std::unique_ptr<platform::Condition> c;
+  };
+  platform::NativePlatform inner_;
+};
+
+// Two tasks pushed at once to three sleeping workers wake two of them: one
+// notification per task, never a broadcast that sends the third back to
+// sleep (in a simulation every such wake-up is two context switches).
+TEST(ReadyQueue, PushingTasksWakesOneSleeperPerTask) {
+  CountingPlatform plat;
+  ReadyQueue q(plat, ReadyPolicy::Priority);
+  auto ts = tasks_with_priorities({1, 2});
+  std::atomic<int> got{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 3; ++w)
+    workers.emplace_back([&] {
+      while (q.pop()) ++got;
+    });
+  const auto until = [](const std::function<bool()>& cond) {
+    for (int ms = 0; ms < 10000 && !cond(); ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return cond();
+  };
+  EXPECT_TRUE(until([&] { return plat.waiting.load() == 3; }));  // (EXPECT: the workers are joined below either way)
+  q.push(std::vector<Task*>{&ts[0], &ts[1]});
+  EXPECT_TRUE(until([&] { return got.load() == 2; }));
+  EXPECT_EQ(plat.notify_one.load(), 2);
+  EXPECT_EQ(plat.notify_all.load(), 0);
+  q.close();
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(plat.notify_all.load(), 1);  // close() wakes every sleeper
 }
 
 TEST(ReadyQueue, CloseWakesABlockedPopAndDrainsFirst) {
