@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/factorization.hpp"
+#include "algorithms/lu.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate.hpp"
@@ -51,6 +52,21 @@ std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve
   // A matrix narrower than the plateau: its own order is the one tile size left.
   if (out.empty() && max_B >= 1)
     for (int s = 1; s <= max_s; ++s) add(max_B, s);
+  return out;
+}
+
+std::vector<TuneCandidate> tall_candidates(std::int64_t m, std::int64_t n, int threads, int gpus, std::int64_t above) {
+  std::vector<TuneCandidate> out;
+  if (gpus > 0 || n < 1 || m < 8 * n) return out;
+  for (const std::int64_t f : {32, 16, 8}) {
+    const std::int64_t B = m / (f * std::max(1, threads)) / 64 * 64;
+    const std::int64_t s = B / 256;
+    if (B <= above || s < 1 || B / s > n) continue;
+    TuneCandidate c;
+    c.B = B;
+    c.s = static_cast<int>(s);
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -154,6 +170,7 @@ std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c
                              "--s",         std::to_string(c.s)};
   if (r.gpus > 0) a.insert(a.end(), {"--gpus", std::to_string(r.gpus)});
   if (c.auto_b) a.insert(a.end(), {"--b", "auto"});
+  if (!r.pivot.empty()) a.insert(a.end(), {"--pivot", r.pivot});
   return a;
 }
 
@@ -182,6 +199,10 @@ TuneResult tune(const TuneRequest& req) {
   if (!(r.plateau_fraction > 0 && r.plateau_fraction <= 1))
     throw InputError(fmt::format("--plateau {} must be in (0, 1]", r.plateau_fraction));
   if (r.budget_s < 0) throw InputError(fmt::format("--budget {} must be >= 0 seconds", r.budget_s));
+  if (!r.pivot.empty()) {
+    if (r.algo != "lu") throw InputError(fmt::format("--pivot {}: pivoting is an option of --algo lu only", r.pivot));
+    parse_lu_pivot(r.pivot);  // InputError naming --pivot and the value
+  }
   // The papers' search: 256..2048 for a GPU's kernel (000 App. A.1), in
   // steps of 64; a CPU core's kernels reach their plateau far earlier.
   if (r.B_min == 0) r.B_min = r.gpus > 0 ? 256 : 128;
@@ -216,6 +237,9 @@ TuneResult tune(const TuneRequest& req) {
   t.curve = kernel_curve(r, t.kernel, curve_from_model ? &*machine : nullptr, t.curve_source);
   t.plateau = plateau_size(t.curve, r.plateau_fraction);
   t.candidates = tune_candidates(t.curve, t.plateau, r.sizes, r.max_s, r.gpus, std::min(r.m, r.n));
+  std::int64_t largest = 0;
+  for (const TuneCandidate& c : t.candidates) largest = std::max(largest, c.B);
+  for (const TuneCandidate& c : tall_candidates(r.m, r.n, r.threads, r.gpus, largest)) t.candidates.push_back(c);
   if (r.progress)
     r.progress(fmt::format("step 2: plateau B = {} ({:.0f}% of the best speed); {} candidates", t.plateau,
                            100 * r.plateau_fraction, t.candidates.size()));

@@ -61,6 +61,15 @@ struct TuneCandidate {
 std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
                                            int max_s, int gpus, std::int64_t max_B);
 
+// Step 2 for a tall matrix (m >= 8n, no GPUs): tiles as tall as a 32nd, a
+// 16th and an 8th of a thread's rows (multiples of 64) with 256-wide columns
+// (s = B/256), the sizes above `above` only. A tournament's leaves are the
+// panel's tile rows and it merges m/B - 1 pairs of them, so on a tall matrix
+// short tiles spend most of the time merging (README, LU: 65,536 x 1,024 at
+// B = 256 ran at half of getrf's speed, at B = 2048, s = 8 at getrf's).
+// They are candidates like the others: the model and the real runs decide.
+std::vector<TuneCandidate> tall_candidates(std::int64_t m, std::int64_t n, int threads, int gpus, std::int64_t above);
+
 struct TuneRequest {
   std::string algo = "cholesky";
   char precision = 'd';
@@ -71,6 +80,7 @@ struct TuneRequest {
   bool simulated = false;  // tuning a simulated run: no real runs, the curve from the model
   // Arguments every child run gets in addition (e.g. --device cuda).
   std::vector<std::string> run_args;
+  std::string pivot;  // LU's --pivot for every child run, simulated and real (empty: the run's default)
   // Step 1's range and plateau.
   std::int64_t B_min = 128, B_max = 640, B_step = 64;
   double plateau_fraction = 0.95;

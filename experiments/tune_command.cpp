@@ -23,6 +23,8 @@ TuneCommand::TuneCommand(CLI::App& app) {
   tune_->add_option("--threads", req_.threads, "compute threads of the run; default 1");
   tune_->add_option("--gpus", req_.gpus, "GPUs of the run (their speed from --machine); default 0");
   tune_->add_option("--ib", req_.ib, "QR inner blocking; default 32");
+  tune_->add_option("--pivot", req_.pivot,
+                    "LU: partial | tournament | none, for every run of the tuning; default the run's");
   tune_->add_option("--machine", req_.machine,
                     "machine file whose kernel model ranks the candidates by simulation (for a native run: this "
                     "machine's calibration, made with the same OpenBLAS kernels); without it a native run is "

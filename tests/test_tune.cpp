@@ -51,6 +51,24 @@ TEST(TuneCandidates, ArePlateauSizesOnwardTimesEveryS) {
   EXPECT_EQ(narrow[0].B, 300);
 }
 
+// A tall matrix adds tiles a 32nd, 16th and 8th of a thread's rows tall with
+// 256-wide columns, above the largest plateau candidate; none for a square or
+// merely tall (m < 8n) matrix, none with GPUs, none wider than the matrix.
+TEST(TuneCandidates, TallMatricesAlsoGetTallTiles) {
+  const auto c = tall_candidates(65536, 1024, 2, 0, 640);
+  ASSERT_EQ(c.size(), 3u);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    EXPECT_EQ(c[i].B, std::int64_t{1024} << i);
+    EXPECT_EQ(c[i].s, 4 << i);
+    EXPECT_FALSE(c[i].auto_b);
+  }
+  EXPECT_EQ(tall_candidates(65536, 1024, 2, 0, 1024).size(), 2u);  // only sizes above the plateau candidates
+  EXPECT_TRUE(tall_candidates(8192, 8192, 2, 0, 640).empty());
+  EXPECT_TRUE(tall_candidates(7 * 1024, 1024, 1, 0, 64).empty());
+  EXPECT_TRUE(tall_candidates(65536, 1024, 2, 1, 640).empty());
+  EXPECT_TRUE(tall_candidates(65536, 128, 1, 0, 640).empty());  // 256-wide columns do not fit 128 columns
+}
+
 // One node of 4 cores whose every kernel runs at 10 GFlop/s times an
 // efficiency of the tile size that reaches 0.9 at 448 and 1.0 at 512: with
 // the plateau at 95%, step 1 must find B = 512 (the range steps by 64).
@@ -164,6 +182,8 @@ TEST(TuneCli, BadInputExitsTwoNamingIt) {
   expect_rejected(kInvalidInput, with({"--plateau", "1.5"}), {"--plateau", "1.5"});
   expect_rejected(kInvalidInput, with({"--machine", other}), {"NoSuchCore", other});
   expect_rejected(kInvalidInput, with({"--machine", machine, "--threads", "9"}), {"--threads 9", "4 cores"});
+  expect_rejected(kInvalidInput, with({"--pivot", "tournament"}), {"--pivot tournament", "--algo lu"});
+  expect_rejected(kInvalidInput, {"tune", "--algo", "lu", "--n", "512", "--pivot", "rook"}, {"--pivot 'rook'"});
   // tessera run's side.
   const std::string tuned = dir.path() + "/t.json";
   ASSERT_EQ(run_tessera(with({"--backend", "sim", "--machine", machine, "--quiet", "--out", tuned})).status, 0);
