@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <string>
-#include <vector>
 
 #include "base/error.hpp"
 #include "runtime/distribution.hpp"
@@ -164,19 +163,14 @@ double word_qr_closed(const CommShape& c, double v) {
 }
 
 double qr_binary_pairs_sends(int D) {
-  if (D <= 1) return 0;
   // The tree of algorithms/qr_tree.cpp over heads 0 .. D-1 (0: the top
   // row's): at stride w = 1, 2, 4, ... the pairs (x, x + w) for x a
   // multiple of 2w with x + w < D. Every head but 0 is a lower operand
   // once (it forwards the upper tile it received: D - 1 sends); each head
   // that is an upper operand at least once sends its own tile out once.
-  int upper = 0;
-  for (int x = 0; x < D; ++x) {
-    bool found = false;
-    for (int w = 1; w < D && !found; w *= 2) found = x % (2 * w) == 0 && x + w < D;
-    upper += found;
-  }
-  return (D - 1) + upper;
+  // Those are the even heads with a successor (an even x > 0 with x + 1 = D
+  // has no partner at any stride), floor(D/2) of them.
+  return D <= 1 ? 0 : (D - 1) + D / 2;
 }
 
 namespace {
@@ -190,13 +184,11 @@ BinaryTerms qr_binary_terms(const CommShape& c, double v) {
   check_v(v);
   const std::int64_t N = (c.n + c.B - 1) / c.B;  // tile rows
   const double s = c.s, Ns = static_cast<double>(N) * s, last = std::floor(static_cast<double>(N - 1) / v);
-  std::vector<double> per_head(static_cast<std::size_t>(c.Pr) + 1, -1);
   BinaryTerms t;
   for (std::int64_t k = 0; k < N; ++k) {
     const double below = last - std::floor(static_cast<double>(k) / v) + 1;  // virtual tiles from row k on
     const int D = static_cast<int>(std::min<double>(c.Pr, below));
-    double& S = per_head[static_cast<std::size_t>(D)];
-    if (S < 0) S = qr_binary_pairs_sends(D);
+    const double S = qr_binary_pairs_sends(D);
     // The s narrow columns j = k s + u, u = 0 .. s-1: sum of C_j = Ns - j.
     const double columns = s * (Ns - static_cast<double>(k) * s) - s * (s - 1) / 2;
     t.down += columns / c.Pc * S / D;
@@ -205,8 +197,19 @@ BinaryTerms qr_binary_terms(const CommShape& c, double v) {
   return t;
 }
 
-void check_ib(std::int64_t ib) {
+// Leading terms for D = Pr: n^2 s/(2 B^2) times each bracket's part.
+BinaryTerms qr_binary_closed_terms(const CommShape& c) {
+  validate_comm_shape(c);
+  const double n = static_cast<double>(c.n), B = static_cast<double>(c.B), P = grid_size(c);
+  const double lead = n * n * c.s / (2 * B * B);
+  return {lead * c.s * qr_binary_pairs_sends(c.Pr) / P, lead * (c.Pc - 1.0) / P};
+}
+
+// A down message is one tile; a broadcast one carries its ib x (B/s) T too.
+double binary_words(const CommShape& c, const BinaryTerms& t, std::int64_t ib) {
   if (ib < 1) throw InputError("--ib " + std::to_string(ib) + ": the inner blocking must be >= 1");
+  const double B = static_cast<double>(c.B);
+  return t.down * tile_words(c) + t.right * (B + static_cast<double>(ib)) * B / c.s;
 }
 
 }  // namespace
@@ -217,21 +220,8 @@ double msg_qr_binary_sum(const CommShape& c, double v) {
 }
 
 double word_qr_binary_sum(const CommShape& c, double v, std::int64_t ib) {
-  check_ib(ib);
-  const BinaryTerms t = qr_binary_terms(c, v);
-  const double B = static_cast<double>(c.B);
-  return t.down * tile_words(c) + t.right * (B + static_cast<double>(ib)) * B / c.s;
+  return binary_words(c, qr_binary_terms(c, v), ib);
 }
-
-namespace {
-// Leading terms for D = Pr: n^2 s/(2 B^2) times each bracket's part.
-BinaryTerms qr_binary_closed_terms(const CommShape& c) {
-  validate_comm_shape(c);
-  const double n = static_cast<double>(c.n), B = static_cast<double>(c.B), P = grid_size(c);
-  const double lead = n * n * c.s / (2 * B * B);
-  return {lead * c.s * qr_binary_pairs_sends(c.Pr) / P, lead * (c.Pc - 1.0) / P};
-}
-}  // namespace
 
 double msg_qr_binary_closed(const CommShape& c) {
   const BinaryTerms t = qr_binary_closed_terms(c);
@@ -239,10 +229,7 @@ double msg_qr_binary_closed(const CommShape& c) {
 }
 
 double word_qr_binary_closed(const CommShape& c, std::int64_t ib) {
-  check_ib(ib);
-  const BinaryTerms t = qr_binary_closed_terms(c);
-  const double B = static_cast<double>(c.B);
-  return t.down * tile_words(c) + t.right * (B + static_cast<double>(ib)) * B / c.s;
+  return binary_words(c, qr_binary_closed_terms(c), ib);
 }
 
 double pdpotrf_words(const CommShape& c, std::int64_t nb) {

@@ -186,14 +186,16 @@ TEST(TaskWindow, ZeroCapacityIsRejected) {
   EXPECT_THROW(TaskWindow(1, 0, plat), InputError);
 }
 
-// A platform whose condition variables report every wait, so a test can see
-// that a thread is blocked without sleeping.
+// A platform whose condition variables report every wait (on_wait, so a
+// test can see that a thread is blocked without sleeping) and count the
+// threads waiting now and the notifications made, over all of them.
 class ObservedPlatform final : public platform::Platform {
  public:
-  explicit ObservedPlatform(std::function<void()> on_wait) : on_wait_(std::move(on_wait)) {}
+  explicit ObservedPlatform(std::function<void()> on_wait = {}) : on_wait_(std::move(on_wait)) {}
+  std::atomic<int> waiting{0}, notify_ones{0}, notify_alls{0};
   std::unique_ptr<platform::Mutex> make_mutex() override { return inner_.make_mutex(); }
   std::unique_ptr<platform::Condition> make_condition() override {
-    return std::make_unique<Cond>(inner_.make_condition(), on_wait_);
+    return std::make_unique<Cond>(*this, inner_.make_condition());
   }
   void spawn(const std::string& name, std::function<void()> body) override { inner_.spawn(name, std::move(body)); }
   void join_all() override { inner_.join_all(); }
@@ -205,17 +207,25 @@ class ObservedPlatform final : public platform::Platform {
  private:
   class Cond final : public platform::Condition {
    public:
-    Cond(std::unique_ptr<platform::Condition> c, std::function<void()> f) : c_(std::move(c)), f_(std::move(f)) {}
+    Cond(ObservedPlatform& p, std::unique_ptr<platform::Condition> c) : p_(p), c_(std::move(c)) {}
     void wait(platform::Mutex& m) override {
-      f_();
+      if (p_.on_wait_) p_.on_wait_();
+      ++p_.waiting;
       c_->wait(m);
+      --p_.waiting;
     }
-    void notify_one() override { c_->notify_one(); }
-    void notify_all() override { c_->notify_all(); }
+    void notify_one() override {
+      ++p_.notify_ones;
+      c_->notify_one();
+    }
+    void notify_all() override {
+      ++p_.notify_alls;
+      c_->notify_all();
+    }
 
    private:
+    ObservedPlatform& p_;
     std::unique_ptr<platform::Condition> c_;
-    std::function<void()> f_;
   };
   platform::NativePlatform inner_;
   std::function<void()> on_wait_;
@@ -411,48 +421,11 @@ TEST(ReadyQueue, RandomIsASeededPermutation) {
   EXPECT_EQ(seen.count(reversed), 0u);
 }
 
-// A native platform whose conditions count their waiters and notifications.
-class CountingPlatform final : public platform::Platform {
- public:
-  std::atomic<int> waiting{0}, notify_one{0}, notify_all{0};
-  std::unique_ptr<platform::Mutex> make_mutex() override { return inner_.make_mutex(); }
-  std::unique_ptr<platform::Condition> make_condition() override {
-    return std::make_unique<Counting>(*this, inner_.make_condition());
-  }
-  void spawn(const std::string& name, std::function<void()> body) override { inner_.spawn(name, std::move(body)); }
-  void join_all() override { inner_.join_all(); }
-  double now() const override { return inner_.now(); }
-  void run_kernel(double s, FunctionRef<void()> k) override { inner_.run_kernel(s, k); }
-  kernels::KernelPair core_kernels() override { return inner_.core_kernels(); }
-  const char* backend_name() const override { return "counting"; }
-
- private:
-  struct Counting final : platform::Condition {
-    Counting(CountingPlatform& p, std::unique_ptr<platform::Condition> c) : p(p), c(std::move(c)) {}
-    void wait(platform::Mutex& m) override {
-      ++p.waiting;
-      c->wait(m);
-      --p.waiting;
-    }
-    void notify_one() override {
-      ++p.notify_one;
-      c->notify_one();
-    }
-    void notify_all() override {
-      ++p.notify_all;
-      c->notify_all();
-    }
-    CountingPlatform& p;
-    std::unique_ptr<platform::Condition> c;
-  };
-  platform::NativePlatform inner_;
-};
-
 // Two tasks pushed at once to three sleeping workers wake two of them: one
 // notification per task, never a broadcast that sends the third back to
 // sleep (in a simulation every such wake-up is two context switches).
 TEST(ReadyQueue, PushingTasksWakesOneSleeperPerTask) {
-  CountingPlatform plat;
+  ObservedPlatform plat;
   ReadyQueue q(plat, ReadyPolicy::Priority);
   auto ts = tasks_with_priorities({1, 2});
   std::atomic<int> got{0};
@@ -468,11 +441,11 @@ TEST(ReadyQueue, PushingTasksWakesOneSleeperPerTask) {
   EXPECT_TRUE(until([&] { return plat.waiting.load() == 3; }));  // (EXPECT: the workers are joined below either way)
   q.push(std::vector<Task*>{&ts[0], &ts[1]});
   EXPECT_TRUE(until([&] { return got.load() == 2; }));
-  EXPECT_EQ(plat.notify_one.load(), 2);
-  EXPECT_EQ(plat.notify_all.load(), 0);
+  EXPECT_EQ(plat.notify_ones.load(), 2);
+  EXPECT_EQ(plat.notify_alls.load(), 0);
   q.close();
   for (auto& t : workers) t.join();
-  EXPECT_EQ(plat.notify_all.load(), 1);  // close() wakes every sleeper
+  EXPECT_EQ(plat.notify_alls.load(), 1);  // close() wakes every sleeper
 }
 
 TEST(ReadyQueue, CloseWakesABlockedPopAndDrainsFirst) {
