@@ -39,9 +39,9 @@ def parse_grid(text):
     return pr, pc
 
 
-def run_one(label, cmd, json_path, timeout, cores=None):
-    """Runs cmd; returns its JSON result's GFlop/s, or None after reporting why not.
-    Adds the OpenBLAS kernel set the run reports to `cores` (a set) when given."""
+def run_json(label, cmd, json_path, timeout):
+    """Runs cmd; returns the JSON result it wrote to json_path, or None after
+    reporting on stderr why not (timeout, exit status, no JSON)."""
     if os.path.exists(json_path):
         os.remove(json_path)
     try:
@@ -60,12 +60,22 @@ def run_one(label, cmd, json_path, timeout, cores=None):
     try:
         with open(json_path) as f:
             result = json.load(f)
-        if cores is not None:
-            cores.add(result.get("blas_core", "?"))
-        return float(result["gflops"])
-    except (OSError, ValueError, KeyError) as e:
+        float(result["gflops"])
+        return result
+    except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"  {label}: no usable JSON in {json_path}: {e}", file=sys.stderr)
         return None
+
+
+def run_one(label, cmd, json_path, timeout, cores=None):
+    """Runs cmd; returns its JSON result's GFlop/s, or None after reporting why not.
+    Adds the OpenBLAS kernel set the run reports to `cores` (a set) when given."""
+    result = run_json(label, cmd, json_path, timeout)
+    if result is None:
+        return None
+    if cores is not None:
+        cores.add(result.get("blas_core", "?"))
+    return float(result["gflops"])
 
 
 def fmt_values(values):

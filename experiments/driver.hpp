@@ -106,6 +106,8 @@ struct RunConfig {
   const KernelTimeModel* gpu_model = nullptr;
   // Keep every device copy to the end instead of freeing it at Release_Tile.
   bool keep_tiles = false;
+  // CUDA GPUs: leave host tiles pageable (experiments/host_pinning.hpp).
+  bool pageable = false;
   // How a tile version read on several nodes reaches them (--broadcast).
   Broadcast broadcast = Broadcast::Binomial;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
@@ -126,6 +128,10 @@ struct RunResult {
   std::vector<double> busy_s;         // this node's compute threads
   double copy_s = 0;                  // --impl cusolver: the matrix's copies to and from the GPU
   std::vector<DeviceStats> gpus;      // this node's GPUs
+  // CUDA GPUs: this node's host data page-locked before the factorization
+  // (experiments/host_pinning.hpp), and what locking and unlocking took.
+  std::size_t pinned_bytes = 0;
+  double pin_s = 0, unpin_s = 0;
   // 001 §5.3: max / average of the devices' loads on this node, the host's
   // load being its cores' mean kernel time and a GPU's its kernel time.
   double imbalance = 0;

@@ -1,7 +1,12 @@
 // The peers: the vendor libraries' factorization of one dense matrix,
 // LAPACK (OpenBLAS) on the host's cores or cuSOLVER on one GPU, each the
 // routine the factorization registry names, checked like the runtime's runs.
+#include <memory>
+#include <optional>
+#include <vector>
+
 #include "experiments/driver_parts.hpp"
+#include "experiments/host_pinning.hpp"
 #include "experiments/input_matrix.hpp"
 #include "experiments/test_fault.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
@@ -31,10 +36,22 @@ void run_peer(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
     if (kernels::cuda_device_count() < 1 && TESSERA_HAVE_CUDA)
       throw InputError("--impl cusolver needs a CUDA GPU, and none is present");
     aux.assign(static_cast<std::size_t>(c.n), T(0));
+    // The matrix page-locked as tessera's tiles are (unless --pageable), so
+    // that copy_s is what a cuSOLVER user with pinned memory pays.
+    std::unique_ptr<platform::Device> pinning_device;
+    std::optional<HostPinning> pinned;
+    if (!c.pageable && TESSERA_HAVE_CUDA) {
+      pinning_device = kernels::make_cuda_device(1, 0, 0);
+      pinned.emplace(*pinning_device,
+                     std::vector<platform::HostRange>{{reinterpret_cast<std::byte*>(d), sizeof(T) * c.m * c.n}});
+      r.pinned_bytes = pinned->bytes();
+      r.pin_s = pinned->pin_s();
+    }
     const kernels::CusolverRun g = kernels::cusolver_factor(F.cusolver_routine(), 0, c.m, c.n, d, aux.data());
     r.time_s = g.factor_s;
     r.copy_s = g.copy_s;
     info = g.info;
+    if (pinned) r.unpin_s = pinned->unpin();
   } else {
     const double t0 = platform.now(), cpu0 = process_cpu_s();
     info = F.lapack(c.m, c.n, d, aux);

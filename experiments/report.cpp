@@ -91,7 +91,12 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["cpu_s"] = r.cpu_s;
   j["gflops"] = r.gflops;
   j["busy_s"] = r.busy_s;
-  if (c.impl == Impl::Cusolver) j["copy_s"] = r.copy_s;
+  if (c.impl == Impl::Cusolver) {
+    j["copy_s"] = r.copy_s;
+    j["pinned_bytes"] = r.pinned_bytes;  // the matrix page-locked for its copies (0 with --pageable)
+    j["pin_s"] = r.pin_s;
+    j["unpin_s"] = r.unpin_s;
+  }
   if (r.residuals) {
     j["residual"] = r.residuals->factor;
     for (const ResidualRatio& x : r.residuals->more) j[x.json] = x.value;
@@ -146,6 +151,10 @@ std::string result_json(const RunResult& r, const char* backend) {
                      {"bytes_written_back", d.bytes_written_back}});
     }
     j["gpu_stats"] = per;
+    // Host data page-locked for the GPUs' copies (0 where the devices do not pin).
+    j["pinned_bytes"] = r.pinned_bytes;
+    j["pin_s"] = r.pin_s;
+    j["unpin_s"] = r.unpin_s;
     j["imbalance_ratio"] = r.imbalance;
     j["release_tiles"] = !c.keep_tiles;
   }

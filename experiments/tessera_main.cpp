@@ -427,6 +427,9 @@ int main(int argc, char** argv) {
       run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
   run->add_flag("--keep-tiles", cfg.keep_tiles,
                 "ignore Release_Tile: keep every GPU copy to the end (to compare peak memory)");
+  run->add_flag("--pageable", cfg.pageable,
+                "CUDA GPUs: leave the host tiles pageable instead of page-locking them (to measure what pinning "
+                "gains)");
   run->add_option("--progress-file", progress_path,
                   "create FILE (empty) once the factorization's first task has finished: a marker for scripts and "
                   "tests that act while a run factors; FILE must not exist yet");

@@ -65,6 +65,19 @@ class Device {
   using CopyDone = std::function<void(std::exception_ptr)>;
   virtual void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) = 0;
 
+  // Page-locks host memory that copies to and from this device will use, so
+  // that they run at the link's pinned bandwidth, return at once and overlap
+  // each other and the kernels (a CUDA device: cudaHostRegister, valid for
+  // every device of the process). Returns false where the device gains
+  // nothing from it (the default: emulated and simulated GPUs). `p` and
+  // `bytes` are page-aligned; unpin_host takes a `p` pin_host accepted.
+  // Called outside the factorization, by the thread that builds the run.
+  virtual bool pin_host(std::byte* p, std::size_t bytes) {
+    (void)p, (void)bytes;
+    return false;
+  }
+  virtual void unpin_host(std::byte* p) { (void)p; }
+
   // Kernels that work on this device's memory, for its manager thread.
   virtual kernels::TileKernels<double>& kernels_d() = 0;
   virtual kernels::TileKernels<float>& kernels_s() = 0;

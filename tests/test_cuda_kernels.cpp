@@ -28,6 +28,7 @@
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
+#include "tests/cuda_test_util.hpp"
 #if TESSERA_HAVE_CUDA
 #include "kernels/cuda/cuda_module.hpp"
 #endif
@@ -37,6 +38,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using kernels::index_t;
+using namespace cuda_test;
 
 TEST(CudaStub, MakeCudaDeviceWithoutAGpuSaysSo) {
   if (kernels::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
@@ -61,19 +63,6 @@ TEST(CudaModule, LoadsWhenBuilt) {
 }
 
 #if TESSERA_HAVE_CUDA
-
-// Why the GPU tests cannot run here: make_cuda_device's own message.
-std::string no_gpu_reason() {
-  try {
-    kernels::make_cuda_device(1, 0, 0);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "a CUDA device is present";
-}
-
-#define TESSERA_SKIP_WITHOUT_GPU() \
-  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no GPU to test on: " << no_gpu_reason()
 
 TEST(CudaDevice, NamesAMissingOrdinal) {
   TESSERA_SKIP_WITHOUT_GPU();
@@ -197,15 +186,6 @@ TEST(CudaDevice, CopiesOnBothStreamsConcurrently) {
 
 // --- kernels: CPU against GPU -------------------------------------------------
 
-template <class T>
-std::vector<T> random_matrix(index_t rows, index_t cols, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<T> u(-1, 1);
-  std::vector<T> a(static_cast<std::size_t>(rows * cols));
-  for (T& x : a) x = u(gen);
-  return a;
-}
-
 // n×n symmetric positive definite on top (A0 A0^T + n I), random rows below.
 template <class T>
 std::vector<T> spd_panel(index_t m, index_t n, unsigned seed) {
@@ -220,77 +200,8 @@ std::vector<T> spd_panel(index_t m, index_t n, unsigned seed) {
   return a;
 }
 
-// Which entries of a rows×cols matrix (leading dimension rows) to compare.
-using Mask = bool (*)(index_t i, index_t j, index_t ib);
-bool all(index_t, index_t, index_t) { return true; }
-bool lower(index_t i, index_t j, index_t) { return i >= j; }
-// The upper triangles of a T factor's ib×ib blocks: all that LAPACK writes
-// and reads of it.
-bool t_blocks(index_t i, index_t j, index_t ib) { return i <= j % ib; }
-
-// max |got - want| over the masked entries must be below a rounding error
-// bound: 30 eps * depth * max(1, max |want|), depth the length of the
-// longest dot product or reflector behind an entry.
 template <class T>
-void expect_close(const std::vector<T>& want, const std::vector<T>& got, index_t rows, index_t cols, index_t depth,
-                  const char* what, Mask mask = all, index_t ib = 1) {
-  ASSERT_EQ(want.size(), got.size()) << what;
-  double err = 0, scale = 1;
-  for (index_t j = 0; j < cols; ++j)
-    for (index_t i = 0; i < rows; ++i) {
-      if (!mask(i, j, ib)) continue;
-      const std::size_t p = static_cast<std::size_t>(i + j * rows);
-      err = std::max(err, std::abs(double(want[p]) - double(got[p])));
-      scale = std::max(scale, std::abs(double(want[p])));
-      if (!std::isfinite(double(got[p]))) err = std::numeric_limits<double>::infinity();
-    }
-  const double tol = 30.0 * std::numeric_limits<T>::epsilon() * double(depth) * scale;
-  EXPECT_LE(err, tol) << what << ": max |GPU - CPU| = " << err << " over " << rows << "x" << cols << " (scale " << scale
-                      << ")";
-}
-
-template <class T>
-kernels::TileKernels<T>& kernels_of(platform::Device& d) {
-  if constexpr (std::is_same_v<T, double>) return d.kernels_d();
-  else return d.kernels_s();
-}
-
-// Device copies of host matrices, released at the end of the test.
-template <class T>
-class CudaKernelsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TESSERA_SKIP_WITHOUT_GPU();
-    dev_ = kernels::make_cuda_device(1, 0, 0);
-  }
-  void TearDown() override {
-    if (!dev_) return;
-    dev_->synchronize();
-    for (auto [p, bytes] : buffers_) dev_->release(p, bytes);
-  }
-
-  T* upload(const std::vector<T>& h) {
-    const std::size_t bytes = h.size() * sizeof(T);
-    std::byte* d = dev_->allocate(bytes);
-    buffers_.emplace_back(d, bytes);
-    const platform::HostRange r{reinterpret_cast<std::byte*>(const_cast<T*>(h.data())), bytes};
-    dev_->copy(0, d, &r, 1, true);
-    return reinterpret_cast<T*>(d);
-  }
-  // Waits for the kernels, then copies back.
-  std::vector<T> download(const T* d, std::size_t n) {
-    dev_->synchronize();
-    std::vector<T> h(n);
-    const platform::HostRange r{reinterpret_cast<std::byte*>(h.data()), n * sizeof(T)};
-    dev_->copy(1, reinterpret_cast<std::byte*>(const_cast<T*>(d)), &r, 1, false);
-    return h;
-  }
-
-  kernels::TileKernels<T>& gpu() { return kernels_of<T>(*dev_); }
-  kernels::CpuTileKernels<T> cpu_;
-  std::unique_ptr<platform::Device> dev_;
-  std::vector<std::pair<std::byte*, std::size_t>> buffers_;
-};
+class CudaKernelsTest : public cuda_test::CudaTilesTest<T> {};
 
 using Precisions = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(CudaKernelsTest, Precisions);

@@ -73,12 +73,31 @@ void CudaDevice::release(std::byte* p, std::size_t bytes) {
   in_use_.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
+// Portable: pinned for every CUDA context of the process, so one
+// registration serves all of a node's GPUs.
+bool CudaDevice::pin_host(std::byte* p, std::size_t bytes) {
+  cuda::set_device(ordinal_);
+  const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+  if (e == cudaErrorHostMemoryAlreadyRegistered) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  cuda::detail::check_cuda(e, "cudaHostRegister(p, bytes, cudaHostRegisterPortable)", __FILE__, __LINE__);
+  return true;
+}
+
+void CudaDevice::unpin_host(std::byte* p) {
+  cuda::set_device(ordinal_);
+  TESSERA_CUDA_CHECK(cudaHostUnregister(p));
+}
+
 // Queues the copies of one datum's ranges on copy stream `stream`.
-// Host memory need not be pinned. From pageable memory cudaMemcpyAsync is
-// staged through a pinned buffer by the driver and returns only once the
-// source may be reused (host -> device) or the copy is done (device -> host):
-// it is then synchronous with respect to the host and does not overlap with
-// the other copy stream as well as pinned memory would.
+// Host memory need not be pinned (pin_host pins the tiles of a run). From
+// pageable memory cudaMemcpyAsync is staged through a pinned buffer by the
+// driver and returns only once the source may be reused (host -> device) or
+// the copy is done (device -> host): it is then synchronous with respect to
+// the host and does not overlap with the other copy stream as well as pinned
+// memory does.
 cudaStream_t CudaDevice::enqueue_copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) {
   if (stream != 0 && stream != 1)
     throw std::invalid_argument(name_ + ": copy stream " + std::to_string(stream) + " does not exist (0 or 1)");

@@ -42,6 +42,8 @@ class CudaDevice final : public Device {
 
   void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override;
   void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override;
+  bool pin_host(std::byte* p, std::size_t bytes) override;
+  void unpin_host(std::byte* p) override;
 
  private:
   cudaStream_t enqueue_copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device);

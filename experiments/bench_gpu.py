@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""tessera on one CUDA GPU (plus the node's cores) against cuSOLVER (issue 15 point 5, issue 14's GPU row).
+
+Each rep runs, alternating, for every configuration row:
+
+    build/tessera run --algo A --n N --precision P --impl cusolver --json F         (the peer; once per algorithm and rep)
+    build/tessera run --algo A --n N --precision P --gpus 1 --device cuda --threads T ROW_ARGS --json F
+
+and prints one line per row: the medians of --reps runs of tessera and of
+cuSOLVER, cuSOLVER with and without its copies (the matrix starts and ends in
+host memory for both: tessera's time includes every copy; the peer's time_s is
+the factorization alone and copy_s its host<->GPU copies), and the ratios of
+the medians. A run that fails (exit status, timeout, no JSON) is reported on
+stderr and left out; the sweep goes on; the exit status is 1 when a row got
+no tessera or no cuSOLVER value.
+
+    python3 experiments/bench_gpu.py                                   # the default rows, N = 32,768, double
+    python3 experiments/bench_gpu.py --precisions d,s --reps 3 --json results/gpu.json
+    python3 experiments/bench_gpu.py --rows 'cholesky:--B 2048 --s 2 --b 32' 'lu:--B 1024 --d 1 --pivot partial'
+
+ROW is ALGO:ARGS (ARGS are tessera run's options for that row). Needs a CUDA
+build and a GPU; GFlop/s are the factorization's standard flop counts.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_mpi import run_json  # noqa: E402  (one way to run a program and read its JSON)
+
+# The configurations measured on the lent H100 (README, GPUs): Cholesky's and
+# QR's best from 2026-11-22's sweep; LU with the panel on the cores (002 Alg. 2)
+# and one block column kept there.
+DEFAULT_ROWS = [
+    "cholesky:--B 2048 --s 2 --b 32",
+    "qr:--B 4096 --s 1",
+    "lu:--B 1024 --d 1 --pivot partial",
+    "lu:--B 1024 --d 1 --pivot tournament",
+]
+
+
+def parse_row(text):
+    algo, sep, args = text.partition(":")
+    if not sep or algo not in ("cholesky", "qr", "lu"):
+        raise argparse.ArgumentTypeError(f"--rows: '{text}' is not ALGO:ARGS with ALGO cholesky, qr or lu")
+    return algo, args.split()
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def fmt(x, digits=2):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--n", type=int, default=32768)
+    ap.add_argument("--precisions", default="d", help="comma-separated: d, s")
+    ap.add_argument("--rows", nargs="+", type=parse_row, default=[parse_row(r) for r in DEFAULT_ROWS])
+    ap.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 4) - 3),
+                    help="tessera's compute threads (default: the cores less 3, for the GPU's threads)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--out", default=None, help="folder for the per-run JSON files (default: a temporary one)")
+    ap.add_argument("--json", default=None, help="write the table's values here")
+    args = ap.parse_args()
+    precisions = [p for p in args.precisions.split(",") if p]
+    for p in precisions:
+        if p not in ("d", "s"):
+            ap.error(f"--precisions: '{p}' is not d or s")
+    if args.n < 1 or args.reps < 1 or args.threads < 1:
+        ap.error("--n, --reps and --threads must be at least 1")
+    out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-gpu-")
+    os.makedirs(out_dir, exist_ok=True)
+
+    # values[(prec, row index)] = tessera's runs; peer[(prec, algo)] = (with copies, without)
+    tile, peer = {}, {}
+    for prec in precisions:
+        for r in range(args.reps):
+            done_peer = set()
+            for i, (algo, extra) in enumerate(args.rows):
+                if algo not in done_peer:
+                    done_peer.add(algo)
+                    path = os.path.join(out_dir, f"{algo}_{prec}_cusolver_r{r}.json")
+                    res = run_json(f"cuSOLVER {algo} {prec} rep {r}", [
+                        args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec,
+                        "--impl", "cusolver", "--json", path], path, args.timeout)
+                    if res is not None:
+                        gf, t, c = float(res["gflops"]), float(res["time_s"]), float(res.get("copy_s", 0.0))
+                        peer.setdefault((prec, algo), []).append((gf * t / (t + c), gf))
+                path = os.path.join(out_dir, f"row{i}_{prec}_tessera_r{r}.json")
+                res = run_json(f"tessera {algo} {' '.join(extra)} {prec} rep {r}", [
+                    args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec, "--gpus", "1",
+                    "--device", "cuda", "--threads", str(args.threads), *extra, "--json", path], path, args.timeout)
+                if res is not None:
+                    tile.setdefault((prec, i), []).append(float(res["gflops"]))
+                print(f"  {prec} rep {r + 1}/{args.reps} {algo} {' '.join(extra)}: "
+                      f"{fmt(tile.get((prec, i), [None])[-1] if res else None, 1)} GFlop/s", file=sys.stderr, flush=True)
+
+    print(f"N = {args.n}, tessera: --gpus 1 --device cuda --threads {args.threads}; medians of {args.reps} alternated runs; "
+          "TFlop/s")
+    print("| algo | prec | tessera args | tessera | cuSOLVER with copies | cuSOLVER without | ratio with copies "
+          "| ratio without | tessera reps | cuSOLVER reps (with copies) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|---|")
+    rows_out, missing = [], False
+    for prec in precisions:
+        for i, (algo, extra) in enumerate(args.rows):
+            t = tile.get((prec, i), [])
+            p = peer.get((prec, algo), [])
+            mt = median(t)
+            mw, mo = median([x[0] for x in p]), median([x[1] for x in p])
+            rw = mt / mw if mt and mw else None
+            ro = mt / mo if mt and mo else None
+            missing |= not t or not p
+            print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(mt and mt / 1e3)} | {fmt(mw and mw / 1e3)} | "
+                  f"{fmt(mo and mo / 1e3)} | {fmt(rw)} | {fmt(ro)} | {', '.join(f'{x / 1e3:.2f}' for x in t) or '-'} | "
+                  f"{', '.join(f'{x[0] / 1e3:.2f}' for x in p) or '-'} |")
+            rows_out.append({"algo": algo, "precision": prec, "args": extra, "n": args.n, "tessera_gflops": t,
+                             "cusolver_gflops_with_copies": [x[0] for x in p],
+                             "cusolver_gflops_without_copies": [x[1] for x in p],
+                             "ratio_with_copies": rw, "ratio_without_copies": ro})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "rows": rows_out}, f, indent=1)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

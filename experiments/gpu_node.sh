@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# One real GPU node, reproducibly (issue 15 point 6).
+#
+# The GPU machines this project is lent are bare: CUDA's toolkit and driver,
+# Python with NumPy, nothing else, and nothing can be installed there. So the
+# work is split in two:
+#
+#   experiments/gpu_node.sh pack [DIR]
+#       on the build machine (Debian 12, after ./setup.sh build, CUDA 13 at
+#       /usr/local/cuda as on the GPU machine): tessera, its CUDA module, the
+#       CUDA tests, the ScaLAPACK peer and bench_kernels, with every shared
+#       library they load that is neither CUDA's (taken from the GPU
+#       machine's toolkit) nor the C/C++ runtime's, and Open MPI's launcher,
+#       plugins and help files, into DIR/gpu_node.tar.xz (DIR default .gpu,
+#       which .gitignore ignores). About 25 MB.
+#
+#   experiments/gpu_node.sh run [DIR] [OUT] [STEPS]
+#       on the GPU machine, in the repository root: unpacks DIR's archive
+#       under /tmp/tessera-gpu (Open MPI's files at their Debian paths, only
+#       where nothing is there), records the machine (GPU, driver, CPU,
+#       OpenBLAS core), and runs STEPS (comma-separated, default all of
+#       tests,sanitizer,check,bench):
+#         tests      the CUDA tests (build/tests/tessera_cuda_tests)
+#         sanitizer  compute-sanitizer memcheck on small Cholesky, QR and LU
+#         check      --check on every factorization with --gpus 1 --device cuda
+#         bench      experiments/bench_gpu.py: tessera against cuSOLVER, N = 32,768
+#                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
+#                    Cholesky and QR, each pinned and --pageable)
+#         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
+#                    ($MPI_ALGOS, default qr,cholesky; $MPI_TILE_ARGS for tessera)
+#       Logs and JSON go to OUT (default results/gpu_node); a failing step is
+#       recorded in OUT/steps.txt and the next one runs.
+#
+# With the lent-machine tool:  run(command="experiments/gpu_node.sh run .gpu $OUT", carry=[".gpu"])
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+dir=${2:-.gpu}
+
+pack() {
+  local build=$here/build stage
+  for f in tessera libtessera_cuda.so tests/tessera_cuda_tests scalapack_peer bench_kernels; do
+    [[ -e $build/$f ]] || { echo "gpu_node.sh pack: $build/$f is missing (run ./setup.sh build first)" >&2; exit 2; }
+  done
+  stage=$(mktemp -d)
+  mkdir -p "$stage/build/tests" "$stage/lib" "$stage/root"
+  cp "$build/tessera" "$build/libtessera_cuda.so" "$build/scalapack_peer" "$build/bench_kernels" "$stage/build/"
+  cp "$build/tests/tessera_cuda_tests" "$stage/build/tests/"
+  # Open MPI 4.1 as Debian lays it out: launcher, daemon, plugins, help
+  # texts, PMIx and its plugins. Copied to the same paths there.
+  local mpi_paths=(/usr/bin/orterun /usr/bin/orted /usr/lib/x86_64-linux-gnu/openmpi/lib
+                   /usr/lib/x86_64-linux-gnu/pmix2/lib /usr/lib/x86_64-linux-gnu/pmix2/share
+                   /usr/share/openmpi /etc/openmpi)
+  for p in "${mpi_paths[@]}"; do
+    mkdir -p "$stage/root$(dirname "$p")"
+    cp -a "$p" "$stage/root$p"
+  done
+  # Every shared library the programs and plugins load, but for the C/C++
+  # runtime (the GPU machine's is newer) and CUDA (its own toolkit's).
+  local skip='linux-vdso|ld-linux|/libc\.so|/libm\.so|/libpthread|/libdl\.|/librt\.|/libstdc\+\+|/libgcc_s|/usr/local/cuda'
+  local objs
+  objs=$(find "$stage/build" "$stage/root" -type f \( -name '*.so*' -o -perm -u+x \))
+  for o in $objs; do ldd "$o" 2>/dev/null; done | awk '/=> \//{print $3}' | grep -Ev "$skip" | sort -u |
+    while read -r lib; do
+      real=$(readlink -f "$lib")
+      [[ -e $stage/lib/$(basename "$real") ]] || cp "$real" "$stage/lib/"
+      [[ $(basename "$lib") == $(basename "$real") ]] || ln -sf "$(basename "$real")" "$stage/lib/$(basename "$lib")"
+    done
+  mkdir -p "$dir"
+  tar -C "$stage" -cJf "$dir/gpu_node.tar.xz" .
+  rm -rf "$stage"
+  echo "gpu_node.sh pack: $(du -h "$dir/gpu_node.tar.xz" | cut -f1) in $dir/gpu_node.tar.xz"
+}
+
+step() {  # step NAME COMMAND...: runs it with its log in $out/NAME.log, records the outcome
+  local name=$1
+  shift
+  local t0=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc $((SECONDS - t0))s" | tee -a "$out/steps.txt"
+  tail -n 25 "$out/$name.log"
+}
+
+run() {
+  out=${3:-results/gpu_node}
+  local steps=${4:-tests,sanitizer,check,bench}
+  local root=/tmp/tessera-gpu
+  [[ -f $dir/gpu_node.tar.xz ]] || { echo "gpu_node.sh run: $dir/gpu_node.tar.xz is missing (gpu_node.sh pack makes it)" >&2; exit 2; }
+  mkdir -p "$out" "$root"
+  tar -C "$root" -xJf "$dir/gpu_node.tar.xz"
+  # Open MPI: the machine's own where it has one (same libmpi.so.40 ABI:
+  # ours would mix with its plugins), else the carried one at Debian's paths.
+  if command -v mpirun >/dev/null && [[ ! -e $root/.carried-mpi ]]; then
+    echo "Open MPI: the machine's own ($(command -v mpirun))"
+    rm -f "$root"/lib/lib{mpi,open-rte,open-pal,pmix,hwloc,event}*
+  else
+    cp -an "$root/root/." / 2>/dev/null || true
+    ln -sfn /usr/bin/orterun /usr/local/bin/mpirun 2>/dev/null || true
+    touch "$root/.carried-mpi"
+    export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/pmix2/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
+  export LD_LIBRARY_PATH=$root/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export TESSERA_CUDA_MODULE=$root/build/libtessera_cuda.so
+  local b=$root/build
+  # OpenBLAS picks its kernels from the CPU's model name; on a virtual CPU
+  # that names no model ("Intel(R) Xeon(R) Processor") it falls back to
+  # Prescott's SSE3 kernels, several times slower. Choose from the CPU's
+  # instruction set instead, as OpenBLAS would for a named model, unless the
+  # caller chose.
+  if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
+    local flags
+    flags=$(grep -m1 '^flags' /proc/cpuinfo)
+    # (Debian's OpenBLAS 0.3.21 does not accept Cooperlake here: "Core not
+    # found"; SkylakeX's kernels are its AVX-512 ones.)
+    if [[ $flags == *avx512f* ]]; then export OPENBLAS_CORETYPE=SkylakeX
+    elif [[ $flags == *avx2* ]]; then export OPENBLAS_CORETYPE=Haswell
+    fi
+  fi
+  {
+    date -u +%FT%TZ
+    echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-} (unset: OpenBLAS's own choice)"
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
+    grep -m1 'model name' /proc/cpuinfo
+    echo "cores: $(nproc)"
+    OPENBLAS_VERBOSE=2 "$root/build/bench_kernels" --benchmark_filter=NONE 2>&1 | grep -i core | head -1
+  } | tee "$out/machine.txt"
+  : >"$out/steps.txt"
+  # Each pinned configuration beside the same one pageable (--pageable).
+  local bench_rows=("cholesky:--B 2048 --s 2 --b 32" "cholesky:--B 2048 --s 2 --b 32 --pageable"
+                    "qr:--B 4096 --s 1" "qr:--B 4096 --s 1 --pageable")
+  [[ -n ${BENCH_ROWS:-} ]] && IFS=';' read -ra bench_rows <<<"$BENCH_ROWS"
+  local t=$(( $(nproc) - 3 ))  # compute threads: the GPU's feeder and device-communication threads take cores too
+  IFS=, read -ra todo <<<"$steps"
+  for s in "${todo[@]}"; do
+    case $s in
+      tests) step tests $b/tests/tessera_cuda_tests --gtest_brief=1 ;;
+      sanitizer)
+        for a in cholesky qr lu; do
+          step "memcheck_$a" compute-sanitizer --tool memcheck --error-exitcode 9 \
+            $b/tessera run --algo $a --n 1024 --B 256 --gpus 1 --device cuda --threads 2 --check $([[ $a == lu ]] && echo --d 1)
+        done ;;
+      check)
+        for a in cholesky qr lu; do
+          for p in d s; do
+            step "check_${a}_$p" $b/tessera run --algo $a --n 8192 --precision $p --B 1024 --gpus 1 --device cuda \
+              --threads $t --check $([[ $a == lu ]] && echo --d 1) --json "$out/check_${a}_$p.json"
+          done
+        done
+        step check_lu_partial $b/tessera run --algo lu --pivot partial --n 8192 --B 1024 --gpus 1 --device cuda \
+          --threads $t --check --d 1 --json "$out/check_lu_partial.json"
+        step check_qr_binary $b/tessera run --algo qr --qr-tree binary --qr-domain 2 --n 8192 --B 1024 --gpus 1 \
+          --device cuda --threads $t --check --json "$out/check_qr_binary.json" ;;
+      bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
+               --out "$out/bench" --json "$out/bench.json" --timeout 150 --rows "${bench_rows[@]}" ;;
+      mpi) step mpi /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b --algos "${MPI_ALGOS:-qr,cholesky}" \
+             --grid 2x2 --n 16384 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown \
+             --tile-args "${MPI_TILE_ARGS:-}" ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, bench, mpi)" >&2; exit 2 ;;
+    esac
+  done
+  cat "$out/steps.txt"
+}
+
+case $mode in
+  pack) pack ;;
+  run) run "$@" ;;
+  *) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac

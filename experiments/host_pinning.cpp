@@ -1,0 +1,68 @@
+#include "experiments/host_pinning.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace tessera::driver {
+
+std::vector<platform::HostRange> page_spans(std::vector<platform::HostRange> ranges, std::size_t page) {
+  struct Span {
+    std::uintptr_t begin, end;
+  };
+  std::vector<Span> spans;
+  for (const platform::HostRange& r : ranges) {
+    if (r.bytes == 0) continue;
+    const auto a = reinterpret_cast<std::uintptr_t>(r.ptr);
+    spans.push_back({a / page * page, (a + r.bytes + page - 1) / page * page});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) { return x.begin < y.begin; });
+  std::vector<Span> merged;
+  for (const Span& s : spans) {
+    if (!merged.empty() && s.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, s.end);
+    else merged.push_back(s);
+  }
+  std::vector<platform::HostRange> out;
+  for (const Span& s : merged) out.push_back({reinterpret_cast<std::byte*>(s.begin), s.end - s.begin});
+  return out;
+}
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+HostPinning::HostPinning(platform::Device& device, std::vector<platform::HostRange> ranges) : device_(device) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  for (const platform::HostRange& s : page_spans(std::move(ranges), page)) {
+    if (!device_.pin_host(s.ptr, s.bytes)) {
+      if (pinned_.empty()) break;  // the device does not pin
+      continue;                    // pinned already (by the caller's own registration)
+    }
+    pinned_.push_back(s.ptr);
+    bytes_ += s.bytes;
+  }
+  pin_s_ = seconds_since(t0);
+}
+
+double HostPinning::unpin() {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::byte* p : pinned_) device_.unpin_host(p);
+  pinned_.clear();
+  return seconds_since(t0);
+}
+
+HostPinning::~HostPinning() {
+  try {
+    unpin();
+  } catch (...) {
+    // A failed unregistration leaves pages locked until the process ends;
+    // nothing else depends on it.
+  }
+}
+
+}  // namespace tessera::driver

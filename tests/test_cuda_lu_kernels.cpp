@@ -1,0 +1,130 @@
+// LU's tile kernels on a CUDA device against the CPU's (paper 002's trailing
+// update: TRSM of the block row and column, GEMM, and the row interchanges
+// that a panel's pivots apply to its trailing columns). Same random input
+// through CpuTileKernels and CudaTileKernels, in both precisions; results
+// must agree to a scaled rounding tolerance, and the permutations, which do
+// no arithmetic, must agree exactly. The panel kernels (lu_select,
+// lu_getrf) run on CPU cores by design, so the GPU must refuse them.
+//
+// Where no CUDA device is present every test skips, saying why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "kernels/cuda/cuda_api.hpp"
+#include "tests/cuda_test_util.hpp"
+
+namespace tessera {
+namespace {
+
+using kernels::index_t;
+using cuda_test::random_matrix;
+
+#if TESSERA_HAVE_CUDA
+
+// A triangle that is well conditioned (diagonal of n + 1 dominates), so a
+// triangular solve's rounding stays near eps * n.
+template <class T>
+std::vector<T> dominant(index_t n, unsigned seed) {
+  std::vector<T> a = random_matrix<T>(n, n, seed);
+  for (index_t i = 0; i < n; ++i) a[i + i * n] = T(n + 1);
+  return a;
+}
+
+template <class T>
+class CudaLuKernelsTest : public cuda_test::CudaTilesTest<T> {};
+
+// The whole of two arrays, compared as test_cuda_kernels.cpp compares tiles.
+template <class T>
+void expect_close(const std::vector<T>& want, const std::vector<T>& got, index_t depth, const char* what) {
+  cuda_test::expect_close(want, got, static_cast<index_t>(want.size()), 1, depth, what);
+}
+
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaLuKernelsTest, Precisions);
+
+// The block row's and block column's solves, with leading dimensions larger
+// than the blocks (tiles inside a taller stored column).
+TYPED_TEST(CudaLuKernelsTest, TrsmsMatchCpu) {
+  using T = TypeParam;
+  const index_t m = 230, n = 170, ld = 260;
+  const std::vector<T> u = dominant<T>(n, 1), l = dominant<T>(m, 2);
+  std::vector<T> a = random_matrix<T>(ld, n, 3), b = random_matrix<T>(ld, n, 4);
+  const T* du = this->upload(u);
+  const T* dl = this->upload(l);
+  T* da = this->upload(a);
+  T* db = this->upload(b);
+  this->cpu_.lu_trsm_l(m, n, u.data(), n, a.data(), ld);
+  this->gpu().lu_trsm_l(m, n, du, n, da, ld);
+  expect_close(a, this->download(da, a.size()), n, "lu_trsm_l (A U^-1)");
+  this->cpu_.lu_trsm_u(m, n, l.data(), m, b.data(), ld);
+  this->gpu().lu_trsm_u(m, n, dl, m, db, ld);
+  expect_close(b, this->download(db, b.size()), m, "lu_trsm_u (L^-1 A)");
+}
+
+TYPED_TEST(CudaLuKernelsTest, GemmMatchesCpu) {
+  using T = TypeParam;
+  const index_t m = 210, n = 190, k = 96;
+  const std::vector<T> a = random_matrix<T>(m, k, 5), b = random_matrix<T>(k, n, 6);
+  std::vector<T> c = random_matrix<T>(m + 7, n, 7);
+  const T* dA = this->upload(a);
+  const T* dB = this->upload(b);
+  T* dC = this->upload(c);
+  this->cpu_.lu_gemm(m, n, k, a.data(), m, b.data(), k, c.data(), m + 7);
+  this->gpu().lu_gemm(m, n, k, dA, m, dB, k, dC, m + 7);
+  expect_close(c, this->download(dC, c.size()), k, "lu_gemm (C -= A B)");
+}
+
+// Permutations move values and do no arithmetic: the GPU's result is the
+// CPU's bit for bit.
+TYPED_TEST(CudaLuKernelsTest, PermuteAndExchangeMatchCpuExactly) {
+  using T = TypeParam;
+  const index_t rows = 300, cols = 70, lda = 310;
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(rows));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(8));
+  std::vector<T> a = random_matrix<T>(lda, cols, 9);
+  T* da = this->upload(a);
+  this->cpu_.lu_permute(rows, cols, a.data(), lda, perm.data());
+  this->gpu().lu_permute(rows, cols, da, lda, this->upload(perm));
+  EXPECT_TRUE(a == this->download(da, a.size())) << "lu_permute";
+
+  // A panel of w = 40 pivot rows: those with lo <= xch[r] < hi trade with
+  // A's row xch[r] - lo; the rest belong to another tile and stay.
+  const index_t w = 40, lo = 500, hi = lo + rows;
+  std::vector<std::int64_t> xch(static_cast<std::size_t>(w));
+  std::mt19937 gen(10);
+  std::vector<std::int64_t> targets(static_cast<std::size_t>(rows));
+  std::iota(targets.begin(), targets.end(), lo);
+  std::shuffle(targets.begin(), targets.end(), gen);
+  for (index_t r = 0; r < w; ++r) xch[r] = r % 3 == 0 ? r : targets[r];  // r % 3 == 0: outside [lo, hi)
+  std::vector<T> top = random_matrix<T>(w + 5, cols, 11), b = random_matrix<T>(lda, cols, 12);
+  T* dtop = this->upload(top);
+  T* db = this->upload(b);
+  this->cpu_.lu_exchange(w, cols, top.data(), w + 5, b.data(), lda, xch.data(), lo, hi);
+  this->gpu().lu_exchange(w, cols, dtop, w + 5, db, lda, this->upload(xch), lo, hi);
+  EXPECT_TRUE(top == this->download(dtop, top.size())) << "lu_exchange's top rows";
+  EXPECT_TRUE(b == this->download(db, b.size())) << "lu_exchange's tile rows";
+}
+
+TYPED_TEST(CudaLuKernelsTest, PanelKernelsStayOnTheCpu) {
+  using T = TypeParam;
+  std::vector<T> a = random_matrix<T>(8, 8, 13);
+  T* da = this->upload(a);
+  std::vector<index_t> ipiv(8);
+  EXPECT_THROW(this->gpu().lu_getrf(8, 8, da, 8, ipiv.data()), std::logic_error);
+  EXPECT_THROW(this->gpu().lu_getrf_nopiv(8, 8, da, 8), std::logic_error);
+}
+
+#endif  // TESSERA_HAVE_CUDA
+
+}  // namespace
+}  // namespace tessera
