@@ -148,7 +148,9 @@ std::string result_json(const RunResult& r, const char* backend) {
                      {"copies_out", d.copies_out},
                      {"bytes_out", d.bytes_out},
                      {"evictions", d.evictions},
-                     {"bytes_written_back", d.bytes_written_back}});
+                     {"bytes_written_back", d.bytes_written_back},
+                     {"distinct_bytes_in", d.distinct_bytes_in},
+                     {"distinct_bytes_out", d.distinct_bytes_out}});
     }
     j["gpu_stats"] = per;
     // Host data page-locked for the GPUs' copies (0 where the devices do not pin).

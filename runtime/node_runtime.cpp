@@ -141,6 +141,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     for (std::size_t x = 0; x < n_data; ++x) s.release_buffer(g, static_cast<DataId>(x));
     d.copies_in = c.copies_in, d.bytes_in = c.bytes_in, d.copies_out = c.copies_out, d.bytes_out = c.bytes_out;
     d.evictions = c.evictions, d.bytes_written_back = c.bytes_written_back;
+    d.distinct_bytes_in = c.distinct_bytes_in, d.distinct_bytes_out = c.distinct_bytes_out;
   }
   if (dist) {
     const std::size_t w = dist->store->word_bytes();

@@ -136,6 +136,10 @@ struct DeviceStats {
   // (least recently used first), and the bytes of those written back first
   // because the GPU held the node's only current version.
   std::uint64_t evictions = 0, bytes_written_back = 0;
+  // The bytes of the distinct data copied in, and out, at least once: the
+  // least a run that moves those data can copy (issue 15's residency, each
+  // datum across PCIe once each way, is bytes_in == distinct_bytes_in).
+  std::uint64_t distinct_bytes_in = 0, distinct_bytes_out = 0;
 };
 
 // A node of a distributed run, or the one node of a run with GPUs: who it

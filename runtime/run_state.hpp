@@ -5,6 +5,7 @@
 // and mailboxes, the GPU buffers, and a distributed run's message matching.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <exception>
@@ -40,6 +41,7 @@ struct RunState {
     copy_mutex = p.make_mutex();
     copy_cond = p.make_condition();
     gpu_stats = std::vector<GpuCounters>(gpus.size());
+    for (GpuCounters& c : gpu_stats) c.crossed.assign(n_data, 0);
   }
 
   std::size_t n_data;
@@ -89,6 +91,12 @@ struct RunState {
     // room, and the bytes of those that held the node's only current version.
     std::atomic<std::uint64_t> evictions{0}, bytes_written_back{0};
     std::atomic<std::size_t> in_use{0}, peak{0};  // this run's buffers
+    // Which data have crossed in (bit 0) and out (bit 1) at least once, and
+    // their bytes: each crossing beyond the first is PCIe traffic a GPU that
+    // kept its copies would not need. Written by the device communication
+    // thread alone (start_copy), read after it has ended.
+    std::vector<std::uint8_t> crossed;
+    std::uint64_t distinct_bytes_in = 0, distinct_bytes_out = 0;
     void allocated(std::size_t b) {
       const std::size_t now = in_use.fetch_add(b) + b;
       std::size_t p = peak.load();
@@ -133,6 +141,11 @@ struct RunState {
     GpuCounters& c = gpu_stats[g - 1];
     (to_device ? c.copies_in : c.copies_out).fetch_add(1, std::memory_order_relaxed);
     (to_device ? c.bytes_in : c.bytes_out).fetch_add(bytes, std::memory_order_relaxed);
+    const std::uint8_t bit = to_device ? 1 : 2;
+    if (!(c.crossed[x] & bit)) {
+      c.crossed[x] |= bit;
+      (to_device ? c.distinct_bytes_in : c.distinct_bytes_out) += bytes;
+    }
   }
 
   void release_buffer(int g, DataId x) {

@@ -357,6 +357,10 @@ inline void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& seri
     else
       EXPECT_EQ(d.stats.bytes_at_end, d.stats.peak_bytes) << dev << ": DeviceStats.bytes_at_end without Release_Tile";
     EXPECT_EQ(d.in_use_after, 0u) << dev << ": the device's in_use() after the run";
+    // Distinct data are counted once however often they cross.
+    EXPECT_LE(d.stats.distinct_bytes_in, d.stats.bytes_in) << dev;
+    EXPECT_LE(d.stats.distinct_bytes_out, d.stats.bytes_out) << dev;
+    EXPECT_EQ(d.stats.distinct_bytes_in > 0, d.stats.bytes_in > 0) << dev;
     if (d.owns_read) {
       EXPECT_GT(d.stats.copies_in, 0u) << dev << " owns data but nothing was copied to it";
       EXPECT_GT(d.stats.bytes_in, 0u) << dev;

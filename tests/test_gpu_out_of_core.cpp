@@ -120,11 +120,41 @@ TEST(GpuRuntimeOutOfCore, ThreeTilesOfRoomEvictAndMatchTheSerialResult) {
                      // Every datum lives on the GPU here: what an eviction writes back is a
                      // version only the GPU held, and it must be current for the result to match.
                      EXPECT_GT(st.gpus[0].bytes_written_back, 0u);
+                     // Evicted tiles come back: more crosses than the distinct data, all
+                     // ten tiles of the lower triangle at least once each way.
+                     EXPECT_EQ(st.gpus[0].distinct_bytes_in, 10 * tile);
+                     EXPECT_EQ(st.gpus[0].distinct_bytes_out, 10 * tile);
+                     EXPECT_GT(st.gpus[0].bytes_in, st.gpus[0].distinct_bytes_in);
                      EXPECT_EQ(dev.in_use(), 0u);
                      for (int j = 0; j < L.tile_cols(); ++j)
                        for (int i = j; i < L.tile_rows(); ++i)
                          EXPECT_EQ(std::memcmp(a.tile(i, j), ref.a.tile(i, j), tile), 0)
                              << "tile (" << i << "," << j << "), release " << release;
+                   });
+}
+
+// With room for every tile, the data that live on the GPU cross PCIe once
+// in and once out (issue 15's residency), whatever the window and the
+// network: bytes_in equals the distinct data's bytes.
+TEST(GpuRuntimeOutOfCore, AmpleRoomMovesEachTileOnceEachWay) {
+  const std::size_t tile = 120 * 120 * 8, memory = 12 * tile;
+  for (const bool release : {true, false})
+    for (const Net net : {Net::None, Net::Local})
+      run_one_node(memory, release, net,
+                   [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L, EmulatedDevice&,
+                       TileMatrix<double>&) {
+                     RunStats st;
+                     within(60, [&] {
+                       st = rt.run(
+                           cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+                     });
+                     ASSERT_EQ(st.gpus.size(), 1u);
+                     const DeviceStats& d = st.gpus[0];
+                     EXPECT_EQ(d.evictions, 0u);
+                     EXPECT_EQ(d.bytes_in, 10 * tile) << "release " << release;
+                     EXPECT_EQ(d.distinct_bytes_in, 10 * tile);
+                     EXPECT_EQ(d.bytes_out, 10 * tile);
+                     EXPECT_EQ(d.distinct_bytes_out, 10 * tile);
                    });
 }
 
