@@ -60,10 +60,15 @@ class Device {
   virtual void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) = 0;
   // The same, started on `stream` and returning at once; `done` is called
   // exactly once when the copy is complete (with the error if it failed),
-  // possibly on another thread. `host` must stay valid until then. One copy
-  // per stream at a time (the device communication thread keeps to that).
+  // possibly on another thread. `host` must stay valid until then. At most
+  // copy_depth() copies per stream at a time (the device communication
+  // thread keeps to that); a stream runs them, and calls their `done`, in
+  // the order they were started.
   using CopyDone = std::function<void(std::exception_ptr)>;
   virtual void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) = 0;
+  // Copies the runtime keeps queued per stream: 1 hands the next copy over
+  // only once the last has ended; 2 or more let the next start at once.
+  virtual int copy_depth() const { return 1; }
 
   // Page-locks host memory that copies to and from this device will use, so
   // that they run at the link's pinned bandwidth, return at once and overlap

@@ -37,6 +37,8 @@ struct RunState {
       buffers.emplace_back(n_data, nullptr);
     }
     streams = std::vector<CopyStream>(2 * gpus.size());
+    for (std::size_t k = 0; k < streams.size(); ++k)
+      streams[k].depth = static_cast<std::size_t>(std::max(1, gpus[k / 2].device->copy_depth()));
     alloc_order.resize(gpus.size());
     copy_mutex = p.make_mutex();
     copy_cond = p.make_condition();
@@ -58,18 +60,32 @@ struct RunState {
   std::vector<std::unique_ptr<ReadyQueue>> gpu_ready;  // GPU g's ready tasks: gpu_ready[g-1]
   // The device communication thread's state (000 §5.4): per GPU g, stream
   // 2(g-1) serves its in_mbox (copies to it) and stream 2(g-1)+1 its
-  // out_mbox (copies from it), one copy in flight each; mailboxes are heaps
-  // by priority. The devices report finished copies in copies_done.
+  // out_mbox (copies from it); mailboxes are heaps by priority. Up to the
+  // device's copy_depth() copies are queued on a stream at once, so that the
+  // next starts as soon as one ends instead of after the thread has heard of
+  // it; a stream runs its copies, and reports them done, in order. The
+  // devices report finished copies in copies_done.
+  struct InFlight {
+    Task* task = nullptr;
+    double queued = 0;                        // when it was handed to the device
+    std::vector<platform::HostRange> ranges;  // valid until it has ended
+  };
   struct CopyStream {
     std::vector<Task*> mbox;
-    Task* current = nullptr;
-    double started = 0, ended = 0;
-    std::vector<platform::HostRange> ranges;
+    std::deque<InFlight> in_flight;  // oldest first
+    std::size_t depth = 1;
+    double last_ended = 0;  // when the stream's previous copy ended
+    bool has_room() const { return in_flight.size() < depth; }
   };
   std::vector<CopyStream> streams;
   std::unique_ptr<platform::Mutex> copy_mutex;
   std::unique_ptr<platform::Condition> copy_cond;
-  std::vector<std::pair<int, std::exception_ptr>> copies_done;
+  struct CopyEnd {
+    int stream;
+    std::exception_ptr error;
+    double ended;
+  };
+  std::vector<CopyEnd> copies_done;
   bool copies_closed = false;
   static bool lower_priority(const Task* a, const Task* b) { return a->desc.priority < b->desc.priority; }
 

@@ -127,18 +127,31 @@ class WatchedDevice final : public platform::Device {
   void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override {
     d_->copy(stream, dev, host, n, to_device);
   }
+  // Counts the copies queued on each stream at once (the device's own depth
+  // bounds them; the runtime must keep to it).
   void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override {
-    d_->copy_async(stream, dev, host, n, to_device, std::move(done));
+    std::atomic<int>& q = queued_[stream & 1];
+    const int now = q.fetch_add(1) + 1;
+    int m = max_queued[stream & 1].load();
+    while (now > m && !max_queued[stream & 1].compare_exchange_weak(m, now)) {
+    }
+    d_->copy_async(stream, dev, host, n, to_device, [&q, done = std::move(done)](std::exception_ptr e) {
+      q.fetch_sub(1);
+      done(e);
+    });
   }
+  int copy_depth() const override { return d_->copy_depth(); }
   kernels::TileKernels<double>& kernels_d() override { return d_->kernels_d(); }
   kernels::TileKernels<float>& kernels_s() override { return d_->kernels_s(); }
   void synchronize() override { d_->synchronize(); }
 
   std::vector<std::uint64_t> released_after;  // kernels finished at each release
+  std::atomic<int> max_queued[2] = {0, 0};    // most copies queued at once, per stream
 
  private:
   std::unique_ptr<platform::Device> d_;
   const std::atomic<std::uint64_t>& done_;
+  std::atomic<int> queued_[2] = {0, 0};
   std::mutex mutex_;
 };
 
@@ -153,6 +166,8 @@ struct DeviceOutcome {
   std::size_t in_use_after = 0, peak = 0;
   std::size_t releases = 0;
   std::size_t released_early = 0;  // buffers freed while the node still had kernels to run
+  int copy_depth = 1;
+  int max_queued[2] = {0, 0};  // most copies queued at once on its in- and out-stream
 };
 
 struct GpuOutcome {
@@ -312,6 +327,8 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.peak = devices[g - 1]->peak();
           d.releases = devices[g - 1]->released_after.size();
           for (std::uint64_t k : devices[g - 1]->released_after) d.released_early += k < done.load();
+          d.copy_depth = devices[g - 1]->copy_depth();
+          for (int k = 0; k < 2; ++k) d.max_queued[k] = devices[g - 1]->max_queued[k].load();
           out.devices.push_back(d);
         }
         if (static_cast<int>(st.gpus.size()) != G) {
@@ -357,6 +374,8 @@ inline void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& seri
     else
       EXPECT_EQ(d.stats.bytes_at_end, d.stats.peak_bytes) << dev << ": DeviceStats.bytes_at_end without Release_Tile";
     EXPECT_EQ(d.in_use_after, 0u) << dev << ": the device's in_use() after the run";
+    for (int k = 0; k < 2; ++k)
+      EXPECT_LE(d.max_queued[k], d.copy_depth) << dev << ": copies queued at once on stream " << k;
     // Distinct data are counted once however often they cross.
     EXPECT_LE(d.stats.distinct_bytes_in, d.stats.bytes_in) << dev;
     EXPECT_LE(d.stats.distinct_bytes_out, d.stats.bytes_out) << dev;

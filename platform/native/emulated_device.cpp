@@ -14,6 +14,8 @@ EmulatedDevice::EmulatedDevice(int index, EmulatedDeviceOptions options)
     throw InputError("--gpu-bandwidth " + std::to_string(options.bandwidth_Bps) + " must be > 0 (bytes per second)");
   if (!(options.latency_s >= 0))
     throw InputError("--gpu-latency " + std::to_string(options.latency_s) + " must be >= 0 (seconds)");
+  if (options.copy_depth < 1)
+    throw InputError("emulated GPU copy depth " + std::to_string(options.copy_depth) + " must be >= 1");
 }
 
 EmulatedDevice::~EmulatedDevice() {

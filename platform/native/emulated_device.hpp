@@ -21,6 +21,7 @@ struct EmulatedDeviceOptions {
   std::size_t memory_bytes = std::size_t{4} << 30;
   double bandwidth_Bps = 12e9;  // per direction (PCIe 3.0 x16 measures ~12 GB/s)
   double latency_s = 10e-6;     // per copy
+  int copy_depth = 1;           // copies queued per stream (Device::copy_depth)
 };
 
 class EmulatedDevice final : public HostMemoryDevice {
@@ -30,6 +31,7 @@ class EmulatedDevice final : public HostMemoryDevice {
   // non-positive capacity or bandwidth or a negative latency.
   EmulatedDevice(int index, EmulatedDeviceOptions options);
   std::string name() const override { return "GPU " + std::to_string(index()) + " (emulated)"; }
+  int copy_depth() const override { return o_.copy_depth; }
 
  protected:
   void transfer(int stream, std::size_t bytes, bool to_device, double copied_s) override;
