@@ -12,7 +12,8 @@
 #       library they load that is neither CUDA's (taken from the GPU
 #       machine's toolkit) nor the C/C++ runtime's, and Open MPI's launcher,
 #       plugins and help files, into DIR/gpu_node.tar.xz (DIR default .gpu,
-#       which .gitignore ignores). About 25 MB.
+#       which .gitignore ignores). About 25 MB. $TESSERA_BUILD names another
+#       build folder than build/.
 #
 #   experiments/gpu_node.sh run [DIR] [OUT] [STEPS]
 #       on the GPU machine, in the repository root: unpacks DIR's archive
@@ -39,7 +40,7 @@ mode=${1:-}
 dir=${2:-.gpu}
 
 pack() {
-  local build=$here/build stage
+  local build=${TESSERA_BUILD:-$here/build} stage
   for f in tessera libtessera_cuda.so tests/tessera_cuda_tests scalapack_peer bench_kernels; do
     [[ -e $build/$f ]] || { echo "gpu_node.sh pack: $build/$f is missing (run ./setup.sh build first)" >&2; exit 2; }
   done
@@ -86,7 +87,14 @@ step() {  # step NAME COMMAND...: runs it with its log in $out/NAME.log, records
 run() {
   out=${3:-results/gpu_node}
   local steps=${4:-tests,sanitizer,check,bench}
-  local root=/tmp/tessera-gpu
+  local root=/tmp/tessera-gpu s
+  IFS=, read -ra todo <<<"$steps"
+  for s in "${todo[@]}"; do
+    case $s in
+      tests | sanitizer | check | bench | mpi) ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, bench, mpi)" >&2; exit 2 ;;
+    esac
+  done
   [[ -f $dir/gpu_node.tar.xz ]] || { echo "gpu_node.sh run: $dir/gpu_node.tar.xz is missing (gpu_node.sh pack makes it)" >&2; exit 2; }
   mkdir -p "$out" "$root"
   tar -C "$root" -xJf "$dir/gpu_node.tar.xz"
@@ -132,7 +140,6 @@ run() {
                     "qr:--B 4096 --s 1" "qr:--B 4096 --s 1 --pageable")
   [[ -n ${BENCH_ROWS:-} ]] && IFS=';' read -ra bench_rows <<<"$BENCH_ROWS"
   local t=$(( $(nproc) - 3 ))  # compute threads: the GPU's feeder and device-communication threads take cores too
-  IFS=, read -ra todo <<<"$steps"
   for s in "${todo[@]}"; do
     case $s in
       tests) step tests $b/tests/tessera_cuda_tests --gtest_brief=1 ;;
@@ -157,7 +164,6 @@ run() {
       mpi) step mpi /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b --algos "${MPI_ALGOS:-qr,cholesky}" \
              --grid 2x2 --n 16384 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown \
              --tile-args "${MPI_TILE_ARGS:-}" ;;
-      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, bench, mpi)" >&2; exit 2 ;;
     esac
   done
   cat "$out/steps.txt"

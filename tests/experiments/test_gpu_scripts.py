@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""The GPU-node scripts on a machine without a GPU (CI's): what they can be
+checked for here is their handling of bad input and of failing runs.
+
+    test_gpu_scripts.py TESSERA_BINARY WORK_DIR
+
+experiments/gpu_node.sh: no mode prints its usage and exits 2; an unknown step,
+a missing archive and a build folder without the programs exit 2 naming them,
+before anything is unpacked or run. experiments/bench_gpu.py: a bad --rows or
+--precisions exits 2 naming it; with no GPU every run fails, each failure is
+reported with its reason, the sweep goes on to the end, prints its table with
+every row, writes its JSON, and exits 1.
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GPU_NODE = os.path.join(ROOT, "experiments", "gpu_node.sh")
+BENCH = os.path.join(ROOT, "experiments", "bench_gpu.py")
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
+                       env=dict(os.environ, **(env or {})))
+    return p.returncode, p.stdout, p.stderr
+
+
+def expect(cond, what, out=""):
+    if not cond:
+        print("FAIL: %s\n%s" % (what, out))
+        sys.exit(1)
+
+
+def main():
+    tessera, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+
+    rc, out, err = run(["bash", GPU_NODE])
+    expect(rc == 2 and "gpu_node.sh pack" in err and "gpu_node.sh run" in err, "usage without a mode", err)
+    rc, out, err = run(["bash", GPU_NODE, "run", work, os.path.join(work, "out"), "tests,bogus"])
+    expect(rc == 2 and "unknown step 'bogus'" in err, "an unknown step", err)
+    expect(not os.path.exists(os.path.join(work, "out")), "nothing written for a refused command")
+    rc, out, err = run(["bash", GPU_NODE, "run", os.path.join(work, "nothing-here")])
+    expect(rc == 2 and "nothing-here/gpu_node.tar.xz is missing" in err, "a missing archive", err)
+    rc, out, err = run(["bash", GPU_NODE, "pack", os.path.join(work, "pack")], env={"TESSERA_BUILD": work})
+    expect(rc == 2 and work + "/tessera is missing" in err, "a build folder without tessera", err)
+
+    rc, out, err = run([sys.executable, BENCH, "--binary", tessera, "--rows", "svd:--B 64"])
+    expect(rc == 2 and "--rows: 'svd:--B 64'" in err, "a bad --rows", err)
+    rc, out, err = run([sys.executable, BENCH, "--binary", tessera, "--precisions", "d,z"])
+    expect(rc == 2 and "--precisions: 'z'" in err, "a bad --precisions", err)
+
+    js = os.path.join(work, "bench.json")
+    rc, out, err = run([sys.executable, BENCH, "--binary", tessera, "--n", "256", "--reps", "2", "--rows",
+                        "cholesky:--B 64", "lu:--B 64 --d 1", "--out", os.path.join(work, "runs"), "--json", js])
+    expect(rc == 1, "exit 1 when the runs fail (no GPU), got %d" % rc, out + err)
+    # 2 reps x (2 peers + 2 tessera runs), each reported with the program's own reason.
+    failures = [l for l in err.splitlines() if ": exit 2: tessera: error:" in l]
+    expect(len(failures) == 8, "every failing run reported (8), got %d" % len(failures), err)
+    expect(any("--impl cusolver" in l or "CUDA" in l for l in failures), "the reason named", err)
+    rows = [l for l in out.splitlines() if l.startswith("| cholesky") or l.startswith("| lu")]
+    expect(len(rows) == 2 and all("| - |" in l for l in rows), "the table has both rows, without values", out)
+    with open(js) as f:
+        data = json.load(f)
+    expect(len(data["rows"]) == 2 and data["rows"][0]["tessera_gflops"] == [], "the JSON has both rows", str(data))
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
