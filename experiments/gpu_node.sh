@@ -26,7 +26,7 @@
 #         check      --check on every factorization with --gpus 1 --device cuda
 #         bench      experiments/bench_gpu.py: tessera against cuSOLVER, N = 32,768
 #                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
-#                    Cholesky and QR, each pinned and --pageable)
+#                    the README's table and two narrow-panel LUs)
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_TILE_ARGS for tessera)
 #       Logs and JSON go to OUT (default results/gpu_node); a failing step is
@@ -135,9 +135,11 @@ run() {
     OPENBLAS_VERBOSE=2 "$root/build/bench_kernels" --benchmark_filter=NONE 2>&1 | grep -i core | head -1
   } | tee "$out/machine.txt"
   : >"$out/steps.txt"
-  # Each pinned configuration beside the same one pageable (--pageable).
-  local bench_rows=("cholesky:--B 2048 --s 2 --b 32" "cholesky:--B 2048 --s 2 --b 32 --pageable"
-                    "qr:--B 4096 --s 1" "qr:--B 4096 --s 1 --pageable")
+  # The README's table (2026-11-25), and LU with the narrow panels that the
+  # simulator suggests (experiments/README.md, "LU on one H100"). Pinned
+  # against pageable memory: BENCH_ROWS='cholesky:--B 2048 --s 1;cholesky:--B 2048 --s 1 --pageable'.
+  local bench_rows=("cholesky:--B 2048 --s 1" "qr:--B 4096 --s 1" "lu:--B 1024 --d 1 --pivot partial"
+                    "lu:--B 1024 --s 8 --d 1 --pivot tournament" "lu:--B 2048 --s 8 --d 1 --pivot tournament")
   [[ -n ${BENCH_ROWS:-} ]] && IFS=';' read -ra bench_rows <<<"$BENCH_ROWS"
   local t=$(( $(nproc) - 3 ))  # compute threads: the GPU's feeder and device-communication threads take cores too
   for s in "${todo[@]}"; do
