@@ -112,15 +112,14 @@ run() {
   export LD_LIBRARY_PATH=$root/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export TESSERA_CUDA_MODULE=$root/build/libtessera_cuda.so
   local b=$root/build
-  # OpenBLAS picks its kernels from the CPU's model name; on a virtual CPU
-  # that names no model ("Intel(R) Xeon(R) Processor") it falls back to
-  # Prescott's SSE3 kernels, several times slower. Choose from the CPU's
-  # instruction set instead, as OpenBLAS would for a named model, unless the
-  # caller chose.
+  # On a virtual CPU that names no model ("Intel(R) Xeon(R) Processor")
+  # OpenBLAS may fall back to Prescott's SSE3 kernels, several times slower
+  # (it did on one lent machine). Choose from the CPU's instruction set
+  # instead, unless the caller chose.
   if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
     local flags
     flags=$(grep -m1 '^flags' /proc/cpuinfo)
-    # (Debian's OpenBLAS 0.3.21 does not accept Cooperlake here: "Core not
+    # (Debian's OpenBLAS 0.3.21 refuses to force Cooperlake: "Core not
     # found"; SkylakeX's kernels are its AVX-512 ones.)
     if [[ $flags == *avx512f* ]]; then export OPENBLAS_CORETYPE=SkylakeX
     elif [[ $flags == *avx2* ]]; then export OPENBLAS_CORETYPE=Haswell
