@@ -71,6 +71,11 @@ class TileDataStore final : public DataStore {
       out.push_back({reinterpret_cast<std::byte*>(mine), n * sizeof(T)});
     });
   }
+  bool holds(DataId d) const override {
+    bool all = true;
+    for_each_piece(d, [&](T* mine, std::size_t n) { all &= n == 0 || mine != nullptr; });
+    return all;
+  }
   void point_at(DataId d, std::byte* at) override { point(d, reinterpret_cast<T*>(at)); }
   void unpack_own(DataId d, const std::byte* in) override { copy(d, const_cast<std::byte*>(in), false); }
 
@@ -133,12 +138,16 @@ class TileDataStore final : public DataStore {
   // wire order: a panel copy, or a tile then its T factor.
   template <class Fn>
   void for_each_range(DataId d, Fn&& fn) const {
-    const Ref r = find(d);
-    auto piece = [&](T* mine, std::size_t n) {
+    for_each_piece(d, [&](T* mine, std::size_t n) {
       if (n == 0) return;  // a datum of no elements (one a variant does not use)
       if (!mine) throw std::logic_error("data store: datum " + std::to_string(d) + " is not held by this node");
       fn(mine, n);
-    };
+    });
+  }
+  // The same pieces, null where this node holds none.
+  template <class Fn>
+  void for_each_piece(DataId d, Fn&& piece) const {
+    const Ref r = find(d);
     if (r.s->panels) {
       piece(r.s->f->v(r.j), r.s->f->v_elems(r.j));
       return;

@@ -32,14 +32,17 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import run_json  # noqa: E402  (one way to run a program and read its JSON)
 
-# The configurations measured on the lent H100 (README, GPUs): Cholesky's and
-# QR's best from 2026-11-22's sweep; LU with the panel on the cores (002 Alg. 2)
-# and one block column kept there.
+# The rows of the README's table (lent H100, 2026-11-25), then LU with the
+# narrow panels the simulator ranks first (experiments/README.md, "LU on one
+# H100"), not yet measured.
 DEFAULT_ROWS = [
+    "cholesky:--B 2048 --s 1",
     "cholesky:--B 2048 --s 2 --b 32",
     "qr:--B 4096 --s 1",
     "lu:--B 1024 --d 1 --pivot partial",
     "lu:--B 1024 --d 1 --pivot tournament",
+    "lu:--B 1024 --s 8 --d 1 --pivot tournament",
+    "lu:--B 2048 --s 8 --d 1 --pivot tournament",
 ]
 
 

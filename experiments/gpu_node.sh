@@ -26,7 +26,7 @@
 #         check      --check on every factorization with --gpus 1 --device cuda
 #         bench      experiments/bench_gpu.py: tessera against cuSOLVER, N = 32,768
 #                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
-#                    the README's table and two narrow-panel LUs)
+#                    bench_gpu.py's: the README's table, two narrow-panel LUs)
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_TILE_ARGS for tessera)
 #       Logs and JSON go to OUT (default results/gpu_node); a failing step is
@@ -134,12 +134,13 @@ run() {
     OPENBLAS_VERBOSE=2 "$root/build/bench_kernels" --benchmark_filter=NONE 2>&1 | grep -i core | head -1
   } | tee "$out/machine.txt"
   : >"$out/steps.txt"
-  # The README's table (2026-11-25), and LU with the narrow panels that the
-  # simulator suggests (experiments/README.md, "LU on one H100"). Pinned
-  # against pageable memory: BENCH_ROWS='cholesky:--B 2048 --s 1;cholesky:--B 2048 --s 1 --pageable'.
-  local bench_rows=("cholesky:--B 2048 --s 1" "qr:--B 4096 --s 1" "lu:--B 1024 --d 1 --pivot partial"
-                    "lu:--B 1024 --s 8 --d 1 --pivot tournament" "lu:--B 2048 --s 8 --d 1 --pivot tournament")
-  [[ -n ${BENCH_ROWS:-} ]] && IFS=';' read -ra bench_rows <<<"$BENCH_ROWS"
+  # Rows: bench_gpu.py's defaults unless BENCH_ROWS names others (pinned
+  # against pageable memory, say: 'cholesky:--B 2048 --s 1;cholesky:--B 2048 --s 1 --pageable').
+  local bench_rows=()
+  if [[ -n ${BENCH_ROWS:-} ]]; then
+    IFS=';' read -ra bench_rows <<<"$BENCH_ROWS"
+    bench_rows=(--rows "${bench_rows[@]}")
+  fi
   local t=$(( $(nproc) - 3 ))  # compute threads: the GPU's feeder and device-communication threads take cores too
   for s in "${todo[@]}"; do
     case $s in
@@ -161,7 +162,7 @@ run() {
         step check_qr_binary $b/tessera run --algo qr --qr-tree binary --qr-domain 2 --n 8192 --B 1024 --gpus 1 \
           --device cuda --threads $t --check --json "$out/check_qr_binary.json" ;;
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
-               --out "$out/bench" --json "$out/bench.json" --timeout 150 --rows "${bench_rows[@]}" ;;
+               --out "$out/bench" --json "$out/bench.json" --timeout 150 "${bench_rows[@]}" ;;
       mpi) step mpi /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b --algos "${MPI_ALGOS:-qr,cholesky}" \
              --grid 2x2 --n 16384 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown \
              --tile-args "${MPI_TILE_ARGS:-}" ;;

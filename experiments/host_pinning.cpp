@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
 
 namespace tessera::driver {
 
@@ -36,33 +39,42 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 HostPinning::HostPinning(platform::Device& device, std::vector<platform::HostRange> ranges) : device_(device) {
+  if (!device_.pins_host()) return;
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  for (const platform::HostRange& s : page_spans(std::move(ranges), page)) {
-    if (!device_.pin_host(s.ptr, s.bytes)) {
-      if (pinned_.empty()) break;  // the device does not pin
-      continue;                    // pinned already (by the caller's own registration)
+  try {
+    for (const platform::HostRange& s : page_spans(std::move(ranges), page)) {
+      if (!device_.pin_host(s.ptr, s.bytes)) continue;  // locked already, by its owner
+      pinned_.push_back(s.ptr);
+      bytes_ += s.bytes;
     }
-    pinned_.push_back(s.ptr);
-    bytes_ += s.bytes;
+  } catch (const std::exception& e) {
+    warning_ = std::string("host memory left pageable (copies to and from the GPUs slower): ") + e.what();
+    unpin();
+    bytes_ = 0;
   }
   pin_s_ = seconds_since(t0);
 }
 
 double HostPinning::unpin() {
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::byte* p : pinned_) device_.unpin_host(p);
+  for (std::byte* p : pinned_) {
+    try {
+      device_.unpin_host(p);
+    } catch (const std::exception& e) {
+      if (warning_.empty()) warning_ = std::string("host memory left page-locked: ") + e.what();
+    }
+  }
   pinned_.clear();
   return seconds_since(t0);
 }
 
-HostPinning::~HostPinning() {
-  try {
-    unpin();
-  } catch (...) {
-    // A failed unregistration leaves pages locked until the process ends;
-    // nothing else depends on it.
-  }
+HostPinning::~HostPinning() { unpin(); }
+
+void HostPinning::print_warning() {
+  if (warning_.empty() || warned_) return;
+  std::fprintf(stderr, "tessera: warning: %s\n", warning_.c_str());
+  warned_ = true;
 }
 
 }  // namespace tessera::driver

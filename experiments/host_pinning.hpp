@@ -11,6 +11,7 @@
 // outside the factorization's time, as the cuSOLVER peer's host matrix is
 // made outside its own.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "platform/device.hpp"
@@ -24,7 +25,10 @@ namespace tessera::driver {
 std::vector<platform::HostRange> page_spans(std::vector<platform::HostRange> ranges, std::size_t page);
 
 // Pins `ranges` through `device` for its lifetime. Nothing is pinned where
-// the device does not pin (pin_host returns false for the first span).
+// the device does not pin (Device::pins_host), and pinning is an
+// optimisation: if the device cannot lock a span (page-locked memory is
+// limited), what was pinned is unpinned, the run goes on pageable, and
+// warning() says why; a span locked by someone else already is left alone.
 class HostPinning {
  public:
   HostPinning(platform::Device& device, std::vector<platform::HostRange> ranges);
@@ -34,14 +38,21 @@ class HostPinning {
 
   std::size_t bytes() const { return bytes_; }
   double pin_s() const { return pin_s_; }
-  // Unpins now (the destructor does it otherwise); returns the seconds it took.
+  // Unpins now (the destructor does it otherwise); returns the seconds it
+  // took. A span that cannot be unpinned is reported in warning().
   double unpin();
+  // Why memory was left pageable or locked, or empty.
+  const std::string& warning() const { return warning_; }
+  // Prints it (once) to stderr as a warning, if there is one.
+  void print_warning();
 
  private:
   platform::Device& device_;
   std::vector<std::byte*> pinned_;
   std::size_t bytes_ = 0;
   double pin_s_ = 0;
+  std::string warning_;
+  bool warned_ = false;
 };
 
 }  // namespace tessera::driver

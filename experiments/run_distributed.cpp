@@ -18,20 +18,14 @@ namespace tessera::driver {
 namespace {
 
 // The host bytes of this node's own data as the run starts: what its GPUs'
-// copies read and write. Data without host memory yet (QR's panel copies, LU's
-// candidate sets: made during the run) are left out and copied unpinned.
+// copies read and write. Data without host memory yet (QR's panel copies:
+// made during the run) are left out and copied unpinned.
 std::vector<platform::HostRange> own_host_ranges(DataStore& store, std::size_t n_data, const Placement& where,
                                                  int self) {
   std::vector<platform::HostRange> ranges;
   for (std::size_t x = 0; x < n_data; ++x) {
     const DataId d = static_cast<DataId>(x);
-    if (where(d).node != self) continue;
-    const std::size_t before = ranges.size();
-    try {
-      store.host_ranges(d, ranges);
-    } catch (const std::logic_error&) {
-      ranges.resize(before);  // not held yet
-    }
+    if (where(d).node == self && store.holds(d)) store.host_ranges(d, ranges);
   }
   return ranges;
 }
@@ -146,13 +140,17 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
       pinned.emplace(*c.devices[0], own_host_ranges(store, n_data, where, self));
       r.pinned_bytes = pinned->bytes();
       r.pin_s = pinned->pin_s();
+      pinned->print_warning();
     }
     std::vector<double> barrier{0.0};
     net.allreduce_sum(barrier);
     const double cpu0 = process_cpu_s();
     const RunStats st = run_graph(n_data, gen, ex, store, where, fo);
-    if (pinned) r.unpin_s = pinned->unpin();
     r.cpu_s = process_cpu_s() - cpu0;
+    if (pinned) {
+      r.unpin_s = pinned->unpin();
+      pinned->print_warning();
+    }
     gather_nodes(r, st, net);
     r.tasks = st.tasks;
     r.busy_s = st.busy_s;

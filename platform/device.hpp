@@ -70,13 +70,17 @@ class Device {
   // only once the last has ended; 2 or more let the next start at once.
   virtual int copy_depth() const { return 1; }
 
+  // Whether page-locking host memory helps this device's copies (a CUDA
+  // device; not emulated or simulated GPUs, whose pin_host does nothing).
+  virtual bool pins_host() const { return false; }
   // Page-locks host memory that copies to and from this device will use, so
   // that they run at the link's pinned bandwidth, return at once and overlap
   // each other and the kernels (a CUDA device: cudaHostRegister, valid for
-  // every device of the process). Returns false where the device gains
-  // nothing from it (the default: emulated and simulated GPUs). `p` and
-  // `bytes` are page-aligned; unpin_host takes a `p` pin_host accepted.
-  // Called outside the factorization, by the thread that builds the run.
+  // every device of the process). Returns false if the memory was locked
+  // already (by someone else: leave it to them); throws if it cannot be
+  // locked. `p` and `bytes` are page-aligned; unpin_host takes a `p` that
+  // pin_host accepted. Called outside the factorization, by the thread that
+  // builds the run.
   virtual bool pin_host(std::byte* p, std::size_t bytes) {
     (void)p, (void)bytes;
     return false;

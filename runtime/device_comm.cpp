@@ -10,27 +10,47 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
   const DistContext* dist = s.dist;
   std::vector<Task*> ready;
   // Copies to hand to their devices: the stream and the slot queued on it
-  // (a deque's elements stay where they are as it grows at the back).
+  // (a deque's elements stay where they are as it grows at the back and
+  // shrinks at the front).
   std::vector<std::pair<int, RunState::InFlight*>> to_start;
-  std::vector<RunState::CopyEnd> ended;
+  std::vector<int> ended;
+  std::vector<RunState::InFlight> finished;
+  std::vector<int> finished_stream;
   for (;;) {
     to_start.clear();
     ended.clear();
+    finished.clear();
+    finished_stream.clear();
     {
       platform::Lock lk(*s.copy_mutex);
       for (;;) {
         ended.swap(s.copies_done);
+        // A stream's copies leave in the order they were queued, each once
+        // it has been reported done: a copy reported at once (cancelled,
+        // or failed to start) waits for the older ones still on the device,
+        // whose tasks must not finish, nor their buffers be freed, early.
+        for (const int k : ended) {
+          RunState::CopyStream& st = s.streams[k];
+          while (!st.in_flight.empty() && st.in_flight.front().ended) {
+            finished.push_back(std::move(st.in_flight.front()));
+            finished_stream.push_back(k);
+            st.in_flight.pop_front();
+          }
+        }
         // Copies that wait for GPU memory first (RunState::admit), then
         // the mailboxes by priority; a copy that cannot have its buffer
         // yet waits aside and leaves its stream to the next one.
+        std::size_t reserved = 0;
         const auto queue = [&](int k, Task* t) {
           RunState::CopyStream& st = s.streams[k];
-          st.in_flight.push_back({t, platform.now(), {}});
+          st.in_flight.push_back({});
+          st.in_flight.back().task = t;
+          st.in_flight.back().reserved = reserved;
           to_start.emplace_back(k, &st.in_flight.back());
         };
         for (auto it = s.parked.begin(); it != s.parked.end();) {
           const int k = RunState::stream_of((*it)->desc);
-          if (s.streams[k].has_room() && s.admit((*it)->desc)) {
+          if (s.streams[k].has_room() && s.admit((*it)->desc, reserved)) {
             queue(k, *it);
             it = s.parked.erase(it);
           } else {
@@ -43,48 +63,54 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
             std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);
             Task* t = st.mbox.back();
             st.mbox.pop_back();
-            if (s.admit(t->desc)) queue(static_cast<int>(k), t);
+            if (s.admit(t->desc, reserved)) queue(static_cast<int>(k), t);
             else s.parked.push_back(t);
           }
         }
-        if (!ended.empty() || !to_start.empty()) break;
+        if (!finished.empty() || !to_start.empty()) break;
         if (s.copies_closed) return;  // every task has finished
         s.copy_cond->wait(*s.copy_mutex);
       }
     }
     for (const auto& [k, slot] : to_start) {
-      auto done = [&s, k = k, &platform](std::exception_ptr e) {
+      auto done = [&s, k = k, slot = slot, &platform](std::exception_ptr e) {
         platform::Lock lk(*s.copy_mutex);
-        s.copies_done.push_back({k, e, platform.now()});
+        slot->ended = true;
+        slot->error = e;
+        slot->ended_at = platform.now();
+        s.copies_done.push_back(k);
         s.copy_cond->notify_one();
       };
+      slot->started = platform.now();
       if (s.cancelled.load(std::memory_order_relaxed)) {
         done(nullptr);
-        continue;
+      } else {
+        try {
+          s.start_copy(slot->task->desc, k % 2, slot->ranges, done);
+        } catch (...) {
+          done(std::current_exception());
+        }
       }
-      try {
-        s.start_copy(slot->task->desc, k % 2, slot->ranges, done);
-      } catch (...) {
-        done(std::current_exception());
+      if (slot->reserved > 0) {  // allocated now, or never: no longer only planned
+        platform::Lock lk(*s.copy_mutex);
+        s.unreserve(slot->task->desc, slot->reserved);
       }
     }
-    for (const RunState::CopyEnd& e : ended) {
-      // The stream's oldest copy: a stream ends its copies in order. Only
-      // this thread adds to or takes from in_flight, so no lock is needed.
-      RunState::CopyStream& st = s.streams[e.stream];
-      const RunState::InFlight f = std::move(st.in_flight.front());
-      st.in_flight.pop_front();
+    for (std::size_t i = 0; i < finished.size(); ++i) {
+      const RunState::InFlight& f = finished[i];
+      const int k = finished_stream[i];
+      RunState::CopyStream& st = s.streams[k];
       // A copy queued behind another began when that one ended.
-      const double began = std::max(f.queued, st.last_ended);
-      st.last_ended = e.ended;
-      if (e.error) {
+      const double began = std::max(f.started, st.last_ended);
+      st.last_ended = std::max(st.last_ended, f.ended_at);
+      if (f.error) {
         // The other nodes wait for this node's messages: a copy that
         // cannot be made ends the run (cancelling would leave them waiting).
-        if (networked) s.abort_run(e.error);
-        s.fail(e.error);
+        if (networked) s.abort_run(f.error);
+        s.fail(f.error);
       } else if (obs && !s.cancelled.load(std::memory_order_relaxed)) {
         const DataId x = static_cast<DataId>(f.task->desc.arg[1]);
-        obs->on_copy(e.stream / 2 + 1, e.stream % 2 == 0, x, dist->store->bytes(x), began, e.ended);
+        obs->on_copy(k / 2 + 1, k % 2 == 0, x, dist->store->bytes(x), began, f.ended_at);
       }
       try {
         s.finish(f.task, ready);

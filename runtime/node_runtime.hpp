@@ -111,6 +111,12 @@ class DataStore {
   // The host bytes of this node's copy of d (its own, or the alien copy it
   // holds), in wire order: what a copy to or from a GPU moves.
   virtual void host_ranges(DataId d, std::vector<platform::HostRange>& out) = 0;
+  // Whether this node has host memory for d now (host_ranges would succeed):
+  // false for data made during the run, such as QR's panel copies.
+  virtual bool holds(DataId d) const {
+    (void)d;
+    return true;
+  }
   // Points the tile tables at `at`, a buffer that holds d in wire order (a
   // GPU's tables at its device buffer), or at nothing.
   virtual void point_at(DataId d, std::byte* at) = 0;

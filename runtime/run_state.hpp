@@ -40,6 +40,7 @@ struct RunState {
     for (std::size_t k = 0; k < streams.size(); ++k)
       streams[k].depth = static_cast<std::size_t>(std::max(1, gpus[k / 2].device->copy_depth()));
     alloc_order.resize(gpus.size());
+    admitted.assign(gpus.size(), 0);
     copy_mutex = p.make_mutex();
     copy_cond = p.make_condition();
     gpu_stats = std::vector<GpuCounters>(gpus.size());
@@ -62,13 +63,16 @@ struct RunState {
   // 2(g-1) serves its in_mbox (copies to it) and stream 2(g-1)+1 its
   // out_mbox (copies from it); mailboxes are heaps by priority. Up to the
   // device's copy_depth() copies are queued on a stream at once, so that the
-  // next starts as soon as one ends instead of after the thread has heard of
-  // it; a stream runs its copies, and reports them done, in order. The
-  // devices report finished copies in copies_done.
+  // device has the next at hand when one ends; the thread finishes a
+  // stream's copies in the order they were queued.
   struct InFlight {
     Task* task = nullptr;
-    double queued = 0;                        // when it was handed to the device
+    std::size_t reserved = 0;                 // GPU bytes admit() reserved for its buffer
+    double started = 0;                       // when it was handed to the device
     std::vector<platform::HostRange> ranges;  // valid until it has ended
+    bool ended = false;                       // reported done (under copy_mutex)
+    std::exception_ptr error;
+    double ended_at = 0;
   };
   struct CopyStream {
     std::vector<Task*> mbox;
@@ -80,12 +84,10 @@ struct RunState {
   std::vector<CopyStream> streams;
   std::unique_ptr<platform::Mutex> copy_mutex;
   std::unique_ptr<platform::Condition> copy_cond;
-  struct CopyEnd {
-    int stream;
-    std::exception_ptr error;
-    double ended;
-  };
-  std::vector<CopyEnd> copies_done;
+  // Streams with a copy reported done since the thread last looked (the
+  // slot itself carries the outcome: a copy can be reported done out of
+  // order, at once, when it was cancelled or could not start).
+  std::vector<int> copies_done;
   bool copies_closed = false;
   static bool lower_priority(const Task* a, const Task* b) { return a->desc.priority < b->desc.priority; }
 
@@ -187,6 +189,7 @@ struct RunState {
   // so the copies that wait always get their memory, and a GPU's resident
   // bytes never exceed its capacity whatever the window holds.
   std::vector<std::deque<DataId>> alloc_order;  // per GPU, under copy_mutex
+  std::vector<std::size_t> admitted;            // per GPU, under copy_mutex: bytes admitted, not yet allocated
   std::vector<Task*> parked;                    // copies waiting for memory, under copy_mutex
 
   void plan_allocation(int g, DataId x) {
@@ -194,18 +197,27 @@ struct RunState {
     alloc_order[g - 1].push_back(x);
   }
   // Under copy_mutex: whether copy task d may start now (and, if it needs a
-  // buffer, takes its turn in the allocation order).
-  bool admit(const TaskDesc& d) {
+  // buffer, takes its turn in the allocation order and reserves the buffer's
+  // bytes in `reserved`, which the caller gives back with unreserve() once
+  // start_copy has allocated it or failed: with several copies queued per
+  // stream, buffers admitted together are allocated after the check).
+  bool admit(const TaskDesc& d, std::size_t& reserved) {
+    reserved = 0;
     if (d.arg[3] == 0 || cancelled.load(std::memory_order_relaxed)) return true;  // to the host: no GPU memory
     const int g = d.arg[0];
     const DataId x = static_cast<DataId>(d.arg[1]);
     if (buffers[g - 1][x]) return true;  // into its buffer
     std::deque<DataId>& order = alloc_order[g - 1];
     const platform::Device& dev = *gpus[g - 1].device;
-    if (order.empty() || order.front() != x || dev.in_use() + dist->store->bytes(x) > dev.capacity()) return false;
+    const std::size_t bytes = dist->store->bytes(x);
+    if (order.empty() || order.front() != x || dev.in_use() + admitted[g - 1] + bytes > dev.capacity()) return false;
     order.pop_front();
+    admitted[g - 1] += bytes;
+    reserved = bytes;
     return true;
   }
+  // Under copy_mutex.
+  void unreserve(const TaskDesc& d, std::size_t reserved) { admitted[d.arg[0] - 1] -= reserved; }
 
   // ---- distributed runs ----
   const DistContext* dist = nullptr;

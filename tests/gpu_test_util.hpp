@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -119,6 +121,7 @@ class WatchedDevice final : public platform::Device {
     {
       std::lock_guard lk(mutex_);
       released_after.push_back(done_.load());
+      released_in_copy += copying_.count(p) > 0;
     }
     d_->release(p, bytes);
   }
@@ -129,16 +132,32 @@ class WatchedDevice final : public platform::Device {
   }
   // Counts the copies queued on each stream at once (the device's own depth
   // bounds them; the runtime must keep to it).
+  // And which buffers a copy is using, so that freeing one is caught.
   void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override {
+    if (fail_copy_at > 0 && ++copies_ == fail_copy_at) throw std::runtime_error("copy refused (a test's failure)");
     std::atomic<int>& q = queued_[stream & 1];
     const int now = q.fetch_add(1) + 1;
     int m = max_queued[stream & 1].load();
     while (now > m && !max_queued[stream & 1].compare_exchange_weak(m, now)) {
     }
-    d_->copy_async(stream, dev, host, n, to_device, [&q, done = std::move(done)](std::exception_ptr e) {
+    {
+      std::lock_guard lk(mutex_);
+      copying_.insert(dev);
+    }
+    const auto ended = [this, &q, dev] {
       q.fetch_sub(1);
-      done(e);
-    });
+      std::lock_guard lk(mutex_);
+      copying_.erase(copying_.find(dev));
+    };
+    try {
+      d_->copy_async(stream, dev, host, n, to_device, [ended, done = std::move(done)](std::exception_ptr e) {
+        ended();
+        done(e);
+      });
+    } catch (...) {
+      ended();
+      throw;
+    }
   }
   int copy_depth() const override { return d_->copy_depth(); }
   kernels::TileKernels<double>& kernels_d() override { return d_->kernels_d(); }
@@ -147,11 +166,15 @@ class WatchedDevice final : public platform::Device {
 
   std::vector<std::uint64_t> released_after;  // kernels finished at each release
   std::atomic<int> max_queued[2] = {0, 0};    // most copies queued at once, per stream
+  int released_in_copy = 0;                   // buffers freed while a copy used them (under mutex_)
+  int fail_copy_at = 0;                       // > 0: the copy_async call of that number throws
 
  private:
   std::unique_ptr<platform::Device> d_;
   const std::atomic<std::uint64_t>& done_;
   std::atomic<int> queued_[2] = {0, 0};
+  std::multiset<std::byte*> copying_;  // buffers of the copies under way
+  int copies_ = 0;                     // copy_async calls (the device communication thread's)
   std::mutex mutex_;
 };
 
@@ -168,6 +191,7 @@ struct DeviceOutcome {
   std::size_t released_early = 0;  // buffers freed while the node still had kernels to run
   int copy_depth = 1;
   int max_queued[2] = {0, 0};  // most copies queued at once on its in- and out-stream
+  int released_in_copy = 0;    // buffers freed while a copy into or out of them was under way
 };
 
 struct GpuOutcome {
@@ -329,6 +353,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           for (std::uint64_t k : devices[g - 1]->released_after) d.released_early += k < done.load();
           d.copy_depth = devices[g - 1]->copy_depth();
           for (int k = 0; k < 2; ++k) d.max_queued[k] = devices[g - 1]->max_queued[k].load();
+          d.released_in_copy = devices[g - 1]->released_in_copy;
           out.devices.push_back(d);
         }
         if (static_cast<int>(st.gpus.size()) != G) {
@@ -376,6 +401,7 @@ inline void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& seri
     EXPECT_EQ(d.in_use_after, 0u) << dev << ": the device's in_use() after the run";
     for (int k = 0; k < 2; ++k)
       EXPECT_LE(d.max_queued[k], d.copy_depth) << dev << ": copies queued at once on stream " << k;
+    EXPECT_EQ(d.released_in_copy, 0) << dev << ": buffers freed while a copy used them";
     // Distinct data are counted once however often they cross.
     EXPECT_LE(d.stats.distinct_bytes_in, d.stats.bytes_in) << dev;
     EXPECT_LE(d.stats.distinct_bytes_out, d.stats.bytes_out) << dev;

@@ -3,6 +3,7 @@
 // copies from and to them are correct, and they are pageable again once
 // unpinned. Skips where no CUDA device is present.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <future>
@@ -21,8 +22,9 @@ namespace {
 // is then refused as already registered (pin_host returns false); if it is
 // accepted, it is undone.
 bool registered(platform::Device& dev, const void* p) {
-  auto* page = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(p) / 4096 * 4096);
-  if (!dev.pin_host(page, 4096)) return true;
+  const auto pg = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto* page = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(p) / pg * pg);
+  if (!dev.pin_host(page, pg)) return true;
   dev.unpin_host(page);
   return false;
 }

@@ -3,6 +3,7 @@
 // the device, instead of hanging or crashing; with room for a few tiles the
 // runtime evicts and writes back copies and still gives the serial result
 // bit for bit.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -73,7 +74,8 @@ TEST(GpuRuntimeOutOfMemory, ATileThatDoesNotFitThrows) {
 // at once, and the run stops with DeviceOutOfMemory, frees its buffers and ends.
 void run_one_node(std::size_t memory, bool release_tiles, Net net,
                   const std::function<void(NodeRuntime&, CholeskyExecutor<double>&, const TileLayout&, EmulatedDevice&,
-                                           TileMatrix<double>&)>& body) {
+                                           TileMatrix<double>&)>& body,
+                  EmulatedDeviceOptions device = fast(), int fail_copy_at = 0, int* released_in_copy = nullptr) {
   const TileLayout L(480, 480, 120, 1, 0);
   const MultiLevelBlockCyclic dist(L, 1, 1, 1);
   const Placement where = factorization("cholesky").placement(L, dist);
@@ -81,7 +83,12 @@ void run_one_node(std::size_t memory, bool release_tiles, Net net,
   generate(a, MatrixKind::Spd, kMatrixSeed);
   TileDataStore<double> store;
   store.add_tiles(0, a);
-  EmulatedDevice dev(1, fast(memory));
+  device.memory_bytes = memory;
+  auto owned = std::make_unique<EmulatedDevice>(1, device);
+  EmulatedDevice& dev = *owned;
+  const std::atomic<std::uint64_t> no_count{0};
+  WatchedDevice watched(std::move(owned), no_count);
+  watched.fail_copy_at = fail_copy_at;
   const auto tables = factorization("cholesky").gpu_tables(L, kIb, double{});
   std::optional<platform::LocalCluster> cluster;
   if (net == Net::Local) cluster.emplace(1);
@@ -94,11 +101,27 @@ void run_one_node(std::size_t memory, bool release_tiles, Net net,
   opt.threads = 2;
   opt.dist = &ctx;
   opt.release_tiles = release_tiles;
-  opt.gpus.push_back({&dev, &tables->executor(), &tables->tables, nullptr});
+  opt.gpus.push_back({&watched, &tables->executor(), &tables->tables, nullptr});
   platform::NativePlatform platform;
   CholeskyExecutor<double> ex(a);
   NodeRuntime rt(platform, opt);
   body(rt, ex, L, dev, a);
+  if (released_in_copy) *released_in_copy = watched.released_in_copy;
+}
+
+// The Cholesky run must stop with an E whose message holds `message`.
+template <class E>
+void expect_run_fails(NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L, const std::string& message,
+                      const std::string& what) {
+  within(60, [&] {
+    try {
+      rt.run(
+          cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
+      ADD_FAILURE() << what << ": the run succeeded";
+    } catch (const E& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(message)) << what;
+    }
+  });
 }
 
 TEST(GpuRuntimeOutOfCore, ThreeTilesOfRoomEvictAndMatchTheSerialResult) {
@@ -158,24 +181,38 @@ TEST(GpuRuntimeOutOfCore, AmpleRoomMovesEachTileOnceEachWay) {
                    });
 }
 
+// Two copies queued per stream, and the n-th copy refused when it is
+// handed to the device: the run stops with that error, every copy already
+// on the device ends before its task finishes (so no buffer is freed under
+// a copy), and every buffer is freed at the end.
+TEST(GpuRuntimeOutOfCore, AFailedCopyWithTwoQueuedFreesNoBufferUnderACopy) {
+  const std::size_t tile = 120 * 120 * 8;
+  EmulatedDeviceOptions slow = fast();
+  slow.bandwidth_Bps = 2e8;  // 0.6 ms a tile: copies queue up
+  slow.copy_depth = 2;
+  for (const int n : {2, 5, 9, 14}) {
+    int released_in_copy = -1;
+    run_one_node(
+        12 * tile, true, Net::None,
+        [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L, EmulatedDevice& dev,
+            TileMatrix<double>&) {
+          expect_run_fails<std::runtime_error>(rt, ex, L, "copy refused", "copy " + std::to_string(n) + " refused");
+          EXPECT_EQ(dev.in_use(), 0u) << "copy " << n;
+        },
+        slow, n, &released_in_copy);
+    EXPECT_EQ(released_in_copy, 0) << "copy " << n << " refused: buffers freed while a copy used them";
+  }
+}
+
 TEST(GpuRuntimeOutOfCore, ATaskWhoseTilesDoNotFitTogetherThrowsAndFreesTheBuffers) {
   const std::size_t tile = 120 * 120 * 8;
   for (const Net net : {Net::None, Net::Local})
     run_one_node(2 * tile + 100, true, net,
                  [&](NodeRuntime& rt, CholeskyExecutor<double>& ex, const TileLayout& L, EmulatedDevice& dev,
                      TileMatrix<double>&) {
-                   within(60, [&] {
-                     try {
-                       rt.run(
-                           cholesky_data_count(L), [&](TaskSink& s) { cholesky_tasks(L, s); }, ex);
-                       ADD_FAILURE() << "a GSMM's three tiles in the room of two must throw";
-                     } catch (const DeviceOutOfMemory& e) {
-                       EXPECT_NE(std::string(e.what()).find(
-                                     "GPU 1 (emulated): out of memory: a buffer of 115200 bytes does not fit"),
-                                 std::string::npos)
-                           << e.what();
-                     }
-                   });
+                   expect_run_fails<DeviceOutOfMemory>(
+                       rt, ex, L, "GPU 1 (emulated): out of memory: a buffer of 115200 bytes does not fit",
+                       "a GSMM's three tiles in the room of two");
                    EXPECT_EQ(dev.in_use(), 0u) << "a failed run leaves buffers allocated on the device";
                  });
 }
@@ -185,31 +222,35 @@ TEST(GpuRuntimeOutOfCore, ATaskWhoseTilesDoNotFitTogetherThrowsAndFreesTheBuffer
 // task's), so the plan evicts
 // and writes back throughout; never an input of a queued task (the result
 // would differ or a kernel would find no buffer), peak within the capacity.
+// With two copies queued per stream (a CUDA GPU's depth) too: buffers
+// admitted together must fit together.
 TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
-  for (const bool chol : {true, false}) {
-    const TileLayout L(chol ? 480 : 600, 480, 120, 3, 24);
-    const Reference<double> ref(chol, L);
-    const std::vector<TaskKey> serial = serial_keys(chol, L);
-    for (Grid g : {Grid{1, 1}, Grid{1, 2}, Grid{2, 1}}) {
-      RunSpec r;
-      r.chol = chol;
-      r.grid = g;
-      r.G = 1;
-      const std::size_t memory = 4 * (120 * 120 + kIb * 120) * 8;
-      r.device = fast(memory);
-      const std::string what =
-          std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" + std::to_string(g.pc);
-      GpuOutcome o;
-      within(120, [&] { o = run_gpus<double>(r, L, ref); });
-      expect_correct(o, serial, what);
-      std::uint64_t evictions = 0;
-      for (const DeviceOutcome& d : o.devices) {
-        EXPECT_LE(d.peak, memory) << what << " node " << d.node << " GPU " << d.gpu;
-        evictions += d.stats.evictions;
+  for (const int depth : {1, 2})
+    for (const bool chol : {true, false}) {
+      const TileLayout L(chol ? 480 : 600, 480, 120, 3, 24);
+      const Reference<double> ref(chol, L);
+      const std::vector<TaskKey> serial = serial_keys(chol, L);
+      for (Grid g : {Grid{1, 1}, Grid{1, 2}, Grid{2, 1}}) {
+        RunSpec r;
+        r.chol = chol;
+        r.grid = g;
+        r.G = 1;
+        const std::size_t memory = 4 * (120 * 120 + kIb * 120) * 8;
+        r.device = fast(memory);
+        r.device.copy_depth = depth;
+        const std::string what = std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" +
+                                 std::to_string(g.pc) + " depth " + std::to_string(depth);
+        GpuOutcome o;
+        within(120, [&] { o = run_gpus<double>(r, L, ref); });
+        expect_correct(o, serial, what);
+        std::uint64_t evictions = 0;
+        for (const DeviceOutcome& d : o.devices) {
+          EXPECT_LE(d.peak, memory) << what << " node " << d.node << " GPU " << d.gpu;
+          evictions += d.stats.evictions;
+        }
+        if (g.pr * g.pc == 1) EXPECT_GT(evictions, 0u) << what;
       }
-      if (g.pr * g.pc == 1) EXPECT_GT(evictions, 0u) << what;
     }
-  }
 }
 
 }  // namespace

@@ -293,8 +293,6 @@ TEST(GpuRuntimeRelease, ReleaseTileLowersThePeakWithASmallWindow) { compare_rele
 // made the two peaks equal up to scheduling noise).
 TEST(GpuRuntimeRelease, ReleaseTileLowersThePeak) { compare_release(16384); }
 
-// Stated directly: with release_tiles = false no GPU buffer may be freed
-// while its node still has kernels to run.
 // A device that takes two copies per stream at once (as a CUDA GPU does,
 // issue 15 point 3) gets two whenever two are ready, never three, and the
 // factors do not change. Copies slow enough (1 GB/s, 100 us each) that the
@@ -329,6 +327,8 @@ TEST(EmulatedGpu, RejectsACopyDepthBelowOne) {
   }
 }
 
+// Stated directly: with release_tiles = false no GPU buffer may be freed
+// while its node still has kernels to run.
 TEST(GpuRuntimeRelease, KeepTilesKeepsEveryCopyToTheEnd) {
   const TileLayout L(600, 600, 120, 3, 24);
   const Reference<double> ref(true, L);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,14 +44,22 @@ class PinningDevice final : public platform::HostMemoryDevice {
  public:
   explicit PinningDevice(bool pins) : HostMemoryDevice(1, std::size_t{1} << 20, true), pins_(pins) {}
   std::string name() const override { return "GPU 1 (pinning test)"; }
+  bool pins_host() const override { return pins_; }
+  // The call numbered locked_at finds its span locked already; the one
+  // numbered fail_at cannot lock its span; unpinning fails from unpin_fail_at on.
   bool pin_host(std::byte* p, std::size_t bytes) override {
     ++asked;
-    if (!pins_) return false;
+    if (asked == fail_at) throw std::runtime_error("cudaHostRegister: out of memory (test)");
+    if (asked == locked_at) return false;
     pinned.push_back({p, bytes});
     return true;
   }
-  void unpin_host(std::byte* p) override { unpinned.push_back(p); }
-  int asked = 0;
+  void unpin_host(std::byte* p) override {
+    if (unpin_fail_at > 0 && static_cast<int>(unpinned.size()) + 1 >= unpin_fail_at)
+      throw std::runtime_error("cudaHostUnregister failed (test)");
+    unpinned.push_back(p);
+  }
+  int asked = 0, fail_at = 0, locked_at = 0, unpin_fail_at = 0;
   std::vector<HostRange> pinned;
   std::vector<std::byte*> unpinned;
 
@@ -79,15 +88,62 @@ TEST(HostPinning, PinsEachSpanOnceAndUnpinsThemAll) {
   for (std::size_t i = 0; i < dev.pinned.size(); ++i) EXPECT_EQ(dev.unpinned[i], dev.pinned[i].ptr);
 }
 
-TEST(HostPinning, ADeviceThatDoesNotPinIsAskedOnce) {
+TEST(HostPinning, ADeviceThatDoesNotPinIsNotAsked) {
   PinningDevice dev(false);
   std::vector<std::byte> a(65536), b(65536);
   {
     driver::HostPinning pin(dev, {{a.data(), a.size()}, {b.data() + 4096 * 3, 4096}});
     EXPECT_EQ(pin.bytes(), 0u);
+    EXPECT_EQ(pin.warning(), "");
   }
-  EXPECT_EQ(dev.asked, 1);
+  EXPECT_EQ(dev.asked, 0);
   EXPECT_TRUE(dev.unpinned.empty());
+}
+
+// Three ranges two pages apart in one buffer: three spans.
+std::vector<HostRange> three_spans(std::vector<std::vector<std::byte>>& keep) {
+  const std::size_t pg = 4096;
+  keep.assign(1, std::vector<std::byte>(16 * pg));
+  const auto a = reinterpret_cast<std::uintptr_t>(keep[0].data());
+  std::byte* base = reinterpret_cast<std::byte*>((a + pg - 1) / pg * pg);
+  return {{base, pg}, {base + 3 * pg, pg}, {base + 6 * pg, 2 * pg}};
+}
+
+TEST(HostPinning, ASpanLockedAlreadyIsLeftToItsOwner) {
+  PinningDevice dev(true);
+  dev.locked_at = 2;
+  std::vector<std::vector<std::byte>> keep;
+  const std::vector<HostRange> r = three_spans(keep);
+  {
+    driver::HostPinning pin(dev, r);
+    EXPECT_EQ(dev.asked, static_cast<int>(driver::page_spans(r, 4096).size()));
+    EXPECT_EQ(dev.pinned.size(), driver::page_spans(r, 4096).size() - 1);
+    EXPECT_EQ(pin.warning(), "");
+  }
+  EXPECT_EQ(dev.unpinned.size(), dev.pinned.size()) << "the span locked by someone else is not unlocked";
+}
+
+// Pinning is an optimisation: a span that cannot be locked unlocks what
+// was, and the run goes on pageable with a warning; so does a failed unlock.
+TEST(HostPinning, AFailureUnpinsWhatWasPinnedAndGoesOnPageable) {
+  PinningDevice dev(true);
+  dev.fail_at = 2;
+  std::vector<std::vector<std::byte>> keep;
+  {
+    driver::HostPinning pin(dev, three_spans(keep));
+    EXPECT_EQ(pin.bytes(), 0u);
+    EXPECT_NE(pin.warning().find("left pageable"), std::string::npos) << pin.warning();
+    EXPECT_NE(pin.warning().find("out of memory (test)"), std::string::npos) << pin.warning();
+    ASSERT_EQ(dev.pinned.size(), 1u);
+    ASSERT_EQ(dev.unpinned.size(), 1u);
+    EXPECT_EQ(dev.unpinned[0], dev.pinned[0].ptr);
+  }
+  PinningDevice dev2(true);
+  dev2.unpin_fail_at = 1;
+  driver::HostPinning pin2(dev2, three_spans(keep));
+  EXPECT_GT(pin2.bytes(), 0u);
+  EXPECT_NO_THROW(pin2.unpin());
+  EXPECT_NE(pin2.warning().find("left page-locked"), std::string::npos) << pin2.warning();
 }
 
 }  // namespace
