@@ -85,6 +85,7 @@ def main():
 
     # values[(prec, row index)] = tessera's runs; peer[(prec, algo)] = (with copies, without)
     tile, peer = {}, {}
+    copies, link = {}, {}  # tessera's copies' GB/s (in, out) per run; the peer's copies' GB/s
     for prec in precisions:
         for r in range(args.reps):
             done_peer = set()
@@ -98,12 +99,20 @@ def main():
                     if res is not None:
                         gf, t, c = float(res["gflops"]), float(res["time_s"]), float(res.get("copy_s", 0.0))
                         peer.setdefault((prec, algo), []).append((gf * t / (t + c), gf))
+                        # The matrix in and out, one after the other: the link's bandwidth.
+                        item = 8 if prec == "d" else 4
+                        if c > 0:
+                            link.setdefault((prec, algo), []).append(2 * args.n * args.n * item / c / 1e9)
                 path = os.path.join(out_dir, f"row{i}_{prec}_tessera_r{r}.json")
                 res = run_json(f"tessera {algo} {' '.join(extra)} {prec} rep {r}", [
                     args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec, "--gpus", "1",
                     "--device", "cuda", "--threads", str(args.threads), *extra, "--json", path], path, args.timeout)
                 if res is not None:
                     tile.setdefault((prec, i), []).append(float(res["gflops"]))
+                    for g in res.get("gpu_stats", [])[:1]:
+                        if g.get("copy_in_s", 0) > 0 and g.get("copy_out_s", 0) > 0:
+                            copies.setdefault((prec, i), []).append(
+                                (g["bytes_in"] / g["copy_in_s"] / 1e9, g["bytes_out"] / g["copy_out_s"] / 1e9))
                 print(f"  {prec} rep {r + 1}/{args.reps} {algo} {' '.join(extra)}: "
                       f"{fmt(tile.get((prec, i), [None])[-1] if res else None, 1)} GFlop/s", file=sys.stderr, flush=True)
 
@@ -129,6 +138,18 @@ def main():
                              "cusolver_gflops_with_copies": [x[0] for x in p],
                              "cusolver_gflops_without_copies": [x[1] for x in p],
                              "ratio_with_copies": rw, "ratio_without_copies": ro})
+    print()
+    print("Copies (GB/s; tessera: bytes over the time its streams spent copying, medians; cuSOLVER: the matrix in and "
+          "out over its copy_s, the link's bandwidth):")
+    print("| algo | prec | tessera args | tessera in | tessera out | cuSOLVER |")
+    print("|---|---|---|---:|---:|---:|")
+    for pi, prec in enumerate(precisions):
+        for i, (algo, extra) in enumerate(args.rows):
+            c = copies.get((prec, i), [])
+            print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median([x[0] for x in c]), 1)} | "
+                  f"{fmt(median([x[1] for x in c]), 1)} | {fmt(median(link.get((prec, algo), [])), 1)} |")
+            rows_out[pi * len(args.rows) + i]["copies_gbps_in_out"] = c
+            rows_out[pi * len(args.rows) + i]["cusolver_copies_gbps"] = link.get((prec, algo), [])
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "rows": rows_out}, f, indent=1)

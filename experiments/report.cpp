@@ -150,7 +150,9 @@ std::string result_json(const RunResult& r, const char* backend) {
                      {"evictions", d.evictions},
                      {"bytes_written_back", d.bytes_written_back},
                      {"distinct_bytes_in", d.distinct_bytes_in},
-                     {"distinct_bytes_out", d.distinct_bytes_out}});
+                     {"distinct_bytes_out", d.distinct_bytes_out},
+                     {"copy_in_s", d.copy_in_s},
+                     {"copy_out_s", d.copy_out_s}});
     }
     j["gpu_stats"] = per;
     // Host data page-locked for the GPUs' copies (0 where the devices do not pin).

@@ -103,6 +103,7 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
       // A copy queued behind another began when that one ended.
       const double began = std::max(f.started, st.last_ended);
       st.last_ended = std::max(st.last_ended, f.ended_at);
+      if (!f.error && f.ended_at > began) st.busy_s += f.ended_at - began;
       if (f.error) {
         // The other nodes wait for this node's messages: a copy that
         // cannot be made ends the run (cancelling would leave them waiting).

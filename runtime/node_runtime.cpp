@@ -142,6 +142,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     d.copies_in = c.copies_in, d.bytes_in = c.bytes_in, d.copies_out = c.copies_out, d.bytes_out = c.bytes_out;
     d.evictions = c.evictions, d.bytes_written_back = c.bytes_written_back;
     d.distinct_bytes_in = c.distinct_bytes_in, d.distinct_bytes_out = c.distinct_bytes_out;
+    d.copy_in_s = s.streams[2 * (g - 1)].busy_s, d.copy_out_s = s.streams[2 * (g - 1) + 1].busy_s;
   }
   if (dist) {
     const std::size_t w = dist->store->word_bytes();

@@ -146,6 +146,11 @@ struct DeviceStats {
   // least a run that moves those data can copy (issue 15's residency, each
   // datum across PCIe once each way, is bytes_in == distinct_bytes_in).
   std::uint64_t distinct_bytes_in = 0, distinct_bytes_out = 0;
+  // Seconds the in- and out-stream spent on copies (a queued copy counted
+  // from the end of the one before it): bytes_in / copy_in_s is the
+  // bandwidth the copies reached, to hold against the link's (issue 15
+  // point 1: at least 80% of its pinned bandwidth).
+  double copy_in_s = 0, copy_out_s = 0;
 };
 
 // A node of a distributed run, or the one node of a run with GPUs: who it

@@ -79,6 +79,7 @@ struct RunState {
     std::deque<InFlight> in_flight;  // oldest first
     std::size_t depth = 1;
     double last_ended = 0;  // when the stream's previous copy ended
+    double busy_s = 0;      // the stream's copies end to end: what its bytes took
     bool has_room() const { return in_flight.size() < depth; }
   };
   std::vector<CopyStream> streams;

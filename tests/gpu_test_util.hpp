@@ -406,6 +406,8 @@ inline void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& seri
     EXPECT_LE(d.stats.distinct_bytes_in, d.stats.bytes_in) << dev;
     EXPECT_LE(d.stats.distinct_bytes_out, d.stats.bytes_out) << dev;
     EXPECT_EQ(d.stats.distinct_bytes_in > 0, d.stats.bytes_in > 0) << dev;
+    EXPECT_EQ(d.stats.copy_in_s > 0, d.stats.copies_in > 0) << dev << ": time of the copies in";
+    EXPECT_EQ(d.stats.copy_out_s > 0, d.stats.copies_out > 0) << dev << ": time of the copies out";
     if (d.owns_read) {
       EXPECT_GT(d.stats.copies_in, 0u) << dev << " owns data but nothing was copied to it";
       EXPECT_GT(d.stats.bytes_in, 0u) << dev;

@@ -313,6 +313,11 @@ TEST(GpuRuntimeCopyDepth, TwoCopiesQueuedPerStreamAndTheSameFactors) {
     ASSERT_EQ(o.devices.size(), 1u);
     EXPECT_EQ(o.devices[0].copy_depth, 2);
     EXPECT_EQ(o.devices[0].max_queued[0], 2) << what << ": copies to the GPU queued at once";
+    // Each copy takes at least its modeled time on its stream, and queued
+    // copies are counted end to end, not twice: no faster than the model's 1 GB/s.
+    const DeviceStats& d = o.devices[0].stats;
+    EXPECT_GE(d.copy_in_s, d.copies_in * 1e-4 + d.bytes_in / 1e9) << what;
+    EXPECT_GE(d.copy_out_s, d.copies_out * 1e-4 + d.bytes_out / 1e9) << what;
   }
 }
 

@@ -8,7 +8,7 @@ experiments/gpu_node.sh: no mode prints its usage and exits 2; an unknown step,
 a missing archive and a build folder without the programs exit 2 naming them,
 before anything is unpacked or run. experiments/bench_gpu.py: a bad --rows or
 --precisions exits 2 naming it; with no GPU every run fails, each failure is
-reported with its reason, the sweep goes on to the end, prints its table with
+reported with its reason, the sweep goes on to the end, prints its two tables with
 every row, writes its JSON, and exits 1.
 """
 import json
@@ -61,7 +61,8 @@ def main():
     expect(len(failures) == 8, "every failing run reported (8), got %d" % len(failures), err)
     expect(any("--impl cusolver" in l or "CUDA" in l for l in failures), "the reason named", err)
     rows = [l for l in out.splitlines() if l.startswith("| cholesky") or l.startswith("| lu")]
-    expect(len(rows) == 2 and all("| - |" in l for l in rows), "the table has both rows, without values", out)
+    expect(len(rows) == 4 and all("| - |" in l for l in rows),
+           "both tables (rates, copies) have both rows, without values", out)
     with open(js) as f:
         data = json.load(f)
     expect(len(data["rows"]) == 2 and data["rows"][0]["tessera_gflops"] == [], "the JSON has both rows", str(data))
