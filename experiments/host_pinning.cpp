@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <utility>
 
 namespace tessera::driver {
 
@@ -49,7 +50,7 @@ HostPinning::HostPinning(platform::Device& device, std::vector<platform::HostRan
       bytes_ += s.bytes;
     }
   } catch (const std::exception& e) {
-    warning_ = std::string("host memory left pageable (copies to and from the GPUs slower): ") + e.what();
+    warn(std::string("host memory left pageable (copies to and from the GPUs slower): ") + e.what());
     unpin();
     bytes_ = 0;
   }
@@ -62,7 +63,7 @@ double HostPinning::unpin() {
     try {
       device_.unpin_host(p);
     } catch (const std::exception& e) {
-      if (warning_.empty()) warning_ = std::string("host memory left page-locked: ") + e.what();
+      if (warning_.empty()) warn(std::string("host memory left page-locked: ") + e.what());
     }
   }
   pinned_.clear();
@@ -71,10 +72,9 @@ double HostPinning::unpin() {
 
 HostPinning::~HostPinning() { unpin(); }
 
-void HostPinning::print_warning() {
-  if (warning_.empty() || warned_) return;
+void HostPinning::warn(std::string why) {
+  warning_ = std::move(why);
   std::fprintf(stderr, "tessera: warning: %s\n", warning_.c_str());
-  warned_ = true;
 }
 
 }  // namespace tessera::driver

@@ -41,10 +41,9 @@ class HostPinning {
   // Unpins now (the destructor does it otherwise); returns the seconds it
   // took. A span that cannot be unpinned is reported in warning().
   double unpin();
-  // Why memory was left pageable or locked, or empty.
+  // Why memory was left pageable or locked, or empty (printed to stderr as
+  // a warning when it happened).
   const std::string& warning() const { return warning_; }
-  // Prints it (once) to stderr as a warning, if there is one.
-  void print_warning();
 
  private:
   platform::Device& device_;
@@ -52,7 +51,7 @@ class HostPinning {
   std::size_t bytes_ = 0;
   double pin_s_ = 0;
   std::string warning_;
-  bool warned_ = false;
+  void warn(std::string why);
 };
 
 }  // namespace tessera::driver

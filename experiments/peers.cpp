@@ -46,16 +46,12 @@ void run_peer(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
                      std::vector<platform::HostRange>{{reinterpret_cast<std::byte*>(d), sizeof(T) * c.m * c.n}});
       r.pinned_bytes = pinned->bytes();
       r.pin_s = pinned->pin_s();
-      pinned->print_warning();
     }
     const kernels::CusolverRun g = kernels::cusolver_factor(F.cusolver_routine(), 0, c.m, c.n, d, aux.data());
     r.time_s = g.factor_s;
     r.copy_s = g.copy_s;
     info = g.info;
-    if (pinned) {
-      r.unpin_s = pinned->unpin();
-      pinned->print_warning();
-    }
+    if (pinned) r.unpin_s = pinned->unpin();
   } else {
     const double t0 = platform.now(), cpu0 = process_cpu_s();
     info = F.lapack(c.m, c.n, d, aux);

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <stdexcept>
 
 #include "experiments/driver_parts.hpp"
 #include "experiments/host_pinning.hpp"
@@ -140,17 +139,13 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
       pinned.emplace(*c.devices[0], own_host_ranges(store, n_data, where, self));
       r.pinned_bytes = pinned->bytes();
       r.pin_s = pinned->pin_s();
-      pinned->print_warning();
     }
     std::vector<double> barrier{0.0};
     net.allreduce_sum(barrier);
     const double cpu0 = process_cpu_s();
     const RunStats st = run_graph(n_data, gen, ex, store, where, fo);
     r.cpu_s = process_cpu_s() - cpu0;
-    if (pinned) {
-      r.unpin_s = pinned->unpin();
-      pinned->print_warning();
-    }
+    if (pinned) r.unpin_s = pinned->unpin();
     gather_nodes(r, st, net);
     r.tasks = st.tasks;
     r.busy_s = st.busy_s;

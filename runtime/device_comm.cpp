@@ -14,13 +14,11 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
   // shrinks at the front).
   std::vector<std::pair<int, RunState::InFlight*>> to_start;
   std::vector<int> ended;
-  std::vector<RunState::InFlight> finished;
-  std::vector<int> finished_stream;
+  std::vector<std::pair<int, RunState::InFlight>> finished;  // stream, copy
   for (;;) {
     to_start.clear();
     ended.clear();
     finished.clear();
-    finished_stream.clear();
     {
       platform::Lock lk(*s.copy_mutex);
       for (;;) {
@@ -32,26 +30,25 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
         for (const int k : ended) {
           RunState::CopyStream& st = s.streams[k];
           while (!st.in_flight.empty() && st.in_flight.front().ended) {
-            finished.push_back(std::move(st.in_flight.front()));
-            finished_stream.push_back(k);
+            finished.emplace_back(k, std::move(st.in_flight.front()));
             st.in_flight.pop_front();
           }
         }
         // Copies that wait for GPU memory first (RunState::admit), then
         // the mailboxes by priority; a copy that cannot have its buffer
         // yet waits aside and leaves its stream to the next one.
-        std::size_t reserved = 0;
-        const auto queue = [&](int k, Task* t) {
+        const auto queue = [&](int k, Task* t, std::size_t reserved) {
           RunState::CopyStream& st = s.streams[k];
           st.in_flight.push_back({});
           st.in_flight.back().task = t;
           st.in_flight.back().reserved = reserved;
           to_start.emplace_back(k, &st.in_flight.back());
         };
+        std::size_t reserved = 0;
         for (auto it = s.parked.begin(); it != s.parked.end();) {
           const int k = RunState::stream_of((*it)->desc);
           if (s.streams[k].has_room() && s.admit((*it)->desc, reserved)) {
-            queue(k, *it);
+            queue(k, *it, reserved);
             it = s.parked.erase(it);
           } else {
             ++it;
@@ -63,7 +60,7 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
             std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);
             Task* t = st.mbox.back();
             st.mbox.pop_back();
-            if (s.admit(t->desc, reserved)) queue(static_cast<int>(k), t);
+            if (s.admit(t->desc, reserved)) queue(static_cast<int>(k), t, reserved);
             else s.parked.push_back(t);
           }
         }
@@ -96,9 +93,7 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
         s.unreserve(slot->task->desc, slot->reserved);
       }
     }
-    for (std::size_t i = 0; i < finished.size(); ++i) {
-      const RunState::InFlight& f = finished[i];
-      const int k = finished_stream[i];
+    for (const auto& [k, f] : finished) {
       RunState::CopyStream& st = s.streams[k];
       // A copy queued behind another began when that one ended.
       const double began = std::max(f.started, st.last_ended);
