@@ -91,10 +91,6 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
       }
     });
   KernelMeasurement r;
-  r.shape = s;
-  r.shape.ib = ib;
-  r.concurrency = concurrency;
-  std::vector<double> samples;
   try {
     KernelCall<T> call(s, ib, sets, 1);
     while (ready.load() < concurrency - 1) std::this_thread::yield();
@@ -104,15 +100,7 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
       call.run(c % call.sets());
       if (o.cold) call.prepare(c % call.sets());
     }
-    double total = 0;
-    for (int i = 0;; ++i) {
-      const int n = static_cast<int>(samples.size());
-      if (n >= o.max_reps) break;
-      if (n >= o.min_reps && (total >= o.min_time_s || total >= o.max_time_s)) break;
-      const double dt = timed_call(call, i % call.sets());
-      samples.push_back(dt);
-      total += dt;
-    }
+    r = sample_calls(s, concurrency, o, [&](int i) { return timed_call(call, i % call.sets()); });
   } catch (...) {
     stop = true;
     for (auto& t : others) t.join();
@@ -121,7 +109,26 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
   stop = true;
   for (auto& t : others) t.join();
   if (other_error) std::rethrow_exception(other_error);
+  r.shape.ib = ib;
+  return r;
+}
+
+}  // namespace
+
+KernelMeasurement sample_calls(const KernelShape& shape, int concurrency, const CalibrationOptions& o,
+                               const std::function<double(int)>& timed) {
+  std::vector<double> samples;
+  double total = 0;
+  for (int i = 0;; ++i) {
+    const int n = static_cast<int>(samples.size());
+    if (n >= o.max_reps || (n >= o.min_reps && (total >= o.min_time_s || total >= o.max_time_s))) break;
+    samples.push_back(timed(i));
+    total += samples.back();
+  }
   std::sort(samples.begin(), samples.end());
+  KernelMeasurement r;
+  r.shape = shape;
+  r.concurrency = concurrency;
   r.reps = static_cast<int>(samples.size());
   r.median_s = quantile(samples, 0.5);
   r.spread_s = quantile(samples, 0.75) - quantile(samples, 0.25);
@@ -129,7 +136,22 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
   return r;
 }
 
-}  // namespace
+std::string measurement_json(const KernelMeasurement& m) {
+  nlohmann::ordered_json e;
+  e["kernel"] = kernel_key(m.shape.kernel);
+  e["precision"] = std::string(1, m.shape.precision);
+  e["m"] = m.shape.m;
+  e["n"] = m.shape.n;
+  if (m.shape.k > 0) e["k"] = m.shape.k;
+  if (m.shape.ib > 0) e["ib"] = m.shape.ib;
+  // Five significant digits: more than the measurements' own precision.
+  const auto sig = [](double x) { return std::stod(fmt::format("{:.5g}", x)); };
+  e["median_s"] = sig(m.median_s);
+  e["spread_s"] = sig(m.spread_s);
+  e["min_s"] = sig(m.min_s);
+  e["reps"] = m.reps;
+  return e.dump();
+}
 
 std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
   std::set<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
@@ -147,15 +169,19 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
     for (const std::int64_t N : o.for_n)
       for (int t = 1; t <= max_threads; ++t)
         for (const int s : o.for_s) {
-          // The runtime's default tiles: B from default_tiles, b = B/(2s) (experiments/run_config.cpp).
-          const std::int64_t B = std::max<std::int64_t>(default_tiles(N, N, t, p == 's').B, s);
-          const TileLayout L(N, N, B, s, s > 1 ? std::max<std::int64_t>(1, B / (2 * s)) : 0);
-          // Every registered factorization's task shapes on those tiles.
-          for (const std::string_view name : factorization_names()) {
-            const Factorization& F = factorization(name);
-            Recorder rec;
-            F.tasks(L, rec);
-            for (const TaskDesc& d : rec.tasks) add(F.shape(L, d, p, o.ib));
+          // The runtime's default tiles (B from default_tiles, b = B/(2s): experiments/run_config.cpp), or o.for_b's.
+          std::vector<std::int64_t> Bs = o.for_b;
+          if (Bs.empty()) Bs.push_back(default_tiles(N, N, t, p == 's').B);
+          for (const std::int64_t B0 : Bs) {
+            const std::int64_t B = std::max<std::int64_t>(B0, s);
+            const TileLayout L(N, N, B, s, s > 1 ? std::max<std::int64_t>(1, B / (2 * s)) : 0);
+            // Every registered factorization's task shapes on those tiles.
+            for (const std::string_view name : factorization_names()) {
+              const Factorization& F = factorization(name);
+              Recorder rec;
+              F.tasks(L, rec);
+              for (const TaskDesc& d : rec.tasks) add(F.shape(L, d, p, o.ib));
+            }
           }
         }
   }
@@ -394,20 +420,7 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
                                                    m.concurrency)}};
       model["measurements"] = ordered::array();
     }
-    ordered e;
-    e["kernel"] = kernel_key(m.shape.kernel);
-    e["precision"] = std::string(1, m.shape.precision);
-    e["m"] = m.shape.m;
-    e["n"] = m.shape.n;
-    if (m.shape.k > 0) e["k"] = m.shape.k;
-    if (m.shape.ib > 0) e["ib"] = m.shape.ib;
-    // Five significant digits: more than the measurements' own precision.
-    const auto sig = [](double x) { return std::stod(fmt::format("{:.5g}", x)); };
-    e["median_s"] = sig(m.median_s);
-    e["spread_s"] = sig(m.spread_s);
-    e["min_s"] = sig(m.min_s);
-    e["reps"] = m.reps;
-    model["measurements"].push_back(std::move(e));
+    model["measurements"].push_back(ordered::parse(measurement_json(m)));
   }
   ordered f;
   f["name"] = name;
@@ -449,19 +462,26 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
                   {"bandwidth_Bps", {{"value", 1e10}, {"source", "placeholder: one node sends no messages"}}},
                   {"latency_s", {{"value", 1e-6}, {"source", "placeholder: one node sends no messages"}}},
                   {"calibrated", true}};
-  // One measurement per line: the file stays readable and diffable.
   ordered km;
-  std::map<std::string, std::string> lists;
-  for (auto& [c, model] : models) {
-    const std::string name = "core-x" + std::to_string(c), mark = "@measurements:" + name;
-    std::string list = "[";
-    for (std::size_t i = 0; i < model["measurements"].size(); ++i)
-      list += std::string(i ? "," : "") + "\n    " + model["measurements"][i].dump();
-    lists[mark] = list + "\n   ]";
-    model["measurements"] = mark;
-    km[name] = std::move(model);
-  }
+  for (auto& [c, model] : models) km["core-x" + std::to_string(c)] = std::move(model);
   f["kernel_models"] = km;
+  return machine_file_text(f.dump());
+}
+
+std::string machine_file_text(const std::string& json) {
+  using ordered = nlohmann::ordered_json;
+  ordered f = ordered::parse(json);
+  std::map<std::string, std::string> lists;
+  if (f.contains("kernel_models") && f["kernel_models"].is_object())
+    for (auto& [name, model] : f["kernel_models"].items()) {
+      if (!model.is_object() || !model.contains("measurements") || !model["measurements"].is_array()) continue;
+      const std::string mark = "@measurements:" + name;
+      std::string list = "[";
+      for (std::size_t i = 0; i < model["measurements"].size(); ++i)
+        list += std::string(i ? "," : "") + "\n    " + model["measurements"][i].dump();
+      lists[mark] = list + "\n   ]";
+      model["measurements"] = mark;
+    }
   std::string text = f.dump(1);
   for (const auto& [mark, list] : lists) {
     const std::string quoted = "\"" + mark + "\"";

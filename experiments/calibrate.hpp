@@ -44,6 +44,9 @@ struct CalibrationOptions {
   // ... and, for each of those N, with these s (tile columns per top-level
   // tile, b = B/(2s): the narrow and remainder columns' shapes).
   std::vector<int> for_s = {1};
+  // ... with these top-level tile sizes B instead of the default tiles' (a
+  // GPU's runs choose larger tiles than default_tiles gives cores); empty: the default.
+  std::vector<std::int64_t> for_b;
   std::vector<int> concurrency = {1};
   std::int64_t ib = 32;  // QR inner blocking (the runtime's default)
   bool startup = true;   // also measure StartupCosts (calibrate() then does so first)
@@ -100,6 +103,14 @@ struct Calibration {
 // Measures the start-up costs (if o.startup), then each shape at each concurrency level.
 Calibration calibrate(const CalibrationOptions& o);
 
+// Calls timed(i) for i = 0, 1, ... (each returns the seconds of one call)
+// until o.max_reps calls, or o.min_reps and o.min_time_s (or o.max_time_s)
+// of timed calls; their median, interquartile range and minimum.
+KernelMeasurement sample_calls(const KernelShape& shape, int concurrency, const CalibrationOptions& o,
+                               const std::function<double(int)>& timed);
+// One measurement as a machine file's calibrated model lists it (JSON text).
+std::string measurement_json(const KernelMeasurement& m);
+
 // Times one call's worth of `shape` like calibrate() does (for tests and tools).
 KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o);
 
@@ -113,5 +124,10 @@ namespace tessera::kernels {
 // them by --threads. `command` and `seconds` are recorded in it.
 std::string calibration_machine_file(const Calibration& c, const CalibrationOptions& o, const std::string& name,
                                      int cores, const std::string& command, double seconds);
+
+// A machine file's JSON text as the calibrations write it: indented, with
+// each "calibrated" kernel model's measurements one per line (the file stays
+// readable and diffable).
+std::string machine_file_text(const std::string& json);
 
 }  // namespace tessera::kernels

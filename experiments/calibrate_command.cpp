@@ -14,11 +14,31 @@
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate.hpp"
+#include "experiments/calibrate_device.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
+#include "kernels/cuda/cuda_api.hpp"
+#include "models/machine.hpp"
+#include "platform/native/emulated_device.hpp"
 
 namespace tessera {
 
 namespace {
+
+void list_shapes(const std::vector<KernelShape>& shapes) {
+  for (const auto& s : shapes)
+    std::cout << fmt::format("{:<9} {} m={} n={} k={} ib={}", kernel_name(s.kernel), s.precision, s.m, s.n, s.k, s.ib)
+              << '\n';
+}
+
+// Progress lines on a terminal, each over the last.
+std::function<void(const std::string&)> progress_line() {
+  return [tty = isatty(fileno(stderr)) != 0](const std::string& line) {
+    if (tty) std::cerr << "\r\033[K" << line << std::flush;
+  };
+}
+void clear_progress_line() {
+  if (isatty(fileno(stderr))) std::cerr << "\r\033[K";
+}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -59,6 +79,16 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   calibrate_->add_option("--passes", passes_,
                          "measure every shape this many times, one pass after another, and keep each shape's fastest "
                          "pass (a neighbour's interference only slows kernels); default 1");
+  calibrate_->add_option("--device", device_,
+                         "calibrate a GPU instead of the cores: cuda (GPU 0) or emulated; adds it to --base");
+  calibrate_->add_option("--base", base_,
+                         "with --device: the machine file of this node's cores (written by tessera calibrate) that "
+                         "the GPU is added to");
+  calibrate_->add_option("--gpus", gpus_, "with --device: GPUs per node in the written file; default 1");
+  calibrate_
+      ->add_option("--for-b", for_b_,
+                   "with --for-n: these top-level tile sizes B instead of the default tiles' (GPU runs use larger)")
+      ->delimiter(',');
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
                        "operands in a cache (as a run's tasks mostly do not)");
@@ -89,6 +119,11 @@ int CalibrateCommand::run(int argc, char** argv) const {
     o.min_time_s = 0.025;
     o.max_time_s = 0.3;
   }
+  if (!device_.empty()) {
+    // A GPU's runs use larger tiles than the cores' default tiles (README: B = 1024-4096 on an H100).
+    o.sizes = quick_ ? std::vector<std::int64_t>{256, 512} : std::vector<std::int64_t>{512, 1024, 2048, 4096};
+    o.for_n.clear();
+  }
   if (sizes_opt_->count() > 0) {
     o.sizes.clear();
     for (const auto b : sizes_) {
@@ -108,25 +143,26 @@ int CalibrateCommand::run(int argc, char** argv) const {
     for (const auto n : for_n_)
       if (n > 0) o.for_n.push_back(n);  // --for-n 0: none
   }
+  for (const auto b : for_b_) {
+    if (b < 1) throw InputError("--for-b " + std::to_string(b) + " must be >= 1");
+    o.for_b.push_back(b);
+  }
+  if (!device_.empty()) return run_device(o, command);
+  if (!base_.empty()) throw InputError("--base " + base_ + " is used only with --device");
   const auto shapes = kernels::calibration_shapes(o);
   if (shapes.empty()) throw InputError("nothing to calibrate: the kernels, sizes and --for-n select no tile shape");
   if (list_) {
-    for (const auto& s : shapes)
-      std::cout << fmt::format("{:<9} {} m={} n={} k={} ib={}", kernel_name(s.kernel), s.precision, s.m, s.n, s.k, s.ib)
-                << '\n';
+    list_shapes(shapes);
     std::cout << shapes.size() << " shapes x " << o.concurrency.size() << " concurrency level(s)" << std::endl;
     return 0;
   }
   std::ofstream out(out_);
   if (!out) throw InputError("--out " + out_ + ": cannot open for writing");
-  const bool tty = isatty(fileno(stderr));
-  o.progress = [tty](const std::string& line) {
-    if (tty) std::cerr << "\r\033[K" << line << std::flush;
-  };
+  o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
   const auto result = kernels::calibrate(o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (tty) std::cerr << "\r\033[K";
+  clear_progress_line();
   const int cores = std::max<int>(threads_, static_cast<int>(std::thread::hardware_concurrency()));
   out << kernels::calibration_machine_file(result, o, name_, cores, command, seconds);
   out.flush();
@@ -138,6 +174,69 @@ int CalibrateCommand::run(int argc, char** argv) const {
   std::cout << "OpenBLAS kernels: " << kernels::blas_core() << std::endl;
   if (const std::string advice = kernels::blas_core_advice(); !advice.empty())
     std::cout << "note: " << advice << std::endl;
+  return 0;
+}
+
+int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::string& command) const {
+  if (threads_ != 1) throw InputError("--threads " + std::to_string(threads_) + " is for the cores, not with --device");
+  if (gpus_ < 1) throw InputError("--gpus " + std::to_string(gpus_) + " must be >= 1");
+  if (base_.empty())
+    throw InputError("--device " + device_ +
+                     " needs --base FILE: the machine file of this node's cores (written by tessera calibrate) that "
+                     "the GPU is added to");
+  std::ifstream in(base_);
+  if (!in) throw InputError("--base " + base_ + ": cannot open");
+  const std::string base{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  (void)platform::Machine::parse(base, base_);  // a bad base is refused before the device is timed
+  o.kernels.erase(std::remove_if(o.kernels.begin(), o.kernels.end(),
+                                 [this](std::uint16_t k) {
+                                   if (!kernels::runs_on_device(k))
+                                     throw InputError(std::string("--kernels ") + kernel_key(k) +
+                                                      " runs on CPU cores only, not on a GPU (--device " + device_ +
+                                                      ")");
+                                   return false;
+                                 }),
+                  o.kernels.end());
+  std::vector<KernelShape> shapes;
+  for (const KernelShape& s : kernels::calibration_shapes(o))
+    if (kernels::runs_on_device(s.kernel)) shapes.push_back(s);
+  if (shapes.empty()) throw InputError("nothing to calibrate: the kernels, sizes and --for-n select no GPU tile shape");
+  if (list_) {
+    list_shapes(shapes);
+    std::cout << shapes.size() << " shapes on the device" << std::endl;
+    return 0;
+  }
+  std::unique_ptr<platform::Device> dev;
+  if (device_ == "emulated") dev = std::make_unique<platform::EmulatedDevice>(1, platform::EmulatedDeviceOptions{});
+  else if (device_ == "cuda") dev = kernels::make_cuda_device(1, 0, 0);
+  else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
+  // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).
+  std::size_t largest = std::size_t{4} << 20;
+  for (const KernelShape& s : shapes)
+    largest = std::max(largest, static_cast<std::size_t>(s.m * s.n) * (s.precision == 's' ? 4 : 8));
+  std::vector<std::size_t> link_bytes = {4096};
+  for (std::size_t b = std::size_t{1} << 20; b < largest; b *= 4) link_bytes.push_back(b);
+  link_bytes.push_back(largest);
+  std::ofstream out(out_);
+  if (!out) throw InputError("--out " + out_ + ": cannot open for writing");
+  o.progress = progress_line();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto result = kernels::calibrate_device(*dev, o, link_bytes);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clear_progress_line();
+  const std::string name = name_ == "local" ? platform::Machine::parse(base, base_).name + "-gpu" : name_;
+  const std::string text = kernels::device_machine_file(base, base_, result, o, gpus_, name, command, seconds);
+  (void)platform::Machine::parse(text, out_);  // what is written loads
+  out << text;
+  out.flush();
+  if (!out) throw InputError("--out " + out_ + ": write failed");
+  std::cout << fmt::format(
+                   "calibrated {} kernel shapes on {} in {:.1f} s; link to it {:.2f} GB/s + {:.1f} us, from it {:.2f} "
+                   "GB/s + {:.1f} us -> {}",
+                   shapes.size(), result.device, seconds, result.to_device.bandwidth_Bps / 1e9,
+                   result.to_device.latency_s * 1e6, result.from_device.bandwidth_Bps / 1e9,
+                   result.from_device.latency_s * 1e6, out_)
+            << std::endl;
   return 0;
 }
 

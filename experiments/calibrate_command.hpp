@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/calibrate.hpp"
+
 namespace tessera {
 
 class CalibrateCommand {
@@ -22,8 +24,13 @@ class CalibrateCommand {
   int run(int argc, char** argv) const;
 
  private:
+  // --device: the GPU's kernels and link added to --base (experiments/calibrate_device.hpp).
+  int run_device(kernels::CalibrationOptions o, const std::string& command) const;
   CLI::App* calibrate_ = nullptr;
   CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr;
+  std::string device_, base_;
+  int gpus_ = 1;
+  std::vector<std::int64_t> for_b_;
   std::string out_ = "local.json";
   std::string name_ = "local";
   int threads_ = 1, passes_ = 1;

@@ -24,9 +24,13 @@
 #         tests      the CUDA tests (build/tests/tessera_cuda_tests)
 #         sanitizer  compute-sanitizer memcheck on small Cholesky, QR and LU
 #         check      --check on every factorization with --gpus 1 --device cuda
+#         calibrate  the node's machine file: cores.json (tessera calibrate of the
+#                    cores) and node.json (its GPU added: calibrate --device cuda);
+#                    precisions $CAL_PRECISIONS, default d
 #         bench      experiments/bench_gpu.py: tessera against cuSOLVER, N = 32,768
 #                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
-#                    bench_gpu.py's: the README's table, two narrow-panel LUs)
+#                    bench_gpu.py's: the README's table, two narrow-panel LUs;
+#                    precisions $BENCH_PRECISIONS, default d)
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_TILE_ARGS for tessera)
 #       Logs and JSON go to OUT (default results/gpu_node); a failing step is
@@ -91,8 +95,8 @@ run() {
   IFS=, read -ra todo <<<"$steps"
   for s in "${todo[@]}"; do
     case $s in
-      tests | sanitizer | check | bench | mpi) ;;
-      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, bench, mpi)" >&2; exit 2 ;;
+      tests | sanitizer | check | calibrate | bench | mpi) ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, bench, mpi)" >&2; exit 2 ;;
     esac
   done
   [[ -f $dir/gpu_node.tar.xz ]] || { echo "gpu_node.sh run: $dir/gpu_node.tar.xz is missing (gpu_node.sh pack makes it)" >&2; exit 2; }
@@ -161,8 +165,16 @@ run() {
           --threads $t --check --d 1 --json "$out/check_lu_partial.json"
         step check_qr_binary $b/tessera run --algo qr --qr-tree binary --qr-domain 2 --n 8192 --B 1024 --gpus 1 \
           --device cuda --threads $t --check --json "$out/check_qr_binary.json" ;;
+      calibrate)
+        # The node's machine file (issue 15 point 7): its cores (one at a time, the square
+        # sizes only: a core's BLAS-3 rate is flat beyond them) and then its GPU added.
+        step calibrate_cores $b/tessera calibrate --quick --sizes 512,1024 --for-n 0 --precision "${CAL_PRECISIONS:-d}" \
+          --name lent-gpu-node --out "$out/cores.json"
+        step calibrate_gpu $b/tessera calibrate --device cuda --base "$out/cores.json" --precision "${CAL_PRECISIONS:-d}" \
+          --name lent-gpu-node --out "$out/node.json" ;;
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
-               --out "$out/bench" --json "$out/bench.json" --timeout 150 "${bench_rows[@]}" ;;
+               --out "$out/bench" --json "$out/bench.json" --timeout 150 --precisions "${BENCH_PRECISIONS:-d}" \
+               "${bench_rows[@]}" ;;
       mpi) step mpi /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b --algos "${MPI_ALGOS:-qr,cholesky}" \
              --grid 2x2 --n 16384 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown \
              --tile-args "${MPI_TILE_ARGS:-}" ;;

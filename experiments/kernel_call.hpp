@@ -4,6 +4,13 @@
 // call overwrites put back before the next (prepare, untimed), the call
 // (run). One case per calibrated kernel of the kernel table; LU's are the
 // kernels/cpu/lu_kernels.hpp calls the CPU TileKernels make.
+//
+// A device's calibration (experiments/calibrate_device.cpp) keeps the
+// operands in the device's memory: it mirrors the host copies there
+// (operand), restores and calls through the device's TileKernels
+// (prepare_on, run_on), and makes QR's V and T there itself (setup_on) when
+// the host did not (host_factors false: a 4096-wide TSQRT on one core takes
+// seconds).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +22,7 @@
 #include "base/task.hpp"
 #include "kernels/cpu/lu_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
+#include "kernels/tile_kernels_api.hpp"
 
 namespace tessera::kernels::calibration {
 
@@ -31,8 +39,8 @@ void fill(std::vector<T>& v, std::uint64_t seed) {
 template <class T>
 class KernelCall {
  public:
-  KernelCall(const KernelShape& s, std::int64_t ib, int sets, std::uint64_t seed)
-      : s_(s), m_(s.m), n_(s.n), k_(s.k), ib_(ib) {
+  KernelCall(const KernelShape& s, std::int64_t ib, int sets, std::uint64_t seed, bool host_factors = true)
+      : s_(s), m_(s.m), n_(s.n), k_(s.k), ib_(ib), host_factors_(host_factors) {
     for (int c = 0; c < sets; ++c) sets_.push_back(make_set(seed * 31 + c));
   }
   static std::size_t set_bytes(const KernelShape& s, std::int64_t ib) {
@@ -111,9 +119,65 @@ class KernelCall {
     }
   }
 
+  // --- On a device (see the top of this file) ---
+  enum Operand { kA, kA0, kB, kB0, kC, kT, kR, kOperands };
+  // Host operand `which` of copy c (empty when the kernel has none). LU's
+  // pivot rows are not among them: the kernels that write pivots run on CPU
+  // cores only (kernels/tile_kernels_api.hpp), so a device is not timed on them.
+  std::vector<T>& operand(int c, int which) {
+    Set& x = sets_[c];
+    std::vector<T>* all[kOperands] = {&x.a, &x.a0, &x.b, &x.b0, &x.c, &x.t, &x.r};
+    return *all[which];
+  }
+  // Makes LARFB's and SSRFB's V and T on the device from the random panel it
+  // holds (host_factors false), as GEQRT and TSQRT leave them.
+  void setup_on(TileKernels<T>& K, T* const* p) {
+    if (host_factors_) return;
+    if (s_.kernel == kLarfb) K.geqrt(m_, k_, ib_, p[kB], m_, p[kT], ib_);
+    if (s_.kernel == kSsrfb) K.tsqrt(m_, k_, ib_, p[kR], k_, p[kB], m_, p[kT], ib_);
+  }
+  // prepare() on the device: the destroyed inputs restored from their pristine copies.
+  void prepare_on(TileKernels<T>& K, T* const* p) {
+    const auto restore = [&](int to, int from, std::size_t n) {
+      K.copy(static_cast<index_t>(n), 1, p[from], static_cast<index_t>(n), p[to], static_cast<index_t>(n));
+    };
+    const Set& x = sets_[0];
+    switch (s_.kernel) {
+      case kPotf2p:
+      case kTrsm:
+      case kGeqrt:
+      case kLuTrsmU: restore(kA, kA0, x.a.size()); break;
+      case kTsqrt:
+        restore(kA, kA0, x.a.size());
+        restore(kB, kB0, x.b.size());
+        break;
+      default: break;
+    }
+  }
+  // run() through the device's kernels, on its copies p[Operand].
+  void run_on(TileKernels<T>& K, T* const* p) {
+    switch (s_.kernel) {
+      case kPotf2p:
+        if (K.potf2p(m_, n_, p[kA], m_) != 0) throw std::logic_error("calibration: POTF2' input not SPD");
+        break;
+      case kTrsm: K.trsm(m_, n_, p[kB], n_, p[kA], m_); break;
+      case kGsmm: K.gsmm(m_, n_, k_, p[kA], m_, p[kB], n_, p[kC], m_); break;
+      case kGsmmDiag: K.gsmm_diag(m_, n_, k_, p[kA], m_, p[kC], m_); break;
+      case kGeqrt: K.geqrt(m_, n_, ib_, p[kA], m_, p[kT], ib_); break;
+      case kLarfb: K.larfb(true, m_, n_, k_, ib_, p[kB], m_, p[kT], ib_, p[kC], m_); break;
+      case kTsqrt: K.tsqrt(m_, n_, ib_, p[kB], n_, p[kA], m_, p[kT], ib_); break;
+      case kSsrfb: K.ssrfb(true, m_, n_, k_, ib_, p[kB], m_, p[kT], ib_, p[kA], k_, p[kC], m_); break;
+      case kLuTrsmU: K.lu_trsm_u(m_, n_, p[kB], m_, p[kA], m_); break;
+      case kLuGemm: K.lu_gemm(m_, n_, k_, p[kA], m_, p[kB], k_, p[kC], m_); break;
+      default:
+        throw std::logic_error(std::string("calibration: ") + kernel_name(s_.kernel) + " does not run on a device");
+    }
+  }
+
  private:
   struct Set {
     std::vector<T> a, a0, b, b0, c, t, w;
+    std::vector<T> r;          // SSRFB on a device: the R its TSQRT starts from
     std::vector<index_t> piv;  // LU: pivot rows
   };
   Set make_set(std::uint64_t seed) {
@@ -164,7 +228,7 @@ class KernelCall {
         fill(x.b, seed);
         x.t.resize(sz(ib_, k_));
         x.w.resize(sz(ib_, std::max(n_, k_)));
-        geqrt<T>(m_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        if (host_factors_) geqrt<T>(m_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
         x.c.resize(sz(m_, n_));
         fill(x.c, seed + 2);
         break;
@@ -188,7 +252,8 @@ class KernelCall {
         fill(x.b, seed);
         x.t.resize(sz(ib_, k_));
         x.w.resize(sz(ib_, std::max(n_, k_)));
-        tsqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        if (host_factors_) tsqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        else x.r = std::move(r);
         x.a.resize(sz(k_, n_));
         x.c.resize(sz(m_, n_));
         fill(x.a, seed + 1), fill(x.c, seed + 2);
@@ -236,6 +301,7 @@ class KernelCall {
 
   KernelShape s_;
   std::int64_t m_, n_, k_, ib_;
+  bool host_factors_ = true;
   std::vector<Set> sets_;
 };
 

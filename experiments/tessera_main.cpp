@@ -420,7 +420,7 @@ int main(int argc, char** argv) {
   auto* device_opt = run->get_option("--device");
   auto* gpu_memory_opt = run->add_option(
       "--gpu-memory", cfg.emulated.memory_bytes,
-      "bytes of memory of each emulated GPU (default 4 GiB), or of each simulated GPU (default: the machine file's)");
+      "bytes of memory of each emulated GPU (default 4 GiB), of each simulated GPU (default: the machine file's), or the most each CUDA GPU may use (default: its free memory)");
   auto* gpu_bw_opt = run->add_option("--gpu-bandwidth", cfg.emulated.bandwidth_Bps,
                                      "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
   auto* gpu_lat_opt =
@@ -479,6 +479,11 @@ int main(int argc, char** argv) {
     if (backend.backend == tessera::Backend::Sim && gpu_memory_opt->count() > 0) {
       if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
       backend.gpu_memory = cfg.emulated.memory_bytes;
+    }
+    // ... and caps what a CUDA GPU may use (out of core on a GPU whose memory the matrix fits).
+    if (cfg.device == tessera::DeviceKind::Cuda && gpu_memory_opt->count() > 0) {
+      if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
+      cfg.gpu_memory_cap = cfg.emulated.memory_bytes;
     }
     if (fail_opt->count() > 0) {
       backend.fail = tessera::parse_fail_option(fail_spec);

@@ -429,6 +429,9 @@ TEST(CliClaims3, TestFaultAndEmulatedGpuValuesAreChecked) {
   expect_rejected(kInvalidInput, base({"--n", "300", "--test-fault", "corrupt-factor"}), {"--test-fault", "--check"});
   expect_rejected(kInvalidInput, base({"--n", "300", "--gpus", "1", "--gpu-latency", "-1"}), {"--gpu-latency"});
   expect_rejected(kInvalidInput, base({"--n", "300", "--gpus", "1", "--gpu-memory", "0"}), {"--gpu-memory 0"});
+  // On a CUDA GPU it caps the memory the runtime may use: checked before any device is opened.
+  expect_rejected(kInvalidInput, base({"--n", "300", "--gpus", "1", "--device", "cuda", "--gpu-memory", "0"}),
+                  {"--gpu-memory 0"});
 }
 
 }  // namespace

@@ -1,0 +1,274 @@
+#include "experiments/calibrate_device.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/host_pinning.hpp"
+#include "experiments/kernel_call.hpp"
+#include "platform/device.hpp"
+
+namespace tessera::kernels {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using calibration::KernelCall;
+
+double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// Device buffers for the lifetime of one measurement.
+class Buffers {
+ public:
+  explicit Buffers(platform::Device& dev) : dev_(dev) {}
+  ~Buffers() {
+    for (const auto& [p, bytes] : held_) dev_.release(p, bytes);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  // A device copy of `host` (nullptr for an empty one).
+  template <class T>
+  T* upload(std::vector<T>& host) {
+    if (host.empty()) return nullptr;
+    const std::size_t bytes = host.size() * sizeof(T);
+    std::byte* p = dev_.allocate(bytes);
+    held_.emplace_back(p, bytes);
+    const platform::HostRange r{reinterpret_cast<std::byte*>(host.data()), bytes};
+    dev_.copy(0, p, &r, 1, true);
+    return reinterpret_cast<T*>(p);
+  }
+
+ private:
+  platform::Device& dev_;
+  std::vector<std::pair<std::byte*, std::size_t>> held_;
+};
+
+template <class T>
+TileKernels<T>& kernels_of(platform::Device& dev) {
+  if constexpr (std::is_same_v<T, float>) return dev.kernels_s();
+  else return dev.kernels_d();
+}
+
+template <class T>
+KernelMeasurement measure_on(platform::Device& dev, const KernelShape& s, const CalibrationOptions& o) {
+  using Call = KernelCall<T>;
+  const std::int64_t ib = kernel_info(s.kernel)->ib != KernelIb::kNone ? (s.ib > 0 ? s.ib : o.ib) : 0;
+  constexpr int kSets = 2;
+  Call call(s, ib, kSets, 1, /*host_factors=*/false);
+  TileKernels<T>& K = kernels_of<T>(dev);
+  Buffers buffers(dev);
+  std::vector<std::array<T*, Call::kOperands>> sets(kSets);
+  for (int c = 0; c < kSets; ++c) {
+    for (int w = 0; w < Call::kOperands; ++w) sets[c][w] = buffers.upload(call.operand(c, w));
+    call.setup_on(K, sets[c].data());
+  }
+  dev.synchronize();
+  const auto timed = [&](int c) {
+    call.prepare_on(K, sets[c].data());
+    dev.synchronize();
+    const auto t0 = clock::now();
+    call.run_on(K, sets[c].data());
+    dev.synchronize();
+    return since(t0);
+  };
+  for (int c = 0; c < 2 * kSets; ++c) timed(c % kSets);  // warm-up: library handles, workspaces, clocks
+  KernelMeasurement r = sample_calls(s, 1, o, [&](int i) { return timed(i % kSets); });
+  r.shape.ib = ib;
+  return r;
+}
+
+}  // namespace
+
+bool runs_on_device(std::uint16_t kernel) {
+  switch (kernel) {
+    case kLuLeaf:
+    case kLuMerge:
+    case kLuPanel:
+    case kLuDiag:
+    case kLuTrsmL: return false;
+    default: return kernel_info(kernel) && kernel_info(kernel)->calibrated;
+  }
+}
+
+KernelMeasurement measure_device_kernel(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o) {
+  if (!runs_on_device(shape.kernel))
+    throw InputError(std::string("--kernels ") + kernel_key(shape.kernel) + ": runs on CPU cores only, not on a GPU");
+  return shape.precision == 's' ? measure_on<float>(dev, shape, o) : measure_on<double>(dev, shape, o);
+}
+
+LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::vector<std::size_t>& bytes,
+                             double min_time_s) {
+  if (bytes.empty()) throw std::logic_error("measure_link: no copy sizes");
+  constexpr std::size_t kPage = 4096;
+  const std::size_t most = (*std::max_element(bytes.begin(), bytes.end()) + kPage - 1) / kPage * kPage;
+  std::unique_ptr<std::byte, decltype(&std::free)> host(static_cast<std::byte*>(std::aligned_alloc(kPage, most)),
+                                                        &std::free);
+  if (!host) throw std::bad_alloc();
+  std::fill_n(host.get(), most, std::byte{1});  // touched: no page faults inside a timed copy
+  const driver::HostPinning pinning(dev, {platform::HostRange{host.get(), most}});
+  std::byte* buffer = dev.allocate(most);
+  LinkMeasurement r;
+  try {
+    for (const std::size_t b : bytes) {
+      const platform::HostRange range{host.get(), b};
+      const int stream = to_device ? 0 : 1;
+      for (int i = 0; i < 2; ++i) dev.copy(stream, buffer, &range, 1, to_device);  // warm-up
+      std::vector<double> t;
+      for (double total = 0; t.size() < 5 || (total < min_time_s && t.size() < 1000);) {
+        const auto t0 = clock::now();
+        dev.copy(stream, buffer, &range, 1, to_device);
+        t.push_back(since(t0));
+        total += t.back();
+      }
+      std::sort(t.begin(), t.end());
+      r.points.emplace_back(b, quantile(t, 0.5));
+    }
+  } catch (...) {
+    dev.release(buffer, most);
+    throw;
+  }
+  dev.release(buffer, most);
+  // Bandwidth: least-squares slope over the copies of at least 1 MiB.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [b, t] : r.points)
+    if (b >= (std::size_t{1} << 20)) {
+      const auto x = static_cast<double>(b);
+      n += 1, sx += x, sy += t, sxx += x * x, sxy += x * t;
+    }
+  const double det = n * sxx - sx * sx;
+  const double slope = n >= 2 && det > 0 ? (n * sxy - sx * sy) / det : 0;
+  if (slope <= 0)
+    throw std::runtime_error(fmt::format("link {}: copy times do not grow with size; no bandwidth fits",
+                                         to_device ? "to the device" : "from the device"));
+  r.bandwidth_Bps = 1 / slope;
+  const auto& [b0, t0] = r.points.front();
+  r.latency_s = std::max(0.0, t0 - static_cast<double>(b0) * slope);
+  return r;
+}
+
+DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptions& o,
+                                   const std::vector<std::size_t>& link_bytes) {
+  DeviceCalibration c;
+  c.device = dev.name();
+  c.capacity = dev.capacity();
+  c.pinned_host = dev.pins_host();
+  std::vector<KernelShape> shapes;
+  for (const KernelShape& s : calibration_shapes(o))
+    if (runs_on_device(s.kernel)) shapes.push_back(s);
+  const int passes = std::max(1, o.passes);
+  std::size_t done = 0;
+  for (int pass = 0; pass < passes; ++pass)
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const KernelShape& s = shapes[i];
+      KernelMeasurement m = measure_device_kernel(dev, s, o);
+      if (pass == 0) c.kernels.push_back(m);
+      else if (m.median_s < c.kernels[i].median_s) c.kernels[i] = m;
+      if (o.progress)
+        o.progress(fmt::format("[{}/{}] {} {:<9} {} m={} n={} k={}: median {:.1f} us, IQR {:.1f} us, {} calls", ++done,
+                               shapes.size() * static_cast<std::size_t>(passes), c.device, kernel_name(s.kernel),
+                               s.precision, s.m, s.n, s.k, m.median_s * 1e6, m.spread_s * 1e6, m.reps));
+    }
+  c.to_device = measure_link(dev, true, link_bytes, o.min_time_s);
+  c.from_device = measure_link(dev, false, link_bytes, o.min_time_s);
+  if (o.progress)
+    o.progress(fmt::format("link: to the device {:.2f} GB/s + {:.1f} us, from it {:.2f} GB/s + {:.1f} us",
+                           c.to_device.bandwidth_Bps / 1e9, c.to_device.latency_s * 1e6,
+                           c.from_device.bandwidth_Bps / 1e9, c.from_device.latency_s * 1e6));
+  return c;
+}
+
+std::string device_machine_file(const std::string& base, const std::string& origin, const DeviceCalibration& c,
+                                const CalibrationOptions& o, int gpus, const std::string& name,
+                                const std::string& command, double seconds) {
+  using ordered = nlohmann::ordered_json;
+  ordered f;
+  try {
+    f = ordered::parse(base);
+  } catch (const ordered::parse_error& e) {
+    throw InputError(origin + ": malformed JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+  }
+  if (!f.is_object() || !f.contains("node") || !f["node"].is_object())
+    throw InputError(origin + ": not a machine file (no \"node\" object)");
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  char date[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const auto sig = [](double x) { return std::stod(fmt::format("{:.5g}", x)); };
+  const auto link_text = [](const LinkMeasurement& l) {
+    std::string pts;
+    for (const auto& [b, t] : l.points) pts += fmt::format("{}{} B {:.4g} s", pts.empty() ? "" : ", ", b, t);
+    return fmt::format("{:.4g} GB/s + {:.3g} us ({})", l.bandwidth_Bps / 1e9, l.latency_s * 1e6, pts);
+  };
+  // The machine file has one host<->GPU link, the same both ways: the slower direction's fit.
+  const bool in_slower = c.to_device.bandwidth_Bps <= c.from_device.bandwidth_Bps;
+  const LinkMeasurement& slow = in_slower ? c.to_device : c.from_device;
+  const std::string measured = fmt::format(
+      "tessera calibrate on {}, {}, {}: median Device::copy times of one contiguous {} host range; to the device {}; "
+      "from it {}. The file's one link per GPU takes the slower direction ({})",
+      host, c.device, date, c.pinned_host ? "page-locked" : "pageable", link_text(c.to_device),
+      link_text(c.from_device), in_slower ? "to the device" : "from it");
+  ordered g;
+  g["count"] = gpus;
+  g["memory_bytes"] = {{"value", static_cast<double>(c.capacity)},
+                       {"source", fmt::format("Device::capacity() of {} (free memory at start less the "
+                                              "libraries' reserve), {}",
+                                              c.device, date)}};
+  g["pcie"] = {{"bandwidth_Bps", {{"value", sig(slow.bandwidth_Bps)}, {"source", measured}}},
+               {"latency_s", {{"value", sig(slow.latency_s)}, {"source", measured}}}};
+  g["model"] = "gpu";
+  f["node"]["gpus"] = g;
+  ordered model;
+  model["type"] = "calibrated";
+  model["source"] = fmt::format(
+      "tessera calibrate --device on {}, {}, {}: median and interquartile range of per-call host wall times of each "
+      "kernel through the device's TileKernels, each call followed by Device::synchronize() (launch and "
+      "synchronization included)",
+      host, c.device, date);
+  model["measurements"] = ordered::array();
+  for (const KernelMeasurement& m : c.kernels) {
+    model["measurements"].push_back(ordered::parse(measurement_json(m)));
+  }
+  f["kernel_models"]["gpu"] = model;
+  f["name"] = name;
+  if (f.contains("description") && f["description"].is_string())
+    f["description"] =
+        f["description"].get<std::string>() + fmt::format("; {} x {} added by `{}`", gpus, c.device, command);
+  ordered cal;
+  cal["command"] = command;
+  cal["date"] = date;
+  cal["host"] = host;
+  cal["device"] = c.device;
+  cal["seconds"] = std::round(seconds * 10) / 10;
+  cal["method"] =
+      "per shape: operands in 2 copies in device memory, inputs a kernel destroys restored from device copies before "
+      "each call (untimed, synchronized), warm-up calls, then per call the kernel and Device::synchronize() timed by "
+      "steady_clock until min_reps calls and min_time_s; median_s = median, spread_s = interquartile range";
+  cal["min_reps"] = o.min_reps;
+  cal["min_time_s"] = o.min_time_s;
+  cal["qr_ib"] = o.ib;
+  cal["sizes"] = o.sizes;
+  cal["for_n"] = o.for_n;
+  cal["for_b"] = o.for_b;
+  cal["for_s"] = o.for_s;
+  f["calibration"]["gpu"] = cal;
+  return machine_file_text(f.dump());
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,73 @@
+#pragma once
+// GPU calibration (`tessera calibrate --device cuda|emulated`, issue 15
+// point 7): times the tile kernels a GPU runs for the runtime, through the
+// device's own TileKernels on operands in its memory, and its host link both
+// ways; adds the GPU (count, memory, link, a "calibrated" kernel model) to a
+// machine file of the node's cores (one `tessera calibrate` wrote), so that a
+// simulated run of the node can be set against a real one.
+//
+// Kernel method, per shape: the operands in two copies in device memory, what
+// a call destroys restored from a pristine device copy before it (untimed,
+// synchronized), then per call: the kernel and Device::synchronize(), timed
+// by the host's steady clock. So a time is what a task of the runtime's
+// device manager pays (000 §5.4: one kernel, then the stream synchronized),
+// launch and synchronization included. Median = the model's time, spread =
+// interquartile range, as the cores' calibration (experiments/calibrate.hpp).
+//
+// Link method, per direction and copy size: Device::copy of one contiguous
+// host range (page-locked first when the device pins host memory, as the
+// runtime's tiles are: experiments/host_pinning.hpp), median of repeated
+// copies. The bandwidth is the least-squares slope of time over bytes for the
+// copies of at least 1 MiB; the latency is the smallest copy's time less its
+// bytes at that bandwidth (at least 0).
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/calibrate.hpp"
+
+namespace tessera::platform {
+class Device;
+}
+
+namespace tessera::kernels {
+
+// Whether the runtime may run `kernel` on a GPU: every calibrated kernel but
+// LU's panel kernels (the pivot-writing LEAF, MERGE and PANEL, and DIAG and
+// TRSM_L of the panel), which run on CPU cores only (kernels/tile_kernels_api.hpp).
+bool runs_on_device(std::uint16_t kernel);
+
+struct LinkMeasurement {
+  double bandwidth_Bps = 0, latency_s = 0;
+  std::vector<std::pair<std::size_t, double>> points;  // (bytes, median seconds per copy)
+};
+
+struct DeviceCalibration {
+  std::string device;        // Device::name()
+  std::size_t capacity = 0;  // bytes the runtime may allocate on it
+  bool pinned_host = false;  // the link was measured from page-locked host memory
+  std::vector<KernelMeasurement> kernels;
+  LinkMeasurement to_device, from_device;
+};
+
+// One shape, timed on `dev` as described above (shape.precision chooses kernels_d or kernels_s).
+KernelMeasurement measure_device_kernel(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o);
+
+// The link one way, at copy sizes `bytes` (ascending; at least two of >= 1 MiB for a bandwidth).
+LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::vector<std::size_t>& bytes,
+                             double min_time_s);
+
+// Every shape of calibration_shapes(o) the device runs (runs_on_device), then the link both ways at
+// `link_bytes`; o.progress is told of each.
+DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptions& o,
+                                   const std::vector<std::size_t>& link_bytes);
+
+// The machine file `base` (its text; `origin` names it in messages) with `gpus` GPUs like the calibrated
+// one per node: node.gpus (memory = the device's capacity, pcie = the slower direction's fit, the other
+// recorded in its source), the kernel model "gpu", and calibration.gpu saying how and when.
+std::string device_machine_file(const std::string& base, const std::string& origin, const DeviceCalibration& c,
+                                const CalibrationOptions& o, int gpus, const std::string& name,
+                                const std::string& command, double seconds);
+
+}  // namespace tessera::kernels

@@ -1,0 +1,146 @@
+// `tessera calibrate --device` (issue 15 point 7) on an emulated GPU: it times
+// the kernels a GPU runs for the runtime and no other, its link fit finds the
+// bandwidth and latency the emulated copies are modeled with, and the machine
+// file it writes carries that GPU and drives a simulated run with GPUs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "../test_helpers.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate.hpp"
+#include "experiments/calibrate_device.hpp"
+#include "models/kernel_model.hpp"
+#include "models/machine.hpp"
+#include "platform/native/emulated_device.hpp"
+#include "sim_cli_util.hpp"
+
+namespace {
+using namespace tessera;
+
+constexpr double kBandwidth = 2e9, kLatency = 50e-6;
+
+kernels::CalibrationOptions small_options() {
+  kernels::CalibrationOptions o;
+  o.sizes = {64};
+  o.for_n = {};
+  o.precisions = {'d'};
+  o.min_reps = 3;
+  o.min_time_s = 0.002;
+  o.max_time_s = 0.05;
+  return o;
+}
+
+const kernels::DeviceCalibration& calibration() {
+  static const kernels::DeviceCalibration c = [] {
+    platform::EmulatedDeviceOptions eo;
+    eo.bandwidth_Bps = kBandwidth;
+    eo.latency_s = kLatency;
+    platform::EmulatedDevice dev(1, eo);
+    return kernels::calibrate_device(dev, small_options(), {4096, 1u << 20, 2u << 20, 4u << 20});
+  }();
+  return c;
+}
+
+// LU's panel kernels run on CPU cores only: a GPU is not timed on them; every other calibrated kernel is.
+TEST(CalibrateDevice, TimesTheKernelsAGpuRuns) {
+  std::vector<std::uint16_t> timed;
+  for (const auto& m : calibration().kernels) {
+    timed.push_back(m.shape.kernel);
+    EXPECT_GT(m.median_s, 0) << kernel_name(m.shape.kernel);
+    EXPECT_GE(m.reps, 3) << kernel_name(m.shape.kernel);
+    EXPECT_EQ(m.shape.m, 64);
+  }
+  for (const std::uint16_t k : calibrated_kernels()) {
+    const bool on_gpu = k != kLuLeaf && k != kLuMerge && k != kLuPanel && k != kLuDiag && k != kLuTrsmL;
+    EXPECT_EQ(std::ranges::count(timed, k), on_gpu ? 1 : 0) << kernel_name(k);
+    EXPECT_EQ(kernels::runs_on_device(k), on_gpu) << kernel_name(k);
+  }
+}
+
+// The emulated copies take latency + bytes / bandwidth (platform/native/emulated_device.hpp) plus the
+// engine's own overhead, never less: the fit finds the bandwidth within 30% and a latency at least the modeled one.
+TEST(CalibrateDevice, LinkFitFindsTheModeledLink) {
+  for (const auto* l : {&calibration().to_device, &calibration().from_device}) {
+    EXPECT_GT(l->bandwidth_Bps, 0.7 * kBandwidth);
+    EXPECT_LT(l->bandwidth_Bps, 1.05 * kBandwidth);
+    EXPECT_GE(l->latency_s, 0.8 * kLatency);
+    EXPECT_LT(l->latency_s, 2e-3);
+    ASSERT_EQ(l->points.size(), 4u);
+    EXPECT_GT(l->points.back().second, 2e-3) << "4 MiB at 2 GB/s take 2.1 ms";
+  }
+}
+
+// The written file loads: the GPU count asked for, its capacity, the slower direction's link, and a
+// calibrated model that gives a measured shape its median; a simulated Cholesky and QR with one GPU run on it.
+TEST(CalibrateDevice, MachineFileCarriesTheGpuAndDrivesASimulation) {
+  const auto& c = calibration();
+  const std::string base = test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json");
+  const std::string text =
+      kernels::device_machine_file(base, "local.json", c, small_options(), 2, "with-gpu", "test", 1.0);
+  const auto m = platform::Machine::parse(text, "with-gpu.json");
+  EXPECT_EQ(m.name, "with-gpu");
+  EXPECT_EQ(m.node.gpus.count, 2);
+  EXPECT_EQ(m.node.gpus.memory_bytes, static_cast<double>(c.capacity));
+  const double slower = std::min(c.to_device.bandwidth_Bps, c.from_device.bandwidth_Bps);
+  EXPECT_NEAR(m.node.gpus.pcie.bandwidth_Bps, slower, 1e-4 * slower);
+  const auto* gpu = dynamic_cast<const models::CalibratedModel*>(&m.model(m.node.gpus.model));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->entries().size(), c.kernels.size());
+  for (const auto& k : c.kernels)
+    if (k.shape.kernel == kGsmm) EXPECT_NEAR(gpu->seconds(k.shape), k.median_s, 1e-4 * k.median_s);
+  EXPECT_EQ(m.core_model_name(1), platform::Machine::parse(base, "local.json").core_model_name(1)) << "cores kept";
+
+  test::TempDir dir;
+  const std::string file = dir.path() + "/with-gpu.json";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  for (const char* algo : {"cholesky", "qr"}) {
+    const auto r = test::run_ok({"run", "--algo", algo, "--n", "512", "--B", "64", "--gpus", "1", "--threads", "1",
+                                 "--backend", "sim", "--machine", file});
+    ASSERT_TRUE(r.contains("gpu_stats")) << algo << ": " << r.dump();
+    EXPECT_GT(r.at("time_s").get<double>(), 0) << algo;
+  }
+}
+
+// --for-b: the for_n shapes at the tile sizes a GPU's runs use, not the cores' default tiles.
+TEST(CalibrateDevice, ForBChoosesTheTileSize) {
+  kernels::CalibrationOptions o;
+  o.sizes = {};
+  o.for_n = {8192};
+  o.for_b = {2048};
+  o.precisions = {'d'};
+  const auto shapes = kernels::calibration_shapes(o);
+  ASSERT_FALSE(shapes.empty());
+  for (const auto& s : shapes) {
+    EXPECT_EQ(s.m % 2048, 0) << kernel_name(s.kernel) << " m=" << s.m;
+    if (s.kernel == kGsmm) EXPECT_EQ(s.n, 2048);
+  }
+}
+
+TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
+  const std::string local = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json";
+  const auto fails = [](const std::vector<std::string>& args, const std::string& needle) {
+    const test::Outcome o = test::run_tessera(args);
+    EXPECT_TRUE(o.exited && o.status == 2) << o;
+    EXPECT_NE((o.out + o.err).find(needle), std::string::npos) << needle << " not in: " << o;
+  };
+  fails({"calibrate", "--device", "emulated", "--list"}, "--base");
+  fails({"calibrate", "--device", "tpu", "--base", local, "--out", "/dev/null"}, "'tpu'");
+  fails({"calibrate", "--device", "emulated", "--base", "/nonexistent.json"}, "/nonexistent.json");
+  fails({"calibrate", "--device", "emulated", "--base", local, "--kernels", "lu_panel", "--list"}, "lu_panel");
+  fails({"calibrate", "--base", local, "--list"}, "--device");
+  fails({"calibrate", "--device", "emulated", "--base", local, "--gpus", "0", "--list"}, "--gpus 0");
+  const test::Outcome ok = test::run_tessera({"calibrate", "--device", "emulated", "--base", local, "--list"});
+  EXPECT_TRUE(ok.exited && ok.status == 0) << ok;
+  EXPECT_NE(ok.out.find("GSMM"), std::string::npos) << ok;
+  EXPECT_EQ(ok.out.find("PANEL"), std::string::npos) << ok;
+}
+
+}  // namespace
