@@ -28,6 +28,8 @@ Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
 Impl parse_impl(const std::string& name);
 Broadcast parse_broadcast(const std::string& name);
+Eviction parse_eviction(const std::string& name);
+const char* to_string(Eviction e);
 // A size option that also takes "auto" (--B, --b), given as `text` (not
 // empty): nullopt for auto, else the integer; InputError "OPTION 'text' is
 // neither WHAT nor auto" for anything else.
@@ -110,6 +112,8 @@ struct RunConfig {
   bool pageable = false;
   // How a tile version read on several nodes reaches them (--broadcast).
   Broadcast broadcast = Broadcast::Binomial;
+  // Which copy a full GPU frees first (--eviction).
+  Eviction eviction = Eviction::NextUse;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

@@ -131,6 +131,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   }
   if (c.gpus > 0) {
     j["gpus"] = c.gpus;
+    j["eviction"] = to_string(c.eviction);
     j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
     if (c.machine.empty() && c.device == DeviceKind::Emulated)
       j["emulated_gpu"] = {{"memory_bytes", c.emulated.memory_bytes},
@@ -141,6 +142,7 @@ std::string result_json(const RunResult& r, const char* backend) {
       const DeviceStats& d = r.gpus[g];
       per.push_back({{"gpu", g + 1},
                      {"busy_s", d.busy_s},
+                     {"capacity_bytes", d.capacity_bytes},
                      {"peak_bytes", d.peak_bytes},
                      {"bytes_at_end", d.bytes_at_end},
                      {"copies_in", d.copies_in},

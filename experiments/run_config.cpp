@@ -204,6 +204,7 @@ RuntimeOptions runtime_options(const RunConfig& c) {
   opt.observer = c.observer;
   opt.model = c.model;
   opt.broadcast = c.broadcast;
+  opt.eviction = c.eviction;
   return opt;
 }
 
@@ -227,6 +228,7 @@ constexpr std::pair<const char*, DeviceKind> kDevices[] = {{"emulated", DeviceKi
                                                            {"cuda", DeviceKind::Cuda}};
 constexpr std::pair<const char*, Broadcast> kBroadcasts[] = {{"binomial", Broadcast::Binomial},
                                                              {"flat", Broadcast::Flat}};
+constexpr std::pair<const char*, Eviction> kEvictions[] = {{"next-use", Eviction::NextUse}, {"lru", Eviction::Lru}};
 constexpr std::pair<const char*, Impl> kImpls[] = {
     {"tile", Impl::Tile}, {"lapack", Impl::Lapack}, {"cusolver", Impl::Cusolver}};
 
@@ -247,6 +249,8 @@ const char* to_string(DeviceKind d) { return name_of(d, kDevices); }
 const char* to_string(Impl i) { return name_of(i, kImpls); }
 Broadcast parse_broadcast(const std::string& name) { return parse_choice("--broadcast", name, kBroadcasts); }
 const char* to_string(Broadcast b) { return name_of(b, kBroadcasts); }
+Eviction parse_eviction(const std::string& name) { return parse_choice("--eviction", name, kEvictions); }
+const char* to_string(Eviction e) { return name_of(e, kEvictions); }
 
 std::optional<index_t> parse_size_or_auto(const std::string& option, const std::string& what, const std::string& text) {
   if (text == "auto") return std::nullopt;

@@ -339,7 +339,8 @@ int main(int argc, char** argv) {
   tessera::RunConfig cfg;
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   BackendOptions backend;
-  std::string impl_name = "tile", backend_choice = "native", device_name = "emulated", broadcast = "binomial";
+  std::string impl_name = "tile", backend_choice = "native", device_name = "emulated", broadcast = "binomial",
+              eviction = "next-use";
   auto* run =
       app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
@@ -397,6 +398,9 @@ int main(int argc, char** argv) {
   run->add_option("--broadcast", broadcast,
                   "how a tile version read on several nodes reaches them: binomial (a tree rooted at its writer, "
                   "each reader forwarding; default) | flat (every copy from the writer)");
+  run->add_option("--eviction", eviction,
+                  "which copy a full GPU frees first: next-use (the one used again furthest ahead in the task graph; "
+                  "default) | lru (the one used longest ago)");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;
@@ -463,6 +467,7 @@ int main(int argc, char** argv) {
     // Every choice that selects code becomes an enum here, once (experiments/driver.hpp).
     cfg.impl = tessera::parse_impl(impl_name);
     cfg.broadcast = tessera::parse_broadcast(broadcast);
+    cfg.eviction = tessera::parse_eviction(eviction);
     cfg.device = tessera::parse_device_kind(device_name);
     backend.backend = tessera::parse_backend(backend_choice);
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);

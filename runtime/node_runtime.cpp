@@ -57,7 +57,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   platform_.spawn("generator", [&] {
     try {
       if (dist) {
-        ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast);
+        ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast,
+                          options_.eviction == Eviction::NextUse ? &generate : nullptr);
         generate(sink);
         sink.finish();
       } else {
@@ -136,6 +137,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     DeviceStats& d = stats.gpus[g - 1];
     const auto& c = s.gpu_stats[g - 1];
     d.peak_bytes = c.peak;
+    d.capacity_bytes = options_.gpus[g - 1].device->capacity();
     d.bytes_at_end = c.in_use;
     // What the task graph left (with release_tiles off: every copy) is freed now.
     for (std::size_t x = 0; x < n_data; ++x) s.release_buffer(g, static_cast<DataId>(x));

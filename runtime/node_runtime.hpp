@@ -134,12 +134,13 @@ struct GpuContext {
 
 // What a run did on one GPU.
 struct DeviceStats {
-  double busy_s = 0;             // manager thread: time in kernels
-  std::size_t peak_bytes = 0;    // most device memory in use at once
-  std::size_t bytes_at_end = 0;  // left allocated by the task graph (0 with Release_Tile; run() then frees it)
+  double busy_s = 0;               // manager thread: time in kernels
+  std::size_t capacity_bytes = 0;  // the memory the run may use (Device::capacity at the start)
+  std::size_t peak_bytes = 0;      // most device memory in use at once
+  std::size_t bytes_at_end = 0;    // left allocated by the task graph (0 with Release_Tile; run() then frees it)
   std::uint64_t copies_in = 0, bytes_in = 0, copies_out = 0, bytes_out = 0;
   // Copies freed before their Release_Tile to keep the GPU within its memory
-  // (least recently used first), and the bytes of those written back first
+  // (RuntimeOptions::eviction chooses which), and the bytes of those written back first
   // because the GPU held the node's only current version.
   std::uint64_t evictions = 0, bytes_written_back = 0;
   // The bytes of the distinct data copied in, and out, at least once: the
@@ -190,6 +191,8 @@ struct RuntimeOptions {
   bool release_tiles = true;
   // How a version read on several nodes reaches them (runtime/protocol_sink.hpp).
   Broadcast broadcast = Broadcast::Binomial;
+  // Which copy a full GPU frees first.
+  Eviction eviction = Eviction::NextUse;
 };
 
 struct RunStats {

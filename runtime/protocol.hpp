@@ -32,6 +32,11 @@ namespace tessera {
 // down a binomial tree rooted at its writer, or every copy from the writer.
 enum class Broadcast : unsigned char { Binomial, Flat };
 
+// Which copy a full GPU frees first (runtime/protocol_sink.hpp): the one its
+// node's GPUs use again furthest ahead (runtime/next_use.hpp), or the one
+// used longest ago.
+enum class Eviction : unsigned char { NextUse, Lru };
+
 // The binomial tree over a version's holders in the order they got it
 // (holder 0: its writer): holder k >= 1 receives from holder k with its
 // highest set bit cleared. Holder 0 sends to 1, 2, 4, 8, ...; holder j to

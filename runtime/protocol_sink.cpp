@@ -7,9 +7,10 @@
 
 namespace tessera::detail {
 
-ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast)
+ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast,
+                           const std::function<void(TaskSink&)>* regenerate)
     : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), st_(n_data),
-      have_(n_data * (gpus + 1), kNone), broadcast_(broadcast), lists_(1) {
+      have_(n_data * (gpus + 1), kNone), broadcast_(broadcast), lists_(1), regenerate_(regenerate) {
   for (std::size_t x = 0; x < n_; ++x) {
     const Location l = d_.where(static_cast<DataId>(x));
     if (l.node < 0 || l.node > INT16_MAX)
@@ -41,6 +42,10 @@ void ProtocolSink::release(DataId x) {
 }
 
 void ProtocolSink::insert(const TaskDesc& t) {
+  struct Count {  // now_ = this task's index while it is planned, the next one's after
+    std::uint32_t& n;
+    ~Count() { ++n; }
+  } count{now_};
   // Most tasks touch nothing of this node: one placement per access, then
   // only the versions and writers (every generator walks the whole loop nest).
   const int main = t.main_output();
@@ -233,18 +238,36 @@ void ProtocolSink::touch(DataId x, int g) {
 
 void ProtocolSink::reserve(DataId x, int g, std::int32_t prio) {
   const std::size_t bytes = d_.store->bytes(x);
-  auto& lru = lru_[g - 1];
-  while (planned_[g - 1] + bytes > budget_[g - 1]) {
-    if (lru.empty() || lru.begin()->first > pin_floor_)
-      throw DeviceOutOfMemory(s_.gpus[g - 1].device->name() + ": out of memory: a buffer of " + std::to_string(bytes) +
-                              " bytes does not fit (" + std::to_string(planned_[g - 1]) + " of " +
-                              std::to_string(budget_[g - 1]) +
-                              " bytes hold the other tiles of the task that needs it)");
-    evict(lru.begin()->second, g, prio);
-  }
+  while (planned_[g - 1] + bytes > budget_[g - 1]) evict(victim(g, bytes), g, prio);
   planned_[g - 1] += bytes;
   touch(x, g);
   s_.plan_allocation(g, x);
+}
+
+DataId ProtocolSink::victim(int g, std::size_t bytes) {
+  const auto& lru = lru_[g - 1];
+  if (lru.empty() || lru.begin()->first > pin_floor_)
+    throw DeviceOutOfMemory(s_.gpus[g - 1].device->name() + ": out of memory: a buffer of " + std::to_string(bytes) +
+                            " bytes does not fit (" + std::to_string(planned_[g - 1]) + " of " +
+                            std::to_string(budget_[g - 1]) + " bytes hold the other tiles of the task that needs it)");
+  if (!regenerate_) return lru.begin()->second;
+  if (!next_use_)
+    next_use_ = std::make_unique<NextUse>(n_, *regenerate_, [this](const TaskDesc& t) {
+      const int main = t.main_output();
+      if (main < 0) return false;
+      const Location l = d_.where(t.access[main].data);
+      return l.node == d_.self && (t.device < 0 ? l.device : t.device) > 0;
+    });
+  // The copy used again furthest ahead; in least recently used order, so the oldest wins a tie.
+  DataId best = lru.begin()->second;
+  std::uint32_t furthest = 0;
+  for (const auto& [stamp, x] : lru) {
+    if (stamp > pin_floor_) break;  // the task being planned uses it (stamps only grow)
+    const std::uint32_t next = next_use_->after(x, now_);
+    if (next > furthest || furthest == 0) best = x, furthest = next;
+    if (next == NextUse::kNever) break;
+  }
+  return best;
 }
 
 void ProtocolSink::evict(DataId y, int g, std::int32_t prio) {

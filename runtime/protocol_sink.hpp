@@ -35,11 +35,14 @@
 // Broadcast::Flat sends every copy from the writer.
 //
 // A GPU's memory is planned here too: every buffer the plan allocates on a
-// GPU counts against its capacity, and when a new one would not fit, the
-// copy on that GPU used longest ago (in generation order) is freed first,
-// after its readers, written back to host memory when the GPU held the
-// node's only current version (least recently used with write-back, as
-// StarPU's MSI protocol does; never a copy the task being planned uses).
+// GPU counts against its capacity, and when a new one would not fit, a copy
+// on that GPU is freed first, after its readers, written back to host memory
+// when the GPU held the node's only current version (write-back as StarPU's
+// MSI protocol does; never a copy the task being planned uses). Which copy:
+// the one this node's GPUs use again furthest ahead in the task graph
+// (runtime/next_use.hpp: the generator run a second time, on the first
+// eviction), the copy used longest ago among those used again equally late
+// or never; without the generator, the copy used longest ago (least recently used).
 // RunState::admit makes the device communication thread allocate in the
 // planned order, so the plan's bound holds at run time.
 //
@@ -52,10 +55,13 @@
 // its Release_Tile, or when generation ends, its last version is copied back
 // and the GPU's buffer freed.
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "runtime/next_use.hpp"
 #include "runtime/protocol.hpp"
 #include "runtime/run_state.hpp"
 
@@ -63,7 +69,10 @@ namespace tessera::detail {
 
 class ProtocolSink final : public TaskSink {
  public:
-  ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast);
+  // `regenerate`: the generator this sink is fed by, run again to learn the
+  // future uses of the data when a GPU must evict (nullptr: least recently used).
+  ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast,
+               const std::function<void(TaskSink&)>* regenerate = nullptr);
 
   // Every node sees the release: the datum's last version returns to its
   // home node (from the node that wrote it, if another), a GPU's last
@@ -115,6 +124,9 @@ class ProtocolSink final : public TaskSink {
   void touch(DataId x, int g);
   // Plans a new buffer for x on GPU g, evicting other copies until it fits.
   void reserve(DataId x, int g, std::int32_t prio);
+  // The copy GPU g frees next (see the top of this file); throws DeviceOutOfMemory when
+  // every copy it holds belongs to the task being planned.
+  DataId victim(int g, std::size_t bytes);
   // Frees GPU g's copy of y, first writing back the node's only current version.
   void evict(DataId y, int g, std::int32_t prio);
   // Frees device dev's copy of x (not the host memory of this node's own data) after its readers.
@@ -159,6 +171,10 @@ class ProtocolSink final : public TaskSink {
   std::vector<std::set<std::pair<std::uint64_t, DataId>>> lru_;
   std::vector<std::uint64_t> stamp_;
   std::uint64_t clock_ = 0, pin_floor_ = 0;
+  // Eviction by next use: the generator, the tasks inserted so far, the table (built on the first eviction).
+  const std::function<void(TaskSink&)>* regenerate_ = nullptr;
+  std::uint32_t now_ = 0;
+  std::unique_ptr<NextUse> next_use_;
 };
 
 }  // namespace tessera::detail

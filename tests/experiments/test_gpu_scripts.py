@@ -9,7 +9,13 @@ a missing archive and a build folder without the programs exit 2 naming them,
 before anything is unpacked or run. experiments/bench_gpu.py: a bad --rows or
 --precisions exits 2 naming it; with no GPU every run fails, each failure is
 reported with its reason, the sweep goes on to the end, prints its two tables with
-every row, writes its JSON, and exits 1.
+every row, writes its JSON, and exits 1. experiments/gpu_predict.py on the
+committed H200 runs (results/gpu-node/2026-11-25-h200): every run gets its
+prediction; the runs that went out of core under least recently used are
+predicted with it and move exactly the bytes the real runs moved (the
+simulated GPU plans its memory as the real one does), and next-use eviction
+moves less; QR at N = 32,768 is predicted within 10% (the calibrated model's
+GEMM-class kernels match the run's).
 """
 import json
 import os
@@ -19,6 +25,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPU_NODE = os.path.join(ROOT, "experiments", "gpu_node.sh")
 BENCH = os.path.join(ROOT, "experiments", "bench_gpu.py")
+PREDICT = os.path.join(ROOT, "experiments", "gpu_predict.py")
+H200 = os.path.join(ROOT, "results", "gpu-node", "2026-11-25-h200")
 
 
 def run(cmd, env=None):
@@ -66,6 +74,24 @@ def main():
     with open(js) as f:
         data = json.load(f)
     expect(len(data["rows"]) == 2 and data["rows"][0]["tessera_gflops"] == [], "the JSON has both rows", str(data))
+
+    js = os.path.join(work, "predict.json")
+    rc, out, err = run([sys.executable, PREDICT, H200, "--binary", tessera, "--json", js])
+    expect(rc == 0, "gpu_predict.py exit 0, got %d" % rc, out + err)
+    with open(js) as f:
+        runs = json.load(f)["runs"]
+    with open(os.path.join(H200, "runs.json")) as f:
+        manifest = json.load(f)["runs"]
+    expect(len(runs) == len(manifest) + sum(1 for r in manifest if "eviction" in r), "one row per run and policy",
+           out)
+    for r in runs:
+        if r["eviction"] == "lru":
+            expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
+            nu = [x for x in runs if x["name"] == r["name"] and x["eviction"] == "next-use"]
+            expect(nu and nu[0]["predicted_gb_in"] < r["real_gb_in"], "%s: next-use moves less" % r["name"], out)
+    qr = [r for r in runs if r["name"] == "qr_d"]
+    expect(qr and abs(qr[0]["error"]) < 0.10, "QR d at 32,768 within 10%", out)
+    expect("| cholesky_d | trsm | d |" in out, "the per-kernel table", out)
     print("ok")
 
 

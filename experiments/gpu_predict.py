@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Real GPU-node runs against the simulator's predictions from the node's calibrated machine file (issue 15 point 7).
+
+    python3 experiments/gpu_predict.py results/gpu-node/2026-11-25-h200 [--binary build/tessera] [--json out.json]
+
+DIR holds what one lent GPU node measured: runs.json (a manifest: the
+machine file `tessera calibrate --device cuda` wrote there, and per run the
+tessera run arguments, its JSON result and optionally its trace), the files
+it names. For every run, the same arguments with `--backend sim --machine
+DIR/<machine_file> --gpus 1 --threads T` (phantom kernels; --check dropped,
+since a phantom run has no factors) give the prediction; a run the manifest
+marks with an eviction policy is predicted with that policy too (the runtime's
+default is next-use). Prints:
+
+  1. real time, predicted time and the error (predicted - real) / real, with
+     bytes copied in (real and predicted) for the runs that went out of core;
+  2. for the runs with a trace: per GPU kernel and shape, the real time its
+     tasks took on the GPU in the run (trace events) against the calibrated
+     model's median times the number of tasks, so a prediction's error can be
+     put down to the kernels that cause it.
+
+A run whose simulation fails is reported on stderr and left out.
+"""
+
+import argparse
+import collections
+import gzip
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_mpi import run_json  # noqa: E402
+
+TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "gsmm_diag", "GEQRT": "geqrt",
+              "TSQRT": "tsqrt", "LARFB": "larfb", "SSRFB": "ssrfb", "LU_TRSM_U": "lu_trsm_u", "LU_GEMM": "lu_gemm"}
+
+
+def gpu_model(machine):
+    """The calibrated GPU model's medians by (kernel, precision, m, n, k)."""
+    name = machine["node"]["gpus"]["model"]
+    out = {}
+    for e in machine["kernel_models"][name]["measurements"]:
+        out[(e["kernel"], e["precision"], e["m"], e["n"], e.get("k", 0))] = e["median_s"]
+    return out
+
+
+def trace_by_kernel(path, model):
+    """Per GPU kernel and shape: tasks, their real seconds in the trace, the model's seconds."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        t = json.load(f)
+    events = t["traceEvents"] if isinstance(t, dict) else t
+    threads = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    rows = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") != "task" or not threads.get(e["tid"], "").startswith("gpu"):
+            continue
+        a = e["args"]
+        key = (TRACE_KEYS.get(e["name"], e["name"]), a["precision"], a["m"], a["n"], a["kdim"])
+        r = rows[key]
+        r[0] += 1
+        r[1] += e["dur"] * 1e-6
+        r[2] += model.get(key, float("nan"))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir")
+    ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--threads", type=int, default=13, help="the runs' compute threads (default 13)")
+    ap.add_argument("--json", default=None, help="write the tables' values here")
+    ap.add_argument("--timeout", type=float, default=600)
+    args = ap.parse_args()
+    with open(os.path.join(args.dir, "runs.json")) as f:
+        manifest = json.load(f)
+    machine_path = os.path.join(args.dir, manifest["machine_file"])
+    with open(machine_path) as f:
+        machine = json.load(f)
+    model = gpu_model(machine)
+    out = {"dir": args.dir, "machine_file": machine_path, "runs": [], "kernels": {}}
+    print(f"Real runs in {args.dir} against `tessera run ... --backend sim --machine {machine_path}` (phantom).")
+    print("| run | tessera run options | eviction | real s | predicted s | error | real GB in | predicted GB in |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    tmp = os.path.join(args.dir, ".predicted.json")
+    failed = 0
+    for run in manifest["runs"]:
+        with open(os.path.join(args.dir, run["file"])) as f:
+            real = json.load(f)
+        sim_args = [a for a in run["args"] if a != "--check"]
+        eviction = run.get("eviction")
+        policies = ["lru", "next-use"] if eviction == "least recently used" else ["next-use"]
+        for policy in policies:
+            cmd = [args.binary, "run", *sim_args, "--backend", "sim", "--machine", machine_path, "--gpus", "1",
+                   "--threads", str(args.threads), "--eviction", policy, "--json", tmp]
+            pred = run_json(f"{run['name']} ({policy})", cmd, tmp, args.timeout)
+            if pred is None:
+                failed += 1
+                continue
+            real_in = sum(g["bytes_in"] for g in real.get("gpu_stats", [])) / 1e9
+            pred_in = sum(g["bytes_in"] for g in pred.get("gpu_stats", [])) / 1e9
+            is_real_policy = policy == "lru" if eviction else True
+            err = (pred["time_s"] - real["time_s"]) / real["time_s"] if is_real_policy else None
+            print(f"| {run['name']} | `{' '.join(sim_args)}` | {policy}{'' if is_real_policy else ' (not run)'} | "
+                  f"{real['time_s']:.3f} | {pred['time_s']:.3f} | "
+                  f"{'%+.1f%%' % (100 * err) if err is not None else '-'} | {real_in:.1f} | {pred_in:.1f} |")
+            out["runs"].append({"name": run["name"], "args": sim_args, "eviction": policy, "real_s": real["time_s"],
+                                "predicted_s": pred["time_s"], "error": err, "real_gb_in": real_in,
+                                "predicted_gb_in": pred_in, "measured_policy": is_real_policy})
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    print()
+    print("Per GPU kernel (runs with a trace): real seconds of its tasks in the run against the calibrated model.")
+    print("| run | kernel | prec | shape | tasks | real s | model s | real / model |")
+    print("|---|---|---|---|---:|---:|---:|---:|")
+    for run in manifest["runs"]:
+        if "trace" not in run:
+            continue
+        rows = trace_by_kernel(os.path.join(args.dir, run["trace"]), model)
+        total = [0.0, 0.0]
+        for key, (n, real_s, model_s) in sorted(rows.items()):
+            k, p, m, nn, kk = key
+            print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {model_s:.4f} | "
+                  f"{real_s / model_s:.2f} |")
+            total[0] += real_s
+            total[1] += model_s
+            out["kernels"].setdefault(run["name"], []).append(
+                {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "tasks": n, "real_s": real_s,
+                 "model_s": model_s})
+        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[1]:.4f} | {total[0] / total[1]:.2f} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
