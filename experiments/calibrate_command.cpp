@@ -91,7 +91,8 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
       ->delimiter(',');
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
-                       "operands in a cache (as a run's tasks mostly do not)");
+                       "operands in a cache (as a run's tasks mostly do not); with --device, 64 MiB copied on the GPU "
+                       "before each call evicts its cache");
 }
 
 int CalibrateCommand::run(int argc, char** argv) const {

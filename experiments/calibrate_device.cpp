@@ -79,8 +79,19 @@ KernelMeasurement measure_on(platform::Device& dev, const KernelShape& s, const 
     call.setup_on(K, sets[c].data());
   }
   dev.synchronize();
+  // Cold (o.cold): a copy of o.cold_bytes / 2 inside a scratch buffer between the restore and the call evicts
+  // the restored operands from the GPU's cache, as a tile that arrives from the host is not in it.
+  T* flush = nullptr;
+  const auto flush_elements = static_cast<index_t>(o.cold_bytes / (2 * sizeof(T)));
+  std::vector<T> scratch;
+  if (o.cold) {
+    scratch.assign(static_cast<std::size_t>(2 * flush_elements), T(0));
+    flush = buffers.upload(scratch);
+    scratch = {};
+  }
   const auto timed = [&](int c) {
     call.prepare_on(K, sets[c].data());
+    if (flush) K.copy(flush_elements, 1, flush, flush_elements, flush + flush_elements, flush_elements);
     dev.synchronize();
     const auto t0 = clock::now();
     call.run_on(K, sets[c].data());
@@ -257,9 +268,16 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["device"] = c.device;
   cal["seconds"] = std::round(seconds * 10) / 10;
   cal["method"] =
-      "per shape: operands in 2 copies in device memory, inputs a kernel destroys restored from device copies before "
-      "each call (untimed, synchronized), warm-up calls, then per call the kernel and Device::synchronize() timed by "
+      std::string(
+          "per shape: operands in 2 copies in device memory, inputs a kernel destroys restored from device "
+          "copies before each call (untimed, synchronized), ") +
+      (o.cold ? fmt::format("then {} MiB copied inside a scratch buffer so that the GPU's cache holds none of them "
+                            "(cold operands; untimed), ",
+                            o.cold_bytes >> 21)
+              : std::string("so the restored inputs may still be in the GPU's cache, ")) +
+      "warm-up calls, then per call the kernel and Device::synchronize() timed by "
       "steady_clock until min_reps calls and min_time_s; median_s = median, spread_s = interquartile range";
+  cal["cold_operands"] = o.cold;
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;

@@ -25,7 +25,8 @@
 #         sanitizer  compute-sanitizer memcheck on small Cholesky, QR and LU
 #         check      --check on every factorization with --gpus 1 --device cuda
 #         calibrate  the node's machine file: cores.json (tessera calibrate of the
-#                    cores) and node.json (its GPU added: calibrate --device cuda);
+#                    cores) and node.json (its GPU added: calibrate --device cuda;
+#                    node-cold.json: the same with the GPU's cache evicted before each call);
 #                    precisions $CAL_PRECISIONS, default d
 #         bench      experiments/bench_gpu.py: tessera against cuSOLVER, N = 32,768
 #                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
@@ -171,7 +172,11 @@ run() {
         step calibrate_cores $b/tessera calibrate --quick --sizes 512,1024 --for-n 0 --precision "${CAL_PRECISIONS:-d}" \
           --name lent-gpu-node --out "$out/cores.json"
         step calibrate_gpu $b/tessera calibrate --device cuda --base "$out/cores.json" --precision "${CAL_PRECISIONS:-d}" \
-          --name lent-gpu-node --out "$out/node.json" ;;
+          --name lent-gpu-node --out "$out/node.json"
+        # The same with the GPU's cache evicted before each call (is a restored operand's warm cache
+        # why TRSM and POTF2' ran 1.7-2x their calibrated time inside a run? experiments/README.md)
+        step calibrate_gpu_cold $b/tessera calibrate --device cuda --cold --base "$out/cores.json" \
+          --precision "${CAL_PRECISIONS:-d}" --name lent-gpu-node-cold --out "$out/node-cold.json" ;;
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
                --out "$out/bench" --json "$out/bench.json" --timeout 150 --precisions "${BENCH_PRECISIONS:-d}" \
                "${bench_rows[@]}" ;;

@@ -69,13 +69,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--machine", default=None,
+                    help="predict from this machine file instead of the manifest's (another calibration of the node)")
     ap.add_argument("--threads", type=int, default=13, help="the runs' compute threads (default 13)")
     ap.add_argument("--json", default=None, help="write the tables' values here")
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
     with open(os.path.join(args.dir, "runs.json")) as f:
         manifest = json.load(f)
-    machine_path = os.path.join(args.dir, manifest["machine_file"])
+    machine_path = args.machine or os.path.join(args.dir, manifest["machine_file"])
     with open(machine_path) as f:
         machine = json.load(f)
     model = gpu_model(machine)

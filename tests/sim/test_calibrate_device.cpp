@@ -109,6 +109,22 @@ TEST(CalibrateDevice, MachineFileCarriesTheGpuAndDrivesASimulation) {
   }
 }
 
+// --cold on a device: a scratch copy evicts the device's cache before each call; the file says so.
+TEST(CalibrateDevice, ColdOperandsAreRecorded) {
+  platform::EmulatedDevice dev(1, platform::EmulatedDeviceOptions{});
+  kernels::CalibrationOptions o = small_options();
+  o.kernels = {kGsmm, kTrsm};
+  o.cold = true;
+  o.cold_bytes = std::size_t{8} << 20;
+  const auto c = kernels::calibrate_device(dev, o, {4096, 1u << 20, 2u << 20});
+  ASSERT_EQ(c.kernels.size(), 2u);
+  for (const auto& m : c.kernels) EXPECT_GT(m.median_s, 0);
+  const std::string base = test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json");
+  const auto f = nlohmann::json::parse(kernels::device_machine_file(base, "local.json", c, o, 1, "cold", "test", 1));
+  EXPECT_EQ(f.at("calibration").at("gpu").at("cold_operands"), true);
+  EXPECT_NE(f.at("calibration").at("gpu").at("method").get<std::string>().find("4 MiB copied"), std::string::npos);
+}
+
 // --for-b: the for_n shapes at the tile sizes a GPU's runs use, not the cores' default tiles.
 TEST(CalibrateDevice, ForBChoosesTheTileSize) {
   kernels::CalibrationOptions o;
