@@ -6,6 +6,7 @@
 
 #include "../test_helpers.hpp"
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
 #include "models/machine.hpp"
 
 namespace {
@@ -30,6 +31,21 @@ TEST(MachineFiles, LocalExampleLoads) {
   EXPECT_EQ(m.nodes, 1);
   EXPECT_EQ(m.node.cores, 2);
   EXPECT_EQ(m.node.gpus.count, 0);
+}
+
+// The lent GPU node as calibrated (calibrate, then calibrate --device cuda): its 16 cores, one GPU
+// with the capacity and link measured there, and a calibrated GPU model whose DGEMM at 4096 runs at
+// the 55-56 TFlop/s an H200 reaches (the measurement, not a datasheet).
+TEST(MachineFiles, LentH200NodeLoads) {
+  const Machine m = Machine::load(kDir + "lent-h200-node.json");
+  EXPECT_EQ(m.node.cores, 16);
+  EXPECT_EQ(m.node.gpus.count, 1);
+  EXPECT_GT(m.node.gpus.memory_bytes, 140e9);
+  EXPECT_NEAR(m.node.gpus.pcie.bandwidth_Bps, 55e9, 2e9);
+  EXPECT_EQ(m.blas_core, "SkylakeX");
+  const double t = m.model(m.node.gpus.model).seconds(tessera::KernelShape{tessera::kGsmm, 'd', 4096, 4096, 4096, 0});
+  EXPECT_GT(2.0 * 4096 * 4096 * 4096 / t, 50e12);
+  EXPECT_LT(2.0 * 4096 * 4096 * 4096 / t, 60e12);
 }
 
 const char* kGood = R"({
