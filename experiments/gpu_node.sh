@@ -28,6 +28,11 @@
 #                    cores) and node.json (its GPU added: calibrate --device cuda;
 #                    node-cold.json: the same with the GPU's cache evicted before each call);
 #                    precisions $CAL_PRECISIONS, default d
+#         ooc        out of core (issue 15 point 5): Cholesky and QR at N = $OOC_N
+#                    (default 65,536) in core, then with --gpu-memory at 2/3 of the
+#                    bytes they touch (Cholesky's lower triangle, QR's matrix),
+#                    under next-use and lru eviction, and --check out of core at
+#                    N = 16,384; OUT/runs.json lists them for experiments/gpu_predict.py
 #         bench      experiments/bench_gpu.py: tessera against cuSOLVER, N = 32,768
 #                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
 #                    bench_gpu.py's: the README's table, two narrow-panel LUs;
@@ -96,8 +101,8 @@ run() {
   IFS=, read -ra todo <<<"$steps"
   for s in "${todo[@]}"; do
     case $s in
-      tests | sanitizer | check | calibrate | bench | mpi) ;;
-      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, bench, mpi)" >&2; exit 2 ;;
+      tests | sanitizer | check | calibrate | ooc | bench | mpi) ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, ooc, bench, mpi)" >&2; exit 2 ;;
     esac
   done
   [[ -f $dir/gpu_node.tar.xz ]] || { echo "gpu_node.sh run: $dir/gpu_node.tar.xz is missing (gpu_node.sh pack makes it)" >&2; exit 2; }
@@ -177,6 +182,26 @@ run() {
         # why TRSM and POTF2' ran 1.7-2x their calibrated time inside a run? experiments/README.md)
         step calibrate_gpu_cold $b/tessera calibrate --device cuda --cold --base "$out/cores.json" \
           --precision "${CAL_PRECISIONS:-d}" --name lent-gpu-node-cold --out "$out/node-cold.json" ;;
+      ooc)
+        local n=${OOC_N:-65536} manifest="$out/runs.json" sep=""
+        # Bytes touched: Cholesky its lower triangle's tiles, QR the whole matrix (2048-tiles, T factors aside).
+        local tri=$(( (n / 2048) * (n / 2048 + 1) / 2 * 2048 * 2048 * 8 )) full=$(( n * n * 8 ))
+        printf '{"machine_file": "node.json", "note": "gpu_node.sh ooc, N = %s", "runs": [\n' "$n" >"$manifest"
+        ooc_run() {  # ooc_run NAME ARGS...: one run, its JSON and its manifest entry
+          local name=$1; shift
+          step "ooc_$name" $b/tessera run "$@" --gpus 1 --device cuda --threads $t --json "$out/ooc_$name.json"
+          local args; args=$(printf '"%s", ' "$@"); args=${args%, }
+          printf '%s {"name": "%s", "file": "ooc_%s.json", "args": [%s]}\n' "$sep" "$name" "$name" "$args" >>"$manifest"
+          sep=","
+        }
+        ooc_run chol_in --algo cholesky --n $n --B 2048 --s 1
+        ooc_run chol_nextuse --algo cholesky --n $n --B 2048 --s 1 --gpu-memory $((tri * 2 / 3))
+        ooc_run chol_lru --algo cholesky --n $n --B 2048 --s 1 --gpu-memory $((tri * 2 / 3)) --eviction lru
+        ooc_run qr_in --algo qr --n $n --B 4096 --s 1
+        ooc_run qr_nextuse --algo qr --n $n --B 4096 --s 1 --gpu-memory $((full * 2 / 3))
+        ooc_run chol_check --algo cholesky --n 16384 --B 2048 --s 1 --check --gpu-memory $((36 * 2048 * 2048 * 8 * 2 / 3))
+        ooc_run qr_check --algo qr --n 16384 --B 2048 --s 1 --check --gpu-memory $((16384 * 16384 * 8 * 2 / 3))
+        printf ']}\n' >>"$manifest" ;;
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
                --out "$out/bench" --json "$out/bench.json" --timeout 150 --precisions "${BENCH_PRECISIONS:-d}" \
                "${bench_rows[@]}" ;;

@@ -92,17 +92,20 @@ def main():
             real = json.load(f)
         sim_args = [a for a in run["args"] if a != "--check"]
         eviction = run.get("eviction")
-        policies = ["lru", "next-use"] if eviction == "least recently used" else ["next-use"]
+        # A run that named its eviction is predicted with it; one the manifest marks as run under
+        # least recently used (before next use was the default) with both.
+        explicit = sim_args[sim_args.index("--eviction") + 1] if "--eviction" in sim_args else None
+        policies = [explicit] if explicit else ["lru", "next-use"] if eviction == "least recently used" else ["next-use"]
         for policy in policies:
             cmd = [args.binary, "run", *sim_args, "--backend", "sim", "--machine", machine_path, "--gpus", "1",
-                   "--threads", str(args.threads), "--eviction", policy, "--json", tmp]
+                   "--threads", str(args.threads), *([] if explicit else ["--eviction", policy]), "--json", tmp]
             pred = run_json(f"{run['name']} ({policy})", cmd, tmp, args.timeout)
             if pred is None:
                 failed += 1
                 continue
             real_in = sum(g["bytes_in"] for g in real.get("gpu_stats", [])) / 1e9
             pred_in = sum(g["bytes_in"] for g in pred.get("gpu_stats", [])) / 1e9
-            is_real_policy = policy == "lru" if eviction else True
+            is_real_policy = policy == "lru" if eviction and not explicit else True
             err = (pred["time_s"] - real["time_s"]) / real["time_s"] if is_real_policy else None
             print(f"| {run['name']} | `{' '.join(sim_args)}` | {policy}{'' if is_real_policy else ' (not run)'} | "
                   f"{real['time_s']:.3f} | {pred['time_s']:.3f} | "
