@@ -75,6 +75,7 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
           ->add_option("--for-s", for_s_,
                        "with --for-n: the tiles of these s too (s-1 narrow columns of width B/(2s)); default 1")
           ->delimiter(',');
+  calibrate_->add_option("--ib", ib_, "QR's inner blocking the QR kernels are measured with; default 32 (run's --ib)");
   calibrate_->add_flag("--list", list_, "print the shapes that would be measured and exit");
   calibrate_->add_option("--passes", passes_,
                          "measure every shape this many times, one pass after another, and keep each shape's fastest "
@@ -100,6 +101,8 @@ int CalibrateCommand::run(int argc, char** argv) const {
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   kernels::CalibrationOptions o;
   o.cold = cold_;
+  if (ib_ < 1) throw InputError("--ib " + std::to_string(ib_) + " must be >= 1");
+  o.ib = ib_;
   if (passes_ < 1) throw InputError("--passes " + std::to_string(passes_) + " must be >= 1");
   o.passes = passes_;
   if (threads_ < 1) throw InputError("--threads " + std::to_string(threads_) + " must be >= 1");

@@ -30,6 +30,7 @@ class CalibrateCommand {
   CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr;
   std::string device_, base_;
   int gpus_ = 1;
+  std::int64_t ib_ = 32;
   std::vector<std::int64_t> for_b_;
   std::string out_ = "local.json";
   std::string name_ = "local";

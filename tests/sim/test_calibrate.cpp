@@ -251,6 +251,7 @@ TEST(CalibrateCli, BadOptionsAreRejected) {
   EXPECT_EQ(shell(base + "--sizes 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--for-s 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--passes 0 > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--ib 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
 }
 
