@@ -65,6 +65,7 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
   // A call on copy c: restored before it (warm) or right after its previous call (cold).
   const auto timed_call = [&o](KernelCall<T>& call, int c) {
     if (!o.cold) call.prepare(c);
+    if (o.flush_restored) call.flush_restored(c);
     const auto t0 = clock::now();
     call.run(c);
     const double dt = std::chrono::duration<double>(clock::now() - t0).count();
@@ -437,13 +438,16 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
                    "per shape: operands in rotated copies spanning {} MiB (cold: no call finds its operands in "
                    "a cache), inputs a kernel destroys restored right after each call (untimed), ",
                    o.cold_bytes >> 20)
-             : "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each call "
-               "(untimed), ";
+             : std::string(
+                   "per shape: operands in 2-8 rotated copies, inputs a kernel destroys restored before each "
+                   "call ") +
+                   (o.flush_restored ? "and then flushed from every cache (clflush) " : "") + "(untimed), ";
   cal["method"] = copies +
                   "warm-up calls, then per-call steady_clock times until min_reps calls and min_time_s; median_s = "
                   "median, spread_s = interquartile range. concurrency c: c-1 other threads run the same kernel on "
                   "their own operands throughout the timed calls.";
   cal["cold_operands"] = o.cold;
+  cal["flush_restored"] = o.flush_restored;
   cal["passes"] = std::max(1, o.passes);
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;

@@ -57,6 +57,12 @@ struct CalibrationOptions {
   // other tasks, on other cores, long before). Otherwise the copies span
   // 32 MiB and the restored operands are warm.
   bool cold = false;
+  // Warm operands, but what a call destroys and is restored before it is
+  // flushed from the caches after the restore (KernelCall::flush_restored):
+  // TRSM's, POTF2''s, GEQRT's and TSQRT's tile then arrives from memory, as
+  // in a run, where another task wrote it, while the operands a run's tasks
+  // share (a panel's tiles, read by every update of a step) stay warm.
+  bool flush_restored = false;
   // Passes over every shape; each shape keeps its fastest pass's median (a
   // shared machine's interference only slows kernels: a later pass repairs a
   // shape measured while a neighbour ran).

@@ -90,6 +90,9 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
       ->add_option("--for-b", for_b_,
                    "with --for-n: these top-level tile sizes B instead of the default tiles' (GPU runs use larger)")
       ->delimiter(',');
+  calibrate_->add_flag("--flush-restored", flush_restored_,
+                       "warm operands, but the input a kernel destroys (TRSM's, POTF2''s, GEQRT's, TSQRT's tile) "
+                       "flushed from the caches after its restore, as in a run another task wrote it");
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
                        "operands in a cache (as a run's tasks mostly do not); with --device, 64 MiB copied on the GPU "
@@ -101,6 +104,8 @@ int CalibrateCommand::run(int argc, char** argv) const {
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   kernels::CalibrationOptions o;
   o.cold = cold_;
+  o.flush_restored = flush_restored_;
+  if (cold_ && flush_restored_) throw InputError("--flush-restored and --cold: choose one (--cold flushes everything)");
   if (ib_ < 1) throw InputError("--ib " + std::to_string(ib_) + " must be >= 1");
   o.ib = ib_;
   if (passes_ < 1) throw InputError("--passes " + std::to_string(passes_) + " must be >= 1");

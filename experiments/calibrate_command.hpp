@@ -36,7 +36,7 @@ class CalibrateCommand {
   std::string name_ = "local";
   int threads_ = 1, passes_ = 1;
   std::string precisions_ = "d,s";
-  bool quick_ = false, list_ = false, cold_ = false;
+  bool quick_ = false, list_ = false, cold_ = false, flush_restored_ = false;
   std::vector<std::string> kernels_;
   std::vector<std::int64_t> sizes_, for_n_;
   std::vector<int> for_s_;

@@ -11,6 +11,10 @@
 // (prepare_on, run_on), and makes QR's V and T there itself (setup_on) when
 // the host did not (host_factors false: a 4096-wide TSQRT on one core takes
 // seconds).
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -72,20 +76,18 @@ class KernelCall {
   // next call's speed (untimed).
   void prepare(int c) {
     Set& x = sets_[c];
-    switch (s_.kernel) {
-      case kPotf2p:
-      case kTrsm:
-      case kGeqrt:
-      case kLuPanel:
-      case kLuDiag:
-      case kLuTrsmL:
-      case kLuTrsmU: std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T)); break;
-      case kTsqrt:
-        std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T));
-        std::memcpy(x.b.data(), x.b0.data(), x.b.size() * sizeof(T));
-        break;
-      default: break;
-    }
+    if (restores_a()) std::memcpy(x.a.data(), x.a0.data(), x.a.size() * sizeof(T));
+    if (restores_b()) std::memcpy(x.b.data(), x.b0.data(), x.b.size() * sizeof(T));
+  }
+
+  // Evicts what prepare() restored from every cache level (clflush, line by
+  // line, then a fence), so that the call finds its destroyed input in
+  // memory, as a run's task finds a tile another task wrote (untimed). A
+  // no-op where the instruction set has no cache flush.
+  void flush_restored(int c) {
+    Set& x = sets_[c];
+    if (restores_a()) flush(x.a);
+    if (restores_b()) flush(x.b);
   }
 
   void run(int c) {
@@ -141,18 +143,8 @@ class KernelCall {
     const auto restore = [&](int to, int from, std::size_t n) {
       K.copy(static_cast<index_t>(n), 1, p[from], static_cast<index_t>(n), p[to], static_cast<index_t>(n));
     };
-    const Set& x = sets_[0];
-    switch (s_.kernel) {
-      case kPotf2p:
-      case kTrsm:
-      case kGeqrt:
-      case kLuTrsmU: restore(kA, kA0, x.a.size()); break;
-      case kTsqrt:
-        restore(kA, kA0, x.a.size());
-        restore(kB, kB0, x.b.size());
-        break;
-      default: break;
-    }
+    if (restores_a()) restore(kA, kA0, sets_[0].a.size());
+    if (restores_b()) restore(kB, kB0, sets_[0].b.size());
   }
   // run() through the device's kernels, on its copies p[Operand].
   void run_on(TileKernels<T>& K, T* const* p) {
@@ -175,6 +167,30 @@ class KernelCall {
   }
 
  private:
+  // Whether a call destroys its input A (B): restored from A0 (B0) before the next call.
+  bool restores_a() const {
+    switch (s_.kernel) {
+      case kPotf2p:
+      case kTrsm:
+      case kGeqrt:
+      case kTsqrt:
+      case kLuPanel:
+      case kLuDiag:
+      case kLuTrsmL:
+      case kLuTrsmU: return true;
+      default: return false;
+    }
+  }
+  bool restores_b() const { return s_.kernel == kTsqrt; }
+  static void flush(const std::vector<T>& v) {
+#if defined(__x86_64__) || defined(__i386__)
+    const auto* p = reinterpret_cast<const char*>(v.data());
+    for (std::size_t i = 0; i < v.size() * sizeof(T); i += 64) _mm_clflush(p + i);
+    _mm_mfence();
+#else
+    (void)v;
+#endif
+  }
   struct Set {
     std::vector<T> a, a0, b, b0, c, t, w;
     std::vector<T> r;          // SSRFB on a device: the R its TSQRT starts from

@@ -198,6 +198,19 @@ TEST(CalibrateCli, LuKernelsAreListedAndDriveASimulatedRun) {
   }
 }
 
+// --flush-restored: the destroyed inputs flushed after their restore; the file says so and how.
+TEST(CalibrateCli, FlushRestoredIsRecorded) {
+  test::TempDir dir;
+  const std::string file = dir.path() + "/cal.json";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --quick --flush-restored --precision d --kernels trsm,gsmm " +
+                  "--sizes 64 --for-n 0 --out " + file + " > /dev/null"),
+            0);
+  const auto j = nlohmann::json::parse(test::read_text(file));
+  EXPECT_EQ(j.at("calibration").at("flush_restored"), true);
+  EXPECT_NE(j.at("calibration").at("method").get<std::string>().find("clflush"), std::string::npos);
+  EXPECT_EQ(platform::Machine::load(file).core_model(1).seconds(KernelShape{kTrsm, 'd', 64, 64, 0, 0}) > 0, true);
+}
+
 // --for-s: the rectangular tiles' shapes too, every Cholesky and QR call
 // of the runtime's default s = 3 tiles (b = B/6) measured exactly.
 TEST(Calibrate, ForSCoversRectangularTiles) {
@@ -252,6 +265,7 @@ TEST(CalibrateCli, BadOptionsAreRejected) {
   EXPECT_EQ(shell(base + "--for-s 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--passes 0 > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--ib 0 > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--cold --flush-restored > /dev/null 2>&1"), 2);
   EXPECT_EQ(shell(base + "--kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
 }
 
