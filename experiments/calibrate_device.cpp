@@ -65,44 +65,53 @@ TileKernels<T>& kernels_of(platform::Device& dev) {
   else return dev.kernels_d();
 }
 
+// DeviceKernelTimer's state for one precision.
 template <class T>
-KernelMeasurement measure_on(platform::Device& dev, const KernelShape& s, const CalibrationOptions& o) {
-  using Call = KernelCall<T>;
-  const std::int64_t ib = kernel_info(s.kernel)->ib != KernelIb::kNone ? (s.ib > 0 ? s.ib : o.ib) : 0;
-  constexpr int kSets = 2;
-  Call call(s, ib, kSets, 1, /*host_factors=*/false);
-  TileKernels<T>& K = kernels_of<T>(dev);
-  Buffers buffers(dev);
-  std::vector<std::array<T*, Call::kOperands>> sets(kSets);
-  for (int c = 0; c < kSets; ++c) {
-    for (int w = 0; w < Call::kOperands; ++w) sets[c][w] = buffers.upload(call.operand(c, w));
-    call.setup_on(K, sets[c].data());
+class TimerOn final : public DeviceKernelTimer::Impl {
+ public:
+  TimerOn(platform::Device& dev, const KernelShape& s, const CalibrationOptions& o)
+      : dev_(dev), K_(kernels_of<T>(dev)), buffers_(dev), ib_(shape_ib(s, o)), call_(s, ib_, kSets, 1, false) {
+    for (int c = 0; c < kSets; ++c) {
+      for (int w = 0; w < Call::kOperands; ++w) sets_[c][w] = buffers_.upload(call_.operand(c, w));
+      call_.setup_on(K_, sets_[c].data());
+    }
+    // Cold (o.cold): a copy of o.cold_bytes / 2 inside a scratch buffer between the restore and the call
+    // evicts the restored operands from the GPU's cache, as a tile that arrives from the host is not in it.
+    if (o.cold) {
+      flush_elements_ = static_cast<index_t>(o.cold_bytes / (2 * sizeof(T)));
+      std::vector<T> scratch(static_cast<std::size_t>(2 * flush_elements_), T(0));
+      flush_ = buffers_.upload(scratch);
+    }
+    dev_.synchronize();
   }
-  dev.synchronize();
-  // Cold (o.cold): a copy of o.cold_bytes / 2 inside a scratch buffer between the restore and the call evicts
-  // the restored operands from the GPU's cache, as a tile that arrives from the host is not in it.
-  T* flush = nullptr;
-  const auto flush_elements = static_cast<index_t>(o.cold_bytes / (2 * sizeof(T)));
-  std::vector<T> scratch;
-  if (o.cold) {
-    scratch.assign(static_cast<std::size_t>(2 * flush_elements), T(0));
-    flush = buffers.upload(scratch);
-    scratch = {};
-  }
-  const auto timed = [&](int c) {
-    call.prepare_on(K, sets[c].data());
-    if (flush) K.copy(flush_elements, 1, flush, flush_elements, flush + flush_elements, flush_elements);
-    dev.synchronize();
+  std::int64_t ib() const override { return ib_; }
+  double call() override {
+    const int c = next_++ % kSets;
+    call_.prepare_on(K_, sets_[c].data());
+    if (flush_) K_.copy(flush_elements_, 1, flush_, flush_elements_, flush_ + flush_elements_, flush_elements_);
+    dev_.synchronize();
     const auto t0 = clock::now();
-    call.run_on(K, sets[c].data());
-    dev.synchronize();
+    call_.run_on(K_, sets_[c].data());
+    dev_.synchronize();
     return since(t0);
-  };
-  for (int c = 0; c < 2 * kSets; ++c) timed(c % kSets);  // warm-up: library handles, workspaces, clocks
-  KernelMeasurement r = sample_calls(s, 1, o, [&](int i) { return timed(i % kSets); });
-  r.shape.ib = ib;
-  return r;
-}
+  }
+
+ private:
+  using Call = KernelCall<T>;
+  static constexpr int kSets = 2;
+  static std::int64_t shape_ib(const KernelShape& s, const CalibrationOptions& o) {
+    return kernel_info(s.kernel)->ib != KernelIb::kNone ? (s.ib > 0 ? s.ib : o.ib) : 0;
+  }
+  platform::Device& dev_;
+  TileKernels<T>& K_;
+  Buffers buffers_;
+  std::int64_t ib_;
+  Call call_;
+  std::array<std::array<T*, Call::kOperands>, kSets> sets_{};
+  T* flush_ = nullptr;
+  index_t flush_elements_ = 0;
+  int next_ = 0;
+};
 
 }  // namespace
 
@@ -117,10 +126,22 @@ bool runs_on_device(std::uint16_t kernel) {
   }
 }
 
-KernelMeasurement measure_device_kernel(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o) {
+DeviceKernelTimer::DeviceKernelTimer(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o) {
   if (!runs_on_device(shape.kernel))
     throw InputError(std::string("--kernels ") + kernel_key(shape.kernel) + ": runs on CPU cores only, not on a GPU");
-  return shape.precision == 's' ? measure_on<float>(dev, shape, o) : measure_on<double>(dev, shape, o);
+  if (shape.precision == 's') impl_ = std::make_unique<TimerOn<float>>(dev, shape, o);
+  else impl_ = std::make_unique<TimerOn<double>>(dev, shape, o);
+}
+DeviceKernelTimer::~DeviceKernelTimer() = default;
+double DeviceKernelTimer::call() { return impl_->call(); }
+std::int64_t DeviceKernelTimer::ib() const { return impl_->ib(); }
+
+KernelMeasurement measure_device_kernel(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o) {
+  DeviceKernelTimer timer(dev, shape, o);
+  for (int c = 0; c < 4; ++c) timer.call();  // warm-up: library handles, workspaces, clocks
+  KernelMeasurement r = sample_calls(shape, 1, o, [&](int) { return timer.call(); });
+  r.shape.ib = timer.ib();
+  return r;
 }
 
 LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::vector<std::size_t>& bytes,

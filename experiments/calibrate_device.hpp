@@ -21,6 +21,8 @@
 // copies of at least 1 MiB; the latency is the smallest copy's time less its
 // bytes at that bandwidth (at least 0).
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +51,29 @@ struct DeviceCalibration {
   bool pinned_host = false;  // the link was measured from page-locked host memory
   std::vector<KernelMeasurement> kernels;
   LinkMeasurement to_device, from_device;
+};
+
+// One shape's operands in `dev`'s memory (two copies, used in turn), ready to time one call after another:
+// call() restores what the previous call on that copy destroyed (and with o.cold evicts the GPU's cache),
+// synchronizes, then times the kernel and a synchronize. Throws InputError for a kernel that runs on CPU
+// cores only.
+class DeviceKernelTimer {
+ public:
+  DeviceKernelTimer(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o);
+  ~DeviceKernelTimer();
+  DeviceKernelTimer(const DeviceKernelTimer&) = delete;
+  DeviceKernelTimer& operator=(const DeviceKernelTimer&) = delete;
+  double call();            // seconds of one call
+  std::int64_t ib() const;  // the inner blocking QR kernels are called with (0: none)
+
+  struct Impl {
+    virtual ~Impl() = default;
+    virtual double call() = 0;
+    virtual std::int64_t ib() const = 0;
+  };
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 // One shape, timed on `dev` as described above (shape.precision chooses kernels_d or kernels_s).

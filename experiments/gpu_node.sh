@@ -28,6 +28,8 @@
 #                    cores) and node.json (its GPU added: calibrate --device cuda;
 #                    node-cold.json: the same with the GPU's cache evicted before each call);
 #                    precisions $CAL_PRECISIONS, default d
+#         kernels    bench_cuda_kernels: every GPU tile kernel at 1024-4096, QR's at
+#                    ib 32-256, TFlop/s and the ratio to GEMM's (filter $KERNELS_FILTER)
 #         ooc        out of core (issue 15 point 5): Cholesky and QR at N = $OOC_N
 #                    (default 65,536) in core, then with --gpu-memory at 2/3 of the
 #                    bytes they touch (Cholesky's lower triangle, QR's matrix),
@@ -51,12 +53,13 @@ dir=${2:-.gpu}
 
 pack() {
   local build=${TESSERA_BUILD:-$here/build} stage
-  for f in tessera libtessera_cuda.so tests/tessera_cuda_tests scalapack_peer bench_kernels; do
+  for f in tessera libtessera_cuda.so tests/tessera_cuda_tests scalapack_peer bench_kernels bench_cuda_kernels; do
     [[ -e $build/$f ]] || { echo "gpu_node.sh pack: $build/$f is missing (run ./setup.sh build first)" >&2; exit 2; }
   done
   stage=$(mktemp -d)
   mkdir -p "$stage/build/tests" "$stage/lib" "$stage/root"
-  cp "$build/tessera" "$build/libtessera_cuda.so" "$build/scalapack_peer" "$build/bench_kernels" "$stage/build/"
+  cp "$build/tessera" "$build/libtessera_cuda.so" "$build/scalapack_peer" "$build/bench_kernels" \
+    "$build/bench_cuda_kernels" "$stage/build/"
   cp "$build/tests/tessera_cuda_tests" "$stage/build/tests/"
   # Open MPI 4.1 as Debian lays it out: launcher, daemon, plugins, help
   # texts, PMIx and its plugins. Copied to the same paths there.
@@ -101,8 +104,9 @@ run() {
   IFS=, read -ra todo <<<"$steps"
   for s in "${todo[@]}"; do
     case $s in
-      tests | sanitizer | check | calibrate | ooc | bench | mpi) ;;
-      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, ooc, bench, mpi)" >&2; exit 2 ;;
+      tests | sanitizer | check | calibrate | kernels | ooc | bench | mpi) ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, kernels, ooc, bench, mpi)" >&2
+         exit 2 ;;
     esac
   done
   [[ -f $dir/gpu_node.tar.xz ]] || { echo "gpu_node.sh run: $dir/gpu_node.tar.xz is missing (gpu_node.sh pack makes it)" >&2; exit 2; }
@@ -182,6 +186,8 @@ run() {
         # why TRSM and POTF2' ran 1.7-2x their calibrated time inside a run? experiments/README.md)
         step calibrate_gpu_cold $b/tessera calibrate --device cuda --cold --base "$out/cores.json" \
           --precision "${CAL_PRECISIONS:-d}" --name lent-gpu-node-cold --out "$out/node-cold.json" ;;
+      kernels) step kernels $b/bench_cuda_kernels --benchmark_filter="${KERNELS_FILTER:-.}" \
+                 --benchmark_min_time=0.2 --benchmark_out="$out/kernels.json" --benchmark_out_format=json ;;
       ooc)
         local n=${OOC_N:-65536} manifest="$out/runs.json" sep=""
         # Bytes touched: Cholesky its lower triangle's tiles, QR the whole matrix (2048-tiles, T factors aside).

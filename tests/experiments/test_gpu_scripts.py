@@ -15,7 +15,8 @@ prediction; the runs that went out of core under least recently used are
 predicted with it and move exactly the bytes the real runs moved (the
 simulated GPU plans its memory as the real one does), and next-use eviction
 moves less; QR at N = 32,768 is predicted within 10% (the calibrated model's
-GEMM-class kernels match the run's).
+GEMM-class kernels match the run's). bench_cuda_kernels without a GPU exits 2
+saying why.
 """
 import json
 import os
@@ -92,6 +93,13 @@ def main():
     qr = [r for r in runs if r["name"] == "qr_d"]
     expect(qr and abs(qr[0]["error"]) < 0.10, "QR d at 32,768 within 10%", out)
     expect("| cholesky_d | trsm | d |" in out, "the per-kernel table", out)
+
+    bench = os.path.join(os.path.dirname(tessera), "bench_cuda_kernels")
+    if os.path.exists(bench):  # built with the benchmarks
+        rc, out, err = run([bench])
+        gpu = "a CUDA device is present" if rc == 0 else ""
+        expect(rc == 2 and "bench_cuda_kernels: no CUDA GPU to measure:" in err or gpu,
+               "bench_cuda_kernels without a GPU: exit 2 and why", out + err)
     print("ok")
 
 

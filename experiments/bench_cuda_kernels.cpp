@@ -1,0 +1,99 @@
+// The GPU's tile kernels, one at a time (issue 15 point 4), as Google
+// Benchmark cases beside bench_kernels (the cores'): every kernel the runtime
+// runs on a GPU, d and s, square tiles of 1024, 2048 and 4096, QR's at inner
+// blocking 32, 64, 128 and 256. Each iteration is one call timed as `tessera
+// calibrate --device cuda` times it (experiments/calibrate_device.hpp:
+// operands in device memory, the destroyed input restored, then the kernel
+// and a synchronize), reported as manual time. Counters: TFlops (the
+// factorization's standard flop count of the call) and of_gemm, the rate over
+// cuBLAS GEMM's (GSMM) at the same size and precision, the ratio point 4
+// sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8).
+//
+//   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
+//
+// Without a CUDA device it says why and exits 2.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate_device.hpp"
+#include "kernels/cuda/cuda_api.hpp"
+#include "platform/device.hpp"
+
+namespace {
+using namespace tessera;
+
+double flops(const KernelShape& s) { return kernel_info(s.kernel)->flops(double(s.m), double(s.n), double(s.k)); }
+
+// GSMM's rate per (size, precision), measured once (10 calls after 3 warm-up calls).
+double gemm_rate(platform::Device& dev, std::int64_t B, char p) {
+  static std::map<std::pair<std::int64_t, char>, double> rates;
+  const auto key = std::make_pair(B, p);
+  if (const auto it = rates.find(key); it != rates.end()) return it->second;
+  const KernelShape g{kGsmm, p, B, B, B, 0};
+  kernels::DeviceKernelTimer timer(dev, g, kernels::CalibrationOptions{});
+  for (int i = 0; i < 3; ++i) timer.call();
+  double t = 0;
+  for (int i = 0; i < 10; ++i) t += timer.call();
+  return rates[key] = 10 * flops(g) / t;
+}
+
+void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
+  kernels::CalibrationOptions o;
+  if (s.ib > 0) o.ib = s.ib;
+  try {
+    kernels::DeviceKernelTimer timer(dev, s, o);
+    for (int i = 0; i < 3; ++i) timer.call();
+    double total = 0;
+    for (auto _ : st) {
+      const double t = timer.call();
+      st.SetIterationTime(t);
+      total += t;
+    }
+    const double rate = flops(s) * double(st.iterations()) / total;
+    st.counters["TFlops"] = rate / 1e12;
+    st.counters["of_gemm"] = rate / gemm_rate(dev, s.m, s.precision);
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::unique_ptr<platform::Device> dev;
+  try {
+    dev = kernels::make_cuda_device(1, 0, 0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_cuda_kernels: no CUDA GPU to measure: %s\n", e.what());
+    return 2;
+  }
+  const std::uint16_t cholesky[] = {kGsmm, kGsmmDiag, kTrsm, kPotf2p}, qr[] = {kGeqrt, kLarfb, kTsqrt, kSsrfb},
+                      lu[] = {kLuTrsmU, kLuGemm};
+  for (const char p : {'d', 's'})
+    for (const std::int64_t B : {1024, 2048, 4096}) {
+      const auto add = [&](std::uint16_t k, std::int64_t ib) {
+        const KernelShape s{k, p, B, B, kernel_info(k)->has_k ? B : 0, ib};
+        std::string name = std::string(kernel_key(k)) + "/" + p + "/" + std::to_string(B);
+        if (ib > 0) name += "/ib" + std::to_string(ib);
+        benchmark::RegisterBenchmark(name.c_str(), [&dev, s](benchmark::State& st) { run_case(st, *dev, s); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      };
+      for (const auto k : cholesky) add(k, 0);
+      for (const auto k : qr)
+        for (const std::int64_t ib : {32, 64, 128, 256}) add(k, ib);
+      for (const auto k : lu) add(k, 0);
+    }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
