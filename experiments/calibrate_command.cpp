@@ -30,6 +30,28 @@ void list_shapes(const std::vector<KernelShape>& shapes) {
               << '\n';
 }
 
+// --out is checked for writing before a calibration of minutes, but written
+// only after it: a failed or interrupted calibration leaves an existing file
+// (say, the --base it extends) as it was.
+void check_writable(const std::string& path) {
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  {
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) throw InputError("--out " + path + ": cannot open for writing");
+  }
+  if (!existed) std::remove(path.c_str());
+}
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.flush();
+    if (!out) throw InputError("--out " + path + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError("--out " + path + ": cannot replace it");
+}
+
 // Progress lines on a terminal, each over the last.
 std::function<void(const std::string&)> progress_line() {
   return [tty = isatty(fileno(stderr)) != 0](const std::string& line) {
@@ -91,8 +113,9 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                    "with --for-n: these top-level tile sizes B instead of the default tiles' (GPU runs use larger)")
       ->delimiter(',');
   calibrate_->add_flag("--flush-restored", flush_restored_,
-                       "warm operands, but the input a kernel destroys (TRSM's, POTF2''s, GEQRT's, TSQRT's tile) "
-                       "flushed from the caches after its restore, as in a run another task wrote it");
+                       "warm operands, but every input a kernel destroys (TRSM's, POTF2''s, GEQRT's, TSQRT's, LU's "
+                       "panel and triangle tiles) flushed from the caches after its restore, as in a run another task "
+                       "wrote it");
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
                        "operands in a cache (as a run's tasks mostly do not); with --device, 64 MiB copied on the GPU "
@@ -152,6 +175,12 @@ int CalibrateCommand::run(int argc, char** argv) const {
     for (const auto n : for_n_)
       if (n > 0) o.for_n.push_back(n);  // --for-n 0: none
   }
+  if (!for_b_.empty() && o.for_n.empty()) throw InputError("--for-b needs --for-n (the orders whose tiles it sizes)");
+  if (device_.empty() && gpus_ != 1)
+    throw InputError("--gpus " + std::to_string(gpus_) + " is used only with --device");
+#if !(defined(__x86_64__) || defined(__i386__))
+  if (flush_restored_) throw InputError("--flush-restored: this build has no cache flush instruction (x86 only)");
+#endif
   for (const auto b : for_b_) {
     if (b < 1) throw InputError("--for-b " + std::to_string(b) + " must be >= 1");
     o.for_b.push_back(b);
@@ -165,17 +194,14 @@ int CalibrateCommand::run(int argc, char** argv) const {
     std::cout << shapes.size() << " shapes x " << o.concurrency.size() << " concurrency level(s)" << std::endl;
     return 0;
   }
-  std::ofstream out(out_);
-  if (!out) throw InputError("--out " + out_ + ": cannot open for writing");
+  check_writable(out_);
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
   const auto result = kernels::calibrate(o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   clear_progress_line();
   const int cores = std::max<int>(threads_, static_cast<int>(std::thread::hardware_concurrency()));
-  out << kernels::calibration_machine_file(result, o, name_, cores, command, seconds);
-  out.flush();
-  if (!out) throw InputError("--out " + out_ + ": write failed");
+  write_file(out_, kernels::calibration_machine_file(result, o, name_, cores, command, seconds));
   std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s -> {}", shapes.size(),
                            o.concurrency.size(), seconds, out_)
             << std::endl;
@@ -188,6 +214,8 @@ int CalibrateCommand::run(int argc, char** argv) const {
 
 int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::string& command) const {
   if (threads_ != 1) throw InputError("--threads " + std::to_string(threads_) + " is for the cores, not with --device");
+  if (flush_restored_)
+    throw InputError("--flush-restored is for the cores; a GPU's counterpart is --device with --cold");
   if (gpus_ < 1) throw InputError("--gpus " + std::to_string(gpus_) + " must be >= 1");
   if (base_.empty())
     throw InputError("--device " + device_ +
@@ -226,8 +254,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   std::vector<std::size_t> link_bytes = {4096};
   for (std::size_t b = std::size_t{1} << 20; b < largest; b *= 4) link_bytes.push_back(b);
   link_bytes.push_back(largest);
-  std::ofstream out(out_);
-  if (!out) throw InputError("--out " + out_ + ": cannot open for writing");
+  check_writable(out_);
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
   const auto result = kernels::calibrate_device(*dev, o, link_bytes);
@@ -236,9 +263,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   const std::string name = name_ == "local" ? platform::Machine::parse(base, base_).name + "-gpu" : name_;
   const std::string text = kernels::device_machine_file(base, base_, result, o, gpus_, name, command, seconds);
   (void)platform::Machine::parse(text, out_);  // what is written loads
-  out << text;
-  out.flush();
-  if (!out) throw InputError("--out " + out_ + ": write failed");
+  write_file(out_, text);
   std::cout << fmt::format(
                    "calibrated {} kernel shapes on {} in {:.1f} s; link to it {:.2f} GB/s + {:.1f} us, from it {:.2f} "
                    "GB/s + {:.1f} us -> {}",

@@ -38,7 +38,11 @@ class Buffers {
  public:
   explicit Buffers(platform::Device& dev) : dev_(dev) {}
   ~Buffers() {
-    for (const auto& [p, bytes] : held_) dev_.release(p, bytes);
+    // Never throws: after a device error, freeing may fail too, and the first error is the one to report.
+    for (const auto& [p, bytes] : held_) try {
+        dev_.release(p, bytes);
+      } catch (...) {
+      }
   }
   Buffers(const Buffers&) = delete;
   Buffers& operator=(const Buffers&) = delete;
@@ -47,6 +51,7 @@ class Buffers {
   T* upload(std::vector<T>& host) {
     if (host.empty()) return nullptr;
     const std::size_t bytes = host.size() * sizeof(T);
+    held_.reserve(held_.size() + 1);
     std::byte* p = dev_.allocate(bytes);
     held_.emplace_back(p, bytes);
     const platform::HostRange r{reinterpret_cast<std::byte*>(host.data()), bytes};
@@ -100,7 +105,8 @@ class TimerOn final : public DeviceKernelTimer::Impl {
   using Call = KernelCall<T>;
   static constexpr int kSets = 2;
   static std::int64_t shape_ib(const KernelShape& s, const CalibrationOptions& o) {
-    return kernel_info(s.kernel)->ib != KernelIb::kNone ? (s.ib > 0 ? s.ib : o.ib) : 0;
+    if (kernel_info(s.kernel)->ib == KernelIb::kNone) return 0;
+    return s.ib > 0 ? s.ib : kernel_ib(s.kernel, s.n, s.k, o.ib);  // clamped to the tile as the runtime does
   }
   platform::Device& dev_;
   TileKernels<T>& K_;
@@ -147,15 +153,16 @@ KernelMeasurement measure_device_kernel(platform::Device& dev, const KernelShape
 LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::vector<std::size_t>& bytes,
                              double min_time_s) {
   if (bytes.empty()) throw std::logic_error("measure_link: no copy sizes");
-  constexpr std::size_t kPage = 4096;
+  const auto kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t most = (*std::max_element(bytes.begin(), bytes.end()) + kPage - 1) / kPage * kPage;
   std::unique_ptr<std::byte, decltype(&std::free)> host(static_cast<std::byte*>(std::aligned_alloc(kPage, most)),
                                                         &std::free);
   if (!host) throw std::bad_alloc();
   std::fill_n(host.get(), most, std::byte{1});  // touched: no page faults inside a timed copy
   const driver::HostPinning pinning(dev, {platform::HostRange{host.get(), most}});
-  std::byte* buffer = dev.allocate(most);
   LinkMeasurement r;
+  r.pinned = pinning.bytes() > 0;
+  std::byte* buffer = dev.allocate(most);
   try {
     for (const std::size_t b : bytes) {
       const platform::HostRange range{host.get(), b};
@@ -172,7 +179,10 @@ LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::v
       r.points.emplace_back(b, quantile(t, 0.5));
     }
   } catch (...) {
-    dev.release(buffer, most);
+    try {
+      dev.release(buffer, most);
+    } catch (...) {  // the copy's error is the one to report
+    }
     throw;
   }
   dev.release(buffer, most);
@@ -199,7 +209,7 @@ DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptio
   DeviceCalibration c;
   c.device = dev.name();
   c.capacity = dev.capacity();
-  c.pinned_host = dev.pins_host();
+
   std::vector<KernelShape> shapes;
   for (const KernelShape& s : calibration_shapes(o))
     if (runs_on_device(s.kernel)) shapes.push_back(s);
@@ -218,6 +228,7 @@ DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptio
     }
   c.to_device = measure_link(dev, true, link_bytes, o.min_time_s);
   c.from_device = measure_link(dev, false, link_bytes, o.min_time_s);
+  c.pinned_host = c.to_device.pinned && c.from_device.pinned;
   if (o.progress)
     o.progress(fmt::format("link: to the device {:.2f} GB/s + {:.1f} us, from it {:.2f} GB/s + {:.1f} us",
                            c.to_device.bandwidth_Bps / 1e9, c.to_device.latency_s * 1e6,
@@ -299,6 +310,7 @@ std::string device_machine_file(const std::string& base, const std::string& orig
       "warm-up calls, then per call the kernel and Device::synchronize() timed by "
       "steady_clock until min_reps calls and min_time_s; median_s = median, spread_s = interquartile range";
   cal["cold_operands"] = o.cold;
+  cal["passes"] = std::max(1, o.passes);
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;

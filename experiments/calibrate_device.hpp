@@ -42,13 +42,14 @@ bool runs_on_device(std::uint16_t kernel);
 
 struct LinkMeasurement {
   double bandwidth_Bps = 0, latency_s = 0;
+  bool pinned = false;  // the host buffer was page-locked (else pageable: the device does not pin, or could not)
   std::vector<std::pair<std::size_t, double>> points;  // (bytes, median seconds per copy)
 };
 
 struct DeviceCalibration {
   std::string device;        // Device::name()
   std::size_t capacity = 0;  // bytes the runtime may allocate on it
-  bool pinned_host = false;  // the link was measured from page-locked host memory
+  bool pinned_host = false;  // the link was measured from page-locked host memory, both ways
   std::vector<KernelMeasurement> kernels;
   LinkMeasurement to_device, from_device;
 };

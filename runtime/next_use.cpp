@@ -12,6 +12,7 @@ class UseRecorder final : public TaskSink {
  public:
   UseRecorder(std::size_t n_data, const std::function<bool(const TaskDesc&)>& mine) : n_(n_data), mine_(mine) {}
   void insert(const TaskDesc& t) override {
+    if (index_ == NextUse::kNever) throw std::logic_error("NextUse: more than 2^32 - 1 tasks");
     if (mine_(t))
       for (int a = 0; a < t.n_access; ++a) {
         const DataId x = t.access[a].data;

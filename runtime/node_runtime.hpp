@@ -135,7 +135,7 @@ struct GpuContext {
 // What a run did on one GPU.
 struct DeviceStats {
   double busy_s = 0;               // manager thread: time in kernels
-  std::size_t capacity_bytes = 0;  // the memory the run may use (Device::capacity at the start)
+  std::size_t capacity_bytes = 0;  // Device::capacity(): the memory the runtime may use on it
   std::size_t peak_bytes = 0;      // most device memory in use at once
   std::size_t bytes_at_end = 0;    // left allocated by the task graph (0 with Release_Tile; run() then frees it)
   std::uint64_t copies_in = 0, bytes_in = 0, copies_out = 0, bytes_out = 0;
@@ -203,6 +203,10 @@ struct RunStats {
   std::vector<DeviceStats> gpus;
 };
 
+// Inserts a factorization's tasks in order. It must be deterministic and free
+// of side effects: with GPUs, the first time one must evict a copy the run
+// calls it a second time, from inside an insert() of the first call, to learn
+// the future uses of the data (runtime/next_use.hpp; RuntimeOptions::eviction).
 using Generator = std::function<void(TaskSink&)>;
 
 class NodeRuntime {

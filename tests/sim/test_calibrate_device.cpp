@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "../test_helpers.hpp"
@@ -153,6 +154,20 @@ TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
   fails({"calibrate", "--device", "emulated", "--base", local, "--kernels", "lu_panel", "--list"}, "lu_panel");
   fails({"calibrate", "--base", local, "--list"}, "--device");
   fails({"calibrate", "--device", "emulated", "--base", local, "--gpus", "0", "--list"}, "--gpus 0");
+  fails({"calibrate", "--gpus", "2", "--list"}, "--gpus 2");
+  fails({"calibrate", "--for-b", "2048", "--for-n", "0", "--list"}, "--for-b");
+  fails({"calibrate", "--device", "emulated", "--base", local, "--flush-restored", "--list"}, "--flush-restored");
+  // A calibration that fails leaves --out as it was (here: the base it would have extended).
+  test::TempDir dir;
+  const std::string out = dir.path() + "/node.json";
+  std::FILE* f = std::fopen(out.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("keep me", f);
+  std::fclose(f);
+  fails({"calibrate", "--device", "tpu", "--base", local, "--out", out}, "'tpu'");
+  EXPECT_EQ(test::read_text(out), "keep me");
+  fails({"calibrate", "--device", "tpu", "--base", local, "--out", dir.path() + "/new.json"}, "'tpu'");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/new.json")) << "a failed calibration leaves no empty file";
   const test::Outcome ok = test::run_tessera({"calibrate", "--device", "emulated", "--base", local, "--list"});
   EXPECT_TRUE(ok.exited && ok.status == 0) << ok;
   EXPECT_NE(ok.out.find("GSMM"), std::string::npos) << ok;
