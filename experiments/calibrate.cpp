@@ -384,11 +384,7 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   const std::vector<KernelMeasurement>& ms = cal_result.kernels;
   const StartupCosts& startup = cal_result.startup;
   using ordered = nlohmann::ordered_json;
-  char host[256] = "unknown";
-  gethostname(host, sizeof host - 1);
-  char date[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string host = host_name(), date = utc_now();
   const std::string cpu = cpu_name();
   std::map<int, ordered> models;
   for (const KernelMeasurement& m : ms) {
@@ -470,6 +466,19 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   for (auto& [c, model] : models) km["core-x" + std::to_string(c)] = std::move(model);
   f["kernel_models"] = km;
   return machine_file_text(f.dump());
+}
+
+std::string host_name() {
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::string utc_now() {
+  char date[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return date;
 }
 
 std::string machine_file_text(const std::string& json) {

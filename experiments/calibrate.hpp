@@ -135,5 +135,8 @@ std::string calibration_machine_file(const Calibration& c, const CalibrationOpti
 // each "calibrated" kernel model's measurements one per line (the file stays
 // readable and diffable).
 std::string machine_file_text(const std::string& json);
+// This host's name, and the time now in UTC (ISO 8601), as the calibrations record them.
+std::string host_name();
+std::string utc_now();
 
 }  // namespace tessera::kernels

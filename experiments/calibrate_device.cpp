@@ -26,13 +26,6 @@ using calibration::KernelCall;
 
 double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
 
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
 // Device buffers for the lifetime of one measurement.
 class Buffers {
  public:
@@ -168,15 +161,17 @@ LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::v
       const platform::HostRange range{host.get(), b};
       const int stream = to_device ? 0 : 1;
       for (int i = 0; i < 2; ++i) dev.copy(stream, buffer, &range, 1, to_device);  // warm-up
-      std::vector<double> t;
-      for (double total = 0; t.size() < 5 || (total < min_time_s && t.size() < 1000);) {
+      // At least 5 copies, then until min_time_s of them (at most 1000): the median.
+      CalibrationOptions o;
+      o.min_reps = 5;
+      o.max_reps = 1000;
+      o.min_time_s = o.max_time_s = min_time_s;
+      const KernelMeasurement m = sample_calls(KernelShape{}, 1, o, [&](int) {
         const auto t0 = clock::now();
         dev.copy(stream, buffer, &range, 1, to_device);
-        t.push_back(since(t0));
-        total += t.back();
-      }
-      std::sort(t.begin(), t.end());
-      r.points.emplace_back(b, quantile(t, 0.5));
+        return since(t0);
+      });
+      r.points.emplace_back(b, m.median_s);
     }
   } catch (...) {
     try {
@@ -248,11 +243,7 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   }
   if (!f.is_object() || !f.contains("node") || !f["node"].is_object())
     throw InputError(origin + ": not a machine file (no \"node\" object)");
-  char host[256] = "unknown";
-  gethostname(host, sizeof host - 1);
-  char date[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string host = host_name(), date = utc_now();
   const auto sig = [](double x) { return std::stod(fmt::format("{:.5g}", x)); };
   const auto link_text = [](const LinkMeasurement& l) {
     std::string pts;

@@ -481,14 +481,11 @@ int main(int argc, char** argv) {
     // n - g - 2 compute threads.
     backend.threads_from_cores = threads_opt->count() == 0 && cfg.gpus > 0;
     // --gpu-memory also sets a simulated GPU's memory (what-if runs, out of core).
-    if (backend.backend == tessera::Backend::Sim && gpu_memory_opt->count() > 0) {
-      if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
-      backend.gpu_memory = cfg.emulated.memory_bytes;
-    }
     // ... and caps what a CUDA GPU may use (out of core on a GPU whose memory the matrix fits).
-    if (cfg.device == tessera::DeviceKind::Cuda && gpu_memory_opt->count() > 0) {
+    const bool sim_gpus = backend.backend == tessera::Backend::Sim, cuda = cfg.device == tessera::DeviceKind::Cuda;
+    if ((sim_gpus || cuda) && gpu_memory_opt->count() > 0) {
       if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
-      cfg.gpu_memory_cap = cfg.emulated.memory_bytes;
+      (sim_gpus ? backend.gpu_memory : cfg.gpu_memory_cap) = cfg.emulated.memory_bytes;
     }
     if (fail_opt->count() > 0) {
       backend.fail = tessera::parse_fail_option(fail_spec);
