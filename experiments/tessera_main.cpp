@@ -132,16 +132,25 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     // rank has none to spare it shares one and must poll sparingly.
     net.set_own_core(platform::MpiNetwork::cores_per_rank() >= cfg.threads + cfg.gpus + 1);
     cfg.network = &net;
+    // An error every rank meets: each prints its line, and none exits
+    // before all have (mpirun kills the others when the first exits non-zero,
+    // and a rank killed before it printed loses its line).
+    auto agreed = [&](const std::exception_ptr& e) {
+      say(error_line(e, cfg));
+      std::vector<double> all_printed{0.0};
+      net.allreduce_sum(all_printed);
+      return Reported{exit_status_of(e)};
+    };
     try {
       return run_factorization(cfg, native);
     } catch (const InputError&) {
-      throw;  // found before any message, identically on every rank: each ends cleanly
+      throw agreed(std::current_exception());  // found before any message, identically on every rank
     } catch (const RemoteFailure&) {
-      throw;  // every rank knows (NodeRuntime::run agreed on it)
+      throw agreed(std::current_exception());  // every rank knows (NodeRuntime::run agreed on it)
     } catch (const PivotBreakdown&) {
-      throw;  // met by a kernel, so agreed on too
+      throw agreed(std::current_exception());  // met by a kernel, so agreed on too
     } catch (const NotCompiled&) {
-      throw;  // a backend left out of this build: every rank finds it before any message
+      throw agreed(std::current_exception());  // a backend left out of this build: every rank finds it first
     } catch (...) {
       // Only this rank may know: the others could be waiting for it in a
       // collective, and MPI_Finalize would wait for them. End the whole job.
