@@ -7,7 +7,9 @@
 // and a synchronize), reported as manual time. Counters: TFlops (the
 // factorization's standard flop count of the call) and of_gemm, the rate over
 // cuBLAS GEMM's (GSMM) at the same size and precision, the ratio point 4
-// sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8).
+// sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8). POTF2' and TRSM
+// also at other recursion leaves (".../leaf0": cuSOLVER's POTRF and cuBLAS's
+// TRSM on the whole tile; the unsuffixed row: kCudaRecursionLeaf).
 //
 //   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
 //
@@ -67,9 +69,14 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The runtime's device, and the same GPU with Cholesky's POTF2' and TRSM
+  // recursing to other leaf orders (0: the libraries' routines on whole
+  // tiles), for the rows ".../leafL" that choose the default.
   std::unique_ptr<platform::Device> dev;
+  std::map<int, std::unique_ptr<platform::Device>> other_leaf;
   try {
     dev = kernels::make_cuda_device(1, 0, 0);
+    for (const int leaf : {0, 128, 512}) other_leaf[leaf] = kernels::make_cuda_device(1, 0, 0, leaf);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_kernels: no CUDA GPU to measure: %s\n", e.what());
     return 2;
@@ -78,15 +85,19 @@ int main(int argc, char** argv) {
                       lu[] = {kLuTrsmU, kLuGemm};
   for (const char p : {'d', 's'})
     for (const std::int64_t B : {1024, 2048, 4096}) {
-      const auto add = [&](std::uint16_t k, std::int64_t ib) {
+      const auto add = [&](std::uint16_t k, std::int64_t ib, int leaf = -1) {
         const KernelShape s{k, p, B, B, kernel_info(k)->has_k ? B : 0, ib};
         std::string name = std::string(kernel_key(k)) + "/" + p + "/" + std::to_string(B);
         if (ib > 0) name += "/ib" + std::to_string(ib);
-        benchmark::RegisterBenchmark(name.c_str(), [&dev, s](benchmark::State& st) { run_case(st, *dev, s); })
+        if (leaf >= 0) name += "/leaf" + std::to_string(leaf);
+        platform::Device* on = leaf >= 0 ? other_leaf.at(leaf).get() : dev.get();
+        benchmark::RegisterBenchmark(name.c_str(), [on, s](benchmark::State& st) { run_case(st, *on, s); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
       };
       for (const auto k : cholesky) add(k, 0);
+      for (const auto k : {kTrsm, kPotf2p})
+        for (const auto& [leaf, d] : other_leaf) add(k, 0, leaf);
       for (const auto k : qr)
         for (const std::int64_t ib : {32, 64, 128, 256}) add(k, ib);
       for (const auto k : lu) add(k, 0);

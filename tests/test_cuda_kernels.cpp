@@ -245,6 +245,44 @@ TYPED_TEST(CudaKernelsTest, TrsmMatchesCpu) {
   expect_close(want, this->download(da, want.size()), m, n, n, "trsm");
 }
 
+// Tiles above kCudaRecursionLeaf: POTF2' and TRSM recurse on the GPU
+// (recursive_blocking.hpp), down to leaves of order 256 and a remainder.
+TYPED_TEST(CudaKernelsTest, RecursivePotf2pAndTrsmMatchCpu) {
+  using T = TypeParam;
+  const index_t m = 700, n = 600;
+  static_assert(600 > kernels::kCudaRecursionLeaf);
+  std::vector<T> want = spd_panel<T>(m, n, 11);
+  T* d = this->upload(want);
+  EXPECT_EQ(this->cpu_.potf2p(m, n, want.data(), m), 0);
+  EXPECT_EQ(this->gpu().potf2p(m, n, d, m), 0);
+  expect_close(want, this->download(d, want.size()), m, n, n, "recursive potf2p", lower);
+
+  std::vector<T> l = random_matrix<T>(n, n, 12);
+  for (index_t i = 0; i < n; ++i) l[i + i * n] = T(n);
+  std::vector<T> a = random_matrix<T>(m, n, 13);
+  const T* dl = this->upload(l);
+  T* da = this->upload(a);
+  this->cpu_.trsm(m, n, l.data(), n, a.data(), m);
+  this->gpu().trsm(m, n, dl, n, da, m);
+  expect_close(a, this->download(da, a.size()), m, n, n, "recursive trsm");
+}
+
+// A failure in a later leaf of the recursion names its column of the tile.
+TYPED_TEST(CudaKernelsTest, RecursivePotf2pReportsTheFailingColumn) {
+  using T = TypeParam;
+  const index_t m = 650, n = 600;
+  for (const index_t bad : {100, 300, 555}) {
+    std::vector<T> a = spd_panel<T>(m, n, 14);
+    a[bad + bad * m] = T(-1e6);
+    const std::vector<T> below(a.begin() + n, a.begin() + m);
+    T* d = this->upload(a);
+    EXPECT_EQ(this->cpu_.potf2p(m, n, a.data(), m), bad + 1);
+    EXPECT_EQ(this->gpu().potf2p(m, n, d, m), bad + 1);
+    const std::vector<T> got = this->download(d, a.size());
+    EXPECT_TRUE(std::equal(below.begin(), below.end(), got.begin() + n)) << "A2 changed, bad column " << bad;
+  }
+}
+
 TYPED_TEST(CudaKernelsTest, GsmmMatchesCpu) {
   using T = TypeParam;
   const index_t m = 210, n = 130, k = 90;

@@ -4,15 +4,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/cuda/cuda_api.hpp"
 
 namespace tessera::platform {
 
-CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap)
+CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, int recursion_leaf)
     : ordinal_(cuda::set_device(ordinal)), copy_streams_{cuda::Stream::create(), cuda::Stream::create()},
-      compute_(cuda::Stream::create()), kernels_d_(ordinal, compute_.get()), kernels_s_(ordinal, compute_.get()) {
+      compute_(cuda::Stream::create()), kernels_d_(ordinal, compute_.get(), recursion_leaf),
+      kernels_s_(ordinal, compute_.get(), recursion_leaf) {
   cudaDeviceProp prop{};
   TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
   name_ = "GPU " + std::to_string(gpu_index) + " (" + prop.name + ", cuda:" + std::to_string(ordinal) + ")";
@@ -170,7 +172,8 @@ int cuda_device_count() {
   return n;
 }
 
-std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap) {
+std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
+                                                   int recursion_leaf) {
   int n = 0;
   // Without a driver (or with one but no GPU) this fails rather than
   // reporting 0; both mean the same to the user.
@@ -185,7 +188,10 @@ std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, s
     throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": CUDA device cuda:" + std::to_string(ordinal) +
                               " does not exist (" + std::to_string(n) +
                               " present: cuda:0 to cuda:" + std::to_string(n - 1) + ")");
-  return std::make_unique<platform::CudaDevice>(gpu_index, ordinal, memory_cap);
+  if (recursion_leaf < 0)
+    throw std::invalid_argument("GPU " + std::to_string(gpu_index) + ": recursion leaf " +
+                                std::to_string(recursion_leaf) + " is negative");
+  return std::make_unique<platform::CudaDevice>(gpu_index, ordinal, memory_cap, recursion_leaf);
 }
 
 }  // namespace tessera::kernels

@@ -26,8 +26,9 @@ class CudaDevice final : public Device {
 
   // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
   // memory_cap: the capacity in bytes; 0: the free memory now less
-  // kLibraryReserve (a cap is also held to that).
-  CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap);
+  // kLibraryReserve (a cap is also held to that). recursion_leaf: as
+  // make_cuda_device's (cuda_api.hpp).
+  CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, int recursion_leaf);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;

@@ -20,14 +20,15 @@
 
 namespace tessera::kernels {
 
-inline constexpr int kCudaModuleAbi = 1;
+inline constexpr int kCudaModuleAbi = 2;
 inline constexpr const char* kCudaModuleEntry = "tessera_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libtessera_cuda.so";
 
 struct CudaModule {
   int abi;
   int (*device_count)();
-  std::unique_ptr<platform::Device> (*make_device)(int gpu_index, int ordinal, std::size_t memory_cap);
+  std::unique_ptr<platform::Device> (*make_device)(int gpu_index, int ordinal, std::size_t memory_cap,
+                                                   int recursion_leaf);
   CusolverRun (*cusolver_d)(PeerRoutine, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau);
   CusolverRun (*cusolver_s)(PeerRoutine, int ordinal, std::int64_t m, std::int64_t n, float* a, float* tau);
 };

@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_tile_kernels.hpp"
 
 #include "kernels/cuda/cuda_calls.hpp"
+#include "kernels/cuda/recursive_blocking.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tessera::kernels {
 namespace {
@@ -160,9 +162,11 @@ void for_each_block(bool first_to_last, index_t k, index_t ib, F&& f) {
 }  // namespace
 
 template <class T>
-CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream)
+CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream, index_t recursion_leaf)
     : ordinal_(cuda::set_device(ordinal)), stream_(stream), blas_(cuda::CublasHandle::create(stream)),
-      solver_(cuda::CusolverHandle::create(stream)) {}
+      solver_(cuda::CusolverHandle::create(stream)), leaf_(recursion_leaf) {
+  if (leaf_ < 0) throw std::logic_error("CUDA tile kernels: recursion leaf " + std::to_string(leaf_) + " < 0");
+}
 
 template <class T>
 CudaTileKernels<T>::~CudaTileKernels() {
@@ -172,13 +176,13 @@ CudaTileKernels<T>::~CudaTileKernels() {
 
 template <class T>
 typename CudaTileKernels<T>::Scratch CudaTileKernels<T>::scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w,
-                                                                 index_t n_lapack) {
+                                                                 index_t n_lapack, index_t n_info) {
   constexpr std::size_t kAlign = 256;
   const auto bytes = [](index_t n, std::size_t size) {
     return (static_cast<std::size_t>(n) * size + kAlign - 1) / kAlign * kAlign;
   };
-  const std::size_t sizes[] = {bytes(1, sizeof(int)), bytes(n_tau, sizeof(T)), bytes(n_g, sizeof(T)),
-                               bytes(n_v, sizeof(T)), bytes(n_w, sizeof(T)),   bytes(n_lapack, sizeof(T))};
+  const std::size_t sizes[] = {bytes(n_info, sizeof(int)), bytes(n_tau, sizeof(T)), bytes(n_g, sizeof(T)),
+                               bytes(n_v, sizeof(T)),      bytes(n_w, sizeof(T)),   bytes(n_lapack, sizeof(T))};
   std::size_t total = 0;
   for (std::size_t s : sizes) total += s;
   if (work_.bytes() < total) {
@@ -207,19 +211,39 @@ template <class T>
 int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   if (n == 0) return 0;
   cuda::set_device(ordinal_);
-  const int lwork = potrf_lwork(solver_.get(), to_int(n), a, to_int(lda), TESSERA_HERE);
-  const Scratch s = scratch(0, 0, 0, 0, lwork);
+  // Recursive (recursive_blocking.hpp) above the leaf order: cuSOLVER's POTRF
+  // only on the leaves, each with a status slot of its own.
+  const bool recursive = leaf_ > 0 && n > leaf_;
+  const index_t top = recursive ? leaf_ : n, slots = recursive ? recursive::leaves(n, leaf_) : 1;
+  const int lwork = potrf_lwork(solver_.get(), to_int(top), a, to_int(lda), TESSERA_HERE);
+  const Scratch s = scratch(0, 0, 0, 0, lwork, slots);
   // L1 = chol(A1)
-  potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info, TESSERA_HERE);
+  if (recursive) {
+    auto leaf_potrf = [&](index_t k, T* x, index_t ldx, index_t slot) {
+      potrf_l(solver_.get(), to_int(k), x, to_int(ldx), s.lapack, lwork, s.info + slot, TESSERA_HERE);
+    };
+    auto syrk_ln = [&](index_t k, index_t j, const T* x, index_t ldx, T* c, index_t ldc) {
+      syrk(blas_.get(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, to_int(k), to_int(j), T(-1), x, to_int(ldx), T(1), c,
+           to_int(ldc), TESSERA_HERE);
+    };
+    auto leaf_trsm = [this](auto... x) { library_trsm(x...); };
+    auto gemm_nt = [this](auto... x) { gsmm(x...); };
+    recursive::potrf_l(n, a, lda, leaf_, leaf_potrf, syrk_ln, leaf_trsm, gemm_nt);
+  } else {
+    potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info, TESSERA_HERE);
+  }
   // The one wait of these kernels: the caller needs the failing column now,
   // and A2 must stay as it was when there is one (as on the CPU).
-  int info = 0;
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, s.info, sizeof info, cudaMemcpyDeviceToHost, stream_));
+  std::vector<int> info(static_cast<std::size_t>(slots));
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(info.data(), s.info, info.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (info < 0) throw std::logic_error("potrf: illegal value in argument " + std::to_string(-info));
-  if (info > 0) return info;
+  // The first leaf that failed (the later ones factored what it left).
+  for (std::size_t i = 0; i < info.size(); ++i) {
+    if (info[i] < 0) throw std::logic_error("potrf: illegal value in argument " + std::to_string(-info[i]));
+    if (info[i] > 0) return static_cast<int>(static_cast<index_t>(i) * top + info[i]);
+  }
   // L2 = A2 L1^{-T}
-  if (m > n) trsm_rlt(blas_.get(), to_int(m - n), to_int(n), a, to_int(lda), a + n, to_int(lda), TESSERA_HERE);
+  if (m > n) trsm(m - n, n, a, lda, a + n, lda);
   return 0;
 }
 
@@ -227,7 +251,16 @@ template <class T>
 void CudaTileKernels<T>::trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
   if (m == 0 || n == 0) return;
   cuda::set_device(ordinal_);
-  // A = A L^{-T}
+  // A = A L^{-T}: cuBLAS's TRSM on triangles up to the leaf order, GEMMs
+  // around them above it (recursive_blocking.hpp).
+  auto leaf_trsm = [this](auto... x) { library_trsm(x...); };
+  auto gemm_nt = [this](auto... x) { gsmm(x...); };
+  if (leaf_ > 0) recursive::trsm_rlt(m, n, l, ldl, a, lda, leaf_, leaf_trsm, gemm_nt);
+  else library_trsm(m, n, l, ldl, a, lda);
+}
+
+template <class T>
+void CudaTileKernels<T>::library_trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
   trsm_rlt(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda), TESSERA_HERE);
 }
 

@@ -31,8 +31,10 @@ template <class T>
 class CudaTileKernels final : public TileKernels<T> {
  public:
   // Kernels on device `ordinal` that queue their work on `stream` (not owned;
-  // it must outlive this object).
-  CudaTileKernels(int ordinal, cudaStream_t stream);
+  // it must outlive this object). recursion_leaf: POTF2' and TRSM recurse
+  // (recursive_blocking.hpp) down to triangles of this order, which the
+  // libraries solve; 0: the libraries' POTRF and TRSM on the whole tile.
+  CudaTileKernels(int ordinal, cudaStream_t stream, index_t recursion_leaf);
   ~CudaTileKernels() override;
   CudaTileKernels(const CudaTileKernels&) = delete;
   CudaTileKernels& operator=(const CudaTileKernels&) = delete;
@@ -65,14 +67,16 @@ class CudaTileKernels final : public TileKernels<T> {
  private:
   // Pieces of the workspace for one call (null where not asked for).
   struct Scratch {
-    int* info = nullptr;  // cuSOLVER's devInfo
+    int* info = nullptr;  // cuSOLVER's devInfo (one per POTRF leaf)
     T* tau = nullptr;     // a panel's Householder scalars
     T* g = nullptr;       // V^T V of a panel, for its T
     T* v = nullptr;       // a panel's V in explicit form, a TSQRT panel, or lu_permute's rows
     T* w = nullptr;       // the ib×n product of a block reflector update
     T* lapack = nullptr;  // cuSOLVER's workspace
   };
-  Scratch scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w, index_t n_lapack);
+  Scratch scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w, index_t n_lapack, index_t n_info = 1);
+  // cuBLAS's A = A L^{-T}.
+  void library_trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda);
 
   // T (b×b) of the panel's reflectors from V (rows×b, explicit) and tau.
   void form_t(index_t rows, index_t b, const T* v, index_t ldv, const Scratch& s, T* t, index_t ldt);
@@ -88,6 +92,7 @@ class CudaTileKernels final : public TileKernels<T> {
   cudaStream_t stream_;
   cuda::CublasHandle blas_;
   cuda::CusolverHandle solver_;
+  index_t leaf_;
   // A TT kernel's triangle with zeros below (elems elements), apart from
   // work_, which the TSQRT and SSRFB it calls use.
   T* triangle(index_t elems);

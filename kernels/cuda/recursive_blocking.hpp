@@ -1,0 +1,95 @@
+#pragma once
+// Cholesky's two triangular tile kernels as recursions whose flops are nearly
+// all GEMM and SYRK (Elmroth, Gustavson, Jonsson and Kågström, "Recursive
+// blocked algorithms and hybrid data structures for dense matrix library
+// software", SIAM Review 46(1), 2004, §3), for a device whose library
+// triangular routines run far below its GEMM: on the lent H200 (2026-11-25,
+// results/gpu-node/2026-11-25-h200) cuBLAS DTRSM ran at 0.44 of DGEMM's rate
+// and cuSOLVER DPOTRF at 0.23 on 4096 tiles, while DSYRK reached 0.98, and
+// TRSM was 43% of a Cholesky's GPU time.
+//
+// The triangle of order n splits into n1 + n2 (n1 a multiple of `leaf`, about
+// n/2); only triangles of order <= leaf reach the library's own routine, so
+// of a TRSM's m·n² flops a share leaf/n is left to it, the rest runs as GEMM.
+// Every leaf starts at a column that is a multiple of `leaf` (the recursion
+// splits each part again at multiples of leaf from its own start), which
+// gives each POTRF leaf a slot of its own for its status: leaf index =
+// first column / leaf.
+//
+// No device code here: the operations come in as callables, so the same
+// recursion runs on cuBLAS (cuda_tile_kernels.cu) and, in the tests, on the
+// CPU's BLAS against LAPACK's unrecursed results.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tessera::kernels::recursive {
+
+using index_t = std::int64_t;
+
+// Where a triangle of order n > leaf splits: n1 = about n/2 rounded up to a
+// multiple of leaf, so 0 < n1 < n (n/2 <= leaf gives n1 = leaf < n; else
+// n1 < n/2 + leaf <= n).
+inline index_t split(index_t n, index_t leaf) {
+  if (leaf < 1 || n <= leaf)
+    throw std::logic_error("recursive::split: order " + std::to_string(n) + " with leaf " + std::to_string(leaf));
+  return (n / 2 + leaf - 1) / leaf * leaf;
+}
+
+// POTRF leaves of a triangle of order n: one status slot each.
+inline index_t leaves(index_t n, index_t leaf) { return (n + leaf - 1) / leaf; }
+
+// A (m×n) = A L^{-T}, L (n×n) lower triangular (TRSM of 001 Alg. 1).
+// With L = [L11 0; L21 L22] and X = [X1 X2]:  X1 L11^T = A1, then
+// A2 -= X1 L21^T, then X2 L22^T = A2.
+//   leaf_trsm(m, n, l, ldl, a, lda): the library's A = A L^{-T};
+//   gemm_nt(m, n, k, a, lda, b, ldb, c, ldc): C (m×n) -= A (m×k) B^T (n×k).
+template <class T, class LeafTrsm, class GemmNt>
+void trsm_rlt(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda, index_t leaf, LeafTrsm& leaf_trsm,
+              GemmNt& gemm_nt) {
+  if (m == 0 || n == 0) return;
+  if (n <= leaf) {
+    leaf_trsm(m, n, l, ldl, a, lda);
+    return;
+  }
+  const index_t n1 = split(n, leaf), n2 = n - n1;
+  T* a2 = a + n1 * lda;
+  // X1 = A1 L11^{-T}
+  trsm_rlt(m, n1, l, ldl, a, lda, leaf, leaf_trsm, gemm_nt);
+  // A2 -= X1 L21^T
+  gemm_nt(m, n2, n1, a, lda, l + n1, ldl, a2, lda);
+  // X2 = A2 L22^{-T}
+  trsm_rlt(m, n2, l + n1 + n1 * ldl, ldl, a2, lda, leaf, leaf_trsm, gemm_nt);
+}
+
+// The lower Cholesky factor of the n×n A in place (POTRF of POTF2'):
+// L11 = chol(A11), L21 = A21 L11^{-T}, A22 -= L21 L21^T, L22 = chol(A22).
+//   leaf_potrf(n, a, lda, slot): the library's POTRF of a leaf, its status in
+//     slot `slot` (a device cannot stop the recursion at a failed leaf: the
+//     caller reads the slots afterwards and takes the first failure; the
+//     leaves after it work on what the failure left, which nobody reads);
+//   syrk_ln(n, k, a, lda, c, ldc): lower C (n×n) -= A (n×k) A^T;
+//   leaf_trsm, gemm_nt: as for trsm_rlt.
+// `first_slot` is the slot of A's first column (0 for a whole tile).
+template <class T, class LeafPotrf, class SyrkLn, class LeafTrsm, class GemmNt>
+void potrf_l(index_t n, T* a, index_t lda, index_t leaf, LeafPotrf& leaf_potrf, SyrkLn& syrk_ln, LeafTrsm& leaf_trsm,
+             GemmNt& gemm_nt, index_t first_slot = 0) {
+  if (n == 0) return;
+  if (n <= leaf) {
+    leaf_potrf(n, a, lda, first_slot);
+    return;
+  }
+  const index_t n1 = split(n, leaf), n2 = n - n1;
+  T* a21 = a + n1;
+  T* a22 = a + n1 + n1 * lda;
+  // L11 = chol(A11)
+  potrf_l(n1, a, lda, leaf, leaf_potrf, syrk_ln, leaf_trsm, gemm_nt, first_slot);
+  // L21 = A21 L11^{-T}
+  trsm_rlt(n2, n1, a, lda, a21, lda, leaf, leaf_trsm, gemm_nt);
+  // A22 -= L21 L21^T
+  syrk_ln(n2, n1, a21, lda, a22, lda);
+  // L22 = chol(A22)
+  potrf_l(n2, a22, lda, leaf, leaf_potrf, syrk_ln, leaf_trsm, gemm_nt, first_slot + n1 / leaf);
+}
+
+}  // namespace tessera::kernels::recursive
