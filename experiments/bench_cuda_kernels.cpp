@@ -9,7 +9,9 @@
 // cuBLAS GEMM's (GSMM) at the same size and precision, the ratio point 4
 // sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8). POTF2' and TRSM
 // also at other recursion leaves (".../leaf0": cuSOLVER's POTRF and cuBLAS's
-// TRSM on the whole tile; the unsuffixed row: kCudaRecursionLeaf).
+// TRSM on the whole tile), QR's at ib 32 and 64 with other groups of
+// reflectors applied at once (".../group0": one block of ib at a time); the
+// unsuffixed rows: CudaKernelOptions' defaults.
 //
 //   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
 //
@@ -70,13 +72,24 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
 
 int main(int argc, char** argv) {
   // The runtime's device, and the same GPU with Cholesky's POTF2' and TRSM
-  // recursing to other leaf orders (0: the libraries' routines on whole
-  // tiles), for the rows ".../leafL" that choose the default.
+  // recursing to other leaf orders and QR's kernels applying other groups of
+  // reflectors (0: the libraries' routines on whole tiles, one block of ib at
+  // a time), for the rows ".../leafL" and ".../groupG" that choose the
+  // defaults (cuda_api.hpp).
   std::unique_ptr<platform::Device> dev;
-  std::map<int, std::unique_ptr<platform::Device>> other_leaf;
+  std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group;
   try {
     dev = kernels::make_cuda_device(1, 0, 0);
-    for (const int leaf : {0, 128, 512}) other_leaf[leaf] = kernels::make_cuda_device(1, 0, 0, leaf);
+    for (const int leaf : {0, 128, 512}) {
+      kernels::CudaKernelOptions o;
+      o.recursion_leaf = leaf;
+      other_leaf[leaf] = kernels::make_cuda_device(1, 0, 0, o);
+    }
+    for (const int group : {0, 128, 512}) {
+      kernels::CudaKernelOptions o;
+      o.reflector_group = group;
+      other_group[group] = kernels::make_cuda_device(1, 0, 0, o);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_kernels: no CUDA GPU to measure: %s\n", e.what());
     return 2;
@@ -85,21 +98,28 @@ int main(int argc, char** argv) {
                       lu[] = {kLuTrsmU, kLuGemm};
   for (const char p : {'d', 's'})
     for (const std::int64_t B : {1024, 2048, 4096}) {
-      const auto add = [&](std::uint16_t k, std::int64_t ib, int leaf = -1) {
+      // variant: "" (the default device), "leaf" or "group" with its value.
+      const auto add = [&](std::uint16_t k, std::int64_t ib, const std::string& variant = "", int value = 0) {
         const KernelShape s{k, p, B, B, kernel_info(k)->has_k ? B : 0, ib};
         std::string name = std::string(kernel_key(k)) + "/" + p + "/" + std::to_string(B);
         if (ib > 0) name += "/ib" + std::to_string(ib);
-        if (leaf >= 0) name += "/leaf" + std::to_string(leaf);
-        platform::Device* on = leaf >= 0 ? other_leaf.at(leaf).get() : dev.get();
+        if (!variant.empty()) name += "/" + variant + std::to_string(value);
+        platform::Device* on = variant == "leaf"    ? other_leaf.at(value).get()
+                               : variant == "group" ? other_group.at(value).get()
+                                                    : dev.get();
         benchmark::RegisterBenchmark(name.c_str(), [on, s](benchmark::State& st) { run_case(st, *on, s); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
       };
       for (const auto k : cholesky) add(k, 0);
       for (const auto k : {kTrsm, kPotf2p})
-        for (const auto& [leaf, d] : other_leaf) add(k, 0, leaf);
+        for (const auto& [leaf, d] : other_leaf) add(k, 0, "leaf", leaf);
       for (const auto k : qr)
-        for (const std::int64_t ib : {32, 64, 128, 256}) add(k, ib);
+        for (const std::int64_t ib : {32, 64, 128, 256}) {
+          add(k, ib);
+          if (ib < 128)
+            for (const auto& [group, d] : other_group) add(k, ib, "group", group);
+        }
       for (const auto k : lu) add(k, 0);
     }
   benchmark::Initialize(&argc, argv);

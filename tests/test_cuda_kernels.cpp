@@ -245,12 +245,12 @@ TYPED_TEST(CudaKernelsTest, TrsmMatchesCpu) {
   expect_close(want, this->download(da, want.size()), m, n, n, "trsm");
 }
 
-// Tiles above kCudaRecursionLeaf: POTF2' and TRSM recurse on the GPU
+// Tiles above the default recursion leaf: POTF2' and TRSM recurse on the GPU
 // (recursive_blocking.hpp), down to leaves of order 256 and a remainder.
 TYPED_TEST(CudaKernelsTest, RecursivePotf2pAndTrsmMatchCpu) {
   using T = TypeParam;
   const index_t m = 700, n = 600;
-  static_assert(600 > kernels::kCudaRecursionLeaf);
+  static_assert(600 > kernels::CudaKernelOptions{}.recursion_leaf);
   std::vector<T> want = spd_panel<T>(m, n, 11);
   T* d = this->upload(want);
   EXPECT_EQ(this->cpu_.potf2p(m, n, want.data(), m), 0);
@@ -325,7 +325,10 @@ TYPED_TEST(CudaKernelsTest, CopyMatchesCpu) {
 struct QrShape {
   index_t m, n, ib;
 };
-const QrShape kQrShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {40, 40, 7}};
+// The last two are wider than CudaKernelOptions' reflector group (256): the
+// kernels apply groups of 256 and 240 reflectors with merged T factors.
+const QrShape kQrShapes[] = {{200, 150, 32}, {96, 96, 32},   {64, 50, 50},  {130, 70, 16},
+                             {40, 40, 7},    {600, 560, 32}, {520, 300, 48}};
 
 TYPED_TEST(CudaKernelsTest, GeqrtMatchesCpu) {
   using T = TypeParam;

@@ -1,6 +1,6 @@
 #pragma once
 // Small helpers shared by the test programs: a scratch directory that removes
-// itself, and writing a text file into it.
+// itself, writing a text file into it, and a seeded random matrix.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -11,12 +11,23 @@
 #include <ostream>
 #include <vector>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 
 namespace tessera::test {
+
+// An m×n column-major matrix of uniform values in [-1, 1) from `seed`.
+inline std::vector<double> uniform_matrix(std::int64_t m, std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> a(static_cast<std::size_t>(m * n));
+  for (double& x : a) x = u(gen);
+  return a;
+}
 
 class TempDir {
  public:

@@ -19,21 +19,16 @@
 #include <vector>
 
 #include "kernels/cuda/recursive_blocking.hpp"
+#include "tests/test_helpers.hpp"
 
 namespace tessera::kernels::recursive {
 namespace {
 
-std::vector<double> random_matrix(index_t m, index_t n, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> a(static_cast<std::size_t>(m * n));
-  for (double& x : a) x = u(gen);
-  return a;
-}
+using test::uniform_matrix;
 
 // n x n symmetric positive definite: G G^T + n I.
 std::vector<double> spd(index_t n, std::uint64_t seed) {
-  const std::vector<double> g = random_matrix(n, n, seed);
+  const std::vector<double> g = uniform_matrix(n, n, seed);
   std::vector<double> a(static_cast<std::size_t>(n * n));
   cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, int(n), int(n), 1.0, g.data(), int(n), 0.0, a.data(), int(n));
   for (index_t i = 0; i < n; ++i) a[i + i * n] += double(n);
@@ -127,9 +122,9 @@ TEST(RecursiveBlocking, TrsmMatchesLapacksUnrecursedSolve) {
   for (const index_t leaf : {8, 32})
     for (const index_t n : {1, 7, 8, 9, 31, 33, 64, 97, 130}) {
       for (const index_t m : {1, 5, 120}) {
-        std::vector<double> l = random_matrix(n, n, 10 + std::uint64_t(n));
+        std::vector<double> l = uniform_matrix(n, n, 10 + std::uint64_t(n));
         for (index_t i = 0; i < n; ++i) l[i + i * n] = double(n);  // well conditioned
-        const std::vector<double> a = random_matrix(m, n, 20 + std::uint64_t(m));
+        const std::vector<double> a = uniform_matrix(m, n, 20 + std::uint64_t(m));
         std::vector<double> want = a, got = a;
         ops.leaf_trsm(m, n, l.data(), n, want.data(), m);
         calls = 0;

@@ -38,13 +38,23 @@ std::string cuda_backend_unavailable();
 // device `ordinal`. memory_cap: the most bytes of buffers the runtime may
 // allocate on it (0: the free memory at start less a reserve for cuBLAS and
 // cuSOLVER). Throws platform::CudaError when no CUDA device is present or the
-// ordinal does not exist. recursion_leaf: the order of the triangles the
-// libraries' POTRF and TRSM solve inside Cholesky's POTF2' and TRSM, which
-// recurse down to it (kernels/cuda/recursive_blocking.hpp); 0: the libraries'
-// routines on whole tiles.
-inline constexpr int kCudaRecursionLeaf = 256;
+// ordinal does not exist; std::invalid_argument for a negative option.
+//
+// The options choose how the tile kernels use the libraries (the defaults:
+// the runtime's; other values for bench_cuda_kernels' comparisons):
+//   recursion_leaf: the order of the triangles the libraries' POTRF and TRSM
+//     solve inside Cholesky's POTF2' and TRSM, which recurse down to it
+//     (kernels/cuda/recursive_blocking.hpp); 0: the libraries' routines on
+//     whole tiles;
+//   reflector_group: how many reflectors QR's kernels apply at once (a
+//     multiple of the inner blocking ib, their T factors merged:
+//     kernels/cuda/compact_wy.hpp); 0: one block of ib at a time.
+struct CudaKernelOptions {
+  int recursion_leaf = 256;
+  int reflector_group = 256;
+};
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
-                                                   int recursion_leaf = kCudaRecursionLeaf);
+                                                   CudaKernelOptions options = {});
 
 // The GPU-alone peer (`tessera run --impl cusolver`): the column-major m x n
 // matrix `a` (lda = m) copied to CUDA device `ordinal`, factored there by

@@ -61,6 +61,12 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
                cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, &one, t,  \
                                ldt, b, ldb, b, ldb));                                                                 \
   }                                                                                                                   \
+  inline void trmm_upper_inplace(cublasHandle_t h, cublasSideMode_t side, int m, int n, T alpha, const T* t, int ldt, \
+                                 T* b, int ldb, Site at) {                                                            \
+    check_blas("cublas" #P "trmm", at,                                                                                \
+               cublas##P##trmm(h, side, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, &alpha, t,   \
+                               ldt, b, ldb, b, ldb));                                                                 \
+  }                                                                                                                   \
   inline void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb, Site at) {       \
     const T one = 1, minus_one = -1;                                                                                  \
     check_blas("cublas" #P "geam", at,                                                                                \

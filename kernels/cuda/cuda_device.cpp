@@ -11,10 +11,10 @@
 
 namespace tessera::platform {
 
-CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, int recursion_leaf)
+CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kernels::CudaKernelOptions options)
     : ordinal_(cuda::set_device(ordinal)), copy_streams_{cuda::Stream::create(), cuda::Stream::create()},
-      compute_(cuda::Stream::create()), kernels_d_(ordinal, compute_.get(), recursion_leaf),
-      kernels_s_(ordinal, compute_.get(), recursion_leaf) {
+      compute_(cuda::Stream::create()), kernels_d_(ordinal, compute_.get(), options),
+      kernels_s_(ordinal, compute_.get(), options) {
   cudaDeviceProp prop{};
   TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
   name_ = "GPU " + std::to_string(gpu_index) + " (" + prop.name + ", cuda:" + std::to_string(ordinal) + ")";
@@ -173,7 +173,7 @@ int cuda_device_count() {
 }
 
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
-                                                   int recursion_leaf) {
+                                                   CudaKernelOptions options) {
   int n = 0;
   // Without a driver (or with one but no GPU) this fails rather than
   // reporting 0; both mean the same to the user.
@@ -188,10 +188,11 @@ std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, s
     throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": CUDA device cuda:" + std::to_string(ordinal) +
                               " does not exist (" + std::to_string(n) +
                               " present: cuda:0 to cuda:" + std::to_string(n - 1) + ")");
-  if (recursion_leaf < 0)
+  if (options.recursion_leaf < 0 || options.reflector_group < 0)
     throw std::invalid_argument("GPU " + std::to_string(gpu_index) + ": recursion leaf " +
-                                std::to_string(recursion_leaf) + " is negative");
-  return std::make_unique<platform::CudaDevice>(gpu_index, ordinal, memory_cap, recursion_leaf);
+                                std::to_string(options.recursion_leaf) + " or reflector group " +
+                                std::to_string(options.reflector_group) + " is negative");
+  return std::make_unique<platform::CudaDevice>(gpu_index, ordinal, memory_cap, options);
 }
 
 }  // namespace tessera::kernels

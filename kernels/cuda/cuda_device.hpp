@@ -26,9 +26,9 @@ class CudaDevice final : public Device {
 
   // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
   // memory_cap: the capacity in bytes; 0: the free memory now less
-  // kLibraryReserve (a cap is also held to that). recursion_leaf: as
+  // kLibraryReserve (a cap is also held to that). options: as
   // make_cuda_device's (cuda_api.hpp).
-  CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, int recursion_leaf);
+  CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kernels::CudaKernelOptions options);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;

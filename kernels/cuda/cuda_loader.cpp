@@ -111,9 +111,8 @@ int cuda_device_count() {
 std::string cuda_backend_unavailable() { return loaded().why; }
 
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
-                                                   int recursion_leaf) {
-  return module_or_throw("GPU " + std::to_string(gpu_index))
-      .make_device(gpu_index, ordinal, memory_cap, recursion_leaf);
+                                                   CudaKernelOptions options) {
+  return module_or_throw("GPU " + std::to_string(gpu_index)).make_device(gpu_index, ordinal, memory_cap, options);
 }
 
 CusolverRun cusolver_factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau) {

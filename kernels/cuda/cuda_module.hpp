@@ -28,7 +28,7 @@ struct CudaModule {
   int abi;
   int (*device_count)();
   std::unique_ptr<platform::Device> (*make_device)(int gpu_index, int ordinal, std::size_t memory_cap,
-                                                   int recursion_leaf);
+                                                   CudaKernelOptions options);
   CusolverRun (*cusolver_d)(PeerRoutine, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau);
   CusolverRun (*cusolver_s)(PeerRoutine, int ordinal, std::int64_t m, std::int64_t n, float* a, float* tau);
 };

@@ -8,7 +8,9 @@ int cuda_device_count() { return 0; }
 
 std::string cuda_backend_unavailable() { return "tessera was built without CUDA"; }
 
-std::unique_ptr<platform::Device> make_cuda_device(int, int, std::size_t, int) { throw NotCompiled("CUDA"); }
+std::unique_ptr<platform::Device> make_cuda_device(int, int, std::size_t, CudaKernelOptions) {
+  throw NotCompiled("CUDA");
+}
 
 CusolverRun cusolver_factor(PeerRoutine, int, std::int64_t, std::int64_t, double*, double*) {
   throw NotCompiled("CUDA");

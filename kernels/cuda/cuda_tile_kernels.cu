@@ -1,5 +1,6 @@
 #include "kernels/cuda/cuda_tile_kernels.hpp"
 
+#include "kernels/cuda/compact_wy.hpp"
 #include "kernels/cuda/cuda_calls.hpp"
 #include "kernels/cuda/recursive_blocking.hpp"
 
@@ -162,10 +163,12 @@ void for_each_block(bool first_to_last, index_t k, index_t ib, F&& f) {
 }  // namespace
 
 template <class T>
-CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream, index_t recursion_leaf)
+CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream, CudaKernelOptions options)
     : ordinal_(cuda::set_device(ordinal)), stream_(stream), blas_(cuda::CublasHandle::create(stream)),
-      solver_(cuda::CusolverHandle::create(stream)), leaf_(recursion_leaf) {
-  if (leaf_ < 0) throw std::logic_error("CUDA tile kernels: recursion leaf " + std::to_string(leaf_) + " < 0");
+      solver_(cuda::CusolverHandle::create(stream)), leaf_(options.recursion_leaf), group_(options.reflector_group) {
+  if (leaf_ < 0 || group_ < 0)
+    throw std::logic_error("CUDA tile kernels: recursion leaf " + std::to_string(leaf_) + " or reflector group " +
+                           std::to_string(group_) + " < 0");
 }
 
 template <class T>
@@ -329,114 +332,185 @@ void CudaTileKernels<T>::apply_ts_block(bool trans, index_t m, index_t n, index_
        to_int(lda2), TESSERA_HERE);
 }
 
-// GEQRT as LAPACK's xGEQRT: for each panel of ib columns, cuSOLVER's GEQRF
-// gives V (below the diagonal), R and tau in LAPACK's layout; the panel's T
-// comes from V^T V (cuBLAS SYRK) and the xLARFT recurrence (larft_kernel);
-// the columns right of the panel get Q^T through cuBLAS (GEMM, TRMM, GEMM).
-// No host round-trip: GEQRF's devInfo reports only illegal arguments, which
-// the sizes here exclude.
+template <class T>
+const T* CudaTileKernels<T>::merged_t(index_t rows, index_t b, index_t ib, const T* v, index_t ldv, const T* t,
+                                      index_t ldt, T* work, index_t& ld_out) {
+  if (b <= ib) {
+    ld_out = ldt;
+    return t;
+  }
+  cublasHandle_t h = blas_.get();
+  // work = G = V^T V (upper triangle), then T in place (compact_wy.hpp)
+  syrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, to_int(b), to_int(rows), T(1), v, to_int(ldv), T(0), work, to_int(b),
+       TESSERA_HERE);
+  auto copy = [&](index_t r, index_t c, const T* src, index_t lds, T* dst, index_t ldd) {
+    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(dst, ldd * sizeof(T), src, lds * sizeof(T), r * sizeof(T), c,
+                                         cudaMemcpyDeviceToDevice, stream_));
+  };
+  auto trmm_right = [&](index_t r, index_t c, const T* tri, index_t ldtri, T* x, index_t ldx) {
+    trmm_upper_inplace(h, CUBLAS_SIDE_RIGHT, to_int(r), to_int(c), T(1), tri, to_int(ldtri), x, to_int(ldx),
+                       TESSERA_HERE);
+  };
+  auto trmm_left_neg = [&](index_t r, index_t c, const T* tri, index_t ldtri, T* x, index_t ldx) {
+    trmm_upper_inplace(h, CUBLAS_SIDE_LEFT, to_int(r), to_int(c), T(-1), tri, to_int(ldtri), x, to_int(ldx),
+                       TESSERA_HERE);
+  };
+  compact_wy::merge_t(b, ib, t, ldt, work, b, copy, trmm_right, trmm_left_neg);
+  ld_out = b;
+  return work;
+}
+
+// GEQRT as LAPACK's xGEQRT, in groups of group_ columns (a multiple of ib).
+// For each panel of ib columns, cuSOLVER's GEQRF gives V (below the
+// diagonal), R and tau in LAPACK's layout; the panel's T comes from V^T V
+// (cuBLAS SYRK) and the xLARFT recurrence (larft_kernel); the rest of the
+// group's columns get Q^T through cuBLAS (GEMM, TRMM, GEMM). Then the
+// columns right of the group get the whole group's Q^T at once, its T merged
+// (merged_t): GEMMs as deep as the group instead of ib. (The last group's
+// panels update every column to their right themselves.) No host
+// round-trip: GEQRF's devInfo reports only illegal arguments, which the
+// sizes here exclude.
 template <class T>
 void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt) {
   const index_t k = std::min(m, n);
   check_ib("geqrt", ib, k);
   if (k == 0) return;
   cuda::set_device(ordinal_);
+  const index_t gw = compact_wy::group_width(group_, ib, k);
   int lwork = 0;
   for_each_block(true, k, ib, [&](index_t i, index_t b) {
     lwork = std::max(lwork,
                      geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda), TESSERA_HERE));
   });
-  const Scratch s = scratch(ib, ib * ib, m * ib, ib * n, lwork);
-  for_each_block(true, k, ib, [&](index_t i, index_t b) {
-    const index_t rows = m - i;
-    T* panel = a + i + i * lda;
-    T* t_i = t + i * ldt;
-    // (V_i, R_i, tau) = QR(A[i:, i:i+b])
-    geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
-    // V_i explicit, for cuBLAS
-    unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(to_int(rows), to_int(b), panel,
-                                                                                      to_int(lda), s.v, to_int(rows));
-    cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
-    form_t(rows, b, s.v, rows, s, t_i, ldt);
-    // A[i:, i+b:] = (I - V_i T_i V_i^T)^T A[i:, i+b:]
-    if (i + b < n) apply_block(true, rows, n - i - b, b, s.v, rows, t_i, ldt, panel + b * lda, lda, s.w);
-  });
+  const Scratch s = scratch(ib, ib * ib + gw * gw, m * gw, gw * n, lwork);
+  T* merge_work = s.g + ib * ib;
+  for (index_t g0 = 0; g0 < k; g0 += gw) {
+    const index_t gend = std::min(k, g0 + gw);
+    const index_t inner_end = gend < k ? gend : n;  // what the group's panels update one by one
+    for (index_t i = g0; i < gend; i += ib) {
+      const index_t b = std::min(ib, gend - i), rows = m - i;
+      T* panel = a + i + i * lda;
+      T* t_i = t + i * ldt;
+      // (V_i, R_i, tau) = QR(A[i:, i:i+b])
+      geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
+      // V_i explicit, for cuBLAS
+      unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(to_int(rows), to_int(b), panel,
+                                                                                        to_int(lda), s.v, to_int(rows));
+      cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
+      form_t(rows, b, s.v, rows, s, t_i, ldt);
+      // A[i:, i+b:inner_end] = (I - V_i T_i V_i^T)^T A[i:, i+b:inner_end]
+      if (i + b < inner_end)
+        apply_block(true, rows, inner_end - i - b, b, s.v, rows, t_i, ldt, panel + b * lda, lda, s.w);
+    }
+    if (gend == k) break;
+    // A[g0:, gend:] = (I - V T V^T)^T A[g0:, gend:] for the group's V (explicit) and merged T
+    const index_t rows = m - g0, w = gend - g0;
+    if (w > ib) {  // (a group of one panel: s.v holds its V already)
+      unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(w)), kThreads, 0, stream_>>>(
+          to_int(rows), to_int(w), a + g0 + g0 * lda, to_int(lda), s.v, to_int(rows));
+      cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
+    }
+    index_t ldtg = 0;
+    const T* tg = merged_t(rows, w, ib, s.v, rows, t + g0 * ldt, ldt, merge_work, ldtg);
+    apply_block(true, rows, n - gend, w, s.v, rows, tg, ldtg, a + g0 + gend * lda, lda, s.w);
+  }
 }
 
-// LARFB as LAPACK's xGEMQRT (left): per block of ib reflectors, V made
-// explicit (unit_lower_kernel), then GEMM, TRMM, GEMM.
+// LARFB as LAPACK's xGEMQRT (left), in groups of group_ reflectors: the
+// group's V made explicit (unit_lower_kernel), its T merged (merged_t), then
+// GEMM, TRMM, GEMM as deep as the group.
 template <class T>
 void CudaTileKernels<T>::larfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv,
                                const T* t, index_t ldt, T* c, index_t ldc) {
   check_ib("larfb", ib, k);
   if (m == 0 || n == 0 || k == 0) return;
   cuda::set_device(ordinal_);
-  const Scratch s = scratch(0, 0, m * ib, ib * n, 0);
-  for_each_block(trans, k, ib, [&](index_t i, index_t b) {
+  const index_t gw = compact_wy::group_width(group_, ib, k);
+  const Scratch s = scratch(0, gw * gw, m * gw, gw * n, 0);
+  for_each_block(trans, k, gw, [&](index_t i, index_t b) {
     const index_t rows = m - i;
     unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(
         to_int(rows), to_int(b), v + i + i * ldv, to_int(ldv), s.v, to_int(rows));
     cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
-    // C[i:, :] = (I - V_i T_i V_i^T)^T C[i:, :], or without ^T
-    apply_block(trans, rows, n, b, s.v, rows, t + i * ldt, ldt, c + i, ldc, s.w);
+    index_t ldtg = 0;
+    const T* tg = merged_t(rows, b, ib, s.v, rows, t + i * ldt, ldt, s.g, ldtg);
+    // C[i:, :] = (I - V T V^T)^T C[i:, :], or without ^T
+    apply_block(trans, rows, n, b, s.v, rows, tg, ldtg, c + i, ldc, s.w);
   });
 }
 
-// TSQRT as LAPACK's xTPQRT with l = 0. Per panel of ib columns, the stacked
-// S = [triu(R_panel); A_panel] ((b+m)×b, zeros below R's diagonal) goes
-// through cuSOLVER's GEQRF. Each of its Householder vectors is zero on the R
-// rows other than its own leading 1 (the vector of column j is x / (alpha -
-// beta) with x zero there, and a reflector leaves the rows where its vector
-// is zero unchanged, so the zeros stay), which makes them exactly xTPQRT's
-// reflectors: the 1 on R's row j, V in A's rows. R's new upper triangle and V
-// go back (ts_panel_kernel); T comes from V^T V over A's rows alone (the
-// leading 1s never overlap) and larft_kernel; the columns right of the panel
-// get Q^T through GEMM, TRMM, GEAM and GEMM (apply_ts_block). No host
-// round-trip.
+// TSQRT as LAPACK's xTPQRT with l = 0, in groups of group_ columns. Per
+// panel of ib columns, the stacked S = [triu(R_panel); A_panel] ((b+m)×b,
+// zeros below R's diagonal) goes through cuSOLVER's GEQRF. Each of its
+// Householder vectors is zero on the R rows other than its own leading 1
+// (the vector of column j is x / (alpha - beta) with x zero there, and a
+// reflector leaves the rows where its vector is zero unchanged, so the zeros
+// stay), which makes them exactly xTPQRT's reflectors: the 1 on R's row j, V
+// in A's rows. R's new upper triangle and V go back (ts_panel_kernel); T
+// comes from V^T V over A's rows alone (the leading 1s never overlap) and
+// larft_kernel; the rest of the group's columns get Q^T through GEMM, TRMM,
+// GEAM and GEMM (apply_ts_block), the columns right of the group the whole
+// group's at once, its T merged (merged_t). No host round-trip.
 template <class T>
 void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t,
                                index_t ldt) {
   check_ib("tsqrt", ib, n);
   if (m == 0 || n == 0) return;
   cuda::set_device(ordinal_);
+  const index_t gw = compact_wy::group_width(group_, ib, n);
   int lwork = 0;
   for_each_block(true, n, ib, [&](index_t, index_t b) {
     lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m), TESSERA_HERE));
   });
-  const Scratch s = scratch(ib, ib * ib, (ib + m) * ib, ib * n, lwork);
-  for_each_block(true, n, ib, [&](index_t i, index_t b) {
-    const index_t lds = b + m;
-    T* r_i = r + i + i * ldr;
-    T* a_i = a + i * lda;
-    T* t_i = t + i * ldt;
-    const dim3 grid(blocks_for(b + m), to_int(b));
-    // S = [triu(R[i:i+b, i:i+b]); A[:, i:i+b]]
-    ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(false, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
-                                                       s.v, to_int(lds));
-    cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
-    // (V, R, tau) = QR(S)
-    geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
-    ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
-                                                       s.v, to_int(lds));
-    cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
-    form_t(m, b, a_i, lda, s, t_i, ldt);
-    // [R[i:i+b, i+b:]; A[:, i+b:]] = (I - [I; V] T [I; V]^T)^T [R[i:i+b, i+b:]; A[:, i+b:]]
-    if (i + b < n)
-      apply_ts_block(true, m, n - i - b, b, a_i, lda, t_i, ldt, r_i + b * ldr, ldr, a_i + b * lda, lda, s.w);
-  });
+  const Scratch s = scratch(ib, ib * ib + gw * gw, (ib + m) * ib, gw * n, lwork);
+  T* merge_work = s.g + ib * ib;
+  for (index_t g0 = 0; g0 < n; g0 += gw) {
+    const index_t gend = std::min(n, g0 + gw);
+    for (index_t i = g0; i < gend; i += ib) {
+      const index_t b = std::min(ib, gend - i), lds = b + m;
+      T* r_i = r + i + i * ldr;
+      T* a_i = a + i * lda;
+      T* t_i = t + i * ldt;
+      const dim3 grid(blocks_for(b + m), to_int(b));
+      // S = [triu(R[i:i+b, i:i+b]); A[:, i:i+b]]
+      ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(false, to_int(m), to_int(b), r_i, to_int(ldr), a_i,
+                                                         to_int(lda), s.v, to_int(lds));
+      cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
+      // (V, R, tau) = QR(S)
+      geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
+      ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
+                                                         s.v, to_int(lds));
+      cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
+      form_t(m, b, a_i, lda, s, t_i, ldt);
+      // [R[i:i+b, i+b:gend]; A[:, i+b:gend]] = (I - [I; V] T [I; V]^T)^T [...]
+      if (i + b < gend)
+        apply_ts_block(true, m, gend - i - b, b, a_i, lda, t_i, ldt, r_i + b * ldr, ldr, a_i + b * lda, lda, s.w);
+    }
+    if (gend == n) break;
+    // [R[g0:gend, gend:]; A[:, gend:]] = (I - [I; V] T [I; V]^T)^T [...] for the group's V and merged T
+    const index_t w = gend - g0;
+    index_t ldtg = 0;
+    const T* tg = merged_t(m, w, ib, a + g0 * lda, lda, t + g0 * ldt, ldt, merge_work, ldtg);
+    apply_ts_block(true, m, n - gend, w, a + g0 * lda, lda, tg, ldtg, r + g0 + gend * ldr, ldr, a + gend * lda, lda,
+                   s.w);
+  }
 }
 
-// SSRFB as LAPACK's xTPMQRT (left, l = 0): apply_ts_block per block of ib.
+// SSRFB as LAPACK's xTPMQRT (left, l = 0), in groups of group_ reflectors,
+// their T merged (merged_t): apply_ts_block per group.
 template <class T>
 void CudaTileKernels<T>::ssrfb(bool trans, index_t m, index_t n, index_t k, index_t ib, const T* v, index_t ldv,
                                const T* t, index_t ldt, T* a1, index_t lda1, T* a2, index_t lda2) {
   check_ib("ssrfb", ib, k);
   if (m == 0 || n == 0 || k == 0) return;
   cuda::set_device(ordinal_);
-  const Scratch s = scratch(0, 0, 0, ib * n, 0);
-  for_each_block(trans, k, ib, [&](index_t i, index_t b) {
-    // [A1[i:i+b, :]; A2] = (I - [I; V_i] T_i [I; V_i]^T)^T [A1[i:i+b, :]; A2], or without ^T
-    apply_ts_block(trans, m, n, b, v + i * ldv, ldv, t + i * ldt, ldt, a1 + i, lda1, a2, lda2, s.w);
+  const index_t gw = compact_wy::group_width(group_, ib, k);
+  const Scratch s = scratch(0, gw * gw, 0, gw * n, 0);
+  for_each_block(trans, k, gw, [&](index_t i, index_t b) {
+    index_t ldtg = 0;
+    const T* tg = merged_t(m, b, ib, v + i * ldv, ldv, t + i * ldt, ldt, s.g, ldtg);
+    // [A1[i:i+b, :]; A2] = (I - [I; V] T [I; V]^T)^T [A1[i:i+b, :]; A2], or without ^T
+    apply_ts_block(trans, m, n, b, v + i * ldv, ldv, tg, ldtg, a1 + i, lda1, a2, lda2, s.w);
   });
 }
 

@@ -22,6 +22,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/cuda_api.hpp"
 #include "kernels/cuda/cuda_raii.hpp"
 #include "kernels/tile_kernels_api.hpp"
 
@@ -31,10 +32,10 @@ template <class T>
 class CudaTileKernels final : public TileKernels<T> {
  public:
   // Kernels on device `ordinal` that queue their work on `stream` (not owned;
-  // it must outlive this object). recursion_leaf: POTF2' and TRSM recurse
-  // (recursive_blocking.hpp) down to triangles of this order, which the
-  // libraries solve; 0: the libraries' POTRF and TRSM on the whole tile.
-  CudaTileKernels(int ordinal, cudaStream_t stream, index_t recursion_leaf);
+  // it must outlive this object). options (cuda_api.hpp): the order POTF2'
+  // and TRSM recurse to (recursive_blocking.hpp), and how many reflectors
+  // the QR kernels apply at once (compact_wy.hpp).
+  CudaTileKernels(int ordinal, cudaStream_t stream, CudaKernelOptions options);
   ~CudaTileKernels() override;
   CudaTileKernels(const CudaTileKernels&) = delete;
   CudaTileKernels& operator=(const CudaTileKernels&) = delete;
@@ -83,6 +84,11 @@ class CudaTileKernels final : public TileKernels<T> {
   // C (m×n) = (I - V T V^T)^T C (trans) or (I - V T V^T) C; V m×b explicit.
   void apply_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt, T* c,
                    index_t ldc, T* w);
+  // The T (b×b, upper) of b reflectors V (rows×b, explicit; b a multiple of
+  // ib or the last group's remainder) from their blocks' T (t, ldt, LAPACK's
+  // ib×b layout), merged in `work` (2·b·b elements); t itself when b <= ib.
+  const T* merged_t(index_t rows, index_t b, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt, T* work,
+                    index_t& ld_out);
   // The same for a triangle-on-top reflector block (TPMQRT, l = 0): the
   // vectors are [I; V] on [A1 (b×n); A2 (m×n)].
   void apply_ts_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt,
@@ -93,6 +99,7 @@ class CudaTileKernels final : public TileKernels<T> {
   cuda::CublasHandle blas_;
   cuda::CusolverHandle solver_;
   index_t leaf_;
+  index_t group_;
   // A TT kernel's triangle with zeros below (elems elements), apart from
   // work_, which the TSQRT and SSRFB it calls use.
   T* triangle(index_t elems);
