@@ -94,6 +94,13 @@ class CudaTilesTest : public ::testing::Test {
     if (!dev_) return;
     dev_->synchronize();
     for (auto [p, bytes] : buffers_) dev_->release(p, bytes);
+    buffers_.clear();
+  }
+  // The device again with other kernel options (its uploads released).
+  void reopen(kernels::CudaKernelOptions options) {
+    TearDown();
+    dev_.reset();
+    dev_ = kernels::make_cuda_device(1, 0, 0, options);
   }
 
   template <class U>

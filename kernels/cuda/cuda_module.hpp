@@ -20,7 +20,7 @@
 
 namespace tessera::kernels {
 
-inline constexpr int kCudaModuleAbi = 2;
+inline constexpr int kCudaModuleAbi = 3;
 inline constexpr const char* kCudaModuleEntry = "tessera_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libtessera_cuda.so";
 

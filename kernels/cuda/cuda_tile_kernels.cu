@@ -216,12 +216,12 @@ int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   cuda::set_device(ordinal_);
   // Recursive (recursive_blocking.hpp) above the leaf order: cuSOLVER's POTRF
   // only on the leaves, each with a status slot of its own.
-  const bool recursive = leaf_ > 0 && n > leaf_;
-  const index_t top = recursive ? leaf_ : n, slots = recursive ? recursive::leaves(n, leaf_) : 1;
+  const bool recurse = leaf_ > 0 && n > leaf_;
+  const index_t top = recurse ? leaf_ : n, slots = recurse ? recursive::leaves(n, leaf_) : 1;
   const int lwork = potrf_lwork(solver_.get(), to_int(top), a, to_int(lda), TESSERA_HERE);
   const Scratch s = scratch(0, 0, 0, 0, lwork, slots);
   // L1 = chol(A1)
-  if (recursive) {
+  if (recurse) {
     auto leaf_potrf = [&](index_t k, T* x, index_t ldx, index_t slot) {
       potrf_l(solver_.get(), to_int(k), x, to_int(ldx), s.lapack, lwork, s.info + slot, TESSERA_HERE);
     };

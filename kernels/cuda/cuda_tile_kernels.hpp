@@ -70,7 +70,7 @@ class CudaTileKernels final : public TileKernels<T> {
   struct Scratch {
     int* info = nullptr;  // cuSOLVER's devInfo (one per POTRF leaf)
     T* tau = nullptr;     // a panel's Householder scalars
-    T* g = nullptr;       // V^T V of a panel, for its T
+    T* g = nullptr;       // V^T V of a panel, for its T; then a group's merged T
     T* v = nullptr;       // a panel's V in explicit form, a TSQRT panel, or lu_permute's rows
     T* w = nullptr;       // the ib×n product of a block reflector update
     T* lapack = nullptr;  // cuSOLVER's workspace
@@ -86,7 +86,7 @@ class CudaTileKernels final : public TileKernels<T> {
                    index_t ldc, T* w);
   // The T (b×b, upper) of b reflectors V (rows×b, explicit; b a multiple of
   // ib or the last group's remainder) from their blocks' T (t, ldt, LAPACK's
-  // ib×b layout), merged in `work` (2·b·b elements); t itself when b <= ib.
+  // ib×b layout), merged in `work` (b·b elements); t itself when b <= ib.
   const T* merged_t(index_t rows, index_t b, index_t ib, const T* v, index_t ldv, const T* t, index_t ldt, T* work,
                     index_t& ld_out);
   // The same for a triangle-on-top reflector block (TPMQRT, l = 0): the
