@@ -4,6 +4,7 @@
 // matrix), optionally check it, and report.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "platform/network.hpp"
 #include "platform/platform.hpp"
 #include "runtime/node_runtime.hpp"
+#include "runtime/relevance.hpp"
 
 namespace tessera {
 
@@ -46,6 +48,12 @@ inline constexpr const char* kDistColumnCyclic = "column-cyclic";     // HeteroC
 
 // Marks --n as not given (the size then comes from --input).
 inline constexpr index_t kUnsetSize = -(index_t{1} << 62);
+
+// The data relevance of a simulated cluster's run, made once for its nodes.
+struct RelevanceCache {
+  std::mutex mutex;
+  std::unique_ptr<DataRelevance> relevance;
+};
 
 struct RunConfig {
   std::string algo = "cholesky";  // a registered factorization (algorithms/registry.cpp)
@@ -90,6 +98,13 @@ struct RunConfig {
   // calls run_factorization with the same configuration.
   platform::NodeNetwork* network = nullptr;
   int pr = 1, pc = 1;
+  // Which data each node's protocol follows (runtime/relevance.hpp): made by
+  // the first node of a simulated cluster that asks, and shared by all its
+  // nodes (one pass of the generator instead of one per node); null: each
+  // node (an MPI rank) makes its own. follow_every_task: none is made, every
+  // node walks every task (the protocol as 000 §6 states it; for comparisons).
+  RelevanceCache* relevance = nullptr;
+  bool follow_every_task = false;
   // QR's virtual tile height in tile rows (000 App. A.2.2, MultiLevelBlockCyclic);
   // kUnsetV: default_virtual_tile_height. Cholesky keeps 1.
   static constexpr int kUnsetV = -(1 << 30);

@@ -119,16 +119,31 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
   const std::size_t n_data = F.data_count(L);
   const Generator gen = [&](TaskSink& s) { F.tasks(L, s); };
   auto run_graph = [&](std::size_t n, const Generator& g, Executor& ex, DataStore& store, const Placement& w,
-                       const RuntimeOptions& o) {
+                       const RuntimeOptions& o, const DataRelevance* relevance = nullptr) {
     // A graph run without GPUs (the checks) keeps every datum on its node's host.
     const Placement placed = o.gpus.empty() && G > 0 ? Placement([&w](DataId d) { return Location{w(d).node, 0}; }) : w;
-    const DistContext ctx{self, placed, &net, &store};
+    const DistContext ctx{self, placed, &net, &store, relevance};
     RuntimeOptions oo = o;
     oo.dist = &ctx;
     return NodeRuntime(platform, oo).run(n, g, ex);
   };
   // The factorization: every node starts it together (after building its
   // input), so time_s, the slowest node's, is measured from a common start.
+  // The data this node's protocol follows: shared by a simulated cluster's
+  // nodes, made here under mpirun (before the common start).
+  std::unique_ptr<DataRelevance> own_relevance;
+  const DataRelevance* relevance = nullptr;
+  if (!c.follow_every_task) {
+    const int P = net.nodes();
+    if (c.relevance) {
+      std::lock_guard<std::mutex> lk(c.relevance->mutex);
+      if (!c.relevance->relevance) c.relevance->relevance = std::make_unique<DataRelevance>(n_data, P, gen, where);
+      relevance = c.relevance->relevance.get();
+    } else {
+      own_relevance = std::make_unique<DataRelevance>(n_data, P, gen, where);
+      relevance = own_relevance.get();
+    }
+  }
   auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
     require_fits(store, n_data, where, self, c.devices);
     RuntimeOptions fo = opt;
@@ -143,7 +158,7 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
     std::vector<double> barrier{0.0};
     net.allreduce_sum(barrier);
     const double cpu0 = process_cpu_s();
-    const RunStats st = run_graph(n_data, gen, ex, store, where, fo);
+    const RunStats st = run_graph(n_data, gen, ex, store, where, fo, relevance);
     r.cpu_s = process_cpu_s() - cpu0;
     if (pinned) r.unpin_s = pinned->unpin();
     gather_nodes(r, st, net);

@@ -157,11 +157,16 @@ struct DeviceStats {
 // A node of a distributed run, or the one node of a run with GPUs: who it
 // is, where every datum lives (the same function on every node), its end of
 // the network (null: a single node) and its data.
+class DataRelevance;
+
 struct DistContext {
   int self = 0;
   Placement where;
   platform::NodeNetwork* network = nullptr;
   DataStore* store = nullptr;
+  // The data whose state this node's protocol follows (runtime/relevance.hpp):
+  // tasks that access none of them are skipped. Null: every task is followed.
+  const DataRelevance* relevance = nullptr;
 };
 
 // Messages and payload bytes one node sent and received in a run.

@@ -1,5 +1,7 @@
 #include "runtime/protocol_sink.hpp"
 
+#include "runtime/relevance.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -11,6 +13,10 @@ ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honou
                            const std::function<void(TaskSink&)>* regenerate)
     : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), st_(n_data),
       have_(n_data * (gpus + 1), kNone), broadcast_(broadcast), lists_(1), regenerate_(regenerate) {
+  if (d_.relevance && (d_.relevance->data() != n_ || d_.self >= d_.relevance->nodes()))
+    throw std::logic_error("the data relevance of " + std::to_string(d_.relevance->data()) + " data on " +
+                           std::to_string(d_.relevance->nodes()) + " nodes does not fit node " +
+                           std::to_string(d_.self) + "'s run of " + std::to_string(n_) + " data");
   for (std::size_t x = 0; x < n_; ++x) {
     const Location l = d_.where(static_cast<DataId>(x));
     if (l.node < 0 || l.node > INT16_MAX)
@@ -51,6 +57,13 @@ void ProtocolSink::insert(const TaskDesc& t) {
   const int main = t.main_output();
   if (main < 0)
     throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
+  // A task that accesses none of the data this node follows cannot touch it
+  // (runtime/relevance.hpp): only its index counts.
+  if (d_.relevance) {
+    bool follow = false;
+    for (int a = 0; a < t.n_access && !follow; ++a) follow = d_.relevance->relevant(d_.self, t.access[a].data);
+    if (!follow) return;
+  }
   const Location main_loc = d_.where(t.access[main].data);
   const int at = main_loc.node;  // rule 1: where the task runs
   bool touches = false;

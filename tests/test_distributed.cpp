@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "platform/native/native_platform.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/node_runtime.hpp"
+#include "runtime/relevance.hpp"
 
 namespace tessera {
 namespace {
@@ -90,9 +92,11 @@ bool tile_equal(const TileLayout& L, const T* a, const T* b, int i, int j) {
   return std::memcmp(a, b, static_cast<std::size_t>(L.row_height(i) * L.col_width(j)) * sizeof(T)) == 0;
 }
 
+// follow_relevant: each node follows only the tasks that access its data
+// (runtime/relevance.hpp), as a simulated cluster's nodes do.
 template <class T>
 Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, int threads, std::size_t window,
-                        Broadcast broadcast = Broadcast::Binomial) {
+                        Broadcast broadcast = Broadcast::Binomial, bool follow_relevant = false) {
   const bool chol = algo == "cholesky";
   const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
   const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0, g.v);
@@ -112,6 +116,13 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
     qr_tasks(L, s);
   }
 
+  const Generator gen = [&](TaskSink& s) {
+    if (chol) cholesky_tasks(L, s);
+    else qr_tasks(L, s);
+  };
+  const std::size_t n_data = chol ? cholesky_data_count(L) : qr_data_count(L);
+  std::optional<DataRelevance> relevance;
+  if (follow_relevant) relevance.emplace(n_data, P, gen, where);
   platform::LocalCluster cluster(P);
   Outcome out;
   std::mutex out_mutex;
@@ -131,6 +142,7 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
       ctx.where = where;
       ctx.network = &net;
       ctx.store = &store;
+      if (relevance) ctx.relevance = &*relevance;
       platform::NativePlatform platform;
       RuntimeOptions opt;
       opt.threads = threads;
@@ -217,6 +229,13 @@ TEST_P(Distributed, MatchesSerialBitForBitAndMovesEachVersionOnce) {
     // Release_Tile and the end of generation free every copy a node
     // received or wrote for another node, after its readers.
     EXPECT_EQ(o.alien_copies_left, 0u);
+    // Following only the tasks that access a node's data changes nothing:
+    // the same bytes, and every node sends the same messages.
+    const Outcome r = run_distributed<double>(c.algo, L, c.grid, 2, window, Broadcast::Binomial, true);
+    EXPECT_TRUE(r.same_bytes) << r.mismatch << " (window " << window << ", relevant tasks only)";
+    EXPECT_EQ(r.unique, o.unique) << "relevant tasks only: other messages";
+    EXPECT_EQ(r.messages, o.messages);
+    EXPECT_EQ(r.alien_copies_left, 0u);
   }
 }
 
