@@ -57,18 +57,26 @@ void ProtocolSink::insert(const TaskDesc& t) {
   const int main = t.main_output();
   if (main < 0)
     throw std::logic_error("distributed run: a task without an output (kernel " + std::to_string(t.kernel) + ")");
-  // A task that accesses none of the data this node follows cannot touch it
-  // (runtime/relevance.hpp): only its index counts.
-  if (d_.relevance) {
-    bool follow = false;
-    for (int a = 0; a < t.n_access && !follow; ++a) follow = d_.relevance->relevant(d_.self, t.access[a].data);
-    if (!follow) return;
+  // Only the data this node follows (runtime/relevance.hpp; all without a
+  // relevance): a task that accesses none of them cannot touch this node and
+  // only its index counts; the state of the others is not kept here.
+  bool kept[kMaxAccesses];
+  bool follow = false;
+  for (int a = 0; a < t.n_access; ++a) {
+    kept[a] = !d_.relevance || d_.relevance->relevant(d_.self, t.access[a].data);
+    follow |= kept[a];
   }
+  if (!follow) return;
   const Location main_loc = d_.where(t.access[main].data);
   const int at = main_loc.node;  // rule 1: where the task runs
   bool touches = false;
   for (int a = 0; a < t.n_access; ++a) {
     const DataId x = t.access[a].data;
+    if (!kept[a]) {  // not this node's, never held here: no placement here, no source
+      loc_[a] = a == main ? main_loc : Location{-1, 0};
+      from_[a] = -1;
+      continue;
+    }
     loc_[a] = a == main ? main_loc : d_.where(x);
     from_[a] = t.access[a].mode == AccessMode::Write ? -1 : source_for(x, at);
     touches |= loc_[a].node == d_.self || st_[x].writer == d_.self || from_[a] == d_.self;
@@ -84,13 +92,13 @@ void ProtocolSink::insert(const TaskDesc& t) {
     }
   }
   for (int a = 0; a < t.n_access; ++a)
-    if (writes(t.access[a].mode)) {
+    if (kept[a] && writes(t.access[a].mode)) {
       ++st_[t.access[a].data].version;
       forget_copies(t.access[a].data);  // a new version: nobody holds it yet but its writer
     }
   if (touches) after_write(t, main, at);
   for (int a = 0; a < t.n_access; ++a)
-    if (writes(t.access[a].mode)) st_[t.access[a].data].writer = static_cast<std::int16_t>(at);
+    if (kept[a] && writes(t.access[a].mode)) st_[t.access[a].data].writer = static_cast<std::int16_t>(at);
 }
 
 void ProtocolSink::finish() {
