@@ -101,10 +101,8 @@ struct RunConfig {
   // Which data each node's protocol follows (runtime/relevance.hpp): made by
   // the first node of a simulated cluster that asks, and shared by all its
   // nodes (one pass of the generator instead of one per node); null: each
-  // node (an MPI rank) makes its own. follow_every_task: none is made, every
-  // node walks every task (the protocol as 000 §6 states it; for comparisons).
+  // node (an MPI rank) makes its own inside its run.
   RelevanceCache* relevance = nullptr;
-  bool follow_every_task = false;
   // QR's virtual tile height in tile rows (000 App. A.2.2, MultiLevelBlockCyclic);
   // kUnsetV: default_virtual_tile_height. Cholesky keeps 1.
   static constexpr int kUnsetV = -(1 << 30);

@@ -129,20 +129,14 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
   };
   // The factorization: every node starts it together (after building its
   // input), so time_s, the slowest node's, is measured from a common start.
-  // The data this node's protocol follows: shared by a simulated cluster's
-  // nodes, made here under mpirun (before the common start).
-  std::unique_ptr<DataRelevance> own_relevance;
+  // The data this node's protocol follows: a simulated cluster's nodes share
+  // one; an MPI rank's run makes its own (NodeRuntime::run).
   const DataRelevance* relevance = nullptr;
-  if (!c.follow_every_task) {
-    const int P = net.nodes();
-    if (c.relevance) {
-      std::lock_guard<std::mutex> lk(c.relevance->mutex);
-      if (!c.relevance->relevance) c.relevance->relevance = std::make_unique<DataRelevance>(n_data, P, gen, where);
-      relevance = c.relevance->relevance.get();
-    } else {
-      own_relevance = std::make_unique<DataRelevance>(n_data, P, gen, where);
-      relevance = own_relevance.get();
-    }
+  if (c.relevance && net.nodes() > 1) {
+    std::lock_guard<std::mutex> lk(c.relevance->mutex);
+    if (!c.relevance->relevance)
+      c.relevance->relevance = std::make_unique<DataRelevance>(n_data, net.nodes(), gen, where);
+    relevance = c.relevance->relevance.get();
   }
   auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
     require_fits(store, n_data, where, self, c.devices);

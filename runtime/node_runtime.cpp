@@ -1,5 +1,9 @@
 #include "runtime/node_runtime.hpp"
 
+#include <optional>
+
+#include "runtime/relevance.hpp"
+
 #include <utility>
 
 #include "runtime/device_comm.hpp"
@@ -57,8 +61,17 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   platform_.spawn("generator", [&] {
     try {
       if (dist) {
+        // The data this node follows (runtime/relevance.hpp): given (a
+        // simulated cluster's, made once for its nodes), or made here, inside
+        // the run's time.
+        std::optional<DataRelevance> own;
+        const DataRelevance* relevance = nullptr;
+        if (networked && options_.follow_own_data) {
+          relevance = dist->relevance;
+          if (!relevance) relevance = &own.emplace(n_data, dist->network->nodes(), generate, dist->where);
+        }
         ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast,
-                          options_.eviction == Eviction::NextUse ? &generate : nullptr);
+                          options_.eviction == Eviction::NextUse ? &generate : nullptr, relevance);
         generate(sink);
         sink.finish();
       } else {

@@ -164,8 +164,10 @@ struct DistContext {
   Placement where;
   platform::NodeNetwork* network = nullptr;
   DataStore* store = nullptr;
-  // The data whose state this node's protocol follows (runtime/relevance.hpp):
-  // tasks that access none of them are skipped. Null: every task is followed.
+  // The data whose state this node's protocol follows (runtime/relevance.hpp),
+  // made beforehand for this run's generator and placement (a simulated
+  // cluster makes it once for all its nodes). Null: the run makes its own
+  // (RuntimeOptions::follow_own_data).
   const DataRelevance* relevance = nullptr;
 };
 
@@ -198,6 +200,10 @@ struct RuntimeOptions {
   Broadcast broadcast = Broadcast::Binomial;
   // Which copy a full GPU frees first.
   Eviction eviction = Eviction::NextUse;
+  // A distributed run's node follows only the tasks that touch its data
+  // (runtime/relevance.hpp); false: every task, as 000 §6 states the
+  // protocol (the same tasks and messages; for comparisons).
+  bool follow_own_data = true;
 };
 
 struct RunStats {

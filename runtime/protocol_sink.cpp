@@ -10,13 +10,15 @@
 namespace tessera::detail {
 
 ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast,
-                           const std::function<void(TaskSink&)>* regenerate)
+                           const std::function<void(TaskSink&)>* regenerate, const DataRelevance* relevance)
     : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), st_(n_data),
-      have_(n_data * (gpus + 1), kNone), broadcast_(broadcast), lists_(1), regenerate_(regenerate) {
-  if (d_.relevance && (d_.relevance->data() != n_ || d_.self >= d_.relevance->nodes()))
-    throw std::logic_error("the data relevance of " + std::to_string(d_.relevance->data()) + " data on " +
-                           std::to_string(d_.relevance->nodes()) + " nodes does not fit node " +
-                           std::to_string(d_.self) + "'s run of " + std::to_string(n_) + " data");
+      have_(n_data * (gpus + 1), kNone), broadcast_(broadcast), lists_(1), regenerate_(regenerate),
+      relevance_(relevance) {
+  const int nodes = d_.network ? d_.network->nodes() : 1;
+  if (relevance_ && (relevance_->data() != n_ || relevance_->nodes() != nodes))
+    throw std::logic_error("the data relevance of " + std::to_string(relevance_->data()) + " data on " +
+                           std::to_string(relevance_->nodes()) + " nodes does not fit node " + std::to_string(d_.self) +
+                           "'s run of " + std::to_string(n_) + " data on " + std::to_string(nodes));
   for (std::size_t x = 0; x < n_; ++x) {
     const Location l = d_.where(static_cast<DataId>(x));
     if (l.node < 0 || l.node > INT16_MAX)
@@ -63,7 +65,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
   bool kept[kMaxAccesses];
   bool follow = false;
   for (int a = 0; a < t.n_access; ++a) {
-    kept[a] = !d_.relevance || d_.relevance->relevant(d_.self, t.access[a].data);
+    kept[a] = !relevance_ || relevance_->relevant(d_.self, t.access[a].data);
     follow |= kept[a];
   }
   if (!follow) return;

@@ -70,9 +70,11 @@ namespace tessera::detail {
 class ProtocolSink final : public TaskSink {
  public:
   // `regenerate`: the generator this sink is fed by, run again to learn the
-  // future uses of the data when a GPU must evict (nullptr: least recently used).
+  // future uses of the data when a GPU must evict (nullptr: least recently
+  // used). `relevance`: the data this node follows (runtime/relevance.hpp);
+  // nullptr: every task is followed.
   ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast,
-               const std::function<void(TaskSink&)>* regenerate = nullptr);
+               const std::function<void(TaskSink&)>* regenerate = nullptr, const DataRelevance* relevance = nullptr);
 
   // Every node sees the release: the datum's last version returns to its
   // home node (from the node that wrote it, if another), a GPU's last
@@ -173,6 +175,7 @@ class ProtocolSink final : public TaskSink {
   std::uint64_t clock_ = 0, pin_floor_ = 0;
   // Eviction by next use: the generator, the tasks inserted so far, the table (built on the first eviction).
   const std::function<void(TaskSink&)>* regenerate_ = nullptr;
+  const DataRelevance* relevance_ = nullptr;
   std::uint32_t now_ = 0;
   std::unique_ptr<NextUse> next_use_;
 };

@@ -24,8 +24,9 @@
 //
 // D(k) depends only on the placement and the task graph, so one pass of the
 // generator gives every node's set (a bit per node and datum). A simulated
-// cluster computes it once for all its nodes; a run under mpirun once per
-// rank, before the factorization's timer starts.
+// cluster computes it once for all its nodes (DistContext::relevance); a
+// rank under mpirun computes it in its run, inside the run's time
+// (NodeRuntime::run, RuntimeOptions::follow_own_data).
 #include <cstdint>
 #include <vector>
 

@@ -93,7 +93,8 @@ bool tile_equal(const TileLayout& L, const T* a, const T* b, int i, int j) {
 }
 
 // follow_relevant: each node follows only the tasks that access its data
-// (runtime/relevance.hpp), as a simulated cluster's nodes do.
+// (runtime/relevance.hpp, the default); false: every task. Both ways the
+// relevance is made once for all nodes, as a simulated cluster makes it.
 template <class T>
 Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, int threads, std::size_t window,
                         Broadcast broadcast = Broadcast::Binomial, bool follow_relevant = false) {
@@ -149,6 +150,7 @@ Outcome run_distributed(const std::string& algo, const TileLayout& L, Grid g, in
       opt.window_capacity = window;
       opt.policy = ReadyPolicy::Random;
       opt.seed = 17 + self;
+      opt.follow_own_data = follow_relevant;
       opt.dist = &ctx;
       opt.broadcast = broadcast;
       NodeRuntime rt(platform, opt);
