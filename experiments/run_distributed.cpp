@@ -127,8 +127,6 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
     oo.dist = &ctx;
     return NodeRuntime(platform, oo).run(n, g, ex);
   };
-  // The factorization: every node starts it together (after building its
-  // input), so time_s, the slowest node's, is measured from a common start.
   // The data this node's protocol follows: a simulated cluster's nodes share
   // one; an MPI rank's run makes its own (NodeRuntime::run).
   const DataRelevance* relevance = nullptr;
@@ -138,6 +136,8 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
       c.relevance->relevance = std::make_unique<DataRelevance>(n_data, net.nodes(), gen, where);
     relevance = c.relevance->relevance.get();
   }
+  // The factorization: every node starts it together (after building its
+  // input), so time_s, the slowest node's, is measured from a common start.
   auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
     require_fits(store, n_data, where, self, c.devices);
     RuntimeOptions fo = opt;

@@ -1,13 +1,11 @@
 #include "runtime/node_runtime.hpp"
 
 #include <optional>
-
-#include "runtime/relevance.hpp"
-
 #include <utility>
 
 #include "runtime/device_comm.hpp"
 #include "runtime/protocol_sink.hpp"
+#include "runtime/relevance.hpp"
 #include "runtime/run_state.hpp"
 
 namespace tessera {

@@ -1,11 +1,11 @@
 #include "runtime/protocol_sink.hpp"
 
-#include "runtime/relevance.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+
+#include "runtime/relevance.hpp"
 
 namespace tessera::detail {
 

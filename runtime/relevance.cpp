@@ -4,39 +4,6 @@
 #include <string>
 
 namespace tessera {
-namespace {
-
-// Marks, for each task, every datum it accesses as relevant to the node its
-// main output is placed on.
-class RelevanceRecorder final : public TaskSink {
- public:
-  RelevanceRecorder(std::size_t n_data, int nodes, const Placement& where, const std::function<void(int, DataId)>& mark)
-      : n_(n_data), nodes_(nodes), where_(where), mark_(mark) {}
-  void insert(const TaskDesc& t) override {
-    ++tasks;
-    const int main = t.main_output();
-    if (main < 0)
-      throw std::logic_error("DataRelevance: a task without an output (kernel " + std::to_string(t.kernel) + ")");
-    const int at = where_(t.access[main].data).node;
-    if (at < 0 || at >= nodes_)
-      throw std::logic_error("DataRelevance: a task placed on node " + std::to_string(at) + " of " +
-                             std::to_string(nodes_));
-    for (int a = 0; a < t.n_access; ++a) {
-      const DataId x = t.access[a].data;
-      if (x >= n_) throw std::logic_error("DataRelevance: datum " + std::to_string(x) + " beyond the run's data");
-      mark_(at, x);
-    }
-  }
-  std::uint64_t tasks = 0;
-
- private:
-  std::size_t n_;
-  int nodes_;
-  const Placement& where_;
-  const std::function<void(int, DataId)>& mark_;
-};
-
-}  // namespace
 
 DataRelevance::DataRelevance(std::size_t n_data, int nodes, const Generator& generate, const Placement& where)
     : n_(n_data), nodes_(nodes), words_((n_data + 63) / 64) {
@@ -50,10 +17,28 @@ DataRelevance::DataRelevance(std::size_t n_data, int nodes, const Generator& gen
                              " of " + std::to_string(nodes));
     set(home, static_cast<DataId>(x));
   }
-  const std::function<void(int, DataId)> mark = [this](int node, DataId x) { set(node, x); };
-  RelevanceRecorder rec(n_, nodes, where, mark);
+  // And every datum a task accesses to the node its main output is placed on.
+  struct Recorder final : TaskSink {
+    DataRelevance& r;
+    const Placement& where;
+    explicit Recorder(DataRelevance& rel, const Placement& w) : r(rel), where(w) {}
+    void insert(const TaskDesc& t) override {
+      ++r.tasks_;
+      const int main = t.main_output();
+      if (main < 0)
+        throw std::logic_error("DataRelevance: a task without an output (kernel " + std::to_string(t.kernel) + ")");
+      const int at = where(t.access[main].data).node;
+      if (at < 0 || at >= r.nodes_)
+        throw std::logic_error("DataRelevance: a task placed on node " + std::to_string(at) + " of " +
+                               std::to_string(r.nodes_));
+      for (int a = 0; a < t.n_access; ++a) {
+        const DataId x = t.access[a].data;
+        if (x >= r.n_) throw std::logic_error("DataRelevance: datum " + std::to_string(x) + " beyond the run's data");
+        r.set(at, x);
+      }
+    }
+  } rec(*this, where);
   generate(rec);
-  tasks_ = rec.tasks;
 }
 
 std::size_t DataRelevance::count(int node) const {

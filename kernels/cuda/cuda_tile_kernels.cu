@@ -333,6 +333,13 @@ void CudaTileKernels<T>::apply_ts_block(bool trans, index_t m, index_t n, index_
 }
 
 template <class T>
+void CudaTileKernels<T>::explicit_v(index_t rows, index_t cols, const T* v, index_t ldv, T* w) {
+  unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(cols)), kThreads, 0, stream_>>>(to_int(rows), to_int(cols), v,
+                                                                                       to_int(ldv), w, to_int(rows));
+  cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
+}
+
+template <class T>
 const T* CudaTileKernels<T>::merged_t(index_t rows, index_t b, index_t ib, const T* v, index_t ldv, const T* t,
                                       index_t ldt, T* work, index_t& ld_out) {
   if (b <= ib) {
@@ -394,9 +401,7 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
       // (V_i, R_i, tau) = QR(A[i:, i:i+b])
       geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
       // V_i explicit, for cuBLAS
-      unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(to_int(rows), to_int(b), panel,
-                                                                                        to_int(lda), s.v, to_int(rows));
-      cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
+      explicit_v(rows, b, panel, lda, s.v);
       form_t(rows, b, s.v, rows, s, t_i, ldt);
       // A[i:, i+b:inner_end] = (I - V_i T_i V_i^T)^T A[i:, i+b:inner_end]
       if (i + b < inner_end)
@@ -406,9 +411,7 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
     // A[g0:, gend:] = (I - V T V^T)^T A[g0:, gend:] for the group's V (explicit) and merged T
     const index_t rows = m - g0, w = gend - g0;
     if (w > ib) {  // (a group of one panel: s.v holds its V already)
-      unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(w)), kThreads, 0, stream_>>>(
-          to_int(rows), to_int(w), a + g0 + g0 * lda, to_int(lda), s.v, to_int(rows));
-      cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
+      explicit_v(rows, w, a + g0 + g0 * lda, lda, s.v);
     }
     index_t ldtg = 0;
     const T* tg = merged_t(rows, w, ib, s.v, rows, t + g0 * ldt, ldt, merge_work, ldtg);
@@ -429,9 +432,7 @@ void CudaTileKernels<T>::larfb(bool trans, index_t m, index_t n, index_t k, inde
   const Scratch s = scratch(0, gw * gw, m * gw, gw * n, 0);
   for_each_block(trans, k, gw, [&](index_t i, index_t b) {
     const index_t rows = m - i;
-    unit_lower_kernel<T><<<dim3(blocks_for(rows), to_int(b)), kThreads, 0, stream_>>>(
-        to_int(rows), to_int(b), v + i + i * ldv, to_int(ldv), s.v, to_int(rows));
-    cuda::detail::check_cuda(cudaGetLastError(), "unit_lower_kernel launch", __FILE__, __LINE__);
+    explicit_v(rows, b, v + i + i * ldv, ldv, s.v);
     index_t ldtg = 0;
     const T* tg = merged_t(rows, b, ib, s.v, rows, t + i * ldt, ldt, s.g, ldtg);
     // C[i:, :] = (I - V T V^T)^T C[i:, :], or without ^T

@@ -79,6 +79,9 @@ class CudaTileKernels final : public TileKernels<T> {
   // cuBLAS's A = A L^{-T}.
   void library_trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda);
 
+  // W (rows×cols, leading dimension rows) = the unit lower trapezoidal V
+  // that v (ldv) holds below its diagonal, in explicit form (unit_lower_kernel).
+  void explicit_v(index_t rows, index_t cols, const T* v, index_t ldv, T* w);
   // T (b×b) of the panel's reflectors from V (rows×b, explicit) and tau.
   void form_t(index_t rows, index_t b, const T* v, index_t ldv, const Scratch& s, T* t, index_t ldt);
   // C (m×n) = (I - V T V^T)^T C (trans) or (I - V T V^T) C; V m×b explicit.
