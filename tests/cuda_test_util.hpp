@@ -46,6 +46,40 @@ std::vector<T> random_matrix(index_t rows, index_t cols, unsigned seed) {
   return a;
 }
 
+// An m×n POTF2' panel: n×n symmetric positive definite on top
+// (A0 A0^T + n I), random rows below, times below_scale (30 makes L2's
+// entries of order 1, well above the tolerance in single precision too).
+template <class T>
+std::vector<T> spd_panel(index_t m, index_t n, unsigned seed, T below_scale = T(1)) {
+  std::vector<T> a = random_matrix<T>(m, n, seed);
+  const std::vector<T> a0 = random_matrix<T>(n, n, seed + 1);
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < n; ++i) {
+      T s = i == j ? T(n) : T(0);
+      for (index_t p = 0; p < n; ++p) s += a0[i + p * n] * a0[j + p * n];
+      a[i + j * m] = s;
+    }
+    for (index_t i = n; i < m; ++i) a[i + j * m] *= below_scale;
+  }
+  return a;
+}
+
+// A TRSM A = A L^{-T} (L n×n, A m×n) whose result checks something in
+// single precision: L's diagonal n/4, so that its off-diagonal part changes
+// the solution by about 15%, and A scaled so that the solution's entries
+// are of order 1 (not 1e-3 under a tolerance of 1e-3).
+template <class T>
+struct TrsmOperands {
+  std::vector<T> l, a;
+};
+template <class T>
+TrsmOperands<T> trsm_operands(index_t m, index_t n, unsigned seed) {
+  TrsmOperands<T> o{random_matrix<T>(n, n, seed), random_matrix<T>(m, n, seed + 1)};
+  for (index_t i = 0; i < n; ++i) o.l[i + i * n] = T(n / 4);
+  for (T& x : o.a) x *= T(n / 4);
+  return o;
+}
+
 // Which entries of a rows×cols matrix (leading dimension rows) to compare.
 using Mask = bool (*)(index_t i, index_t j, index_t ib);
 inline bool all(index_t, index_t, index_t) { return true; }

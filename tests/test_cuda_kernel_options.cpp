@@ -49,25 +49,12 @@ TYPED_TEST(CudaKernelOptionsTest, CholeskyKernelsMatchCpu) {
   for (const auto& o : kOptions) {
     SCOPED_TRACE(testing::Message() << "leaf " << o.recursion_leaf << " group " << o.reflector_group);
     this->reopen(o);
-    // POTF2': n×n SPD on top (G G^T + n I), rows of order 1 below.
-    std::vector<T> g = random_matrix<T>(n, n, 31), a(static_cast<std::size_t>(m * n));
-    const std::vector<T> below = random_matrix<T>(m, n, 32);
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < m; ++i) {
-        T s = i < n ? T(i == j ? n : 0) : T(30) * below[i + j * m];
-        if (i < n)
-          for (index_t p = 0; p < n; ++p) s += g[i + p * n] * g[j + p * n];
-        a[i + j * m] = s;
-      }
-    std::vector<T> want = padded(a, m, n, lda, T(-7));
+    std::vector<T> want = padded(spd_panel<T>(m, n, 31, T(30)), m, n, lda, T(-7));
     T* d = this->upload(want);
     EXPECT_EQ(this->cpu_.potf2p(m, n, want.data(), lda), 0);
     EXPECT_EQ(this->gpu().potf2p(m, n, d, lda), 0);
     expect_close(want, this->download(d, want.size()), lda, n, n, "potf2p", lower);
-    // TRSM: A = A L^{-T}, L's diagonal n/4, A scaled to a solution of order 1.
-    std::vector<T> l = random_matrix<T>(n, n, 33), x = random_matrix<T>(m, n, 34);
-    for (index_t i = 0; i < n; ++i) l[i + i * n] = T(n / 4);
-    for (T& v : x) v *= T(n / 4);
+    const auto [l, x] = trsm_operands<T>(m, n, 33);
     const std::vector<T> lp = padded(l, n, n, ldl, T(1e3));
     std::vector<T> want_x = padded(x, m, n, lda, T(-7));
     const T* dl = this->upload(lp);

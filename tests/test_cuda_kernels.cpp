@@ -186,18 +186,13 @@ TEST(CudaDevice, CopiesOnBothStreamsConcurrently) {
 
 // --- kernels: CPU against GPU -------------------------------------------------
 
-// n×n symmetric positive definite on top (A0 A0^T + n I), random rows below.
+// A POTF2' that failed left A2 (rows n.. of every column of an m×n panel)
+// as it was, as on the CPU.
 template <class T>
-std::vector<T> spd_panel(index_t m, index_t n, unsigned seed) {
-  std::vector<T> a = random_matrix<T>(m, n, seed);
-  const std::vector<T> a0 = random_matrix<T>(n, n, seed + 1);
+void expect_a2_unchanged(const std::vector<T>& got, const std::vector<T>& before, index_t m, index_t n) {
   for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i < n; ++i) {
-      T s = i == j ? T(n) : T(0);
-      for (index_t p = 0; p < n; ++p) s += a0[i + p * n] * a0[j + p * n];
-      a[i + j * m] = s;
-    }
-  return a;
+    for (index_t i = n; i < m; ++i)
+      ASSERT_EQ(got[i + j * m], before[i + j * m]) << "A2 changed at (" << i << "," << j << ")";
 }
 
 template <class T>
@@ -227,11 +222,7 @@ TYPED_TEST(CudaKernelsTest, Potf2pReportsTheFailingColumn) {
   T* d = this->upload(a);
   EXPECT_EQ(this->cpu_.potf2p(m, n, a.data(), m), 37);
   EXPECT_EQ(this->gpu().potf2p(m, n, d, m), 37);
-  // A2 (rows n.. of every column) stays as it was, as on the CPU.
-  const std::vector<T> got = this->download(d, a.size());
-  for (index_t j = 0; j < n; ++j)
-    for (index_t i = n; i < m; ++i)
-      ASSERT_EQ(got[i + j * m], before[i + j * m]) << "A2 changed at (" << i << "," << j << ")";
+  expect_a2_unchanged(this->download(d, a.size()), before, m, n);
 }
 
 TYPED_TEST(CudaKernelsTest, TrsmMatchesCpu) {
@@ -253,22 +244,13 @@ TYPED_TEST(CudaKernelsTest, RecursivePotf2pAndTrsmMatchCpu) {
   using T = TypeParam;
   const index_t m = 700, n = 600;
   static_assert(600 > kernels::CudaKernelOptions{}.recursion_leaf);
-  // Rows below scaled so that L2's entries are of order 1, well above the
-  // tolerance in single precision too.
-  std::vector<T> want = spd_panel<T>(m, n, 11);
-  for (index_t j = 0; j < n; ++j)
-    for (index_t i = n; i < m; ++i) want[i + j * m] *= T(30);
+  std::vector<T> want = spd_panel<T>(m, n, 11, T(30));
   T* d = this->upload(want);
   EXPECT_EQ(this->cpu_.potf2p(m, n, want.data(), m), 0);
   EXPECT_EQ(this->gpu().potf2p(m, n, d, m), 0);
   expect_close(want, this->download(d, want.size()), m, n, n, "recursive potf2p", lower);
 
-  // L's diagonal n/4: its off-diagonal part changes the solution by about
-  // 15%; A scaled so that the solution's entries are of order 1.
-  std::vector<T> l = random_matrix<T>(n, n, 12);
-  for (index_t i = 0; i < n; ++i) l[i + i * n] = T(n / 4);
-  std::vector<T> a = random_matrix<T>(m, n, 13);
-  for (T& x : a) x *= T(n / 4);
+  auto [l, a] = trsm_operands<T>(m, n, 12);
   const T* dl = this->upload(l);
   T* da = this->upload(a);
   this->cpu_.trsm(m, n, l.data(), n, a.data(), m);
@@ -281,17 +263,14 @@ TYPED_TEST(CudaKernelsTest, RecursivePotf2pReportsTheFailingColumn) {
   using T = TypeParam;
   const index_t m = 650, n = 600;
   for (const index_t bad : {100, 300, 555}) {
+    SCOPED_TRACE(testing::Message() << "bad column " << bad);
     std::vector<T> a = spd_panel<T>(m, n, 14);
     a[bad + bad * m] = T(-1e6);
     const std::vector<T> before = a;
     T* d = this->upload(a);
     EXPECT_EQ(this->cpu_.potf2p(m, n, a.data(), m), bad + 1);
     EXPECT_EQ(this->gpu().potf2p(m, n, d, m), bad + 1);
-    // A2 (rows n.. of every column) stays as it was.
-    const std::vector<T> got = this->download(d, a.size());
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = n; i < m; ++i)
-        ASSERT_EQ(got[i + j * m], before[i + j * m]) << "A2 changed at (" << i << "," << j << "), bad column " << bad;
+    expect_a2_unchanged(this->download(d, a.size()), before, m, n);
   }
 }
 
