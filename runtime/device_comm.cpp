@@ -46,9 +46,8 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
         };
         std::size_t reserved = 0;
         for (auto it = s.parked.begin(); it != s.parked.end();) {
-          const int k = RunState::stream_of((*it)->desc);
-          if (s.streams[k].has_room() && s.admit((*it)->desc, reserved)) {
-            queue(k, *it, reserved);
+          if (s.streams[it->stream].has_room() && s.admit(*it, reserved)) {
+            queue(it->stream, it->task, reserved);
             it = s.parked.erase(it);
           } else {
             ++it;
@@ -61,7 +60,7 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
             Task* t = st.mbox.back();
             st.mbox.pop_back();
             if (s.admit(t->desc, reserved)) queue(static_cast<int>(k), t, reserved);
-            else s.parked.push_back(t);
+            else s.parked.push_back(s.park(t));
           }
         }
         if (!finished.empty() || !to_start.empty()) break;
