@@ -57,7 +57,7 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
           RunState::CopyStream& st = s.streams[k];
           while (st.has_room() && !st.mbox.empty()) {
             std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);
-            Task* t = st.mbox.back();
+            Task* t = st.mbox.back().task;
             st.mbox.pop_back();
             if (s.admit(t->desc, reserved)) queue(static_cast<int>(k), t, reserved);
             else s.parked.push_back(s.park(t));

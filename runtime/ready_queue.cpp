@@ -6,9 +6,10 @@ namespace tessera {
 namespace {
 // Max-heap order: higher priority first, then earlier in serial order.
 struct Later {
-  bool operator()(const Task* a, const Task* b) const {
-    if (a->desc.priority != b->desc.priority) return a->desc.priority < b->desc.priority;
-    return a->seq > b->seq;
+  template <class Item>
+  bool operator()(const Item& a, const Item& b) const {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    return a.seq > b.seq;
   }
 };
 }  // namespace
@@ -17,7 +18,7 @@ ReadyQueue::ReadyQueue(platform::Platform& platform, ReadyPolicy policy, std::ui
     : policy_(policy), rng_(seed), mutex_(platform.make_mutex()), cond_(platform.make_condition()) {}
 
 void ReadyQueue::push_locked(Task* t) {
-  items_.push_back(t);
+  items_.push_back({t->desc.priority, t->seq, t});
   if (policy_ == ReadyPolicy::Priority) std::push_heap(items_.begin(), items_.end(), Later{});
 }
 
@@ -26,11 +27,11 @@ Task* ReadyQueue::pop_locked() {
   switch (policy_) {
     case ReadyPolicy::Priority:
       std::pop_heap(items_.begin(), items_.end(), Later{});
-      t = items_.back();
+      t = items_.back().task;
       items_.pop_back();
       break;
     case ReadyPolicy::Fifo:
-      t = items_[fifo_head_++];
+      t = items_[fifo_head_++].task;
       if (fifo_head_ == items_.size()) {
         items_.clear();
         fifo_head_ = 0;
@@ -39,7 +40,7 @@ Task* ReadyQueue::pop_locked() {
     case ReadyPolicy::Random: {
       std::uniform_int_distribution<std::size_t> pick(0, items_.size() - 1);
       std::swap(items_[pick(rng_)], items_.back());
-      t = items_.back();
+      t = items_.back().task;
       items_.pop_back();
       break;
     }

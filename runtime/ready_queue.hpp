@@ -30,7 +30,15 @@ class ReadyQueue {
 
   ReadyPolicy policy_;
   std::mt19937_64 rng_;
-  std::vector<Task*> items_;  // heap for Priority, ring for Fifo, bag for Random
+  // A ready task with its order keys beside it: the heap's comparisons read
+  // no task (each read was a cache miss in a simulated cluster's thousands
+  // of windows: 3% of a 100-node simulation).
+  struct Item {
+    std::int32_t priority;
+    std::uint64_t seq;
+    Task* task;
+  };
+  std::vector<Item> items_;  // heap for Priority, ring for Fifo, bag for Random
   std::size_t fifo_head_ = 0;
   std::unique_ptr<platform::Mutex> mutex_;
   std::unique_ptr<platform::Condition> cond_;

@@ -75,8 +75,12 @@ struct RunState {
     std::exception_ptr error;
     double ended_at = 0;
   };
+  struct Posted {  // a copy and its priority, which the heap compares without reading the task
+    std::int32_t priority;
+    Task* task;
+  };
   struct CopyStream {
-    std::vector<Task*> mbox;
+    std::vector<Posted> mbox;
     std::deque<InFlight> in_flight;  // oldest first
     std::size_t depth = 1;
     double last_ended = 0;  // when the stream's previous copy ended
@@ -91,15 +95,15 @@ struct RunState {
   // order, at once, when it was cancelled or could not start).
   std::vector<int> copies_done;
   bool copies_closed = false;
-  static bool lower_priority(const Task* a, const Task* b) { return a->desc.priority < b->desc.priority; }
+  static bool lower_priority(const Posted& a, const Posted& b) { return a.priority < b.priority; }
 
   // The stream of a copy task: GPU g's in-stream 2(g-1), its out-stream 2(g-1)+1.
   static int stream_of(const TaskDesc& d) { return 2 * (d.arg[0] - 1) + (d.arg[3] ? 0 : 1); }
   void post_copy(Task* t) {
     const int k = stream_of(t->desc);
     platform::Lock lk(*copy_mutex);
-    std::vector<Task*>& box = streams[k].mbox;
-    box.push_back(t);
+    std::vector<Posted>& box = streams[k].mbox;
+    box.push_back({t->desc.priority, t});
     std::push_heap(box.begin(), box.end(), lower_priority);
     copy_cond->notify_one();
   }
