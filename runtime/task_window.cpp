@@ -47,6 +47,7 @@ Task* TaskWindow::append(const TaskDesc& d) {
   // The generator's own reference keeps the task from being released by a
   // concurrent FIRE before all of its entries are linked.
   t->pending.store(1, std::memory_order_relaxed);
+  prefetch_lists(d);
   for (int a = 0; a < d.n_access; ++a) {
     TaskEntry* e = &t->entry[a];
     e->task = t;
@@ -73,6 +74,7 @@ void TaskWindow::release_entry(TaskEntry* e, std::vector<Task*>& ready) {
 }
 
 void TaskWindow::fire(Task* t, std::vector<Task*>& ready) {
+  prefetch_lists(t->desc);
   for (int a = 0; a < t->desc.n_access; ++a) {
     TaskEntry* e = &t->entry[a];
     DataList& list = lists_[t->desc.access[a].data];

@@ -81,6 +81,12 @@ class TaskWindow {
     int writers = 0;
   };
 
+  // A task's lists lie anywhere in a table over all data (tens of MB per
+  // node in a simulated cluster): asking for all of them before walking the
+  // first lets their cache misses overlap instead of following one another.
+  void prefetch_lists(const TaskDesc& d) const {
+    for (int a = 0; a < d.n_access; ++a) __builtin_prefetch(&lists_[d.access[a].data], 1);
+  }
   Task* acquire_slot();
   void release_slot(Task* t);
   static void release_entry(TaskEntry* e, std::vector<Task*>& ready);
