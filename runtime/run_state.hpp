@@ -219,8 +219,9 @@ struct RunState {
   // every such copy writes the window slot (x, g), so it ran before this one
   // was ready or runs after it has finished. A parked copy's admission thus
   // depends on its turn and the free memory alone, which its record answers
-  // without reading the task or the buffer table: the thread scans the parked
-  // copies at every wake, and reading those cost 6% of a 100-node simulation.
+  // without reading the task or the buffer table (a debug build asserts the
+  // buffer's absence): the thread scans the parked copies at every wake, and
+  // with those reads the thread was 6.2% of a 100-node simulation (2.95% now).
   struct Parked {
     Task* task;
     DataId x;
