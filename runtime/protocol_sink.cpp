@@ -11,26 +11,30 @@ namespace tessera::detail {
 
 ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast,
                            const std::function<void(TaskSink&)>* regenerate, const DataRelevance* relevance)
-    : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), st_(n_data),
-      have_(n_data * (gpus + 1), kNone), broadcast_(broadcast), lists_(1), regenerate_(regenerate),
-      relevance_(relevance) {
+    : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), broadcast_(broadcast), lists_(1),
+      regenerate_(regenerate), relevance_(relevance) {
   const int nodes = d_.network ? d_.network->nodes() : 1;
   if (relevance_ && (relevance_->data() != n_ || relevance_->nodes() != nodes))
     throw std::logic_error("the data relevance of " + std::to_string(relevance_->data()) + " data on " +
                            std::to_string(relevance_->nodes()) + " nodes does not fit node " + std::to_string(d_.self) +
                            "'s run of " + std::to_string(n_) + " data on " + std::to_string(nodes));
+  const std::size_t followed_data = relevance_ ? relevance_->count(d_.self) : n_;
+  st_.resize(followed_data);
+  have_.assign(followed_data * static_cast<std::size_t>(G_ + 1), kNone);
+  stamp_.assign(followed_data * static_cast<std::size_t>(G_), 0);
   for (std::size_t x = 0; x < n_; ++x) {
     const Location l = d_.where(static_cast<DataId>(x));
     if (l.node < 0 || l.node > INT16_MAX)
       throw std::logic_error("datum " + std::to_string(x) + " placed on node " + std::to_string(l.node) +
                              " (the protocol numbers nodes 0 to 32767)");
-    st_[x].writer = static_cast<std::int16_t>(l.node);  // version 0, the input, is at home
+    if (!followed(static_cast<DataId>(x))) continue;
+    st(x).writer = static_cast<std::int16_t>(l.node);  // version 0, the input, is at home
     if (l.node != d_.self) continue;
     if (l.device < 0 || l.device > G_)
       throw std::logic_error("datum " + std::to_string(x) + " placed on device " + std::to_string(l.device) +
                              " of a node with " + std::to_string(G_) + " GPUs");
-    st_[x].home = static_cast<std::int8_t>(l.device);
-    have_[x] = 0;  // this node's host memory holds the input
+    st(x).home = static_cast<std::int8_t>(l.device);
+    have(static_cast<DataId>(x), 0) = 0;  // this node's host memory holds the input
   }
   for (int g = 1; g <= G_; ++g) {
     const platform::Device& dev = *s_.gpus[g - 1].device;
@@ -38,15 +42,16 @@ ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honou
   }
   planned_.assign(G_, 0);
   lru_.resize(G_);
-  stamp_.assign(n_ * G_, 0);
 }
 
 void ProtocolSink::release(DataId x) {
-  if (!honour_release_) return;
+  // Of a datum this node does not follow it holds nothing and is neither
+  // its writer nor its home: nothing to do.
+  if (!honour_release_ || !followed(x)) return;
   bring_home(x);
-  forget_copies(x);                       // every other node's copy goes now
-  if (st_[x].home >= 0) ensure(x, 0, 0);  // from a GPU it is homed on, or one a device-pinned task left it on
-  for (int dev = st_[x].home >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
+  forget_copies(x);                      // every other node's copy goes now
+  if (st(x).home >= 0) ensure(x, 0, 0);  // from a GPU it is homed on, or one a device-pinned task left it on
+  for (int dev = st(x).home >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
 }
 
 void ProtocolSink::insert(const TaskDesc& t) {
@@ -81,7 +86,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
     }
     loc_[a] = a == main ? main_loc : d_.where(x);
     from_[a] = t.access[a].mode == AccessMode::Write ? -1 : source_for(x, at);
-    touches |= loc_[a].node == d_.self || st_[x].writer == d_.self || from_[a] == d_.self;
+    touches |= loc_[a].node == d_.self || st(x).writer == d_.self || from_[a] == d_.self;
   }
   pin_floor_ = clock_;
   if (touches) {
@@ -95,23 +100,29 @@ void ProtocolSink::insert(const TaskDesc& t) {
   }
   for (int a = 0; a < t.n_access; ++a)
     if (kept[a] && writes(t.access[a].mode)) {
-      ++st_[t.access[a].data].version;
+      ++st(t.access[a].data).version;
       forget_copies(t.access[a].data);  // a new version: nobody holds it yet but its writer
     }
   if (touches) after_write(t, main, at);
   for (int a = 0; a < t.n_access; ++a)
-    if (kept[a] && writes(t.access[a].mode)) st_[t.access[a].data].writer = static_cast<std::int16_t>(at);
+    if (kept[a] && writes(t.access[a].mode)) st(t.access[a].data).writer = static_cast<std::int16_t>(at);
 }
 
 void ProtocolSink::finish() {
-  for (std::size_t x = 0; x < n_; ++x) bring_home(static_cast<DataId>(x));
+  // The data this node follows, in increasing order (another's needs
+  // nothing here, as in release()).
+  std::vector<DataId> mine;
+  mine.reserve(st_.size());
   for (std::size_t x = 0; x < n_; ++x)
-    if (st_[x].home >= 0) ensure(static_cast<DataId>(x), 0, 0);
+    if (followed(static_cast<DataId>(x))) mine.push_back(static_cast<DataId>(x));
+  for (const DataId x : mine) bring_home(x);
+  for (const DataId x : mine)
+    if (st(x).home >= 0) ensure(x, 0, 0);
   if (!honour_release_) return;
-  for (std::size_t x = 0; x < n_; ++x)
-    if (st_[x].home < 0) drop(static_cast<DataId>(x), 0);
+  for (const DataId x : mine)
+    if (st(x).home < 0) drop(x, 0);
   for (int g = 1; g <= G_; ++g)
-    for (std::size_t x = 0; x < n_; ++x) drop(static_cast<DataId>(x), g);
+    for (const DataId x : mine) drop(x, g);
 }
 
 void ProtocolSink::run_here(const TaskDesc& t, int main) {
@@ -147,15 +158,17 @@ int ProtocolSink::device_of(const TaskDesc& t, int main) const {
 void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
   const int dm = device_of(t, main);
   for (int a = 0; a < t.n_access; ++a) {
-    if (!writes(t.access[a].mode)) continue;
     const DataId y = t.access[a].data;
+    // A datum this node does not follow has no copy here (only a task run
+    // here, a send or a receive, all of followed data, makes one).
+    if (!writes(t.access[a].mode) || !followed(y)) continue;
     if (at == d_.self) {
       written(y, dm);
       // Rule 7: back to its home device. A datum of another node stays here
       // until a task elsewhere needs it or its release brings it home; so
       // does one a device-pinned task wrote (TaskDesc::device).
-      if (t.device < 0 && st_[y].home >= 0 && st_[y].home != dm) ensure(y, st_[y].home, t.priority);
-    } else if (st_[y].home >= 0) {
+      if (t.device < 0 && st(y).home >= 0 && st(y).home != dm) ensure(y, st(y).home, t.priority);
+    } else if (st(y).home >= 0) {
       for (int e = 0; e <= G_; ++e)  // this node's own copies are old versions now
         if (have(y, e) != kNone) have(y, e) = kStale;
     } else {
@@ -165,9 +178,9 @@ void ProtocolSink::after_write(const TaskDesc& t, int main, int at) {
 }
 
 int ProtocolSink::source_for(DataId x, int to) {
-  const int w = st_[x].writer;
+  const int w = st(x).writer;
   if (to == w) return -1;
-  std::uint32_t& l = st_[x].list;
+  std::uint32_t& l = st(x).list;
   if (l == 0) {
     if (free_lists_.empty()) {
       l = static_cast<std::uint32_t>(lists_.size());
@@ -187,21 +200,21 @@ int ProtocolSink::source_for(DataId x, int to) {
 
 void ProtocolSink::send_current(DataId x, int to, std::int32_t prio) {
   ensure(x, 0, prio);
-  append(comm_task(kRuntimeSend, to, x, st_[x].version, false, prio).add(slot(x, 0), AccessMode::Read));
+  append(comm_task(kRuntimeSend, to, x, st(x).version, false, prio).add(slot(x, 0), AccessMode::Read));
 }
 
 void ProtocolSink::bring_home(DataId x) {
   const int home = d_.where(x).node;
-  if (st_[x].writer == home) return;
+  if (st(x).writer == home) return;
   const int from = source_for(x, home);  // -1: the home holds it already
   if (from == d_.self) send_current(x, home, 0);
   else if (from >= 0 && home == d_.self) ensure(x, 0, 0, from);
-  st_[x].writer = static_cast<std::int16_t>(home);
+  st(x).writer = static_cast<std::int16_t>(home);
   forget_copies(x);
 }
 
 void ProtocolSink::forget_copies(DataId x) {
-  std::uint32_t& l = st_[x].list;
+  std::uint32_t& l = st(x).list;
   if (l == 0) return;
   lists_[l].clear();
   free_lists_.push_back(l);
@@ -211,11 +224,11 @@ void ProtocolSink::forget_copies(DataId x) {
 void ProtocolSink::written(DataId y, int dev) {
   for (int e = 0; e <= G_; ++e)
     if (have(y, e) != kNone) have(y, e) = kStale;
-  have(y, dev) = st_[y].version;
+  have(y, dev) = st(y).version;
 }
 
 void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio, int from) {
-  const std::uint32_t v = st_[x].version;
+  const std::uint32_t v = st(x).version;
   if (have(x, dev) == v) return;
   if (dev != 0) {
     ensure(x, 0, prio, from);
@@ -227,9 +240,9 @@ void ProtocolSink::ensure(DataId x, int dev, std::int32_t prio, int from) {
       copy(x, g, 0, prio);
       return;
     }
-  const int w = from >= 0 ? from : st_[x].writer;
+  const int w = from >= 0 ? from : st(x).writer;
   if (w != d_.self) {  // the current version is on another node: it sends it (send_current there)
-    append(comm_task(kRuntimeRecv, w, x, v, st_[x].home >= 0, prio).add(slot(x, 0), AccessMode::Write));
+    append(comm_task(kRuntimeRecv, w, x, v, st(x).home >= 0, prio).add(slot(x, 0), AccessMode::Write));
     have(x, 0) = v;
     return;
   }
@@ -243,16 +256,16 @@ void ProtocolSink::copy(DataId x, int from, int to, std::int32_t prio) {
   c.kernel = kRuntimeCopy;
   c.arg[0] = from == 0 ? to : from;
   c.arg[1] = static_cast<std::int32_t>(x);
-  c.arg[2] = static_cast<std::int32_t>(st_[x].version);
+  c.arg[2] = static_cast<std::int32_t>(st(x).version);
   c.arg[3] = from == 0 ? 1 : 0;
   c.priority = prio;
   c.add(slot(x, from), AccessMode::Read).add(slot(x, to), AccessMode::Write);
   append(c);
-  have(x, to) = st_[x].version;
+  have(x, to) = st(x).version;
 }
 
 void ProtocolSink::touch(DataId x, int g) {
-  std::uint64_t& st = stamp_[(g - 1) * n_ + x];
+  std::uint64_t& st = stamp(x, g);
   auto& lru = lru_[g - 1];
   if (st) lru.erase({st, x});
   st = ++clock_;
@@ -294,8 +307,8 @@ DataId ProtocolSink::victim(int g, std::size_t bytes) {
 }
 
 void ProtocolSink::evict(DataId y, int g, std::int32_t prio) {
-  const std::uint32_t v = st_[y].version;
-  bool only_here = have(y, g) == v && st_[y].writer == d_.self;
+  const std::uint32_t v = st(y).version;
+  bool only_here = have(y, g) == v && st(y).writer == d_.self;
   for (int e = 0; e <= G_ && only_here; ++e)
     if (e != g && have(y, e) == v) only_here = false;
   RunState::GpuCounters& c = s_.gpu_stats[g - 1];
@@ -310,7 +323,7 @@ void ProtocolSink::evict(DataId y, int g, std::int32_t prio) {
 void ProtocolSink::drop(DataId x, int dev) {
   if (have(x, dev) == kNone) return;
   if (dev > 0) {
-    std::uint64_t& st = stamp_[(dev - 1) * n_ + x];
+    std::uint64_t& st = stamp(x, dev);
     lru_[dev - 1].erase({st, x});
     st = 0;
     planned_[dev - 1] -= d_.store->bytes(x);

@@ -54,6 +54,7 @@
 // is a GPU starts in host memory (version 0 is the input) and ends there: at
 // its Release_Tile, or when generation ends, its last version is copied back
 // and the GPU's buffer freed.
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,6 +64,7 @@
 
 #include "runtime/next_use.hpp"
 #include "runtime/protocol.hpp"
+#include "runtime/relevance.hpp"
 #include "runtime/run_state.hpp"
 
 namespace tessera::detail {
@@ -99,7 +101,18 @@ class ProtocolSink final : public TaskSink {
   static constexpr std::uint32_t kStale = 0xFFFFFFFEu;
 
   DataId slot(DataId x, int dev) const { return static_cast<DataId>(dev * n_ + x); }
-  std::uint32_t& have(DataId x, int dev) { return have_[dev * n_ + x]; }
+  // The per-datum tables hold the data this node follows, numbered in
+  // increasing order (DataRelevance::index; all data, numbered as they are,
+  // without a relevance): a node of a 10x10 grid follows 5-10% of them.
+  std::size_t at(DataId x) const {
+    assert(followed(x));  // another datum's number would be some followed datum's
+    return relevance_ ? relevance_->index(d_.self, x) : x;
+  }
+  bool followed(DataId x) const { return !relevance_ || relevance_->relevant(d_.self, x); }
+  struct Datum;
+  Datum& st(DataId x) { return st_[at(x)]; }
+  std::uint32_t& have(DataId x, int dev) { return have_[at(x) * (G_ + 1) + dev]; }
+  std::uint64_t& stamp(DataId x, int g) { return stamp_[at(x) * G_ + (g - 1)]; }
 
   // This node runs task t (its main output, access `main`, lives here).
   // The device task t runs on: TaskDesc::device, or its main output's.
@@ -153,7 +166,7 @@ class ProtocolSink final : public TaskSink {
     std::int8_t home = -1;
   };
   std::vector<Datum> st_;
-  std::vector<std::uint32_t> have_;  // per device and datum: the version this node's copy holds
+  std::vector<std::uint32_t> have_;  // per datum and device: the version this node's copy holds
   Broadcast broadcast_;
   // Per datum read away from its writer: the other nodes that hold its
   // current version, in the order they got it (holders 1, 2, ...), in
@@ -167,8 +180,8 @@ class ProtocolSink final : public TaskSink {
   Location loc_[kMaxAccesses];  // where the current task's accesses live
   int from_[kMaxAccesses];      // the node each input comes from (-1: none)
   // GPU memory plan, per GPU g at [g-1]: bytes it may use, bytes of the
-  // buffers planned now, and its buffers by last use (stamp_[(g-1)·n + x],
-  // 0: none); stamps above pin_floor_ belong to the task being planned.
+  // buffers planned now, and its buffers by last use (stamp(x, g), 0: none);
+  // stamps above pin_floor_ belong to the task being planned.
   std::vector<std::size_t> budget_, planned_;
   std::vector<std::set<std::pair<std::uint64_t, DataId>>> lru_;
   std::vector<std::uint64_t> stamp_;

@@ -1,5 +1,6 @@
 #include "runtime/relevance.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -8,6 +9,7 @@ namespace tessera {
 DataRelevance::DataRelevance(std::size_t n_data, int nodes, const Generator& generate, const Placement& where)
     : n_(n_data), nodes_(nodes), words_((n_data + 63) / 64) {
   if (nodes < 1) throw std::logic_error("DataRelevance: " + std::to_string(nodes) + " nodes");
+  if (n_data > UINT32_MAX) throw std::logic_error("DataRelevance: " + std::to_string(n_data) + " data exceed 32 bits");
   bits_.assign(static_cast<std::size_t>(nodes) * words_, 0);
   // Each datum is relevant to its home node.
   for (std::size_t x = 0; x < n_; ++x) {
@@ -39,13 +41,17 @@ DataRelevance::DataRelevance(std::size_t n_data, int nodes, const Generator& gen
     }
   } rec(*this, where);
   generate(rec);
-}
-
-std::size_t DataRelevance::count(int node) const {
-  std::size_t c = 0;
-  for (std::size_t w = 0; w < words_; ++w)
-    c += static_cast<std::size_t>(__builtin_popcountll(bits_[node * words_ + w]));
-  return c;
+  rank_.resize(bits_.size());
+  counts_.assign(static_cast<std::size_t>(nodes), 0);
+  for (int k = 0; k < nodes; ++k) {
+    std::size_t c = 0;
+    for (std::size_t w = 0; w < words_; ++w) {
+      const std::size_t i = static_cast<std::size_t>(k) * words_ + w;
+      rank_[i] = static_cast<std::uint32_t>(c);
+      c += ones(bits_[i]);
+    }
+    counts_[static_cast<std::size_t>(k)] = c;
+  }
 }
 
 }  // namespace tessera

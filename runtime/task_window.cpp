@@ -1,16 +1,20 @@
 #include "runtime/task_window.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
+#include <string>
 
 #include "base/error.hpp"
 
 namespace tessera {
 
 TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform)
-    : lists_(n_data), slots_(capacity), free_mutex_(platform.make_mutex()), free_cond_(platform.make_condition()),
+    : index_(n_data, 0), slots_(capacity), free_mutex_(platform.make_mutex()), free_cond_(platform.make_condition()),
       wake_at_(std::clamp<std::size_t>(capacity / 8, 1, 64)) {
   if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
+  if (n_data >= std::numeric_limits<std::uint32_t>::max())
+    throw InputError("task window: " + std::to_string(n_data) + " data slots exceed its 32-bit list index");
   free_.reserve(capacity);
   for (std::size_t k = capacity; k-- > 0;) free_.push_back(&slots_[k]);
 }
@@ -47,13 +51,17 @@ Task* TaskWindow::append(const TaskDesc& d) {
   // The generator's own reference keeps the task from being released by a
   // concurrent FIRE before all of its entries are linked.
   t->pending.store(1, std::memory_order_relaxed);
-  prefetch_lists(d);
+  prefetch_index(d);
+  for (int a = 0; a < d.n_access; ++a) {
+    t->entry[a].list = &list_for(d.access[a].data);
+    __builtin_prefetch(t->entry[a].list, 1);
+  }
   for (int a = 0; a < d.n_access; ++a) {
     TaskEntry* e = &t->entry[a];
     e->task = t;
     e->mode = d.access[a].mode;
     e->next = nullptr;
-    DataList& list = lists_[d.access[a].data];
+    DataList& list = *e->list;
     std::lock_guard<SpinLock> lk(list.lock);
     const bool w = writes(e->mode);
     e->fired = w ? list.head == nullptr : list.writers == 0;
@@ -74,10 +82,10 @@ void TaskWindow::release_entry(TaskEntry* e, std::vector<Task*>& ready) {
 }
 
 void TaskWindow::fire(Task* t, std::vector<Task*>& ready) {
-  prefetch_lists(t->desc);
+  prefetch_lists(*t);
   for (int a = 0; a < t->desc.n_access; ++a) {
     TaskEntry* e = &t->entry[a];
-    DataList& list = lists_[t->desc.access[a].data];
+    DataList& list = *e->list;
     std::lock_guard<SpinLock> lk(list.lock);
     // Unlink: readers may finish in any order, so e can sit anywhere in the
     // leading group of readers; a writer always finishes at the head.
@@ -102,9 +110,24 @@ void TaskWindow::fire(Task* t, std::vector<Task*>& ready) {
   release_slot(t);
 }
 
+DataList& TaskWindow::list_for(DataId slot) {
+  std::uint32_t& i = index_.at(slot);
+  if (i == 0) {
+    if ((lists_ >> kChunkBits) == chunks_.size())
+      chunks_.push_back(std::make_unique<DataList[]>(std::size_t{1} << kChunkBits));
+    i = ++lists_;
+  }
+  const std::uint32_t k = i - 1;
+  return chunks_[k >> kChunkBits][k & ((1u << kChunkBits) - 1)];
+}
+
 std::vector<const Task*> TaskWindow::list_of(DataId d) const {
   std::vector<const Task*> out;
-  for (const TaskEntry* e = lists_[d].head; e; e = e->next) out.push_back(e->task);
+  const std::uint32_t i = index_.at(d);
+  if (i == 0) return out;
+  const std::uint32_t k = i - 1;
+  for (const TaskEntry* e = chunks_[k >> kChunkBits][k & ((1u << kChunkBits) - 1)].head; e; e = e->next)
+    out.push_back(e->task);
   return out;
 }
 

@@ -27,12 +27,25 @@
 namespace tessera {
 
 struct Task;
+struct TaskEntry;
+
+// One datum's list: its unfinished tasks' entries in serial order. 32 bytes,
+// two to a cache line (64-byte alignment made a simulated 100-node
+// cluster's lists 4.6 GB; the false sharing it avoided did not show in
+// bench_task_window, see experiments/README.md).
+struct DataList {
+  SpinLock lock;
+  TaskEntry* head = nullptr;
+  TaskEntry* tail = nullptr;
+  int writers = 0;
+};
 
 // One instance of a task in one datum's list.
 struct TaskEntry {
   Task* task = nullptr;
   TaskEntry* prev = nullptr;
   TaskEntry* next = nullptr;
+  DataList* list = nullptr;  // the list it is in (APPEND finds it, FIRE follows it)
   AccessMode mode = AccessMode::Read;
   bool fired = false;  // this access's input is available
 };
@@ -60,7 +73,9 @@ class TaskWindow {
   void fire(Task* t, std::vector<Task*>& ready);
 
   std::size_t capacity() const { return slots_.size(); }
-  std::size_t n_data() const { return lists_.size(); }
+  std::size_t n_data() const { return index_.size(); }
+  // Lists created: one per slot a task has used so far.
+  std::size_t lists() const { return lists_; }
   std::uint64_t appended() const { return next_seq_; }
   // Number of unfinished tasks in the window (approximate while running).
   std::size_t in_flight() const;
@@ -70,28 +85,34 @@ class TaskWindow {
   std::vector<const Task*> list_of(DataId d) const;
 
  private:
-  // 32 bytes, two to a cache line: one list per datum and device of a node, so a
-  // simulated 100-node cluster holds 72 M of them (64-byte alignment made
-  // that 4.6 GB; the false sharing it avoided did not show in
-  // bench_task_window, see experiments/README.md).
-  struct DataList {
-    SpinLock lock;
-    TaskEntry* head = nullptr;
-    TaskEntry* tail = nullptr;
-    int writers = 0;
-  };
-
-  // A task's lists lie anywhere in a table over all data (tens of MB per
-  // node in a simulated cluster): asking for all of them before walking the
-  // first lets their cache misses overlap instead of following one another.
-  void prefetch_lists(const TaskDesc& d) const {
-    for (int a = 0; a < d.n_access; ++a) __builtin_prefetch(&lists_[d.access[a].data], 1);
+  // A list exists only for the slots this node's tasks use: index_[slot] is
+  // its number + 1 (0: none yet), and the lists lie in chunks in the order
+  // APPEND first used them. A slot is a datum on one of the node's devices,
+  // and a node of a simulated 10x10 grid uses 4-7% of them (the data its
+  // tasks touch, on the devices they run on): a list per slot made the 100
+  // nodes' windows 2.3 GB of a 3.9 GiB simulation, lists never used in pages
+  // that were touched anyway (zeroed). APPEND (the
+  // generator alone) looks the index up and creates a list, so neither the
+  // index nor the chunk table needs a lock; FIRE follows each entry's list.
+  static constexpr std::size_t kChunkBits = 12;  // 4096 lists, 128 KiB a chunk
+  DataList& list_for(DataId slot);
+  // APPEND looks up all of a task's lists before walking the first (the
+  // index and the lists lie anywhere in tables of MBs per node in a
+  // simulated cluster): their cache misses overlap instead of following one
+  // another. FIRE's lists are in its entries.
+  void prefetch_index(const TaskDesc& d) const {
+    for (int a = 0; a < d.n_access; ++a) __builtin_prefetch(&index_[d.access[a].data]);
+  }
+  static void prefetch_lists(const Task& t) {
+    for (int a = 0; a < t.desc.n_access; ++a) __builtin_prefetch(t.entry[a].list, 1);
   }
   Task* acquire_slot();
   void release_slot(Task* t);
   static void release_entry(TaskEntry* e, std::vector<Task*>& ready);
 
-  std::vector<DataList> lists_;
+  std::vector<std::uint32_t> index_;
+  std::vector<std::unique_ptr<DataList[]>> chunks_;
+  std::uint32_t lists_ = 0;  // lists created
   std::vector<Task> slots_;
   std::vector<Task*> free_;
   std::unique_ptr<platform::Mutex> free_mutex_;

@@ -41,6 +41,8 @@ void check(const std::string& algo, const TileLayout& L, int pr, int pc) {
     std::size_t c = 0;
     for (std::size_t x = 0; x < n; ++x) {
       ASSERT_EQ(r.relevant(k, static_cast<DataId>(x)), want[k][x] != 0) << algo << " node " << k << " datum " << x;
+      // A node's tables number its data in increasing order, without gaps.
+      if (want[k][x]) ASSERT_EQ(r.index(k, static_cast<DataId>(x)), c) << algo << " node " << k << " datum " << x;
       c += want[k][x];
     }
     EXPECT_EQ(r.count(k), c);

@@ -186,6 +186,35 @@ TEST(TaskWindow, ZeroCapacityIsRejected) {
   EXPECT_THROW(TaskWindow(1, 0, plat), InputError);
 }
 
+// Lists are made on a slot's first APPEND, in chunks of 4096: only the used
+// slots have one, and lists of different chunks stay apart (a list shared by
+// two slots would hold a reader of one behind a writer of the other).
+TEST(TaskWindow, ListsExistOnlyForUsedSlotsAcrossChunks) {
+  platform::NativePlatform plat;
+  TaskWindow w(20000, 8, plat);
+  std::vector<Task*> ready;
+  for (int i = 0; i < 5000; ++i) {  // slots 0, 2, 4, ...: lists 1 to 5000, two chunks
+    Task* t = w.append(desc(i, {{static_cast<DataId>(2 * i), W}}));
+    ASSERT_NE(t, nullptr) << i;
+    w.fire(t, ready);
+  }
+  EXPECT_EQ(w.lists(), 5000u);
+  EXPECT_TRUE(w.list_of(1).empty());
+  // A writer stays on slot 9998 (list 5000, the second chunk) while slot 0
+  // (list 1, the first) and a new slot 19999 take a writer and a reader each.
+  Task* held = w.append(desc(1, {{9998, W}}));
+  ASSERT_NE(held, nullptr);
+  EXPECT_NE(w.append(desc(2, {{0, W}})), nullptr);
+  EXPECT_NE(w.append(desc(3, {{19999, RW}})), nullptr);
+  EXPECT_EQ(w.append(desc(4, {{9998, R}})), nullptr);
+  EXPECT_EQ(w.lists(), 5001u);
+  EXPECT_THAT(list_tags(w, 9998), ElementsAre(1, 4));
+  EXPECT_THAT(list_tags(w, 0), ElementsAre(2));
+  EXPECT_THAT(list_tags(w, 19999), ElementsAre(3));
+  w.fire(held, ready);
+  EXPECT_THAT(tags(ready), ElementsAre(4));
+}
+
 // A platform whose condition variables report every wait (on_wait, so a
 // test can see that a thread is blocked without sleeping) and count the
 // threads waiting now and the notifications made, over all of them.
