@@ -40,10 +40,20 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   if (G > 0 && !dist) throw std::logic_error("a run with GPUs needs a DistContext (placement and data store)");
   for (const GpuContext& g : options_.gpus)
     if (!g.device || !g.executor || !g.tables) throw std::logic_error("GpuContext without device, executor or tables");
-  RunState s(n_data, options_, platform_);
-  s.dist = dist;
+  const double t0 = platform_.now();
+  // The data this node follows (runtime/relevance.hpp): given (a simulated
+  // cluster's, made once for its nodes), or made here, inside the run's
+  // time. Its protocol and GPU tables keep only those.
   // One node sends nothing: no communication thread (000 §4).
-  const bool networked = s.networked();
+  const bool networked = dist && dist->network && dist->network->nodes() > 1;
+  std::optional<DataRelevance> own;
+  const DataRelevance* relevance = nullptr;
+  if (networked && options_.follow_own_data) {
+    relevance = dist->relevance;
+    if (!relevance) relevance = &own.emplace(n_data, dist->network->nodes(), generate, dist->where);
+  }
+  RunState s(n_data, options_, platform_, relevance, networked ? dist->self : 0);
+  s.dist = dist;
   if (networked) {
     s.observer = options_.observer;
     s.clock = &platform_;
@@ -53,21 +63,11 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   stats.busy_s.assign(options_.threads, 0.0);
   stats.gpus.assign(G, DeviceStats{});
   RuntimeObserver* obs = options_.observer;
-  const double t0 = platform_.now();
   if (obs) obs->on_run_start(options_.threads + G, executor, t0);
 
   platform_.spawn("generator", [&] {
     try {
       if (dist) {
-        // The data this node follows (runtime/relevance.hpp): given (a
-        // simulated cluster's, made once for its nodes), or made here, inside
-        // the run's time.
-        std::optional<DataRelevance> own;
-        const DataRelevance* relevance = nullptr;
-        if (networked && options_.follow_own_data) {
-          relevance = dist->relevance;
-          if (!relevance) relevance = &own.emplace(n_data, dist->network->nodes(), generate, dist->where);
-        }
         ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast,
                           options_.eviction == Eviction::NextUse ? &generate : nullptr, relevance);
         generate(sink);
@@ -151,7 +151,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     d.capacity_bytes = options_.gpus[g - 1].device->capacity();
     d.bytes_at_end = c.in_use;
     // What the task graph left (with release_tiles off: every copy) is freed now.
-    for (std::size_t x = 0; x < n_data; ++x) s.release_buffer(g, static_cast<DataId>(x));
+    s.release_buffers(g);
     d.copies_in = c.copies_in, d.bytes_in = c.bytes_in, d.copies_out = c.copies_out, d.bytes_out = c.bytes_out;
     d.evictions = c.evictions, d.bytes_written_back = c.bytes_written_back;
     d.distinct_bytes_in = c.distinct_bytes_in, d.distinct_bytes_out = c.distinct_bytes_out;
