@@ -1,6 +1,8 @@
 #include "runtime/node_runtime.hpp"
 
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "runtime/device_comm.hpp"
@@ -51,6 +53,11 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   if (networked && options_.follow_own_data) {
     relevance = dist->relevance;
     if (!relevance) relevance = &own.emplace(n_data, dist->network->nodes(), generate, dist->where);
+    if (relevance->data() != n_data || relevance->nodes() != dist->network->nodes())
+      throw std::logic_error("the data relevance of " + std::to_string(relevance->data()) + " data on " +
+                             std::to_string(relevance->nodes()) + " nodes does not fit node " +
+                             std::to_string(dist->self) + "'s run of " + std::to_string(n_data) + " data on " +
+                             std::to_string(dist->network->nodes()));
   }
   RunState s(n_data, options_, platform_, relevance, networked ? dist->self : 0);
   s.dist = dist;

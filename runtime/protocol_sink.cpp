@@ -13,11 +13,7 @@ ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honou
                            const std::function<void(TaskSink&)>* regenerate, const DataRelevance* relevance)
     : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), broadcast_(broadcast), lists_(1),
       regenerate_(regenerate), relevance_(relevance) {
-  const int nodes = d_.network ? d_.network->nodes() : 1;
-  if (relevance_ && (relevance_->data() != n_ || relevance_->nodes() != nodes))
-    throw std::logic_error("the data relevance of " + std::to_string(relevance_->data()) + " data on " +
-                           std::to_string(relevance_->nodes()) + " nodes does not fit node " + std::to_string(d_.self) +
-                           "'s run of " + std::to_string(n_) + " data on " + std::to_string(nodes));
+  // NodeRuntime::run checked that the relevance fits this run.
   const std::size_t followed_data = relevance_ ? relevance_->count(d_.self) : n_;
   st_.resize(followed_data);
   have_.assign(followed_data * static_cast<std::size_t>(G_ + 1), kNone);

@@ -4,9 +4,10 @@
 // node decide, without a message, which tile versions travel where. Every
 // node sees every task and every write, so all agree on each datum's version
 // and on which node holds that version (its writer). A node keeps, for each
-// datum and each of its devices, which version that device's copy holds
-// (slot(d, dev) of the window); the writer of a datum's current version
-// keeps which other nodes it has sent that version to.
+// datum it follows (runtime/relevance.hpp) and each of its devices, which
+// version that device's copy holds (slot(d, dev) of the window); the writer
+// of a datum's current version keeps which other nodes it has sent that
+// version to.
 //
 // The eight rules of 000 §6 decide where a task runs (rule 1: on the node
 // and device of its main output) and what moves inside a node (rules 2, 3,
@@ -105,7 +106,7 @@ class ProtocolSink final : public TaskSink {
   // increasing order (DataRelevance::index; all data, numbered as they are,
   // without a relevance): a node of a 10x10 grid follows 5-10% of them.
   std::size_t at(DataId x) const {
-    assert(followed(x));  // another datum's number would be some followed datum's
+    assert(followed(x));  // another datum's number is a followed datum's, or one past the last
     return relevance_ ? relevance_->index(d_.self, x) : x;
   }
   bool followed(DataId x) const { return !relevance_ || relevance_->relevant(d_.self, x); }

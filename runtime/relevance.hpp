@@ -17,10 +17,11 @@
 // of them (ProtocolSink::insert): the state it keeps for the data of D(k)
 // is still updated by every task that touches them, so it is exactly what
 // the full walk gives, and so is every task and message it makes. A task it
-// still follows for one datum may touch others outside D(k); their state
-// then goes stale on this node, which never reads it: such a datum is not
-// this node's (no placement), was never written here (writer) and never
-// received here (holders), so this node is never its source.
+// still follows for one datum may touch others outside D(k); the node keeps
+// no state for them (its tables hold D(k) alone, numbered by index()) and
+// needs none: such a datum is not this node's (no placement), was never
+// written here (writer) and never received here (holders), so this node is
+// never its source.
 //
 // D(k) depends only on the placement and the task graph, so one pass of the
 // generator gives every node's set (a bit per node and datum). A simulated

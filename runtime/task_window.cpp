@@ -3,18 +3,27 @@
 #include <algorithm>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "base/error.hpp"
 
 namespace tessera {
 
+namespace {
+// The window's slot count, checked before its index is allocated: list
+// numbers are 32-bit (a run's data and devices, not a user's input alone).
+std::size_t checked_slots(std::size_t n) {
+  if (n >= std::numeric_limits<std::uint32_t>::max())
+    throw std::logic_error("task window: " + std::to_string(n) + " data slots exceed its 32-bit list numbers");
+  return n;
+}
+}  // namespace
+
 TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform)
-    : index_(n_data, 0), slots_(capacity), free_mutex_(platform.make_mutex()), free_cond_(platform.make_condition()),
-      wake_at_(std::clamp<std::size_t>(capacity / 8, 1, 64)) {
+    : index_(checked_slots(n_data), 0), slots_(capacity), free_mutex_(platform.make_mutex()),
+      free_cond_(platform.make_condition()), wake_at_(std::clamp<std::size_t>(capacity / 8, 1, 64)) {
   if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
-  if (n_data >= std::numeric_limits<std::uint32_t>::max())
-    throw InputError("task window: " + std::to_string(n_data) + " data slots exceed its 32-bit list index");
   free_.reserve(capacity);
   for (std::size_t k = capacity; k-- > 0;) free_.push_back(&slots_[k]);
 }
@@ -45,6 +54,11 @@ std::size_t TaskWindow::in_flight() const {
 }
 
 Task* TaskWindow::append(const TaskDesc& d) {
+  // Before the slot is taken: a task counted in appended() must finish.
+  for (int a = 0; a < d.n_access; ++a)
+    if (d.access[a].data >= index_.size())
+      throw std::logic_error("task window: kernel " + std::to_string(d.kernel) + " accesses slot " +
+                             std::to_string(d.access[a].data) + " of " + std::to_string(index_.size()));
   Task* t = acquire_slot();
   t->desc = d;
   t->seq = next_seq_++;
@@ -111,7 +125,7 @@ void TaskWindow::fire(Task* t, std::vector<Task*>& ready) {
 }
 
 DataList& TaskWindow::list_for(DataId slot) {
-  std::uint32_t& i = index_.at(slot);
+  std::uint32_t& i = index_[slot];
   if (i == 0) {
     if ((lists_ >> kChunkBits) == chunks_.size())
       chunks_.push_back(std::make_unique<DataList[]>(std::size_t{1} << kChunkBits));

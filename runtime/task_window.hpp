@@ -81,7 +81,7 @@ class TaskWindow {
   std::size_t in_flight() const;
 
   // Tasks of datum d's list in serial order, for tests and debugging
-  // (not thread-safe against concurrent FIRE).
+  // (not thread-safe against concurrent APPEND or FIRE).
   std::vector<const Task*> list_of(DataId d) const;
 
  private:

@@ -186,6 +186,17 @@ TEST(TaskWindow, ZeroCapacityIsRejected) {
   EXPECT_THROW(TaskWindow(1, 0, plat), InputError);
 }
 
+// A slot beyond the window's is refused before the task takes a place in
+// it: a task counted in appended() that never runs would hang the run.
+TEST(TaskWindow, SlotOutOfRangeIsRefusedBeforeTheTaskCounts) {
+  platform::NativePlatform plat;
+  TaskWindow w(4, 2, plat);
+  EXPECT_THROW(w.append(desc(0, {{1, R}, {4, W}})), std::logic_error);
+  EXPECT_EQ(w.appended(), 0u);
+  EXPECT_EQ(w.in_flight(), 0u);
+  EXPECT_EQ(w.lists(), 0u);
+}
+
 // Lists are made on a slot's first APPEND, in chunks of 4096: only the used
 // slots have one, and lists of different chunks stay apart (a list shared by
 // two slots would hold a reader of one behind a writer of the other).
