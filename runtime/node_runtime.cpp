@@ -76,7 +76,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     try {
       if (dist) {
         ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast,
-                          options_.eviction == Eviction::NextUse ? &generate : nullptr, relevance);
+                          options_.eviction == Eviction::NextUse ? &generate : nullptr);
         generate(sink);
         sink.finish();
       } else {

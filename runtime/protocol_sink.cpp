@@ -5,16 +5,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/relevance.hpp"
-
 namespace tessera::detail {
 
 ProtocolSink::ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast,
-                           const std::function<void(TaskSink&)>* regenerate, const DataRelevance* relevance)
+                           const std::function<void(TaskSink&)>* regenerate)
     : s_(s), d_(*s.dist), n_(n_data), G_(gpus), honour_release_(honour_release), broadcast_(broadcast), lists_(1),
-      regenerate_(regenerate), relevance_(relevance) {
-  // NodeRuntime::run checked that the relevance fits this run.
-  const std::size_t followed_data = relevance_ ? relevance_->count(d_.self) : n_;
+      regenerate_(regenerate) {
+  const std::size_t followed_data = s_.followed.count();
   st_.resize(followed_data);
   have_.assign(followed_data * static_cast<std::size_t>(G_ + 1), kNone);
   stamp_.assign(followed_data * static_cast<std::size_t>(G_), 0);
@@ -66,7 +63,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
   bool kept[kMaxAccesses];
   bool follow = false;
   for (int a = 0; a < t.n_access; ++a) {
-    kept[a] = !relevance_ || relevance_->relevant(d_.self, t.access[a].data);
+    kept[a] = followed(t.access[a].data);
     follow |= kept[a];
   }
   if (!follow) return;
@@ -109,8 +106,7 @@ void ProtocolSink::finish() {
   // nothing here, as in release()).
   std::vector<DataId> mine;
   mine.reserve(st_.size());
-  for (std::size_t x = 0; x < n_; ++x)
-    if (followed(static_cast<DataId>(x))) mine.push_back(static_cast<DataId>(x));
+  s_.followed.for_each([&](DataId x) { mine.push_back(x); });
   for (const DataId x : mine) bring_home(x);
   for (const DataId x : mine)
     if (st(x).home >= 0) ensure(x, 0, 0);

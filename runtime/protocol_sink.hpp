@@ -55,7 +55,6 @@
 // is a GPU starts in host memory (version 0 is the input) and ends there: at
 // its Release_Tile, or when generation ends, its last version is copied back
 // and the GPU's buffer freed.
-#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,7 +64,6 @@
 
 #include "runtime/next_use.hpp"
 #include "runtime/protocol.hpp"
-#include "runtime/relevance.hpp"
 #include "runtime/run_state.hpp"
 
 namespace tessera::detail {
@@ -74,10 +72,10 @@ class ProtocolSink final : public TaskSink {
  public:
   // `regenerate`: the generator this sink is fed by, run again to learn the
   // future uses of the data when a GPU must evict (nullptr: least recently
-  // used). `relevance`: the data this node follows (runtime/relevance.hpp);
-  // nullptr: every task is followed.
+  // used). It follows the tasks that touch the data RunState::followed
+  // holds (runtime/relevance.hpp).
   ProtocolSink(RunState& s, std::size_t n_data, int gpus, bool honour_release, Broadcast broadcast,
-               const std::function<void(TaskSink&)>* regenerate = nullptr, const DataRelevance* relevance = nullptr);
+               const std::function<void(TaskSink&)>* regenerate = nullptr);
 
   // Every node sees the release: the datum's last version returns to its
   // home node (from the node that wrote it, if another), a GPU's last
@@ -102,14 +100,10 @@ class ProtocolSink final : public TaskSink {
   static constexpr std::uint32_t kStale = 0xFFFFFFFEu;
 
   DataId slot(DataId x, int dev) const { return static_cast<DataId>(dev * n_ + x); }
-  // The per-datum tables hold the data this node follows, numbered in
-  // increasing order (DataRelevance::index; all data, numbered as they are,
-  // without a relevance): a node of a 10x10 grid follows 5-10% of them.
-  std::size_t at(DataId x) const {
-    assert(followed(x));  // another datum's number is a followed datum's, or one past the last
-    return relevance_ ? relevance_->index(d_.self, x) : x;
-  }
-  bool followed(DataId x) const { return !relevance_ || relevance_->relevant(d_.self, x); }
+  // The per-datum tables hold the data this node follows (RunState::followed),
+  // at their index: a node of a 10x10 grid follows 5-10% of the data.
+  std::size_t at(DataId x) const { return s_.followed.index(x); }
+  bool followed(DataId x) const { return s_.followed.has(x); }
   struct Datum;
   Datum& st(DataId x) { return st_[at(x)]; }
   std::uint32_t& have(DataId x, int dev) { return have_[at(x) * (G_ + 1) + dev]; }
@@ -189,7 +183,6 @@ class ProtocolSink final : public TaskSink {
   std::uint64_t clock_ = 0, pin_floor_ = 0;
   // Eviction by next use: the generator, the tasks inserted so far, the table (built on the first eviction).
   const std::function<void(TaskSink&)>* regenerate_ = nullptr;
-  const DataRelevance* relevance_ = nullptr;
   std::uint32_t now_ = 0;
   std::unique_ptr<NextUse> next_use_;
 };

@@ -28,6 +28,7 @@
 // cluster computes it once for all its nodes (DistContext::relevance); a
 // rank under mpirun computes it in its run, inside the run's time
 // (NodeRuntime::run, RuntimeOptions::follow_own_data).
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -85,6 +86,31 @@ class DataRelevance {
   std::vector<std::uint32_t> rank_;
   std::vector<std::size_t> counts_;
   std::uint64_t tasks_ = 0;
+};
+
+// The data one node follows, as its tables number them: D(node) by
+// DataRelevance::index, or, without a relevance (one node, or a run that
+// follows every datum), all of the run's data as they are numbered.
+class FollowedData {
+ public:
+  FollowedData(const DataRelevance* relevance, int node, std::size_t n_data) : r_(relevance), node_(node), n_(n_data) {}
+  bool has(DataId x) const { return !r_ || r_->relevant(node_, x); }
+  std::size_t index(DataId x) const {
+    assert(has(x));  // another datum's number is a followed datum's, or one past the last
+    return r_ ? r_->index(node_, x) : x;
+  }
+  std::size_t count() const { return r_ ? r_->count(node_) : n_; }
+  // f(x) for every followed datum x, in increasing order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t x = 0; x < n_; ++x)
+      if (has(static_cast<DataId>(x))) f(static_cast<DataId>(x));
+  }
+
+ private:
+  const DataRelevance* r_;
+  int node_;
+  std::size_t n_;
 };
 
 }  // namespace tessera

@@ -36,8 +36,8 @@ struct RunState {
   RunState(std::size_t n_data, const RuntimeOptions& o, platform::Platform& p, const DataRelevance* relevance = nullptr,
            int self = 0)
       : n_data(n_data), window(n_data * (o.gpus.size() + 1), o.window_capacity, p), ready(p, o.policy, o.seed),
-        error_mutex(p.make_mutex()), gpus(o.gpus), relevance_(relevance), self_(self) {
-    const std::size_t held = relevance ? relevance->count(self) : n_data;
+        error_mutex(p.make_mutex()), gpus(o.gpus), followed(relevance, self, n_data) {
+    const std::size_t held = followed.count();
     for (std::size_t g = 0; g < gpus.size(); ++g) {
       gpu_ready.push_back(std::make_unique<ReadyQueue>(p, o.policy, o.seed + g + 1));
       buffers.emplace_back(held, nullptr);
@@ -52,16 +52,9 @@ struct RunState {
     gpu_stats = std::vector<GpuCounters>(gpus.size());
     for (GpuCounters& c : gpu_stats) c.crossed.assign(held, 0);
   }
-  // Where datum x's entries lie in the per-datum GPU tables (buffers, crossed):
-  // its number among the data this node follows.
-  std::size_t held_index(DataId x) const {
-    assert(!relevance_ || relevance_->relevant(self_, x));
-    return relevance_ ? relevance_->index(self_, x) : x;
-  }
   // Frees every buffer GPU g still holds (the end of a run).
   void release_buffers(int g) {
-    for (std::size_t x = 0; x < n_data; ++x)
-      if (!relevance_ || relevance_->relevant(self_, static_cast<DataId>(x))) release_buffer(g, static_cast<DataId>(x));
+    followed.for_each([&](DataId x) { release_buffer(g, x); });
   }
 
   std::size_t n_data;
@@ -75,6 +68,10 @@ struct RunState {
 
   // ---- GPUs (000 §5.3-5.5) ----
   std::vector<GpuContext> gpus;
+  // The data this node follows (runtime/relevance.hpp): the only ones it can
+  // hold on a GPU, and those the generator's protocol keeps state for. The
+  // per-datum GPU tables below hold them alone, at followed.index(x).
+  const FollowedData followed;
   std::vector<std::unique_ptr<ReadyQueue>> gpu_ready;  // GPU g's ready tasks: gpu_ready[g-1]
   // The device communication thread's state (000 §5.4): per GPU g, stream
   // 2(g-1) serves its in_mbox (copies to it) and stream 2(g-1)+1 its
@@ -124,7 +121,7 @@ struct RunState {
     copy_cond->notify_one();
   }
   // GPU g's buffer of each datum this node follows (its indirect tile
-  // table's storage), null where it holds none: buffers[g - 1][held_index(x)].
+  // table's storage), null where it holds none: buffers[g - 1][followed.index(x)].
   std::vector<std::vector<std::byte*>> buffers;
   struct GpuCounters {
     std::atomic<std::uint64_t> copies_in{0}, bytes_in{0}, copies_out{0}, bytes_out{0};
@@ -163,7 +160,7 @@ struct RunState {
     const bool to_device = d.arg[3] != 0;
     GpuContext& gc = gpus[g - 1];
     platform::Device& dev = *gc.device;
-    std::byte*& buf = buffers[g - 1][held_index(x)];
+    std::byte*& buf = buffers[g - 1][followed.index(x)];
     const std::size_t bytes = dist->store->bytes(x);
     if (!buf) {
       if (!to_device)
@@ -183,7 +180,7 @@ struct RunState {
     (to_device ? c.copies_in : c.copies_out).fetch_add(1, std::memory_order_relaxed);
     (to_device ? c.bytes_in : c.bytes_out).fetch_add(bytes, std::memory_order_relaxed);
     const std::uint8_t bit = to_device ? 1 : 2;
-    std::uint8_t& crossed = c.crossed[held_index(x)];
+    std::uint8_t& crossed = c.crossed[followed.index(x)];
     if (!(crossed & bit)) {
       crossed |= bit;
       (to_device ? c.distinct_bytes_in : c.distinct_bytes_out) += bytes;
@@ -191,7 +188,7 @@ struct RunState {
   }
 
   void release_buffer(int g, DataId x) {
-    std::byte*& buf = buffers[g - 1][held_index(x)];
+    std::byte*& buf = buffers[g - 1][followed.index(x)];
     if (!buf) return;
     gpus[g - 1].tables->point_at(x, nullptr);
     const std::size_t bytes = dist->store->bytes(x);
@@ -229,7 +226,7 @@ struct RunState {
     if (d.arg[3] == 0 || cancelled.load(std::memory_order_relaxed)) return true;  // to the host: no GPU memory
     const int g = d.arg[0];
     const DataId x = static_cast<DataId>(d.arg[1]);
-    if (buffers[g - 1][held_index(x)]) return true;  // into its buffer
+    if (buffers[g - 1][followed.index(x)]) return true;  // into its buffer
     return take_turn(g, x, dist->store->bytes(x), reserved);
   }
   // A copy that found neither its buffer nor its turn waits aside. Its buffer
@@ -254,7 +251,7 @@ struct RunState {
   bool admit(const Parked& p, std::size_t& reserved) {
     reserved = 0;
     if (cancelled.load(std::memory_order_relaxed)) return true;
-    assert(!buffers[p.g - 1][held_index(p.x)]);
+    assert(!buffers[p.g - 1][followed.index(p.x)]);
     return take_turn(p.g, p.x, p.bytes, reserved);
   }
   bool take_turn(int g, DataId x, std::size_t bytes, std::size_t& reserved) {
@@ -412,11 +409,6 @@ struct RunState {
   }
   bool networked() const { return dist && dist->network && dist->network->nodes() > 1; }
 
- private:
-  const DataRelevance* relevance_;
-  int self_;
-
- public:
   void fail(std::exception_ptr e) {
     platform::Lock lk(*error_mutex);
     if (!error) error = e;

@@ -54,18 +54,22 @@ std::size_t TaskWindow::in_flight() const {
 }
 
 Task* TaskWindow::append(const TaskDesc& d) {
-  // Before the slot is taken: a task counted in appended() must finish.
-  for (int a = 0; a < d.n_access; ++a)
+  // Each access's slot is checked before the task takes a place (a task
+  // counted in appended() must finish), and its list number asked for: the
+  // index lies anywhere in a table of MBs per node in a simulated cluster,
+  // so the misses of a task's lookups overlap instead of following one another.
+  for (int a = 0; a < d.n_access; ++a) {
     if (d.access[a].data >= index_.size())
       throw std::logic_error("task window: kernel " + std::to_string(d.kernel) + " accesses slot " +
                              std::to_string(d.access[a].data) + " of " + std::to_string(index_.size()));
+    __builtin_prefetch(&index_[d.access[a].data]);
+  }
   Task* t = acquire_slot();
   t->desc = d;
   t->seq = next_seq_++;
   // The generator's own reference keeps the task from being released by a
   // concurrent FIRE before all of its entries are linked.
   t->pending.store(1, std::memory_order_relaxed);
-  prefetch_index(d);
   for (int a = 0; a < d.n_access; ++a) {
     t->entry[a].list = &list_for(d.access[a].data);
     __builtin_prefetch(t->entry[a].list, 1);
@@ -131,17 +135,14 @@ DataList& TaskWindow::list_for(DataId slot) {
       chunks_.push_back(std::make_unique<DataList[]>(std::size_t{1} << kChunkBits));
     i = ++lists_;
   }
-  const std::uint32_t k = i - 1;
-  return chunks_[k >> kChunkBits][k & ((1u << kChunkBits) - 1)];
+  return list_at(i);
 }
 
 std::vector<const Task*> TaskWindow::list_of(DataId d) const {
   std::vector<const Task*> out;
   const std::uint32_t i = index_.at(d);
   if (i == 0) return out;
-  const std::uint32_t k = i - 1;
-  for (const TaskEntry* e = chunks_[k >> kChunkBits][k & ((1u << kChunkBits) - 1)].head; e; e = e->next)
-    out.push_back(e->task);
+  for (const TaskEntry* e = list_at(i).head; e; e = e->next) out.push_back(e->task);
   return out;
 }
 

@@ -91,18 +91,18 @@ class TaskWindow {
   // and a node of a simulated 10x10 grid uses 4-7% of them (the data its
   // tasks touch, on the devices they run on): a list per slot made the 100
   // nodes' windows 2.3 GB of a 3.9 GiB simulation, lists never used in pages
-  // that were touched anyway (zeroed). APPEND (the
-  // generator alone) looks the index up and creates a list, so neither the
-  // index nor the chunk table needs a lock; FIRE follows each entry's list.
+  // that were touched anyway (zeroed). APPEND (the generator alone) looks the
+  // index up and creates a list, so neither the index nor the chunk table
+  // needs a lock; FIRE follows each entry's list.
   static constexpr std::size_t kChunkBits = 12;  // 4096 lists, 128 KiB a chunk
   DataList& list_for(DataId slot);
-  // APPEND looks up all of a task's lists before walking the first (the
-  // index and the lists lie anywhere in tables of MBs per node in a
-  // simulated cluster): their cache misses overlap instead of following one
-  // another. FIRE's lists are in its entries.
-  void prefetch_index(const TaskDesc& d) const {
-    for (int a = 0; a < d.n_access; ++a) __builtin_prefetch(&index_[d.access[a].data]);
+  // The list numbered i (>= 1).
+  DataList& list_at(std::uint32_t i) const {
+    const std::uint32_t k = i - 1;
+    return chunks_[k >> kChunkBits][k & ((1u << kChunkBits) - 1)];
   }
+  // FIRE asks for all of a task's lists before walking the first (APPEND
+  // does the same for their numbers), so the cache misses overlap.
   static void prefetch_lists(const Task& t) {
     for (int a = 0; a < t.desc.n_access; ++a) __builtin_prefetch(t.entry[a].list, 1);
   }
