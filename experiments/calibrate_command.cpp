@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -60,6 +63,20 @@ std::function<void(const std::string&)> progress_line() {
 }
 void clear_progress_line() {
   if (isatty(fileno(stderr))) std::cerr << "\r\033[K";
+}
+
+// --list with --in-run: the real runs it would make.
+void list_runs(const kernels::InRunOptions& r) {
+  std::size_t count = 0;
+  for (const int t : r.threads)
+    for (const std::string& algo : kernels::in_run_algos(r))
+      for (const char p : r.precisions)
+        for (const auto n : r.n)
+          for (const int s : r.s) {
+            std::cout << fmt::format("in-run x{} {} {} N={} s={}", t, algo, p, n, s) << '\n';
+            ++count;
+          }
+  std::cout << count << " real runs x " << r.passes << " pass(es)" << std::endl;
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -116,6 +133,14 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                        "warm operands, but every input a kernel destroys (TRSM's, POTF2''s, GEQRT's, TSQRT's, LU's "
                        "panel and triangle tiles) flushed from the caches after its restore, as in a run another task "
                        "wrote it");
+  calibrate_->add_flag("--in-run", in_run_,
+                       "then time the kernels inside real Cholesky and QR runs on this machine (orders --in-run-n, "
+                       "the tiles of --for-s, 1..--threads threads, --passes passes) and model them with those "
+                       "times (experiments/calibrate_in_run.hpp); with --base FILE: add them to that calibrated file "
+                       "instead of calibrating in isolation first");
+  in_run_n_opt_ =
+      calibrate_->add_option("--in-run-n", in_run_n_, "with --in-run: the runs' orders N; default 4096,8192")
+          ->delimiter(',');
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
                        "operands in a cache (as a run's tasks mostly do not); with --device, 64 MiB copied on the GPU "
@@ -185,13 +210,22 @@ int CalibrateCommand::run(int argc, char** argv) const {
     if (b < 1) throw InputError("--for-b " + std::to_string(b) + " must be >= 1");
     o.for_b.push_back(b);
   }
+  if (in_run_n_opt_->count() > 0 && !in_run_) throw InputError("--in-run-n is used only with --in-run");
+  for (const auto n : in_run_n_)
+    if (n < 1) throw InputError("--in-run-n " + std::to_string(n) + " must be >= 1");
+  if (in_run_ && !device_.empty())
+    throw InputError("--in-run times the cores' kernels inside real runs; it does not go with --device " + device_);
   if (!device_.empty()) return run_device(o, command);
-  if (!base_.empty()) throw InputError("--base " + base_ + " is used only with --device");
+  if (!base_.empty() && !in_run_) throw InputError("--base " + base_ + " is used only with --device or --in-run");
+  if (in_run_ && !base_.empty()) return run_in_run_only(o, command);
   const auto shapes = kernels::calibration_shapes(o);
   if (shapes.empty()) throw InputError("nothing to calibrate: the kernels, sizes and --for-n select no tile shape");
+  const std::optional<kernels::InRunOptions> runs =
+      in_run_ ? std::optional<kernels::InRunOptions>(in_run_options(o)) : std::nullopt;
   if (list_) {
     list_shapes(shapes);
     std::cout << shapes.size() << " shapes x " << o.concurrency.size() << " concurrency level(s)" << std::endl;
+    if (runs) list_runs(*runs);
     return 0;
   }
   check_writable(out_);
@@ -201,14 +235,86 @@ int CalibrateCommand::run(int argc, char** argv) const {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   clear_progress_line();
   const int cores = std::max<int>(threads_, static_cast<int>(std::thread::hardware_concurrency()));
-  write_file(out_, kernels::calibration_machine_file(result, o, name_, cores, command, seconds));
-  std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s -> {}", shapes.size(),
-                           o.concurrency.size(), seconds, out_)
+  std::string text = kernels::calibration_machine_file(result, o, name_, cores, command, seconds);
+  std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s", shapes.size(),
+                           o.concurrency.size(), seconds)
             << std::endl;
+  if (runs) text = add_in_run(*runs, text, out_, command);
+  write_file(out_, text);
+  std::cout << "-> " << out_ << std::endl;
   // The file is only good for runs with the same kernel set (it records it).
   std::cout << "OpenBLAS kernels: " << kernels::blas_core() << std::endl;
   if (const std::string advice = kernels::blas_core_advice(); !advice.empty())
     std::cout << "note: " << advice << std::endl;
+  return 0;
+}
+
+kernels::InRunOptions CalibrateCommand::in_run_options(const kernels::CalibrationOptions& o) const {
+  kernels::InRunOptions r;
+  r.precisions = o.precisions;
+  r.n = in_run_n_;
+  r.s = o.for_s;
+  r.threads = o.concurrency;
+  r.kernels = o.kernels;
+  r.ib = o.ib;
+  r.passes = o.passes;
+  if (kernels::in_run_algos(r).empty())
+    throw InputError("--in-run: none of the --kernels runs in a Cholesky or QR factorization");
+  return r;
+}
+
+std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const std::string& text,
+                                         const std::string& origin, const std::string& command) const {
+  kernels::InRunOptions o = r;
+  o.progress = progress_line();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto shapes = kernels::measure_in_run(o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clear_progress_line();
+  nlohmann::ordered_json record;
+  record["command"] = command;
+  record["date"] = kernels::utc_now();
+  record["blas_core"] = kernels::blas_core();
+  record["seconds"] = std::round(seconds * 10) / 10;
+  record["algos"] = kernels::in_run_algos(o);
+  std::vector<std::string> precisions;
+  for (const char p : o.precisions) precisions.emplace_back(1, p);
+  record["precisions"] = precisions;
+  record["n"] = o.n;
+  record["s"] = o.s;
+  record["threads"] = o.threads;
+  record["passes"] = o.passes;
+  record["min_calls"] = o.min_calls;
+  record["shapes"] = shapes.size();
+  record["method"] =
+      "each configuration (default tiles, native backend, generated matrix) run once per pass and thread count; "
+      "every task's wall time around its kernel kept under its shape, but each run's first call of each kernel; "
+      "per thread count and shape the median and interquartile range of one pass's calls (shapes with min_calls "
+      "calls or more), the pass with the smallest median kept";
+  std::string merged = kernels::merge_in_run(text, origin, shapes, record.dump());
+  (void)platform::Machine::parse(merged, out_);  // what is written loads
+  std::cout << fmt::format("in-run: {} kernel shapes timed inside {} real runs in {:.1f} s", shapes.size(),
+                           static_cast<std::size_t>(o.passes) * o.threads.size() * kernels::in_run_algos(o).size() *
+                               o.precisions.size() * o.n.size() * o.s.size(),
+                           seconds)
+            << std::endl;
+  return merged;
+}
+
+int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, const std::string& command) const {
+  std::ifstream in(base_);
+  if (!in) throw InputError("--base " + base_ + ": cannot open");
+  const std::string base{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  (void)platform::Machine::parse(base, base_);  // a bad base is refused before anything runs
+  const kernels::InRunOptions runs = in_run_options(o);
+  kernels::check_in_run_target(base, base_, runs.threads);
+  if (list_) {
+    list_runs(runs);
+    return 0;
+  }
+  check_writable(out_);
+  write_file(out_, add_in_run(runs, base, base_, command));
+  std::cout << "-> " << out_ << std::endl;
   return 0;
 }
 

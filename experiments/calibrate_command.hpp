@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiments/calibrate.hpp"
+#include "experiments/calibrate_in_run.hpp"
 
 namespace tessera {
 
@@ -26,8 +27,15 @@ class CalibrateCommand {
  private:
   // --device: the GPU's kernels and link added to --base (experiments/calibrate_device.hpp).
   int run_device(kernels::CalibrationOptions o, const std::string& command) const;
+  // --in-run: the options of the real runs (experiments/calibrate_in_run.hpp), from this command's.
+  kernels::InRunOptions in_run_options(const kernels::CalibrationOptions& o) const;
+  // --in-run: the runs' times merged into `text` (the file --out gets); the record names `command`.
+  std::string add_in_run(const kernels::InRunOptions& r, const std::string& text, const std::string& origin,
+                         const std::string& command) const;
+  // --in-run --base FILE: the runs' times added to FILE, no isolated calibration.
+  int run_in_run_only(const kernels::CalibrationOptions& o, const std::string& command) const;
   CLI::App* calibrate_ = nullptr;
-  CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr;
+  CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr, *in_run_n_opt_ = nullptr;
   std::string device_, base_;
   int gpus_ = 1;
   std::int64_t ib_ = 32;
@@ -36,7 +44,8 @@ class CalibrateCommand {
   std::string name_ = "local";
   int threads_ = 1, passes_ = 1;
   std::string precisions_ = "d,s";
-  bool quick_ = false, list_ = false, cold_ = false, flush_restored_ = false;
+  bool quick_ = false, list_ = false, cold_ = false, flush_restored_ = false, in_run_ = false;
+  std::vector<std::int64_t> in_run_n_ = {4096, 8192};
   std::vector<std::string> kernels_;
   std::vector<std::int64_t> sizes_, for_n_;
   std::vector<int> for_s_;

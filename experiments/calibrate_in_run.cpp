@@ -1,0 +1,272 @@
+#include "experiments/calibrate_in_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate.hpp"
+#include "experiments/driver.hpp"
+#include "platform/native/native_platform.hpp"
+
+namespace tessera::kernels {
+
+namespace {
+
+using ordered = nlohmann::ordered_json;
+using ShapeKey = std::tuple<int, std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>;
+
+// Linear interpolation between order statistics of sorted v (v not empty).
+double quantile_of(const std::vector<double>& v, double q) {
+  const double x = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(x);
+  const double f = x - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+}
+
+bool wanted(const InRunOptions& o, std::uint16_t kernel) {
+  if (!o.kernels.empty()) return std::find(o.kernels.begin(), o.kernels.end(), kernel) != o.kernels.end();
+  const auto all = calibrated_kernels();
+  return std::find(all.begin(), all.end(), kernel) != all.end();
+}
+
+// Each worker's calls of one run, with their start times; one cache line
+// per worker, so that workers never share one.
+class CallRecorder final : public RuntimeObserver {
+ public:
+  struct Call {
+    KernelShape shape;
+    double start, seconds;
+  };
+  void on_run_start(int threads, const Executor& executor, double) override {
+    executor_ = &executor;
+    workers_ = std::vector<Worker>(static_cast<std::size_t>(threads));
+  }
+  void on_task_start(int worker, const TaskDesc&, double now) override { workers_[worker].started = now; }
+  void on_task_end(int worker, const TaskDesc& t, double now) override {
+    Worker& w = workers_[worker];
+    w.calls.push_back({executor_->shape(t), w.started, now - w.started});
+  }
+  // Every call, but each kernel's first in the run (it pays the one-time
+  // library set-up, which the model's first_call_s holds).
+  std::vector<Call> calls_after_first() const {
+    std::vector<Call> all;
+    for (const Worker& w : workers_) all.insert(all.end(), w.calls.begin(), w.calls.end());
+    std::sort(all.begin(), all.end(), [](const Call& a, const Call& b) { return a.start < b.start; });
+    std::set<std::pair<std::uint16_t, char>> seen;
+    std::vector<Call> out;
+    for (const Call& c : all)
+      if (!seen.insert({c.shape.kernel, c.shape.precision}).second) out.push_back(c);
+    return out;
+  }
+
+ private:
+  struct alignas(64) Worker {
+    std::vector<Call> calls;
+    double started = 0;
+  };
+  const Executor* executor_ = nullptr;
+  std::vector<Worker> workers_;
+};
+
+double sig5(double x) { return std::stod(fmt::format("{:.5g}", x)); }
+
+// The model a run of `threads` threads uses, by name: node.cores.model_by_threads,
+// or node.cores.model for one thread when the file has no per-thread models.
+std::string model_for(const ordered& f, int threads, const std::string& path) {
+  const ordered& cores = f.at("node").at("cores");
+  if (cores.contains("model_by_threads")) {
+    const auto it = cores["model_by_threads"].find(std::to_string(threads));
+    if (it != cores["model_by_threads"].end()) return it->get<std::string>();
+  } else if (threads == 1 && cores.contains("model")) {
+    return cores["model"].get<std::string>();
+  }
+  throw InputError(
+      fmt::format("{}: no kernel model for runs of {} thread(s) (node.cores.model_by_threads); calibrate "
+                  "with --threads {} or more first",
+                  path, threads, threads));
+}
+
+// The calibrated model runs of `threads` threads use, in f.
+ordered& target_model(ordered& f, int threads, const std::string& path) {
+  const std::string name = model_for(f, threads, path);
+  if (!f.contains("kernel_models") || !f["kernel_models"].contains(name))
+    throw InputError(fmt::format("{}: node.cores names kernel model '{}', which kernel_models lacks", path, name));
+  ordered& model = f["kernel_models"][name];
+  if (model.value("type", "") != "calibrated" || !model.contains("measurements") || !model["measurements"].is_array())
+    throw InputError(
+        fmt::format("{}: kernel model '{}' is not a calibrated one (written by tessera calibrate): "
+                    "in-run times are merged into a calibrated model",
+                    path, name));
+  return model;
+}
+
+ordered parse_machine(const std::string& text, const std::string& path) {
+  try {
+    return ordered::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not JSON (" + e.what() + ")");
+  }
+}
+
+}  // namespace
+
+void check_in_run_target(const std::string& text, const std::string& path, const std::vector<int>& threads) {
+  ordered f = parse_machine(text, path);
+  for (const int t : threads) (void)target_model(f, t, path);
+}
+
+std::vector<std::string> in_run_algos(const InRunOptions& o) {
+  std::vector<std::string> out;
+  for (const std::string& a : o.algos)
+    for (const std::uint16_t k : calibrated_kernels(a))
+      if (wanted(o, k)) {
+        out.push_back(a);
+        break;
+      }
+  return out;
+}
+
+std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, int min_calls) {
+  std::map<ShapeKey, std::vector<double>> by_shape;
+  for (const InRunCall& c : calls)
+    by_shape[{c.threads, c.shape.kernel, c.shape.precision, c.shape.m, c.shape.n, c.shape.k}].push_back(c.seconds);
+  std::vector<InRunShape> out;
+  for (auto& [key, v] : by_shape) {
+    if (static_cast<int>(v.size()) < min_calls) continue;
+    std::sort(v.begin(), v.end());
+    InRunShape s;
+    s.threads = std::get<0>(key);
+    s.shape = KernelShape{std::get<1>(key), std::get<2>(key), std::get<3>(key), std::get<4>(key), std::get<5>(key), 0};
+    s.median_s = quantile_of(v, 0.5);
+    s.spread_s = quantile_of(v, 0.75) - quantile_of(v, 0.25);
+    s.calls = static_cast<int>(v.size());
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<InRunShape> measure_in_run(const InRunOptions& o) {
+  if (o.passes < 1) throw InputError(fmt::format("--passes {} must be >= 1", o.passes));
+  if (o.min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", o.min_calls));
+  for (const auto n : o.n)
+    if (n < 1) throw InputError(fmt::format("--in-run-n {} must be >= 1", n));
+  const std::vector<std::string> algos = in_run_algos(o);
+  const std::size_t total = static_cast<std::size_t>(o.passes) * o.threads.size() * algos.size() * o.precisions.size() *
+                            o.n.size() * o.s.size();
+  std::size_t done = 0;
+  std::map<ShapeKey, InRunShape> best;
+  for (int pass = 0; pass < o.passes; ++pass) {
+    std::vector<InRunCall> calls;
+    for (const int t : o.threads)
+      for (const std::string& algo : algos)
+        for (const char p : o.precisions)
+          for (const std::int64_t n : o.n)
+            for (const int s : o.s) {
+              CallRecorder rec;
+              RunConfig c;
+              c.algo = algo;
+              c.n = n;
+              c.s = s;
+              c.precision = p;
+              c.threads = t;
+              c.ib = o.ib;
+              c.observer = &rec;
+              platform::NativePlatform native;
+              const RunResult r = run_factorization(c, native);
+              for (const auto& call : rec.calls_after_first())
+                if (wanted(o, call.shape.kernel)) calls.push_back({call.shape, t, call.seconds});
+              ++done;
+              if (o.progress)
+                o.progress(fmt::format("[{}/{}] in-run x{} {} {} N={} s={}: {:.3f} s", done, total, t, algo, p, n, s,
+                                       r.time_s));
+            }
+    for (const InRunShape& x : summarize_in_run(calls, o.min_calls)) {
+      const ShapeKey key{x.threads, x.shape.kernel, x.shape.precision, x.shape.m, x.shape.n, x.shape.k};
+      const auto it = best.find(key);
+      if (it == best.end() || x.median_s < it->second.median_s) best[key] = x;
+    }
+  }
+  std::vector<InRunShape> out;
+  for (const auto& [key, x] : best) out.push_back(x);
+  return out;
+}
+
+std::string merge_in_run(const std::string& text, const std::string& path, const std::vector<InRunShape>& shapes,
+                         const std::string& record) {
+  ordered f = parse_machine(text, path);
+  std::map<int, std::vector<const InRunShape*>> by_threads;
+  for (const InRunShape& s : shapes) by_threads[s.threads].push_back(&s);
+  for (const auto& [threads, measured] : by_threads) {
+    ordered& model = target_model(f, threads, path);
+    using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
+    const auto key_of = [](const ordered& e) {
+      return Key{e.at("kernel").get<std::string>(), e.at("precision").get<std::string>(), e.value("m", 0),
+                 e.value("n", 0), e.value("k", 0)};
+    };
+    std::map<Key, const InRunShape*> runs;
+    for (const InRunShape* s : measured)
+      runs[{std::string(kernel_key(s->shape.kernel)), std::string(1, s->shape.precision), s->shape.m, s->shape.n,
+            s->shape.k}] = s;
+    // Per kernel and precision: the median of in-run / isolated over the shapes both have.
+    std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
+    for (const ordered& e : model["measurements"])
+      if (const auto it = runs.find(key_of(e)); it != runs.end() && e.value("median_s", 0.0) > 0)
+        ratios[{std::get<0>(it->first), std::get<1>(it->first)}].push_back(it->second->median_s /
+                                                                           e["median_s"].get<double>());
+    std::map<std::pair<std::string, std::string>, double> scale;
+    for (auto& [kp, r] : ratios) {
+      std::sort(r.begin(), r.end());
+      scale[kp] = quantile_of(r, 0.5);
+    }
+    const auto from_run = [](ordered& e, const InRunShape& s) {
+      e["median_s"] = sig5(s.median_s);
+      e["spread_s"] = sig5(s.spread_s);
+      e.erase("min_s");
+      e.erase("reps");
+      e["in_run_calls"] = s.calls;
+    };
+    ordered merged = ordered::array();
+    std::set<Key> placed;
+    for (ordered e : model["measurements"]) {
+      const Key k = key_of(e);
+      if (const auto it = runs.find(k); it != runs.end()) {
+        if (!placed.insert(k).second) continue;  // a duplicate of a shape already placed
+        from_run(e, *it->second);
+      } else if (const auto sc = scale.find({std::get<0>(k), std::get<1>(k)}); sc != scale.end()) {
+        e["median_s"] = sig5(e["median_s"].get<double>() * sc->second);
+        if (e.contains("spread_s")) e["spread_s"] = sig5(e["spread_s"].get<double>() * sc->second);
+        if (e.contains("min_s")) e["min_s"] = sig5(e["min_s"].get<double>() * sc->second);
+        e["in_run_scale"] = std::stod(fmt::format("{:.4g}", sc->second));
+      }
+      merged.push_back(std::move(e));
+    }
+    for (const auto& [k, s] : runs) {
+      if (placed.count(k)) continue;
+      ordered e;
+      e["kernel"] = std::get<0>(k);
+      e["precision"] = std::get<1>(k);
+      e["m"] = s->shape.m;
+      e["n"] = s->shape.n;
+      if (s->shape.k > 0) e["k"] = s->shape.k;
+      from_run(e, *s);
+      merged.push_back(std::move(e));
+    }
+    model["measurements"] = std::move(merged);
+    model["source"] = model.value("source", std::string()) +
+                      "; then in-run (calibration.in_run): shapes a real factorization ran take its median "
+                      "(in_run_calls), the kernel's other shapes its median in-run / isolated ratio (in_run_scale)";
+  }
+  if (!f.contains("calibration") || !f["calibration"].is_object()) f["calibration"] = ordered::object();
+  f["calibration"]["in_run"] = ordered::parse(record);
+  return machine_file_text(f.dump());
+}
+
+}  // namespace tessera::kernels

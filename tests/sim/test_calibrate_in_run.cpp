@@ -1,0 +1,181 @@
+// `tessera calibrate --in-run` (experiments/calibrate_in_run.hpp): kernel
+// times from real runs. The statistics per shape, the merge into a machine
+// file (replace, scale, add, leave alone), and the command end to end.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "../test_helpers.hpp"
+#include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate_in_run.hpp"
+#include "models/kernel_model.hpp"
+#include "models/machine.hpp"
+
+namespace {
+using namespace tessera;
+using kernels::InRunCall;
+using kernels::InRunShape;
+
+int shell(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+KernelShape gsmm(std::int64_t b) { return KernelShape{kGsmm, 'd', b, b, b, 0}; }
+
+// Per thread count and shape: the median and the interquartile range
+// (linear between order statistics), only shapes with min_calls calls.
+TEST(InRunCalibration, SummaryPerThreadsAndShape) {
+  std::vector<InRunCall> calls;
+  for (const double s : {5.0, 1.0, 3.0, 2.0, 4.0}) calls.push_back({gsmm(64), 2, s});
+  for (const double s : {7.0, 9.0}) calls.push_back({gsmm(64), 1, s});
+  calls.push_back({gsmm(128), 2, 8.0});
+  const auto out = kernels::summarize_in_run(calls, 2);
+  ASSERT_EQ(out.size(), 2u);  // gsmm 128 has one call only
+  EXPECT_EQ(out[0].threads, 1);
+  EXPECT_EQ(out[0].median_s, 8.0);
+  EXPECT_EQ(out[0].spread_s, 1.0);  // 8.5 - 7.5
+  EXPECT_EQ(out[0].calls, 2);
+  EXPECT_EQ(out[1].threads, 2);
+  EXPECT_EQ(out[1].shape.m, 64);
+  EXPECT_EQ(out[1].median_s, 3.0);
+  EXPECT_EQ(out[1].spread_s, 2.0);  // 4 - 2
+  EXPECT_EQ(out[1].calls, 5);
+  EXPECT_TRUE(kernels::summarize_in_run(calls, 6).empty());
+}
+
+// A machine file as `tessera calibrate --threads 2` writes one: a model per
+// thread count, each with measured shapes.
+const char* kTwoModels = R"({
+  "name": "hand-made", "nodes": 1,
+  "calibration": { "command": "test" },
+  "node": { "cores": { "count": 2, "model": "core-x1", "model_by_threads": { "1": "core-x1", "2": "core-x2" } } },
+  "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
+  "kernel_models": {
+    "core-x1": { "type": "calibrated", "measurements": [
+      { "kernel": "gsmm", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.001 } ] },
+    "core-x2": { "type": "calibrated", "source": "isolated", "measurements": [
+      { "kernel": "gsmm", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.001, "min_s": 0.0009 },
+      { "kernel": "gsmm", "precision": "d", "m": 128, "n": 128, "k": 128, "median_s": 0.008, "spread_s": 0.001 },
+      { "kernel": "gsmm", "precision": "d", "m": 32, "n": 32, "k": 32, "median_s": 0.0002 },
+      { "kernel": "trsm", "precision": "d", "m": 64, "n": 64, "median_s": 0.0005 } ] } }
+})";
+
+// In the 2-thread model: the shapes the runs measured take the runs' medians,
+// the kernel's other shapes its median ratio (here 1.2 and 1.4: median 1.3),
+// a shape only the runs had is added, another kernel and the 1-thread model
+// are left as they were; the file loads and times exactly that.
+TEST(InRunCalibration, MergeReplacesScalesAndAdds) {
+  InRunShape a{gsmm(64), 2, 0.0012, 0.0001, 9};
+  InRunShape b{gsmm(32), 2, 0.00028, 0.00002, 12};
+  InRunShape c{gsmm(96), 2, 0.004, 0.0002, 7};
+  const std::string text = kernels::merge_in_run(kTwoModels, "two.json", {a, b, c}, R"({"passes": 2, "n": [4096]})");
+  const auto f = nlohmann::json::parse(text);
+  EXPECT_EQ(f.at("calibration").at("in_run").at("passes"), 2);
+  EXPECT_EQ(f.at("calibration").at("command"), "test");
+  const auto& x1 = f.at("kernel_models").at("core-x1").at("measurements");
+  ASSERT_EQ(x1.size(), 1u);
+  EXPECT_EQ(x1[0].at("median_s"), 0.001);
+  EXPECT_FALSE(x1[0].contains("in_run_scale"));
+  const auto& x2 = f.at("kernel_models").at("core-x2").at("measurements");
+  ASSERT_EQ(x2.size(), 5u);
+  EXPECT_EQ(x2[0].at("median_s"), 0.0012);
+  EXPECT_EQ(x2[0].at("in_run_calls"), 9);
+  EXPECT_FALSE(x2[0].contains("min_s"));  // an isolated figure, no longer this entry's
+  EXPECT_NEAR(x2[1].at("median_s").get<double>(), 0.008 * 1.3, 1e-12);
+  EXPECT_NEAR(x2[1].at("spread_s").get<double>(), 0.001 * 1.3, 1e-12);
+  EXPECT_EQ(x2[1].at("in_run_scale"), 1.3);
+  EXPECT_EQ(x2[2].at("median_s"), 0.00028);
+  EXPECT_EQ(x2[3].at("median_s"), 0.0005);  // trsm: no run measured it
+  EXPECT_FALSE(x2[3].contains("in_run_scale"));
+  EXPECT_EQ(x2[4].at("m"), 96);
+  EXPECT_EQ(x2[4].at("median_s"), 0.004);
+  EXPECT_NE(f.at("kernel_models").at("core-x2").at("source").get<std::string>().find("in-run"), std::string::npos);
+
+  const auto m = platform::Machine::parse(text, "merged.json");
+  const KernelTimeModel& model = m.core_model(2);
+  EXPECT_EQ(model.seconds(gsmm(64)), 0.0012);
+  EXPECT_NEAR(model.seconds(gsmm(128)), 0.0104, 1e-12);
+  EXPECT_EQ(model.seconds(gsmm(96)), 0.004);
+  EXPECT_EQ(m.core_model(1).seconds(gsmm(64)), 0.001);
+}
+
+TEST(InRunCalibration, RefusesAFileWithoutACalibratedModelForTheThreads) {
+  const InRunShape three{gsmm(64), 3, 0.001, 0, 5};
+  try {
+    kernels::merge_in_run(kTwoModels, "two.json", {three}, "{}");
+    FAIL() << "merged into a file without a 3-thread model";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("3 thread"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("two.json"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(kernels::check_in_run_target(kTwoModels, "two.json", {1, 2, 3}), InputError);
+  EXPECT_NO_THROW(kernels::check_in_run_target(kTwoModels, "two.json", {1, 2}));
+  const std::string keeneland = test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json");
+  try {
+    kernels::check_in_run_target(keeneland, "keeneland.json", {1});
+    FAIL() << "a peak-efficiency model accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a calibrated one"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(kernels::merge_in_run("{ not json", "bad.json", {}, "{}"), InputError);
+}
+
+// The command end to end: a quick isolated calibration of Cholesky's kernels,
+// then Cholesky runs of N = 2048; the file records the runs, some shapes come
+// from them, and it drives a simulated run. Then --base adds runs to it alone.
+TEST(InRunCalibrationCli, CalibratesRunsAndDrivesASimulation) {
+  test::TempDir dir;
+  const std::string file = dir.path() + "/cal.json", out = dir.path() + "/out.txt";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) +
+                  " calibrate --quick --threads 1 --precision d --kernels potf2p,trsm,gsmm,gsmm_diag --sizes 64 "
+                  "--for-n 2048 --in-run --in-run-n 2048 --out " +
+                  file + " > " + out + " 2>&1"),
+            0)
+      << test::read_text(out);
+  EXPECT_NE(test::read_text(out).find("in-run:"), std::string::npos) << test::read_text(out);
+  const auto doc = nlohmann::json::parse(test::read_text(file));
+  const auto& rec = doc.at("calibration").at("in_run");
+  EXPECT_EQ(rec.at("algos"), nlohmann::json::array({"cholesky"}));  // no QR kernel was asked for
+  EXPECT_EQ(rec.at("n"), nlohmann::json::array({2048}));
+  int from_runs = 0;
+  for (const auto& e : doc.at("kernel_models").at("core-x1").at("measurements"))
+    if (e.contains("in_run_calls")) {
+      ++from_runs;
+      EXPECT_GE(e.at("in_run_calls").get<int>(), 5);
+    }
+  EXPECT_GE(from_runs, 3);  // at least POTF2', TRSM and GSMM of the full tiles
+  const std::string json = dir.path() + "/run.json";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " run --algo cholesky --n 2048 --backend sim --machine " + file +
+                  " --json " + json + " > /dev/null"),
+            0);
+  EXPECT_GT(nlohmann::json::parse(test::read_text(json)).at("time_s").get<double>(), 0);
+
+  const std::string again = dir.path() + "/again.json";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --in-run --base " + file +
+                  " --precision d --kernels gsmm --in-run-n 2048 --out " + again + " > " + out + " 2>&1"),
+            0)
+      << test::read_text(out);
+  EXPECT_EQ(nlohmann::json::parse(test::read_text(again)).at("calibration").at("in_run").at("shapes").get<int>() > 0,
+            true);
+  // The base has no 2-thread model: refused before any run.
+  EXPECT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --in-run --base " + file + " --threads 2 --out " + again +
+                  " > " + out + " 2>&1"),
+            2);
+  EXPECT_NE(test::read_text(out).find("2 thread"), std::string::npos) << test::read_text(out);
+}
+
+TEST(InRunCalibrationCli, BadOptionsAreRejected) {
+  const std::string base = std::string(TESSERA_BIN) + " calibrate --list ";
+  EXPECT_EQ(shell(base + "--in-run-n 4096 > /dev/null 2>&1"), 2);             // without --in-run
+  EXPECT_EQ(shell(base + "--in-run --in-run-n 0 > /dev/null 2>&1"), 2);       // not an order
+  EXPECT_EQ(shell(base + "--in-run --device emulated > /dev/null 2>&1"), 2);  // cores only
+  EXPECT_EQ(shell(base + "--in-run --kernels lu_leaf > /dev/null 2>&1"), 2);  // no Cholesky or QR kernel
+  EXPECT_EQ(shell(base + "--base local.json > /dev/null 2>&1"), 2);           // --base needs --device or --in-run
+  EXPECT_EQ(shell(base + "--in-run --base /nonexistent.json > /dev/null 2>&1"), 2);
+  EXPECT_EQ(shell(base + "--in-run --kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
+}
+
+}  // namespace
