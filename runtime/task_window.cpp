@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -21,15 +23,24 @@ std::size_t checked_slots(std::size_t n) {
 }  // namespace
 
 TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform)
-    : index_(checked_slots(n_data), 0), slots_(capacity), free_mutex_(platform.make_mutex()),
+    : index_(checked_slots(n_data), 0), capacity_(capacity), free_mutex_(platform.make_mutex()),
       free_cond_(platform.make_condition()), wake_at_(std::clamp<std::size_t>(capacity / 8, 1, 64)) {
   if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
-  free_.reserve(capacity);
-  for (std::size_t k = capacity; k-- > 0;) free_.push_back(&slots_[k]);
+  slots_.reset(static_cast<Task*>(::operator new (capacity * sizeof(Task), std::align_val_t{alignof(Task)})));
 }
+
+TaskWindow::~TaskWindow() { std::destroy_n(slots_.get(), allocated_); }
 
 Task* TaskWindow::acquire_slot() {
   platform::Lock lk(*free_mutex_);
+  if (free_.empty() && allocated_ < capacity_) {
+    // The next slots of the array, the first of them taken first.
+    const std::size_t n = std::min(kSlotChunk, capacity_ - allocated_);
+    Task* chunk = slots_.get() + allocated_;
+    for (std::size_t k = 0; k < n; ++k) new (chunk + k) Task();
+    for (std::size_t k = n; k-- > 0;) free_.push_back(chunk + k);
+    allocated_ += n;
+  }
   while (free_.empty()) {
     generator_waiting_ = true;
     free_cond_->wait(*free_mutex_);
@@ -50,7 +61,12 @@ void TaskWindow::release_slot(Task* t) {
 
 std::size_t TaskWindow::in_flight() const {
   platform::Lock lk(*free_mutex_);
-  return slots_.size() - free_.size();
+  return allocated_ - free_.size();
+}
+
+std::size_t TaskWindow::slots_allocated() const {
+  platform::Lock lk(*free_mutex_);
+  return allocated_;
 }
 
 Task* TaskWindow::append(const TaskDesc& d) {

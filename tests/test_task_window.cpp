@@ -186,6 +186,33 @@ TEST(TaskWindow, ZeroCapacityIsRejected) {
   EXPECT_THROW(TaskWindow(1, 0, plat), InputError);
 }
 
+// Task slots are allocated in chunks of 256 as tasks take them, never more
+// than the capacity (the last chunk shorter); a freed slot is taken again
+// before a new chunk is made, and the unfinished tasks stay distinct.
+TEST(TaskWindow, SlotsAreAllocatedInChunksAsTasksNeedThem) {
+  platform::NativePlatform plat;
+  TaskWindow w(600, 300, plat);
+  EXPECT_EQ(w.capacity(), 300u);
+  EXPECT_EQ(w.slots_allocated(), 0u);
+  std::vector<Task*> ready;
+  Task* first = w.append(desc(0, {{0, W}}));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(w.slots_allocated(), 256u);
+  w.fire(first, ready);
+  for (int i = 1; i <= 256; ++i) ASSERT_NE(w.append(desc(i, {{static_cast<DataId>(i), W}})), nullptr) << i;
+  EXPECT_EQ(w.in_flight(), 256u);
+  EXPECT_EQ(w.slots_allocated(), 256u);  // the first task's slot was taken again
+  for (int i = 257; i <= 300; ++i) ASSERT_NE(w.append(desc(i, {{static_cast<DataId>(i), W}})), nullptr) << i;
+  EXPECT_EQ(w.slots_allocated(), 300u);  // 256 + the 44 left of the capacity
+  EXPECT_EQ(w.in_flight(), 300u);
+  std::set<const Task*> distinct;
+  for (DataId d = 1; d <= 300; ++d) {
+    ASSERT_EQ(w.list_of(d).size(), 1u) << d;
+    distinct.insert(w.list_of(d).front());
+  }
+  EXPECT_EQ(distinct.size(), 300u);
+}
+
 // A slot beyond the window's is refused before the task takes a place in
 // it: a task counted in appended() that never runs would hang the run.
 TEST(TaskWindow, SlotOutOfRangeIsRefusedBeforeTheTaskCounts) {
