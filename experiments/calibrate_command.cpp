@@ -93,7 +93,7 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   calibrate_ = app.add_subcommand(
       "calibrate", "time every tile kernel on this machine and write a machine file with a calibrated kernel model");
   calibrate_->add_option("--out", out_, "machine file to write; default local.json");
-  calibrate_->add_option("--name", name_, "machine name in the file; default local");
+  name_opt_ = calibrate_->add_option("--name", name_, "machine name in the file; default local");
   calibrate_->add_option("--threads", threads_,
                          "measure with 1..T threads running kernels concurrently (one model per T); default 1");
   calibrate_->add_option("--precision", precisions_, "precisions, comma-separated; default d,s");
@@ -114,7 +114,8 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
           ->add_option("--for-s", for_s_,
                        "with --for-n: the tiles of these s too (s-1 narrow columns of width B/(2s)); default 1")
           ->delimiter(',');
-  calibrate_->add_option("--ib", ib_, "QR's inner blocking the QR kernels are measured with; default 32 (run's --ib)");
+  ib_opt_ = calibrate_->add_option("--ib", ib_,
+                                   "QR's inner blocking the QR kernels are measured with; default 32 (run's --ib)");
   calibrate_->add_flag("--list", list_, "print the shapes that would be measured and exit");
   calibrate_->add_option("--passes", passes_,
                          "measure every shape this many times, one pass after another, and keep each shape's fastest "
@@ -239,8 +240,9 @@ int CalibrateCommand::run(int argc, char** argv) const {
   std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s", shapes.size(),
                            o.concurrency.size(), seconds)
             << std::endl;
-  if (runs) text = add_in_run(*runs, text, out_, command);
+  // Written before the runs too: a failed in-run phase keeps minutes of calibration.
   write_file(out_, text);
+  if (runs) write_file(out_, add_in_run(*runs, text, out_, command));
   std::cout << "-> " << out_ << std::endl;
   // The file is only good for runs with the same kernel set (it records it).
   std::cout << "OpenBLAS kernels: " << kernels::blas_core() << std::endl;
@@ -306,7 +308,23 @@ int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, cons
   if (!in) throw InputError("--base " + base_ + ": cannot open");
   const std::string base{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   (void)platform::Machine::parse(base, base_);  // a bad base is refused before anything runs
-  const kernels::InRunOptions runs = in_run_options(o);
+  // What only an isolated calibration uses has no effect here: refused, not ignored.
+  for (const auto& [given, name] :
+       {std::pair{cold_, "--cold"}, std::pair{flush_restored_, "--flush-restored"}, std::pair{quick_, "--quick"},
+        std::pair{sizes_opt_->count() > 0, "--sizes"}, std::pair{for_n_opt_->count() > 0, "--for-n"},
+        std::pair{!for_b_.empty(), "--for-b"}, std::pair{name_opt_->count() > 0, "--name"}})
+    if (given)
+      throw InputError(std::string(name) + " is for a calibration in isolation; --in-run --base " + base_ +
+                       " only runs factorizations and adds their times to it");
+  kernels::InRunOptions runs = in_run_options(o);
+  // QR's kernels run with the inner blocking the base measured them with.
+  const auto doc = nlohmann::json::parse(base);
+  if (doc.contains("calibration") && doc["calibration"].contains("qr_ib")) {
+    const std::int64_t base_ib = doc["calibration"]["qr_ib"].get<std::int64_t>();
+    if (ib_opt_->count() > 0 && ib_ != base_ib)
+      throw InputError(fmt::format("--ib {}: --base {} measured QR's kernels with ib = {}", ib_, base_, base_ib));
+    runs.ib = base_ib;
+  }
   kernels::check_in_run_target(base, base_, runs.threads);
   if (list_) {
     list_runs(runs);

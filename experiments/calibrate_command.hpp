@@ -35,7 +35,8 @@ class CalibrateCommand {
   // --in-run --base FILE: the runs' times added to FILE, no isolated calibration.
   int run_in_run_only(const kernels::CalibrationOptions& o, const std::string& command) const;
   CLI::App* calibrate_ = nullptr;
-  CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr, *in_run_n_opt_ = nullptr;
+  CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr, *in_run_n_opt_ = nullptr,
+              *name_opt_ = nullptr, *ib_opt_ = nullptr;
   std::string device_, base_;
   int gpus_ = 1;
   std::int64_t ib_ = 32;

@@ -120,6 +120,10 @@ ordered parse_machine(const std::string& text, const std::string& path) {
 
 void check_in_run_target(const std::string& text, const std::string& path, const std::vector<int>& threads) {
   ordered f = parse_machine(text, path);
+  if (f.contains("calibration") && f["calibration"].is_object() && f["calibration"].contains("in_run"))
+    throw InputError(path +
+                     " holds in-run times already (calibration.in_run): merging more would scale them as isolated "
+                     "ones; give the isolated calibration it was made from");
   for (const int t : threads) (void)target_model(f, t, path);
 }
 
@@ -196,11 +200,21 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o) {
   }
   std::vector<InRunShape> out;
   for (const auto& [key, x] : best) out.push_back(x);
+  for (const int t : o.threads)
+    if (std::none_of(out.begin(), out.end(), [t](const InRunShape& x) { return x.threads == t; }))
+      throw InputError(fmt::format(
+          "--in-run: no kernel shape was called {} times or more in the runs of {} thread(s); larger orders "
+          "(--in-run-n) run more tasks of each shape",
+          o.min_calls, t));
   return out;
 }
 
 std::string merge_in_run(const std::string& text, const std::string& path, const std::vector<InRunShape>& shapes,
                          const std::string& record) {
+  std::vector<int> threads;
+  for (const InRunShape& x : shapes)
+    if (std::find(threads.begin(), threads.end(), x.threads) == threads.end()) threads.push_back(x.threads);
+  check_in_run_target(text, path, threads);
   ordered f = parse_machine(text, path);
   std::map<int, std::vector<const InRunShape*>> by_threads;
   for (const InRunShape& s : shapes) by_threads[s.threads].push_back(&s);
@@ -216,9 +230,12 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
       runs[{std::string(kernel_key(s->shape.kernel)), std::string(1, s->shape.precision), s->shape.m, s->shape.n,
             s->shape.k}] = s;
     // Per kernel and precision: the median of in-run / isolated over the shapes both have.
+    // (Each shape once: of duplicates the model uses the first.)
     std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
+    std::set<Key> counted;
     for (const ordered& e : model["measurements"])
-      if (const auto it = runs.find(key_of(e)); it != runs.end() && e.value("median_s", 0.0) > 0)
+      if (const auto it = runs.find(key_of(e));
+          it != runs.end() && e.value("median_s", 0.0) > 0 && counted.insert(it->first).second)
         ratios[{std::get<0>(it->first), std::get<1>(it->first)}].push_back(it->second->median_s /
                                                                            e["median_s"].get<double>());
     std::map<std::pair<std::string, std::string>, double> scale;

@@ -86,11 +86,13 @@ std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, in
 
 // Runs every configuration of `o` for real on this machine, o.passes times,
 // and returns per (threads, shape) the pass with the smallest median.
-// Throws InputError for an option out of range.
+// Throws InputError for an option out of range, and when the runs of a
+// thread count called no shape min_calls times (orders too small).
 std::vector<InRunShape> measure_in_run(const InRunOptions& o);
 
 // Throws InputError unless the machine file `text` has a calibrated model
-// for runs of each of `threads` threads (merge_in_run's target), before
+// for runs of each of `threads` threads (merge_in_run's target) and holds no
+// in-run times yet (they would be scaled again as if isolated), before
 // minutes of runs are spent.
 void check_in_run_target(const std::string& text, const std::string& path, const std::vector<int>& threads);
 

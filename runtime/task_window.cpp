@@ -26,7 +26,14 @@ TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platf
     : index_(checked_slots(n_data), 0), capacity_(capacity), free_mutex_(platform.make_mutex()),
       free_cond_(platform.make_condition()), wake_at_(std::clamp<std::size_t>(capacity / 8, 1, 64)) {
   if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
-  slots_.reset(static_cast<Task*>(::operator new (capacity * sizeof(Task), std::align_val_t{alignof(Task)})));
+  if (capacity > std::numeric_limits<std::size_t>::max() / sizeof(Task))
+    throw InputError("task window capacity = " + std::to_string(capacity) + " is more tasks than memory can hold");
+  try {
+    slots_.reset(static_cast<Task*>(::operator new (capacity * sizeof(Task), std::align_val_t{alignof(Task)})));
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("out of memory: a task window of " + std::to_string(capacity) + " tasks (--window) needs " +
+                      std::to_string(capacity * sizeof(Task) >> 20) + " MiB");
+  }
 }
 
 TaskWindow::~TaskWindow() { std::destroy_n(slots_.get(), allocated_); }
@@ -38,6 +45,7 @@ Task* TaskWindow::acquire_slot() {
     const std::size_t n = std::min(kSlotChunk, capacity_ - allocated_);
     Task* chunk = slots_.get() + allocated_;
     for (std::size_t k = 0; k < n; ++k) new (chunk + k) Task();
+    free_.reserve(allocated_ + n);  // release_slot (on a worker, in FIRE) never reallocates
     for (std::size_t k = n; k-- > 0;) free_.push_back(chunk + k);
     allocated_ += n;
   }

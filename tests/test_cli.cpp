@@ -79,6 +79,9 @@ TEST(CliBadInput, MatrixTooLargeForMemoryNamesTheSize) {
   // machine that overcommits from trying.
   constexpr rlim_t k4GiB = rlim_t{4} << 30;
   expect_rejected(kOutOfMemory, base({"--n", "3000000000", "--B", "1000000"}), {"3000000000"}, k4GiB);
+  // A window too large names the window, not the matrix; one whose size overflows is refused outright.
+  expect_rejected(kOutOfMemory, base({"--n", "100", "--window", "100000000000"}), {"task window", "--window"}, k4GiB);
+  expect_rejected(kInvalidInput, base({"--n", "100", "--window", "100000000000000000"}), {"more tasks than memory"});
 }
 
 TEST(CliBadInput, QrNeedsMAtLeastN) {

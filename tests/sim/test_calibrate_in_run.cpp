@@ -121,6 +121,15 @@ TEST(InRunCalibration, RefusesAFileWithoutACalibratedModelForTheThreads) {
     EXPECT_NE(std::string(e.what()).find("not a calibrated one"), std::string::npos) << e.what();
   }
   EXPECT_THROW(kernels::merge_in_run("{ not json", "bad.json", {}, "{}"), InputError);
+  // A file with in-run times already: its run entries would be scaled as if isolated.
+  const InRunShape two{gsmm(64), 2, 0.0012, 0, 5};
+  const std::string merged = kernels::merge_in_run(kTwoModels, "two.json", {two}, "{}");
+  try {
+    kernels::merge_in_run(merged, "merged.json", {two}, "{}");
+    FAIL() << "merged twice";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("in-run times already"), std::string::npos) << e.what();
+  }
 }
 
 // The command end to end: a quick isolated calibration of Cholesky's kernels,
@@ -153,18 +162,41 @@ TEST(InRunCalibrationCli, CalibratesRunsAndDrivesASimulation) {
             0);
   EXPECT_GT(nlohmann::json::parse(test::read_text(json)).at("time_s").get<double>(), 0);
 
-  const std::string again = dir.path() + "/again.json";
-  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --in-run --base " + file +
-                  " --precision d --kernels gsmm --in-run-n 2048 --out " + again + " > " + out + " 2>&1"),
-            0)
-      << test::read_text(out);
-  EXPECT_EQ(nlohmann::json::parse(test::read_text(again)).at("calibration").at("in_run").at("shapes").get<int>() > 0,
-            true);
-  // The base has no 2-thread model: refused before any run.
-  EXPECT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --in-run --base " + file + " --threads 2 --out " + again +
-                  " > " + out + " 2>&1"),
+  // A merged file is not a base: its run times would be scaled again.
+  EXPECT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --in-run --base " + file + " --precision d --out " +
+                  dir.path() + "/x.json > " + out + " 2>&1"),
             2);
+  EXPECT_NE(test::read_text(out).find("in-run times already"), std::string::npos) << test::read_text(out);
+}
+
+// --in-run --base ISOLATED: the runs alone, added to an isolated calibration;
+// what only an isolated calibration uses is refused, and so are runs too
+// small to time any shape 5 times.
+TEST(InRunCalibrationCli, BaseGetsTheRunsAlone) {
+  test::TempDir dir;
+  const std::string iso = dir.path() + "/iso.json", again = dir.path() + "/again.json", out = dir.path() + "/out.txt";
+  ASSERT_EQ(
+      shell(std::string(TESSERA_BIN) + " calibrate --quick --precision d --kernels gsmm --sizes 64 --for-n 0 --out " +
+            iso + " > " + out + " 2>&1"),
+      0)
+      << test::read_text(out);
+  const std::string runs = std::string(TESSERA_BIN) + " calibrate --in-run --base " + iso + " --precision d ";
+  ASSERT_EQ(shell(runs + "--kernels gsmm --in-run-n 2048 --out " + again + " > " + out + " 2>&1"), 0)
+      << test::read_text(out);
+  const auto doc = nlohmann::json::parse(test::read_text(again));
+  EXPECT_GT(doc.at("calibration").at("in_run").at("shapes").get<int>(), 0);
+  EXPECT_EQ(doc.at("calibration").at("qr_ib"), 32);  // the base's record stays
+  // The base has no 2-thread model: refused before any run.
+  EXPECT_EQ(shell(runs + "--threads 2 --out " + again + " > " + out + " 2>&1"), 2);
   EXPECT_NE(test::read_text(out).find("2 thread"), std::string::npos) << test::read_text(out);
+  for (const char* isolated_only : {"--quick", "--cold", "--sizes 64", "--for-n 2048", "--name x"}) {
+    EXPECT_EQ(shell(runs + isolated_only + " --out " + again + " > " + out + " 2>&1"), 2) << isolated_only;
+    EXPECT_NE(test::read_text(out).find("in isolation"), std::string::npos) << test::read_text(out);
+  }
+  EXPECT_EQ(shell(runs + "--ib 64 --out " + again + " > " + out + " 2>&1"), 2);  // the base measured ib = 32
+  EXPECT_NE(test::read_text(out).find("ib = 32"), std::string::npos) << test::read_text(out);
+  EXPECT_EQ(shell(runs + "--kernels gsmm --in-run-n 256 --out " + again + " > " + out + " 2>&1"), 2);
+  EXPECT_NE(test::read_text(out).find("no kernel shape"), std::string::npos) << test::read_text(out);
 }
 
 TEST(InRunCalibrationCli, BadOptionsAreRejected) {
