@@ -30,10 +30,7 @@ namespace {
 
 using calibration::KernelCall;
 
-// Whether `o` asks for kernel k: o.kernels lists it, or is empty and the kernel table calibrates k.
-bool wanted(const CalibrationOptions& o, std::uint16_t k) {
-  return o.kernels.empty() ? kernel_info(k) && kernel_info(k)->calibrated : std::ranges::count(o.kernels, k) > 0;
-}
+bool wanted(const CalibrationOptions& o, std::uint16_t k) { return calibration_wants(o.kernels, k); }
 bool has_k(std::uint16_t k) { return kernel_info(k) && kernel_info(k)->has_k; }
 bool takes_ib(std::uint16_t k) { return kernel_info(k) && kernel_info(k)->ib != KernelIb::kNone; }
 
@@ -44,13 +41,6 @@ class Recorder final : public TaskSink {
 };
 
 auto key(const KernelShape& s) { return std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k, s.ib); }
-
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
 
 template <class T>
 KernelMeasurement measure(const KernelShape& s, int concurrency, const CalibrationOptions& o) {
@@ -116,6 +106,19 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
 
 }  // namespace
 
+bool calibration_wants(const std::vector<std::uint16_t>& kernels, std::uint16_t k) {
+  return kernels.empty() ? kernel_info(k) && kernel_info(k)->calibrated : std::ranges::count(kernels, k) > 0;
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+double five_digits(double x) { return std::stod(fmt::format("{:.5g}", x)); }
+
 KernelMeasurement sample_calls(const KernelShape& shape, int concurrency, const CalibrationOptions& o,
                                const std::function<double(int)>& timed) {
   std::vector<double> samples;
@@ -146,10 +149,9 @@ std::string measurement_json(const KernelMeasurement& m) {
   if (m.shape.k > 0) e["k"] = m.shape.k;
   if (m.shape.ib > 0) e["ib"] = m.shape.ib;
   // Five significant digits: more than the measurements' own precision.
-  const auto sig = [](double x) { return std::stod(fmt::format("{:.5g}", x)); };
-  e["median_s"] = sig(m.median_s);
-  e["spread_s"] = sig(m.spread_s);
-  e["min_s"] = sig(m.min_s);
+  e["median_s"] = five_digits(m.median_s);
+  e["spread_s"] = five_digits(m.spread_s);
+  e["min_s"] = five_digits(m.min_s);
   e["reps"] = m.reps;
   return e.dump();
 }

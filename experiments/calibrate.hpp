@@ -116,6 +116,14 @@ KernelMeasurement sample_calls(const KernelShape& shape, int concurrency, const 
                                const std::function<double(int)>& timed);
 // One measurement as a machine file's calibrated model lists it (JSON text).
 std::string measurement_json(const KernelMeasurement& m);
+// Whether a calibration of `kernels` (empty: every kernel the table
+// calibrates) measures kernel k.
+bool calibration_wants(const std::vector<std::uint16_t>& kernels, std::uint16_t k);
+// The q-quantile of sorted (not empty), linear between order statistics.
+double quantile(const std::vector<double>& sorted, double q);
+// x to five significant digits, as machine files record times: more than
+// the measurements' own precision.
+double five_digits(double x);
 
 // Times one call's worth of `shape` like calibrate() does (for tests and tools).
 KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o);

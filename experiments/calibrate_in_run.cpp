@@ -23,19 +23,7 @@ namespace {
 using ordered = nlohmann::ordered_json;
 using ShapeKey = std::tuple<int, std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>;
 
-// Linear interpolation between order statistics of sorted v (v not empty).
-double quantile_of(const std::vector<double>& v, double q) {
-  const double x = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(x);
-  const double f = x - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
-}
-
-bool wanted(const InRunOptions& o, std::uint16_t kernel) {
-  if (!o.kernels.empty()) return std::find(o.kernels.begin(), o.kernels.end(), kernel) != o.kernels.end();
-  const auto all = calibrated_kernels();
-  return std::find(all.begin(), all.end(), kernel) != all.end();
-}
+bool wanted(const InRunOptions& o, std::uint16_t kernel) { return calibration_wants(o.kernels, kernel); }
 
 // Each worker's calls of one run, with their start times; one cache line
 // per worker, so that workers never share one.
@@ -76,8 +64,6 @@ class CallRecorder final : public RuntimeObserver {
   std::vector<Worker> workers_;
 };
 
-double sig5(double x) { return std::stod(fmt::format("{:.5g}", x)); }
-
 // The model a run of `threads` threads uses, by name: node.cores.model_by_threads,
 // or node.cores.model for one thread when the file has no per-thread models.
 std::string model_for(const ordered& f, int threads, const std::string& path) {
@@ -116,15 +102,20 @@ ordered parse_machine(const std::string& text, const std::string& path) {
   }
 }
 
-}  // namespace
-
-void check_in_run_target(const std::string& text, const std::string& path, const std::vector<int>& threads) {
-  ordered f = parse_machine(text, path);
+// check_in_run_target on a parsed file.
+void check_target(ordered& f, const std::string& path, const std::vector<int>& threads) {
   if (f.contains("calibration") && f["calibration"].is_object() && f["calibration"].contains("in_run"))
     throw InputError(path +
                      " holds in-run times already (calibration.in_run): merging more would scale them as isolated "
                      "ones; give the isolated calibration it was made from");
   for (const int t : threads) (void)target_model(f, t, path);
+}
+
+}  // namespace
+
+void check_in_run_target(const std::string& text, const std::string& path, const std::vector<int>& threads) {
+  ordered f = parse_machine(text, path);
+  check_target(f, path, threads);
 }
 
 std::vector<std::string> in_run_algos(const InRunOptions& o) {
@@ -149,8 +140,8 @@ std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, in
     InRunShape s;
     s.threads = std::get<0>(key);
     s.shape = KernelShape{std::get<1>(key), std::get<2>(key), std::get<3>(key), std::get<4>(key), std::get<5>(key), 0};
-    s.median_s = quantile_of(v, 0.5);
-    s.spread_s = quantile_of(v, 0.75) - quantile_of(v, 0.25);
+    s.median_s = quantile(v, 0.5);
+    s.spread_s = quantile(v, 0.75) - quantile(v, 0.25);
     s.calls = static_cast<int>(v.size());
     out.push_back(s);
   }
@@ -214,8 +205,8 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
   std::vector<int> threads;
   for (const InRunShape& x : shapes)
     if (std::find(threads.begin(), threads.end(), x.threads) == threads.end()) threads.push_back(x.threads);
-  check_in_run_target(text, path, threads);
   ordered f = parse_machine(text, path);
+  check_target(f, path, threads);
   std::map<int, std::vector<const InRunShape*>> by_threads;
   for (const InRunShape& s : shapes) by_threads[s.threads].push_back(&s);
   for (const auto& [threads, measured] : by_threads) {
@@ -241,11 +232,11 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
     std::map<std::pair<std::string, std::string>, double> scale;
     for (auto& [kp, r] : ratios) {
       std::sort(r.begin(), r.end());
-      scale[kp] = quantile_of(r, 0.5);
+      scale[kp] = quantile(r, 0.5);
     }
     const auto from_run = [](ordered& e, const InRunShape& s) {
-      e["median_s"] = sig5(s.median_s);
-      e["spread_s"] = sig5(s.spread_s);
+      e["median_s"] = five_digits(s.median_s);
+      e["spread_s"] = five_digits(s.spread_s);
       e.erase("min_s");
       e.erase("reps");
       e["in_run_calls"] = s.calls;
@@ -258,9 +249,9 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
         if (!placed.insert(k).second) continue;  // a duplicate of a shape already placed
         from_run(e, *it->second);
       } else if (const auto sc = scale.find({std::get<0>(k), std::get<1>(k)}); sc != scale.end()) {
-        e["median_s"] = sig5(e["median_s"].get<double>() * sc->second);
-        if (e.contains("spread_s")) e["spread_s"] = sig5(e["spread_s"].get<double>() * sc->second);
-        if (e.contains("min_s")) e["min_s"] = sig5(e["min_s"].get<double>() * sc->second);
+        e["median_s"] = five_digits(e["median_s"].get<double>() * sc->second);
+        if (e.contains("spread_s")) e["spread_s"] = five_digits(e["spread_s"].get<double>() * sc->second);
+        if (e.contains("min_s")) e["min_s"] = five_digits(e["min_s"].get<double>() * sc->second);
         e["in_run_scale"] = std::stod(fmt::format("{:.4g}", sc->second));
       }
       merged.push_back(std::move(e));
