@@ -108,13 +108,16 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
   constexpr auto W = AccessMode::Write;
   constexpr auto RW = AccessMode::ReadWrite;
   // 002 Alg. 2: at step k the CPU side holds columns [k, k + d); the others
-  // are the GPUs' (column j on GPU 1 + (its top-level block mod G)). The
-  // panel's kernels always run on the cores. Without a split: -1, where the
-  // task's main output lives.
-  const bool split = o.d > 0 && o.gpus > 0;
+  // are the GPUs' (column j on GPU 1 + (its top-level block mod G)), and the
+  // panel's kernels run on the cores. With d = 0 the GPUs hold every column
+  // and factor the panels too, except the tournament's candidate selection
+  // (LEAF, MERGE, PIVOTS), which stays on the cores. Without GPUs: -1, where
+  // the task's main output lives.
+  const bool split = o.gpus > 0;
+  const auto gpu_of = [&](int j) { return static_cast<std::int8_t>(1 + L.col_top(j) % std::max(1, o.gpus)); };
   const auto column_device = [&](int k, int j) -> std::int8_t {
     if (!split) return -1;
-    return static_cast<std::int8_t>(j < k + o.d ? 0 : 1 + L.col_top(j) % o.gpus);
+    return j < k + o.d ? std::int8_t{0} : gpu_of(j);
   };
   const auto on = [&](TaskDesc t, std::int8_t dev) {
     t.device = dev;
@@ -125,16 +128,17 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
     const std::int32_t panel_prio = column_priority(q, k, k);
+    const std::int8_t panel = split && o.d == 0 ? gpu_of(k) : cores;  // column k's factorization
     if (o.pivot != LuPivot::None) {
       if (o.pivot == LuPivot::Partial) {
         for (int i = t; i < p; ++i)
           sink.insert(
-              on(make_task(kLuGather, k, i, 0, panel_prio).add(panel_data(L), RW).add(tile_data(L, i, k), R), cores));
-        sink.insert(on(make_task(kLuPanel, k, t, 0, panel_prio).add(plan_data(L, k), W).add(panel_data(L), RW), cores));
+              on(make_task(kLuGather, k, i, 0, panel_prio).add(panel_data(L), RW).add(tile_data(L, i, k), R), panel));
+        sink.insert(on(make_task(kLuPanel, k, t, 0, panel_prio).add(plan_data(L, k), W).add(panel_data(L), RW), panel));
         // The factored panel goes back to its tiles in the plan's row order.
         for (int i = t; i < p; ++i)
           sink.insert(
-              on(make_task(kLuScatter, k, i, 0, panel_prio).add(tile_data(L, i, k), RW).add(panel_data(L), R), cores));
+              on(make_task(kLuScatter, k, i, 0, panel_prio).add(tile_data(L, i, k), RW).add(panel_data(L), R), panel));
       } else {
         for (int i = t; i < p; ++i)
           sink.insert(
@@ -163,7 +167,7 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
           if (node_row(i) == (node_row(t) + off) % o.grid_rows) below.push_back(i);
       const auto interchange = [&](int j) {
         const std::int32_t prio = j >= k ? column_priority(q, j, k) : column_priority(q, q, k);
-        const std::int8_t dev = j >= k ? column_device(k, j) : cores;
+        const std::int8_t dev = j >= k ? column_device(k, j) : o.d == 0 && split ? gpu_of(j) : cores;
         sink.insert(on(make_task(kLuSwap, k, t, j, prio).add(tile_data(L, t, j), RW).add(plan_data(L, k), R), dev));
         for (const int i : below)
           sink.insert(on(make_task(kLuExchange, k, i, j, prio)
@@ -178,10 +182,10 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
       sink.release(plan_data(L, k));
     }
     if (o.pivot != LuPivot::Partial) {
-      sink.insert(on(make_task(kLuDiag, k, t, k, panel_prio).add(tile_data(L, t, k), RW), cores));
+      sink.insert(on(make_task(kLuDiag, k, t, k, panel_prio).add(tile_data(L, t, k), RW), panel));
       for (int i = t + 1; i < p; ++i)
         sink.insert(
-            on(make_task(kLuTrsmL, k, i, k, panel_prio).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), R), cores));
+            on(make_task(kLuTrsmL, k, i, k, panel_prio).add(tile_data(L, i, k), RW).add(tile_data(L, t, k), R), panel));
     }
     for (int j = k + 1; j < q; ++j) {
       const std::int32_t prio = column_priority(q, j, k);
@@ -250,11 +254,12 @@ std::vector<index_t> lu_row_permutation(const TileLayout& L, LuPivot pivot,
 }
 
 template <class T>
-void LuExecutor<T>::write_plan(int k, const index_t* rows, index_t info) {
+std::vector<T> LuExecutor<T>::make_plan(int k, const index_t* rows, index_t info) const {
   const TileLayout& L = a_.layout();
   const index_t wk = L.col_width(k), h = L.row_height(L.col_top(k)) - L.col_local_offset(k);
   if (info > 0) throw SingularMatrix(L.col_offset(k) + info, to_string(pivot_));
-  T* plan = b_.plan(k);
+  std::vector<T> out(b_.plan_elems(), T(0));
+  T* plan = out.data();
   const std::size_t B = b_.B();
   std::int64_t* sel = lu_ints(plan, 2);
   std::int64_t* sw = lu_ints(plan, 2 + B);
@@ -280,14 +285,15 @@ void LuExecutor<T>::write_plan(int k, const index_t* rows, index_t info) {
     while (used[next]) ++next;
     sw[x] = next++;
   }
+  return out;
 }
 
 template <class T>
-std::vector<index_t> LuExecutor<T>::plan_order(int k, index_t mk) const {
+std::vector<index_t> LuExecutor<T>::plan_order(const T* plan, int k, index_t mk) const {
   const TileLayout& L = a_.layout();
   std::vector<index_t> order(static_cast<std::size_t>(mk));
   for (index_t x = 0; x < mk; ++x) order[x] = x;
-  apply_plan(b_.plan(k), b_.B(), L.row_height(L.col_top(k)) - L.col_local_offset(k), order.data());
+  apply_plan(plan, b_.B(), L.row_height(L.col_top(k)) - L.col_local_offset(k), order.data());
   return order;
 }
 
@@ -351,7 +357,9 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       break;
     }
     case kLuPanel: {
-      // (P_k, L, U) = GEPP(G): partial pivoting on the whole panel (002 Alg. 1's cpu_dgetrf)
+      // (P_k, L, U) = GEPP(G): partial pivoting on the whole panel (002 Alg. 1's cpu_dgetrf;
+      // on a GPU with --d 0, cuSOLVER's). G and P_k are in the worker's device memory: the
+      // host sees only the pivots, and writes the plan and the row order through the kernels.
       const index_t mk = L.m() - L.row_offset(t) - dk;
       T* g = b_.panel();
       std::vector<index_t> ipiv(static_cast<std::size_t>(wk));
@@ -360,17 +368,17 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       std::vector<index_t> at(static_cast<std::size_t>(mk));
       for (index_t x = 0; x < mk; ++x) at[x] = x;
       for (index_t r = 0; r < wk; ++r) std::swap(at[r], at[ipiv[r]]);
-      write_plan(k, at.data(), info);
+      const std::vector<T> plan = make_plan(k, at.data(), info);
+      K.from_host(b_.plan(k), plan.data(), plan.size() * sizeof(T));
       // The plan puts the same w rows on top but the others elsewhere: G's
       // rows below w follow the plan's order, as every other column will.
-      const std::vector<index_t> order = plan_order(k, mk);
+      // Row x >= w of the plan's order is GEPP's row row_of[order[x]] >= w.
+      const std::vector<index_t> order = plan_order(plan.data(), k, mk);
       std::vector<index_t> row_of(static_cast<std::size_t>(mk));
       for (index_t x = 0; x < mk; ++x) row_of[at[x]] = x;
-      std::vector<T> below(static_cast<std::size_t>((mk - wk) * wk));
-      for (index_t c = 0; c < wk; ++c)
-        for (index_t x = wk; x < mk; ++x) below[(x - wk) + c * (mk - wk)] = g[row_of[order[x]] + c * L.m()];
-      for (index_t c = 0; c < wk; ++c)
-        std::copy(below.begin() + c * (mk - wk), below.begin() + (c + 1) * (mk - wk), g + wk + c * L.m());
+      std::vector<std::int64_t> from(static_cast<std::size_t>(mk - wk));
+      for (index_t x = wk; x < mk; ++x) from[x - wk] = row_of[order[x]] - wk;
+      K.lu_permute_from_host(mk - wk, wk, g + wk, L.m(), from.data());
       break;
     }
     case kLuScatter: {
@@ -386,7 +394,8 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       if (static_cast<index_t>(rows.size()) != wk)
         throw std::logic_error("LU tournament: the root of column " + std::to_string(k) + " holds " +
                                std::to_string(rows.size()) + " rows, not " + std::to_string(wk));
-      write_plan(k, rows.data(), *lu_ints(c, 1));
+      const std::vector<T> plan = make_plan(k, rows.data(), *lu_ints(c, 1));
+      K.from_host(b_.plan(k), plan.data(), plan.size() * sizeof(T));
       break;
     }
     case kLuSwap:

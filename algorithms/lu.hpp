@@ -153,9 +153,11 @@ class LuExecutor final : public Executor {
   KernelShape shape(const TaskDesc& t) const override { return lu_shape(a_.layout(), t, sizeof(T) == 8 ? 'd' : 's'); }
 
  private:
-  void write_plan(int k, const index_t* rows, index_t info);
-  // order[x]: the panel row that column k's plan brings to panel row x.
-  std::vector<index_t> plan_order(int k, index_t mk) const;
+  // Column k's plan (LuBuffers' layout) that brings the panel rows rows[0..w)
+  // to its top, in host memory; throws SingularMatrix when info > 0.
+  std::vector<T> make_plan(int k, const index_t* rows, index_t info) const;
+  // order[x]: the panel row that column k's plan (in host memory) brings to panel row x.
+  std::vector<index_t> plan_order(const T* plan, int k, index_t mk) const;
   TileMatrix<T>& a_;
   LuBuffers<T>& b_;
   LuPivot pivot_;

@@ -119,7 +119,7 @@ class Lu final : public Factorization {
   std::string variant() const override {
     std::string s = std::string("pivot=") + to_string(o_.pivot);
     if (o_.pivot == LuPivot::Tournament) s += std::string(" tree=") + to_string(o_.tree);
-    if (o_.d > 0) s += " d=" + std::to_string(o_.d);
+    if (o_.gpus > 0) s += " d=" + std::to_string(o_.d);
     return s;
   }
 

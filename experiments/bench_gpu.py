@@ -34,7 +34,8 @@ from bench_mpi import run_json  # noqa: E402  (one way to run a program and read
 
 # The rows of the README's table (lent H100, 2026-11-25), then LU with the
 # narrow panels the simulator ranks first (experiments/README.md, "LU on one
-# H100"), not yet measured.
+# H100"), and LU with every column on the GPU, its panels factored there by
+# cuSOLVER (--d 0), not yet measured.
 DEFAULT_ROWS = [
     "cholesky:--B 2048 --s 1",
     "cholesky:--B 2048 --s 2 --b 32",
@@ -43,6 +44,9 @@ DEFAULT_ROWS = [
     "lu:--B 1024 --d 1 --pivot tournament",
     "lu:--B 1024 --s 8 --d 1 --pivot tournament",
     "lu:--B 2048 --s 8 --d 1 --pivot tournament",
+    "lu:--B 1024 --d 0 --pivot partial",
+    "lu:--B 2048 --d 0 --pivot partial",
+    "lu:--B 2048 --s 4 --d 0 --pivot partial",
 ]
 
 

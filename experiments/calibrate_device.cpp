@@ -117,10 +117,7 @@ class TimerOn final : public DeviceKernelTimer::Impl {
 bool runs_on_device(std::uint16_t kernel) {
   switch (kernel) {
     case kLuLeaf:
-    case kLuMerge:
-    case kLuPanel:
-    case kLuDiag:
-    case kLuTrsmL: return false;
+    case kLuMerge: return false;
     default: return kernel_info(kernel) && kernel_info(kernel)->calibrated;
   }
 }

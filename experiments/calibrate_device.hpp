@@ -36,8 +36,9 @@ class Device;
 namespace tessera::kernels {
 
 // Whether the runtime may run `kernel` on a GPU: every calibrated kernel but
-// LU's panel kernels (the pivot-writing LEAF, MERGE and PANEL, and DIAG and
-// TRSM_L of the panel), which run on CPU cores only (kernels/tile_kernels_api.hpp).
+// the LU tournament's candidate selection (LEAF, MERGE), which runs on CPU
+// cores only (kernels/tile_kernels_api.hpp). LU's PANEL, DIAG and TRSM_L run
+// on a GPU when it holds every block column (--d 0).
 bool runs_on_device(std::uint16_t kernel);
 
 struct LinkMeasurement {

@@ -37,7 +37,8 @@
 #                    N = 16,384; OUT/runs.json lists them for experiments/gpu_predict.py
 #         bench      experiments/bench_gpu.py: tessera against cuSOLVER, N = 32,768
 #                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
-#                    bench_gpu.py's: the README's table, two narrow-panel LUs;
+#                    bench_gpu.py's: the README's table, two narrow-panel LUs,
+#                    three LUs with every column on the GPU (--d 0);
 #                    precisions $BENCH_PRECISIONS, default d)
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_TILE_ARGS for tessera)
@@ -163,7 +164,9 @@ run() {
         for a in cholesky qr lu; do
           step "memcheck_$a" compute-sanitizer --tool memcheck --error-exitcode 9 \
             $b/tessera run --algo $a --n 1024 --B 256 --gpus 1 --device cuda --threads 2 --check $([[ $a == lu ]] && echo --d 1)
-        done ;;
+        done
+        step memcheck_lu_gpu_panels compute-sanitizer --tool memcheck --error-exitcode 9 \
+          $b/tessera run --algo lu --n 1024 --B 256 --gpus 1 --device cuda --threads 2 --check --d 0 ;;
       check)
         for a in cholesky qr lu; do
           for p in d s; do
@@ -173,6 +176,10 @@ run() {
         done
         step check_lu_partial $b/tessera run --algo lu --pivot partial --n 8192 --B 1024 --gpus 1 --device cuda \
           --threads $t --check --d 1 --json "$out/check_lu_partial.json"
+        for p in d s; do  # every column on the GPU, the panels factored there (cuSOLVER)
+          step "check_lu_gpu_panels_$p" $b/tessera run --algo lu --pivot partial --n 8192 --precision $p --B 1024 \
+            --gpus 1 --device cuda --threads $t --check --d 0 --json "$out/check_lu_gpu_panels_$p.json"
+        done
         step check_qr_binary $b/tessera run --algo qr --qr-tree binary --qr-domain 2 --n 8192 --B 1024 --gpus 1 \
           --device cuda --threads $t --check --json "$out/check_qr_binary.json" ;;
       calibrate)

@@ -124,8 +124,9 @@ class KernelCall {
   // --- On a device (see the top of this file) ---
   enum Operand { kA, kA0, kB, kB0, kC, kT, kR, kOperands };
   // Host operand `which` of copy c (empty when the kernel has none). LU's
-  // pivot rows are not among them: the kernels that write pivots run on CPU
-  // cores only (kernels/tile_kernels_api.hpp), so a device is not timed on them.
+  // pivot rows are not among them: PANEL's pivots come back to the host
+  // (device_pivots_), and LEAF and MERGE run on CPU cores only
+  // (kernels/tile_kernels_api.hpp), so a device is not timed on them.
   std::vector<T>& operand(int c, int which) {
     Set& x = sets_[c];
     std::vector<T>* all[kOperands] = {&x.a, &x.a0, &x.b, &x.b0, &x.c, &x.t, &x.r};
@@ -159,6 +160,14 @@ class KernelCall {
       case kLarfb: K.larfb(true, m_, n_, k_, ib_, p[kB], m_, p[kT], ib_, p[kC], m_); break;
       case kTsqrt: K.tsqrt(m_, n_, ib_, p[kB], n_, p[kA], m_, p[kT], ib_); break;
       case kSsrfb: K.ssrfb(true, m_, n_, k_, ib_, p[kB], m_, p[kT], ib_, p[kA], k_, p[kC], m_); break;
+      case kLuPanel:
+        device_pivots_.resize(static_cast<std::size_t>(std::min(m_, n_)));
+        K.lu_getrf(m_, n_, p[kA], m_, device_pivots_.data());
+        break;
+      case kLuDiag:
+        if (K.lu_getrf_nopiv(m_, n_, p[kA], m_) != 0) throw std::logic_error("calibration: LU_DIAG met a zero pivot");
+        break;
+      case kLuTrsmL: K.lu_trsm_l(m_, n_, p[kB], n_, p[kA], m_); break;
       case kLuTrsmU: K.lu_trsm_u(m_, n_, p[kB], m_, p[kA], m_); break;
       case kLuGemm: K.lu_gemm(m_, n_, k_, p[kA], m_, p[kB], k_, p[kC], m_); break;
       default:
@@ -319,6 +328,7 @@ class KernelCall {
   std::int64_t m_, n_, k_, ib_;
   bool host_factors_ = true;
   std::vector<Set> sets_;
+  std::vector<index_t> device_pivots_;  // PANEL on a device: its pivots, returned to the host
 };
 
 }  // namespace tessera::kernels::calibration

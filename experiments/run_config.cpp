@@ -53,12 +53,13 @@ int parse_count(const char* opt, const std::string& v) {
   }
   if (used == 0 || used != v.size() || x < 1)
     throw InputError(std::string(opt) + " '" + v + "' must be a whole number >= 1" +
-                     (std::string(opt) == "--d" ? " or auto" : ""));
+                     (std::string(opt) == "--d" ? ", auto, eq1, or 0 with --gpus" : ""));
   return x;
 }
 
 // --d: the CPU side's block columns of 002 Alg. 2 (a factorization that
-// splits its columns between the cores and the GPUs): a count; auto, the
+// splits its columns between the cores and the GPUs): a count (0 with GPUs:
+// none, the GPUs factor the panels as well); auto, the
 // default with GPUs, the whole run's flop balance
 // (models::cpu_block_columns_whole_run); or eq1, 002 §4's eq. (1). Both
 // with the dominant kernel's speeds at tile size B: a simulated run's from
@@ -75,6 +76,12 @@ void resolve_split(RunConfig& c, const Factorization& F) {
     throw InputError("--d " + c.d +
                      " splits the block columns between the CPU cores and the GPUs: it needs --gpus >= 1");
   const int q = TileLayout(c.m, c.n, c.B, c.s, c.b).tile_cols();
+  if (c.d == "0") {
+    // No block column on the cores: the GPUs factor the panels too.
+    c.d_columns = 0;
+    c.d_source = "given";
+    return;
+  }
   if (given && c.d != "auto" && c.d != "eq1") {
     c.d_columns = parse_count("--d", c.d);
     if (c.d_columns > q)

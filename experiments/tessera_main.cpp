@@ -371,7 +371,8 @@ int main(int argc, char** argv) {
   run->add_option("--d", cfg.d,
                   "LU with --gpus: block columns the CPU cores hold (002 Alg. 2): a count, auto (the d that balances "
                   "the two sides' flops over the whole run, models/lu_split.hpp) or eq1 (002 eq. (1)), speeds from "
-                  "the kernel models; default auto");
+                  "the kernel models; 0: none, the GPUs factor the panels too (the tournament's candidate selection "
+                  "stays on the cores); default auto");
   run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
   run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   tessera::TuningOptions tuning;

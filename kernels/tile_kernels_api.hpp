@@ -49,8 +49,10 @@ class TileKernels {
   }
 
   // LU (algorithms/lu.cpp, paper 002). A device that lacks one of these
-  // throws; the LU task graph runs the panel's kernels (lu_select,
-  // lu_getrf_nopiv, lu_trsm_l) on CPU cores only.
+  // throws. The LU task graph runs the tournament's candidate selection
+  // (lu_select) on CPU cores only; the partial-pivoting panel (lu_getrf),
+  // the diagonal block (lu_getrf_nopiv) and the rest run on a GPU too when
+  // no block column is the cores' (--d 0).
   //
   // GEPP on a copy of the m×n block A (A itself is not modified): writes the
   // min(m,n) rows it pivots on, in pivot order, 0-based in A, to rows[].
@@ -92,6 +94,16 @@ class TileKernels {
   virtual void lu_permute(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) {
     (void)rows, (void)cols, (void)a, (void)lda, (void)perm;
     missing("lu_permute");
+  }
+  // lu_permute with perm in host memory (the caller's; it may reuse it on return).
+  virtual void lu_permute_from_host(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) {
+    (void)rows, (void)cols, (void)a, (void)lda, (void)perm;
+    missing("lu_permute_from_host");
+  }
+  // dst (bytes, this device's memory) = src (host memory; the caller may reuse it on return).
+  virtual void from_host(void* dst, const void* src, std::size_t bytes) {
+    (void)dst, (void)src, (void)bytes;
+    missing("from_host");
   }
   // For r < w with lo <= xch[r] < hi: row r of TOP and row xch[r] - lo of A
   // trade places (cols columns each); xch is in this device's memory.

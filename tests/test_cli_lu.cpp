@@ -69,12 +69,21 @@ TEST(CliLuBadInput, DLargerThanTheBlockColumns) {
 TEST(CliLuBadInput, DNeedsGpus) {
   expect_rejected(kInvalidInput, lu({"--n", "700", "--B", "96", "--d", "3"}), {"--d 3", "--gpus"});
   expect_rejected(kInvalidInput, lu({"--n", "700", "--B", "96", "--d", "auto"}), {"--d auto", "--gpus"});
+  expect_rejected(kInvalidInput, lu({"--n", "700", "--B", "96", "--d", "0"}), {"--d 0", "--gpus"});
 }
 
-TEST(CliLuBadInput, DMustBeAPositiveCount) {
-  for (const char* d : {"0", "-2", "three"})
+TEST(CliLuBadInput, DMustBeACount) {
+  for (const char* d : {"-2", "three", "00", "1.5"})
     expect_rejected(kInvalidInput, lu({"--n", "700", "--B", "96", "--gpus", "1", "--d", d}),
                     {"--d", std::string("'") + d + "'"});
+}
+
+// --d 0: no block column on the cores; the run says so and checks.
+TEST(CliLu, DZeroPutsEveryColumnOnTheGpus) {
+  const Outcome o = run_tessera(lu({"--n", "700", "--B", "96", "--gpus", "1", "--d", "0", "--check"}));
+  expect_success(o);
+  EXPECT_THAT(o.out, HasSubstr(" d=0 ")) << o;
+  EXPECT_THAT(o.out, EndsWith(" ok\n")) << o;
 }
 
 // LU's options belong to LU: Cholesky and QR refuse them instead of

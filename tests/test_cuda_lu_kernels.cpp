@@ -3,8 +3,9 @@
 // that a panel's pivots apply to its trailing columns). Same random input
 // through CpuTileKernels and CudaTileKernels, in both precisions; results
 // must agree to a scaled rounding tolerance, and the permutations, which do
-// no arithmetic, must agree exactly. The panel kernels (lu_select,
-// lu_getrf) run on CPU cores by design, so the GPU must refuse them.
+// no arithmetic, must agree exactly. The panels (lu_getrf, lu_getrf_nopiv)
+// run on the GPU with --d 0; the tournament's candidate selection
+// (lu_select) runs on CPU cores by design, so the GPU must refuse it.
 //
 // Where no CUDA device is present every test skips, saying why.
 #include <gtest/gtest.h>
@@ -115,13 +116,93 @@ TYPED_TEST(CudaLuKernelsTest, PermuteAndExchangeMatchCpuExactly) {
   EXPECT_TRUE(b == this->download(db, b.size())) << "lu_exchange's tile rows";
 }
 
-TYPED_TEST(CudaLuKernelsTest, PanelKernelsStayOnTheCpu) {
+// The largest |P A - L U| of the m×n factors f (ld) and 0-based swaps ipiv
+// of the m×n matrix a (ld), over the largest |A|.
+template <class T>
+double plu_error(index_t m, index_t n, const std::vector<T>& a, const std::vector<T>& f, index_t ld,
+                 const std::vector<index_t>& ipiv) {
+  std::vector<double> pa(static_cast<std::size_t>(m * n));
+  double amax = 0;
+  for (index_t c = 0; c < n; ++c)
+    for (index_t r = 0; r < m; ++r) {
+      pa[r + c * m] = a[r + c * ld];
+      amax = std::max(amax, std::abs(pa[r + c * m]));
+    }
+  for (index_t i = 0; i < n; ++i)
+    for (index_t c = 0; c < n; ++c) std::swap(pa[i + c * m], pa[ipiv[i] + c * m]);
+  double err = 0;
+  for (index_t c = 0; c < n; ++c)
+    for (index_t r = 0; r < m; ++r) {
+      double lu = 0;
+      for (index_t x = 0; x <= std::min(r, c); ++x)
+        lu += (x == r ? 1.0 : static_cast<double>(f[r + x * ld])) * static_cast<double>(f[x + c * ld]);
+      err = std::max(err, std::abs(pa[r + c * m] - lu));
+    }
+  return err / amax;
+}
+
+// The panel with partial pivoting (--d 0 runs it on the GPU): cuSOLVER's
+// GEPP factors P A = L U to rounding and chooses GEPP's first pivot, the
+// largest entry of the first column; in double precision every pivot is
+// LAPACK's (a random panel has no near ties at that precision; in single,
+// rounding may break one differently).
+TYPED_TEST(CudaLuKernelsTest, PanelGetrfMatchesCpu) {
   using T = TypeParam;
-  std::vector<T> a = random_matrix<T>(8, 8, 13);
+  const index_t m = 700, n = 96, lda = 710;
+  const std::vector<T> a = random_matrix<T>(lda, n, 13);
+  std::vector<T> cpu = a;
   T* da = this->upload(a);
-  std::vector<index_t> ipiv(8);
-  EXPECT_THROW(this->gpu().lu_getrf(8, 8, da, 8, ipiv.data()), std::logic_error);
-  EXPECT_THROW(this->gpu().lu_getrf_nopiv(8, 8, da, 8), std::logic_error);
+  std::vector<index_t> want(n), got(n);
+  EXPECT_EQ(this->cpu_.lu_getrf(m, n, cpu.data(), lda, want.data()), 0);
+  EXPECT_EQ(this->gpu().lu_getrf(m, n, da, lda, got.data()), 0);
+  EXPECT_EQ(want[0], got[0]) << "GEPP's first pivot";
+  if (sizeof(T) == 8) EXPECT_EQ(want, got) << "GEPP's pivots";
+  const double eps = std::numeric_limits<T>::epsilon();
+  EXPECT_LT(plu_error(m, n, a, this->download(da, a.size()), lda, got), 30 * n * eps) << "|P A - L U| / |A|";
+}
+
+// The diagonal block without pivots (the tournament's DIAG), on a
+// diagonally dominant block so that no pivot is needed, and a zero leading
+// entry reported as column 1, as on the CPU.
+TYPED_TEST(CudaLuKernelsTest, NoPivotGetrfMatchesCpu) {
+  using T = TypeParam;
+  const index_t m = 150, n = 100;
+  std::vector<T> a = random_matrix<T>(m, n, 14);
+  for (index_t i = 0; i < n; ++i) a[i + i * m] = T(m + 1);
+  T* da = this->upload(a);
+  EXPECT_EQ(this->cpu_.lu_getrf_nopiv(m, n, a.data(), m), 0);
+  EXPECT_EQ(this->gpu().lu_getrf_nopiv(m, n, da, m), 0);
+  expect_close(a, this->download(da, a.size()), n, "lu_getrf_nopiv (L U)");
+  std::vector<T> z = random_matrix<T>(8, 8, 15);
+  z[0] = T(0);
+  EXPECT_EQ(this->gpu().lu_getrf_nopiv(8, 8, this->upload(z), 8), 1) << "zero leading entry";
+}
+
+// Host data through the device's kernels: a permutation held by the host,
+// and bytes copied in. Exact, as every move.
+TYPED_TEST(CudaLuKernelsTest, HostPermutationAndBytesMatchCpuExactly) {
+  using T = TypeParam;
+  const index_t rows = 300, cols = 50, lda = 305;
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(rows));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(16));
+  std::vector<T> a = random_matrix<T>(lda, cols, 17);
+  T* da = this->upload(a);
+  this->cpu_.lu_permute_from_host(rows, cols, a.data(), lda, perm.data());
+  this->gpu().lu_permute_from_host(rows, cols, da, lda, perm.data());
+  EXPECT_TRUE(a == this->download(da, a.size())) << "lu_permute_from_host";
+  const std::vector<T> src = random_matrix<T>(123, 1, 18);
+  T* dst = this->upload(std::vector<T>(src.size(), T(0)));
+  this->gpu().from_host(dst, src.data(), src.size() * sizeof(T));
+  EXPECT_TRUE(src == this->download(dst, src.size())) << "from_host";
+}
+
+// The tournament's candidate selection runs on the cores only.
+TYPED_TEST(CudaLuKernelsTest, CandidateSelectionStaysOnTheCpu) {
+  using T = TypeParam;
+  std::vector<T> a = random_matrix<T>(8, 8, 19);
+  std::vector<index_t> rows(8);
+  EXPECT_THROW(this->gpu().lu_select(8, 8, this->upload(a), 8, rows.data()), std::logic_error);
 }
 
 #endif  // TESSERA_HAVE_CUDA

@@ -184,6 +184,18 @@ TEST_P(LuGpuResiduals, AreBelowTheThreshold) {
   }
   EXPECT_NE(r.config.factor->variant().find("d=" + std::to_string(r.config.d_columns)), std::string::npos)
       << r.config.factor->variant();
+  double gpu_busy = 0, core_busy = 0;
+  for (const auto& g : r.gpus) gpu_busy += g.busy_s;
+  for (const double b : r.busy_s) core_busy += b;
+  EXPECT_GT(gpu_busy, 0.0) << "the GPUs hold block columns in every case";
+  if (c.d == "0") {
+    // No block column on the cores: with partial pivoting or none they run
+    // nothing; the tournament's candidate selection stays on them.
+    if (c.pivot == "tournament") EXPECT_GT(core_busy, 0.0);
+    else EXPECT_EQ(core_busy, 0.0) << "a task of --d 0 ran on a core";
+  } else {
+    EXPECT_GT(core_busy, 0.0) << "d >= 1 columns and the panels are the cores'";
+  }
 }
 
 std::vector<LuCase> gpu_grid() {
@@ -199,6 +211,17 @@ std::vector<LuCase> gpu_grid() {
   // Two-level tiles and a tall matrix with a GPU.
   out.push_back(LuCase{"tournament", "binary", 'd', 700, 700, 96, 2, 24, 1, 1, "2"});
   out.push_back(LuCase{"partial", "", 'd', 1000, 333, 96, 1, 0, 2, 2, ""});
+  // --d 0: every column on the GPUs, panels included; 1 and 2 GPUs along
+  // the list, a tall matrix and two-level tiles.
+  int k = 0;
+  for (const auto& [pivot, tree] : kVariants)
+    for (char precision : {'d', 's'}) {
+      LuCase c{pivot, tree, precision, 700, 700, 96, 1, 0, 2, 1 + k++ % 2, "0"};
+      if (pivot == "none") c.matrix = "spd";
+      out.push_back(c);
+    }
+  out.push_back(LuCase{"partial", "", 'd', 1000, 333, 96, 2, 24, 1, 2, "0"});
+  out.push_back(LuCase{"tournament", "flat", 's', 1000, 333, 96, 3, 16, 2, 1, "0"});
   return out;
 }
 
@@ -256,8 +279,12 @@ TEST_P(LuSimulated, ResidualsAreBelowTheThreshold) {
   EXPECT_EQ(passed, 1) << out;
   EXPECT_EQ(gpus, static_cast<std::size_t>(c.gpus));
   const int q = TileLayout(c.m, c.n, c.B, c.s, c.b).tile_cols();
-  EXPECT_GE(d, 1);
-  EXPECT_LE(d, q);
+  if (c.d.empty()) {
+    EXPECT_GE(d, 1);
+    EXPECT_LE(d, q);
+  } else {
+    EXPECT_EQ(d, std::stoi(c.d));
+  }
   EXPECT_GT(std::strtod(time.c_str(), nullptr), 0.0) << "a simulated run takes simulated time";
 }
 
@@ -269,6 +296,9 @@ std::vector<LuCase> sim_grid() {
       if (pivot == "none") c.matrix = "spd";
       out.push_back(c);
     }
+  // Every column on the simulated GPU, panels included (--d 0).
+  out.push_back(LuCase{"partial", "", 'd', 700, 700, 96, 1, 0, 12, 1, "0"});
+  out.push_back(LuCase{"tournament", "binary", 's', 700, 700, 96, 1, 0, 12, 1, "0"});
   return out;
 }
 
@@ -331,7 +361,8 @@ TEST(LuPivoting, PartialHasLapacksGrowthFactor) {
   const LuCase cases[] = {{"partial", "", 'd', 700, 700, 96, 1, 0, 2},
                           {"partial", "", 'd', 1000, 333, 96, 2, 24, 3},
                           {"partial", "", 'd', 700, 700, 96, 3, 16, 1},
-                          {"partial", "", 'd', 700, 700, 96, 1, 0, 2, 2, "3"}};
+                          {"partial", "", 'd', 700, 700, 96, 1, 0, 2, 2, "3"},
+                          {"partial", "", 'd', 700, 700, 96, 1, 0, 2, 2, "0"}};
   for (const LuCase& c : cases) {
     SCOPED_TRACE(case_name(c));
     const RunResult tile = run_lu(c);

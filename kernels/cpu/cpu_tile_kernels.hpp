@@ -76,6 +76,13 @@ class CpuTileKernels final : public TileKernels<T> {
                    index_t hi) override {
     kernels::exchange_rows<T>(w, cols, top, ldt, a, lda, xch, lo, hi);
   }
+  // Host memory is this device's memory.
+  void lu_permute_from_host(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) override {
+    kernels::permute_rows<T>(rows, cols, a, lda, perm);
+  }
+  void from_host(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
 
  private:
   T* work(index_t n) {

@@ -2,6 +2,7 @@
 
 #include "kernels/cuda/compact_wy.hpp"
 #include "kernels/cuda/cuda_calls.hpp"
+#include "kernels/cuda/cuda_launch.hpp"
 #include "kernels/cuda/recursive_blocking.hpp"
 
 #include <algorithm>
@@ -16,13 +17,7 @@ namespace tessera::kernels {
 namespace {
 
 using namespace cuda::calls;
-
-// cuBLAS and cuSOLVER take int dimensions; a tile is far below INT_MAX.
-int to_int(index_t v) {
-  if (v < 0 || v > INT_MAX)
-    throw std::length_error("CUDA tile kernels: dimension " + std::to_string(v) + " out of range");
-  return static_cast<int>(v);
-}
+using namespace launch;
 
 // As LAPACK's xGEQRT/xGEMQRT/xTPQRT/xTPMQRT require: 1 <= ib <= k unless k = 0.
 void check_ib(const char* kernel, index_t ib, index_t k) {
@@ -32,8 +27,6 @@ void check_ib(const char* kernel, index_t ib, index_t k) {
 }
 
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
-
-constexpr int kThreads = 256;
 
 // W (m×b) = V in explicit form from the panel v (m×b) that holds it below
 // the diagonal (R above): ones on the diagonal, zeros above it.
@@ -100,52 +93,6 @@ __global__ void larft_kernel(int b, const T* __restrict__ g, int ldg, const T* _
     }
     if (threadIdx.x == 0) t[j + static_cast<std::size_t>(j) * ldt] = tau_j;
     __syncthreads();
-  }
-}
-
-unsigned blocks_for(index_t rows) { return static_cast<unsigned>((rows + kThreads - 1) / kThreads); }
-
-// The LU's row kernels run one thread per element of a rows×cols block,
-// element i at row i % rows and column i / rows (consecutive threads on
-// consecutive rows of a column), striding by the grid for blocks larger than
-// kMaxBlocks * kThreads elements.
-constexpr index_t kMaxBlocks = 4096;
-
-unsigned element_blocks(index_t rows, index_t cols) {
-  return static_cast<unsigned>(std::min(kMaxBlocks, (rows * cols + kThreads - 1) / kThreads));
-}
-
-// W (rows×cols) = A with row x taken from A's row perm[x] (a gather: A is
-// only read, so the rows can be written back in any order afterwards).
-template <class T>
-__global__ void gather_rows_kernel(int rows, int cols, const T* __restrict__ a, int lda,
-                                   const std::int64_t* __restrict__ perm, T* __restrict__ w, int ldw) {
-  const std::size_t total = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const std::size_t x = i % rows, c = i / rows;
-    w[x + c * ldw] = a[static_cast<std::size_t>(perm[x]) + c * lda];
-  }
-}
-
-// For r < w with lo <= xch[r] < hi: TOP's row r and A's row xch[r] - lo
-// trade places, one thread per (r, column). The selected rows xch[r] are
-// distinct, so no two threads touch the same element and the order of the
-// swaps does not matter.
-template <class T>
-__global__ void exchange_rows_kernel(int w, int cols, T* top, int ldt, T* a, int lda,
-                                     const std::int64_t* __restrict__ xch, std::int64_t lo, std::int64_t hi) {
-  const std::size_t total = static_cast<std::size_t>(w) * static_cast<std::size_t>(cols);
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const std::size_t r = i % w, c = i / w;
-    const std::int64_t x = xch[r];
-    if (x < lo || x >= hi) continue;
-    T& p = top[r + c * ldt];
-    T& q = a[static_cast<std::size_t>(x - lo) + c * lda];
-    const T held = p;
-    p = q;
-    q = held;
   }
 }
 
@@ -568,60 +515,6 @@ void CudaTileKernels<T>::copy(index_t rows, index_t cols, const T* a, index_t ld
   // B = A
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(b, ldb * sizeof(T), a, lda * sizeof(T), rows * sizeof(T), cols,
                                        cudaMemcpyDeviceToDevice, stream_));
-}
-
-template <class T>
-void CudaTileKernels<T>::lu_trsm_l(index_t m, index_t n, const T* u, index_t ldu, T* a, index_t lda) {
-  if (m == 0 || n == 0) return;
-  cuda::set_device(ordinal_);
-  // A = A U^{-1}
-  trsm_right_upper(blas_.get(), to_int(m), to_int(n), u, to_int(ldu), a, to_int(lda), TESSERA_HERE);
-}
-
-template <class T>
-void CudaTileKernels<T>::lu_trsm_u(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
-  if (m == 0 || n == 0) return;
-  cuda::set_device(ordinal_);
-  // A = L^{-1} A (L unit lower)
-  trsm_left_unit_lower(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda), TESSERA_HERE);
-}
-
-template <class T>
-void CudaTileKernels<T>::lu_gemm(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb,
-                                 T* c, index_t ldc) {
-  if (m == 0 || n == 0 || k == 0) return;
-  cuda::set_device(ordinal_);
-  // C -= A B
-  gemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, to_int(m), to_int(n), to_int(k), T(-1), a, to_int(lda), b, to_int(ldb),
-       T(1), c, to_int(ldc), TESSERA_HERE);
-}
-
-// Row x of A becomes its old row perm[x]: the rows gathered into the
-// workspace (gather_rows_kernel), then copied back over A. No host wait.
-template <class T>
-void CudaTileKernels<T>::lu_permute(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) {
-  if (rows == 0 || cols == 0) return;
-  cuda::set_device(ordinal_);
-  const int r = to_int(rows), c = to_int(cols), ld = to_int(lda);
-  const Scratch s = scratch(0, 0, rows * cols, 0, 0);
-  // W = A[perm, :]
-  gather_rows_kernel<T><<<element_blocks(rows, cols), kThreads, 0, stream_>>>(r, c, a, ld, perm, s.v, r);
-  cuda::detail::check_cuda(cudaGetLastError(), "gather_rows_kernel launch", __FILE__, __LINE__);
-  // A = W
-  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(a, lda * sizeof(T), s.v, rows * sizeof(T), rows * sizeof(T), cols,
-                                       cudaMemcpyDeviceToDevice, stream_));
-}
-
-// TOP[r, :] <-> A[xch[r] - lo, :] for r < w with lo <= xch[r] < hi, in one
-// kernel (exchange_rows_kernel). No host wait.
-template <class T>
-void CudaTileKernels<T>::lu_exchange(index_t w, index_t cols, T* top, index_t ldt, T* a, index_t lda,
-                                     const std::int64_t* xch, index_t lo, index_t hi) {
-  if (w == 0 || cols == 0 || lo >= hi) return;
-  cuda::set_device(ordinal_);
-  exchange_rows_kernel<T><<<element_blocks(w, cols), kThreads, 0, stream_>>>(to_int(w), to_int(cols), top, to_int(ldt),
-                                                                             a, to_int(lda), xch, lo, hi);
-  cuda::detail::check_cuda(cudaGetLastError(), "exchange_rows_kernel launch", __FILE__, __LINE__);
 }
 
 template class CudaTileKernels<float>;

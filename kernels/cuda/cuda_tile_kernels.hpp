@@ -1,12 +1,13 @@
 #pragma once
 // TileKernels on one CUDA device, all work queued on one stream (the device's
 // compute stream): cuBLAS for GEMM, SYRK, TRSM, TRMM and GEAM, cuSOLVER for
-// POTRF and the Householder panels (GEQRF), and five small kernels of our
-// own (cuda_tile_kernels.cu) for what the libraries do not offer: the QR's T
-// factors, two reshapings of a panel, and the LU's row permutation and row
-// exchange. The LU's panel kernels (lu_select, lu_getrf_nopiv) keep
-// TileKernels' default, which throws: the LU task graph runs them on CPU
-// cores only.
+// POTRF, the Householder panels (GEQRF) and LU's panels (GETRF), and five
+// small kernels of our own for what the libraries do not offer: the QR's T
+// factors and two reshapings of a panel (cuda_tile_kernels.cu), and the LU's
+// row permutation and row exchange (cuda_lu_kernels.cu, with the other LU
+// members). The tournament's candidate selection (lu_select) keeps
+// TileKernels' default, which throws: the LU task graph runs it on CPU cores
+// only.
 //
 // Results equal CpuTileKernels' to rounding and use the same layout (V below
 // the diagonal, R on and above it, LAPACK's compact-WY T: ib×n, block i's
@@ -14,8 +15,10 @@
 // a GPU and a CPU mid-factorization. How each QR kernel is built is told
 // next to it in the .cu file.
 //
-// Every call only queues work and returns, except potf2p, which waits for
-// cuSOLVER's info (the caller needs the failing column), and a call that has
+// Every call only queues work and returns, except potf2p, lu_getrf and
+// lu_getrf_nopiv, which wait for cuSOLVER's info (the caller needs the
+// failing column; lu_getrf's caller needs the pivots), lu_permute_from_host
+// and from_host, which wait for their host data to be copied, and a call that has
 // to grow the workspace, which first waits until the stream is done with the
 // old one (a few times in an object's life: the workspace only grows).
 #include <cstdint>
@@ -62,6 +65,10 @@ class CudaTileKernels final : public TileKernels<T> {
   void lu_permute(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) override;
   void lu_exchange(index_t w, index_t cols, T* top, index_t ldt, T* a, index_t lda, const std::int64_t* xch, index_t lo,
                    index_t hi) override;
+  index_t lu_getrf(index_t m, index_t n, T* a, index_t lda, index_t* ipiv) override;
+  index_t lu_getrf_nopiv(index_t m, index_t n, T* a, index_t lda) override;
+  void lu_permute_from_host(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) override;
+  void from_host(void* dst, const void* src, std::size_t bytes) override;
 
   cudaStream_t stream() const { return stream_; }
 

@@ -45,7 +45,8 @@ const kernels::DeviceCalibration& calibration() {
   return c;
 }
 
-// LU's panel kernels run on CPU cores only: a GPU is not timed on them; every other calibrated kernel is.
+// The LU tournament's candidate selection (LEAF, MERGE) runs on CPU cores only: a GPU is not timed on it;
+// every other calibrated kernel is, LU's PANEL, DIAG and TRSM_L included (--d 0 runs them on a GPU).
 TEST(CalibrateDevice, TimesTheKernelsAGpuRuns) {
   std::vector<std::uint16_t> timed;
   for (const auto& m : calibration().kernels) {
@@ -55,7 +56,7 @@ TEST(CalibrateDevice, TimesTheKernelsAGpuRuns) {
     EXPECT_EQ(m.shape.m, 64);
   }
   for (const std::uint16_t k : calibrated_kernels()) {
-    const bool on_gpu = k != kLuLeaf && k != kLuMerge && k != kLuPanel && k != kLuDiag && k != kLuTrsmL;
+    const bool on_gpu = k != kLuLeaf && k != kLuMerge;
     EXPECT_EQ(std::ranges::count(timed, k), on_gpu ? 1 : 0) << kernel_name(k);
     EXPECT_EQ(kernels::runs_on_device(k), on_gpu) << kernel_name(k);
   }
@@ -151,7 +152,7 @@ TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
   fails({"calibrate", "--device", "emulated", "--list"}, "--base");
   fails({"calibrate", "--device", "tpu", "--base", local, "--out", "/dev/null"}, "'tpu'");
   fails({"calibrate", "--device", "emulated", "--base", "/nonexistent.json"}, "/nonexistent.json");
-  fails({"calibrate", "--device", "emulated", "--base", local, "--kernels", "lu_panel", "--list"}, "lu_panel");
+  fails({"calibrate", "--device", "emulated", "--base", local, "--kernels", "lu_leaf", "--list"}, "lu_leaf");
   fails({"calibrate", "--base", local, "--list"}, "--device");
   fails({"calibrate", "--device", "emulated", "--base", local, "--gpus", "0", "--list"}, "--gpus 0");
   fails({"calibrate", "--gpus", "2", "--list"}, "--gpus 2");
@@ -171,7 +172,9 @@ TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
   const test::Outcome ok = test::run_tessera({"calibrate", "--device", "emulated", "--base", local, "--list"});
   EXPECT_TRUE(ok.exited && ok.status == 0) << ok;
   EXPECT_NE(ok.out.find("GSMM"), std::string::npos) << ok;
-  EXPECT_EQ(ok.out.find("PANEL"), std::string::npos) << ok;
+  EXPECT_NE(ok.out.find("LU_PANEL"), std::string::npos) << ok;
+  EXPECT_EQ(ok.out.find("LU_LEAF"), std::string::npos) << ok;
+  EXPECT_EQ(ok.out.find("LU_MERGE"), std::string::npos) << ok;
 }
 
 }  // namespace
