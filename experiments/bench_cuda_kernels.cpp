@@ -10,8 +10,9 @@
 // sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8). POTF2' and TRSM
 // also at other recursion leaves (".../leaf0": cuSOLVER's POTRF and cuBLAS's
 // TRSM on the whole tile), QR's at ib 32 and 64 with other groups of
-// reflectors applied at once (".../group0": one block of ib at a time); the
-// unsuffixed rows: CudaKernelOptions' defaults.
+// reflectors applied at once (".../group0": one block of ib at a time); LU's
+// panel (lu_panel, cuSOLVER's getrf) as --d 0 runs it, 32,768 rows tall
+// (".../m32768"); the unsuffixed rows: CudaKernelOptions' defaults.
 //
 //   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
 //
@@ -95,13 +96,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::uint16_t cholesky[] = {kGsmm, kGsmmDiag, kTrsm, kPotf2p}, qr[] = {kGeqrt, kLarfb, kTsqrt, kSsrfb},
-                      lu[] = {kLuTrsmU, kLuGemm};
+                      lu[] = {kLuTrsmU, kLuGemm, kLuDiag, kLuTrsmL};
   for (const char p : {'d', 's'})
     for (const std::int64_t B : {1024, 2048, 4096}) {
       // variant: "" (the default device), "leaf" or "group" with its value.
-      const auto add = [&](std::uint16_t k, std::int64_t ib, const std::string& variant = "", int value = 0) {
-        const KernelShape s{k, p, B, B, kernel_info(k)->has_k ? B : 0, ib};
+      const auto add = [&](std::uint16_t k, std::int64_t ib, const std::string& variant = "", int value = 0,
+                           std::int64_t m = 0) {
+        const KernelShape s{k, p, m > 0 ? m : B, B, kernel_info(k)->has_k ? B : 0, ib};
         std::string name = std::string(kernel_key(k)) + "/" + p + "/" + std::to_string(B);
+        if (m > 0) name += "/m" + std::to_string(m);
         if (ib > 0) name += "/ib" + std::to_string(ib);
         if (!variant.empty()) name += "/" + variant + std::to_string(value);
         platform::Device* on = variant == "leaf"    ? other_leaf.at(value).get()
@@ -121,6 +124,8 @@ int main(int argc, char** argv) {
             for (const auto& [group, d] : other_group) add(k, ib, "group", group);
         }
       for (const auto k : lu) add(k, 0);
+      // LU's panel as --d 0 factors it on the GPU: all the rows of a column of N = 32,768.
+      add(kLuPanel, 0, "", 0, 32768);
     }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
