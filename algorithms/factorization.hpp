@@ -75,8 +75,9 @@ struct GpuTables {
 
 // The options of a run that choose a factorization's variant: --pivot and
 // --tslu-tree (empty when not given), the CPU side's block columns of a
-// CPU/GPU split (--d, resolved to a number before; 0 when not given) and the
-// GPUs per node.
+// CPU/GPU split (--d, resolved to a number before; 0 when not given, which a
+// factorization that splits its columns reads with gpus > 0 as no column on
+// the cores: LU's --d 0) and the GPUs per node.
 struct FactorOptions {
   std::string pivot, tree;
   int d = 0;

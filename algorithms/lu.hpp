@@ -38,7 +38,12 @@
 // column j at step k run on the CPU cores when j < k + d and on a GPU
 // otherwise (TaskDesc::device): the CPU side always holds the next d
 // columns, one more column moves over from the GPU after every step (002
-// line 11), and the panel's kernels run on the cores.
+// line 11), and the panel's kernels run on the cores. With d = 0 the GPUs
+// hold every column and run the panel's kernels too, but for the
+// tournament's candidate selection (LEAF, MERGE, PIVOTS: cores only); the
+// panel's host work is then done through the device's kernels
+// (TileKernels::from_host, lu_permute_from_host), since G and P_k live in
+// the GPU's memory.
 //
 // Data: the p*q tiles; then C_i, the candidate set of tile row i (p of
 // them, reused by every step); the panel buffer G (partial pivoting); and
@@ -65,8 +70,9 @@ const char* to_string(LuTree t);
 struct LuOptions {
   LuPivot pivot = LuPivot::Partial;
   LuTree tree = LuTree::Binary;
-  // 002 Alg. 2: block columns the CPU side holds (0: no split; tasks run
-  // where their tile lives), and the GPUs per node the other columns use.
+  // 002 Alg. 2: block columns the CPU side holds, and the GPUs per node the
+  // other columns use. Without GPUs no split: tasks run where their tile
+  // lives; with GPUs and d = 0 the GPUs hold every column (see above).
   int d = 0;
   int gpus = 0;
   // The grid's node rows and virtual tile height (MultiLevelBlockCyclic):

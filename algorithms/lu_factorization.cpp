@@ -105,7 +105,7 @@ class Lu final : public Factorization {
         throw InputError("--tslu-tree " + f.tree + " needs --pivot tournament (the pivoting is " + to_string(o.pivot) +
                          ")");
     }
-    if (f.d < 0) throw InputError("--d " + std::to_string(f.d) + " must be >= 1");
+    if (f.d < 0) throw InputError("--d " + std::to_string(f.d) + " must be >= 0");
     if (f.d > 0 && f.gpus == 0)
       throw InputError("--d " + std::to_string(f.d) +
                        " splits the block columns between the CPU cores and the GPUs: it needs --gpus >= 1");

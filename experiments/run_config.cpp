@@ -52,8 +52,7 @@ int parse_count(const char* opt, const std::string& v) {
     used = 0;
   }
   if (used == 0 || used != v.size() || x < 1)
-    throw InputError(std::string(opt) + " '" + v + "' must be a whole number >= 1" +
-                     (std::string(opt) == "--d" ? ", auto, eq1, or 0 with --gpus" : ""));
+    throw InputError(std::string(opt) + " '" + v + "' must be a whole number >= 1");
   return x;
 }
 
@@ -67,11 +66,8 @@ int parse_count(const char* opt, const std::string& v) {
 // speed (they run the cores' kernels).
 void resolve_split(RunConfig& c, const Factorization& F) {
   const bool given = !c.d.empty();
-  if (!F.splits_columns() || (c.gpus == 0 && !given)) {
-    if (given && c.d != "auto") c.d_columns = parse_count("--d", c.d);
-    else if (given) throw InputError("--d auto is not an option of --algo " + c.algo);
-    return;
-  }
+  if (given && !F.splits_columns()) throw InputError("--d " + c.d + " is not an option of --algo " + c.algo);
+  if (!given && (!F.splits_columns() || c.gpus == 0)) return;
   if (c.gpus == 0)
     throw InputError("--d " + c.d +
                      " splits the block columns between the CPU cores and the GPUs: it needs --gpus >= 1");
@@ -83,7 +79,11 @@ void resolve_split(RunConfig& c, const Factorization& F) {
     return;
   }
   if (given && c.d != "auto" && c.d != "eq1") {
-    c.d_columns = parse_count("--d", c.d);
+    try {
+      c.d_columns = parse_count("--d", c.d);
+    } catch (const InputError&) {
+      throw InputError("--d '" + c.d + "' must be a whole number >= 0, auto or eq1");
+    }
     if (c.d_columns > q)
       throw InputError("--d " + c.d + " is larger than the matrix's " + std::to_string(q) + " block columns");
     c.d_source = "given";

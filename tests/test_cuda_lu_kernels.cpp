@@ -191,6 +191,17 @@ TYPED_TEST(CudaLuKernelsTest, HostPermutationAndBytesMatchCpuExactly) {
   this->cpu_.lu_permute_from_host(rows, cols, a.data(), lda, perm.data());
   this->gpu().lu_permute_from_host(rows, cols, da, lda, perm.data());
   EXPECT_TRUE(a == this->download(da, a.size())) << "lu_permute_from_host";
+  // A panel's rows below its diagonal block: tall enough that the rows are
+  // gathered a block of columns at a time.
+  const index_t tall = 100000, narrow = 50;
+  std::vector<std::int64_t> tall_perm(static_cast<std::size_t>(tall));
+  std::iota(tall_perm.begin(), tall_perm.end(), 0);
+  std::shuffle(tall_perm.begin(), tall_perm.end(), std::mt19937(20));
+  std::vector<T> p = random_matrix<T>(tall + 3, narrow, 21);
+  T* dp = this->upload(p);
+  this->cpu_.lu_permute_from_host(tall, narrow, p.data(), tall + 3, tall_perm.data());
+  this->gpu().lu_permute_from_host(tall, narrow, dp, tall + 3, tall_perm.data());
+  EXPECT_TRUE(p == this->download(dp, p.size())) << "lu_permute_from_host, column blocks";
   const std::vector<T> src = random_matrix<T>(123, 1, 18);
   T* dst = this->upload(std::vector<T>(src.size(), T(0)));
   this->gpu().from_host(dst, src.data(), src.size() * sizeof(T));

@@ -145,24 +145,33 @@ index_t CudaTileKernels<T>::lu_getrf_nopiv(index_t m, index_t n, T* a, index_t l
   return info;
 }
 
-// lu_permute with the permutation first copied to the workspace. Waits for
-// the copy, so the caller may reuse perm on return.
+// lu_permute with the permutation first copied to the workspace, the rows
+// gathered a block of columns at a time (a panel's rows below its diagonal
+// block are tens of thousands tall: the workspace stays at kChunkElems
+// elements, not the panel's size, which the runtime's memory accounting does
+// not see). Waits for the copy, so the caller may reuse perm on return.
 template <class T>
 void CudaTileKernels<T>::lu_permute_from_host(index_t rows, index_t cols, T* a, index_t lda, const std::int64_t* perm) {
   if (rows == 0 || cols == 0) return;
   cuda::set_device(ordinal_);
+  constexpr index_t kChunkElems = index_t{1} << 22;
+  const index_t chunk = std::clamp<index_t>(kChunkElems / rows, 1, cols);
   const index_t perm_elems = (rows * static_cast<index_t>(sizeof(std::int64_t)) + sizeof(T) - 1) / sizeof(T);
-  const Scratch s = scratch(0, perm_elems, rows * cols, 0, 0);
+  const Scratch s = scratch(0, perm_elems, rows * chunk, 0, 0);
   auto* dperm = reinterpret_cast<std::int64_t*>(s.g);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(dperm, perm, static_cast<std::size_t>(rows) * sizeof(std::int64_t),
                                      cudaMemcpyHostToDevice, stream_));
-  // W = A[perm, :]
-  gather_rows_kernel<T><<<element_blocks(rows, cols), kThreads, 0, stream_>>>(to_int(rows), to_int(cols), a,
-                                                                              to_int(lda), dperm, s.v, to_int(rows));
-  cuda::detail::check_cuda(cudaGetLastError(), "gather_rows_kernel launch", __FILE__, __LINE__);
-  // A = W
-  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(a, lda * sizeof(T), s.v, rows * sizeof(T), rows * sizeof(T), cols,
-                                       cudaMemcpyDeviceToDevice, stream_));
+  for (index_t c0 = 0; c0 < cols; c0 += chunk) {
+    const index_t nc = std::min(chunk, cols - c0);
+    T* ac = a + c0 * lda;
+    // W = A[perm, c0:c0+nc]
+    gather_rows_kernel<T><<<element_blocks(rows, nc), kThreads, 0, stream_>>>(to_int(rows), to_int(nc), ac, to_int(lda),
+                                                                              dperm, s.v, to_int(rows));
+    cuda::detail::check_cuda(cudaGetLastError(), "gather_rows_kernel launch", __FILE__, __LINE__);
+    // A[:, c0:c0+nc] = W
+    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(ac, lda * sizeof(T), s.v, rows * sizeof(T), rows * sizeof(T), nc,
+                                         cudaMemcpyDeviceToDevice, stream_));
+  }
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
