@@ -98,7 +98,8 @@ void resolve_split(RunConfig& c, const Factorization& F) {
     speeds = "the machine file's kernel models at B";
   } else if (c.device == DeviceKind::Cuda) {
     throw InputError("--d " + (given ? c.d : std::string("auto")) +
-                     " needs the speed of a CUDA GPU's kernels, which a native run does not know: give --d K");
+                     " needs the speed of a CUDA GPU's kernels, which a native run does not know: give --d K (K block "
+                     "columns on the cores) or --d 0 (every column on the GPUs)");
   } else {
     speeds = "emulated GPUs at a core's speed";
   }

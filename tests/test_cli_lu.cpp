@@ -78,6 +78,14 @@ TEST(CliLuBadInput, DMustBeACount) {
                     {"--d", std::string("'") + d + "'"});
 }
 
+// A native CUDA run does not know its GPU's speed: --d auto is refused,
+// naming both ways to give d. (Refused before any device is opened, so this
+// holds on a machine without a GPU too.)
+TEST(CliLuBadInput, DAutoOnCudaNamesTheChoices) {
+  expect_rejected(kInvalidInput, lu({"--n", "100", "--gpus", "1", "--device", "cuda"}),
+                  {"--d auto", "CUDA", "--d K", "--d 0"});
+}
+
 // --d 0: no block column on the cores; the run says so and checks.
 TEST(CliLu, DZeroPutsEveryColumnOnTheGpus) {
   const Outcome o = run_tessera(lu({"--n", "700", "--B", "96", "--gpus", "1", "--d", "0", "--check"}));
