@@ -113,11 +113,12 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
   // and factor the panels too, except the tournament's candidate selection
   // (LEAF, MERGE, PIVOTS), which stays on the cores. Without GPUs: -1, where
   // the task's main output lives.
+  // column_device(k, j): where column j's tasks of step k run, the finished
+  // columns j < k included (the cores' with d >= 1, where they were factored).
   const bool split = o.gpus > 0;
-  const auto gpu_of = [&](int j) { return static_cast<std::int8_t>(1 + L.col_top(j) % std::max(1, o.gpus)); };
   const auto column_device = [&](int k, int j) -> std::int8_t {
     if (!split) return -1;
-    return j < k + o.d ? std::int8_t{0} : gpu_of(j);
+    return o.d > 0 && j < k + o.d ? 0 : static_cast<std::int8_t>(1 + L.col_top(j) % o.gpus);
   };
   const auto on = [&](TaskDesc t, std::int8_t dev) {
     t.device = dev;
@@ -128,7 +129,7 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
   for (int k = 0; k < q; ++k) {
     const int t = L.col_top(k);
     const std::int32_t panel_prio = column_priority(q, k, k);
-    const std::int8_t panel = split && o.d == 0 ? gpu_of(k) : cores;  // column k's factorization
+    const std::int8_t panel = column_device(k, k);  // column k's factorization
     if (o.pivot != LuPivot::None) {
       if (o.pivot == LuPivot::Partial) {
         for (int i = t; i < p; ++i)
@@ -167,7 +168,7 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
           if (node_row(i) == (node_row(t) + off) % o.grid_rows) below.push_back(i);
       const auto interchange = [&](int j) {
         const std::int32_t prio = j >= k ? column_priority(q, j, k) : column_priority(q, q, k);
-        const std::int8_t dev = j >= k ? column_device(k, j) : o.d == 0 && split ? gpu_of(j) : cores;
+        const std::int8_t dev = column_device(k, j);
         sink.insert(on(make_task(kLuSwap, k, t, j, prio).add(tile_data(L, t, j), RW).add(plan_data(L, k), R), dev));
         for (const int i : below)
           sink.insert(on(make_task(kLuExchange, k, i, j, prio)
@@ -251,6 +252,13 @@ std::vector<index_t> lu_row_permutation(const TileLayout& L, LuPivot pivot,
     apply_plan(plan, static_cast<std::size_t>(L.B()), h, perm.data() + r0);
   }
   return perm;
+}
+
+template <class T>
+std::vector<T> LuExecutor<T>::write_plan(kernels::TileKernels<T>& K, int k, const index_t* rows, index_t info) {
+  std::vector<T> plan = make_plan(k, rows, info);
+  K.from_host(b_.plan(k), plan.data(), plan.size() * sizeof(T));
+  return plan;
 }
 
 template <class T>
@@ -368,8 +376,7 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       std::vector<index_t> at(static_cast<std::size_t>(mk));
       for (index_t x = 0; x < mk; ++x) at[x] = x;
       for (index_t r = 0; r < wk; ++r) std::swap(at[r], at[ipiv[r]]);
-      const std::vector<T> plan = make_plan(k, at.data(), info);
-      K.from_host(b_.plan(k), plan.data(), plan.size() * sizeof(T));
+      const std::vector<T> plan = write_plan(K, k, at.data(), info);
       // The plan puts the same w rows on top but the others elsewhere: G's
       // rows below w follow the plan's order, as every other column will.
       // Row x >= w of the plan's order is GEPP's row row_of[order[x]] >= w.
@@ -394,8 +401,7 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
       if (static_cast<index_t>(rows.size()) != wk)
         throw std::logic_error("LU tournament: the root of column " + std::to_string(k) + " holds " +
                                std::to_string(rows.size()) + " rows, not " + std::to_string(wk));
-      const std::vector<T> plan = make_plan(k, rows.data(), *lu_ints(c, 1));
-      K.from_host(b_.plan(k), plan.data(), plan.size() * sizeof(T));
+      write_plan(K, k, rows.data(), *lu_ints(c, 1));
       break;
     }
     case kLuSwap:

@@ -162,6 +162,8 @@ class LuExecutor final : public Executor {
   // Column k's plan (LuBuffers' layout) that brings the panel rows rows[0..w)
   // to its top, in host memory; throws SingularMatrix when info > 0.
   std::vector<T> make_plan(int k, const index_t* rows, index_t info) const;
+  // make_plan, written to P_k in the worker's memory through its kernels; returns the host copy.
+  std::vector<T> write_plan(kernels::TileKernels<T>& K, int k, const index_t* rows, index_t info);
   // order[x]: the panel row that column k's plan (in host memory) brings to panel row x.
   std::vector<index_t> plan_order(const T* plan, int k, index_t mk) const;
   TileMatrix<T>& a_;

@@ -42,8 +42,9 @@ std::string virtual_tile_algos() {
   return s;
 }
 
-// A count option's value: an integer >= 1, else InputError naming it.
-int parse_count(const char* opt, const std::string& v) {
+// A count option's value: an integer >= 1, else InputError naming it and
+// what it accepts.
+int parse_count(const char* opt, const std::string& v, const char* accepts) {
   std::size_t used = 0;
   int x = 0;
   try {
@@ -51,8 +52,7 @@ int parse_count(const char* opt, const std::string& v) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != v.size() || x < 1)
-    throw InputError(std::string(opt) + " '" + v + "' must be a whole number >= 1");
+  if (used == 0 || used != v.size() || x < 1) throw InputError(std::string(opt) + " '" + v + "' must be " + accepts);
   return x;
 }
 
@@ -79,11 +79,7 @@ void resolve_split(RunConfig& c, const Factorization& F) {
     return;
   }
   if (given && c.d != "auto" && c.d != "eq1") {
-    try {
-      c.d_columns = parse_count("--d", c.d);
-    } catch (const InputError&) {
-      throw InputError("--d '" + c.d + "' must be a whole number >= 0, auto or eq1");
-    }
+    c.d_columns = parse_count("--d", c.d, "a whole number >= 0, auto or eq1");  // "0": above
     if (c.d_columns > q)
       throw InputError("--d " + c.d + " is larger than the matrix's " + std::to_string(q) + " block columns");
     c.d_source = "given";

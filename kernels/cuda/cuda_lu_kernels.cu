@@ -110,39 +110,40 @@ void CudaTileKernels<T>::lu_exchange(index_t w, index_t cols, T* top, index_t ld
   cuda::detail::check_cuda(cudaGetLastError(), "exchange_rows_kernel launch", __FILE__, __LINE__);
 }
 
-// (P, L, U) = GEPP(A) by cuSOLVER's xGETRF; its pivots (1-based, on the
-// device) and status come back to the host: the one wait of the LU's
-// kernels, since the caller turns the pivots into the column's plan.
+// cuSOLVER's xGETRF on A (m×n): partial pivoting when ipiv is given, its
+// swaps (1-based on the device) returned 0-based in ipiv; without pivots
+// when it is null. Waits for the status (and the pivots): the caller needs
+// the failing column, and lu_getrf's caller turns the pivots into the
+// column's plan.
 template <class T>
-index_t CudaTileKernels<T>::lu_getrf(index_t m, index_t n, T* a, index_t lda, index_t* ipiv) {
+index_t CudaTileKernels<T>::getrf_waited(index_t m, index_t n, T* a, index_t lda, index_t* ipiv) {
   const index_t k = std::min(m, n);
   if (k == 0) return 0;
   cuda::set_device(ordinal_);
+  const index_t slots = 1 + (ipiv ? k : 0);  // the status, then the pivots
   const int lwork = getrf_lwork(solver_.get(), to_int(m), to_int(n), a, to_int(lda), TESSERA_HERE);
-  const Scratch s = scratch(0, 0, 0, 0, lwork, 1 + k);  // status, then the k pivots
-  getrf(solver_.get(), to_int(m), to_int(n), a, to_int(lda), s.lapack, s.info + 1, s.info, TESSERA_HERE);
-  std::vector<int> host(static_cast<std::size_t>(1 + k));
+  const Scratch s = scratch(0, 0, 0, 0, lwork, slots);
+  getrf(solver_.get(), to_int(m), to_int(n), a, to_int(lda), s.lapack, ipiv ? s.info + 1 : nullptr, s.info,
+        TESSERA_HERE);
+  std::vector<int> host(static_cast<std::size_t>(slots));
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(host.data(), s.info, host.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
   if (host[0] < 0) throw std::logic_error("getrf: illegal value in argument " + std::to_string(-host[0]));
-  for (index_t r = 0; r < k; ++r) ipiv[r] = host[1 + r] - 1;
+  if (ipiv)
+    for (index_t r = 0; r < k; ++r) ipiv[r] = host[1 + r] - 1;
   return host[0];
 }
 
-// A = L U without pivoting: cuSOLVER's xGETRF given no pivot array. Waits
-// for the status, as potf2p does.
+// (P, L, U) = GEPP(A).
+template <class T>
+index_t CudaTileKernels<T>::lu_getrf(index_t m, index_t n, T* a, index_t lda, index_t* ipiv) {
+  return getrf_waited(m, n, a, lda, ipiv);
+}
+
+// A = L U without pivoting.
 template <class T>
 index_t CudaTileKernels<T>::lu_getrf_nopiv(index_t m, index_t n, T* a, index_t lda) {
-  if (m == 0 || n == 0) return 0;
-  cuda::set_device(ordinal_);
-  const int lwork = getrf_lwork(solver_.get(), to_int(m), to_int(n), a, to_int(lda), TESSERA_HERE);
-  const Scratch s = scratch(0, 0, 0, 0, lwork, 1);
-  getrf(solver_.get(), to_int(m), to_int(n), a, to_int(lda), s.lapack, nullptr, s.info, TESSERA_HERE);
-  int info = 0;
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&info, s.info, sizeof(int), cudaMemcpyDeviceToHost, stream_));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (info < 0) throw std::logic_error("getrf: illegal value in argument " + std::to_string(-info));
-  return info;
+  return getrf_waited(m, n, a, lda, nullptr);
 }
 
 // lu_permute with the permutation first copied to the workspace, the rows

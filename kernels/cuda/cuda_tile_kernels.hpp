@@ -85,6 +85,9 @@ class CudaTileKernels final : public TileKernels<T> {
   Scratch scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w, index_t n_lapack, index_t n_info = 1);
   // cuBLAS's A = A L^{-T}.
   void library_trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda);
+  // cuSOLVER's xGETRF, with pivots (0-based into ipiv) or without (ipiv
+  // null); waits for its status, which it returns (cuda_lu_kernels.cu).
+  index_t getrf_waited(index_t m, index_t n, T* a, index_t lda, index_t* ipiv);
 
   // W (rows×cols, leading dimension rows) = the unit lower trapezoidal V
   // that v (ldv) holds below its diagonal, in explicit form (unit_lower_kernel).
