@@ -185,7 +185,8 @@ void CudaTileKernels<T>::from_host(void* dst, const void* src, std::size_t bytes
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-// The LU members only: the class itself is instantiated in cuda_tile_kernels.cu.
+// The LU members only (the header's extern template declarations keep this file from
+// instantiating any member itself): the class is instantiated in cuda_tile_kernels.cu.
 #define TESSERA_CUDA_LU_MEMBERS(T)                                                                               \
   template void CudaTileKernels<T>::lu_trsm_l(index_t, index_t, const T*, index_t, T*, index_t);                 \
   template void CudaTileKernels<T>::lu_trsm_u(index_t, index_t, const T*, index_t, T*, index_t);                 \
@@ -196,6 +197,7 @@ void CudaTileKernels<T>::from_host(void* dst, const void* src, std::size_t bytes
                                                 index_t, index_t);                                               \
   template index_t CudaTileKernels<T>::lu_getrf(index_t, index_t, T*, index_t, index_t*);                        \
   template index_t CudaTileKernels<T>::lu_getrf_nopiv(index_t, index_t, T*, index_t);                            \
+  template index_t CudaTileKernels<T>::getrf_waited(index_t, index_t, T*, index_t, index_t*);                    \
   template void CudaTileKernels<T>::lu_permute_from_host(index_t, index_t, T*, index_t, const std::int64_t*);    \
   template void CudaTileKernels<T>::from_host(void*, const void*, std::size_t);
 TESSERA_CUDA_LU_MEMBERS(float)
