@@ -43,7 +43,9 @@
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_TILE_ARGS for tessera)
 #       Logs and JSON go to OUT (default results/gpu_node); a failing step is
-#       recorded in OUT/steps.txt and the next one runs.
+#       recorded in OUT/steps.txt and the next one runs. $STEP_FILTER (regex on
+#       the step names of OUT/steps.txt) runs a part; $STEP_TIMEOUT (s) bounds
+#       each step, $BENCH_TIMEOUT (s, default 150) each benchmark run.
 #
 # With the lent-machine tool:  run(command="experiments/gpu_node.sh run .gpu $OUT", carry=[".gpu"])
 set -uo pipefail
@@ -91,8 +93,12 @@ pack() {
 step() {  # step NAME COMMAND...: runs it with its log in $out/NAME.log, records the outcome
   local name=$1
   shift
+  # $STEP_FILTER (an extended regex on step names, e.g. 'tests|check_lu_gpu_panels_d')
+  # runs part of a step group; $STEP_TIMEOUT (seconds) stops a step that hangs,
+  # so that one stuck run cannot spend a short lease.
+  [[ $name =~ ${STEP_FILTER:-.} ]] || return 0
   local t0=$SECONDS
-  "$@" >"$out/$name.log" 2>&1
+  timeout -k 10 "${STEP_TIMEOUT:-0}" "$@" >"$out/$name.log" 2>&1
   local rc=$?
   echo "$name rc=$rc $((SECONDS - t0))s" | tee -a "$out/steps.txt"
   tail -n 25 "$out/$name.log"
@@ -216,7 +222,7 @@ run() {
         ooc_run qr_check --algo qr --n 16384 --B 2048 --s 1 --check --gpu-memory $((16384 * 16384 * 8 * 2 / 3))
         printf ']}\n' >>"$manifest" ;;
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
-               --out "$out/bench" --json "$out/bench.json" --timeout 150 --precisions "${BENCH_PRECISIONS:-d}" \
+               --out "$out/bench" --json "$out/bench.json" --timeout "${BENCH_TIMEOUT:-150}" --precisions "${BENCH_PRECISIONS:-d}" \
                "${bench_rows[@]}" ;;
       mpi) step mpi /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b --algos "${MPI_ALGOS:-qr,cholesky}" \
              --grid 2x2 --n 16384 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown \
@@ -229,5 +235,5 @@ run() {
 case $mode in
   pack) pack ;;
   run) run "$@" ;;
-  *) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -56,6 +56,24 @@ TEST(MatrixGen, SameMatrixWhateverTheLayoutAndTheNode) {
     }
 }
 
+// A matrix of more than 2^23 entries is filled by several threads, tile
+// columns dealt round-robin: every entry still the generator's, on a whole
+// matrix and on one node's checkerboard of tiles, edge tiles included.
+TEST(MatrixGen, ThreadedFillOfALargeMatrixIsTheGenerators) {
+  const index_t n = 3001;
+  const TileLayout L(n, n, 256, 1, 0);
+  for (const MatrixKind kind : {MatrixKind::General, MatrixKind::Spd}) {
+    SCOPED_TRACE(matrix_kind_name(kind));
+    const MatrixGenerator gen(kind, 5, n, n);
+    TileMatrix<double> whole(L);
+    generate(whole, kind, 5);
+    expect_generated(whole, gen);
+    TileMatrix<double> mine(L, [](int i, int j) { return (i + j) % 2 == 1; });
+    generate(mine, kind, 5);
+    expect_generated(mine, gen);
+  }
+}
+
 TEST(MatrixGen, SquareKindsAreSymmetricBitForBit) {
   const index_t n = 37;
   for (const MatrixKind kind : kKinds) {
