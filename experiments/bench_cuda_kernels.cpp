@@ -8,8 +8,8 @@
 // factorization's standard flop count of the call) and of_gemm, the rate over
 // cuBLAS GEMM's (GSMM) at the same size and precision, the ratio point 4
 // sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8). POTF2' and TRSM
-// also at other recursion leaves (".../leaf0": cuSOLVER's POTRF and cuBLAS's
-// TRSM on the whole tile), QR's at ib 32 and 64 with other groups of
+// also recursing to leaves of 128, 256 and 512 (".../leafL"; the default is
+// cuSOLVER's POTRF and cuBLAS's TRSM on the whole tile), QR's at ib 32 and 64 with other groups of
 // reflectors applied at once (".../group0": one block of ib at a time); LU's
 // panel (lu_panel, cuSOLVER's getrf) as --d 0 runs it, 32,768 rows tall
 // (".../m32768"); the unsuffixed rows: CudaKernelOptions' defaults.
@@ -73,15 +73,14 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
 
 int main(int argc, char** argv) {
   // The runtime's device, and the same GPU with Cholesky's POTF2' and TRSM
-  // recursing to other leaf orders and QR's kernels applying other groups of
-  // reflectors (0: the libraries' routines on whole tiles, one block of ib at
-  // a time), for the rows ".../leafL" and ".../groupG" that choose the
-  // defaults (cuda_api.hpp).
+  // recursing to leaves of these orders and QR's kernels applying other
+  // groups of reflectors (0: one block of ib at a time), for the rows
+  // ".../leafL" and ".../groupG" that choose the defaults (cuda_api.hpp).
   std::unique_ptr<platform::Device> dev;
   std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group;
   try {
     dev = kernels::make_cuda_device(1, 0, 0);
-    for (const int leaf : {0, 128, 512}) {
+    for (const int leaf : {128, 256, 512}) {
       kernels::CudaKernelOptions o;
       o.recursion_leaf = leaf;
       other_leaf[leaf] = kernels::make_cuda_device(1, 0, 0, o);

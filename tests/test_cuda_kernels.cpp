@@ -238,12 +238,19 @@ TYPED_TEST(CudaKernelsTest, TrsmMatchesCpu) {
   expect_close(want, this->download(da, want.size()), m, n, n, "trsm");
 }
 
-// Tiles above the default recursion leaf: POTF2' and TRSM recurse on the GPU
+// Tiles above a recursion leaf of 256 (an option; the runtime's default is
+// the libraries' whole-tile routines): POTF2' and TRSM recurse on the GPU
 // (recursive_blocking.hpp), down to leaves of order 256 and a remainder.
+kernels::CudaKernelOptions leaf_256() {
+  kernels::CudaKernelOptions o;
+  o.recursion_leaf = 256;
+  return o;
+}
+
 TYPED_TEST(CudaKernelsTest, RecursivePotf2pAndTrsmMatchCpu) {
   using T = TypeParam;
   const index_t m = 700, n = 600;
-  static_assert(600 > kernels::CudaKernelOptions{}.recursion_leaf);
+  this->reopen(leaf_256());
   std::vector<T> want = spd_panel<T>(m, n, 11, T(30));
   T* d = this->upload(want);
   EXPECT_EQ(this->cpu_.potf2p(m, n, want.data(), m), 0);
@@ -262,6 +269,7 @@ TYPED_TEST(CudaKernelsTest, RecursivePotf2pAndTrsmMatchCpu) {
 TYPED_TEST(CudaKernelsTest, RecursivePotf2pReportsTheFailingColumn) {
   using T = TypeParam;
   const index_t m = 650, n = 600;
+  this->reopen(leaf_256());
   for (const index_t bad : {100, 300, 555}) {
     SCOPED_TRACE(testing::Message() << "bad column " << bad);
     std::vector<T> a = spd_panel<T>(m, n, 14);

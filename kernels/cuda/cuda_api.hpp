@@ -44,13 +44,16 @@ std::string cuda_backend_unavailable();
 // the runtime's; other values for bench_cuda_kernels' comparisons):
 //   recursion_leaf: the order of the triangles the libraries' POTRF and TRSM
 //     solve inside Cholesky's POTF2' and TRSM, which recurse down to it
-//     (kernels/cuda/recursive_blocking.hpp); 0: the libraries' routines on
-//     whole tiles;
+//     (kernels/cuda/recursive_blocking.hpp); 0 (the default): the libraries'
+//     routines on whole tiles. Measured on the lent H100 (2026-11-26,
+//     results/gpu-node/2026-11-26-h100): POTF2' recursing to 256 took 2.2-2.7x
+//     cuSOLVER's whole-tile DPOTRF (H200 calibration) at 2048 and 4096 and
+//     2.8x SPOTRF at 4096; TRSM the same either way;
 //   reflector_group: how many reflectors QR's kernels apply at once (a
 //     multiple of the inner blocking ib, their T factors merged:
 //     kernels/cuda/compact_wy.hpp); 0: one block of ib at a time.
 struct CudaKernelOptions {
-  int recursion_leaf = 256;
+  int recursion_leaf = 0;
   int reflector_group = 256;
 };
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,

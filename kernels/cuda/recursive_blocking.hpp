@@ -6,7 +6,11 @@
 // triangular routines run far below its GEMM: on the lent H200 (2026-11-25,
 // results/gpu-node/2026-11-25-h200) cuBLAS DTRSM ran at 0.44 of DGEMM's rate
 // and cuSOLVER DPOTRF at 0.23 on 4096 tiles, while DSYRK reached 0.98, and
-// TRSM was 43% of a Cholesky's GPU time.
+// TRSM was 43% of a Cholesky's GPU time. Measured on the lent H100
+// (2026-11-26), the recursion to leaves of 256 did not pay: TRSM took the
+// whole-tile routine's time, POTF2' 2.2-2.8x it (CudaKernelOptions now
+// defaults to the whole tile; the recursion stays an option, benchmarked by
+// bench_cuda_kernels' .../leafL rows).
 //
 // The triangle of order n splits into n1 + n2 (n1 a multiple of `leaf`, about
 // n/2); only triangles of order <= leaf reach the library's own routine, so
