@@ -48,6 +48,26 @@ TEST(MachineFiles, LentH200NodeLoads) {
   EXPECT_LT(2.0 * 4096 * 4096 * 4096 / t, 60e12);
 }
 
+// The lent H100 node as calibrated on 2026-11-26: an 80 GB GPU, its link, its DGEMM at 4096 at the
+// 51 TFlop/s measured there, and LU's PANEL timed on the GPU (5.85 ms for a 2048-square panel), so
+// that a simulated --d 0 can run on it.
+TEST(MachineFiles, LentH100NodeLoadsWithLuPanels) {
+  const Machine m = Machine::load(kDir + "lent-h100-node.json");
+  EXPECT_EQ(m.node.cores, 16);
+  EXPECT_EQ(m.node.gpus.count, 1);
+  EXPECT_GT(m.node.gpus.memory_bytes, 80e9);
+  EXPECT_LT(m.node.gpus.memory_bytes, 86e9);
+  EXPECT_NEAR(m.node.gpus.pcie.bandwidth_Bps, 55e9, 2e9);
+  EXPECT_EQ(m.blas_core, "SkylakeX");
+  const auto& gpu = m.model(m.node.gpus.model);
+  const double t = gpu.seconds(tessera::KernelShape{tessera::kGsmm, 'd', 4096, 4096, 4096, 0});
+  EXPECT_GT(2.0 * 4096 * 4096 * 4096 / t, 45e12);
+  EXPECT_LT(2.0 * 4096 * 4096 * 4096 / t, 60e12);
+  const double panel = gpu.seconds(tessera::KernelShape{tessera::kLuPanel, 'd', 2048, 2048, 0, 0});
+  EXPECT_GT(panel, 5e-3);
+  EXPECT_LT(panel, 7e-3);
+}
+
 const char* kGood = R"({
   "name": "t", "nodes": 2,
   "node": { "cores": { "count": 4, "model": "m" } },
