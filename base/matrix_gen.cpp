@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <vector>
+
+#include "base/parallel_units.hpp"
 
 namespace tessera {
 namespace {
@@ -111,29 +112,30 @@ template <class T>
 void generate(TileMatrix<T>& a, MatrixKind kind, std::uint64_t seed) {
   const TileLayout& L = a.layout();
   const MatrixGenerator gen(kind, seed, L.m(), L.n(), sizeof(T) == 4 ? 's' : 'd');
-  const auto columns = [&](int j0, int step) {
-    for (int j = j0; j < a.q(); j += step)
-      for (int i = 0; i < a.p(); ++i) {
-        T* t = a.tile(i, j);
-        if (!t) continue;
-        const index_t h = L.row_height(i), r0 = L.row_offset(i), c0 = L.col_offset(j);
-        for (index_t c = 0; c < L.col_width(j); ++c)
-          for (index_t r = 0; r < h; ++r) t[r + c * h] = static_cast<T>(gen(r0 + r, c0 + c));
-      }
+  // Each entry is a pure function of (seed, row, column), so the matrix is
+  // filled in units of at most kColumns columns of one tile column, in any
+  // order, on any thread, with the same bytes; a thread per 2^22 entries at
+  // most, so that a small matrix stays on the caller's.
+  constexpr index_t kColumns = 256;
+  struct Unit {
+    int j;
+    index_t c0, c1;
   };
-  // Each entry is a pure function of (seed, row, column), so the tile columns
-  // can be filled in any order, on any thread, with the same bytes. A large
-  // matrix is filled by the machine's threads (an N = 32,768 matrix took
-  // seconds on one, ten times its factorization on a GPU); a small one where
-  // threads would cost more than they save, on the caller's.
-  constexpr double kEntriesPerThread = double(1 << 22);
+  std::vector<Unit> units;
+  for (int j = 0; j < a.q(); ++j)
+    for (index_t c0 = 0; c0 < L.col_width(j); c0 += kColumns)
+      units.push_back({j, c0, std::min(c0 + kColumns, L.col_width(j))});
   const double entries = double(L.m()) * double(L.n());
-  const int threads = static_cast<int>(std::min<double>(
-      {double(std::max(1u, std::thread::hardware_concurrency())), double(a.q()), entries / kEntriesPerThread}));
-  if (threads <= 1) return columns(0, 1);
-  std::vector<std::jthread> pool;
-  for (int w = 1; w < threads; ++w) pool.emplace_back(columns, w, threads);
-  columns(0, threads);
+  parallel_units(units.size(), static_cast<std::size_t>(entries / double(1 << 22)), [&](std::size_t u) {
+    const Unit& w = units[u];
+    for (int i = 0; i < a.p(); ++i) {
+      T* t = a.tile(i, w.j);
+      if (!t) continue;
+      const index_t h = L.row_height(i), r0 = L.row_offset(i), c0 = L.col_offset(w.j);
+      for (index_t c = w.c0; c < w.c1; ++c)
+        for (index_t r = 0; r < h; ++r) t[r + c * h] = static_cast<T>(gen(r0 + r, c0 + c));
+    }
+  });
 }
 
 template void generate<float>(TileMatrix<float>&, MatrixKind, std::uint64_t);

@@ -1,8 +1,11 @@
 #include "base/tile_matrix.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
+
+#include "base/parallel_units.hpp"
 
 namespace tessera {
 
@@ -10,23 +13,52 @@ template <class T>
 TileMatrix<T>::TileMatrix(const TileLayout& layout, bool allocate_all)
     : layout_(layout), table_(static_cast<std::size_t>(layout.tile_rows()) * layout.tile_cols(), nullptr),
       owned_(table_.size(), false) {
-  if (allocate_all)
-    for (int j = 0; j < q(); ++j)
-      for (int i = 0; i < p(); ++i) allocate(i, j);
+  if (!allocate_all) return;
+  std::vector<std::pair<int, int>> tiles;
+  for (int j = 0; j < q(); ++j)
+    for (int i = 0; i < p(); ++i) tiles.emplace_back(i, j);
+  allocate_zeroed(tiles);
+}
+
+template <class T>
+T* TileMatrix<T>::allocate_uninitialized(int i, int j, std::size_t& bytes) {
+  T*& slot = table_[i + static_cast<std::size_t>(j) * p()];
+  if (slot) return nullptr;
+  bytes = static_cast<std::size_t>(layout_.row_height(i) * layout_.col_width(j)) * sizeof(T);
+  bytes = (bytes + 63) / 64 * 64;
+  void* mem = std::aligned_alloc(64, bytes);
+  if (!mem) throw std::bad_alloc();
+  storage_.emplace_back(static_cast<T*>(mem));
+  slot = static_cast<T*>(mem);
+  owned_[i + static_cast<std::size_t>(j) * p()] = true;
+  return slot;
 }
 
 template <class T>
 void TileMatrix<T>::allocate(int i, int j) {
-  T*& slot = table_[i + static_cast<std::size_t>(j) * p()];
-  if (slot) return;
-  std::size_t bytes = static_cast<std::size_t>(layout_.row_height(i) * layout_.col_width(j)) * sizeof(T);
-  bytes = (bytes + 63) / 64 * 64;
-  void* mem = std::aligned_alloc(64, bytes);
-  if (!mem) throw std::bad_alloc();
-  std::memset(mem, 0, bytes);
-  storage_.emplace_back(static_cast<T*>(mem));
-  slot = static_cast<T*>(mem);
-  owned_[i + static_cast<std::size_t>(j) * p()] = true;
+  std::size_t bytes = 0;
+  if (T* t = allocate_uninitialized(i, j, bytes)) std::memset(t, 0, bytes);
+}
+
+template <class T>
+void TileMatrix<T>::allocate_zeroed(const std::vector<std::pair<int, int>>& tiles) {
+  // Pieces of at most 16 MiB, a thread per 64 MiB of the whole at most.
+  constexpr std::size_t kPiece = std::size_t{1} << 24;
+  struct Piece {
+    std::byte* at;
+    std::size_t bytes;
+  };
+  std::vector<Piece> pieces;
+  std::size_t total = 0;
+  for (const auto& [i, j] : tiles) {
+    std::size_t bytes = 0;
+    auto* t = reinterpret_cast<std::byte*>(allocate_uninitialized(i, j, bytes));
+    if (!t) continue;
+    total += bytes;
+    for (std::size_t off = 0; off < bytes; off += kPiece) pieces.push_back({t + off, std::min(kPiece, bytes - off)});
+  }
+  parallel_units(pieces.size(), total / (4 * kPiece),
+                 [&](std::size_t u) { std::memset(pieces[u].at, 0, pieces[u].bytes); });
 }
 
 template <class T>

@@ -5,6 +5,7 @@
 // tile's height, and 64-byte aligned.
 #include <cstdlib>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/tile_layout.hpp"
@@ -19,9 +20,11 @@ class TileMatrix {
   // Allocates (zeroed) the tiles (i,j) for which keep(i, j): a node's own tiles.
   template <class Keep>
   TileMatrix(const TileLayout& layout, Keep&& keep) : TileMatrix(layout, false) {
+    std::vector<std::pair<int, int>> tiles;
     for (int j = 0; j < q(); ++j)
       for (int i = 0; i < p(); ++i)
-        if (keep(i, j)) allocate(i, j);
+        if (keep(i, j)) tiles.emplace_back(i, j);
+    allocate_zeroed(tiles);
   }
   // A copy of the tiles this matrix holds (its own, not copies it points at
   // through set_tile).
@@ -34,6 +37,7 @@ class TileMatrix {
   T* tile(int i, int j) { return table_[i + static_cast<std::size_t>(j) * p()]; }
   const T* tile(int i, int j) const { return table_[i + static_cast<std::size_t>(j) * p()]; }
   index_t ld(int i) const { return layout_.row_height(i); }
+  // Tile (i,j), zeroed, unless it is allocated already.
   void allocate(int i, int j);
   // Points tile (i,j)'s table entry at storage the caller keeps (a received
   // alien copy), or back at nothing.
@@ -50,6 +54,11 @@ class TileMatrix {
   std::vector<T> to_dense() const;
 
  private:
+  // The tiles listed (those not allocated yet), zeroed by the machine's
+  // threads when they are many bytes: the pages are first touched there.
+  void allocate_zeroed(const std::vector<std::pair<int, int>>& tiles);
+  // Tile (i,j)'s storage, uninitialized, or null if it had some; its bytes.
+  T* allocate_uninitialized(int i, int j, std::size_t& bytes);
   struct FreeDeleter {
     void operator()(T* p) const { std::free(p); }
   };
