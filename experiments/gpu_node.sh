@@ -117,6 +117,13 @@ run() {
     esac
   done
   [[ -f $dir/gpu_node.tar.xz ]] || { echo "gpu_node.sh run: $dir/gpu_node.tar.xz is missing (gpu_node.sh pack makes it)" >&2; exit 2; }
+  # A filter or a limit that is not one would skip or stop every step unnoticed.
+  [[ x =~ ${STEP_FILTER:-.} ]]
+  (($? != 2)) || { echo "gpu_node.sh run: STEP_FILTER '$STEP_FILTER' is not an extended regular expression" >&2; exit 2; }
+  local v
+  for v in STEP_TIMEOUT BENCH_TIMEOUT; do
+    [[ ${!v:-0} =~ ^[0-9]+$ ]] || { echo "gpu_node.sh run: $v '${!v}' is not a number of seconds" >&2; exit 2; }
+  done
   mkdir -p "$out" "$root"
   tar -C "$root" -xJf "$dir/gpu_node.tar.xz"
   # Open MPI: the machine's own where it has one (same libmpi.so.40 ABI:

@@ -16,7 +16,10 @@ predicted with it and move exactly the bytes the real runs moved (the
 simulated GPU plans its memory as the real one does), and next-use eviction
 moves less; QR at N = 32,768 is predicted within 10% (the calibrated model's
 GEMM-class kernels match the run's). bench_cuda_kernels without a GPU exits 2
-saying why.
+saying why. The H100's runs of 2026-11-26 likewise: every run's bytes, QR and
+LU with its panels on the GPU within 12%. gpu_node.sh: a STEP_FILTER that is no
+regular expression, a STEP_TIMEOUT or BENCH_TIMEOUT that is no number exit 2
+naming them.
 """
 import json
 import os
@@ -53,6 +56,14 @@ def main():
     expect(not os.path.exists(os.path.join(work, "out")), "nothing written for a refused command")
     rc, out, err = run(["bash", GPU_NODE, "run", os.path.join(work, "nothing-here")])
     expect(rc == 2 and "nothing-here/gpu_node.tar.xz is missing" in err, "a missing archive", err)
+    # A filter or a limit that is not one would skip or stop every step unnoticed.
+    archive = os.path.join(work, "archive")
+    os.makedirs(archive, exist_ok=True)
+    open(os.path.join(archive, "gpu_node.tar.xz"), "w").close()
+    for var, value in (("STEP_FILTER", "(tests"), ("STEP_TIMEOUT", "ten"), ("BENCH_TIMEOUT", "-5")):
+        rc, out, err = run(["bash", GPU_NODE, "run", archive, os.path.join(work, "out"), "tests"], env={var: value})
+        expect(rc == 2 and "%s '%s'" % (var, value) in err, "a bad %s" % var, err)
+        expect(not os.path.exists(os.path.join(work, "out")), "nothing written for a bad %s" % var)
     rc, out, err = run(["bash", GPU_NODE, "pack", os.path.join(work, "pack")], env={"TESSERA_BUILD": work})
     expect(rc == 2 and work + "/tessera is missing" in err, "a build folder without tessera", err)
 
@@ -93,6 +104,20 @@ def main():
     qr = [r for r in runs if r["name"] == "qr_d"]
     expect(qr and abs(qr[0]["error"]) < 0.10, "QR d at 32,768 within 10%", out)
     expect("| cholesky_d | trsm | d |" in out, "the per-kernel table", out)
+
+    # The H100's runs of 2026-11-26 against its calibration (lent-h100-node.json's source):
+    # LU with its panels on the GPU (--d 0) at B = 2048 and QR within 12% in every run, each
+    # run's bytes copied in exactly (double only, as the calibration).
+    h100 = os.path.join(ROOT, "results", "gpu-node", "2026-11-26-h100")
+    js = os.path.join(work, "predict-h100.json")
+    rc, out, err = run([sys.executable, PREDICT, h100, "--binary", tessera, "--json", js])
+    expect(rc == 0, "gpu_predict.py on the H100 exit 0, got %d" % rc, out + err)
+    with open(js) as f:
+        runs = json.load(f)["runs"]
+    for r in runs:
+        expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
+    close = [r for r in runs if r["name"].startswith(("qr_d_", "lu_d__B2048"))]
+    expect(len(close) == 6 and all(abs(r["error"]) < 0.12 for r in close), "QR and LU B = 2048 within 12%", out)
 
     bench = os.path.join(os.path.dirname(tessera), "bench_cuda_kernels")
     if os.path.exists(bench):  # built with the benchmarks
