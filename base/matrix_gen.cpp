@@ -121,11 +121,19 @@ void generate(TileMatrix<T>& a, MatrixKind kind, std::uint64_t seed) {
     int j;
     index_t c0, c1;
   };
+  // Only the tiles this node holds count: one node of a distributed run
+  // fills its share, with threads for its share.
   std::vector<Unit> units;
-  for (int j = 0; j < a.q(); ++j)
+  double entries = 0;
+  for (int j = 0; j < a.q(); ++j) {
+    double held = 0;
+    for (int i = 0; i < a.p(); ++i)
+      if (a.tile(i, j)) held += double(L.row_height(i)) * double(L.col_width(j));
+    if (held == 0) continue;
+    entries += held;
     for (index_t c0 = 0; c0 < L.col_width(j); c0 += kColumns)
       units.push_back({j, c0, std::min(c0 + kColumns, L.col_width(j))});
-  const double entries = double(L.m()) * double(L.n());
+  }
   parallel_units(units.size(), static_cast<std::size_t>(entries / double(1 << 22)), [&](std::size_t u) {
     const Unit& w = units[u];
     for (int i = 0; i < a.p(); ++i) {

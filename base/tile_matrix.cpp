@@ -26,10 +26,11 @@ T* TileMatrix<T>::allocate_uninitialized(int i, int j, std::size_t& bytes) {
   if (slot) return nullptr;
   bytes = static_cast<std::size_t>(layout_.row_height(i) * layout_.col_width(j)) * sizeof(T);
   bytes = (bytes + 63) / 64 * 64;
-  void* mem = std::aligned_alloc(64, bytes);
+  std::unique_ptr<T[], FreeDeleter> mem(static_cast<T*>(std::aligned_alloc(64, bytes)));
   if (!mem) throw std::bad_alloc();
-  storage_.emplace_back(static_cast<T*>(mem));
-  slot = static_cast<T*>(mem);
+  T* const tile = mem.get();
+  storage_.push_back(std::move(mem));  // if this throws, mem still owns the tile and frees it
+  slot = tile;
   owned_[i + static_cast<std::size_t>(j) * p()] = true;
   return slot;
 }
@@ -42,23 +43,13 @@ void TileMatrix<T>::allocate(int i, int j) {
 
 template <class T>
 void TileMatrix<T>::allocate_zeroed(const std::vector<std::pair<int, int>>& tiles) {
-  // Pieces of at most 16 MiB, a thread per 64 MiB of the whole at most.
-  constexpr std::size_t kPiece = std::size_t{1} << 24;
-  struct Piece {
-    std::byte* at;
-    std::size_t bytes;
-  };
-  std::vector<Piece> pieces;
-  std::size_t total = 0;
+  storage_.reserve(storage_.size() + tiles.size());  // no allocation between a tile's and its owner's
+  std::vector<std::pair<std::byte*, std::size_t>> ranges;
   for (const auto& [i, j] : tiles) {
     std::size_t bytes = 0;
-    auto* t = reinterpret_cast<std::byte*>(allocate_uninitialized(i, j, bytes));
-    if (!t) continue;
-    total += bytes;
-    for (std::size_t off = 0; off < bytes; off += kPiece) pieces.push_back({t + off, std::min(kPiece, bytes - off)});
+    if (T* t = allocate_uninitialized(i, j, bytes)) ranges.emplace_back(reinterpret_cast<std::byte*>(t), bytes);
   }
-  parallel_units(pieces.size(), total / (4 * kPiece),
-                 [&](std::size_t u) { std::memset(pieces[u].at, 0, pieces[u].bytes); });
+  parallel_zero(ranges);
 }
 
 template <class T>

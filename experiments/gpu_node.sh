@@ -120,10 +120,10 @@ run() {
   # A filter or a limit that is not one would skip or stop every step unnoticed.
   [[ x =~ ${STEP_FILTER:-.} ]]
   (($? != 2)) || { echo "gpu_node.sh run: STEP_FILTER '$STEP_FILTER' is not an extended regular expression" >&2; exit 2; }
-  local v
-  for v in STEP_TIMEOUT BENCH_TIMEOUT; do
-    [[ ${!v:-0} =~ ^[0-9]+$ ]] || { echo "gpu_node.sh run: $v '${!v}' is not a number of seconds" >&2; exit 2; }
-  done
+  [[ ${STEP_TIMEOUT:-0} =~ ^[0-9]+$ ]] ||
+    { echo "gpu_node.sh run: STEP_TIMEOUT '$STEP_TIMEOUT' is not a number of seconds (0: no limit)" >&2; exit 2; }
+  [[ ${BENCH_TIMEOUT:-150} =~ ^[1-9][0-9]*$ ]] ||
+    { echo "gpu_node.sh run: BENCH_TIMEOUT '$BENCH_TIMEOUT' is not a positive number of seconds" >&2; exit 2; }
   mkdir -p "$out" "$root"
   tar -C "$root" -xJf "$dir/gpu_node.tar.xz"
   # Open MPI: the machine's own where it has one (same libmpi.so.40 ABI:
@@ -215,6 +215,7 @@ run() {
         printf '{"machine_file": "node.json", "note": "gpu_node.sh ooc, N = %s", "runs": [\n' "$n" >"$manifest"
         ooc_run() {  # ooc_run NAME ARGS...: one run, its JSON and its manifest entry
           local name=$1; shift
+          [[ ooc_$name =~ ${STEP_FILTER:-.} ]] || return 0  # not run: not in the manifest either
           step "ooc_$name" $b/tessera run "$@" --gpus 1 --device cuda --threads $t --json "$out/ooc_$name.json"
           local args; args=$(printf '"%s", ' "$@"); args=${args%, }
           printf '%s {"name": "%s", "file": "ooc_%s.json", "args": [%s]}\n' "$sep" "$name" "$name" "$args" >>"$manifest"

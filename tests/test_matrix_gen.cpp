@@ -56,21 +56,25 @@ TEST(MatrixGen, SameMatrixWhateverTheLayoutAndTheNode) {
     }
 }
 
-// A matrix of more than 2^23 entries is filled by several threads, tile
-// columns dealt round-robin: every entry still the generator's, on a whole
-// matrix and on one node's checkerboard of tiles, edge tiles included.
+// A matrix of more than 2^23 entries is filled by several threads, units of
+// up to 256 columns of a tile column dealt round-robin: every entry still the
+// generator's, on a whole matrix (tiles of 256 and of 1000, split into units
+// with a narrower last one, and a single 3001-wide tile) and on one node's
+// checkerboard of tiles, edge tiles included.
 TEST(MatrixGen, ThreadedFillOfALargeMatrixIsTheGenerators) {
   const index_t n = 3001;
-  const TileLayout L(n, n, 256, 1, 0);
-  for (const MatrixKind kind : {MatrixKind::General, MatrixKind::Spd}) {
-    SCOPED_TRACE(matrix_kind_name(kind));
-    const MatrixGenerator gen(kind, 5, n, n);
-    TileMatrix<double> whole(L);
-    generate(whole, kind, 5);
-    expect_generated(whole, gen);
-    TileMatrix<double> mine(L, [](int i, int j) { return (i + j) % 2 == 1; });
-    generate(mine, kind, 5);
-    expect_generated(mine, gen);
+  for (const index_t B : {index_t{256}, index_t{1000}, n}) {
+    const TileLayout L(n, n, B, 1, 0);
+    for (const MatrixKind kind : {MatrixKind::General, MatrixKind::Spd}) {
+      SCOPED_TRACE(std::string(matrix_kind_name(kind)) + " B=" + std::to_string(B));
+      const MatrixGenerator gen(kind, 5, n, n);
+      TileMatrix<double> whole(L);
+      generate(whole, kind, 5);
+      expect_generated(whole, gen);
+      TileMatrix<double> mine(L, [B, n](int i, int j) { return (i + j) % 2 == 1 || B == n; });
+      generate(mine, kind, 5);
+      expect_generated(mine, gen);
+    }
   }
 }
 
