@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""experiments/validate_prediction's real runs come in passes over the whole
+sweep (one run of every configuration per pass), so that a slow spell of the
+machine costs each configuration one run rather than all of them.
+
+    test_validate_prediction.py WORK_DIR
+
+A stand-in for tessera logs every call and takes 1.5 s instead of 1 s for the
+real runs that fall in a slow spell (the 4th to the 9th of 12); the simulated
+runs take 1 s. The log must show the configurations in sweep order, once per
+pass, and every configuration's best of 3 must be 1 s (error 0): run
+consecutively, the second configuration's three runs would all fall in the
+spell.
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+FAKE = r'''#!/usr/bin/python3
+import json, os, sys
+args = sys.argv[1:]
+work = os.environ["FAKE_WORK"]
+sim = "--backend" in args
+with open(os.path.join(work, "calls.log"), "a") as f:
+    f.write(("sim " if sim else "real ") + " ".join(args[args.index("--algo") + 1:args.index("--algo") + 4]) + "\n")
+t = 1.0
+if not sim:
+    counter = os.path.join(work, "real_calls")
+    k = int(open(counter).read()) if os.path.exists(counter) else 0
+    open(counter, "w").write(str(k + 1))
+    if 3 <= k < 9:
+        t = 1.5
+out = args[args.index("--json") + 1]
+json.dump({"time_s": t, "cpu_s": t, "B": 256, "gflops": 1.0}, open(out, "w"))
+'''
+
+
+def main():
+    work = sys.argv[1]
+    os.makedirs(work, exist_ok=True)
+    for f in ("calls.log", "real_calls"):
+        if os.path.exists(os.path.join(work, f)):
+            os.remove(os.path.join(work, f))
+    fake = os.path.join(work, "fake_tessera")
+    with open(fake, "w") as f:
+        f.write(FAKE)
+    os.chmod(fake, 0o755)
+    machine = os.path.join(work, "machine.json")
+    open(machine, "w").write("{}")
+    out = os.path.join(work, "out.json")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "validate_prediction"), "--tessera", fake,
+                        "--machine", machine, "--algos", "cholesky,qr", "--precisions", "d", "--n", "2048,4096",
+                        "--threads", "1", "--repeat", "3", "--json", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+                       env=dict(os.environ, FAKE_WORK=work))
+    if p.returncode != 0:
+        print("FAIL: validate_prediction exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+        return 1
+    real = [l.split(" ", 1)[1] for l in open(os.path.join(work, "calls.log")).read().splitlines() if l.startswith("real")]
+    configs = ["cholesky --n 2048", "cholesky --n 4096", "qr --n 2048", "qr --n 4096"]
+    if real != configs * 3:
+        print("FAIL: the real runs are not in passes over the sweep:\n" + "\n".join(real))
+        return 1
+    rows = json.load(open(out))["rows"]
+    if len(rows) != 4 or any(r["real_min_s"] != 1.0 or r["error_vs_min_pct"] != 0.0 for r in rows):
+        print("FAIL: a configuration's best of 3 fell in the slow spell:\n" + json.dumps(rows, indent=1))
+        return 1
+    if sorted(len(r["real_runs_s"]) for r in rows) != [3, 3, 3, 3] or sum(r["real_runs_s"].count(1.5) for r in rows) != 6:
+        print("FAIL: the runs kept per configuration:\n" + json.dumps(rows, indent=1))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
