@@ -4,8 +4,6 @@
 // zeroing a new matrix's tiles and filling a generated one. On an
 // N = 32,768 matrix (8.6 GB) each pass took seconds on one thread, several
 // times a GPU's factorization of it.
-#include <sched.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -14,19 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/cpu_count.hpp"
+
 namespace tessera {
 
-// The CPUs this process may run on (its affinity mask: taskset, an MPI
-// binding, a container's cpuset), else the machine's hardware threads; >= 1.
-inline std::size_t usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 // Calls body(u) once for every u in [0, units): unit u on worker u % w of
-// w = min(usable CPUs, units, max_workers) workers, the calling thread being
+// w = min(usable_cpus(), units, max_workers) workers, the calling thread being
 // worker 0; returns when every unit is done. The bodies must touch disjoint
 // data and must not throw. max_workers caps the threads where a unit is too
 // small to repay one (0 or 1: the caller alone). A worker whose thread cannot

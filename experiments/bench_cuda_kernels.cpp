@@ -64,8 +64,9 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
     const double rate = flops(s) * double(st.iterations()) / total;
     st.counters["TFlops"] = rate / 1e12;
     // Against the square GEMM of the tile's width: the same as its height but for
-    // LU's tall panel, whose m-sized GEMM (32,768³, 26 GB of operands) took the
-    // step's whole time limit on the lent H100.
+    // LU's tall panel, whose m-sized GEMM (32,768³, 26 GB of operands) is no
+    // reference for a 1,024-wide panel and cost minutes of a lent machine (the
+    // H100's kernels step ran out of its 90 s two rows after that one).
     st.counters["of_gemm"] = rate / gemm_rate(dev, s.n, s.precision);
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());

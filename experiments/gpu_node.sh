@@ -90,13 +90,16 @@ pack() {
   echo "gpu_node.sh pack: $(du -h "$dir/gpu_node.tar.xz" | cut -f1) in $dir/gpu_node.tar.xz"
 }
 
+# $STEP_FILTER (an extended regex on step names, e.g. 'tests|check_lu_gpu_panels_d')
+# runs part of a step group: selected NAME says whether step NAME runs.
+selected() { [[ $1 =~ ${STEP_FILTER:-.} ]]; }
+
 step() {  # step NAME COMMAND...: runs it with its log in $out/NAME.log, records the outcome
   local name=$1
   shift
-  # $STEP_FILTER (an extended regex on step names, e.g. 'tests|check_lu_gpu_panels_d')
-  # runs part of a step group; $STEP_TIMEOUT (seconds) stops a step that hangs,
-  # so that one stuck run cannot spend a short lease.
-  [[ $name =~ ${STEP_FILTER:-.} ]] || return 0
+  # $STEP_TIMEOUT (seconds) stops a step that hangs, so that one stuck run
+  # cannot spend a short lease.
+  selected "$name" || return 0
   local t0=$SECONDS
   timeout -k 10 "${STEP_TIMEOUT:-0}" "$@" >"$out/$name.log" 2>&1
   local rc=$?
@@ -215,7 +218,7 @@ run() {
         printf '{"machine_file": "node.json", "note": "gpu_node.sh ooc, N = %s", "runs": [\n' "$n" >"$manifest"
         ooc_run() {  # ooc_run NAME ARGS...: one run, its JSON and its manifest entry
           local name=$1; shift
-          [[ ooc_$name =~ ${STEP_FILTER:-.} ]] || return 0  # not run: not in the manifest either
+          selected "ooc_$name" || return 0  # not run: not in the manifest either
           step "ooc_$name" $b/tessera run "$@" --gpus 1 --device cuda --threads $t --json "$out/ooc_$name.json"
           local args; args=$(printf '"%s", ' "$@"); args=${args%, }
           printf '%s {"name": "%s", "file": "ooc_%s.json", "args": [%s]}\n' "$sep" "$name" "$name" "$args" >>"$manifest"

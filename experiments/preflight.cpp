@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -12,9 +11,9 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <thread>
 
 #include "algorithms/factorization.hpp"
+#include "base/cpu_count.hpp"
 #include "base/error.hpp"
 
 namespace tessera::preflight {
@@ -56,15 +55,7 @@ std::string thread_refusal(const NodeThreads& t, int cores) {
       options, t.total(), parts, limit, kThreadsPerCore, core_text, kMinThreadLimit, advice);
 }
 
-int cores_found() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    const int mine = CPU_COUNT(&set);
-    if (mine > 0) return mine;
-  }
-  return static_cast<int>(std::thread::hardware_concurrency());  // 0 when unknown
-}
+int cores_found() { return static_cast<int>(cpus_found()); }  // 0 when unknown
 
 // ---- Memory ----------------------------------------------------------------
 
