@@ -91,6 +91,7 @@ def main():
     # values[(prec, row index)] = tessera's runs; peer[(prec, algo)] = (with copies, without)
     tile, peer = {}, {}
     copies, link = {}, {}  # tessera's copies' GB/s (in, out) per run; the peer's copies' GB/s
+    spans = {}  # tessera's (run time, GPU manager's busy time, GPU's own kernel span) per run, seconds
     for prec in precisions:
         for r in range(args.reps):
             done_peer = set()
@@ -115,6 +116,8 @@ def main():
                 if res is not None:
                     tile.setdefault((prec, i), []).append(float(res["gflops"]))
                     for g in res.get("gpu_stats", [])[:1]:
+                        spans.setdefault((prec, i), []).append(
+                            (float(res["time_s"]), g.get("busy_s", 0.0), g.get("kernel_span_s", 0.0)))
                         if g.get("copy_in_s", 0) > 0 and g.get("copy_out_s", 0) > 0:
                             copies.setdefault((prec, i), []).append(
                                 (g["bytes_in"] / g["copy_in_s"] / 1e9, g["bytes_out"] / g["copy_out_s"] / 1e9))
@@ -155,6 +158,19 @@ def main():
                   f"{fmt(median([x[1] for x in c]), 1)} | {fmt(median(link.get((prec, algo), [])), 1)} |")
             rows_out[pi * len(args.rows) + i]["copies_gbps_in_out"] = c
             rows_out[pi * len(args.rows) + i]["cusolver_copies_gbps"] = link.get((prec, algo), [])
+    print()
+    print("The GPU's time (tessera, medians, seconds: the run; the manager thread's busy time, from each task's start "
+          "to its kernels' end; the GPU's own span of each task's kernels; busy less span is the host's share of "
+          "each task, launches and waits):")
+    print("| algo | prec | tessera args | run | manager busy | kernel span | busy - span |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for pi, prec in enumerate(precisions):
+        for i, (algo, extra) in enumerate(args.rows):
+            sp = spans.get((prec, i), [])
+            run_s, busy, span = (median([x[k] for x in sp]) for k in range(3))
+            print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(run_s, 3)} | {fmt(busy, 3)} | {fmt(span, 3)} | "
+                  f"{fmt(busy - span if busy is not None and span is not None else None, 3)} |")
+            rows_out[pi * len(args.rows) + i]["time_busy_span_s"] = sp
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "rows": rows_out}, f, indent=1)

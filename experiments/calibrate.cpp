@@ -101,6 +101,7 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
   for (auto& t : others) t.join();
   if (other_error) std::rethrow_exception(other_error);
   r.shape.ib = ib;
+  r.blas_threads = blas_threads();
   return r;
 }
 
@@ -197,7 +198,29 @@ std::uint16_t calibration_kernel_from_key(const std::string& key) {
   throw InputError("--kernels '" + key + "' is not one of: " + kernel_keys_text(KernelKeys::kCalibrated));
 }
 
+namespace {
+
+// One BLAS thread per call while it lives (a run's workers each call a
+// single-threaded kernel), the library's setting before it afterwards.
+// Without it, `concurrency` threads each calling a BLAS that spreads every
+// call over the node's cores ran twice the threads the cores have, and a
+// call that found the others' threads idle measured up to twice as fast:
+// spikes of 2x in the tuner's speed curve on the 2-core VM (2026-11-26).
+class OneBlasThread {
+ public:
+  OneBlasThread() : saved_(blas_threads()) { set_blas_threads(1); }
+  ~OneBlasThread() { set_blas_threads(saved_); }
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+ private:
+  int saved_;
+};
+
+}  // namespace
+
 KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o) {
+  const OneBlasThread one;
   return shape.precision == 's' ? measure<float>(shape, concurrency, o) : measure<double>(shape, concurrency, o);
 }
 
@@ -331,8 +354,7 @@ Calibration calibrate(const CalibrationOptions& o) {
   Calibration result;
   // First, while this process has called no BLAS routine.
   if (o.startup) result.startup = measure_startup(o);
-  const int saved = blas_threads();
-  set_blas_threads(1);
+  const OneBlasThread one;
   const auto shapes = calibration_shapes(o);
   std::vector<KernelMeasurement>& out = result.kernels;
   std::size_t done = 0;
@@ -356,7 +378,6 @@ Calibration calibrate(const CalibrationOptions& o) {
                                  m.spread_s * 1e6, m.reps));
       }
   }
-  set_blas_threads(saved);
   return result;
 }
 

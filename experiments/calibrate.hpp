@@ -81,6 +81,7 @@ struct KernelMeasurement {
   int concurrency = 1;
   double median_s = 0, spread_s = 0, min_s = 0;
   int reps = 0;
+  int blas_threads = 1;  // the BLAS's threads per call while measured (measure_kernel sets 1)
 };
 
 // Start-up costs a fresh process pays (KernelTimeModel::first_call_s and
@@ -125,7 +126,8 @@ double quantile(const std::vector<double>& sorted, double q);
 // the measurements' own precision.
 double five_digits(double x);
 
-// Times one call's worth of `shape` like calibrate() does (for tests and tools).
+// Times one call's worth of `shape` like calibrate() does (for tests and tools), with one
+// BLAS thread per call (the setting before it is restored after).
 KernelMeasurement measure_kernel(const KernelShape& shape, int concurrency, const CalibrationOptions& o);
 
 }  // namespace tessera::kernels

@@ -127,6 +127,8 @@ struct RunConfig {
   Broadcast broadcast = Broadcast::Binomial;
   // Which copy a full GPU frees first (--eviction).
   Eviction eviction = Eviction::NextUse;
+  // Tasks' kernels a GPU keeps queued at most (--gpu-kernel-depth; 0: the device's own).
+  int gpu_kernel_depth = 0;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

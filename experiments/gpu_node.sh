@@ -41,7 +41,9 @@
 #                    three LUs with every column on the GPU (--d 0);
 #                    precisions $BENCH_PRECISIONS, default d)
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
-#                    ($MPI_ALGOS, default qr,cholesky; $MPI_TILE_ARGS for tessera)
+#                    ($MPI_ALGOS, default qr,cholesky; $MPI_N, default 16,384;
+#                    $MPI_THREADS compute threads per rank, default 3; $MPI_TILE_ARGS:
+#                    tessera's arguments, ';'-separated sets, one step mpi_I each)
 #       Logs and JSON go to OUT (default results/gpu_node); a failing step is
 #       recorded in OUT/steps.txt and the next one runs. $STEP_FILTER (regex on
 #       the step names of OUT/steps.txt) runs a part; $STEP_TIMEOUT (s) bounds
@@ -127,6 +129,10 @@ run() {
     { echo "gpu_node.sh run: STEP_TIMEOUT '$STEP_TIMEOUT' is not a number of seconds (0: no limit)" >&2; exit 2; }
   [[ ${BENCH_TIMEOUT:-150} =~ ^[1-9][0-9]*$ ]] ||
     { echo "gpu_node.sh run: BENCH_TIMEOUT '$BENCH_TIMEOUT' is not a positive number of seconds" >&2; exit 2; }
+  [[ ${MPI_THREADS:-3} =~ ^[1-9][0-9]*$ ]] ||
+    { echo "gpu_node.sh run: MPI_THREADS '$MPI_THREADS' is not a positive number of threads" >&2; exit 2; }
+  [[ ${MPI_N:-16384} =~ ^[1-9][0-9]*$ ]] ||
+    { echo "gpu_node.sh run: MPI_N '$MPI_N' is not a positive matrix order" >&2; exit 2; }
   mkdir -p "$out" "$root"
   tar -C "$root" -xJf "$dir/gpu_node.tar.xz"
   # Open MPI: the machine's own where it has one (same libmpi.so.40 ABI:
@@ -235,9 +241,18 @@ run() {
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
                --out "$out/bench" --json "$out/bench.json" --timeout "${BENCH_TIMEOUT:-150}" --precisions "${BENCH_PRECISIONS:-d}" \
                "${bench_rows[@]}" ;;
-      mpi) step mpi /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b --algos "${MPI_ALGOS:-qr,cholesky}" \
-             --grid 2x2 --n 16384 --threads 3 --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown \
-             --tile-args "${MPI_TILE_ARGS:-}" ;;
+      mpi)
+        # One step per tessera configuration ($MPI_TILE_ARGS, ';'-separated),
+        # each alternated with ScaLAPACK in its own run of bench_mpi.py.
+        local mpi_rows=("") i=0
+        [[ -n ${MPI_TILE_ARGS:-} ]] && IFS=';' read -ra mpi_rows <<<"$MPI_TILE_ARGS"
+        for row in "${mpi_rows[@]}"; do
+          step "mpi_$i" /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b \
+            --algos "${MPI_ALGOS:-qr,cholesky}" --grid 2x2 --n "${MPI_N:-16384}" --threads "${MPI_THREADS:-3}" \
+            --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown --out "$out/mpi_$i" \
+            --tile-args "$row"
+          i=$((i + 1))
+        done ;;
     esac
   done
   cat "$out/steps.txt"

@@ -132,6 +132,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   if (c.gpus > 0) {
     j["gpus"] = c.gpus;
     j["eviction"] = to_string(c.eviction);
+    j["gpu_kernel_depth"] = c.gpu_kernel_depth;
     j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
     if (c.machine.empty() && c.device == DeviceKind::Emulated)
       j["emulated_gpu"] = {{"memory_bytes", c.emulated.memory_bytes},
@@ -154,7 +155,8 @@ std::string result_json(const RunResult& r, const char* backend) {
                      {"distinct_bytes_in", d.distinct_bytes_in},
                      {"distinct_bytes_out", d.distinct_bytes_out},
                      {"copy_in_s", d.copy_in_s},
-                     {"copy_out_s", d.copy_out_s}});
+                     {"copy_out_s", d.copy_out_s},
+                     {"kernel_span_s", d.kernel_span_s}});
     }
     j["gpu_stats"] = per;
     // Host data page-locked for the GPUs' copies (0 where the devices do not pin).

@@ -164,6 +164,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.b == kUnsetSize) c.b = c.s > 1 ? std::max<index_t>(1, c.B / (2 * c.s)) : 0;
   if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
+  if (c.gpu_kernel_depth < 0)
+    throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
+                     " must be >= 0 (0: the device's own)");
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
   if (c.phantom && c.impl != Impl::Tile)
@@ -209,6 +212,7 @@ RuntimeOptions runtime_options(const RunConfig& c) {
   opt.model = c.model;
   opt.broadcast = c.broadcast;
   opt.eviction = c.eviction;
+  opt.gpu_kernel_depth = c.gpu_kernel_depth;
   return opt;
 }
 

@@ -413,6 +413,9 @@ int main(int argc, char** argv) {
   run->add_option("--eviction", eviction,
                   "which copy a full GPU frees first: next-use (the one used again furthest ahead in the task graph; "
                   "default) | lru (the one used longest ago)");
+  run->add_option("--gpu-kernel-depth", cfg.gpu_kernel_depth,
+                  "tasks' kernels a GPU's manager thread keeps queued at once: 0 the device's own (a CUDA GPU: 2, the "
+                  "next task's kernels queued while the last's run; default) | 1 (wait for each task's kernels)");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;

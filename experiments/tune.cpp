@@ -45,7 +45,7 @@ std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve
   };
   int taken = 0;
   for (const KernelSpeed& k : curve) {
-    if (k.B < plateau || k.B > max_B || taken == sizes) continue;
+    if (k.B < plateau || k.B > max_B || (sizes > 0 && taken == sizes)) continue;
     ++taken;
     for (int s = 1; s <= max_s; ++s) add(k.B, s);
   }
@@ -193,7 +193,8 @@ TuneResult tune(const TuneRequest& req) {
   if (r.threads < 1) throw InputError(fmt::format("--threads {} must be >= 1", r.threads));
   if (r.gpus < 0) throw InputError(fmt::format("--gpus {} must be >= 0", r.gpus));
   if (r.max_s < 1) throw InputError(fmt::format("--max-s {} must be >= 1", r.max_s));
-  if (r.sizes < 1) throw InputError(fmt::format("--sizes {} must be >= 1", r.sizes));
+  if (r.sizes < 0)
+    throw InputError(fmt::format("--sizes {} must be >= 0 (0: every size from the plateau on)", r.sizes));
   if (r.real_top < 0) throw InputError(fmt::format("--real-top {} must be >= 0", r.real_top));
   if (r.real_reps < 1) throw InputError(fmt::format("--real-reps {} must be >= 1", r.real_reps));
   if (!(r.plateau_fraction > 0 && r.plateau_fraction <= 1))

@@ -6,7 +6,7 @@
 //      at square B×B×B tiles over a search range; the plateau is the
 //      smallest B reaching `plateau_fraction` of the range's best speed
 //      (the papers search 256..2048 for a GPU; 128..640 here for a CPU core).
-//      The candidates are the plateau and the next few larger sizes. Speeds come from timing the kernel on this
+//      The candidates are the plateau and the larger sizes of the range. Speeds come from timing the kernel on this
 //      machine with `threads` copies running at once (a native run), or from
 //      the machine file's kernel model (a simulated run, or a node's GPUs).
 //   2. b and s: each candidate B with s = 1..max_s; with GPUs b is the
@@ -54,9 +54,9 @@ struct TuneCandidate {
   std::string failed;  // why its simulation or real run failed (empty: it did not)
 };
 
-// Step 2: the first `sizes` B of `curve` (sorted by B) from `plateau` on
-// that are at most `max_B` (larger tiles are on the plateau too, and fewer
-// of them may balance better), times s = 1..max_s (with GPUs s >= 2 takes b
+// Step 2: the first `sizes` B of `curve` (sorted by B; 0: all) from
+// `plateau` on that are at most `max_B` (larger tiles are on the plateau
+// too, and fewer of them may balance better), times s = 1..max_s (with GPUs s >= 2 takes b
 // from the balance formula); `max_B` alone when the plateau is wider than the matrix.
 std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
                                            int max_s, int gpus, std::int64_t max_B);
@@ -84,7 +84,11 @@ struct TuneRequest {
   // Step 1's range and plateau.
   std::int64_t B_min = 128, B_max = 640, B_step = 64;
   double plateau_fraction = 0.95;
-  int sizes = 6;  // candidate sizes from the plateau on
+  // Candidate sizes from the plateau on; 0: every size of the range from it.
+  // (With two threads a core's kernels are on their plateau from B = 192,
+  // while whole runs were fastest at 384-640, the 2026-11-26 sweeps: the
+  // simulations and real runs, not the kernel, tell those apart.)
+  int sizes = 0;
   int max_s = 3;
   // Step 3's real runs: in at most `budget_s` seconds (process and matrix
   // set-up included), a first pass over at most `real_top` candidates (0: as

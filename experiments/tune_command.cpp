@@ -37,7 +37,7 @@ TuneCommand::TuneCommand(CLI::App& app) {
   tune_->add_option("--plateau", req_.plateau_fraction,
                     "the plateau: the smallest B whose speed reaches this fraction of the best; default 0.95");
   tune_->add_option("--sizes", req_.sizes,
-                    "candidate B: the plateau and the next sizes of the range, this many; default 6");
+                    "candidate B: the plateau and the next sizes of the range, this many (0: all of them); default 0");
   tune_->add_option("--max-s", req_.max_s, "candidates have s = 1..MAX; default 3");
   tune_->add_option("--real-top", req_.real_top,
                     "real runs of at most this many candidates in the first pass (0: as many as 60% of the budget "

@@ -11,10 +11,11 @@
 //
 // Threading: allocate/release and copy_async() are called by the node's
 // device communication thread; a copy's completion is reported from
-// whatever runs it (a CUDA host callback, the emulated device's copy
+// whatever runs it (a CUDA device's waiter thread, the emulated device's copy
 // engine, a simulated transfer's actor); synchronize() and the kernels are
 // called by the device's manager thread only.
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -93,6 +94,34 @@ class Device {
   // Waits until every kernel the manager thread started has finished (a
   // task's outputs are then complete for its successors and for copies).
   virtual void synchronize() {}
+  // The manager thread calls begin_kernels() before a task's kernels and
+  // synchronize() after them. A device that can time its own work (a CUDA
+  // device: events around the task's kernels on the stream) adds the span
+  // from the first to the end of the last, as the device saw it, to
+  // kernel_span_s(): the manager's busy time less the span is what the
+  // device waited for its host between a task's start and its end (launches,
+  // the wait's wake-up). 0 where the device does not measure it.
+  virtual void begin_kernels() {}
+  virtual double kernel_span_s() const { return 0; }
+
+  // How many tasks' kernels the manager thread may have queued at once. 1:
+  // it waits (synchronize) for a task's kernels before it takes the next. A
+  // device whose kernels run in order on a stream of their own can take 2:
+  // the manager queues the next task's kernels while the last task's run,
+  // so the device does not idle through the host's turn between two tasks
+  // (finishing one, taking the next, launching its kernels). A task is
+  // finished, for its successors and copies, only once its kernels ended.
+  virtual int kernel_depth() const { return 1; }
+  // With kernel_depth() > 1, instead of synchronize(): end_kernels() marks
+  // the end of the task's kernels queued since begin_kernels() and returns
+  // the mark; wait_kernels(mark) returns once they have ended (throws their
+  // error), and adds their span to kernel_span_s(). Marks are waited for in
+  // the order they were made, at most kernel_depth() outstanding.
+  virtual std::uint64_t end_kernels() {
+    synchronize();
+    return 0;
+  }
+  virtual void wait_kernels(std::uint64_t mark) { (void)mark; }
 };
 
 }  // namespace tessera::platform

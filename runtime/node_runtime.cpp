@@ -1,9 +1,13 @@
 #include "runtime/node_runtime.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <deque>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/device_comm.hpp"
 #include "runtime/protocol_sink.hpp"
@@ -69,6 +73,9 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   RunStats stats;
   stats.busy_s.assign(options_.threads, 0.0);
   stats.gpus.assign(G, DeviceStats{});
+  // A device's kernel time counts from its construction; this run's is the difference.
+  std::vector<double> span_at_start;
+  for (const GpuContext& gc : options_.gpus) span_at_start.push_back(gc.device ? gc.device->kernel_span_s() : 0.0);
   RuntimeObserver* obs = options_.observer;
   if (obs) obs->on_run_start(options_.threads + G, executor, t0);
 
@@ -114,6 +121,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           if (model) {
             modeled = model->seconds_at(ex.shape(t->desc), a);
           }
+          if (device) device->begin_kernels();
           platform_.run_kernel(modeled, [&] { ex.execute(t->desc, ctx); });
           if (device) device->synchronize();
         } catch (...) {
@@ -133,6 +141,80 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     }
   };
 
+  // A GPU's manager thread with kernel_depth() > 1 (platform/device.hpp):
+  // up to `depth` tasks' kernels queued on the device at once. A task is
+  // finished (its successors readied, its copies started) once its kernels
+  // have ended, in the order they were queued. With a task in flight the
+  // manager takes another only if one is ready now; else it retires the
+  // oldest (so it never sleeps on the queue while holding a task whose end
+  // would ready the next). Observers and busy time see each task from when
+  // the device could start it (queued, and the task before it ended) to when
+  // its end was seen, so the intervals of one GPU do not overlap.
+  auto serve_queued = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, platform::Device& device,
+                          std::size_t depth, double& busy) {
+    struct Queued {
+      Task* t;
+      TaskDesc seen;
+      double queued_at;
+      std::uint64_t mark;
+      bool ran;
+    };
+    std::deque<Queued> flight;
+    std::vector<Task*> ready;
+    const int w = ctx.id();
+    double last_end = 0;
+    const auto retire = [&] {
+      Queued q = flight.front();
+      flight.pop_front();
+      if (q.ran) {
+        try {
+          device.wait_kernels(q.mark);
+        } catch (...) {
+          s.fail(std::current_exception());
+        }
+        const double a = std::max(q.queued_at, last_end), b = platform_.now();
+        last_end = b;
+        if (obs) {
+          obs->on_task_start(w, q.seen, a);
+          obs->on_task_end(w, q.seen, b);
+        }
+        busy += b - a;
+      }
+      try {
+        s.finish(q.t, ready);
+      } catch (...) {
+        if (networked) s.abort_run(std::current_exception());
+        s.fail(std::current_exception());
+      }
+    };
+    for (;;) {
+      Task* t = flight.empty() ? queue.pop() : queue.try_pop();
+      if (t == nullptr) {
+        if (flight.empty()) return;  // closed: every task finished
+        retire();
+        continue;
+      }
+      Queued q{t, TaskDesc{}, platform_.now(), 0, false};
+      if (!s.cancelled.load(std::memory_order_relaxed)) {
+        if (obs) {
+          q.seen = t->desc;
+          for (int x = 0; x < q.seen.n_access; ++x)
+            q.seen.access[x].data = static_cast<DataId>(q.seen.access[x].data % s.n_data);
+        }
+        try {
+          device.begin_kernels();
+          ex.execute(t->desc, ctx);
+          q.mark = device.end_kernels();
+          q.ran = true;
+        } catch (...) {
+          s.fail(std::current_exception());
+        }
+      }
+      flight.push_back(q);
+      if (flight.size() >= depth) retire();
+    }
+  };
+
   for (int w = 0; w < options_.threads; ++w) {
     platform_.spawn("cpu" + std::to_string(w), [&, w] {
       WorkerContext ctx(w, platform_.core_kernels());
@@ -143,7 +225,12 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     GpuContext& gc = s.gpus[g - 1];
     platform_.spawn("gpu" + std::to_string(g), [&, g] {
       WorkerContext ctx(options_.threads + g - 1, g, gc.device->kernels_d(), gc.device->kernels_s());
-      serve(*s.gpu_ready[g - 1], ctx, *gc.executor, gc.model, gc.device, stats.gpus[g - 1].busy_s);
+      const int depth = options_.gpu_kernel_depth > 0 ? std::min(options_.gpu_kernel_depth, gc.device->kernel_depth())
+                                                      : gc.device->kernel_depth();
+      if (depth > 1 && !gc.model)
+        serve_queued(*s.gpu_ready[g - 1], ctx, *gc.executor, *gc.device, static_cast<std::size_t>(depth),
+                     stats.gpus[g - 1].busy_s);
+      else serve(*s.gpu_ready[g - 1], ctx, *gc.executor, gc.model, gc.device, stats.gpus[g - 1].busy_s);
     });
   }
   // The device communication thread (000 §5.4): moves copies from the
@@ -163,6 +250,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     d.evictions = c.evictions, d.bytes_written_back = c.bytes_written_back;
     d.distinct_bytes_in = c.distinct_bytes_in, d.distinct_bytes_out = c.distinct_bytes_out;
     d.copy_in_s = s.streams[2 * (g - 1)].busy_s, d.copy_out_s = s.streams[2 * (g - 1) + 1].busy_s;
+    d.kernel_span_s = options_.gpus[g - 1].device->kernel_span_s() - span_at_start[g - 1];
   }
   if (dist) {
     const std::size_t w = dist->store->word_bytes();

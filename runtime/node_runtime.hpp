@@ -134,7 +134,10 @@ struct GpuContext {
 
 // What a run did on one GPU.
 struct DeviceStats {
-  double busy_s = 0;               // manager thread: time in kernels
+  double busy_s = 0;  // manager thread: time in kernels
+  // The device's own time for the tasks' kernels (Device::kernel_span_s;
+  // 0 where it does not measure it): busy_s less this is host overhead.
+  double kernel_span_s = 0;
   std::size_t capacity_bytes = 0;  // Device::capacity(): the memory the runtime may use on it
   std::size_t peak_bytes = 0;      // most device memory in use at once
   std::size_t bytes_at_end = 0;    // left allocated by the task graph (0 with Release_Tile; run() then frees it)
@@ -200,6 +203,10 @@ struct RuntimeOptions {
   Broadcast broadcast = Broadcast::Binomial;
   // Which copy a full GPU frees first.
   Eviction eviction = Eviction::NextUse;
+  // Tasks' kernels a GPU's manager thread keeps queued at most
+  // (Device::kernel_depth): 0 each device's own; 1 waits for each task's
+  // kernels before the next (the depth of a simulated GPU).
+  int gpu_kernel_depth = 0;
   // A distributed run's node follows only the tasks that touch its data
   // (runtime/relevance.hpp); false: every task, as 000 §6 states the
   // protocol (the same tasks and messages; for comparisons).

@@ -76,6 +76,11 @@ Task* ReadyQueue::pop() {
   return pop_locked();
 }
 
+Task* ReadyQueue::try_pop() {
+  platform::Lock lk(*mutex_);
+  return items_.size() == fifo_head_ ? nullptr : pop_locked();
+}
+
 void ReadyQueue::close() {
   platform::Lock lk(*mutex_);
   closed_ = true;

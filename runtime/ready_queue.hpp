@@ -22,6 +22,8 @@ class ReadyQueue {
   void push(const std::vector<Task*>& ts);
   // Blocks until a task is ready (returns it) or the queue is closed and empty (returns nullptr).
   Task* pop();
+  // A ready task if there is one now, else nullptr (closed or not).
+  Task* try_pop();
   void close();
 
  private:

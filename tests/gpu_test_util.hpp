@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "algorithms/cholesky.hpp"
@@ -163,18 +165,44 @@ class WatchedDevice final : public platform::Device {
   kernels::TileKernels<double>& kernels_d() override { return d_->kernels_d(); }
   kernels::TileKernels<float>& kernels_s() override { return d_->kernels_s(); }
   void synchronize() override { d_->synchronize(); }
+  void begin_kernels() override { d_->begin_kernels(); }
+  double kernel_span_s() const override { return d_->kernel_span_s(); }
+  // kernel_depth_override > 0: the depth this device reports (the emulated
+  // device's kernels end before they return, so any depth is safe), its
+  // marks numbered here, and checked: waited for in the order they were
+  // made, never more outstanding than the depth.
+  int kernel_depth() const override { return kernel_depth_override > 0 ? kernel_depth_override : d_->kernel_depth(); }
+  std::uint64_t end_kernels() override {
+    outstanding_.push_back({next_mark_, d_->end_kernels()});
+    max_marks = std::max(max_marks, static_cast<int>(outstanding_.size()));
+    return next_mark_++;
+  }
+  void wait_kernels(std::uint64_t mark) override {
+    if (outstanding_.empty() || outstanding_.front().first != mark) {
+      ++marks_out_of_order;
+      return;
+    }
+    const std::uint64_t inner = outstanding_.front().second;
+    outstanding_.pop_front();
+    d_->wait_kernels(inner);
+  }
 
   std::vector<std::uint64_t> released_after;  // kernels finished at each release
   std::atomic<int> max_queued[2] = {0, 0};    // most copies queued at once, per stream
   int released_in_copy = 0;                   // buffers freed while a copy used them (under mutex_)
   int fail_copy_at = 0;                       // > 0: the copy_async call of that number throws
+  int kernel_depth_override = 0;
+  int max_marks = 0;           // most tasks' kernels outstanding at once (the manager thread's)
+  int marks_out_of_order = 0;  // wait_kernels calls for another mark than the oldest
 
  private:
   std::unique_ptr<platform::Device> d_;
   const std::atomic<std::uint64_t>& done_;
   std::atomic<int> queued_[2] = {0, 0};
-  std::multiset<std::byte*> copying_;  // buffers of the copies under way
-  int copies_ = 0;                     // copy_async calls (the device communication thread's)
+  std::multiset<std::byte*> copying_;                                // buffers of the copies under way
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> outstanding_;  // (mark, the inner device's mark)
+  std::uint64_t next_mark_ = 0;
+  int copies_ = 0;  // copy_async calls (the device communication thread's)
   std::mutex mutex_;
 };
 
@@ -190,8 +218,9 @@ struct DeviceOutcome {
   std::size_t releases = 0;
   std::size_t released_early = 0;  // buffers freed while the node still had kernels to run
   int copy_depth = 1;
-  int max_queued[2] = {0, 0};  // most copies queued at once on its in- and out-stream
-  int released_in_copy = 0;    // buffers freed while a copy into or out of them was under way
+  int max_queued[2] = {0, 0};                                   // most copies queued at once on its in- and out-stream
+  int kernel_depth = 1, max_marks = 0, marks_out_of_order = 0;  // WatchedDevice's
+  int released_in_copy = 0;  // buffers freed while a copy into or out of them was under way
 };
 
 struct GpuOutcome {
@@ -262,6 +291,8 @@ struct RunSpec {
   bool release_tiles = true;
   std::size_t window = 16384;
   EmulatedDeviceOptions device = fast();
+  int device_kernel_depth = 0;   // > 0: the devices report it (WatchedDevice::kernel_depth_override)
+  int runtime_kernel_depth = 0;  // RuntimeOptions::gpu_kernel_depth
 };
 
 // One run of the factorization on pr*pc nodes (one thread each), each with
@@ -304,9 +335,11 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
         opt.seed = r.seed + 101 * self;
         opt.release_tiles = r.release_tiles;
         opt.window_capacity = r.window;
+        opt.gpu_kernel_depth = r.runtime_kernel_depth;
         std::atomic<std::uint64_t> done{0};  // kernels this node has finished
         for (int g = 1; g <= G; ++g) {
           devices.push_back(std::make_unique<WatchedDevice>(std::make_unique<EmulatedDevice>(g, r.device), done));
+          devices.back()->kernel_depth_override = r.device_kernel_depth;
           tables.push_back(factorization(chol ? "cholesky" : "qr").gpu_tables(L, kIb, T{}));
           gpu_ex.push_back(
               std::make_unique<RecordingExecutor>(tables.back()->executor(), self, g, n_data, where, &done));
@@ -354,6 +387,9 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.copy_depth = devices[g - 1]->copy_depth();
           for (int k = 0; k < 2; ++k) d.max_queued[k] = devices[g - 1]->max_queued[k].load();
           d.released_in_copy = devices[g - 1]->released_in_copy;
+          d.kernel_depth = devices[g - 1]->kernel_depth();
+          d.max_marks = devices[g - 1]->max_marks;
+          d.marks_out_of_order = devices[g - 1]->marks_out_of_order;
           out.devices.push_back(d);
         }
         if (static_cast<int>(st.gpus.size()) != G) {
@@ -402,12 +438,17 @@ inline void expect_correct(const GpuOutcome& o, const std::vector<TaskKey>& seri
     for (int k = 0; k < 2; ++k)
       EXPECT_LE(d.max_queued[k], d.copy_depth) << dev << ": copies queued at once on stream " << k;
     EXPECT_EQ(d.released_in_copy, 0) << dev << ": buffers freed while a copy used them";
+    EXPECT_LE(d.max_marks, d.kernel_depth) << dev << ": tasks' kernels queued at once";
+    EXPECT_EQ(d.marks_out_of_order, 0) << dev << ": tasks' kernels waited for out of order";
     // Distinct data are counted once however often they cross.
     EXPECT_LE(d.stats.distinct_bytes_in, d.stats.bytes_in) << dev;
     EXPECT_LE(d.stats.distinct_bytes_out, d.stats.bytes_out) << dev;
     EXPECT_EQ(d.stats.distinct_bytes_in > 0, d.stats.bytes_in > 0) << dev;
     EXPECT_EQ(d.stats.copy_in_s > 0, d.stats.copies_in > 0) << dev << ": time of the copies in";
     EXPECT_EQ(d.stats.copy_out_s > 0, d.stats.copies_out > 0) << dev << ": time of the copies out";
+    // The device's own time for the kernels lies within the manager thread's (0 where it does not measure it).
+    EXPECT_GE(d.stats.kernel_span_s, 0.0) << dev;
+    EXPECT_LE(d.stats.kernel_span_s, d.stats.busy_s) << dev << ": kernel span within the manager's busy time";
     if (d.owns_read) {
       EXPECT_GT(d.stats.copies_in, 0u) << dev << " owns data but nothing was copied to it";
       EXPECT_GT(d.stats.bytes_in, 0u) << dev;

@@ -135,7 +135,7 @@ TEST(CudaDevice, CopiesRangesBothWays) {
   EXPECT_THROW(dev->copy(2, d, out, 1, false), std::invalid_argument);
 }
 
-// copy_async reports completion through its callback, after the bytes moved.
+// copy_async reports completion through its done function, after the bytes moved.
 TEST(CudaDevice, AsyncCopiesReportCompletion) {
   TESSERA_SKIP_WITHOUT_GPU();
   auto dev = kernels::make_cuda_device(1, 0, 0);

@@ -321,6 +321,32 @@ TEST(GpuRuntimeCopyDepth, TwoCopiesQueuedPerStreamAndTheSameFactors) {
   }
 }
 
+// A GPU's manager thread with two tasks' kernels queued at once (as on a
+// CUDA GPU, Device::kernel_depth): it does queue a second while one is
+// outstanding, never a third, waits for them in order, and the factors do
+// not change; RuntimeOptions::gpu_kernel_depth = 1 turns it off (the device's
+// marks are then never used: each task is synchronized).
+TEST(GpuRuntimeKernelDepth, TwoTasksKernelsQueuedAndTheSameFactors) {
+  for (const bool chol : {true, false}) {
+    const TileLayout L(chol ? 600 : 720, 600, 120, 1, 0);
+    const Reference<double> ref(chol, L);
+    for (const int runtime_depth : {0, 1}) {
+      RunSpec r;
+      r.chol = chol;
+      r.net = Net::None;
+      r.threads = 1;
+      r.device_kernel_depth = 2;
+      r.runtime_kernel_depth = runtime_depth;
+      const std::string what =
+          std::string(chol ? "cholesky" : "qr") + " kernel depth 2, runtime's " + std::to_string(runtime_depth);
+      const GpuOutcome o = run_gpus<double>(r, L, ref);
+      expect_correct(o, serial_keys(chol, L), what);
+      ASSERT_EQ(o.devices.size(), 1u);
+      EXPECT_EQ(o.devices[0].max_marks, runtime_depth == 1 ? 0 : 2) << what << ": tasks queued at once";
+    }
+  }
+}
+
 TEST(EmulatedGpu, RejectsACopyDepthBelowOne) {
   EmulatedDeviceOptions o;
   o.copy_depth = 0;

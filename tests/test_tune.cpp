@@ -44,6 +44,9 @@ TEST(TuneCandidates, ArePlateauSizesOnwardTimesEveryS) {
   }
   // With GPUs, s >= 2 takes b from the host/GPU balance.
   for (const TuneCandidate& x : tune_candidates(curve, 384, 1, 3, 2, 100000)) EXPECT_EQ(x.auto_b, x.s >= 2);
+  // sizes = 0: every size from the plateau on (384, 512, 640).
+  EXPECT_EQ(tune_candidates(curve, 384, 0, 1, 0, 100000).size(), 3u);
+  EXPECT_EQ(tune_candidates(curve, 256, 0, 2, 0, 100000).size(), 8u);
   // Sizes beyond the matrix are left out; a matrix narrower than the plateau is one tile wide.
   EXPECT_EQ(tune_candidates(curve, 384, 6, 1, 0, 520).size(), 2u);
   const auto narrow = tune_candidates(curve, 384, 6, 2, 0, 300);

@@ -1,11 +1,10 @@
 #include "kernels/cuda/cuda_device.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernels/cuda/cuda_api.hpp"
 
@@ -24,11 +23,14 @@ CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kerne
   TESSERA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   capacity_ = free > kLibraryReserve ? free - kLibraryReserve : 0;
   if (memory_cap > 0) capacity_ = std::min(capacity_, memory_cap);
+  for (int i = 0; i <= kernel_depth(); ++i) spans_.push_back(Span{cuda::Event::create(0), cuda::Event::create(0)});
+  for (int i = 0; i < 2; ++i)
+    waiters_[i] = std::make_unique<cuda::CopyWaiter>(ordinal_, name_ + " copy stream " + std::to_string(i));
 }
 
 CudaDevice::~CudaDevice() {
   // Kernels and copies still queued must not outlive their handles and
-  // buffers, nor a copy's callback the runtime state it reports to
+  // buffers, nor a copy's report the runtime state it goes to
   // (cudaStreamDestroy returns at once on a busy stream).
   if (cudaSetDevice(ordinal_) != cudaSuccess) return;
   for (auto& s : copy_streams_) (void)cudaStreamSynchronize(s.get());
@@ -122,40 +124,42 @@ void CudaDevice::copy(int stream, std::byte* dev, const HostRange* host, int n, 
 
 void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) {
   cudaStream_t s = enqueue_copy(stream, dev, host, n, to_device);
-  // The driver calls back (on its own thread, where no CUDA call is allowed)
-  // once the stream has reached this point, with the stream's status.
-  auto* d = new CopyDone(std::move(done));
-  const cudaError_t e = cudaStreamAddCallback(
-      s,
-      // No exception may unwind into the driver, and no CUDA call is allowed
-      // here (not even cudaGetErrorName): the status goes out as its number.
-      [](cudaStream_t, cudaError_t status, void* p) noexcept {
-        std::unique_ptr<CopyDone> f(static_cast<CopyDone*>(p));
-        try {
-          std::exception_ptr error;
-          if (status != cudaSuccess)
-            error =
-                std::make_exception_ptr(CudaError("a copy stream failed (cudaMemcpyAsync or an earlier call on the "
-                                                  "device): cudaError_t " +
-                                                  std::to_string(static_cast<int>(status))));
-          (*f)(error);
-        } catch (const std::exception& x) {
-          std::fprintf(stderr, "tessera: error: a GPU copy's completion failed: %s\n", x.what());
-          std::abort();
-        } catch (...) {
-          std::fputs("tessera: error: a GPU copy's completion failed\n", stderr);
-          std::abort();
-        }
-      },
-      d, 0);
-  if (e != cudaSuccess) {
-    delete d;
-    cuda::detail::check_cuda(e, "cudaStreamAddCallback", __FILE__, __LINE__);
-  }
+  // Reported from the stream's waiter once the stream has passed this point.
+  waiters_[stream]->watch(s, std::move(done));
+}
+
+void CudaDevice::begin_kernels() {
+  cuda::set_device(ordinal_);
+  // (Timing events: 0 flags; their waits spin or yield as the stream's would.)
+  spans_[next_mark_ % spans_.size()].begin.record(compute_.get());
+  span_open_ = true;
+}
+
+std::uint64_t CudaDevice::end_kernels() {
+  cuda::set_device(ordinal_);
+  Span& sp = spans_[next_mark_ % spans_.size()];
+  if (!span_open_) sp.begin.record(compute_.get());  // nothing since the last mark: an empty span
+  span_open_ = false;
+  sp.end.record(compute_.get());
+  return next_mark_++;
+}
+
+void CudaDevice::wait_kernels(std::uint64_t mark) {
+  cuda::set_device(ordinal_);
+  const Span& sp = spans_[mark % spans_.size()];
+  // Everything queued on the compute stream before the mark has ended.
+  sp.end.synchronize();
+  float ms = 0;
+  TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, sp.begin.get(), sp.end.get()));
+  kernel_span_s_ += 1e-3 * ms;
 }
 
 void CudaDevice::synchronize() {
   cuda::set_device(ordinal_);
+  if (span_open_) {
+    wait_kernels(end_kernels());
+    return;
+  }
   compute_.synchronize();
 }
 

@@ -4,13 +4,19 @@
 // host) and one compute stream on which CudaTileKernels queue every kernel.
 //
 // Threads (platform/device.hpp): the node's device communication thread
-// starts copies, a stream callback reports each done; the kernels and
-// synchronize() belong to the manager thread. Every entry point first makes
-// this device current on the calling thread.
+// starts copies, a waiter thread per copy stream reports each done
+// (copy_waiter.hpp: an event after the copy, not a stream callback, which
+// would hold back the stream's next copy); the kernels and synchronize()
+// belong to the manager thread. Every entry point first makes this device
+// current on the calling thread.
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "kernels/cuda/copy_waiter.hpp"
 #include "kernels/cuda/cuda_raii.hpp"
 #include "kernels/cuda/cuda_tile_kernels.hpp"
 #include "platform/device.hpp"
@@ -44,10 +50,8 @@ class CudaDevice final : public Device {
   void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override;
   void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override;
   // Two copies queued per stream (issue 15 point 3): the next is on the
-  // stream before the last ends, instead of being queued only after the
-  // device communication thread has heard of its end. (A stream callback
-  // still holds back the stream's later work until it has run; that is the
-  // callback's own short time, not the thread's wake-up.)
+  // stream before the last ends, and starts as it ends, instead of being
+  // queued only after the device communication thread has heard of its end.
   int copy_depth() const override { return 2; }
   bool pins_host() const override { return true; }
   bool pin_host(std::byte* p, std::size_t bytes) override;
@@ -60,6 +64,13 @@ class CudaDevice final : public Device {
   kernels::TileKernels<double>& kernels_d() override { return kernels_d_; }
   kernels::TileKernels<float>& kernels_s() override { return kernels_s_; }
   void synchronize() override;
+  // Timing events around each task's kernels on the compute stream, two
+  // tasks' kernels queued at once (platform/device.hpp).
+  void begin_kernels() override;
+  double kernel_span_s() const override { return kernel_span_s_; }
+  int kernel_depth() const override { return 2; }
+  std::uint64_t end_kernels() override;
+  void wait_kernels(std::uint64_t mark) override;
 
   int ordinal() const { return ordinal_; }
 
@@ -75,6 +86,20 @@ class CudaDevice final : public Device {
   std::size_t capacity_ = 0;
   std::atomic<std::size_t> in_use_{0};
   std::atomic<std::size_t> peak_{0};
+  // The manager thread's: per task queued, events at the start and the end
+  // of its kernels, in a ring longer than kernel_depth() (a mark's slot is
+  // reused only after it was waited for); the task being queued is in slot
+  // next_mark_ % size once begin_kernels() opened it.
+  struct Span {
+    cuda::Event begin, end;
+  };
+  std::vector<Span> spans_;
+  std::uint64_t next_mark_ = 0;
+  bool span_open_ = false;
+  double kernel_span_s_ = 0;
+  // One per copy stream; after the streams, so that they stop (reporting
+  // what is left) before the streams go.
+  std::unique_ptr<cuda::CopyWaiter> waiters_[2];
 };
 
 }  // namespace tessera::platform

@@ -64,13 +64,15 @@ class Stream : public Owner<cudaStream_t, cudaStreamDestroy> {
   void synchronize() const { TESSERA_CUDA_CHECK(cudaStreamSynchronize(get())); }
 };
 
-// An event without timing, for ordering one stream after another.
+// An event without timing, for ordering one stream after another (flags:
+// cudaEventCreateWithFlags's, e.g. cudaEventBlockingSync added for a thread
+// that sleeps in synchronize()).
 class Event : public Owner<cudaEvent_t, cudaEventDestroy> {
  public:
   using Owner::Owner;  // adopts a handle
-  static Event create() {
+  static Event create(unsigned flags = cudaEventDisableTiming) {
     cudaEvent_t e = nullptr;
-    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
     return Event(e);
   }
   void record(cudaStream_t s) const { TESSERA_CUDA_CHECK(cudaEventRecord(get(), s)); }

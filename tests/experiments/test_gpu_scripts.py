@@ -18,8 +18,8 @@ moves less; QR at N = 32,768 is predicted within 10% (the calibrated model's
 GEMM-class kernels match the run's). bench_cuda_kernels without a GPU exits 2
 saying why. The H100's runs of 2026-11-26 likewise: every run's bytes, QR and
 LU with its panels on the GPU within 12%. gpu_node.sh: a STEP_FILTER that is no
-regular expression, a STEP_TIMEOUT that is no number, a BENCH_TIMEOUT that is
-no positive number exit 2 naming them.
+regular expression, a STEP_TIMEOUT that is no number, a BENCH_TIMEOUT, an
+MPI_THREADS or an MPI_N that is no positive number exit 2 naming them.
 """
 import json
 import os
@@ -61,7 +61,7 @@ def main():
     os.makedirs(archive, exist_ok=True)
     open(os.path.join(archive, "gpu_node.tar.xz"), "w").close()
     for var, value in (("STEP_FILTER", "(tests"), ("STEP_TIMEOUT", "ten"), ("BENCH_TIMEOUT", "-5"),
-                       ("BENCH_TIMEOUT", "0")):
+                       ("BENCH_TIMEOUT", "0"), ("MPI_THREADS", "0"), ("MPI_THREADS", "3x"), ("MPI_N", "16k")):
         rc, out, err = run(["bash", GPU_NODE, "run", archive, os.path.join(work, "out"), "tests"], env={var: value})
         expect(rc == 2 and "%s '%s'" % (var, value) in err, "a bad %s" % var, err)
         expect(not os.path.exists(os.path.join(work, "out")), "nothing written for a bad %s" % var)

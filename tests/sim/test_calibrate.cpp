@@ -15,6 +15,7 @@
 #include "base/tile_layout.hpp"
 #include "experiments/calibrate.hpp"
 #include "experiments/driver.hpp"
+#include "kernels/cpu/tile_kernels.hpp"
 #include "models/kernel_model.hpp"
 #include "models/machine.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
@@ -79,6 +80,22 @@ TEST(Calibrate, MeasurementIsPositiveWithSpread) {
     EXPECT_LE(m.min_s, m.median_s);
     EXPECT_GE(m.reps, 5);
   }
+}
+
+// Each call is measured with one BLAS thread, as a run's workers call the
+// kernels, whatever the process had set (the tuner's speed curve, measured
+// with the library's default of one thread per core, showed 2x spikes where
+// a call found the other caller's threads idle); the setting is restored.
+TEST(Calibrate, MeasuresWithOneBlasThreadAndRestoresTheSetting) {
+  kernels::CalibrationOptions o;
+  o.min_reps = 3;
+  o.min_time_s = 0.001;
+  kernels::set_blas_threads(2);
+  const int before = kernels::blas_threads();
+  const auto m = kernels::measure_kernel(KernelShape{kGsmm, 'd', 64, 64, 64}, 2, o);
+  EXPECT_EQ(m.blas_threads, 1);
+  EXPECT_EQ(kernels::blas_threads(), before);
+  kernels::set_blas_threads(1);
 }
 
 // Cold operands: every copy is restored right after its call, so no timed

@@ -1,0 +1,78 @@
+// CudaDevice's streams as the runtime uses them: a copy's report comes from
+// a waiter thread and does not hold back the copies queued after it
+// (kernels/cuda/copy_waiter.hpp), and the device times each task's kernels
+// on its compute stream (Device::begin_kernels, kernel_span_s). Every test
+// skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstddef>
+#include <future>
+#include <vector>
+
+#include "kernels/cuda/cuda_api.hpp"
+#include "kernels/tile_kernels_api.hpp"
+#include "tests/cuda_test_util.hpp"
+
+namespace tessera {
+namespace {
+
+// A copy's report does not hold back its stream (copy_waiter.hpp): while the
+// report of one copy is still running, a later copy on the same stream ends.
+// With a stream callback as the report it would wait for the callback.
+TEST(CudaDevice, ACopysReportDoesNotHoldBackItsStream) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  auto dev = kernels::make_cuda_device(1, 0, 0);
+  std::vector<std::byte> x(1 << 20, std::byte{7}), y(1 << 20, std::byte{9}), back(1 << 20);
+  std::byte* d = dev->allocate(2 * x.size());
+  const platform::HostRange in_x[] = {{x.data(), x.size()}}, in_y[] = {{y.data(), y.size()}};
+  std::promise<void> reporting, release;
+  std::shared_future<void> released = release.get_future().share();
+  dev->copy_async(0, d, in_x, 1, true, [&](std::exception_ptr) {
+    reporting.set_value();
+    released.wait();
+  });
+  ASSERT_EQ(reporting.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  auto second = std::async(std::launch::async, [&] { dev->copy(0, d + x.size(), in_y, 1, true); });
+  EXPECT_EQ(second.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "the second copy waited for the first one's report";
+  release.set_value();
+  second.get();
+  const platform::HostRange out[] = {{back.data(), back.size()}};
+  dev->copy(1, d + x.size(), out, 1, false);
+  EXPECT_EQ(back, y);
+  dev->release(d, 2 * x.size());
+}
+
+// begin_kernels() .. synchronize() adds the span of the kernels between them,
+// as the GPU timed it: more than nothing for a GEMM of order 1024, no more
+// than the host waited for it, and nothing for a synchronize() without a
+// begin_kernels().
+TEST(CudaDevice, TimesTheKernelsOfATask) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  auto dev = kernels::make_cuda_device(1, 0, 0);
+  constexpr kernels::index_t n = 1024;
+  const std::size_t bytes = n * n * sizeof(double);
+  std::vector<double> zeros(n * n, 0.0);
+  std::byte* d = dev->allocate(3 * bytes);
+  for (int i = 0; i < 3; ++i) {
+    const platform::HostRange z[] = {{reinterpret_cast<std::byte*>(zeros.data()), bytes}};
+    dev->copy(0, d + i * bytes, z, 1, true);
+  }
+  auto* a = reinterpret_cast<double*>(d);
+  EXPECT_EQ(dev->kernel_span_s(), 0.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  dev->begin_kernels();
+  for (int rep = 0; rep < 4; ++rep) dev->kernels_d().gsmm(n, n, n, a, n, a + n * n, n, a + 2 * n * n, n);
+  dev->synchronize();
+  const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double span = dev->kernel_span_s();
+  EXPECT_GT(span, 0.0);
+  EXPECT_LE(span, host_s);
+  dev->synchronize();
+  EXPECT_EQ(dev->kernel_span_s(), span) << "a synchronize() without begin_kernels() adds nothing";
+  dev->release(d, 3 * bytes);
+}
+
+}  // namespace
+}  // namespace tessera
