@@ -38,6 +38,8 @@ class WindowSink final : public TaskSink {
 NodeRuntime::NodeRuntime(platform::Platform& platform, RuntimeOptions options)
     : platform_(platform), options_(options) {
   if (options_.threads < 1) throw InputError("threads = " + std::to_string(options_.threads) + " must be >= 1");
+  if (options_.gpu_kernel_depth < 0)
+    throw InputError("gpu_kernel_depth = " + std::to_string(options_.gpu_kernel_depth) + " must be >= 0");
 }
 
 RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executor& executor) {
@@ -208,6 +210,12 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           q.ran = true;
         } catch (...) {
           s.fail(std::current_exception());
+          // What it queued before failing ends before the task is finished.
+          try {
+            q.mark = device.end_kernels();
+            q.ran = true;
+          } catch (...) {
+          }
         }
       }
       flight.push_back(q);

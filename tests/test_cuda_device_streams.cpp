@@ -1,13 +1,16 @@
 // CudaDevice's streams as the runtime uses them: a copy's report comes from
 // a waiter thread and does not hold back the copies queued after it
 // (kernels/cuda/copy_waiter.hpp), and the device times each task's kernels
-// on its compute stream (Device::begin_kernels, kernel_span_s). Every test
+// on its compute stream, two tasks at once (Device::begin_kernels,
+// kernel_span_s, kernel_depth), and keeps released buffers. Every test
 // skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <future>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/cuda/cuda_api.hpp"
@@ -22,12 +25,14 @@ namespace {
 // With a stream callback as the report it would wait for the callback.
 TEST(CudaDevice, ACopysReportDoesNotHoldBackItsStream) {
   TESSERA_SKIP_WITHOUT_GPU();
+  // (Before the device: a report still blocked when a check fails ends while
+  // the device is destroyed, and must find these alive.)
+  std::promise<void> reporting, release;
+  std::shared_future<void> released = release.get_future().share();
   auto dev = kernels::make_cuda_device(1, 0, 0);
   std::vector<std::byte> x(1 << 20, std::byte{7}), y(1 << 20, std::byte{9}), back(1 << 20);
   std::byte* d = dev->allocate(2 * x.size());
   const platform::HostRange in_x[] = {{x.data(), x.size()}}, in_y[] = {{y.data(), y.size()}};
-  std::promise<void> reporting, release;
-  std::shared_future<void> released = release.get_future().share();
   dev->copy_async(0, d, in_x, 1, true, [&](std::exception_ptr) {
     reporting.set_value();
     released.wait();
@@ -72,6 +77,66 @@ TEST(CudaDevice, TimesTheKernelsOfATask) {
   dev->synchronize();
   EXPECT_EQ(dev->kernel_span_s(), span) << "a synchronize() without begin_kernels() adds nothing";
   dev->release(d, 3 * bytes);
+}
+
+// Two tasks' kernels queued at once (kernel_depth 2), as the runtime's
+// manager queues them: marks waited for in order add their spans, a mark's
+// slot is reused only after it was waited for (eight marks through a ring of
+// three), waiting out of order or queuing a third is refused.
+TEST(CudaDevice, QueuesTwoTasksKernelsAndWaitsInOrder) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  auto dev = kernels::make_cuda_device(1, 0, 0);
+  ASSERT_EQ(dev->kernel_depth(), 2);
+  constexpr kernels::index_t n = 512;
+  const std::size_t bytes = n * n * sizeof(double);
+  std::vector<double> zeros(n * n, 0.0);
+  std::byte* d = dev->allocate(3 * bytes);
+  for (int i = 0; i < 3; ++i) {
+    const platform::HostRange z[] = {{reinterpret_cast<std::byte*>(zeros.data()), bytes}};
+    dev->copy(0, d + i * bytes, z, 1, true);
+  }
+  auto* a = reinterpret_cast<double*>(d);
+  const auto task = [&] {
+    dev->begin_kernels();
+    dev->kernels_d().gsmm(n, n, n, a, n, a + n * n, n, a + 2 * n * n, n);
+    return dev->end_kernels();
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t outstanding = task();
+  for (int k = 1; k < 8; ++k) {
+    const std::uint64_t next = task();
+    EXPECT_EQ(next, outstanding + 1);
+    dev->wait_kernels(outstanding);
+    outstanding = next;
+  }
+  const std::uint64_t a1 = task();
+  EXPECT_THROW(task(), std::logic_error) << "a third task's kernels queued";
+  EXPECT_THROW(dev->wait_kernels(a1), std::logic_error) << "waited for out of order";
+  dev->wait_kernels(outstanding);
+  dev->wait_kernels(a1);
+  const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(dev->kernel_span_s(), 0.0);
+  EXPECT_LE(dev->kernel_span_s(), host_s);
+  dev->release(d, 3 * bytes);
+}
+
+// A released buffer is kept and handed out again for the same size (no
+// cudaFree, which waits for the whole device); kept buffers count against
+// the capacity and are freed when a new buffer needs their room.
+TEST(CudaDevice, KeepsReleasedBuffersWithinTheCapacity) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  const std::size_t cap = std::size_t{1} << 20;
+  auto dev = kernels::make_cuda_device(1, 0, cap);
+  std::byte* a = dev->allocate(cap / 2);
+  dev->release(a, cap / 2);
+  EXPECT_EQ(dev->in_use(), 0u);
+  std::byte* b = dev->allocate(cap / 2);
+  EXPECT_EQ(b, a) << "the kept buffer of that size";
+  dev->release(b, cap / 2);
+  std::byte* c = dev->allocate(cap);  // the kept half must go first
+  EXPECT_EQ(dev->in_use(), cap);
+  dev->release(c, cap);
+  EXPECT_EQ(dev->in_use(), 0u);
 }
 
 }  // namespace

@@ -244,5 +244,17 @@ TEST(NodeRuntime, ZeroThreadsIsRejected) {
   }
 }
 
+TEST(NodeRuntime, NegativeGpuKernelDepthIsRejected) {
+  platform::NativePlatform plat;
+  RuntimeOptions opt;
+  opt.gpu_kernel_depth = -1;
+  try {
+    NodeRuntime rt(plat, opt);
+    ADD_FAILURE() << "gpu_kernel_depth = -1 accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("gpu_kernel_depth = -1"));
+  }
+}
+
 }  // namespace
 }  // namespace tessera

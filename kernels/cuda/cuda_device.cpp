@@ -1,7 +1,9 @@
 #include "kernels/cuda/cuda_device.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -35,6 +37,10 @@ CudaDevice::~CudaDevice() {
   if (cudaSetDevice(ordinal_) != cudaSuccess) return;
   for (auto& s : copy_streams_) (void)cudaStreamSynchronize(s.get());
   (void)cudaStreamSynchronize(compute_.get());
+  // The waiters report what is left now, while what their reports use lives.
+  for (auto& w : waiters_) w.reset();
+  for (auto& [bytes, list] : kept_)
+    for (std::byte* p : list) (void)cudaFree(p);
 }
 
 void CudaDevice::out_of_memory(std::size_t bytes, std::size_t in_use, const std::string& why) const {
@@ -52,7 +58,26 @@ std::byte* CudaDevice::allocate(std::size_t bytes) {
   } while (!in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
 
   void* p = nullptr;
-  const cudaError_t e = bytes > 0 ? cudaMalloc(&p, bytes) : cudaSuccess;
+  cudaError_t e = cudaSuccess;
+  if (bytes > 0) {
+    std::lock_guard<std::mutex> lk(kept_mutex_);
+    // A kept buffer of this size, else a new one, once the kept ones that
+    // would not fit beside it are freed (largest first).
+    if (auto it = kept_.find(bytes); it != kept_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      kept_bytes_ -= bytes;
+    } else {
+      while (kept_bytes_ > 0 && in_use_.load(std::memory_order_relaxed) + kept_bytes_ > capacity_) free_kept_largest();
+      e = cudaMalloc(&p, bytes);
+      if (e == cudaErrorMemoryAllocation && kept_bytes_ > 0) {
+        // The capacity is an estimate: give back every kept buffer and try again.
+        (void)cudaGetLastError();
+        while (kept_bytes_ > 0) free_kept_largest();
+        e = cudaMalloc(&p, bytes);
+      }
+    }
+  }
   if (e != cudaSuccess) {
     in_use_.fetch_sub(bytes, std::memory_order_relaxed);
     // The capacity is an estimate; the driver has the last word.
@@ -68,13 +93,28 @@ std::byte* CudaDevice::allocate(std::size_t bytes) {
   return static_cast<std::byte*>(p);
 }
 
+// Kept for the next buffer of its size instead of freed: cudaFree waits until
+// the whole device is idle, so each release would stall the next task's
+// kernels the manager thread has queued (kernel_depth), and the thread that
+// released. The runtime releases a buffer only once no queued work uses it,
+// so a kept one can be handed out again at once.
 void CudaDevice::release(std::byte* p, std::size_t bytes) {
   if (p == nullptr) return;
-  cuda::set_device(ordinal_);
-  // cudaFree may wait until the device is idle; the runtime releases a
-  // buffer only once no queued work uses it.
-  TESSERA_CUDA_CHECK(cudaFree(p));
+  std::lock_guard<std::mutex> lk(kept_mutex_);
+  kept_[bytes].push_back(p);
+  kept_bytes_ += bytes;
   in_use_.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void CudaDevice::free_kept_largest() {
+  auto it = kept_.end();
+  while (it != kept_.begin() && std::prev(it)->second.empty()) --it;
+  if (it == kept_.begin()) return;
+  --it;
+  cuda::set_device(ordinal_);
+  TESSERA_CUDA_CHECK(cudaFree(it->second.back()));
+  it->second.pop_back();
+  kept_bytes_ -= it->first;
 }
 
 // Portable: pinned for every CUDA context of the process, so one
@@ -137,6 +177,10 @@ void CudaDevice::begin_kernels() {
 
 std::uint64_t CudaDevice::end_kernels() {
   cuda::set_device(ordinal_);
+  // At most kernel_depth() outstanding (the ring is one longer), or a span
+  // still to be waited for would be overwritten.
+  if (next_mark_ - oldest_mark_ >= static_cast<std::uint64_t>(kernel_depth()))
+    throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
   Span& sp = spans_[next_mark_ % spans_.size()];
   if (!span_open_) sp.begin.record(compute_.get());  // nothing since the last mark: an empty span
   span_open_ = false;
@@ -146,6 +190,10 @@ std::uint64_t CudaDevice::end_kernels() {
 
 void CudaDevice::wait_kernels(std::uint64_t mark) {
   cuda::set_device(ordinal_);
+  if (mark != oldest_mark_ || mark >= next_mark_)
+    throw std::logic_error(name_ + ": kernels waited for out of order (mark " + std::to_string(mark) +
+                           ", the oldest outstanding " + std::to_string(oldest_mark_) + ")");
+  ++oldest_mark_;
   const Span& sp = spans_[mark % spans_.size()];
   // Everything queued on the compute stream before the mark has ended.
   sp.end.synchronize();

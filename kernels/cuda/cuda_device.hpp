@@ -12,7 +12,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -94,9 +96,15 @@ class CudaDevice final : public Device {
     cuda::Event begin, end;
   };
   std::vector<Span> spans_;
-  std::uint64_t next_mark_ = 0;
+  std::uint64_t next_mark_ = 0, oldest_mark_ = 0;  // marks made; the oldest not waited for
   bool span_open_ = false;
   double kernel_span_s_ = 0;
+  // Released buffers kept for reuse, by size (release()); kept_bytes_ of
+  // them. in_use() + kept_bytes_ stays within the capacity.
+  void free_kept_largest();  // with kept_mutex_ held
+  std::mutex kept_mutex_;
+  std::map<std::size_t, std::vector<std::byte*>> kept_;
+  std::size_t kept_bytes_ = 0;
   // One per copy stream; after the streams, so that they stop (reporting
   // what is left) before the streams go.
   std::unique_ptr<cuda::CopyWaiter> waiters_[2];
