@@ -20,6 +20,15 @@
 namespace tessera {
 namespace {
 
+// `bytes` of device memory, zeroed (operands for GEMMs whose values do not matter).
+std::byte* zeroed(platform::Device& dev, std::size_t bytes) {
+  std::vector<std::byte> zeros(bytes, std::byte{0});
+  std::byte* d = dev.allocate(bytes);
+  const platform::HostRange z[] = {{zeros.data(), bytes}};
+  dev.copy(0, d, z, 1, true);
+  return d;
+}
+
 // A copy's report does not hold back its stream (copy_waiter.hpp): while the
 // report of one copy is still running, a later copy on the same stream ends.
 // With a stream callback as the report it would wait for the callback.
@@ -58,12 +67,7 @@ TEST(CudaDevice, TimesTheKernelsOfATask) {
   auto dev = kernels::make_cuda_device(1, 0, 0);
   constexpr kernels::index_t n = 1024;
   const std::size_t bytes = n * n * sizeof(double);
-  std::vector<double> zeros(n * n, 0.0);
-  std::byte* d = dev->allocate(3 * bytes);
-  for (int i = 0; i < 3; ++i) {
-    const platform::HostRange z[] = {{reinterpret_cast<std::byte*>(zeros.data()), bytes}};
-    dev->copy(0, d + i * bytes, z, 1, true);
-  }
+  std::byte* d = zeroed(*dev, 3 * bytes);
   auto* a = reinterpret_cast<double*>(d);
   EXPECT_EQ(dev->kernel_span_s(), 0.0);
   const auto t0 = std::chrono::steady_clock::now();
@@ -89,12 +93,7 @@ TEST(CudaDevice, QueuesTwoTasksKernelsAndWaitsInOrder) {
   ASSERT_EQ(dev->kernel_depth(), 2);
   constexpr kernels::index_t n = 512;
   const std::size_t bytes = n * n * sizeof(double);
-  std::vector<double> zeros(n * n, 0.0);
-  std::byte* d = dev->allocate(3 * bytes);
-  for (int i = 0; i < 3; ++i) {
-    const platform::HostRange z[] = {{reinterpret_cast<std::byte*>(zeros.data()), bytes}};
-    dev->copy(0, d + i * bytes, z, 1, true);
-  }
+  std::byte* d = zeroed(*dev, 3 * bytes);
   auto* a = reinterpret_cast<double*>(d);
   const auto task = [&] {
     dev->begin_kernels();
