@@ -72,6 +72,7 @@ TEST(CliBadInput, NonPositiveThreadsWindowIb) {
   expect_rejected(kInvalidInput, base({"--n", "10", "--threads", "-2"}), {"-2"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--window", "0"}), {"--window 0"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--ib", "0"}, "qr"), {"--ib 0"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-kernel-depth", "-1"}), {"--gpu-kernel-depth -1"});
 }
 
 TEST(CliBadInput, MatrixTooLargeForMemoryNamesTheSize) {
