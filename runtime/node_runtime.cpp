@@ -101,6 +101,27 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     s.maybe_close(s.completed.load());
   });
 
+  // Observers see the algorithm's data ids, not this node's device slots
+  // (an empty TaskDesc without observers).
+  const auto observed = [&](const Task* t) {
+    TaskDesc seen;
+    if (obs) {
+      seen = t->desc;
+      for (int x = 0; x < seen.n_access; ++x) seen.access[x].data = static_cast<DataId>(seen.access[x].data % s.n_data);
+    }
+    return seen;
+  };
+  // A task's end: its successors readied (and, in a distributed run, its sends).
+  const auto finish = [&](Task* t, std::vector<Task*>& ready) {
+    try {
+      s.finish(t, ready);
+    } catch (...) {
+      // Only a distributed run's sends and receives throw here.
+      if (networked) s.abort_run(std::current_exception());
+      s.fail(std::current_exception());
+    }
+  };
+
   // A compute thread: the host's CPU workers share its queue; a GPU's
   // manager thread serves the GPU's queue and waits for each kernel.
   auto serve = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, const KernelTimeModel* model,
@@ -110,14 +131,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     while (Task* t = queue.pop()) {
       if (!s.cancelled.load(std::memory_order_relaxed)) {
         const double a = platform_.now();
-        // Observers see the algorithm's data ids, not this node's device slots.
-        TaskDesc seen;
-        if (obs) {
-          seen = t->desc;
-          for (int x = 0; x < seen.n_access; ++x)
-            seen.access[x].data = static_cast<DataId>(seen.access[x].data % s.n_data);
-          obs->on_task_start(w, seen, a);
-        }
+        const TaskDesc seen = observed(t);
+        if (obs) obs->on_task_start(w, seen, a);
         try {
           double modeled = 0;
           if (model) {
@@ -133,13 +148,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         if (obs) obs->on_task_end(w, seen, b);
         busy += b - a;
       }
-      try {
-        s.finish(t, ready);
-      } catch (...) {
-        // Only a distributed run's sends and receives throw here.
-        if (networked) s.abort_run(std::current_exception());
-        s.fail(std::current_exception());
-      }
+      finish(t, ready);
     }
   };
 
@@ -182,12 +191,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         }
         busy += b - a;
       }
-      try {
-        s.finish(q.t, ready);
-      } catch (...) {
-        if (networked) s.abort_run(std::current_exception());
-        s.fail(std::current_exception());
-      }
+      finish(q.t, ready);
     };
     for (;;) {
       Task* t = flight.empty() ? queue.pop() : queue.try_pop();
@@ -198,11 +202,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       }
       Queued q{t, TaskDesc{}, platform_.now(), 0, false};
       if (!s.cancelled.load(std::memory_order_relaxed)) {
-        if (obs) {
-          q.seen = t->desc;
-          for (int x = 0; x < q.seen.n_access; ++x)
-            q.seen.access[x].data = static_cast<DataId>(q.seen.access[x].data % s.n_data);
-        }
+        q.seen = observed(t);
         try {
           device.begin_kernels();
           ex.execute(t->desc, ctx);

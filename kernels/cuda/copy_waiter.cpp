@@ -37,11 +37,6 @@ void CopyWaiter::watch(cudaStream_t stream, Done done) {
   cv_.notify_one();
 }
 
-std::size_t CopyWaiter::pending() const {
-  std::lock_guard<std::mutex> lk(m_);
-  return queue_.size() + in_flight_;
-}
-
 void CopyWaiter::loop() {
   // Events belong to the device current where they were made; waiting needs
   // no current device, but an error's text is fetched here.
@@ -52,7 +47,6 @@ void CopyWaiter::loop() {
     if (queue_.empty()) return;  // stopping, and every copy reported
     Item item = std::move(queue_.front());
     queue_.pop_front();
-    ++in_flight_;
     lk.unlock();
     // The stream reaches the event once the copies queued before it ended
     // (they complete in stream order, so the queue's order is theirs).
@@ -77,7 +71,6 @@ void CopyWaiter::loop() {
       std::abort();
     }
     lk.lock();
-    --in_flight_;
     spare_.push_back(std::move(item.event));
   }
 }

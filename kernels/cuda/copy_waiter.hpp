@@ -16,7 +16,6 @@
 // The events are created with cudaEventBlockingSync, so the thread sleeps
 // while it waits instead of spinning on a core the compute threads use.
 #include <condition_variable>
-#include <cstddef>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -48,9 +47,6 @@ class CopyWaiter {
   // watch() calls, on this waiter's thread. done must not throw.
   void watch(cudaStream_t stream, Done done);
 
-  // Copies watched and not yet reported (tests).
-  std::size_t pending() const;
-
  private:
   struct Item {
     Event event;
@@ -61,11 +57,10 @@ class CopyWaiter {
 
   int ordinal_;
   std::string what_;
-  mutable std::mutex m_;
+  std::mutex m_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
-  std::vector<Event> spare_;   // events whose report is done, for reuse
-  std::size_t in_flight_ = 0;  // taken from the queue, report not yet done
+  std::vector<Event> spare_;  // events whose report is done, for reuse
   bool stop_ = false;
   std::thread thread_;  // last: started once the members above exist
 };
