@@ -325,10 +325,12 @@ TEST(GpuRuntimeCopyDepth, TwoCopiesQueuedPerStreamAndTheSameFactors) {
 // CUDA GPU, Device::kernel_depth): it does queue a second while one is
 // outstanding, never a third, waits for them in order, and the factors do
 // not change; RuntimeOptions::gpu_kernel_depth = 1 turns it off (the device's
-// marks are then never used: each task is synchronized).
+// marks are then never used: each task is synchronized). 10 x 10 tiles, so
+// that the GPU has a second task ready while one is queued many times over
+// (with 5 x 5, a loaded CI machine once ran a whole Cholesky without one).
 TEST(GpuRuntimeKernelDepth, TwoTasksKernelsQueuedAndTheSameFactors) {
   for (const bool chol : {true, false}) {
-    const TileLayout L(chol ? 600 : 720, 600, 120, 1, 0);
+    const TileLayout L(chol ? 1200 : 1440, 1200, 120, 1, 0);
     const Reference<double> ref(chol, L);
     for (const int runtime_depth : {0, 1}) {
       RunSpec r;
