@@ -29,6 +29,7 @@
 #include "algorithms/qr.hpp"
 #include "algorithms/tile_data_store.hpp"
 #include "base/matrix_gen.hpp"
+#include "deferred_kernels.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/native/local_network.hpp"
@@ -162,9 +163,17 @@ class WatchedDevice final : public platform::Device {
     }
   }
   int copy_depth() const override { return d_->copy_depth(); }
-  kernels::TileKernels<double>& kernels_d() override { return d_->kernels_d(); }
-  kernels::TileKernels<float>& kernels_s() override { return d_->kernels_s(); }
-  void synchronize() override { d_->synchronize(); }
+  kernels::TileKernels<double>& kernels_d() override { return deferred_ ? deferred_->d : d_->kernels_d(); }
+  kernels::TileKernels<float>& kernels_s() override { return deferred_ ? deferred_->s : d_->kernels_s(); }
+  // From now on the kernels run as late as the device contract allows
+  // (tests/deferred_kernels.hpp): a task's at the wait for its mark, all at
+  // synchronize().
+  void defer_kernels() { deferred_ = std::make_unique<Deferred>(*d_); }
+  std::uint64_t deferred_calls() const { return deferred_ ? deferred_->stream.calls : 0; }
+  void synchronize() override {
+    if (deferred_) deferred_->stream.flush();
+    d_->synchronize();
+  }
   void begin_kernels() override { d_->begin_kernels(); }
   double kernel_span_s() const override { return d_->kernel_span_s(); }
   // kernel_depth_override > 0: the depth this device reports (the emulated
@@ -173,6 +182,7 @@ class WatchedDevice final : public platform::Device {
   // made, never more outstanding than the depth.
   int kernel_depth() const override { return kernel_depth_override > 0 ? kernel_depth_override : d_->kernel_depth(); }
   std::uint64_t end_kernels() override {
+    if (deferred_) deferred_->stream.close(next_mark_);
     outstanding_.push_back({next_mark_, d_->end_kernels()});
     max_marks = std::max(max_marks, static_cast<int>(outstanding_.size()));
     return next_mark_++;
@@ -184,6 +194,7 @@ class WatchedDevice final : public platform::Device {
     }
     const std::uint64_t inner = outstanding_.front().second;
     outstanding_.pop_front();
+    if (deferred_) deferred_->stream.run_through(mark);
     d_->wait_kernels(inner);
   }
 
@@ -196,7 +207,14 @@ class WatchedDevice final : public platform::Device {
   int marks_out_of_order = 0;  // wait_kernels calls for another mark than the oldest
 
  private:
+  struct Deferred {
+    explicit Deferred(platform::Device& inner) : d(inner.kernels_d(), stream), s(inner.kernels_s(), stream) {}
+    KernelStream stream;
+    DeferredKernels<double> d;
+    DeferredKernels<float> s;
+  };
   std::unique_ptr<platform::Device> d_;
+  std::unique_ptr<Deferred> deferred_;
   const std::atomic<std::uint64_t>& done_;
   std::atomic<int> queued_[2] = {0, 0};
   std::multiset<std::byte*> copying_;                                // buffers of the copies under way
@@ -220,7 +238,8 @@ struct DeviceOutcome {
   int copy_depth = 1;
   int max_queued[2] = {0, 0};                                   // most copies queued at once on its in- and out-stream
   int kernel_depth = 1, max_marks = 0, marks_out_of_order = 0;  // WatchedDevice's
-  int released_in_copy = 0;  // buffers freed while a copy into or out of them was under way
+  int released_in_copy = 0;          // buffers freed while a copy into or out of them was under way
+  std::uint64_t deferred_calls = 0;  // kernel calls the device ran later than made (RunSpec::defer_kernels)
 };
 
 struct GpuOutcome {
@@ -293,6 +312,7 @@ struct RunSpec {
   EmulatedDeviceOptions device = fast();
   int device_kernel_depth = 0;   // > 0: the devices report it (WatchedDevice::kernel_depth_override)
   int runtime_kernel_depth = 0;  // RuntimeOptions::gpu_kernel_depth
+  bool defer_kernels = false;    // the devices' kernels run as late as allowed (WatchedDevice::defer_kernels)
 };
 
 // One run of the factorization on pr*pc nodes (one thread each), each with
@@ -340,6 +360,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
         for (int g = 1; g <= G; ++g) {
           devices.push_back(std::make_unique<WatchedDevice>(std::make_unique<EmulatedDevice>(g, r.device), done));
           devices.back()->kernel_depth_override = r.device_kernel_depth;
+          if (r.defer_kernels) devices.back()->defer_kernels();
           tables.push_back(factorization(chol ? "cholesky" : "qr").gpu_tables(L, kIb, T{}));
           gpu_ex.push_back(
               std::make_unique<RecordingExecutor>(tables.back()->executor(), self, g, n_data, where, &done));
@@ -390,6 +411,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.kernel_depth = devices[g - 1]->kernel_depth();
           d.max_marks = devices[g - 1]->max_marks;
           d.marks_out_of_order = devices[g - 1]->marks_out_of_order;
+          d.deferred_calls = devices[g - 1]->deferred_calls();
           out.devices.push_back(d);
         }
         if (static_cast<int>(st.gpus.size()) != G) {

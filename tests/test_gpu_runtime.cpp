@@ -349,6 +349,39 @@ TEST(GpuRuntimeKernelDepth, TwoTasksKernelsQueuedAndTheSameFactors) {
   }
 }
 
+// The same runs with the devices' kernels deferred to the latest moment the
+// device contract allows (tests/deferred_kernels.hpp: a task's kernels run
+// when the manager waits for its mark, or at synchronize()), as a CUDA
+// GPU's may: a runtime that readied a task's successors, copied its outputs
+// home or freed its buffers before its kernels ended would read tiles the
+// task had not yet written, and the factors would differ. Also on two nodes
+// with two GPUs each, where outputs cross to the other GPU and node.
+TEST(GpuRuntimeKernelDepth, KernelsThatRunOnlyAtTheWaitGiveTheSameFactors) {
+  for (const bool chol : {true, false}) {
+    const TileLayout L(chol ? 960 : 1080, 960, 120, 1, 0);
+    const Reference<double> ref(chol, L);
+    const std::vector<TaskKey> serial = serial_keys(chol, L);
+    for (const int runtime_depth : {0, 1})
+      for (const int nodes : {1, 2}) {
+        RunSpec r;
+        r.chol = chol;
+        r.grid = {1, nodes};
+        r.net = nodes == 1 ? Net::None : Net::Local;
+        r.G = nodes;
+        r.threads = 1;
+        r.device_kernel_depth = 2;
+        r.runtime_kernel_depth = runtime_depth;
+        r.defer_kernels = true;
+        const std::string what = std::string(chol ? "cholesky" : "qr") + " deferred kernels, runtime's depth " +
+                                 std::to_string(runtime_depth) + ", " + std::to_string(nodes) + " node(s)";
+        const GpuOutcome o = run_gpus<double>(r, L, ref);
+        expect_correct(o, serial, what);
+        for (const DeviceOutcome& d : o.devices)
+          EXPECT_GT(d.deferred_calls, 0u) << what << ", node " << d.node << " GPU " << d.gpu << ": kernels deferred";
+      }
+  }
+}
+
 TEST(EmulatedGpu, RejectsACopyDepthBelowOne) {
   EmulatedDeviceOptions o;
   o.copy_depth = 0;
