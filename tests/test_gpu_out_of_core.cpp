@@ -222,8 +222,11 @@ TEST(GpuRuntimeOutOfCore, ATaskWhoseTilesDoNotFitTogetherThrowsAndFreesTheBuffer
 // task's), so the plan evicts
 // and writes back throughout; never an input of a queued task (the result
 // would differ or a kernel would find no buffer), peak within the capacity.
-// With two copies queued per stream (a CUDA GPU's depth) too: buffers
-// admitted together must fit together.
+// With a CUDA GPU's depths too (two copies queued per stream, two tasks'
+// kernels queued at once, the kernels deferred to the wait for their task,
+// tests/deferred_kernels.hpp): buffers admitted together must fit together,
+// and no tile may be written back or its buffer reused before the kernels
+// that write it have run.
 TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
   for (const int depth : {1, 2})
     for (const bool chol : {true, false}) {
@@ -238,6 +241,8 @@ TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
         const std::size_t memory = 4 * (120 * 120 + kIb * 120) * 8;
         r.device = fast(memory);
         r.device.copy_depth = depth;
+        r.device_kernel_depth = depth;
+        r.defer_kernels = depth > 1;
         const std::string what = std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" +
                                  std::to_string(g.pc) + " depth " + std::to_string(depth);
         GpuOutcome o;
