@@ -141,6 +141,10 @@ struct RunResult {
   // thread): on a native run, cpu_s / time_s is how many cores the run
   // actually got (less than --threads on a shared machine).
   double cpu_s = 0;
+  // Seconds waited before the factorization for the process's other threads
+  // to stop running (Platform::settle: a BLAS library's idle threads spin
+  // for a while after it starts); not part of time_s.
+  double settle_s = 0;
   double gflops = 0;
   std::uint64_t tasks = 0;
   std::uint64_t tasks_all_nodes = 0;  // over every node of a distributed run (= tasks on one node)

@@ -89,6 +89,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["window"] = c.window;
   j["time_s"] = r.time_s;
   j["cpu_s"] = r.cpu_s;
+  j["settle_s"] = r.settle_s;
   j["gflops"] = r.gflops;
   j["busy_s"] = r.busy_s;
   if (c.impl == Impl::Cusolver) {

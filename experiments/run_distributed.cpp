@@ -149,6 +149,7 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
       r.pinned_bytes = pinned->bytes();
       r.pin_s = pinned->pin_s();
     }
+    r.settle_s = platform.settle();
     std::vector<double> barrier{0.0};
     net.allreduce_sum(barrier);
     const double cpu0 = process_cpu_s();

@@ -28,6 +28,7 @@ void run_local(RunResult& r, platform::Platform& platform, const DenseMatrix* in
     if (c.check) original = a.to_dense();
     const std::unique_ptr<FactorData<T>> data = F.data(a, c.ib, {});
     kernels::set_blas_threads(1);
+    r.settle_s = platform.settle();
     const double cpu0 = process_cpu_s();
     st = NodeRuntime(platform, opt).run(F.data_count(L), gen, data->executor());
     r.cpu_s = process_cpu_s() - cpu0;

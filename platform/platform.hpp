@@ -65,6 +65,14 @@ class Platform {
   virtual kernels::KernelPair core_kernels() = 0;
   // Short name for outputs: "native", "sim".
   virtual const char* backend_name() const = 0;
+  // Called before a timed run, with no thread of the run started yet: lets
+  // what the process left running stop first, so that the run's threads
+  // have the cores to themselves, and returns the seconds it waited. The
+  // native platform waits until no other thread of the process is running
+  // (a BLAS library's idle pool threads spin for a while after the library
+  // starts and after each parallel call: OpenBLAS's for 2^28 cycles, about
+  // 0.1 s); a simulated platform has nothing to wait for.
+  virtual double settle() { return 0; }
 };
 
 }  // namespace tessera::platform

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <random>
@@ -254,6 +255,31 @@ TEST(NodeRuntime, NegativeGpuKernelDepthIsRejected) {
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("gpu_kernel_depth = -1"));
   }
+}
+
+// Platform::settle before a timed run: while another thread of the process
+// spins (as a BLAS library's idle pool threads do for about 0.1 s after it
+// starts), the native platform waits, and returns soon after the thread
+// stops, not at its one-second bound. (Such a thread made about half of the
+// short two-thread runs on the 2-core VM 1.4x slower.)
+TEST(NativePlatform, SettleWaitsForASpinningThreadAndReturnsWhenItStops) {
+  platform::NativePlatform platform;
+  platform.settle();  // whatever the test process left running first
+  std::atomic<bool> started{false};
+  const auto spin = std::chrono::milliseconds(200);
+  std::thread spinner([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    started = true;
+    while (std::chrono::steady_clock::now() - t0 < spin) {
+    }
+  });
+  while (!started) std::this_thread::yield();
+  const double waited = platform.settle();
+  spinner.join();
+  EXPECT_GE(waited, 0.1) << "settle() returned while the other thread still spun";
+  EXPECT_LT(waited, 0.9 * platform::NativePlatform::kSettleMax_s) << "settle() waited for its bound, not the thread";
+  // Nothing else runs now: the calling thread is not counted.
+  EXPECT_LT(platform.settle(), 0.05);
 }
 
 }  // namespace

@@ -1,9 +1,15 @@
 #include "platform/native/native_platform.hpp"
 
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <system_error>
+
+#if defined(__linux__)
+#include <unistd.h>
+#endif
 
 #include "base/error.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
@@ -66,6 +72,42 @@ void NativePlatform::join_all() {
 void NativePlatform::run_kernel(double /*modeled_s*/, FunctionRef<void()> kernel) { kernel(); }
 
 kernels::KernelPair NativePlatform::core_kernels() { return kernels::cpu_kernel_pair(); }
+
+namespace {
+
+// Other threads of this process that are running or runnable now; -1 where
+// the system does not say (no /proc).
+int others_running() {
+#if defined(__linux__)
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::directory_iterator it("/proc/self/task", ec);
+  if (ec) return -1;
+  const std::string self = std::to_string(::gettid());
+  int running = 0;
+  for (const fs::directory_entry& task : it) {
+    if (task.path().filename() == self) continue;
+    std::ifstream in(task.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;  // the thread ended meanwhile
+    // "tid (name) S ...": the name may hold spaces and parentheses, the state follows the last ')'.
+    const std::size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') ++running;
+  }
+  return running;
+#else
+  return -1;
+#endif
+}
+
+}  // namespace
+
+double NativePlatform::settle() {
+  const auto start = std::chrono::steady_clock::now();
+  const auto waited = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  while (others_running() > 0 && waited() < kSettleMax_s) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return waited();
+}
 
 double NativePlatform::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();

@@ -20,6 +20,11 @@ class NativePlatform final : public Platform {
   void run_kernel(double modeled_s, FunctionRef<void()> kernel) override;
   kernels::KernelPair core_kernels() override;
   const char* backend_name() const override { return "native"; }
+  // Waits, polling every millisecond, until no other thread of the process
+  // is running or runnable (Linux: state R in /proc/self/task/*/stat), at
+  // most kSettleMax_s; returns at once where /proc is not there.
+  double settle() override;
+  static constexpr double kSettleMax_s = 1.0;
 
  private:
   std::chrono::steady_clock::time_point origin_;
