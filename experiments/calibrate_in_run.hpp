@@ -30,10 +30,11 @@
 //
 // Merge (merge_in_run): in the model of each thread count (node.cores.
 // model_by_threads), a shape measured in runs takes the run's median (entry
-// field "in_run_calls"); a shape measured only in isolation is scaled by its
-// kernel's median ratio in-run / isolated over the shapes both measured
-// (field "in_run_scale"), so shapes the runs never had (other tile sizes, for
-// the tuner) move with them; kernels no run measured (LU's) stay as they were.
+// field "in_run_calls"); a shape measured only in isolation is scaled by the
+// ratio in-run / isolated of the nearest shape both measured, in (log m,
+// log n, log k) (field "in_run_scale"), so shapes the runs never had (other
+// tile sizes, for the tuner) move with their neighbours; kernels no run
+// measured (LU's) stay as they were.
 // Held-out configurations must not be among the runs: validate_prediction's
 // held-out orders (3000, 5000, 6144) are not in the defaults.
 #include <cstdint>

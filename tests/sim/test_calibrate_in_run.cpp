@@ -60,13 +60,16 @@ const char* kTwoModels = R"({
       { "kernel": "gsmm", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.001, "min_s": 0.0009 },
       { "kernel": "gsmm", "precision": "d", "m": 128, "n": 128, "k": 128, "median_s": 0.008, "spread_s": 0.001 },
       { "kernel": "gsmm", "precision": "d", "m": 32, "n": 32, "k": 32, "median_s": 0.0002 },
-      { "kernel": "trsm", "precision": "d", "m": 64, "n": 64, "median_s": 0.0005 } ] } }
+      { "kernel": "trsm", "precision": "d", "m": 64, "n": 64, "median_s": 0.0005 },
+      { "kernel": "gsmm", "precision": "d", "m": 16, "n": 16, "k": 16, "median_s": 0.00003 } ] } }
 })";
 
 // In the 2-thread model: the shapes the runs measured take the runs' medians,
-// the kernel's other shapes its median ratio (here 1.2 and 1.4: median 1.3),
-// a shape only the runs had is added, another kernel and the 1-thread model
-// are left as they were; the file loads and times exactly that.
+// the kernel's other shapes the ratio of the nearest run shape in log
+// dimensions (64: 1.2, 32: 1.4; so 128 takes 64's and 16 takes 32's, not
+// one ratio for the kernel), a shape only the runs had is added, another
+// kernel and the 1-thread model are left as they were; the file loads and
+// times exactly that.
 TEST(InRunCalibration, MergeReplacesScalesAndAdds) {
   InRunShape a{gsmm(64), 2, 0.0012, 0.0001, 9};
   InRunShape b{gsmm(32), 2, 0.00028, 0.00002, 12};
@@ -80,24 +83,27 @@ TEST(InRunCalibration, MergeReplacesScalesAndAdds) {
   EXPECT_EQ(x1[0].at("median_s"), 0.001);
   EXPECT_FALSE(x1[0].contains("in_run_scale"));
   const auto& x2 = f.at("kernel_models").at("core-x2").at("measurements");
-  ASSERT_EQ(x2.size(), 5u);
+  ASSERT_EQ(x2.size(), 6u);
   EXPECT_EQ(x2[0].at("median_s"), 0.0012);
   EXPECT_EQ(x2[0].at("in_run_calls"), 9);
   EXPECT_FALSE(x2[0].contains("min_s"));  // an isolated figure, no longer this entry's
-  EXPECT_NEAR(x2[1].at("median_s").get<double>(), 0.008 * 1.3, 1e-12);
-  EXPECT_NEAR(x2[1].at("spread_s").get<double>(), 0.001 * 1.3, 1e-12);
-  EXPECT_EQ(x2[1].at("in_run_scale"), 1.3);
+  EXPECT_NEAR(x2[1].at("median_s").get<double>(), 0.008 * 1.2, 1e-12);
+  EXPECT_NEAR(x2[1].at("spread_s").get<double>(), 0.001 * 1.2, 1e-12);
+  EXPECT_EQ(x2[1].at("in_run_scale"), 1.2);
   EXPECT_EQ(x2[2].at("median_s"), 0.00028);
   EXPECT_EQ(x2[3].at("median_s"), 0.0005);  // trsm: no run measured it
   EXPECT_FALSE(x2[3].contains("in_run_scale"));
-  EXPECT_EQ(x2[4].at("m"), 96);
-  EXPECT_EQ(x2[4].at("median_s"), 0.004);
+  EXPECT_NEAR(x2[4].at("median_s").get<double>(), 0.00003 * 1.4, 1e-12);  // gsmm 16: 32's ratio
+  EXPECT_EQ(x2[4].at("in_run_scale"), 1.4);
+  EXPECT_EQ(x2[5].at("m"), 96);
+  EXPECT_EQ(x2[5].at("median_s"), 0.004);
   EXPECT_NE(f.at("kernel_models").at("core-x2").at("source").get<std::string>().find("in-run"), std::string::npos);
 
   const auto m = platform::Machine::parse(text, "merged.json");
   const KernelTimeModel& model = m.core_model(2);
   EXPECT_EQ(model.seconds(gsmm(64)), 0.0012);
-  EXPECT_NEAR(model.seconds(gsmm(128)), 0.0104, 1e-12);
+  EXPECT_NEAR(model.seconds(gsmm(128)), 0.0096, 1e-12);
+  EXPECT_NEAR(model.seconds(gsmm(16)), 0.000042, 1e-12);
   EXPECT_EQ(model.seconds(gsmm(96)), 0.004);
   EXPECT_EQ(m.core_model(1).seconds(gsmm(64)), 0.001);
 }
