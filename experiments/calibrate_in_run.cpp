@@ -225,8 +225,10 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
     // Per kernel and precision: in-run / isolated at each shape both have
     // (each shape once: of duplicates the model uses the first), with the
     // shape's log dimensions. A shape the runs lacked takes the ratio of the
-    // nearest of them in (log m, log n, log k), as the model's Shape
-    // interpolation finds neighbours: the ratio is not one per kernel (on the
+    // nearest of them in (log m, log n, log k), the space in which the
+    // model's Shape interpolation finds neighbours (one neighbour here: with
+    // the 4 nearest weighted by 1/d^2 the held-out sweep moved by 0.1 points
+    // at most): the ratio is not one per kernel (on the
     // 2-core VM, two-thread SSRFB d ran 0.971x its isolated time at
     // 256 x 256 x 320 and 1.06x at the median of its run shapes; with that
     // median, tall QR at B = 256 was predicted 9-12% slow).

@@ -149,8 +149,12 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
       r.pinned_bytes = pinned->bytes();
       r.pin_s = pinned->pin_s();
     }
-    r.settle_s = platform.settle();
+    // Every node has built its input; each then lets its process's other
+    // threads stop (Platform::settle: not the other nodes' set-up, with
+    // several nodes in one process) and all start together.
     std::vector<double> barrier{0.0};
+    net.allreduce_sum(barrier);
+    r.settle_s = platform.settle();
     net.allreduce_sum(barrier);
     const double cpu0 = process_cpu_s();
     const RunStats st = run_graph(n_data, gen, ex, store, where, fo, relevance);

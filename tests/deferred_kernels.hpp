@@ -13,6 +13,9 @@
 // used a task's outputs earlier reads what was there before the task, and the
 // factors differ.
 //
+// Every virtual of kernels::TileKernels is forwarded here: one added there
+// must be added here too (else it reaches the base's "not implemented").
+//
 // Like the CUDA kernels, the calls whose caller needs a result or whose host
 // data it may reuse on return (potf2p, lu_getrf, lu_getrf_nopiv, lu_select,
 // lu_permute_from_host, from_host) first run everything queued, then run.

@@ -182,8 +182,9 @@ class WatchedDevice final : public platform::Device {
   // made, never more outstanding than the depth.
   int kernel_depth() const override { return kernel_depth_override > 0 ? kernel_depth_override : d_->kernel_depth(); }
   std::uint64_t end_kernels() override {
+    const std::uint64_t inner = d_->end_kernels();
     if (deferred_) deferred_->stream.close(next_mark_);
-    outstanding_.push_back({next_mark_, d_->end_kernels()});
+    outstanding_.push_back({next_mark_, inner});
     max_marks = std::max(max_marks, static_cast<int>(outstanding_.size()));
     return next_mark_++;
   }

@@ -251,6 +251,7 @@ TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
         std::uint64_t evictions = 0;
         for (const DeviceOutcome& d : o.devices) {
           EXPECT_LE(d.peak, memory) << what << " node " << d.node << " GPU " << d.gpu;
+          if (r.defer_kernels) EXPECT_GT(d.deferred_calls, 0u) << what << " node " << d.node << ": kernels deferred";
           evictions += d.stats.evictions;
         }
         if (g.pr * g.pc == 1) EXPECT_GT(evictions, 0u) << what;

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #if defined(__linux__)
+#include <sys/syscall.h>
 #include <unistd.h>
 #endif
 
@@ -83,7 +84,7 @@ int others_running() {
   std::error_code ec;
   fs::directory_iterator it("/proc/self/task", ec);
   if (ec) return -1;
-  const std::string self = std::to_string(::gettid());
+  const std::string self = std::to_string(static_cast<long>(::syscall(SYS_gettid)));
   int running = 0;
   for (const fs::directory_entry& task : it) {
     if (task.path().filename() == self) continue;
