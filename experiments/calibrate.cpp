@@ -314,6 +314,8 @@ StartupCosts measure_startup(const CalibrationOptions& o, int samples) {
       for (int r = 0; r < samples; ++r) {
         auto x = in_child([&] {
           set_blas_threads(1);
+          // As a run does (Platform::settle): the BLAS library's pool threads stop spinning first.
+          platform::NativePlatform().settle();
           return p == 's' ? first_call_extras<float>(seq, o.ib) : first_call_extras<double>(seq, o.ib);
         });
         if (x.size() == seq.size()) runs.push_back(std::move(x));
@@ -329,6 +331,7 @@ StartupCosts measure_startup(const CalibrationOptions& o, int samples) {
     for (int r = 0; r < samples; ++r) {
       const auto v = in_child([&] {
         platform::NativePlatform native;
+        native.settle();  // as a run does
         RuntimeOptions ro;
         ro.threads = threads;
         NodeRuntime rt(native, ro);
@@ -355,6 +358,7 @@ Calibration calibrate(const CalibrationOptions& o) {
   // First, while this process has called no BLAS routine.
   if (o.startup) result.startup = measure_startup(o);
   const OneBlasThread one;
+  platform::NativePlatform().settle();  // the measuring threads get the cores to themselves
   const auto shapes = calibration_shapes(o);
   std::vector<KernelMeasurement>& out = result.kernels;
   std::size_t done = 0;

@@ -21,6 +21,7 @@
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/balance.hpp"
 #include "models/machine.hpp"
+#include "platform/native/native_platform.hpp"
 
 namespace tessera {
 
@@ -149,6 +150,8 @@ std::vector<KernelSpeed> kernel_curve(const TuneRequest& r, std::uint16_t kernel
   o.min_reps = 5;
   o.min_time_s = 0.03;
   o.max_time_s = 0.3;
+  // The measuring threads get the cores to themselves (a fresh process's BLAS pool spins for ~0.1 s).
+  platform::NativePlatform().settle();
   for (const KernelShape& sh : kernels::calibration_shapes(o)) {
     const kernels::KernelMeasurement k = kernels::measure_kernel(sh, r.threads, o);
     curve.push_back({sh.m, kernel_flops(sh) / k.median_s / 1e9});
