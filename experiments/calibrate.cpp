@@ -315,7 +315,7 @@ StartupCosts measure_startup(const CalibrationOptions& o, int samples) {
         auto x = in_child([&] {
           set_blas_threads(1);
           // As a run does (Platform::settle): the BLAS library's pool threads stop spinning first.
-          platform::NativePlatform().settle();
+          platform::settle_process(platform::NativePlatform::kSettleMax_s);
           return p == 's' ? first_call_extras<float>(seq, o.ib) : first_call_extras<double>(seq, o.ib);
         });
         if (x.size() == seq.size()) runs.push_back(std::move(x));
@@ -358,7 +358,8 @@ Calibration calibrate(const CalibrationOptions& o) {
   // First, while this process has called no BLAS routine.
   if (o.startup) result.startup = measure_startup(o);
   const OneBlasThread one;
-  platform::NativePlatform().settle();  // the measuring threads get the cores to themselves
+  platform::settle_process(
+      platform::NativePlatform::kSettleMax_s);  // the measuring threads get the cores to themselves
   const auto shapes = calibration_shapes(o);
   std::vector<KernelMeasurement>& out = result.kernels;
   std::size_t done = 0;

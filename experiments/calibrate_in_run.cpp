@@ -252,9 +252,10 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
         return (r.log_m - m) * (r.log_m - m) + (r.log_n - n) * (r.log_n - n) + (r.log_k - kk) * (r.log_k - kk);
       };
       // The first of equally near ones: the file's order, so the result does not depend on sorting.
-      const Ratio* best = &it->second.front();
+      const Ratio* best = nullptr;
+      double best_d = 0;
       for (const Ratio& r : it->second)
-        if (dist(r) < dist(*best)) best = &r;
+        if (const double d = dist(r); best == nullptr || d < best_d) best = &r, best_d = d;
       return best->ratio;
     };
     const auto from_run = [](ordered& e, const InRunShape& s) {

@@ -151,7 +151,7 @@ std::vector<KernelSpeed> kernel_curve(const TuneRequest& r, std::uint16_t kernel
   o.min_time_s = 0.03;
   o.max_time_s = 0.3;
   // The measuring threads get the cores to themselves (a fresh process's BLAS pool spins for ~0.1 s).
-  platform::NativePlatform().settle();
+  platform::settle_process(platform::NativePlatform::kSettleMax_s);
   for (const KernelShape& sh : kernels::calibration_shapes(o)) {
     const kernels::KernelMeasurement k = kernels::measure_kernel(sh, r.threads, o);
     curve.push_back({sh.m, kernel_flops(sh) / k.median_s / 1e9});

@@ -103,12 +103,14 @@ int others_running() {
 
 }  // namespace
 
-double NativePlatform::settle() {
+double settle_process(double max_s) {
   const auto start = std::chrono::steady_clock::now();
   const auto waited = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  while (others_running() > 0 && waited() < kSettleMax_s) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (others_running() > 0 && waited() < max_s) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return waited();
 }
+
+double NativePlatform::settle() { return settle_process(kSettleMax_s); }
 
 double NativePlatform::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();

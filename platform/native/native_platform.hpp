@@ -8,6 +8,13 @@
 
 namespace tessera::platform {
 
+// Waits, polling every millisecond, until no other thread of the process is
+// running or runnable (Linux: state R in /proc/self/task/*/stat), at most
+// max_s; returns the seconds waited, at once where /proc is not there. What
+// Platform::settle does on this platform, for code that times kernels
+// without a platform (calibration, the tuner's speed curve).
+double settle_process(double max_s);
+
 class NativePlatform final : public Platform {
  public:
   NativePlatform();
@@ -20,9 +27,7 @@ class NativePlatform final : public Platform {
   void run_kernel(double modeled_s, FunctionRef<void()> kernel) override;
   kernels::KernelPair core_kernels() override;
   const char* backend_name() const override { return "native"; }
-  // Waits, polling every millisecond, until no other thread of the process
-  // is running or runnable (Linux: state R in /proc/self/task/*/stat), at
-  // most kSettleMax_s; returns at once where /proc is not there.
+  // settle_process(kSettleMax_s).
   double settle() override;
   static constexpr double kSettleMax_s = 1.0;
 
