@@ -233,28 +233,28 @@ TEST(NodeRuntime, GeneratorExceptionIsRethrown) {
                InputError);
 }
 
-TEST(NodeRuntime, ZeroThreadsIsRejected) {
+// NodeRuntime's constructor rejects `opt` with an InputError naming the
+// option and its value, `what`.
+void expect_rejected(const RuntimeOptions& opt, const std::string& what) {
   platform::NativePlatform plat;
-  RuntimeOptions opt;
-  opt.threads = 0;
   try {
     NodeRuntime rt(plat, opt);
-    ADD_FAILURE() << "threads = 0 accepted";
+    ADD_FAILURE() << what << " accepted";
   } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("threads = 0"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(what));
   }
 }
 
+TEST(NodeRuntime, ZeroThreadsIsRejected) {
+  RuntimeOptions opt;
+  opt.threads = 0;
+  expect_rejected(opt, "threads = 0");
+}
+
 TEST(NodeRuntime, NegativeGpuKernelDepthIsRejected) {
-  platform::NativePlatform plat;
   RuntimeOptions opt;
   opt.gpu_kernel_depth = -1;
-  try {
-    NodeRuntime rt(plat, opt);
-    ADD_FAILURE() << "gpu_kernel_depth = -1 accepted";
-  } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("gpu_kernel_depth = -1"));
-  }
+  expect_rejected(opt, "gpu_kernel_depth = -1");
 }
 
 // Platform::settle before a timed run: while another thread of the process
