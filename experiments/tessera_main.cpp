@@ -100,11 +100,34 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
 // 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
 int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
 
+// An error only this rank may know of: the others could be waiting for it
+// in a collective, and MPI_Finalize would wait for them. Names the error and
+// the rank, and ends the whole job with the error's status.
+[[noreturn]] void end_job(tessera::platform::MpiNetwork& net, const std::exception_ptr& e,
+                          const tessera::RunConfig& cfg) {
+  using tessera::exit_status_of;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    say_error(fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})", net.node(),
+                          cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
+  } catch (const std::exception& x) {
+    const char* kind = exit_status_of(e) == 5 ? "tessera: internal error: " : "tessera: error: ";
+    say(fmt::format("{}rank {}: {}", kind, net.node(), x.what()));
+  } catch (...) {
+    say_error(fmt::format("rank {}: unknown error", net.node()));
+  }
+  net.abort(exit_status_of(e), "");  // named above
+}
+
 // Runs the factorization on the chosen backend and returns its result and the backend's name.
 // A simulated cluster runs every node in this process: with a trace
 // (cfg.observer, node 0's), `node_traces` gets one recorder for each other node.
 // With --fail, `fail_note` gets a line for a run the failure did not end.
+// Under mpirun the rank's network is made in `mpi`, so that it outlives the
+// run: the caller reports the result before any rank ends.
 tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name,
+                                  std::optional<tessera::platform::MpiNetwork>& mpi,
                                   std::vector<std::unique_ptr<tessera::TraceRecorder>>* node_traces = nullptr,
                                   std::string* fail_note = nullptr) {
   using namespace tessera;
@@ -117,7 +140,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     backend_name = native.backend_name();
     if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
     // One process per node, started by mpirun: each runs this same command.
-    platform::MpiNetwork net(nullptr, nullptr);
+    platform::MpiNetwork& net = mpi.emplace(nullptr, nullptr);
     if (net.nodes() != cfg.pr * cfg.pc) {
       // Every rank finds this: each prints it, and none exits before all
       // have (mpirun kills the others when the first exits non-zero).
@@ -152,21 +175,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     } catch (const NotCompiled&) {
       throw agreed(std::current_exception());  // a backend left out of this build: every rank finds it first
     } catch (...) {
-      // Only this rank may know: the others could be waiting for it in a
-      // collective, and MPI_Finalize would wait for them. End the whole job.
-      const std::exception_ptr e = std::current_exception();
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::bad_alloc&) {
-        say_error(fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})", net.node(),
-                              cfg.m == kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
-      } catch (const std::exception& x) {
-        const char* kind = exit_status_of(e) == 5 ? "tessera: internal error: " : "tessera: error: ";
-        say(fmt::format("{}rank {}: {}", kind, net.node(), x.what()));
-      } catch (...) {
-        say_error(fmt::format("rank {}: unknown error", net.node()));
-      }
-      net.abort(exit_status_of(e), "");  // named above
+      end_job(net, std::current_exception(), cfg);
     }
   }
   if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
@@ -266,6 +275,44 @@ std::string node_trace_path(const std::string& path, int node) {
   return ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
 }
 
+// Writes a run's traces (each node its own), and on node 0 its summary,
+// JSON and a failed check's error line; returns the exit status (1: the
+// check failed, on every node).
+int report_run(tessera::RunResult& r, const std::string& name, std::ofstream& json, const std::string& json_path,
+               std::ofstream& trace_file, const std::string& trace_path, tessera::TraceRecorder& trace,
+               const std::vector<std::unique_ptr<tessera::TraceRecorder>>& node_traces, const std::string& fail_note) {
+  using namespace tessera;
+  const std::string summary = summary_line(r, name.c_str());
+  if (trace_file.is_open()) {
+    // Every node records its own tasks and arriving messages; node k > 0
+    // writes them next to node 0's file (FILE with ".nodeK" before its
+    // extension): under mpirun each rank its own, in a simulated cluster
+    // this process all of them.
+    const std::string path = r.node == 0 ? trace_path : node_trace_path(trace_path, r.node);
+    if (r.node != 0) trace_file = std::ofstream(path);
+    trace.set_node(r.node);
+    if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
+    const TraceInfo info{name, r.p, r.q, summary, r.config.gpus};
+    trace.write(trace_file, info);
+    trace_file.flush();
+    if (!trace_file) throw InputError("--trace " + path + ": write failed");
+    for (std::size_t k = 0; k < node_traces.size(); ++k)
+      node_traces[k]->write_file(node_trace_path(trace_path, static_cast<int>(k) + 1), info);
+  }
+  // A distributed run reports once, from node 0 (it holds every node's counts).
+  const bool failed = r.residuals && !r.residuals->passed();
+  if (r.node != 0) return failed ? 1 : 0;
+  std::cout << summary << std::endl;
+  if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
+  if (!fail_note.empty()) std::cout << fail_note << std::endl;
+  if (json.is_open()) {
+    json << result_json(r, name.c_str()) << '\n' << std::flush;
+    if (!json) throw InputError("--json " + json_path + ": write failed");
+  }
+  if (failed) say_error(check_failure(r));
+  return failed ? 1 : 0;
+}
+
 int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
                 const std::string& policy, const std::string& trace_path, const std::string& progress_path) {
   using namespace tessera;
@@ -304,39 +351,27 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   const auto wall0 = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<TraceRecorder>> node_traces;  // a simulated cluster's nodes 1..P-1
   std::string fail_note;
-  RunResult r = run_on_backend(cfg, backend, name, &node_traces, &fail_note);
+  std::optional<platform::MpiNetwork> mpi;  // a rank's, under mpirun
+  RunResult r = run_on_backend(cfg, backend, name, mpi, &node_traces, &fail_note);
   created.keep = true;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_bytes = peak_rss_bytes();
-  const std::string summary = summary_line(r, name.c_str());
-  if (trace_file.is_open()) {
-    // Every node records its own tasks and arriving messages; node k > 0
-    // writes them next to node 0's file (FILE with ".nodeK" before its
-    // extension): under mpirun each rank its own, in a simulated cluster
-    // this process all of them.
-    const std::string path = r.node == 0 ? trace_path : node_trace_path(trace_path, r.node);
-    if (r.node != 0) trace_file = std::ofstream(path);
-    trace.set_node(r.node);
-    if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
-    const TraceInfo info{name, r.p, r.q, summary, r.config.gpus};
-    trace.write(trace_file, info);
-    trace_file.flush();
-    if (!trace_file) throw InputError("--trace " + path + ": write failed");
-    for (std::size_t k = 0; k < node_traces.size(); ++k)
-      node_traces[k]->write_file(node_trace_path(trace_path, static_cast<int>(k) + 1), info);
+  const auto report = [&] {
+    return report_run(r, name, json, json_path, trace_file, trace_path, trace, node_traces, fail_note);
+  };
+  if (!mpi) return report();
+  // No rank ends before every rank has written its output: mpirun kills the
+  // others when the first exits non-zero, and a failed check ends every rank
+  // with 1 while node 0 alone reports it.
+  int status = 0;
+  try {
+    status = report();
+  } catch (...) {
+    end_job(*mpi, std::current_exception(), cfg);
   }
-  // A distributed run reports once, from node 0 (it holds every node's counts).
-  const bool failed = r.residuals && !r.residuals->passed();
-  if (r.node != 0) return failed ? 1 : 0;
-  std::cout << summary << std::endl;
-  if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
-  if (!fail_note.empty()) std::cout << fail_note << std::endl;
-  if (json.is_open()) {
-    json << result_json(r, name.c_str()) << '\n';
-    if (!json) throw InputError("--json " + json_path + ": write failed");
-  }
-  if (failed) say_error(check_failure(r));
-  return failed ? 1 : 0;
+  std::vector<double> all_written{0.0};
+  mpi->allreduce_sum(all_written);
+  return status;
 }
 
 }  // namespace
