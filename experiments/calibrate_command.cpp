@@ -270,7 +270,8 @@ std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const s
   kernels::InRunOptions o = r;
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
-  const auto shapes = kernels::measure_in_run(o);
+  std::vector<kernels::InRunRun> runs;
+  const auto shapes = kernels::measure_in_run(o, &runs);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   clear_progress_line();
   nlohmann::ordered_json record;
@@ -288,6 +289,16 @@ std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const s
   record["passes"] = o.passes;
   record["min_calls"] = o.min_calls;
   record["shapes"] = shapes.size();
+  // Each configuration's fastest run: references for a later check that the
+  // machine still runs at this speed (validate_prediction's drift check).
+  record["runs"] = nlohmann::ordered_json::array();
+  for (const kernels::InRunRun& x : runs)
+    record["runs"].push_back({{"algo", x.algo},
+                              {"precision", std::string(1, x.precision)},
+                              {"n", x.n},
+                              {"s", x.s},
+                              {"threads", x.threads},
+                              {"time_s", x.time_s}});
   record["method"] =
       "each configuration (default tiles, native backend, generated matrix) run once per pass and thread count; "
       "every task's wall time around its kernel kept under its shape, but each run's first call of each kernel; "

@@ -150,7 +150,7 @@ std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, in
   return out;
 }
 
-std::vector<InRunShape> measure_in_run(const InRunOptions& o) {
+std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunRun>* runs) {
   if (o.passes < 1) throw InputError(fmt::format("--passes {} must be >= 1", o.passes));
   if (o.min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", o.min_calls));
   for (const auto n : o.n)
@@ -160,8 +160,10 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o) {
                             o.n.size() * o.s.size();
   std::size_t done = 0;
   std::map<ShapeKey, InRunShape> best;
+  if (runs) runs->clear();
   for (int pass = 0; pass < o.passes; ++pass) {
     std::vector<InRunCall> calls;
+    std::size_t config = 0;  // the configuration's index within the pass
     for (const int t : o.threads)
       for (const std::string& algo : algos)
         for (const char p : o.precisions)
@@ -178,6 +180,9 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o) {
               c.observer = &rec;
               platform::NativePlatform native;
               const RunResult r = run_factorization(c, native);
+              if (runs && pass == 0) runs->push_back({algo, p, n, s, t, r.time_s});
+              if (runs) (*runs)[config].time_s = std::min((*runs)[config].time_s, r.time_s);
+              ++config;
               for (const auto& call : rec.calls_after_first())
                 if (wanted(o, call.shape.kernel)) calls.push_back({call.shape, t, call.seconds});
               ++done;

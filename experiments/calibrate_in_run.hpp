@@ -77,6 +77,19 @@ struct InRunShape {
   int calls = 0;
 };
 
+// One configuration the in-run calibration ran, and its fastest run's time
+// over the passes: a reference a later measurement can run again to see
+// whether the machine still runs at the calibration's speed
+// (validate_prediction's drift check).
+struct InRunRun {
+  std::string algo;
+  char precision = 'd';
+  std::int64_t n = 0;
+  int s = 1;
+  int threads = 1;
+  double time_s = 0;
+};
+
 // The algorithms among o.algos that run a wanted kernel (Cholesky, QR).
 std::vector<std::string> in_run_algos(const InRunOptions& o);
 
@@ -86,10 +99,11 @@ std::vector<std::string> in_run_algos(const InRunOptions& o);
 std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, int min_calls);
 
 // Runs every configuration of `o` for real on this machine, o.passes times,
-// and returns per (threads, shape) the pass with the smallest median.
+// and returns per (threads, shape) the pass with the smallest median; with
+// `runs`, also every configuration's fastest time, in the order they ran.
 // Throws InputError for an option out of range, and when the runs of a
 // thread count called no shape min_calls times (orders too small).
-std::vector<InRunShape> measure_in_run(const InRunOptions& o);
+std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunRun>* runs = nullptr);
 
 // Throws InputError unless the machine file `text` has a calibrated model
 // for runs of each of `threads` threads (merge_in_run's target) and holds no

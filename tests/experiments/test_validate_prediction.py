@@ -11,6 +11,12 @@ runs take 1 s. The log must show the configurations in sweep order, once per
 pass, and every configuration's best of 3 must be 1 s (error 0): run
 consecutively, the second configuration's three runs would all fall in the
 spell.
+
+The drift check: with a machine file that records an in-run calibration's
+runs, each pass also runs those of the smallest N with s = 1 once, after the
+sweep's configurations (not the larger N nor s = 2), and the report's drift
+is, per reference, the best run now over the recorded time: here 1 s against
+0.8 s (+25%) and 1 s (0%), median +12.5%, "NOT quiet".
 """
 import json
 import os
@@ -31,7 +37,7 @@ if not sim:
     counter = os.path.join(work, "real_calls")
     k = int(open(counter).read()) if os.path.exists(counter) else 0
     open(counter, "w").write(str(k + 1))
-    if 3 <= k < 9:
+    if 3 <= k < 9 and os.environ.get("FAKE_SPELL", "1") == "1":
         t = 1.5
 out = args[args.index("--json") + 1]
 json.dump({"time_s": t, "cpu_s": t, "B": 256, "gflops": 1.0}, open(out, "w"))
@@ -70,6 +76,38 @@ def main():
         return 1
     if sorted(len(r["real_runs_s"]) for r in rows) != [3, 3, 3, 3] or sum(r["real_runs_s"].count(1.5) for r in rows) != 6:
         print("FAIL: the runs kept per configuration:\n" + json.dumps(rows, indent=1))
+        return 1
+    return check_drift(work, fake)
+
+
+def check_drift(work, fake):
+    os.remove(os.path.join(work, "calls.log"))
+    machine = os.path.join(work, "inrun.json")
+    runs = [{"algo": "cholesky", "precision": "d", "n": 4096, "s": 1, "threads": 1, "time_s": 0.8},
+            {"algo": "qr", "precision": "d", "n": 4096, "s": 1, "threads": 1, "time_s": 1.0},
+            {"algo": "cholesky", "precision": "d", "n": 4096, "s": 2, "threads": 1, "time_s": 0.5},
+            {"algo": "cholesky", "precision": "d", "n": 8192, "s": 1, "threads": 1, "time_s": 5.0}]
+    json.dump({"calibration": {"in_run": {"runs": runs}}}, open(machine, "w"))
+    out = os.path.join(work, "drift.json")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "validate_prediction"), "--tessera", fake,
+                        "--machine", machine, "--algos", "cholesky,qr", "--precisions", "d", "--n", "2048",
+                        "--threads", "1", "--repeat", "2", "--json", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+                       env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0"))
+    if p.returncode != 0:
+        print("FAIL: validate_prediction (drift) exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+        return 1
+    real = [l.split(" ", 1)[1] for l in open(os.path.join(work, "calls.log")).read().splitlines() if l.startswith("real")]
+    if real != ["cholesky --n 2048", "qr --n 2048", "cholesky --n 4096", "qr --n 4096"] * 2:
+        print("FAIL: the references do not follow each pass:\n" + "\n".join(real))
+        return 1
+    drift = json.load(open(out))["drift"]
+    got = [(r["algo"], round(r["drift_pct"], 6)) for r in drift["references"]]
+    if got != [("cholesky", 25.0), ("qr", 0.0)] or abs(drift["median_pct"] - 12.5) > 1e-9:
+        print("FAIL: the drift:\n" + json.dumps(drift, indent=1))
+        return 1
+    if "median +12.5%" not in p.stdout or "NOT quiet" not in p.stdout:
+        print("FAIL: the drift line:\n" + p.stdout)
         return 1
     print("ok")
     return 0

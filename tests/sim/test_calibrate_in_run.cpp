@@ -155,6 +155,16 @@ TEST(InRunCalibrationCli, CalibratesRunsAndDrivesASimulation) {
   const auto& rec = doc.at("calibration").at("in_run");
   EXPECT_EQ(rec.at("algos"), nlohmann::json::array({"cholesky"}));  // no QR kernel was asked for
   EXPECT_EQ(rec.at("n"), nlohmann::json::array({2048}));
+  // The one configuration's run time, the reference of a later drift check.
+  ASSERT_EQ(rec.at("runs").size(), 1u) << rec.dump();
+  const auto& run = rec.at("runs").at(0);
+  EXPECT_EQ(run.at("algo"), "cholesky");
+  EXPECT_EQ(run.at("precision"), "d");
+  EXPECT_EQ(run.at("n"), 2048);
+  EXPECT_EQ(run.at("s"), 1);
+  EXPECT_EQ(run.at("threads"), 1);
+  EXPECT_GT(run.at("time_s").get<double>(), 0);
+  EXPECT_LT(run.at("time_s").get<double>(), 10.0);  // a 2048 Cholesky takes about 0.2 s here
   int from_runs = 0;
   for (const auto& e : doc.at("kernel_models").at("core-x1").at("measurements"))
     if (e.contains("in_run_calls")) {
