@@ -270,8 +270,9 @@ std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const s
   kernels::InRunOptions o = r;
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<kernels::InRunRun> runs;
-  const auto shapes = kernels::measure_in_run(o, &runs);
+  const kernels::InRunMeasurement measured = kernels::measure_in_run(o);
+  const std::vector<kernels::InRunShape>& shapes = measured.shapes;
+  const std::vector<kernels::InRunRun>& runs = measured.runs;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   clear_progress_line();
   nlohmann::ordered_json record;
@@ -304,7 +305,7 @@ std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const s
       "every task's wall time around its kernel kept under its shape, but each run's first call of each kernel; "
       "per thread count and shape the median and interquartile range of one pass's calls (shapes with min_calls "
       "calls or more), the pass with the smallest median kept";
-  std::string merged = kernels::merge_in_run(text, origin, shapes, record.dump());
+  std::string merged = kernels::merge_in_run(text, origin, shapes, record.dump(), measured.task_s);
   (void)platform::Machine::parse(merged, out_);  // what is written loads
   std::cout << fmt::format("in-run: {} kernel shapes timed inside {} real runs in {:.1f} s", shapes.size(),
                            static_cast<std::size_t>(o.passes) * o.threads.size() * kernels::in_run_algos(o).size() *

@@ -46,6 +46,14 @@ class CallRecorder final : public RuntimeObserver {
   }
   // Every call, but each kernel's first in the run (it pays the one-time
   // library set-up, which the model's first_call_s holds).
+  // Per compute thread, the seconds from each task's end to its next task's start.
+  std::vector<double> gaps() const {
+    std::vector<double> out;
+    for (const Worker& w : workers_)
+      for (std::size_t i = 1; i < w.calls.size(); ++i)
+        out.push_back(w.calls[i].start - (w.calls[i - 1].start + w.calls[i - 1].seconds));
+    return out;
+  }
   std::vector<Call> calls_after_first() const {
     std::vector<Call> all;
     for (const Worker& w : workers_) all.insert(all.end(), w.calls.begin(), w.calls.end());
@@ -150,7 +158,7 @@ std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, in
   return out;
 }
 
-std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunRun>* runs) {
+InRunMeasurement measure_in_run(const InRunOptions& o) {
   if (o.passes < 1) throw InputError(fmt::format("--passes {} must be >= 1", o.passes));
   if (o.min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", o.min_calls));
   for (const auto n : o.n)
@@ -160,10 +168,11 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunR
                             o.n.size() * o.s.size();
   std::size_t done = 0;
   std::map<ShapeKey, InRunShape> best;
-  if (runs) runs->clear();
+  InRunMeasurement out;
   for (int pass = 0; pass < o.passes; ++pass) {
     std::vector<InRunCall> calls;
-    std::size_t config = 0;  // the configuration's index within the pass
+    std::map<int, std::vector<double>> gaps;  // per thread count
+    std::size_t config = 0;                   // the configuration's index within the pass
     for (const int t : o.threads)
       for (const std::string& algo : algos)
         for (const char p : o.precisions)
@@ -180,11 +189,13 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunR
               c.observer = &rec;
               platform::NativePlatform native;
               const RunResult r = run_factorization(c, native);
-              if (runs && pass == 0) runs->push_back({algo, p, n, s, t, r.time_s});
-              if (runs) (*runs)[config].time_s = std::min((*runs)[config].time_s, r.time_s);
+              if (pass == 0) out.runs.push_back({algo, p, n, s, t, r.time_s});
+              out.runs[config].time_s = std::min(out.runs[config].time_s, r.time_s);
               ++config;
               for (const auto& call : rec.calls_after_first())
                 if (wanted(o, call.shape.kernel)) calls.push_back({call.shape, t, call.seconds});
+              const std::vector<double> g = rec.gaps();
+              gaps[t].insert(gaps[t].end(), g.begin(), g.end());
               ++done;
               if (o.progress)
                 o.progress(fmt::format("[{}/{}] in-run x{} {} {} N={} s={}: {:.3f} s", done, total, t, algo, p, n, s,
@@ -195,11 +206,17 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunR
       const auto it = best.find(key);
       if (it == best.end() || x.median_s < it->second.median_s) best[key] = x;
     }
+    for (auto& [t, g] : gaps) {
+      if (g.empty()) continue;
+      std::sort(g.begin(), g.end());
+      const double median = std::max(0.0, quantile(g, 0.5));
+      const auto it = out.task_s.find(t);
+      if (it == out.task_s.end() || median < it->second) out.task_s[t] = median;
+    }
   }
-  std::vector<InRunShape> out;
-  for (const auto& [key, x] : best) out.push_back(x);
+  for (const auto& [key, x] : best) out.shapes.push_back(x);
   for (const int t : o.threads)
-    if (std::none_of(out.begin(), out.end(), [t](const InRunShape& x) { return x.threads == t; }))
+    if (std::none_of(out.shapes.begin(), out.shapes.end(), [t](const InRunShape& x) { return x.threads == t; }))
       throw InputError(fmt::format(
           "--in-run: no kernel shape was called {} times or more in the runs of {} thread(s); larger orders "
           "(--in-run-n) run more tasks of each shape",
@@ -208,7 +225,7 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunR
 }
 
 std::string merge_in_run(const std::string& text, const std::string& path, const std::vector<InRunShape>& shapes,
-                         const std::string& record) {
+                         const std::string& record, const std::map<int, double>& task_s) {
   std::vector<int> threads;
   for (const InRunShape& x : shapes)
     if (std::find(threads.begin(), threads.end(), x.threads) == threads.end()) threads.push_back(x.threads);
@@ -303,6 +320,12 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
         "(in_run_calls), the kernel's other shapes the in-run / isolated ratio of the nearest run shape in "
         "(log m, log n, log k) (in_run_scale)";
   }
+  for (const auto& [threads, seconds] : task_s)
+    target_model(f, threads, path)["task_s"] = {
+        {"value", std::stod(fmt::format("{:.3g}", seconds))},
+        {"source", fmt::format("calibration.in_run: the median gap between one task's end and the next one's start "
+                               "on a compute thread of the {}-thread runs, the pass with the smallest",
+                               threads)}};
   if (!f.contains("calibration") || !f["calibration"].is_object()) f["calibration"] = ordered::object();
   f["calibration"]["in_run"] = ordered::parse(record);
   return machine_file_text(f.dump());

@@ -27,6 +27,8 @@
 // slows kernels). Shapes with fewer than min_calls calls in a pass are
 // dropped. Orders below 4096 run too briefly to be representative (the first
 // tens of milliseconds of a process run slower), hence the default orders.
+// The runs also give the runtime's own time per task (the model's task_s:
+// the median gap between a thread's tasks) and each configuration's time.
 //
 // Merge (merge_in_run): in the model of each thread count (node.cores.
 // model_by_threads), a shape measured in runs takes the run's median (entry
@@ -39,6 +41,7 @@
 // held-out orders (3000, 5000, 6144) are not in the defaults.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -98,12 +101,23 @@ std::vector<std::string> in_run_algos(const InRunOptions& o);
 // kernel, precision, m, n, k.
 std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, int min_calls);
 
-// Runs every configuration of `o` for real on this machine, o.passes times,
-// and returns per (threads, shape) the pass with the smallest median; with
-// `runs`, also every configuration's fastest time, in the order they ran.
+struct InRunMeasurement {
+  // Per (threads, shape): the pass with the smallest median.
+  std::vector<InRunShape> shapes;
+  // Every configuration's fastest run over the passes, in the order they ran.
+  std::vector<InRunRun> runs;
+  // Per thread count: the runtime's own time per task (KernelTimeModel::
+  // task_s), the median gap between one task's end and the next one's start
+  // on a compute thread over a pass's runs, the smallest pass's. Most gaps
+  // of a busy run are that cost alone; a thread waiting for a ready task
+  // makes a long one, which the median leaves out.
+  std::map<int, double> task_s;
+};
+
+// Runs every configuration of `o` for real on this machine, o.passes times.
 // Throws InputError for an option out of range, and when the runs of a
 // thread count called no shape min_calls times (orders too small).
-std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunRun>* runs = nullptr);
+InRunMeasurement measure_in_run(const InRunOptions& o);
 
 // Throws InputError unless the machine file `text` has a calibrated model
 // for runs of each of `threads` threads (merge_in_run's target) and holds no
@@ -112,10 +126,11 @@ std::vector<InRunShape> measure_in_run(const InRunOptions& o, std::vector<InRunR
 void check_in_run_target(const std::string& text, const std::string& path, const std::vector<int>& threads);
 
 // The machine file `text` (a calibrated one; `path` names it in errors) with
-// `shapes` merged into the model of each thread count (see above), and
+// `shapes` merged into the model of each thread count (see above), each
+// thread count's `task_s` set in its model (field "task_s"), and
 // `calibration.in_run` set to `record` (JSON object text: how the runs were
 // made). Throws InputError when a thread count has no calibrated model.
 std::string merge_in_run(const std::string& text, const std::string& path, const std::vector<InRunShape>& shapes,
-                         const std::string& record);
+                         const std::string& record, const std::map<int, double>& task_s = {});
 
 }  // namespace tessera::kernels

@@ -42,6 +42,7 @@ class ColdStartModel final : public KernelTimeModel {
     return inner_.first_call_s(kernel, precision);
   }
   double start_s() const override { return inner_.start_s(); }
+  double task_s() const override { return inner_.task_s(); }
 
  private:
   const KernelTimeModel& inner_;

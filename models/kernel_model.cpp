@@ -66,9 +66,9 @@ const char* to_string(Interpolation i) { return i == Interpolation::Shape ? "sha
 
 CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
                                  std::map<std::pair<std::uint16_t, char>, double> first_call, double start,
-                                 Interpolation interpolation)
+                                 Interpolation interpolation, double task)
     : name_(std::move(name)), entries_(std::move(entries)), first_call_(std::move(first_call)), start_s_(start),
-      interpolation_(interpolation) {
+      task_s_(task), interpolation_(interpolation) {
   for (const Entry& e : entries_) {
     exact_.emplace(std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k), e.median_s);  // first one wins
     KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
@@ -226,13 +226,15 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     }
   }
   const double start = f.has("start_s") ? f.non_negative("start_s") : 0.0;
+  // Optional per-task cost of the runtime (KernelTimeModel::task_s), written by calibrate --in-run.
+  const double task = f.has("task_s") ? f.non_negative("task_s") : 0.0;
   Interpolation interpolation = Interpolation::Flops;
   if (f.has("interpolation")) {
     const std::string how = f.string("interpolation");
     if (how == "shape") interpolation = Interpolation::Shape;
     else if (how != "flops") f.fail("interpolation", f.require("interpolation"), "must be \"flops\" or \"shape\"");
   }
-  return std::make_shared<CalibratedModel>(name, std::move(entries), std::move(first_call), start, interpolation);
+  return std::make_shared<CalibratedModel>(name, std::move(entries), std::move(first_call), start, interpolation, task);
 }
 
 }  // namespace

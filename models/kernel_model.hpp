@@ -84,12 +84,14 @@ class CalibratedModel final : public KernelTimeModel {
     double spread_s = 0;  // e.g. interquartile range of the measurements
   };
   // `name` shows in error messages. `first_call` and `start` are the
-  // start-up costs of KernelTimeModel::first_call_s and start_s.
+  // start-up costs of KernelTimeModel::first_call_s and start_s, `task` its
+  // per-task cost task_s.
   CalibratedModel(std::string name, std::vector<Entry> entries,
                   std::map<std::pair<std::uint16_t, char>, double> first_call = {}, double start = 0,
-                  Interpolation interpolation = Interpolation::Flops);
+                  Interpolation interpolation = Interpolation::Flops, double task = 0);
   double first_call_s(std::uint16_t kernel, char precision) const override;
   double start_s() const override { return start_s_; }
+  double task_s() const override { return task_s_; }
   // A measured shape gives its median exactly. Otherwise the measured shapes
   // of the kernel and precision are ordered by flop count and the rate
   // (flop/s) is interpolated linearly in flops between the two that bracket
@@ -113,6 +115,7 @@ class CalibratedModel final : public KernelTimeModel {
   std::map<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
   std::map<std::pair<std::uint16_t, char>, double> first_call_;
   double start_s_ = 0;
+  double task_s_ = 0;
   Interpolation interpolation_ = Interpolation::Flops;
   static double shape_rate(const std::vector<Point>& pts, const KernelShape& s);
 };

@@ -149,6 +149,10 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         busy += b - a;
       }
       finish(t, ready);
+      // A simulated thread's share of the runtime's own work per task
+      // (KernelTimeModel::task_s): after the task's successors are released,
+      // before it takes the next, as a native thread spends it.
+      if (model && model->task_s() > 0) platform_.run_kernel(model->task_s(), [] {});
     }
   };
 

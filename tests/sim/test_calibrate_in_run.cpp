@@ -74,7 +74,8 @@ TEST(InRunCalibration, MergeReplacesScalesAndAdds) {
   InRunShape a{gsmm(64), 2, 0.0012, 0.0001, 9};
   InRunShape b{gsmm(32), 2, 0.00028, 0.00002, 12};
   InRunShape c{gsmm(96), 2, 0.004, 0.0002, 7};
-  const std::string text = kernels::merge_in_run(kTwoModels, "two.json", {a, b, c}, R"({"passes": 2, "n": [4096]})");
+  const std::string text =
+      kernels::merge_in_run(kTwoModels, "two.json", {a, b, c}, R"({"passes": 2, "n": [4096]})", {{2, 4.5e-7}});
   const auto f = nlohmann::json::parse(text);
   EXPECT_EQ(f.at("calibration").at("in_run").at("passes"), 2);
   EXPECT_EQ(f.at("calibration").at("command"), "test");
@@ -106,6 +107,14 @@ TEST(InRunCalibration, MergeReplacesScalesAndAdds) {
   EXPECT_NEAR(model.seconds(gsmm(16)), 0.000042, 1e-12);
   EXPECT_EQ(model.seconds(gsmm(96)), 0.004);
   EXPECT_EQ(m.core_model(1).seconds(gsmm(64)), 0.001);
+  // The runtime's per-task cost: the 2-thread model's, with its source; the
+  // 1-thread model had none given and keeps none.
+  EXPECT_EQ(f.at("kernel_models").at("core-x2").at("task_s").at("value"), 4.5e-7);
+  EXPECT_NE(f.at("kernel_models").at("core-x2").at("task_s").at("source").get<std::string>().find("2-thread"),
+            std::string::npos);
+  EXPECT_FALSE(f.at("kernel_models").at("core-x1").contains("task_s"));
+  EXPECT_EQ(model.task_s(), 4.5e-7);
+  EXPECT_EQ(m.core_model(1).task_s(), 0.0);
 }
 
 TEST(InRunCalibration, RefusesAFileWithoutACalibratedModelForTheThreads) {
@@ -165,6 +174,11 @@ TEST(InRunCalibrationCli, CalibratesRunsAndDrivesASimulation) {
   EXPECT_EQ(run.at("threads"), 1);
   EXPECT_GT(run.at("time_s").get<double>(), 0);
   EXPECT_LT(run.at("time_s").get<double>(), 10.0);  // a 2048 Cholesky takes about 0.2 s here
+  // The runtime's per-task cost, from the gaps between the run's tasks:
+  // positive, and far below a task (0.4-0.7 us on the development VM).
+  const double task_s = doc.at("kernel_models").at("core-x1").at("task_s").at("value").get<double>();
+  EXPECT_GT(task_s, 0.0);
+  EXPECT_LT(task_s, 1e-4);
   int from_runs = 0;
   for (const auto& e : doc.at("kernel_models").at("core-x1").at("measurements"))
     if (e.contains("in_run_calls")) {

@@ -13,13 +13,15 @@ using test::run_in_child;
 
 // Tiles of 64: every Cholesky kernel call has one shape, timed by powers of
 // two so that sums of durations are exact in binary.
-std::string machine_text(int cores) {
+// `task_s`: the model's per-task cost of the runtime, when given.
+std::string machine_text(int cores, const std::string& task_s = "") {
   return R"({
     "name": "hand-made", "nodes": 1,
     "node": { "cores": { "count": )" +
          std::to_string(cores) + R"(, "model": "pow2" } },
     "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
-    "kernel_models": { "pow2": { "type": "calibrated", "measurements": [
+    "kernel_models": { "pow2": { "type": "calibrated", )" +
+         (task_s.empty() ? std::string() : "\"task_s\": " + task_s + ", ") + R"("measurements": [
       { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
       { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
       { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
@@ -29,9 +31,9 @@ std::string machine_text(int cores) {
 
 // Simulated makespan of a phantom Cholesky of n (tiles of 64) on `threads` cores.
 double simulated_cholesky(int cores, int threads, index_t n, bool sim_data = false,
-                          platform::SimSync sync = platform::SimSync::Cooperative) {
+                          platform::SimSync sync = platform::SimSync::Cooperative, const std::string& task_s = "") {
   const std::string out = run_in_child([&] {
-    const auto machine = platform::Machine::parse(machine_text(cores), "hand-made.json");
+    const auto machine = platform::Machine::parse(machine_text(cores, task_s), "hand-made.json");
     platform::Simulation sim(machine);
     platform::SimGridPlatform node0(sim, 0, sim_data, sync);
     RunConfig c;
@@ -54,6 +56,19 @@ TEST(SimTime, OneCoreChainIsTheSumOfItsTasks) { EXPECT_EQ(simulated_cholesky(1, 
 // 3 POTF2' + 3 TRSM + 3 GSMM_DIAG + 1 GSMM.
 TEST(SimTime, OneCoreRunsEveryTaskBackToBack) {
   EXPECT_EQ(simulated_cholesky(1, 1, 192), 3 * 0.5 + 3 * 0.25 + 3 * 0.125 + 1 * 0.0625);
+}
+
+// The runtime's per-task cost (task_s, 1/32 s here): a compute thread pays it
+// after each task, the last one's included (a native run, too, ends only
+// once the thread of its last task has released it and found the queue
+// done), so one core's 10 tasks of 3x3 tiles take their sum plus ten of it;
+// a value the file writes as {"value": x, "source": ...} reads the same.
+TEST(SimTime, OneCorePaysTheRuntimesCostBetweenTasks) {
+  const double tasks = 3 * 0.5 + 3 * 0.25 + 3 * 0.125 + 1 * 0.0625;
+  EXPECT_EQ(simulated_cholesky(1, 1, 192, false, platform::SimSync::Cooperative, "0.03125"), tasks + 10 * 0.03125);
+  EXPECT_EQ(simulated_cholesky(1, 1, 192, false, platform::SimSync::Cooperative,
+                               R"({"value": 0.03125, "source": "by hand"})"),
+            tasks + 10 * 0.03125);
 }
 
 // A chain gains nothing from a second core.
