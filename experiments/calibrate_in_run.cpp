@@ -44,8 +44,6 @@ class CallRecorder final : public RuntimeObserver {
     Worker& w = workers_[worker];
     w.calls.push_back({executor_->shape(t), w.started, now - w.started});
   }
-  // Every call, but each kernel's first in the run (it pays the one-time
-  // library set-up, which the model's first_call_s holds).
   // Per compute thread, the seconds from each task's end to its next task's start.
   std::vector<double> gaps() const {
     std::vector<double> out;
@@ -54,6 +52,8 @@ class CallRecorder final : public RuntimeObserver {
         out.push_back(w.calls[i].start - (w.calls[i - 1].start + w.calls[i - 1].seconds));
     return out;
   }
+  // Every call, but each kernel's first in the run (it pays the one-time
+  // library set-up, which the model's first_call_s holds).
   std::vector<Call> calls_after_first() const {
     std::vector<Call> all;
     for (const Worker& w : workers_) all.insert(all.end(), w.calls.begin(), w.calls.end());

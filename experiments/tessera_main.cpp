@@ -102,15 +102,18 @@ int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2);
 
 // An error only this rank may know of: the others could be waiting for it
 // in a collective, and MPI_Finalize would wait for them. Names the error and
-// the rank, and ends the whole job with the error's status.
+// the rank, and ends the whole job with the error's status. `reporting`:
+// met while writing the run's output, not during the run.
 [[noreturn]] void end_job(tessera::platform::MpiNetwork& net, const std::exception_ptr& e,
-                          const tessera::RunConfig& cfg) {
+                          const tessera::RunConfig& cfg, bool reporting = false) {
   using tessera::exit_status_of;
   try {
     std::rethrow_exception(e);
   } catch (const std::bad_alloc&) {
-    say_error(fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})", net.node(),
-                          cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
+    if (reporting) say_error(fmt::format("rank {}: out of memory while writing the run's output", net.node()));
+    else
+      say_error(fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})", net.node(),
+                            cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
   } catch (const std::exception& x) {
     const char* kind = exit_status_of(e) == 5 ? "tessera: internal error: " : "tessera: error: ";
     say(fmt::format("{}rank {}: {}", kind, net.node(), x.what()));
@@ -366,11 +369,11 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   int status = 0;
   try {
     status = report();
+    std::vector<double> all_written{0.0};
+    mpi->allreduce_sum(all_written);
   } catch (...) {
-    end_job(*mpi, std::current_exception(), cfg);
+    end_job(*mpi, std::current_exception(), cfg, true);
   }
-  std::vector<double> all_written{0.0};
-  mpi->allreduce_sum(all_written);
   return status;
 }
 

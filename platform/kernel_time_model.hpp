@@ -27,8 +27,9 @@ class KernelTimeModel {
   // The runtime's own time per task on a compute thread, beside the kernel:
   // releasing the task's successors, taking the next task from the queue,
   // the hand-offs between them. A native run spends it between one task's
-  // end and the next one's start (median 0.40 us on the 2-core development
-  // VM, 2026-11-27); a simulated compute thread spends it after each task.
+  // end and the next one's start (medians of 0.4-0.65 us on the 2-core
+  // development VM, 2026-11-27); a simulated compute thread spends it after
+  // each task.
   virtual double task_s() const { return 0; }
 };
 

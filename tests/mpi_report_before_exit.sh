@@ -4,9 +4,10 @@
 # line; mpirun kills the other ranks as soon as the first exits non-zero, so a
 # rank that exited at once could take node 0's report with it (CI saw this
 # once: exit 1, no line). Here node 0 is made slow to report, every time: its
-# --trace is a FIFO whose reader waits 2 s before it reads, and the trace is
-# larger than a pipe holds, so node 0 blocks in its trace write while rank 1
-# has already written its own trace (a plain file) and is done.
+# --trace is a FIFO whose reader starts reading only 1 s after rank 1's trace
+# (a plain file) is whole JSON, and node 0's trace is larger than a pipe
+# holds, so node 0 blocks in its trace write while rank 1 is done, however
+# long MPI's start and the run took.
 # Usage: mpi_report_before_exit.sh TESSERA MPIEXEC
 set -u
 tessera=$1 mpiexec=$2
@@ -15,7 +16,14 @@ trap 'rm -rf "$dir"' EXIT
 fail() { cat "$dir/out" "$dir/err"; echo "FAIL: $*"; exit 1; }
 
 mkfifo "$dir/trace.json"
-(exec 3< "$dir/trace.json"; sleep 2; cat <&3 > "$dir/node0.json") &
+# The reader gives up after 70 s (a tessera that never opens the FIFO would
+# otherwise keep it, and this script, waiting).
+timeout 70 bash -c 'exec 3< "$1/trace.json"
+  until /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$1/trace.node1.json" 2> /dev/null; do
+    sleep 0.1
+  done
+  sleep 1
+  cat <&3 > "$1/node0.json"' reader "$dir" &
 reader=$!
 timeout 60 "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$tessera" run --algo qr --n 300 --B 16 \
   --grid 1x2 --check --test-fault corrupt-factor --trace "$dir/trace.json" > "$dir/out" 2> "$dir/err"

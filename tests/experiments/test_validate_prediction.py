@@ -18,6 +18,9 @@ sweep's configurations (not the larger N nor s = 2), and the report's drift
 is, per reference, the best run now over the recorded time: here 1 s against
 0.8 s (+25%) and 1 s (0%), median for the one thread count +12.5%, "NOT
 quiet"; with that drift taken out the rows' error (0 without) is +12.5%.
+--reuse-real with another machine file takes that sweep's reference runs
+against the new file's times (1 s and 0.5 s: 0% and +100%, median +50%), and
+says so when the new file's references were not run.
 """
 import json
 import os
@@ -116,6 +119,34 @@ def check_drift(work, fake):
         return 1
     if "1 thread(s) +12.5%" not in p.stdout or "NOT quiet" not in p.stdout:
         print("FAIL: the drift line:\n" + p.stdout)
+        return 1
+    return check_reuse(work, fake, out, runs)
+
+
+def check_reuse(work, fake, earlier, runs):
+    def reuse(runs):
+        machine = os.path.join(work, "other.json")
+        json.dump({"calibration": {"in_run": {"runs": runs}}}, open(machine, "w"))
+        out = os.path.join(work, "reused.json")
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "validate_prediction"), "--tessera",
+                            fake, "--machine", machine, "--reuse-real", earlier, "--algos", "cholesky,qr",
+                            "--precisions", "d", "--n", "2048", "--threads", "1", "--json", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+                           env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0"))
+        if p.returncode != 0:
+            print("FAIL: --reuse-real exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+            return None, None
+        return json.load(open(out))["drift"], p.stdout
+    other = [dict(r) for r in runs]
+    other[0]["time_s"], other[1]["time_s"] = 1.0, 0.5
+    drift, text = reuse(other)
+    if drift is None or drift["by_threads_pct"] != {"1": 50.0}:
+        print("FAIL: the reused sweep's drift against the other file:\n%s\n%s" % (json.dumps(drift, indent=1), text))
+        return 1
+    other[1]["precision"] = "s"  # a reference the earlier sweep never ran
+    drift, text = reuse(other)
+    if text is None or drift is not None or "did not run this machine file's references" not in text:
+        print("FAIL: a reference the reused sweep lacks:\n%s\n%s" % (json.dumps(drift, indent=1), text))
         return 1
     print("ok")
     return 0
