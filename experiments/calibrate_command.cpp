@@ -303,8 +303,8 @@ std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const s
   record["method"] =
       "each configuration (default tiles, native backend, generated matrix) run once per pass and thread count; "
       "every task's wall time around its kernel kept under its shape, but each run's first call of each kernel; "
-      "per thread count and shape the mean, median and interquartile range of one pass's calls (shapes with "
-      "min_calls calls or more), the pass with the smallest median kept, its mean the model's time";
+      "per thread count and shape the median and interquartile range of one pass's calls (shapes with min_calls "
+      "calls or more), the pass with the smallest median kept";
   std::string merged = kernels::merge_in_run(text, origin, shapes, record.dump(), measured.task_s);
   (void)platform::Machine::parse(merged, out_);  // what is written loads
   std::cout << fmt::format("in-run: {} kernel shapes timed inside {} real runs in {:.1f} s", shapes.size(),

@@ -152,9 +152,6 @@ std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, in
     s.shape = KernelShape{std::get<1>(key), std::get<2>(key), std::get<3>(key), std::get<4>(key), std::get<5>(key), 0};
     s.median_s = quantile(v, 0.5);
     s.spread_s = quantile(v, 0.75) - quantile(v, 0.25);
-    double sum = 0;
-    for (const double x : v) sum += x;
-    s.mean_s = sum / static_cast<double>(v.size());
     s.calls = static_cast<int>(v.size());
     out.push_back(s);
   }
@@ -268,7 +265,7 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
           it != runs.end() && e.value("median_s", 0.0) > 0 && counted.insert(it->first).second)
         ratios[{std::get<0>(it->first), std::get<1>(it->first)}].push_back(
             {log_dim(std::get<2>(it->first)), log_dim(std::get<3>(it->first)), log_dim(std::get<4>(it->first)),
-             it->second->mean_s / e["median_s"].get<double>()});
+             it->second->median_s / e["median_s"].get<double>()});
     const auto nearest_ratio = [&](const Key& k) -> std::optional<double> {
       const auto it = ratios.find({std::get<0>(k), std::get<1>(k)});
       if (it == ratios.end()) return std::nullopt;
@@ -284,9 +281,8 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
       return best->ratio;
     };
     const auto from_run = [](ordered& e, const InRunShape& s) {
-      e["median_s"] = five_digits(s.mean_s);  // the model's time (InRunShape::mean_s)
+      e["median_s"] = five_digits(s.median_s);
       e["spread_s"] = five_digits(s.spread_s);
-      e["in_run_median_s"] = five_digits(s.median_s);
       e.erase("min_s");
       e.erase("reps");
       e["in_run_calls"] = s.calls;
@@ -320,8 +316,8 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
     model["measurements"] = std::move(merged);
     model["source"] =
         model.value("source", std::string()) +
-        "; then in-run (calibration.in_run): shapes a real factorization ran take the mean of its calls "
-        "(in_run_calls; their median in_run_median_s), the kernel's other shapes the in-run / isolated ratio of the nearest run shape in "
+        "; then in-run (calibration.in_run): shapes a real factorization ran take its median "
+        "(in_run_calls), the kernel's other shapes the in-run / isolated ratio of the nearest run shape in "
         "(log m, log n, log k) (in_run_scale)";
   }
   for (const auto& [threads, seconds] : task_s)

@@ -24,19 +24,15 @@
 // is the model's first_call_s). Per thread count and shape: the median of one
 // pass's calls (and their interquartile range), the fastest pass kept, as
 // `calibrate --passes` keeps the fastest (a neighbour's interference only
-// slows kernels); the model takes that pass's mean (see InRunShape::mean_s:
-// the mean of a shape's calls is 0.4-2% above its median here, and with the
-// mean the held-out errors of four sweeps fell by 0.4-1.0 points at the
-// median, 2026-11-27; before the start-up fix, Platform::settle, the mean
-// carried the slow spells and lost). Shapes with fewer than min_calls calls in a pass are
+// slows kernels). Shapes with fewer than min_calls calls in a pass are
 // dropped. Orders below 4096 run too briefly to be representative (the first
 // tens of milliseconds of a process run slower), hence the default orders.
 // The runs also give the runtime's own time per task (the model's task_s:
 // the median gap between a thread's tasks) and each configuration's time.
 //
 // Merge (merge_in_run): in the model of each thread count (node.cores.
-// model_by_threads), a shape measured in runs takes the runs' mean (entry
-// fields "in_run_calls", "in_run_median_s"); a shape measured only in isolation is scaled by the
+// model_by_threads), a shape measured in runs takes the run's median (entry
+// field "in_run_calls"); a shape measured only in isolation is scaled by the
 // ratio in-run / isolated of the nearest shape both measured, in (log m,
 // log n, log k) (field "in_run_scale"), so shapes the runs never had (other
 // tile sizes, for the tuner) move with their neighbours; kernels no run
@@ -82,10 +78,6 @@ struct InRunShape {
   double median_s = 0;
   double spread_s = 0;  // interquartile range
   int calls = 0;
-  // The time the model takes: a busy schedule's length is a sum of
-  // durations, whose expectation is the count times the mean (the median
-  // picks the pass, see below).
-  double mean_s = 0;
 };
 
 // One configuration the in-run calibration ran, and its fastest run's time
