@@ -152,10 +152,9 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
     // Every node has built its input; each then lets its process's other
     // threads stop (Platform::settle: not the other nodes' set-up, with
     // several nodes in one process) and all start together.
-    std::vector<double> barrier{0.0};
-    net.allreduce_sum(barrier);
+    net.barrier();
     r.settle_s = platform.settle();
-    net.allreduce_sum(barrier);
+    net.barrier();
     const double cpu0 = process_cpu_s();
     const RunStats st = run_graph(n_data, gen, ex, store, where, fo, relevance);
     r.cpu_s = process_cpu_s() - cpu0;

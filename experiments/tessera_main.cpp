@@ -150,8 +150,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       say_error(fmt::format("--grid {}x{} has {} nodes, but {} MPI process{} run{} (start it with mpirun -np {})",
                             cfg.pr, cfg.pc, cfg.pr * cfg.pc, net.nodes(), net.nodes() == 1 ? "" : "es",
                             net.nodes() == 1 ? "s" : "", cfg.pr * cfg.pc));
-      std::vector<double> all_printed{0.0};
-      net.allreduce_sum(all_printed);
+      net.barrier();
       throw Reported{2};
     }
     // 000 §5.3 gives the communication thread a core of its own; where the
@@ -163,8 +162,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     // and a rank killed before it printed loses its line).
     auto agreed = [&](const std::exception_ptr& e) {
       say(error_line(e, cfg));
-      std::vector<double> all_printed{0.0};
-      net.allreduce_sum(all_printed);
+      net.barrier();
       return Reported{exit_status_of(e)};
     };
     try {
@@ -369,8 +367,7 @@ int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std
   int status = 0;
   try {
     status = report();
-    std::vector<double> all_written{0.0};
-    mpi->allreduce_sum(all_written);
+    mpi->barrier();
   } catch (...) {
     end_job(*mpi, std::current_exception(), cfg, true);
   }

@@ -193,6 +193,11 @@ class NodeNetwork {
     std::fflush(nullptr);
     std::_Exit(code);
   }
+  // Collective: returns on a node once every node has called it.
+  void barrier() {
+    std::vector<double> x{0.0};
+    allreduce_sum(x);
+  }
   // Collective: true on every node when any node passes true. Lets one
   // node's failure end every node instead of leaving them waiting.
   virtual bool any(bool mine) {
