@@ -160,16 +160,19 @@ std::string measurement_json(const KernelMeasurement& m) {
 std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
   std::set<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
   std::vector<KernelShape> out;
-  const auto add = [&](KernelShape s) {
+  std::vector<std::int64_t> ibs{o.ib};
+  ibs.insert(ibs.end(), o.more_ib.begin(), o.more_ib.end());
+  const auto add = [&](KernelShape s, std::int64_t ib) {
     if (!wanted(o, s.kernel) || s.m < 1 || s.n < 1) return;
     if (!has_k(s.kernel)) s.k = 0;
-    s.ib = kernel_ib(s.kernel, s.n, s.k, o.ib);
+    s.ib = kernel_ib(s.kernel, s.n, s.k, ib);
     if (seen.insert(key(s)).second) out.push_back(s);
   };
   const int max_threads = o.concurrency.empty() ? 1 : *std::max_element(o.concurrency.begin(), o.concurrency.end());
   for (const char p : o.precisions) {
     for (const std::int64_t B : o.sizes)
-      for (const std::uint16_t k : calibrated_kernels()) add(KernelShape{k, p, B, B, B, 0});
+      for (const std::uint16_t k : calibrated_kernels())
+        for (const std::int64_t ib : ibs) add(KernelShape{k, p, B, B, B, 0}, ib);
     for (const std::int64_t N : o.for_n)
       for (int t = 1; t <= max_threads; ++t)
         for (const int s : o.for_s) {
@@ -184,7 +187,8 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
               const Factorization& F = factorization(name);
               Recorder rec;
               F.tasks(L, rec);
-              for (const TaskDesc& d : rec.tasks) add(F.shape(L, d, p, o.ib));
+              for (const TaskDesc& d : rec.tasks)
+                for (const std::int64_t ib : ibs) add(F.shape(L, d, p, ib), ib);
             }
           }
         }
@@ -476,6 +480,7 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;
+  if (!o.more_ib.empty()) cal["qr_more_ib"] = o.more_ib;
   cal["concurrency"] = o.concurrency;
   cal["for_n"] = o.for_n;
   cal["for_s"] = o.for_s;

@@ -49,7 +49,10 @@ struct CalibrationOptions {
   std::vector<std::int64_t> for_b;
   std::vector<int> concurrency = {1};
   std::int64_t ib = 32;  // QR inner blocking (the runtime's default)
-  bool startup = true;   // also measure StartupCosts (calibrate() then does so first)
+  // QR's kernels also at these inner blockings: every QR shape once per
+  // blocking (a run's --ib then takes the nearest one measured: CalibratedModel).
+  std::vector<std::int64_t> more_ib;
+  bool startup = true;  // also measure StartupCosts (calibrate() then does so first)
   // Cold operands: the copies span `cold_bytes` (far more than the last-level
   // cache) and what a call overwrites is put back right after it, not right
   // before the next call on that copy, so every call finds its operands in

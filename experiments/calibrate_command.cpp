@@ -1,6 +1,7 @@
 #include "experiments/calibrate_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -114,8 +116,11 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
           ->add_option("--for-s", for_s_,
                        "with --for-n: the tiles of these s too (s-1 narrow columns of width B/(2s)); default 1")
           ->delimiter(',');
-  ib_opt_ = calibrate_->add_option("--ib", ib_,
-                                   "QR's inner blocking the QR kernels are measured with; default 32 (run's --ib)");
+  ib_opt_ = calibrate_
+                ->add_option("--ib", ib_,
+                             "QR's inner blocking the QR kernels are measured with; default 32 (run's --ib); "
+                             "a list (32,128) measures them at each, and a simulated run takes the nearest")
+                ->delimiter(',');
   calibrate_->add_flag("--list", list_, "print the shapes that would be measured and exit");
   calibrate_->add_option("--passes", passes_,
                          "measure every shape this many times, one pass after another, and keep each shape's fastest "
@@ -155,8 +160,13 @@ int CalibrateCommand::run(int argc, char** argv) const {
   o.cold = cold_;
   o.flush_restored = flush_restored_;
   if (cold_ && flush_restored_) throw InputError("--flush-restored and --cold: choose one (--cold flushes everything)");
-  if (ib_ < 1) throw InputError("--ib " + std::to_string(ib_) + " must be >= 1");
-  o.ib = ib_;
+  if (ib_.empty()) throw InputError("--ib names no inner blocking");
+  for (const std::int64_t ib : ib_)
+    if (ib < 1) throw InputError("--ib " + std::to_string(ib) + " must be >= 1");
+  if (std::set<std::int64_t>(ib_.begin(), ib_.end()).size() != ib_.size())
+    throw InputError("--ib names an inner blocking twice");
+  o.ib = ib_.front();
+  o.more_ib.assign(ib_.begin() + 1, ib_.end());
   if (passes_ < 1) throw InputError("--passes " + std::to_string(passes_) + " must be >= 1");
   o.passes = passes_;
   if (threads_ < 1) throw InputError("--threads " + std::to_string(threads_) + " must be >= 1");
@@ -333,8 +343,9 @@ int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, cons
   const auto doc = nlohmann::json::parse(base);
   if (doc.contains("calibration") && doc["calibration"].contains("qr_ib")) {
     const std::int64_t base_ib = doc["calibration"]["qr_ib"].get<std::int64_t>();
-    if (ib_opt_->count() > 0 && ib_ != base_ib)
-      throw InputError(fmt::format("--ib {}: --base {} measured QR's kernels with ib = {}", ib_, base_, base_ib));
+    if (ib_opt_->count() > 0 && (ib_.size() != 1 || ib_.front() != base_ib))
+      throw InputError(fmt::format("--ib {}: --base {} measured QR's kernels with ib = {} (--in-run runs one)",
+                                   fmt::join(ib_, ","), base_, base_ib));
     runs.ib = base_ib;
   }
   kernels::check_in_run_target(base, base_, runs.threads);

@@ -39,7 +39,7 @@ class CalibrateCommand {
               *name_opt_ = nullptr, *ib_opt_ = nullptr;
   std::string device_, base_;
   int gpus_ = 1;
-  std::int64_t ib_ = 32;
+  std::vector<std::int64_t> ib_{32};  // the first: qr_ib; the rest: CalibrationOptions::more_ib
   std::vector<std::int64_t> for_b_;
   std::string out_ = "local.json";
   std::string name_ = "local";

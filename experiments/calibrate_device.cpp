@@ -302,6 +302,7 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;
+  if (!o.more_ib.empty()) cal["qr_more_ib"] = o.more_ib;
   cal["sizes"] = o.sizes;
   cal["for_n"] = o.for_n;
   cal["for_b"] = o.for_b;

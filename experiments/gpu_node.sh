@@ -27,7 +27,8 @@
 #         calibrate  the node's machine file: cores.json (tessera calibrate of the
 #                    cores) and node.json (its GPU added: calibrate --device cuda;
 #                    node-cold.json: the same with the GPU's cache evicted before each call);
-#                    precisions $CAL_PRECISIONS, default d
+#                    precisions $CAL_PRECISIONS, default d; $CAL_GPU_ARGS: more arguments
+#                    of the GPU's calibration (say "--sizes 2048,4096,8192 --ib 32,128")
 #         kernels    bench_cuda_kernels: every GPU tile kernel at 1024-4096, QR's at
 #                    ib 32-256, TFlop/s and the ratio to GEMM's (filter $KERNELS_FILTER)
 #         ooc        out of core (issue 15 point 5): Cholesky and QR at N = $OOC_N
@@ -210,7 +211,7 @@ run() {
         step calibrate_cores $b/tessera calibrate --quick --sizes 512,1024 --for-n 0 --precision "${CAL_PRECISIONS:-d}" \
           --name lent-gpu-node --out "$out/cores.json"
         step calibrate_gpu $b/tessera calibrate --device cuda --base "$out/cores.json" --precision "${CAL_PRECISIONS:-d}" \
-          --name lent-gpu-node --out "$out/node.json"
+          --name lent-gpu-node --out "$out/node.json" ${CAL_GPU_ARGS:-}
         # The same with the GPU's cache evicted before each call (is a restored operand's warm cache
         # why TRSM and POTF2' ran 1.7-2x their calibrated time inside a run? experiments/README.md)
         step calibrate_gpu_cold $b/tessera calibrate --device cuda --cold --base "$out/cores.json" \

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -69,25 +71,56 @@ CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
                                  Interpolation interpolation, double task)
     : name_(std::move(name)), entries_(std::move(entries)), first_call_(std::move(first_call)), start_s_(start),
       task_s_(task), interpolation_(interpolation) {
+  // An entry clamped by its tile (ib = the tile's limit) is the same call at
+  // any blocking at least that large: it belongs to every level.
+  const auto clamped = [](const Entry& e) {
+    return e.ib == 0 || e.ib >= kernel_ib(e.kernel, e.n, e.k, std::numeric_limits<std::int64_t>::max());
+  };
+  std::map<std::pair<std::uint16_t, char>, std::set<std::int64_t>> levels;
+  for (const Entry& e : entries_)
+    if (!clamped(e)) levels[{e.kernel, e.precision}].insert(e.ib);
+  for (const auto& [key, ibs] : levels)
+    if (ibs.size() > 1) levels_[key].assign(ibs.begin(), ibs.end());
   for (const Entry& e : entries_) {
-    exact_.emplace(std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k), e.median_s);  // first one wins
+    const auto lv = levels_.find({e.kernel, e.precision});
+    const bool by_ib = lv != levels_.end();
+    exact_.emplace(std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k, by_ib ? e.ib : 0),
+                   e.median_s);  // first one wins
     KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
     const double f = kernel_flops(s);
-    if (f > 0 && e.median_s > 0)
-      by_flops_[{e.kernel, e.precision}].push_back({f, f / e.median_s, log_dim(e.m), log_dim(e.n), log_dim(e.k)});
+    if (f <= 0 || e.median_s <= 0) continue;
+    const Point pt{f, f / e.median_s, log_dim(e.m), log_dim(e.n), log_dim(e.k)};
+    if (!by_ib) by_flops_[{e.kernel, e.precision, 0}].push_back(pt);
+    else
+      for (const std::int64_t l : lv->second)
+        if (clamped(e) || e.ib == l) by_flops_[{e.kernel, e.precision, l}].push_back(pt);
   }
   for (auto& [key, pts] : by_flops_)
     std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.flops < b.flops; });
 }
 
+std::int64_t CalibratedModel::level(const KernelShape& s) const {
+  const auto lv = levels_.find({s.kernel, s.precision});
+  if (lv == levels_.end()) return 0;
+  const double want = log_dim(s.ib);
+  std::int64_t best = lv->second.front();
+  for (const std::int64_t l : lv->second)  // ascending: a tie keeps the smaller
+    if (std::abs(log_dim(l) - want) < std::abs(log_dim(best) - want)) best = l;
+  return best;
+}
+
 double CalibratedModel::seconds(const KernelShape& s) const {
-  if (const auto hit = exact_.find(std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k)); hit != exact_.end())
+  const std::int64_t lv = level(s);
+  // The exact shape at the chosen level, or where the call's ib was clamped by its tile, at that ib.
+  const bool call_clamped = s.ib >= kernel_ib(s.kernel, s.n, s.k, std::numeric_limits<std::int64_t>::max());
+  const std::int64_t key_ib = lv == 0 ? 0 : call_clamped ? s.ib : lv;
+  if (const auto hit = exact_.find(std::make_tuple(s.kernel, s.precision, s.m, s.n, s.k, key_ib)); hit != exact_.end())
     return hit->second;
   // A kernel without a flop formula (LU's row moves: GATHER, SCATTER, PIVOTS,
   // SWAP, EXCHANGE) takes 0 s unless measured exactly: row moves are not
   // modeled yet (PeakEfficiencyModel gives them 0 s too).
   if (const KernelInfo* r = kernel_info(s.kernel); !r || !r->flops) return 0;
-  const auto it = by_flops_.find({s.kernel, s.precision});
+  const auto it = by_flops_.find({s.kernel, s.precision, lv});
   if (it == by_flops_.end() && kernel_rate_proxy(s.kernel) != s.kernel) {
     // Not measured: the rate its proxy is measured at in the same shape (TTQRT runs at TSQRT's rate).
     KernelShape p = s;
@@ -210,6 +243,7 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     x.k = e.has("k") ? e.integer("k", 0) : 0;
     x.median_s = e.positive("median_s");
     x.spread_s = e.has("spread_s") ? e.non_negative("spread_s") : 0.0;
+    x.ib = e.has("ib") ? e.integer("ib", 1) : 0;
     entries.push_back(x);
   }
   // Optional start-up costs: "first_call_s": {"trsm": {"d": x, "s": y}, ...}, "start_s": x.

@@ -8,6 +8,8 @@
 //                        can calibrate (Keeneland: the papers' figures)
 //   CalibratedModel      a table of measured (kernel, precision, m, n, k) ->
 //                        median seconds and spread, interpolated in between
+//                        (QR's kernels also by their inner blocking ib, where
+//                        the table measured more than one)
 #include <array>
 #include <cstdint>
 #include <map>
@@ -82,6 +84,11 @@ class CalibratedModel final : public KernelTimeModel {
     std::int64_t m = 0, n = 0, k = 0;
     double median_s = 0;
     double spread_s = 0;  // e.g. interquartile range of the measurements
+    // QR's inner blocking the call ran with (0: none, or not recorded). A
+    // tile narrower than the blocking asked for clamps it to the tile's width
+    // (base/kernel_table.hpp kernel_ib), so an entry whose ib is its tile's
+    // limit serves every larger blocking.
+    std::int64_t ib = 0;
   };
   // `name` shows in error messages. `first_call` and `start` are the
   // start-up costs of KernelTimeModel::first_call_s and start_s, `task` its
@@ -92,7 +99,11 @@ class CalibratedModel final : public KernelTimeModel {
   double first_call_s(std::uint16_t kernel, char precision) const override;
   double start_s() const override { return start_s_; }
   double task_s() const override { return task_s_; }
-  // A measured shape gives its median exactly. Otherwise the measured shapes
+  // Where the table measured a kernel at several inner blockings (levels:
+  // the ib values of entries that were not clamped by their tile), a call
+  // takes the level nearest its own ib (in log; a tie: the smaller), that
+  // level's entries and the clamped ones; with one level or none, ib plays no
+  // part. Then: a measured shape gives its median exactly. Otherwise the measured shapes
   // of the kernel and precision are ordered by flop count and the rate
   // (flop/s) is interpolated linearly in flops between the two that bracket
   // the call, beyond them the nearest one's rate is kept. A kernel without a
@@ -110,9 +121,16 @@ class CalibratedModel final : public KernelTimeModel {
   };
   std::string name_;
   std::vector<Entry> entries_;
-  std::map<std::pair<std::uint16_t, char>, std::vector<Point>> by_flops_;
-  // Measured shapes (kernel, precision, m, n, k) -> median, for the exact lookup.
-  std::map<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
+  // Per (kernel, precision, level): level 0 where the kernel has fewer than two levels.
+  using Table = std::tuple<std::uint16_t, char, std::int64_t>;
+  std::map<Table, std::vector<Point>> by_flops_;
+  // Measured shapes (kernel, precision, m, n, k, ib: 0 where the kernel has
+  // fewer than two levels) -> median, for the exact lookup.
+  std::map<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
+  // The inner blockings measured per (kernel, precision), where two or more.
+  std::map<std::pair<std::uint16_t, char>, std::vector<std::int64_t>> levels_;
+  // The level a call of shape s is timed at (0: ib plays no part).
+  std::int64_t level(const KernelShape& s) const;
   std::map<std::pair<std::uint16_t, char>, double> first_call_;
   double start_s_ = 0;
   double task_s_ = 0;

@@ -181,6 +181,40 @@ TEST(CalibrateCli, QuickFileLoadsAndDrivesASimulatedRun) {
   EXPECT_NE(test::read_text(dir.path() + "/err.txt").find("geqrt"), std::string::npos);
 }
 
+// --ib with a list measures QR's kernels at each inner blocking; the file
+// records each entry's ib and the model times a call at its own.
+TEST(CalibrateCli, SeveralInnerBlockingsAreMeasuredAndLookedUp) {
+  test::TempDir dir;
+  const std::string file = dir.path() + "/cal.json";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) +
+                  " calibrate --quick --precision d --kernels tsqrt --sizes 128 "
+                  "--for-n 0 --ib 16,64 --out " +
+                  file + " > " + dir.path() + "/out.txt"),
+            0)
+      << test::read_text(dir.path() + "/out.txt");
+  const auto doc = nlohmann::json::parse(test::read_text(file));
+  EXPECT_EQ(doc.at("calibration").at("qr_ib"), 16);
+  EXPECT_EQ(doc.at("calibration").at("qr_more_ib"), nlohmann::json::array({64}));
+  const auto m = platform::Machine::load(file);
+  const auto* cal = dynamic_cast<const models::CalibratedModel*>(&m.core_model(1));
+  ASSERT_NE(cal, nullptr);
+  ASSERT_EQ(cal->entries().size(), 2u);
+  std::set<std::int64_t> ibs;
+  for (const auto& e : cal->entries()) {
+    ibs.insert(e.ib);
+    EXPECT_EQ(cal->seconds(KernelShape{e.kernel, 'd', e.m, e.n, e.k, e.ib}), e.median_s) << e.ib;
+  }
+  EXPECT_EQ(ibs, (std::set<std::int64_t>{16, 64}));
+  // Bad lists stop before measuring, naming the value.
+  for (const std::string bad : {"16,16", "0", "16,-4"}) {
+    EXPECT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --quick --kernels tsqrt --sizes 128 --for-n 0 --ib " + bad +
+                    " --out " + dir.path() + "/bad.json > /dev/null 2> " + dir.path() + "/err.txt"),
+              2)
+        << bad;
+    EXPECT_NE(test::read_text(dir.path() + "/err.txt").find("--ib"), std::string::npos) << bad;
+  }
+}
+
 // LU's kernels are in the default list, and a quick calibration of them
 // drives a simulated LU run (its row moves take no modeled time).
 TEST(CalibrateCli, LuKernelsAreListedAndDriveASimulatedRun) {

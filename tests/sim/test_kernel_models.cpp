@@ -73,6 +73,38 @@ TEST(KernelModels, ShapeInterpolationFollowsTheNearestShape) {
   EXPECT_EQ(shape.seconds({kGsmm, 'd', 512, 512, 512}), e[1].median_s);
 }
 
+// A GPU's QR kernels depend on the inner blocking (on the lent H100 a
+// Householder panel costs per column, so TSQRT at ib = 128 took 0.9x its time
+// at 32 in a whole run): a table measured at several ib times a call at the
+// nearest one, a table measured at one ignores ib as before.
+TEST(KernelModels, QrKernelsTakeTheNearestMeasuredInnerBlocking) {
+  using E = CalibratedModel::Entry;
+  // TSQRT (2mn^2 flops) at ib 32 twice as slow as at ib 128; a 16-wide tile clamped to ib 16 under both.
+  const std::vector<E> e{{kTsqrt, 'd', 4096, 4096, 0, 1.0, 0, 32}, {kTsqrt, 'd', 4096, 4096, 0, 0.5, 0, 128},
+                         {kTsqrt, 'd', 2048, 2048, 0, 0.2, 0, 32}, {kTsqrt, 'd', 2048, 2048, 0, 0.1, 0, 128},
+                         {kTsqrt, 'd', 16, 16, 0, 1e-5, 0, 16},    {kGsmm, 'd', 64, 64, 64, 1e-4, 0}};
+  for (const auto how : {Interpolation::Flops, Interpolation::Shape}) {
+    const CalibratedModel m("t", e, {}, 0, how);
+    const auto tsqrt = [&](std::int64_t n, std::int64_t ib) { return m.seconds({kTsqrt, 'd', n, n, 0, ib}); };
+    EXPECT_EQ(tsqrt(4096, 128), 0.5);
+    EXPECT_EQ(tsqrt(4096, 32), 1.0);
+    EXPECT_EQ(tsqrt(4096, 64), 1.0);   // halfway in log: the smaller
+    EXPECT_EQ(tsqrt(4096, 96), 0.5);   // nearer 128
+    EXPECT_EQ(tsqrt(4096, 512), 0.5);  // beyond: the largest
+    // Between the measured sizes each level interpolates its own points: twice the time at 32
+    // (under shape interpolation the clamped tile, in both levels, weighs in by 1e-5).
+    EXPECT_NEAR(tsqrt(3000, 32) / tsqrt(3000, 128), 2.0, 1e-4);
+    // The clamped tile is the same call at any level.
+    EXPECT_EQ(tsqrt(16, 16), 1e-5);
+    // A kernel without ib is untouched.
+    EXPECT_EQ(m.seconds({kGsmm, 'd', 64, 64, 64}), 1e-4);
+  }
+  // One level: ib plays no part (machine files measured at the runtime's default only).
+  const CalibratedModel one("t", {e[0], e[2], e[4]});
+  EXPECT_EQ(one.seconds({kTsqrt, 'd', 4096, 4096, 0, 128}), 1.0);
+  EXPECT_EQ(one.seconds({kTsqrt, 'd', 4096, 4096, 0, 32}), 1.0);
+}
+
 TEST(KernelModels, LeaveOneOutPredictsEachFromTheOthers) {
   // Rates 10, 20, 30 GFlop/s at flops 2e6, 4e6, 6e6 (n x n x 1000 GSMM with n^2 = 1000, 2000, 3000):
   // linear in flops, so the middle one left out is predicted exactly by flops interpolation.
