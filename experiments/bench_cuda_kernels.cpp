@@ -9,7 +9,8 @@
 // cuBLAS GEMM's (GSMM) at the tile's width and precision, the ratio point 4
 // sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8). POTF2' and TRSM
 // also recursing to leaves of 128, 256 and 512 (".../leafL"; the default is
-// cuSOLVER's POTRF and cuBLAS's TRSM on the whole tile), QR's at ib 32 and 64 with other groups of
+// cuSOLVER's POTRF and cuBLAS's TRSM on the whole tile), TRSM through the
+// inverses of its diagonal blocks of 128, 256 and 512 (".../inverseL"), QR's at ib 32 and 64 with other groups of
 // reflectors applied at once (".../group0": one block of ib at a time); LU's
 // panel (lu_panel, cuSOLVER's getrf) as --d 0 runs it, 32,768 rows tall
 // (".../m32768"); the unsuffixed rows: CudaKernelOptions' defaults.
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
   // groups of reflectors (0: one block of ib at a time), for the rows
   // ".../leafL" and ".../groupG" that choose the defaults (cuda_api.hpp).
   std::unique_ptr<platform::Device> dev;
-  std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group;
+  std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group, other_inverse;
   try {
     dev = kernels::make_cuda_device(1, 0, 0);
     for (const int leaf : {128, 256, 512}) {
@@ -93,6 +94,11 @@ int main(int argc, char** argv) {
       kernels::CudaKernelOptions o;
       o.reflector_group = group;
       other_group[group] = kernels::make_cuda_device(1, 0, 0, o);
+    }
+    for (const int inverse : {128, 256, 512}) {
+      kernels::CudaKernelOptions o;
+      o.trsm_inverse_leaf = inverse;
+      other_inverse[inverse] = kernels::make_cuda_device(1, 0, 0, o);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_kernels: no CUDA GPU to measure: %s\n", e.what());
@@ -110,9 +116,10 @@ int main(int argc, char** argv) {
         if (m > 0) name += "/m" + std::to_string(m);
         if (ib > 0) name += "/ib" + std::to_string(ib);
         if (!variant.empty()) name += "/" + variant + std::to_string(value);
-        platform::Device* on = variant == "leaf"    ? other_leaf.at(value).get()
-                               : variant == "group" ? other_group.at(value).get()
-                                                    : dev.get();
+        platform::Device* on = variant == "leaf"      ? other_leaf.at(value).get()
+                               : variant == "group"   ? other_group.at(value).get()
+                               : variant == "inverse" ? other_inverse.at(value).get()
+                                                      : dev.get();
         benchmark::RegisterBenchmark(name.c_str(), [on, s](benchmark::State& st) { run_case(st, *on, s); })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
@@ -120,6 +127,7 @@ int main(int argc, char** argv) {
       for (const auto k : cholesky) add(k, 0);
       for (const auto k : {kTrsm, kPotf2p})
         for (const auto& [leaf, d] : other_leaf) add(k, 0, "leaf", leaf);
+      for (const auto& [inverse, d] : other_inverse) add(kTrsm, 0, "inverse", inverse);
       for (const auto k : qr)
         for (const std::int64_t ib : {32, 64, 128, 256}) {
           add(k, ib);

@@ -43,7 +43,9 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
     throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present{}", c.gpus, present,
                                  present == 1 ? "" : "s", why.empty() ? "" : " (" + why + ")"));
   }
-  return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap);
+  kernels::CudaKernelOptions options;
+  options.trsm_inverse_leaf = c.gpu_trsm_inverse;
+  return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap, options);
 }
 
 }  // namespace

@@ -129,6 +129,8 @@ struct RunConfig {
   Eviction eviction = Eviction::NextUse;
   // Tasks' kernels a GPU keeps queued at most (--gpu-kernel-depth; 0: the device's own).
   int gpu_kernel_depth = 0;
+  // --device cuda: Cholesky's TRSM through inverted diagonal blocks of this order (--gpu-trsm-inverse; 0: none).
+  int gpu_trsm_inverse = 0;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

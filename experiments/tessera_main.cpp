@@ -451,6 +451,9 @@ int main(int argc, char** argv) {
   run->add_option("--gpu-kernel-depth", cfg.gpu_kernel_depth,
                   "tasks' kernels a GPU's manager thread keeps queued at once: 0 the device's own (a CUDA GPU: 2, the "
                   "next task's kernels queued while the last's run; default) | 1 (wait for each task's kernels)");
+  run->add_option("--gpu-trsm-inverse", cfg.gpu_trsm_inverse,
+                  "--device cuda: Cholesky's TRSM through the inverses of its diagonal blocks of this order (no "
+                  "substitution: kernels/cuda/recursive_blocking.hpp); default 0, cuBLAS's TRSM on the whole tile");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;

@@ -2,7 +2,7 @@
 // (kernels/cuda/cuda_api.hpp): the libraries' whole-tile POTRF and TRSM and
 // one block of ib reflectors at a time ({0, 0}, the kernels as they were
 // before recursion and merging), other leaves and groups, and a group that
-// is not a power of two. Each must give the CPU kernels' results, on
+// is not a power of two, and TRSM through inverted diagonal blocks. Each must give the CPU kernels' results, on
 // operands with padded leading dimensions (a confusion of ldt with ib or ldv
 // with m would show). bench_cuda_kernels times the same options; this checks
 // them. Every test skips without a GPU.
@@ -25,13 +25,16 @@ class CudaKernelOptionsTest : public cuda_test::CudaTilesTest<T> {};
 using Precisions = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(CudaKernelOptionsTest, Precisions);
 
-kernels::CudaKernelOptions options(int leaf, int group) {
+kernels::CudaKernelOptions options(int leaf, int group, int inverse = 0) {
   kernels::CudaKernelOptions o;
   o.recursion_leaf = leaf;
   o.reflector_group = group;
+  o.trsm_inverse_leaf = inverse;
   return o;
 }
-const kernels::CudaKernelOptions kOptions[] = {options(0, 0), options(128, 128), options(64, 96), options(256, 256)};
+// The last two: TRSM through inverted diagonal blocks, 450 = 3 x 128 + 66 and 4 x 96 + 66 (a short last block).
+const kernels::CudaKernelOptions kOptions[] = {options(0, 0),     options(128, 128),    options(64, 96),
+                                               options(256, 256), options(0, 256, 128), options(64, 256, 96)};
 
 // Column-major rows×cols with leading dimension ld >= rows, the padding set
 // to `pad` (which no kernel may read into a result or write).
@@ -47,7 +50,8 @@ TYPED_TEST(CudaKernelOptionsTest, CholeskyKernelsMatchCpu) {
   using T = TypeParam;
   const index_t m = 560, n = 450, lda = m + 5, ldl = n + 3;
   for (const auto& o : kOptions) {
-    SCOPED_TRACE(testing::Message() << "leaf " << o.recursion_leaf << " group " << o.reflector_group);
+    SCOPED_TRACE(testing::Message() << "leaf " << o.recursion_leaf << " group " << o.reflector_group << " inverse "
+                                    << o.trsm_inverse_leaf);
     this->reopen(o);
     std::vector<T> want = padded(spd_panel<T>(m, n, 31, T(30)), m, n, lda, T(-7));
     T* d = this->upload(want);
@@ -69,7 +73,8 @@ TYPED_TEST(CudaKernelOptionsTest, QrKernelsMatchCpu) {
   using T = TypeParam;
   const index_t m = 520, n = 410, ib = 32, lda = m + 3, ldt = ib + 2, ldr = n + 4, ncols = 70;
   for (const auto& o : kOptions) {
-    SCOPED_TRACE(testing::Message() << "leaf " << o.recursion_leaf << " group " << o.reflector_group);
+    SCOPED_TRACE(testing::Message() << "leaf " << o.recursion_leaf << " group " << o.reflector_group << " inverse "
+                                    << o.trsm_inverse_leaf);
     this->reopen(o);
     // GEQRT, then LARFB with its factors (Q^T and Q).
     std::vector<T> v = padded(random_matrix<T>(m, n, 41), m, n, lda, T(5));

@@ -137,6 +137,49 @@ TEST(RecursiveBlocking, TrsmMatchesLapacksUnrecursedSolve) {
     }
 }
 
+// The same solve with every leaf multiplied by its diagonal block's inverse:
+// the inverses are made once for all leaves, each leaf finds its own (also
+// the short last one), and no substitution is left.
+TEST(RecursiveBlocking, InvertedLeavesMatchLapacksSolve) {
+  CpuOps ops;
+  auto gm = [&](auto... x) { ops.gemm_nt(x...); };
+  int inversions = 0;
+  std::vector<index_t> trmm_columns;
+  const double* w_base = nullptr;
+  auto invert = [&](index_t n, const double* l, index_t ldl, index_t leaf, double* w) {
+    ++inversions;
+    for (index_t c = 0; c < n; c += leaf) {
+      const index_t nl = std::min(leaf, n - c);
+      for (index_t j = 0; j < nl; ++j)
+        for (index_t i = 0; i < nl; ++i) w[i + (c + j) * leaf] = i >= j ? l[c + i + (c + j) * ldl] : 0.0;
+      ASSERT_EQ(LAPACKE_dtrtri(LAPACK_COL_MAJOR, 'L', 'N', int(nl), w + c * leaf, int(leaf)), 0);
+    }
+  };
+  auto trmm = [&](index_t m, index_t nl, const double* w, index_t ldw, double* a, index_t lda) {
+    trmm_columns.push_back((w - w_base) / ldw);
+    cblas_dtrmm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, int(m), int(nl), 1.0, w, int(ldw), a,
+                int(lda));
+  };
+  for (const index_t leaf : {8, 32})
+    for (const index_t n : {1, 7, 8, 9, 31, 33, 64, 97, 130})
+      for (const index_t m : {1, 5, 120}) {
+        std::vector<double> l = uniform_matrix(n, n, 10 + std::uint64_t(n));
+        for (index_t i = 0; i < n; ++i) l[i + i * n] = double(n);  // well conditioned
+        const std::vector<double> a = uniform_matrix(m, n, 20 + std::uint64_t(m));
+        std::vector<double> want = a, got = a, w(static_cast<std::size_t>(leaf * n), -1.0);
+        ops.leaf_trsm(m, n, l.data(), n, want.data(), m);
+        inversions = 0;
+        trmm_columns.clear();
+        w_base = w.data();
+        trsm_rlt_inverted(m, n, l.data(), n, got.data(), m, leaf, w.data(), invert, trmm, gm);
+        EXPECT_LT(scaled_difference(got, want, n), 10.0) << "m " << m << " n " << n << " leaf " << leaf;
+        EXPECT_EQ(inversions, 1);
+        // One multiply per leaf, in order, each with the inverse at its own column.
+        ASSERT_EQ(index_t(trmm_columns.size()), leaves(n, leaf)) << "n " << n << " leaf " << leaf;
+        for (std::size_t i = 0; i < trmm_columns.size(); ++i) EXPECT_EQ(trmm_columns[i], index_t(i) * leaf);
+      }
+}
+
 TEST(RecursiveBlocking, PotrfMatchesLapackWithOneSlotPerLeaf) {
   for (const index_t leaf : {8, 32})
     for (const index_t n : {1, 8, 9, 40, 64, 100, 257}) {

@@ -51,10 +51,16 @@ std::string cuda_backend_unavailable();
 //     2.8x SPOTRF at 4096; TRSM the same either way;
 //   reflector_group: how many reflectors QR's kernels apply at once (a
 //     multiple of the inner blocking ib, their T factors merged:
-//     kernels/cuda/compact_wy.hpp); 0: one block of ib at a time.
+//     kernels/cuda/compact_wy.hpp); 0: one block of ib at a time;
+//   trsm_inverse_leaf: Cholesky's TRSM without substitution: the inverses of
+//     L's diagonal blocks of this order made first (one batched cuBLAS TRSM
+//     on identities), then the recursion with a triangular multiply by them
+//     on each leaf (recursive_blocking.hpp trsm_rlt_inverted); 0 (the
+//     default, until a lent GPU has measured it): as recursion_leaf says.
 struct CudaKernelOptions {
   int recursion_leaf = 0;
   int reflector_group = 256;
+  int trsm_inverse_leaf = 0;
 };
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
                                                    CudaKernelOptions options = {});

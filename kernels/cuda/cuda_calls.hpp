@@ -42,11 +42,30 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
                cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, \
                                &one, l, ldl, a, lda));                                                                \
   }                                                                                                                   \
+  inline void trmm_rlt_inplace(cublasHandle_t h, int m, int n, const T* w, int ldw, T* a, int lda, Site at) {         \
+    const T one = 1;                                                                                                  \
+    check_blas("cublas" #P "trmm", at,                                                                                \
+               cublas##P##trmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, \
+                               &one, w, ldw, a, lda, a, lda));                                                        \
+  }                                                                                                                   \
+  inline void trsm_lln_batched(cublasHandle_t h, int n, const T* const* l, int ldl, T* const* b, int ldb, int count,  \
+                               Site at) {                                                                             \
+    const T one = 1;                                                                                                  \
+    check_blas("cublas" #P "trsmBatched", at,                                                                         \
+               cublas##P##trsmBatched(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, \
+                                      n, n, &one, l, ldl, b, ldb, count));                                            \
+  }                                                                                                                   \
   inline void trsm_right_upper(cublasHandle_t h, int m, int n, const T* u, int ldu, T* a, int lda, Site at) {         \
     const T one = 1;                                                                                                  \
     check_blas("cublas" #P "trsm", at,                                                                                \
                cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, \
                                &one, u, ldu, a, lda));                                                                \
+  }                                                                                                                   \
+  inline void trsm_left_lower(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {          \
+    const T alpha = 1;                                                                                                \
+    check_blas("cublas" #P "trsm", at,                                                                                \
+               cublas##P##trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n,  \
+                               &alpha, l, ldl, a, lda));                                                              \
   }                                                                                                                   \
   inline void trsm_left_unit_lower(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {     \
     const T alpha = 1;                                                                                                \

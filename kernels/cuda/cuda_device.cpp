@@ -240,10 +240,11 @@ std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, s
     throw platform::CudaError("GPU " + std::to_string(gpu_index) + ": CUDA device cuda:" + std::to_string(ordinal) +
                               " does not exist (" + std::to_string(n) +
                               " present: cuda:0 to cuda:" + std::to_string(n - 1) + ")");
-  if (options.recursion_leaf < 0 || options.reflector_group < 0)
+  if (options.recursion_leaf < 0 || options.reflector_group < 0 || options.trsm_inverse_leaf < 0)
     throw std::invalid_argument("GPU " + std::to_string(gpu_index) + ": recursion leaf " +
-                                std::to_string(options.recursion_leaf) + " or reflector group " +
-                                std::to_string(options.reflector_group) + " is negative");
+                                std::to_string(options.recursion_leaf) + ", reflector group " +
+                                std::to_string(options.reflector_group) + " or TRSM inverse leaf " +
+                                std::to_string(options.trsm_inverse_leaf) + " is negative");
   return std::make_unique<platform::CudaDevice>(gpu_index, ordinal, memory_cap, options);
 }
 

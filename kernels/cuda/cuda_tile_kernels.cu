@@ -74,6 +74,24 @@ __global__ void triangle_kernel(bool back, int m, int n, T* a, int lda, T* w, in
   }
 }
 
+// W (leaf×n) = identity blocks side by side: W(i, c) = 1 where i = c mod
+// leaf, else 0 (the right-hand sides of invert_leaves' TRSMs).
+template <class T>
+__global__ void identity_blocks_kernel(int leaf, int n, T* w) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+  if (i >= leaf || c >= n) return;
+  w[i + static_cast<std::size_t>(c) * leaf] = T(i == c % leaf ? 1 : 0);
+}
+
+// The batched TRSM's operand pointers: L's diagonal block j and W's block j, j < count.
+template <class T>
+__global__ void leaf_pointers_kernel(int count, int leaf, const T* l, int ldl, T* w, const T** lp, T** wp) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= count) return;
+  lp[j] = l + static_cast<std::size_t>(j) * leaf * (static_cast<std::size_t>(ldl) + 1);
+  wp[j] = w + static_cast<std::size_t>(j) * leaf * leaf;
+}
+
 // T (b×b upper triangular) with I - V T V^T = H_0 H_1 ... H_{b-1}, as
 // LAPACK's xLARFT (forward, columnwise) makes it, from G = V^T V (upper
 // triangle) and tau:
@@ -112,10 +130,11 @@ void for_each_block(bool first_to_last, index_t k, index_t ib, F&& f) {
 template <class T>
 CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream, CudaKernelOptions options)
     : ordinal_(cuda::set_device(ordinal)), stream_(stream), blas_(cuda::CublasHandle::create(stream)),
-      solver_(cuda::CusolverHandle::create(stream)), leaf_(options.recursion_leaf), group_(options.reflector_group) {
-  if (leaf_ < 0 || group_ < 0)
-    throw std::logic_error("CUDA tile kernels: recursion leaf " + std::to_string(leaf_) + " or reflector group " +
-                           std::to_string(group_) + " < 0");
+      solver_(cuda::CusolverHandle::create(stream)), leaf_(options.recursion_leaf), group_(options.reflector_group),
+      inverse_leaf_(options.trsm_inverse_leaf) {
+  if (leaf_ < 0 || group_ < 0 || inverse_leaf_ < 0)
+    throw std::logic_error("CUDA tile kernels: recursion leaf " + std::to_string(leaf_) + ", reflector group " +
+                           std::to_string(group_) + " or TRSM inverse leaf " + std::to_string(inverse_leaf_) + " < 0");
 }
 
 template <class T>
@@ -202,11 +221,48 @@ void CudaTileKernels<T>::trsm(index_t m, index_t n, const T* l, index_t ldl, T* 
   if (m == 0 || n == 0) return;
   cuda::set_device(ordinal_);
   // A = A L^{-T}: cuBLAS's TRSM on triangles up to the leaf order, GEMMs
-  // around them above it (recursive_blocking.hpp).
-  auto leaf_trsm = [this](auto... x) { library_trsm(x...); };
+  // around them above it (recursive_blocking.hpp); or with inverse leaves,
+  // no substitution at all: TRMMs by the diagonal blocks' inverses.
   auto gemm_nt = [this](auto... x) { gsmm(x...); };
+  if (inverse_leaf_ > 0) {
+    const index_t count = n / inverse_leaf_;
+    const std::size_t ptr_elems = (2 * static_cast<std::size_t>(count) * sizeof(T*) + sizeof(T) - 1) / sizeof(T);
+    const Scratch s = scratch(0, static_cast<index_t>(ptr_elems), inverse_leaf_ * n, 0, 0);
+    auto invert = [&](index_t nn, const T* ll, index_t ldll, index_t leaf, T* w) {
+      invert_leaves(nn, ll, ldll, leaf, w, reinterpret_cast<T**>(s.g));
+    };
+    auto leaf_trmm = [&](index_t mm, index_t nl, const T* w, index_t ldw, T* x, index_t ldx) {
+      trmm_rlt_inplace(blas_.get(), to_int(mm), to_int(nl), w, to_int(ldw), x, to_int(ldx), TESSERA_HERE);
+    };
+    recursive::trsm_rlt_inverted(m, n, l, ldl, a, lda, inverse_leaf_, s.v, invert, leaf_trmm, gemm_nt);
+    return;
+  }
+  auto leaf_trsm = [this](auto... x) { library_trsm(x...); };
   if (leaf_ > 0) recursive::trsm_rlt(m, n, l, ldl, a, lda, leaf_, leaf_trsm, gemm_nt);
   else library_trsm(m, n, l, ldl, a, lda);
+}
+
+template <class T>
+void CudaTileKernels<T>::invert_leaves(index_t n, const T* l, index_t ldl, index_t leaf, T* w, T** ptrs) {
+  // W = [I I ... I]
+  identity_blocks_kernel<T><<<dim3(blocks_for(leaf), to_int(n)), kThreads, 0, stream_>>>(to_int(leaf), to_int(n), w);
+  cuda::detail::check_cuda(cudaGetLastError(), "identity_blocks_kernel launch", __FILE__, __LINE__);
+  const index_t count = n / leaf, rest = n - count * leaf;
+  if (count > 0) {
+    const T** lp = const_cast<const T**>(ptrs);
+    T** wp = ptrs + count;
+    leaf_pointers_kernel<T>
+        <<<blocks_for(count), kThreads, 0, stream_>>>(to_int(count), to_int(leaf), l, to_int(ldl), w, lp, wp);
+    cuda::detail::check_cuda(cudaGetLastError(), "leaf_pointers_kernel launch", __FILE__, __LINE__);
+    // W_j = L_jj^{-1}: L_jj W_j = I for every full block at once
+    trsm_lln_batched(blas_.get(), to_int(leaf), lp, to_int(ldl), wp, to_int(leaf), to_int(count), TESSERA_HERE);
+  }
+  if (rest > 0) {
+    // W_r = L_rr^{-1} for the short last block
+    const index_t c = count * leaf;
+    trsm_left_lower(blas_.get(), to_int(rest), to_int(rest), l + c + c * ldl, to_int(ldl), w + c * leaf, to_int(leaf),
+                    TESSERA_HERE);
+  }
 }
 
 template <class T>

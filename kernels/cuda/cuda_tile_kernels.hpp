@@ -85,6 +85,11 @@ class CudaTileKernels final : public TileKernels<T> {
   Scratch scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w, index_t n_lapack, index_t n_info = 1);
   // cuBLAS's A = A L^{-T}.
   void library_trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda);
+  // W (leaf×n, leading dimension leaf) = the inverses of L's diagonal blocks
+  // of order leaf (the last one n mod leaf), in one batched cuBLAS TRSM on
+  // identities (and one plain TRSM for a short last block); `ptrs` holds
+  // 2·(n / leaf) device pointers (recursive::trsm_rlt_inverted's invert_leaves).
+  void invert_leaves(index_t n, const T* l, index_t ldl, index_t leaf, T* w, T** ptrs);
   // cuSOLVER's xGETRF, with pivots (0-based into ipiv) or without (ipiv
   // null); waits for its status, which it returns (cuda_lu_kernels.cu).
   index_t getrf_waited(index_t m, index_t n, T* a, index_t lda, index_t* ipiv);
@@ -113,6 +118,7 @@ class CudaTileKernels final : public TileKernels<T> {
   cuda::CusolverHandle solver_;
   index_t leaf_;
   index_t group_;
+  index_t inverse_leaf_;
   // A TT kernel's triangle with zeros below (elems elements), apart from
   // work_, which the TSQRT and SSRFB it calls use.
   T* triangle(index_t elems);

@@ -66,6 +66,44 @@ void trsm_rlt(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda, 
   trsm_rlt(m, n2, l + n1 + n1 * ldl, ldl, a2, lda, leaf, leaf_trsm, gemm_nt);
 }
 
+// A (m×n) = A L^{-T} as trsm_rlt, but no leaf is solved by substitution:
+// the inverses of L's diagonal blocks of order `leaf` are made first, all in
+// one call, and each leaf then multiplies by its block's inverse (a
+// triangular multiply, as parallel over A's rows and columns as a GEMM),
+// which is how MAGMA's magmablas_dtrsm reaches GEMM-like speed (it inverts
+// diagonal blocks with magmablas_dtrtri_diag). On the lent H100 cuBLAS's
+// DTRSM on a 2048 tile ran at 0.19 of DGEMM's rate (2026-11-27), and the
+// recursion with the library's substitution on leaves of 256 and GEMMs for
+// the rest took as long (2026-11-26): the solves on the diagonal blocks are
+// what is slow. Multiplying by an explicit inverse is not as stable as
+// substitution in general; its error grows with the condition of the
+// diagonal blocks (Du Croz and Higham, IMA J. Numer. Anal. 12(1), 1992), which
+// for a Cholesky factor's blocks is the square root of the SPD matrix's.
+//   invert_leaves(n, l, ldl, leaf, w): W (leaf×n, leading dimension leaf) =
+//     [inv(L_00) inv(L_11) ...], the inverse of the diagonal block at (c, c)
+//     (order min(leaf, n - c)) lower triangular in W's columns c..;
+//   leaf_trmm(m, nl, w, ldw, a, lda): A (m×nl) = A W^T, W lower nl×nl;
+//   gemm_nt: as for trsm_rlt.
+// `w` holds leaf·n elements.
+template <class T, class InvertLeaves, class LeafTrmm, class GemmNt>
+void trsm_rlt_inverted(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda, index_t leaf, T* w,
+                       InvertLeaves& invert_leaves, LeafTrmm& leaf_trmm, GemmNt& gemm_nt) {
+  if (m == 0 || n == 0) return;
+  if (leaf < 1) throw std::logic_error("recursive::trsm_rlt_inverted: leaf " + std::to_string(leaf));
+  // W = [L_00^{-1} L_11^{-1} ...]
+  invert_leaves(n, l, ldl, leaf, w);
+  // Every leaf is a diagonal block starting at a multiple of leaf (see split):
+  // its column c follows from where it lies in L.
+  auto leaf_solve = [&](index_t mm, index_t nl, const T* lc, index_t, T* ac, index_t ldac) {
+    const index_t c = (lc - l) / (ldl + 1);
+    if (c % leaf != 0 || lc != l + c + c * ldl)
+      throw std::logic_error("recursive::trsm_rlt_inverted: a leaf at column " + std::to_string(c));
+    // A_c = A_c L_cc^{-T} = A_c (W_c)^T
+    leaf_trmm(mm, nl, w + c * leaf, leaf, ac, ldac);
+  };
+  trsm_rlt(m, n, l, ldl, a, lda, leaf, leaf_solve, gemm_nt);
+}
+
 // The lower Cholesky factor of the n×n A in place (POTRF of POTF2'):
 // L11 = chol(A11), L21 = A21 L11^{-T}, A22 -= L21 L21^T, L22 = chol(A22).
 //   leaf_potrf(n, a, lda, slot): the library's POTRF of a leaf, its status in
