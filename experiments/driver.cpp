@@ -45,6 +45,7 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
   }
   kernels::CudaKernelOptions options;
   options.trsm_inverse_leaf = c.gpu_trsm_inverse;
+  options.compute_streams = c.gpu_streams;
   return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap, options);
 }
 

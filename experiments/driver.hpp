@@ -131,6 +131,8 @@ struct RunConfig {
   int gpu_kernel_depth = 0;
   // --device cuda: Cholesky's TRSM through inverted diagonal blocks of this order (--gpu-trsm-inverse; 0: none).
   int gpu_trsm_inverse = 0;
+  // --device cuda: compute streams per GPU (--gpu-streams).
+  int gpu_streams = 1;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

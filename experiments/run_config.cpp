@@ -167,6 +167,10 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpu_kernel_depth < 0)
     throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
                      " must be >= 0 (0: the device's own)");
+  if (c.gpu_streams < 1) throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) + " must be >= 1");
+  if (c.gpu_streams > 1 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
+    throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
+                     ": only the CUDA GPUs of a native run (--gpus G --device cuda) have compute streams");
   if (c.gpu_trsm_inverse < 0)
     throw InputError("--gpu-trsm-inverse " + std::to_string(c.gpu_trsm_inverse) + " must be >= 0 (0: none)");
   if (c.gpu_trsm_inverse > 0 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))

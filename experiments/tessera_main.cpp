@@ -451,6 +451,9 @@ int main(int argc, char** argv) {
   run->add_option("--gpu-kernel-depth", cfg.gpu_kernel_depth,
                   "tasks' kernels a GPU's manager thread keeps queued at once: 0 the device's own (a CUDA GPU: 2, the "
                   "next task's kernels queued while the last's run; default) | 1 (wait for each task's kernels)");
+  run->add_option("--gpu-streams", cfg.gpu_streams,
+                  "--device cuda: compute streams per GPU, the tasks' kernels on them in turn, as many tasks queued "
+                  "at once (independent tasks' kernels side by side); default 1");
   run->add_option("--gpu-trsm-inverse", cfg.gpu_trsm_inverse,
                   "--device cuda: Cholesky's TRSM through the inverses of its diagonal blocks of this order (no "
                   "substitution: kernels/cuda/recursive_blocking.hpp); default 0, cuBLAS's TRSM on the whole tile");

@@ -88,7 +88,9 @@ class Device {
   }
   virtual void unpin_host(std::byte* p) { (void)p; }
 
-  // Kernels that work on this device's memory, for its manager thread.
+  // Kernels that work on this device's memory, for its manager thread: after
+  // begin_kernels(), those of the task being queued (a device may hand out
+  // other kernels, on another stream, for each task).
   virtual kernels::TileKernels<double>& kernels_d() = 0;
   virtual kernels::TileKernels<float>& kernels_s() = 0;
   // Waits until every kernel the manager thread started has finished (a

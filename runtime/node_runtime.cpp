@@ -138,7 +138,10 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           if (model) {
             modeled = model->seconds_at(ex.shape(t->desc), a);
           }
-          if (device) device->begin_kernels();
+          if (device) {
+            device->begin_kernels();
+            ctx.use_kernels(device->kernels_d(), device->kernels_s());
+          }
           platform_.run_kernel(modeled, [&] { ex.execute(t->desc, ctx); });
           if (device) device->synchronize();
         } catch (...) {
@@ -209,6 +212,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         q.seen = observed(t);
         try {
           device.begin_kernels();
+          ctx.use_kernels(device.kernels_d(), device.kernels_s());
           ex.execute(t->desc, ctx);
           q.mark = device.end_kernels();
           q.ran = true;

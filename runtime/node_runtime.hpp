@@ -29,6 +29,13 @@ class WorkerContext {
   // A GPU manager: the device's kernels.
   WorkerContext(int id, int device, kernels::TileKernels<double>& d, kernels::TileKernels<float>& s)
       : id_(id), device_(device), d_(&d), s_(&s) {}
+  // A GPU manager, after Device::begin_kernels: the kernels of the task it
+  // is about to queue (a device with several compute streams hands out
+  // another stream's kernels per task).
+  void use_kernels(kernels::TileKernels<double>& d, kernels::TileKernels<float>& s) {
+    d_ = &d;
+    s_ = &s;
+  }
   int id() const { return id_; }
   int device() const { return device_; }
   template <class T>

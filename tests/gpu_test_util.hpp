@@ -163,18 +163,35 @@ class WatchedDevice final : public platform::Device {
     }
   }
   int copy_depth() const override { return d_->copy_depth(); }
-  kernels::TileKernels<double>& kernels_d() override { return deferred_ ? deferred_->d : d_->kernels_d(); }
-  kernels::TileKernels<float>& kernels_s() override { return deferred_ ? deferred_->s : d_->kernels_s(); }
+  kernels::TileKernels<double>& kernels_d() override { return lanes_.empty() ? d_->kernels_d() : lanes_[lane_]->d; }
+  kernels::TileKernels<float>& kernels_s() override { return lanes_.empty() ? d_->kernels_s() : lanes_[lane_]->s; }
   // From now on the kernels run as late as the device contract allows
   // (tests/deferred_kernels.hpp): a task's at the wait for its mark, all at
-  // synchronize().
-  void defer_kernels() { deferred_ = std::make_unique<Deferred>(*d_); }
-  std::uint64_t deferred_calls() const { return deferred_ ? deferred_->stream.calls : 0; }
+  // synchronize(). With lanes > 1, as a CUDA GPU with that many compute
+  // streams: each task's kernels go to the lanes in turn (kernels_d() after
+  // begin_kernels() hands out the lane's), each lane a stream of its own.
+  void defer_kernels(int lanes = 1) {
+    lanes_.clear();
+    for (int i = 0; i < lanes; ++i) lanes_.push_back(std::make_unique<Deferred>(*d_));
+  }
+  std::uint64_t deferred_calls() const {
+    std::uint64_t n = 0;
+    for (const auto& l : lanes_) n += l->stream.calls;
+    return n;
+  }
+  std::vector<std::uint64_t> lane_calls() const {
+    std::vector<std::uint64_t> n;
+    for (const auto& l : lanes_) n.push_back(l->stream.calls);
+    return n;
+  }
   void synchronize() override {
-    if (deferred_) deferred_->stream.flush();
+    for (auto& l : lanes_) l->stream.flush();
     d_->synchronize();
   }
-  void begin_kernels() override { d_->begin_kernels(); }
+  void begin_kernels() override {
+    if (!lanes_.empty()) lane_ = static_cast<std::size_t>(next_mark_ % lanes_.size());
+    d_->begin_kernels();
+  }
   double kernel_span_s() const override { return d_->kernel_span_s(); }
   // kernel_depth_override > 0: the depth this device reports (the emulated
   // device's kernels end before they return, so any depth is safe), its
@@ -183,7 +200,7 @@ class WatchedDevice final : public platform::Device {
   int kernel_depth() const override { return kernel_depth_override > 0 ? kernel_depth_override : d_->kernel_depth(); }
   std::uint64_t end_kernels() override {
     const std::uint64_t inner = d_->end_kernels();
-    if (deferred_) deferred_->stream.close(next_mark_);
+    if (!lanes_.empty()) lanes_[lane_]->stream.close(next_mark_);
     outstanding_.push_back({next_mark_, inner});
     max_marks = std::max(max_marks, static_cast<int>(outstanding_.size()));
     return next_mark_++;
@@ -195,7 +212,7 @@ class WatchedDevice final : public platform::Device {
     }
     const std::uint64_t inner = outstanding_.front().second;
     outstanding_.pop_front();
-    if (deferred_) deferred_->stream.run_through(mark);
+    if (!lanes_.empty()) lanes_[mark % lanes_.size()]->stream.run_through(mark);
     d_->wait_kernels(inner);
   }
 
@@ -215,7 +232,8 @@ class WatchedDevice final : public platform::Device {
     DeferredKernels<float> s;
   };
   std::unique_ptr<platform::Device> d_;
-  std::unique_ptr<Deferred> deferred_;
+  std::vector<std::unique_ptr<Deferred>> lanes_;  // deferred kernels, one per lane (none: the device's own)
+  std::size_t lane_ = 0;                          // the lane of the task being queued
   const std::atomic<std::uint64_t>& done_;
   std::atomic<int> queued_[2] = {0, 0};
   std::multiset<std::byte*> copying_;                                // buffers of the copies under way
@@ -239,8 +257,9 @@ struct DeviceOutcome {
   int copy_depth = 1;
   int max_queued[2] = {0, 0};                                   // most copies queued at once on its in- and out-stream
   int kernel_depth = 1, max_marks = 0, marks_out_of_order = 0;  // WatchedDevice's
-  int released_in_copy = 0;          // buffers freed while a copy into or out of them was under way
-  std::uint64_t deferred_calls = 0;  // kernel calls the device ran later than made (RunSpec::defer_kernels)
+  int released_in_copy = 0;               // buffers freed while a copy into or out of them was under way
+  std::uint64_t deferred_calls = 0;       // kernel calls the device ran later than made (RunSpec::defer_kernels)
+  std::vector<std::uint64_t> lane_calls;  // of them, per lane (RunSpec::kernel_lanes)
 };
 
 struct GpuOutcome {
@@ -314,6 +333,7 @@ struct RunSpec {
   int device_kernel_depth = 0;   // > 0: the devices report it (WatchedDevice::kernel_depth_override)
   int runtime_kernel_depth = 0;  // RuntimeOptions::gpu_kernel_depth
   bool defer_kernels = false;    // the devices' kernels run as late as allowed (WatchedDevice::defer_kernels)
+  int kernel_lanes = 1;          // ... on this many streams, the tasks in turn
 };
 
 // One run of the factorization on pr*pc nodes (one thread each), each with
@@ -361,7 +381,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
         for (int g = 1; g <= G; ++g) {
           devices.push_back(std::make_unique<WatchedDevice>(std::make_unique<EmulatedDevice>(g, r.device), done));
           devices.back()->kernel_depth_override = r.device_kernel_depth;
-          if (r.defer_kernels) devices.back()->defer_kernels();
+          if (r.defer_kernels) devices.back()->defer_kernels(r.kernel_lanes);
           tables.push_back(factorization(chol ? "cholesky" : "qr").gpu_tables(L, kIb, T{}));
           gpu_ex.push_back(
               std::make_unique<RecordingExecutor>(tables.back()->executor(), self, g, n_data, where, &done));
@@ -413,6 +433,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.max_marks = devices[g - 1]->max_marks;
           d.marks_out_of_order = devices[g - 1]->marks_out_of_order;
           d.deferred_calls = devices[g - 1]->deferred_calls();
+          d.lane_calls = devices[g - 1]->lane_calls();
           out.devices.push_back(d);
         }
         if (static_cast<int>(st.gpus.size()) != G) {

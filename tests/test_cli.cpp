@@ -74,6 +74,9 @@ TEST(CliBadInput, NonPositiveThreadsWindowIb) {
   expect_rejected(kInvalidInput, base({"--n", "10", "--ib", "0"}, "qr"), {"--ib 0"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-kernel-depth", "-1"}), {"--gpu-kernel-depth -1"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-trsm-inverse", "-1"}), {"--gpu-trsm-inverse -1"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-streams", "0"}), {"--gpu-streams 0"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-streams", "2"}),
+                  {"--gpu-streams 2", "--device cuda"});
   // Only CUDA's TRSM has it: an emulated GPU would ignore it silently.
   expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-trsm-inverse", "16"}),
                   {"--gpu-trsm-inverse 16", "--device cuda"});

@@ -382,6 +382,36 @@ TEST(GpuRuntimeKernelDepth, KernelsThatRunOnlyAtTheWaitGiveTheSameFactors) {
   }
 }
 
+// A device with several compute streams (--gpu-streams) hands out another
+// stream's kernels for each task: the manager must take them after
+// begin_kernels, or a task's kernels would go to a stream whose wait is
+// another task's, run late, and its successors read tiles it had not yet
+// written. Lanes of deferred kernels stand for the streams; the runtime queues
+// as many tasks as there are lanes (3), and the factors must not change.
+TEST(GpuRuntimeKernelDepth, EachTasksKernelsGoToTheStreamHandedOut) {
+  for (const bool chol : {true, false}) {
+    const TileLayout L(chol ? 960 : 1080, 960, 120, 1, 0);
+    const Reference<double> ref(chol, L);
+    const std::vector<TaskKey> serial = serial_keys(chol, L);
+    RunSpec r;
+    r.chol = chol;
+    r.G = 1;
+    r.threads = 1;
+    r.device_kernel_depth = 3;
+    r.defer_kernels = true;
+    r.kernel_lanes = 3;
+    const std::string what = std::string(chol ? "cholesky" : "qr") + " on 3 deferred lanes";
+    const GpuOutcome o = run_gpus<double>(r, L, ref);
+    expect_correct(o, serial, what);
+    for (const DeviceOutcome& d : o.devices) {
+      ASSERT_EQ(d.lane_calls.size(), 3u) << what;
+      for (std::size_t i = 0; i < 3; ++i) EXPECT_GT(d.lane_calls[i], 0u) << what << ", lane " << i;
+      EXPECT_EQ(d.marks_out_of_order, 0) << what;
+      EXPECT_GT(d.max_marks, 1) << what << ": tasks queued together";
+    }
+  }
+}
+
 TEST(EmulatedGpu, RejectsACopyDepthBelowOne) {
   EmulatedDeviceOptions o;
   o.copy_depth = 0;

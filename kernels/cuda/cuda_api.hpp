@@ -57,10 +57,17 @@ std::string cuda_backend_unavailable();
 //     on identities), then the recursion with a triangular multiply by them
 //     on each leaf (recursive_blocking.hpp trsm_rlt_inverted); 0 (the
 //     default, until a lent GPU has measured it): as recursion_leaf says.
+//   compute_streams: the GPU's compute streams (platform::CudaDevice): the
+//     tasks' kernels go to them in turn, each stream with its own library
+//     handles and workspace, and as many tasks are queued at once (at least
+//     2), so that independent tasks' kernels run side by side (issue 15
+//     point 3); 1 (the default, until a lent GPU has measured more): every
+//     kernel in order on one stream.
 struct CudaKernelOptions {
   int recursion_leaf = 0;
   int reflector_group = 256;
   int trsm_inverse_leaf = 0;
+  int compute_streams = 1;
 };
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
                                                    CudaKernelOptions options = {});

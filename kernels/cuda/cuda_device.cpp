@@ -13,9 +13,16 @@
 namespace tessera::platform {
 
 CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kernels::CudaKernelOptions options)
-    : ordinal_(cuda::set_device(ordinal)), copy_streams_{cuda::Stream::create(), cuda::Stream::create()},
-      compute_(cuda::Stream::create()), kernels_d_(ordinal, compute_.get(), options),
-      kernels_s_(ordinal, compute_.get(), options) {
+    : ordinal_(cuda::set_device(ordinal)), copy_streams_{cuda::Stream::create(), cuda::Stream::create()} {
+  if (options.compute_streams < 1)
+    throw std::invalid_argument("GPU " + std::to_string(gpu_index) + ": " + std::to_string(options.compute_streams) +
+                                " compute streams (at least 1)");
+  for (int i = 0; i < options.compute_streams; ++i) {
+    Lane l{cuda::Stream::create(), nullptr, nullptr};
+    l.d = std::make_unique<kernels::CudaTileKernels<double>>(ordinal, l.stream.get(), options);
+    l.s = std::make_unique<kernels::CudaTileKernels<float>>(ordinal, l.stream.get(), options);
+    lanes_.push_back(std::move(l));
+  }
   cudaDeviceProp prop{};
   TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
   name_ = "GPU " + std::to_string(gpu_index) + " (" + prop.name + ", cuda:" + std::to_string(ordinal) + ")";
@@ -36,7 +43,7 @@ CudaDevice::~CudaDevice() {
   // (cudaStreamDestroy returns at once on a busy stream).
   if (cudaSetDevice(ordinal_) != cudaSuccess) return;
   for (auto& s : copy_streams_) (void)cudaStreamSynchronize(s.get());
-  (void)cudaStreamSynchronize(compute_.get());
+  for (auto& l : lanes_) (void)cudaStreamSynchronize(l.stream.get());
   // The waiters report what is left now, while what their reports use lives.
   for (auto& w : waiters_) w.reset();
   for (auto& [bytes, list] : kept_)
@@ -170,8 +177,12 @@ void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, i
 
 void CudaDevice::begin_kernels() {
   cuda::set_device(ordinal_);
+  // The compute streams in turn, one task each.
+  lane_ = static_cast<std::size_t>(next_mark_ % lanes_.size());
+  Span& sp = spans_[next_mark_ % spans_.size()];
+  sp.lane = lane_;
   // (Timing events: 0 flags; their waits spin or yield as the stream's would.)
-  spans_[next_mark_ % spans_.size()].begin.record(compute_.get());
+  sp.begin.record(lanes_[lane_].stream.get());
   span_open_ = true;
 }
 
@@ -182,9 +193,13 @@ std::uint64_t CudaDevice::end_kernels() {
   if (next_mark_ - oldest_mark_ >= static_cast<std::uint64_t>(kernel_depth()))
     throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
   Span& sp = spans_[next_mark_ % spans_.size()];
-  if (!span_open_) sp.begin.record(compute_.get());  // nothing since the last mark: an empty span
+  if (!span_open_) {  // nothing since the last mark: an empty span, on the stream begin_kernels would have chosen
+    lane_ = static_cast<std::size_t>(next_mark_ % lanes_.size());
+    sp.lane = lane_;
+    sp.begin.record(lanes_[lane_].stream.get());
+  }
   span_open_ = false;
-  sp.end.record(compute_.get());
+  sp.end.record(lanes_[sp.lane].stream.get());
   return next_mark_++;
 }
 
@@ -195,7 +210,7 @@ void CudaDevice::wait_kernels(std::uint64_t mark) {
                            ", the oldest outstanding " + std::to_string(oldest_mark_) + ")");
   ++oldest_mark_;
   const Span& sp = spans_[mark % spans_.size()];
-  // Everything queued on the compute stream before the mark has ended.
+  // Everything queued on the task's compute stream before the mark has ended.
   sp.end.synchronize();
   float ms = 0;
   TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, sp.begin.get(), sp.end.get()));
@@ -208,7 +223,7 @@ void CudaDevice::synchronize() {
     wait_kernels(end_kernels());
     return;
   }
-  compute_.synchronize();
+  for (const auto& l : lanes_) l.stream.synchronize();
 }
 
 }  // namespace tessera::platform

@@ -1,7 +1,10 @@
 #pragma once
 // platform::Device on one CUDA GPU: buffers from cudaMalloc within a capacity
 // the runtime may use, two copy streams (0: host -> device, 1: device ->
-// host) and one compute stream on which CudaTileKernels queue every kernel.
+// host) and compute streams (CudaKernelOptions::compute_streams, default 1),
+// each with its own CudaTileKernels (library handles, workspace); a task's
+// kernels all go to one of them, the tasks in turn, so that the kernels of
+// tasks the manager thread has queued together can run side by side.
 //
 // Threads (platform/device.hpp): the node's device communication thread
 // starts copies, a waiter thread per copy stream reports each done
@@ -9,6 +12,7 @@
 // would hold back the stream's next copy); the kernels and synchronize()
 // belong to the manager thread. Every entry point first makes this device
 // current on the calling thread.
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -63,14 +67,17 @@ class CudaDevice final : public Device {
   cudaStream_t enqueue_copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device);
 
  public:
-  kernels::TileKernels<double>& kernels_d() override { return kernels_d_; }
-  kernels::TileKernels<float>& kernels_s() override { return kernels_s_; }
+  // The kernels of the task being queued: its compute stream's (begin_kernels chose it).
+  kernels::TileKernels<double>& kernels_d() override { return *lanes_[lane_].d; }
+  kernels::TileKernels<float>& kernels_s() override { return *lanes_[lane_].s; }
   void synchronize() override;
-  // Timing events around each task's kernels on the compute stream, two
-  // tasks' kernels queued at once (platform/device.hpp).
+  // Timing events around each task's kernels on its compute stream, two
+  // tasks' kernels queued at once, or one per compute stream where there are
+  // more (platform/device.hpp). With several streams the spans of tasks
+  // that ran side by side overlap, and kernel_span_s() counts each.
   void begin_kernels() override;
   double kernel_span_s() const override { return kernel_span_s_; }
-  int kernel_depth() const override { return 2; }
+  int kernel_depth() const override { return std::max(2, static_cast<int>(lanes_.size())); }
   std::uint64_t end_kernels() override;
   void wait_kernels(std::uint64_t mark) override;
 
@@ -81,9 +88,14 @@ class CudaDevice final : public Device {
 
   int ordinal_;
   cuda::Stream copy_streams_[2];
-  cuda::Stream compute_;
-  kernels::CudaTileKernels<double> kernels_d_;
-  kernels::CudaTileKernels<float> kernels_s_;
+  // A compute stream and the kernels that queue on it.
+  struct Lane {
+    cuda::Stream stream;
+    std::unique_ptr<kernels::CudaTileKernels<double>> d;
+    std::unique_ptr<kernels::CudaTileKernels<float>> s;
+  };
+  std::vector<Lane> lanes_;
+  std::size_t lane_ = 0;  // the task being queued goes to lanes_[lane_]
   std::string name_;
   std::size_t capacity_ = 0;
   std::atomic<std::size_t> in_use_{0};
@@ -94,6 +106,7 @@ class CudaDevice final : public Device {
   // next_mark_ % size once begin_kernels() opened it.
   struct Span {
     cuda::Event begin, end;
+    std::size_t lane = 0;
   };
   std::vector<Span> spans_;
   std::uint64_t next_mark_ = 0, oldest_mark_ = 0;  // marks made; the oldest not waited for

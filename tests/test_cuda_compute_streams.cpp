@@ -1,0 +1,54 @@
+// Cholesky and QR through the driver on a CUDA GPU with several compute
+// streams (--gpu-streams) and TRSM through inverted diagonal blocks
+// (--gpu-trsm-inverse): written on 2026-11-27 without a GPU, so this is
+// their first check on one. With 3 streams the manager queues 3 tasks at
+// once, each on a stream of its own with its own library handles and
+// workspace; a task that read a tile before its writer's stream had passed
+// it, or two tasks sharing a workspace, would change the factors. --check
+// against the threshold of algorithms/check.hpp; skips where no CUDA
+// device is present.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "algorithms/check.hpp"
+#include "experiments/driver.hpp"
+#include "kernels/cuda/cuda_api.hpp"
+#include "platform/native/native_platform.hpp"
+
+namespace tessera {
+namespace {
+
+#if TESSERA_HAVE_CUDA
+
+TEST(CudaComputeStreams, CholeskyAndQrPassTheirCheck) {
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device to test on";
+  for (const std::string algo : {"cholesky", "qr"})
+    for (const char precision : {'d', 's'})
+      for (const int streams : {1, 3}) {
+        SCOPED_TRACE("--algo " + algo + " --precision " + precision + " --gpu-streams " + std::to_string(streams));
+        RunConfig cfg;
+        cfg.algo = algo;
+        cfg.precision = precision;
+        cfg.n = 1500;
+        cfg.B = 256;
+        cfg.threads = 2;
+        cfg.gpus = 1;
+        cfg.device = DeviceKind::Cuda;
+        cfg.gpu_streams = streams;
+        if (algo == "cholesky") cfg.gpu_trsm_inverse = 96;  // 256 = 2 x 96 + 64: a short last block
+        cfg.check = true;
+        platform::NativePlatform plat;
+        const RunResult r = run_factorization(cfg, plat);
+        ASSERT_TRUE(r.residuals.has_value());
+        EXPECT_TRUE(r.residuals->passed()) << "backward error " << r.residuals->factor;
+        EXPECT_LT(r.residuals->factor, kResidualThreshold);
+        ASSERT_EQ(r.gpus.size(), 1u);
+        EXPECT_GT(r.gpus[0].busy_s, 0.0);
+      }
+}
+
+#endif  // TESSERA_HAVE_CUDA
+
+}  // namespace
+}  // namespace tessera
