@@ -171,6 +171,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpu_streams > 1 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
                      ": only the CUDA GPUs of a native run (--gpus G --device cuda) have compute streams");
+  if (c.gpu_streams > 1 && c.gpu_kernel_depth == 1)
+    throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
+                     " with --gpu-kernel-depth 1: one task at a time runs on one stream (give a depth of 0 or > 1)");
   if (c.gpu_trsm_inverse < 0)
     throw InputError("--gpu-trsm-inverse " + std::to_string(c.gpu_trsm_inverse) + " must be >= 0 (0: none)");
   if (c.gpu_trsm_inverse > 0 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))

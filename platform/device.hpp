@@ -20,6 +20,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 
@@ -124,6 +125,21 @@ class Device {
     return 0;
   }
   virtual void wait_kernels(std::uint64_t mark) { (void)mark; }
+  // How many streams the device runs tasks' kernels on. More than 1: the
+  // kernels of tasks queued together may run side by side and end in any
+  // order, and their marks may be waited for in any order; kernels_ended
+  // tells which have, wait_any_kernels waits for one of them. With 1, marks
+  // are waited for in the order they were made.
+  virtual int kernel_streams() const { return 1; }
+  // Whether the kernels of the outstanding `mark` have ended (never waits).
+  virtual bool kernels_ended(std::uint64_t mark) {
+    (void)mark;
+    return true;
+  }
+  // Waits until the kernels of one of `marks` (outstanding, not empty) have
+  // ended and returns that mark (not yet waited for: wait_kernels still
+  // follows, and returns at once).
+  virtual std::uint64_t wait_any_kernels(const std::vector<std::uint64_t>& marks) { return marks.front(); }
 };
 
 }  // namespace tessera::platform

@@ -162,11 +162,14 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   // A GPU's manager thread with kernel_depth() > 1 (platform/device.hpp):
   // up to `depth` tasks' kernels queued on the device at once. A task is
   // finished (its successors readied, its copies started) once its kernels
-  // have ended, in the order they were queued. With a task in flight the
-  // manager takes another only if one is ready now; else it retires the
-  // oldest (so it never sleeps on the queue while holding a task whose end
-  // would ready the next). Observers and busy time see each task from when
-  // the device could start it (queued, and the task before it ended) to when
+  // have ended: in the order they were queued on a device with one stream;
+  // on one with several (Device::kernel_streams), whichever ended first,
+  // so that a short task queued beside a long one (a panel beside a trailing
+  // update) readies its successors at once. With a task in flight the
+  // manager takes another only if one is ready now; else it retires one (so
+  // it never sleeps on the queue while holding a task whose end would ready
+  // the next). Observers and busy time see each task from when the device
+  // could start it (queued, and the task retired before it ended) to when
   // its end was seen, so the intervals of one GPU do not overlap.
   auto serve_queued = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, platform::Device& device,
                           std::size_t depth, double& busy) {
@@ -179,11 +182,13 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     };
     std::deque<Queued> flight;
     std::vector<Task*> ready;
+    std::vector<std::uint64_t> marks;
     const int w = ctx.id();
+    const bool any_order = device.kernel_streams() > 1;
     double last_end = 0;
-    const auto retire = [&] {
-      Queued q = flight.front();
-      flight.pop_front();
+    const auto retire_at = [&](std::size_t i) {
+      Queued q = flight[i];
+      flight.erase(flight.begin() + static_cast<std::ptrdiff_t>(i));
       if (q.ran) {
         try {
           device.wait_kernels(q.mark);
@@ -200,11 +205,49 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       }
       finish(q.t, ready);
     };
+    // The index in flight of the task to retire next: the oldest, or on a
+    // device with several streams one whose kernels have ended (waiting for
+    // one if none has; a task that queued nothing is done at once).
+    const auto next_to_retire = [&]() -> std::size_t {
+      if (!any_order) return 0;
+      marks.clear();
+      for (std::size_t i = 0; i < flight.size(); ++i) {
+        if (!flight[i].ran) return i;
+        marks.push_back(flight[i].mark);
+      }
+      std::uint64_t m = flight.front().mark;
+      try {
+        m = device.wait_any_kernels(marks);
+      } catch (...) {
+        s.fail(std::current_exception());
+      }
+      for (std::size_t i = 0; i < flight.size(); ++i)
+        if (flight[i].mark == m) return i;
+      return 0;
+    };
+    // On a device with several streams, the tasks whose kernels ended already.
+    const auto retire_ended = [&] {
+      if (!any_order) return;
+      for (std::size_t i = 0; i < flight.size();) {
+        bool ended = !flight[i].ran;
+        if (!ended) {
+          try {
+            ended = device.kernels_ended(flight[i].mark);
+          } catch (...) {
+            s.fail(std::current_exception());
+            ended = true;  // its wait reports the error again, and the task is finished
+          }
+        }
+        if (ended) retire_at(i);
+        else ++i;
+      }
+    };
     for (;;) {
+      retire_ended();
       Task* t = flight.empty() ? queue.pop() : queue.try_pop();
       if (t == nullptr) {
         if (flight.empty()) return;  // closed: every task finished
-        retire();
+        retire_at(next_to_retire());
         continue;
       }
       Queued q{t, TaskDesc{}, platform_.now(), 0, false};
@@ -227,7 +270,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         }
       }
       flight.push_back(q);
-      if (flight.size() >= depth) retire();
+      if (flight.size() >= depth) retire_at(next_to_retire());
     }
   };
 

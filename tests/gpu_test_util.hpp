@@ -205,15 +205,31 @@ class WatchedDevice final : public platform::Device {
     max_marks = std::max(max_marks, static_cast<int>(outstanding_.size()));
     return next_mark_++;
   }
+  // With one lane (or none) marks must be waited for oldest first; a wait for
+  // another counts in marks_out_of_order and runs nothing. With several
+  // lanes any outstanding mark may be waited for (Device::kernel_streams):
+  // its lane's stream runs through it, and a wait for another than the
+  // oldest counts in marks_retired_early.
   void wait_kernels(std::uint64_t mark) override {
-    if (outstanding_.empty() || outstanding_.front().first != mark) {
+    auto it = std::find_if(outstanding_.begin(), outstanding_.end(), [&](const auto& o) { return o.first == mark; });
+    if (it == outstanding_.end() || (it != outstanding_.begin() && lanes_.size() < 2)) {
       ++marks_out_of_order;
       return;
     }
-    const std::uint64_t inner = outstanding_.front().second;
-    outstanding_.pop_front();
+    if (it != outstanding_.begin()) ++marks_retired_early;
+    const std::uint64_t inner = it->second;
+    outstanding_.erase(it);
     if (!lanes_.empty()) lanes_[mark % lanes_.size()]->stream.run_through(mark);
     d_->wait_kernels(inner);
+  }
+  int kernel_streams() const override { return lanes_.size() > 1 ? static_cast<int>(lanes_.size()) : 1; }
+  // Several lanes: every third mark's kernels "take long" (never seen ended
+  // before the wait for them), so that the runtime retires later ones first.
+  bool kernels_ended(std::uint64_t mark) override { return lanes_.size() < 2 || mark % 3 != 0; }
+  std::uint64_t wait_any_kernels(const std::vector<std::uint64_t>& marks) override {
+    for (const std::uint64_t m : marks)
+      if (kernels_ended(m)) return m;
+    return marks.front();
   }
 
   std::vector<std::uint64_t> released_after;  // kernels finished at each release
@@ -221,8 +237,9 @@ class WatchedDevice final : public platform::Device {
   int released_in_copy = 0;                   // buffers freed while a copy used them (under mutex_)
   int fail_copy_at = 0;                       // > 0: the copy_async call of that number throws
   int kernel_depth_override = 0;
-  int max_marks = 0;           // most tasks' kernels outstanding at once (the manager thread's)
-  int marks_out_of_order = 0;  // wait_kernels calls for another mark than the oldest
+  int max_marks = 0;            // most tasks' kernels outstanding at once (the manager thread's)
+  int marks_out_of_order = 0;   // wait_kernels calls for another mark than the oldest (one lane), or none outstanding
+  int marks_retired_early = 0;  // several lanes: waits for a mark while an older one was outstanding
 
  private:
   struct Deferred {
@@ -255,8 +272,8 @@ struct DeviceOutcome {
   std::size_t releases = 0;
   std::size_t released_early = 0;  // buffers freed while the node still had kernels to run
   int copy_depth = 1;
-  int max_queued[2] = {0, 0};                                   // most copies queued at once on its in- and out-stream
-  int kernel_depth = 1, max_marks = 0, marks_out_of_order = 0;  // WatchedDevice's
+  int max_queued[2] = {0, 0};  // most copies queued at once on its in- and out-stream
+  int kernel_depth = 1, max_marks = 0, marks_out_of_order = 0, marks_retired_early = 0;  // WatchedDevice's
   int released_in_copy = 0;               // buffers freed while a copy into or out of them was under way
   std::uint64_t deferred_calls = 0;       // kernel calls the device ran later than made (RunSpec::defer_kernels)
   std::vector<std::uint64_t> lane_calls;  // of them, per lane (RunSpec::kernel_lanes)
@@ -432,6 +449,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.kernel_depth = devices[g - 1]->kernel_depth();
           d.max_marks = devices[g - 1]->max_marks;
           d.marks_out_of_order = devices[g - 1]->marks_out_of_order;
+          d.marks_retired_early = devices[g - 1]->marks_retired_early;
           d.deferred_calls = devices[g - 1]->deferred_calls();
           d.lane_calls = devices[g - 1]->lane_calls();
           out.devices.push_back(d);

@@ -77,6 +77,10 @@ TEST(CliBadInput, NonPositiveThreadsWindowIb) {
   expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-streams", "0"}), {"--gpu-streams 0"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-streams", "2"}),
                   {"--gpu-streams 2", "--device cuda"});
+  expect_rejected(kInvalidInput,
+                  base({"--n", "64", "--B", "32", "--gpus", "1", "--device", "cuda", "--gpu-streams", "2",
+                        "--gpu-kernel-depth", "1"}),
+                  {"--gpu-streams 2", "--gpu-kernel-depth 1"});
   // Only CUDA's TRSM has it: an emulated GPU would ignore it silently.
   expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-trsm-inverse", "16"}),
                   {"--gpu-trsm-inverse 16", "--device cuda"});

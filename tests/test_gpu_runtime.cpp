@@ -386,8 +386,10 @@ TEST(GpuRuntimeKernelDepth, KernelsThatRunOnlyAtTheWaitGiveTheSameFactors) {
 // stream's kernels for each task: the manager must take them after
 // begin_kernels, or a task's kernels would go to a stream whose wait is
 // another task's, run late, and its successors read tiles it had not yet
-// written. Lanes of deferred kernels stand for the streams; the runtime queues
-// as many tasks as there are lanes (3), and the factors must not change.
+// written. And it retires tasks in the order their kernels end, not the
+// order they were queued. Lanes of deferred kernels stand for the streams
+// (every third task's kernels "long", so later ones end first); the runtime
+// queues as many tasks as there are lanes (3), and the factors must not change.
 TEST(GpuRuntimeKernelDepth, EachTasksKernelsGoToTheStreamHandedOut) {
   for (const bool chol : {true, false}) {
     const TileLayout L(chol ? 960 : 1080, 960, 120, 1, 0);
@@ -408,6 +410,7 @@ TEST(GpuRuntimeKernelDepth, EachTasksKernelsGoToTheStreamHandedOut) {
       for (std::size_t i = 0; i < 3; ++i) EXPECT_GT(d.lane_calls[i], 0u) << what << ", lane " << i;
       EXPECT_EQ(d.marks_out_of_order, 0) << what;
       EXPECT_GT(d.max_marks, 1) << what << ": tasks queued together";
+      EXPECT_GT(d.marks_retired_early, 0) << what << ": a task retired before an older one";
     }
   }
 }

@@ -1,11 +1,13 @@
 #include "kernels/cuda/cuda_device.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iterator>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "kernels/cuda/cuda_api.hpp"
@@ -30,9 +32,13 @@ CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kerne
   // what they took is already gone from `free`.
   std::size_t free = 0, total = 0;
   TESSERA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  capacity_ = free > kLibraryReserve ? free - kLibraryReserve : 0;
+  const std::size_t reserve = kLibraryReserve * lanes_.size();
+  capacity_ = free > reserve ? free - reserve : 0;
   if (memory_cap > 0) capacity_ = std::min(capacity_, memory_cap);
-  for (int i = 0; i <= kernel_depth(); ++i) spans_.push_back(Span{cuda::Event::create(0), cuda::Event::create(0)});
+  for (int i = 0; i <= kernel_depth(); ++i) {
+    spans_.push_back(Span{cuda::Event::create(0), cuda::Event::create(0)});
+    free_spans_.push_back(spans_.size() - 1);
+  }
   for (int i = 0; i < 2; ++i)
     waiters_[i] = std::make_unique<cuda::CopyWaiter>(ordinal_, name_ + " copy stream " + std::to_string(i));
 }
@@ -175,46 +181,86 @@ void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, i
   waiters_[stream]->watch(s, std::move(done));
 }
 
-void CudaDevice::begin_kernels() {
-  cuda::set_device(ordinal_);
-  // The compute streams in turn, one task each.
+void CudaDevice::open_span() {
+  if (free_spans_.empty())
+    throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
+  open_span_ = free_spans_.back();
+  free_spans_.pop_back();
+  // The compute stream with the fewest tasks outstanding (tasks retire in any
+  // order with several), the next in turn among equals.
+  std::vector<int> busy(lanes_.size(), 0);
+  for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
   lane_ = static_cast<std::size_t>(next_mark_ % lanes_.size());
-  Span& sp = spans_[next_mark_ % spans_.size()];
+  for (std::size_t k = 1; k < lanes_.size(); ++k) {
+    const std::size_t l = (static_cast<std::size_t>(next_mark_) + k) % lanes_.size();
+    if (busy[l] < busy[lane_]) lane_ = l;
+  }
+  Span& sp = spans_[open_span_];
   sp.lane = lane_;
   // (Timing events: 0 flags; their waits spin or yield as the stream's would.)
   sp.begin.record(lanes_[lane_].stream.get());
   span_open_ = true;
 }
 
+void CudaDevice::begin_kernels() {
+  cuda::set_device(ordinal_);
+  if (span_open_) {  // a task queued nothing it ended (it failed): its span starts again here
+    spans_[open_span_].begin.record(lanes_[spans_[open_span_].lane].stream.get());
+    return;
+  }
+  open_span();
+}
+
 std::uint64_t CudaDevice::end_kernels() {
   cuda::set_device(ordinal_);
-  // At most kernel_depth() outstanding (the ring is one longer), or a span
-  // still to be waited for would be overwritten.
-  if (next_mark_ - oldest_mark_ >= static_cast<std::uint64_t>(kernel_depth()))
+  // At most kernel_depth() outstanding.
+  if (outstanding_.size() >= static_cast<std::size_t>(kernel_depth()))
     throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
-  Span& sp = spans_[next_mark_ % spans_.size()];
-  if (!span_open_) {  // nothing since the last mark: an empty span, on the stream begin_kernels would have chosen
-    lane_ = static_cast<std::size_t>(next_mark_ % lanes_.size());
-    sp.lane = lane_;
-    sp.begin.record(lanes_[lane_].stream.get());
-  }
+  if (!span_open_) open_span();  // nothing since the last mark: an empty span
   span_open_ = false;
+  Span& sp = spans_[open_span_];
   sp.end.record(lanes_[sp.lane].stream.get());
+  outstanding_.emplace(next_mark_, open_span_);
   return next_mark_++;
+}
+
+const CudaDevice::Span& CudaDevice::outstanding_span(std::uint64_t mark, const char* what) const {
+  const auto it = outstanding_.find(mark);
+  if (it == outstanding_.end())
+    throw std::logic_error(name_ + ": " + what + " for mark " + std::to_string(mark) + ", which is not outstanding");
+  return spans_[it->second];
 }
 
 void CudaDevice::wait_kernels(std::uint64_t mark) {
   cuda::set_device(ordinal_);
-  if (mark != oldest_mark_ || mark >= next_mark_)
-    throw std::logic_error(name_ + ": kernels waited for out of order (mark " + std::to_string(mark) +
-                           ", the oldest outstanding " + std::to_string(oldest_mark_) + ")");
-  ++oldest_mark_;
-  const Span& sp = spans_[mark % spans_.size()];
+  const Span& sp = outstanding_span(mark, "kernels waited");
   // Everything queued on the task's compute stream before the mark has ended.
   sp.end.synchronize();
   float ms = 0;
   TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, sp.begin.get(), sp.end.get()));
   kernel_span_s_ += 1e-3 * ms;
+  const auto it = outstanding_.find(mark);
+  free_spans_.push_back(it->second);
+  outstanding_.erase(it);
+}
+
+bool CudaDevice::kernels_ended(std::uint64_t mark) {
+  cuda::set_device(ordinal_);
+  const cudaError_t e = cudaEventQuery(outstanding_span(mark, "kernels asked").end.get());
+  if (e == cudaErrorNotReady) return false;
+  TESSERA_CUDA_CHECK(e);  // a kernel's error shows here as at a wait
+  return true;
+}
+
+std::uint64_t CudaDevice::wait_any_kernels(const std::vector<std::uint64_t>& marks) {
+  if (marks.empty()) throw std::logic_error(name_ + ": wait_any_kernels of no marks");
+  for (;;) {
+    for (const std::uint64_t m : marks)
+      if (kernels_ended(m)) return m;
+    // Tens of microseconds against kernels of milliseconds; the manager
+    // thread has its own core (000 §5.3).
+    std::this_thread::sleep_for(std::chrono::microseconds(10));
+  }
 }
 
 void CudaDevice::synchronize() {

@@ -31,9 +31,9 @@ namespace tessera::platform {
 
 class CudaDevice final : public Device {
  public:
-  // Device memory left to cuBLAS, cuSOLVER and the kernels' workspaces when
-  // no cap is given: their own allocations happen after the runtime's
-  // buffers may have taken the rest.
+  // Device memory left to cuBLAS, cuSOLVER and the kernels' workspaces, per
+  // compute stream (each has its own), when no cap is given: their own
+  // allocations happen after the runtime's buffers may have taken the rest.
   static constexpr std::size_t kLibraryReserve = std::size_t{512} << 20;
 
   // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
@@ -79,7 +79,13 @@ class CudaDevice final : public Device {
   double kernel_span_s() const override { return kernel_span_s_; }
   int kernel_depth() const override { return std::max(2, static_cast<int>(lanes_.size())); }
   std::uint64_t end_kernels() override;
+  // Any outstanding mark, in any order (with one stream, a later mark's end
+  // implies the earlier ones').
   void wait_kernels(std::uint64_t mark) override;
+  int kernel_streams() const override { return static_cast<int>(lanes_.size()); }
+  bool kernels_ended(std::uint64_t mark) override;
+  // Polls the marks' end events, sleeping a few microseconds between rounds.
+  std::uint64_t wait_any_kernels(const std::vector<std::uint64_t>& marks) override;
 
   int ordinal() const { return ordinal_; }
 
@@ -101,16 +107,22 @@ class CudaDevice final : public Device {
   std::atomic<std::size_t> in_use_{0};
   std::atomic<std::size_t> peak_{0};
   // The manager thread's: per task queued, events at the start and the end
-  // of its kernels, in a ring longer than kernel_depth() (a mark's slot is
-  // reused only after it was waited for); the task being queued is in slot
-  // next_mark_ % size once begin_kernels() opened it.
+  // of its kernels on its lane's stream, in kernel_depth() + 1 slots (the
+  // open one and the outstanding marks'); a slot is free again once its
+  // mark was waited for.
   struct Span {
     cuda::Event begin, end;
     std::size_t lane = 0;
   };
   std::vector<Span> spans_;
-  std::uint64_t next_mark_ = 0, oldest_mark_ = 0;  // marks made; the oldest not waited for
+  std::vector<std::size_t> free_spans_;
+  std::map<std::uint64_t, std::size_t> outstanding_;  // mark -> its span
+  std::size_t open_span_ = 0;                         // the task being queued's, while span_open_
+  std::uint64_t next_mark_ = 0;                       // marks made
   bool span_open_ = false;
+  // Takes a free span for mark next_mark_ on lane next_mark_ % lanes and records its start.
+  void open_span();
+  const Span& outstanding_span(std::uint64_t mark, const char* what) const;
   double kernel_span_s_ = 0;
   // Released buffers kept for reuse, by size (release()); kept_bytes_ of
   // them. in_use() + kept_bytes_ stays within the capacity.

@@ -78,9 +78,9 @@ __global__ void triangle_kernel(bool back, int m, int n, T* a, int lda, T* w, in
 // leaf, else 0 (the right-hand sides of invert_leaves' TRSMs).
 template <class T>
 __global__ void identity_blocks_kernel(int leaf, int n, T* w) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
-  if (i >= leaf || c >= n) return;
-  w[i + static_cast<std::size_t>(c) * leaf] = T(i == c % leaf ? 1 : 0);
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= leaf) return;
+  for (int c = blockIdx.y; c < n; c += gridDim.y) w[i + static_cast<std::size_t>(c) * leaf] = T(i == c % leaf ? 1 : 0);
 }
 
 // The batched TRSM's operand pointers: L's diagonal block j and W's block j, j < count.
@@ -224,7 +224,7 @@ void CudaTileKernels<T>::trsm(index_t m, index_t n, const T* l, index_t ldl, T* 
   // around them above it (recursive_blocking.hpp); or with inverse leaves,
   // no substitution at all: TRMMs by the diagonal blocks' inverses.
   auto gemm_nt = [this](auto... x) { gsmm(x...); };
-  if (inverse_leaf_ > 0) {
+  if (inverse_leaf_ > 0 && n > inverse_leaf_) {  // (one leaf: the library's solve is less work)
     const index_t count = n / inverse_leaf_;
     const std::size_t ptr_elems = (2 * static_cast<std::size_t>(count) * sizeof(T*) + sizeof(T) - 1) / sizeof(T);
     const Scratch s = scratch(0, static_cast<index_t>(ptr_elems), inverse_leaf_ * n, 0, 0);
@@ -245,7 +245,8 @@ void CudaTileKernels<T>::trsm(index_t m, index_t n, const T* l, index_t ldl, T* 
 template <class T>
 void CudaTileKernels<T>::invert_leaves(index_t n, const T* l, index_t ldl, index_t leaf, T* w, T** ptrs) {
   // W = [I I ... I]
-  identity_blocks_kernel<T><<<dim3(blocks_for(leaf), to_int(n)), kThreads, 0, stream_>>>(to_int(leaf), to_int(n), w);
+  const unsigned columns = static_cast<unsigned>(std::min<index_t>(n, 65535));  // (gridDim.y's limit)
+  identity_blocks_kernel<T><<<dim3(blocks_for(leaf), columns), kThreads, 0, stream_>>>(to_int(leaf), to_int(n), w);
   cuda::detail::check_cuda(cudaGetLastError(), "identity_blocks_kernel launch", __FILE__, __LINE__);
   const index_t count = n / leaf, rest = n - count * leaf;
   if (count > 0) {
