@@ -164,6 +164,20 @@ double kernel_flops(const KernelShape& s) {
   return r->flops(static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k));
 }
 
+bool panel_kernel(std::uint16_t kernel) {
+  switch (kernel) {
+    case kPotf2p:
+    case kTrsm:
+    case kGeqrt:
+    case kTsqrt:
+    case kTtqrt:
+    case kLuPanel:
+    case kLuDiag:
+    case kLuTrsmL: return true;
+    default: return false;
+  }
+}
+
 std::int64_t kernel_ib(std::uint16_t kernel, std::int64_t n, std::int64_t k, std::int64_t ib) {
   const KernelInfo* r = kernel_info(kernel);
   if (!r) return 0;

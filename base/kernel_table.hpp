@@ -80,6 +80,13 @@ const char* kernel_key(std::uint16_t kernel);
 // The id of a machine-file key; nullopt when no kernel has it.
 std::optional<std::uint16_t> kernel_from_key(std::string_view key);
 
+// Whether a kernel factors a panel: the tasks of a step's output column
+// (column_priority's first), on which the next step waits: POTF2' and TRSM,
+// GEQRT, TSQRT and TTQRT, LU's PANEL, DIAG and TRSM_L. A GPU with several
+// compute streams runs them on its high-priority one, beside the trailing
+// updates (platform/device.hpp begin_kernels).
+bool panel_kernel(std::uint16_t kernel);
+
 // The kernel whose measured or modeled rate a kernel without its own takes
 // at the same shape (a model assumption, stated where the model is read):
 // TTQRT that of TSQRT, TTMQR that of SSRFB, TTMQR_Q that of SSRFB_Q. The

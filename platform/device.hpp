@@ -97,14 +97,18 @@ class Device {
   // Waits until every kernel the manager thread started has finished (a
   // task's outputs are then complete for its successors and for copies).
   virtual void synchronize() {}
-  // The manager thread calls begin_kernels() before a task's kernels and
+  // The manager thread calls begin_kernels(panel) before a task's kernels and
   // synchronize() after them. A device that can time its own work (a CUDA
   // device: events around the task's kernels on the stream) adds the span
   // from the first to the end of the last, as the device saw it, to
   // kernel_span_s(): the manager's busy time less the span is what the
   // device waited for its host between a task's start and its end (launches,
   // the wait's wake-up). 0 where the device does not measure it.
-  virtual void begin_kernels() {}
+  // `panel`: the task factors a panel (base/kernel_table.hpp panel_kernel):
+  // a device with several compute streams runs it on its high-priority one,
+  // so that its kernels' blocks start ahead of the trailing updates' pending
+  // ones (as MAGMA's and cuSOLVER's lookahead panels overlap their updates).
+  virtual void begin_kernels(bool panel) { (void)panel; }
   virtual double kernel_span_s() const { return 0; }
 
   // How many tasks' kernels the manager thread may have queued at once. 1:

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/kernel_table.hpp"
 #include "runtime/device_comm.hpp"
 #include "runtime/protocol_sink.hpp"
 #include "runtime/relevance.hpp"
@@ -139,7 +140,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
             modeled = model->seconds_at(ex.shape(t->desc), a);
           }
           if (device) {
-            device->begin_kernels();
+            device->begin_kernels(panel_kernel(t->desc.kernel));
             ctx.use_kernels(device->kernels_d(), device->kernels_s());
           }
           platform_.run_kernel(modeled, [&] { ex.execute(t->desc, ctx); });
@@ -254,7 +255,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       if (!s.cancelled.load(std::memory_order_relaxed)) {
         q.seen = observed(t);
         try {
-          device.begin_kernels();
+          device.begin_kernels(panel_kernel(t->desc.kernel));
           ctx.use_kernels(device.kernels_d(), device.kernels_s());
           ex.execute(t->desc, ctx);
           q.mark = device.end_kernels();

@@ -188,9 +188,10 @@ class WatchedDevice final : public platform::Device {
     for (auto& l : lanes_) l->stream.flush();
     d_->synchronize();
   }
-  void begin_kernels() override {
+  void begin_kernels(bool panel) override {
+    ++(panel ? panel_tasks : other_tasks);
     if (!lanes_.empty()) lane_ = static_cast<std::size_t>(next_mark_ % lanes_.size());
-    d_->begin_kernels();
+    d_->begin_kernels(panel);
   }
   double kernel_span_s() const override { return d_->kernel_span_s(); }
   // kernel_depth_override > 0: the depth this device reports (the emulated
@@ -240,6 +241,7 @@ class WatchedDevice final : public platform::Device {
   int max_marks = 0;            // most tasks' kernels outstanding at once (the manager thread's)
   int marks_out_of_order = 0;   // wait_kernels calls for another mark than the oldest (one lane), or none outstanding
   int marks_retired_early = 0;  // several lanes: waits for a mark while an older one was outstanding
+  int panel_tasks = 0, other_tasks = 0;  // begin_kernels calls with panel = true, false
 
  private:
   struct Deferred {
@@ -274,6 +276,7 @@ struct DeviceOutcome {
   int copy_depth = 1;
   int max_queued[2] = {0, 0};  // most copies queued at once on its in- and out-stream
   int kernel_depth = 1, max_marks = 0, marks_out_of_order = 0, marks_retired_early = 0;  // WatchedDevice's
+  int panel_tasks = 0, other_tasks = 0;                                                  // WatchedDevice's
   int released_in_copy = 0;               // buffers freed while a copy into or out of them was under way
   std::uint64_t deferred_calls = 0;       // kernel calls the device ran later than made (RunSpec::defer_kernels)
   std::vector<std::uint64_t> lane_calls;  // of them, per lane (RunSpec::kernel_lanes)
@@ -450,6 +453,8 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.max_marks = devices[g - 1]->max_marks;
           d.marks_out_of_order = devices[g - 1]->marks_out_of_order;
           d.marks_retired_early = devices[g - 1]->marks_retired_early;
+          d.panel_tasks = devices[g - 1]->panel_tasks;
+          d.other_tasks = devices[g - 1]->other_tasks;
           d.deferred_calls = devices[g - 1]->deferred_calls();
           d.lane_calls = devices[g - 1]->lane_calls();
           out.devices.push_back(d);

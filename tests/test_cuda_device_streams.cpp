@@ -71,7 +71,7 @@ TEST(CudaDevice, TimesTheKernelsOfATask) {
   auto* a = reinterpret_cast<double*>(d);
   EXPECT_EQ(dev->kernel_span_s(), 0.0);
   const auto t0 = std::chrono::steady_clock::now();
-  dev->begin_kernels();
+  dev->begin_kernels(false);
   for (int rep = 0; rep < 4; ++rep) dev->kernels_d().gsmm(n, n, n, a, n, a + n * n, n, a + 2 * n * n, n);
   dev->synchronize();
   const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -96,7 +96,7 @@ TEST(CudaDevice, QueuesTwoTasksKernelsAndWaitsInOrder) {
   std::byte* d = zeroed(*dev, 3 * bytes);
   auto* a = reinterpret_cast<double*>(d);
   const auto task = [&] {
-    dev->begin_kernels();
+    dev->begin_kernels(false);
     dev->kernels_d().gsmm(n, n, n, a, n, a + n * n, n, a + 2 * n * n, n);
     return dev->end_kernels();
   };

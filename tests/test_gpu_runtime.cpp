@@ -411,6 +411,10 @@ TEST(GpuRuntimeKernelDepth, EachTasksKernelsGoToTheStreamHandedOut) {
       EXPECT_EQ(d.marks_out_of_order, 0) << what;
       EXPECT_GT(d.max_marks, 1) << what << ": tasks queued together";
       EXPECT_GT(d.marks_retired_early, 0) << what << ": a task retired before an older one";
+      // Each task said whether it factors a panel (one GPU: every task ran there): Cholesky's 8 POTF2'
+      // and 28 TRSMs on 8 x 8 tiles, QR's 8 GEQRTs and 8 + 7 + ... + 1 TSQRTs on 9 x 8.
+      EXPECT_EQ(d.panel_tasks, chol ? 8 + 28 : 8 + 36) << what;
+      EXPECT_GT(d.other_tasks, 0) << what;
     }
   }
 }

@@ -117,6 +117,14 @@ TEST(KernelTable, CalibratedKernelsInFamilyOrder) {
     EXPECT_FALSE(kernel_info(id)->calibrated) << kernel_name(id);
 }
 
+// The tasks of a step's output column, which the next step waits for.
+TEST(KernelTable, PanelKernels) {
+  for (const std::uint16_t k : {kPotf2p, kTrsm, kGeqrt, kTsqrt, kTtqrt, kLuPanel, kLuDiag, kLuTrsmL})
+    EXPECT_TRUE(panel_kernel(k)) << kernel_name(k);
+  for (const std::uint16_t k : {kGsmm, kGsmmDiag, kLarfb, kSsrfb, kTtmqr, kLuTrsmU, kLuGemm, kLuSwap, kNop})
+    EXPECT_FALSE(panel_kernel(k)) << kernel_name(k);
+}
+
 TEST(KernelTable, KnownKeysText) {
   const std::string calibrated = kernel_keys_text(KernelKeys::kCalibrated);
   EXPECT_EQ(

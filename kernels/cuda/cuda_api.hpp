@@ -57,12 +57,14 @@ std::string cuda_backend_unavailable();
 //     on identities), then the recursion with a triangular multiply by them
 //     on each leaf (recursive_blocking.hpp trsm_rlt_inverted); 0 (the
 //     default, until a lent GPU has measured it): as recursion_leaf says.
-//   compute_streams: the GPU's compute streams (platform::CudaDevice): the
-//     tasks' kernels go to them in turn, each stream with its own library
-//     handles and workspace, and as many tasks are queued at once (at least
-//     2), so that independent tasks' kernels run side by side (issue 15
-//     point 3); 1 (the default, until a lent GPU has measured more): every
-//     kernel in order on one stream.
+//   compute_streams: the GPU's compute streams (platform::CudaDevice), each
+//     with its own library handles and workspace; with more than one, the
+//     first has the device's greatest priority and takes the panels
+//     (base/kernel_table.hpp panel_kernel), the others the rest, and as many
+//     tasks are queued at once, finished in the order their kernels end, so
+//     that a panel's latency-bound kernels run beside the trailing updates'
+//     GEMMs (issue 15 point 3); 1 (the default, until a lent GPU has
+//     measured more): every kernel in order on one stream.
 struct CudaKernelOptions {
   int recursion_leaf = 0;
   int reflector_group = 256;

@@ -19,8 +19,14 @@ CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kerne
   if (options.compute_streams < 1)
     throw std::invalid_argument("GPU " + std::to_string(gpu_index) + ": " + std::to_string(options.compute_streams) +
                                 " compute streams (at least 1)");
+  // With several streams the first has the device's greatest priority and
+  // takes the panels (begin_kernels).
+  int least = 0, greatest = 0;
+  TESSERA_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   for (int i = 0; i < options.compute_streams; ++i) {
-    Lane l{cuda::Stream::create(), nullptr, nullptr};
+    Lane l{
+        i == 0 && options.compute_streams > 1 ? cuda::Stream::create_with_priority(greatest) : cuda::Stream::create(),
+        nullptr, nullptr};
     l.d = std::make_unique<kernels::CudaTileKernels<double>>(ordinal, l.stream.get(), options);
     l.s = std::make_unique<kernels::CudaTileKernels<float>>(ordinal, l.stream.get(), options);
     lanes_.push_back(std::move(l));
@@ -181,19 +187,26 @@ void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, i
   waiters_[stream]->watch(s, std::move(done));
 }
 
-void CudaDevice::open_span() {
+void CudaDevice::open_span(bool panel) {
   if (free_spans_.empty())
     throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
   open_span_ = free_spans_.back();
   free_spans_.pop_back();
-  // The compute stream with the fewest tasks outstanding (tasks retire in any
-  // order with several), the next in turn among equals.
-  std::vector<int> busy(lanes_.size(), 0);
-  for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
-  lane_ = static_cast<std::size_t>(next_mark_ % lanes_.size());
-  for (std::size_t k = 1; k < lanes_.size(); ++k) {
-    const std::size_t l = (static_cast<std::size_t>(next_mark_) + k) % lanes_.size();
-    if (busy[l] < busy[lane_]) lane_ = l;
+  // One stream: every task on it. Several: a panel on the first (the
+  // high-priority one), any other task on the one of the others with the
+  // fewest tasks outstanding (tasks retire in any order), the next in turn
+  // among equals.
+  if (lanes_.size() == 1 || panel) {
+    lane_ = 0;
+  } else {
+    std::vector<int> busy(lanes_.size(), 0);
+    for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
+    const std::size_t others = lanes_.size() - 1;
+    lane_ = 1 + static_cast<std::size_t>(next_mark_ % others);
+    for (std::size_t k = 1; k < others; ++k) {
+      const std::size_t l = 1 + (static_cast<std::size_t>(next_mark_) + k) % others;
+      if (busy[l] < busy[lane_]) lane_ = l;
+    }
   }
   Span& sp = spans_[open_span_];
   sp.lane = lane_;
@@ -202,13 +215,13 @@ void CudaDevice::open_span() {
   span_open_ = true;
 }
 
-void CudaDevice::begin_kernels() {
+void CudaDevice::begin_kernels(bool panel) {
   cuda::set_device(ordinal_);
   if (span_open_) {  // a task queued nothing it ended (it failed): its span starts again here
     spans_[open_span_].begin.record(lanes_[spans_[open_span_].lane].stream.get());
     return;
   }
-  open_span();
+  open_span(panel);
 }
 
 std::uint64_t CudaDevice::end_kernels() {
@@ -216,7 +229,7 @@ std::uint64_t CudaDevice::end_kernels() {
   // At most kernel_depth() outstanding.
   if (outstanding_.size() >= static_cast<std::size_t>(kernel_depth()))
     throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
-  if (!span_open_) open_span();  // nothing since the last mark: an empty span
+  if (!span_open_) open_span(false);  // nothing since the last mark: an empty span
   span_open_ = false;
   Span& sp = spans_[open_span_];
   sp.end.record(lanes_[sp.lane].stream.get());

@@ -75,7 +75,7 @@ class CudaDevice final : public Device {
   // tasks' kernels queued at once, or one per compute stream where there are
   // more (platform/device.hpp). With several streams the spans of tasks
   // that ran side by side overlap, and kernel_span_s() counts each.
-  void begin_kernels() override;
+  void begin_kernels(bool panel) override;
   double kernel_span_s() const override { return kernel_span_s_; }
   int kernel_depth() const override { return std::max(2, static_cast<int>(lanes_.size())); }
   std::uint64_t end_kernels() override;
@@ -120,8 +120,9 @@ class CudaDevice final : public Device {
   std::size_t open_span_ = 0;                         // the task being queued's, while span_open_
   std::uint64_t next_mark_ = 0;                       // marks made
   bool span_open_ = false;
-  // Takes a free span for mark next_mark_ on lane next_mark_ % lanes and records its start.
-  void open_span();
+  // Takes a free span for mark next_mark_, chooses its lane (a panel's: the
+  // high-priority one) and records its start there.
+  void open_span(bool panel);
   const Span& outstanding_span(std::uint64_t mark, const char* what) const;
   double kernel_span_s_ = 0;
   // Released buffers kept for reuse, by size (release()); kept_bytes_ of

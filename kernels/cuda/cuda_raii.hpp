@@ -61,6 +61,14 @@ class Stream : public Owner<cudaStream_t, cudaStreamDestroy> {
     TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     return Stream(s);
   }
+  // A stream whose kernels' blocks the GPU starts ahead of lower-priority
+  // streams' pending ones (`priority` within cudaDeviceGetStreamPriorityRange;
+  // lower numbers are higher priorities).
+  static Stream create_with_priority(int priority) {
+    cudaStream_t s = nullptr;
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
+    return Stream(s);
+  }
   void synchronize() const { TESSERA_CUDA_CHECK(cudaStreamSynchronize(get())); }
 };
 
