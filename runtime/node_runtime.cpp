@@ -196,7 +196,12 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         } catch (...) {
           s.fail(std::current_exception());
         }
-        const double a = std::max(q.queued_at, last_end), b = platform_.now();
+        // From when the device could start it: queued, and the task retired
+        // before it ended; with tasks retiring out of order, from the first
+        // queued of it and those still in flight (it may have run beside them).
+        double queued = q.queued_at;
+        for (const Queued& o : flight) queued = std::min(queued, o.queued_at);
+        const double a = std::max(queued, last_end), b = platform_.now();
         last_end = b;
         if (obs) {
           obs->on_task_start(w, q.seen, a);

@@ -226,7 +226,11 @@ class WatchedDevice final : public platform::Device {
   int kernel_streams() const override { return lanes_.size() > 1 ? static_cast<int>(lanes_.size()) : 1; }
   // Several lanes: every third mark's kernels "take long" (never seen ended
   // before the wait for them), so that the runtime retires later ones first.
-  bool kernels_ended(std::uint64_t mark) override { return lanes_.size() < 2 || mark % 3 != 0; }
+  // A mark asked about that is not outstanding counts in marks_out_of_order.
+  bool kernels_ended(std::uint64_t mark) override {
+    if (!is_outstanding(mark)) ++marks_out_of_order;
+    return lanes_.size() < 2 || mark % 3 != 0;
+  }
   std::uint64_t wait_any_kernels(const std::vector<std::uint64_t>& marks) override {
     for (const std::uint64_t m : marks)
       if (kernels_ended(m)) return m;
@@ -251,6 +255,9 @@ class WatchedDevice final : public platform::Device {
     DeferredKernels<float> s;
   };
   std::unique_ptr<platform::Device> d_;
+  bool is_outstanding(std::uint64_t mark) const {
+    return std::any_of(outstanding_.begin(), outstanding_.end(), [&](const auto& o) { return o.first == mark; });
+  }
   std::vector<std::unique_ptr<Deferred>> lanes_;  // deferred kernels, one per lane (none: the device's own)
   std::size_t lane_ = 0;                          // the lane of the task being queued
   const std::atomic<std::uint64_t>& done_;

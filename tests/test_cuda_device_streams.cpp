@@ -84,9 +84,10 @@ TEST(CudaDevice, TimesTheKernelsOfATask) {
 }
 
 // Two tasks' kernels queued at once (kernel_depth 2), as the runtime's
-// manager queues them: marks waited for in order add their spans, a mark's
-// slot is reused only after it was waited for (eight marks through a ring of
-// three), waiting out of order or queuing a third is refused.
+// manager queues them: marks waited for add their spans, a mark's slot is
+// reused only after it was waited for (eight marks through three slots),
+// queuing a third is refused, a mark may be waited for before an older one
+// (on one stream its end implies theirs), and only once.
 TEST(CudaDevice, QueuesTwoTasksKernelsAndWaitsInOrder) {
   TESSERA_SKIP_WITHOUT_GPU();
   auto dev = kernels::make_cuda_device(1, 0, 0);
@@ -110,13 +111,57 @@ TEST(CudaDevice, QueuesTwoTasksKernelsAndWaitsInOrder) {
   }
   const std::uint64_t a1 = task();
   EXPECT_THROW(task(), std::logic_error) << "a third task's kernels queued";
-  EXPECT_THROW(dev->wait_kernels(a1), std::logic_error) << "waited for out of order";
-  dev->wait_kernels(outstanding);
   dev->wait_kernels(a1);
+  EXPECT_THROW(dev->wait_kernels(a1), std::logic_error) << "waited for twice";
+  EXPECT_TRUE(dev->kernels_ended(outstanding)) << "one stream: an older task's kernels ended before a1's";
+  dev->wait_kernels(outstanding);
+  EXPECT_THROW(dev->kernels_ended(outstanding), std::logic_error) << "asked about a mark no longer outstanding";
   const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_GT(dev->kernel_span_s(), 0.0);
   EXPECT_LE(dev->kernel_span_s(), host_s);
   dev->release(d, 3 * bytes);
+}
+
+// Three compute streams (--gpu-streams 3): three tasks queued at once, a
+// long one and two short ones; the short ones' kernels end while the long
+// one's run (they ran side by side), any of them may be waited for first,
+// and each task's kernels ran on its own stream (the results are right).
+TEST(CudaDevice, ThreeStreamsRunTasksSideBySideAndRetireInAnyOrder) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  kernels::CudaKernelOptions o;
+  o.compute_streams = 3;
+  auto dev = kernels::make_cuda_device(1, 0, 0, o);
+  ASSERT_EQ(dev->kernel_streams(), 3);
+  ASSERT_EQ(dev->kernel_depth(), 3);
+  constexpr kernels::index_t big = 4096, small = 64;
+  const std::size_t big_bytes = big * big * sizeof(double), small_bytes = small * small * sizeof(double);
+  std::byte* d = zeroed(*dev, 3 * big_bytes + 6 * small_bytes);
+  auto* a = reinterpret_cast<double*>(d);
+  auto* s1 = reinterpret_cast<double*>(d + 3 * big_bytes);
+  auto* s2 = s1 + 3 * small * small;
+  // C -= A B^T on zeros: stays zero; the small tasks' C start at 1 and get A = B = 1: C = 1 - small.
+  std::vector<double> ones(static_cast<std::size_t>(3 * small * small), 1.0);
+  const platform::HostRange in[] = {{reinterpret_cast<std::byte*>(ones.data()), ones.size() * sizeof(double)}};
+  dev->copy(0, reinterpret_cast<std::byte*>(s1), in, 1, true);
+  dev->copy(0, reinterpret_cast<std::byte*>(s2), in, 1, true);
+  const auto task = [&](bool panel, kernels::index_t n, double* x, int reps) {
+    dev->begin_kernels(panel);
+    for (int r = 0; r < reps; ++r) dev->kernels_d().gsmm(n, n, n, x, n, x + n * n, n, x + 2 * n * n, n);
+    return dev->end_kernels();
+  };
+  const std::uint64_t slow = task(false, big, a, 8), p = task(true, small, s1, 1), q = task(false, small, s2, 1);
+  const std::uint64_t first = dev->wait_any_kernels({slow, p, q});
+  EXPECT_NE(first, slow) << "a short task queued after the long one ended first";
+  EXPECT_FALSE(dev->kernels_ended(slow)) << "8 GEMMs of 4096 outlast two of 64";
+  for (const std::uint64_t m : {p, q}) dev->wait_kernels(m);
+  dev->wait_kernels(slow);
+  std::vector<double> back(ones.size());
+  const platform::HostRange out[] = {{reinterpret_cast<std::byte*>(back.data()), back.size() * sizeof(double)}};
+  for (double* x : {s1, s2}) {
+    dev->copy(1, reinterpret_cast<std::byte*>(x), out, 1, false);
+    EXPECT_EQ(back[2 * small * small], 1.0 - double(small));
+  }
+  dev->release(d, 3 * big_bytes + 6 * small_bytes);
 }
 
 // A released buffer is kept and handed out again for the same size (no

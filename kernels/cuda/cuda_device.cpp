@@ -190,17 +190,16 @@ void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, i
 void CudaDevice::open_span(bool panel) {
   if (free_spans_.empty())
     throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
-  open_span_ = free_spans_.back();
-  free_spans_.pop_back();
   // One stream: every task on it. Several: a panel on the first (the
-  // high-priority one), any other task on the one of the others with the
-  // fewest tasks outstanding (tasks retire in any order), the next in turn
-  // among equals.
-  if (lanes_.size() == 1 || panel) {
+  // high-priority one) unless a panel is outstanding there already (panels of
+  // a column are independent: one then goes beside it); any other task, or
+  // such a panel, on the one of the others with the fewest tasks outstanding
+  // (tasks retire in any order), the next in turn among equals.
+  std::vector<int> busy(lanes_.size(), 0);
+  for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
+  if (lanes_.size() == 1 || (panel && busy[0] == 0)) {
     lane_ = 0;
   } else {
-    std::vector<int> busy(lanes_.size(), 0);
-    for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
     const std::size_t others = lanes_.size() - 1;
     lane_ = 1 + static_cast<std::size_t>(next_mark_ % others);
     for (std::size_t k = 1; k < others; ++k) {
@@ -208,6 +207,8 @@ void CudaDevice::open_span(bool panel) {
       if (busy[l] < busy[lane_]) lane_ = l;
     }
   }
+  open_span_ = free_spans_.back();
+  free_spans_.pop_back();
   Span& sp = spans_[open_span_];
   sp.lane = lane_;
   // (Timing events: 0 flags; their waits spin or yield as the stream's would.)
@@ -230,9 +231,9 @@ std::uint64_t CudaDevice::end_kernels() {
   if (outstanding_.size() >= static_cast<std::size_t>(kernel_depth()))
     throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
   if (!span_open_) open_span(false);  // nothing since the last mark: an empty span
-  span_open_ = false;
   Span& sp = spans_[open_span_];
-  sp.end.record(lanes_[sp.lane].stream.get());
+  sp.end.record(lanes_[sp.lane].stream.get());  // (before any state changes: it may throw)
+  span_open_ = false;
   outstanding_.emplace(next_mark_, open_span_);
   return next_mark_++;
 }
@@ -247,14 +248,16 @@ const CudaDevice::Span& CudaDevice::outstanding_span(std::uint64_t mark, const c
 void CudaDevice::wait_kernels(std::uint64_t mark) {
   cuda::set_device(ordinal_);
   const Span& sp = outstanding_span(mark, "kernels waited");
+  // The mark is no longer outstanding, whatever the wait finds (a kernel's
+  // error is reported once; its slot is free again).
+  const auto it = outstanding_.find(mark);
+  free_spans_.push_back(it->second);
+  outstanding_.erase(it);
   // Everything queued on the task's compute stream before the mark has ended.
   sp.end.synchronize();
   float ms = 0;
   TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, sp.begin.get(), sp.end.get()));
   kernel_span_s_ += 1e-3 * ms;
-  const auto it = outstanding_.find(mark);
-  free_spans_.push_back(it->second);
-  outstanding_.erase(it);
 }
 
 bool CudaDevice::kernels_ended(std::uint64_t mark) {
@@ -267,12 +270,19 @@ bool CudaDevice::kernels_ended(std::uint64_t mark) {
 
 std::uint64_t CudaDevice::wait_any_kernels(const std::vector<std::uint64_t>& marks) {
   if (marks.empty()) throw std::logic_error(name_ + ": wait_any_kernels of no marks");
+  if (marks.size() == 1) {
+    outstanding_span(marks.front(), "kernels waited").end.synchronize();
+    return marks.front();
+  }
+  // The manager thread has a core of its own (000 §5.3): it polls, yielding,
+  // for a millisecond (a sleep would oversleep by the timer slack, 50 us,
+  // against tile kernels of 40 us and more), then sleeps between polls.
+  const auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     for (const std::uint64_t m : marks)
       if (kernels_ended(m)) return m;
-    // Tens of microseconds against kernels of milliseconds; the manager
-    // thread has its own core (000 §5.3).
-    std::this_thread::sleep_for(std::chrono::microseconds(10));
+    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
