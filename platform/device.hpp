@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -142,8 +143,13 @@ class Device {
   }
   // Waits until the kernels of one of `marks` (outstanding, not empty) have
   // ended and returns that mark (not yet waited for: wait_kernels still
-  // follows, and returns at once).
-  virtual std::uint64_t wait_any_kernels(const std::vector<std::uint64_t>& marks) { return marks.front(); }
+  // follows, and returns at once); gives up after `timeout_s` seconds
+  // (nullopt) if it is finite, so that the manager can take a task that
+  // became ready meanwhile.
+  virtual std::optional<std::uint64_t> wait_any_kernels(const std::vector<std::uint64_t>& marks, double timeout_s) {
+    (void)timeout_s;
+    return marks.front();
+  }
 };
 
 }  // namespace tessera::platform

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -212,25 +213,34 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       finish(q.t, ready);
     };
     // The index in flight of the task to retire next: the oldest, or on a
-    // device with several streams one whose kernels have ended (waiting for
-    // one if none has; a task that queued nothing is done at once).
-    const auto next_to_retire = [&]() -> std::size_t {
+    // device with several streams one whose kernels have ended (a task that
+    // queued nothing is done at once), waiting up to `timeout_s` for one:
+    // nullopt if none ended by then.
+    const auto next_to_retire = [&](double timeout_s) -> std::optional<std::size_t> {
       if (!any_order) return 0;
       marks.clear();
       for (std::size_t i = 0; i < flight.size(); ++i) {
         if (!flight[i].ran) return i;
         marks.push_back(flight[i].mark);
       }
-      std::uint64_t m = flight.front().mark;
+      std::optional<std::uint64_t> m;
       try {
-        m = device.wait_any_kernels(marks);
+        m = device.wait_any_kernels(marks, timeout_s);
       } catch (...) {
         s.fail(std::current_exception());
+        m = flight.front().mark;  // its wait reports the error again, and the task is finished
       }
+      if (!m) return std::nullopt;
       for (std::size_t i = 0; i < flight.size(); ++i)
-        if (flight[i].mark == m) return i;
+        if (flight[i].mark == *m) return i;
       return 0;
     };
+    constexpr double kForever = std::numeric_limits<double>::infinity();
+    // With room for another task and none ready, a device with several
+    // streams is polled this long before the queue is looked at again, so that
+    // a task readied meanwhile (by a copy, a core) is queued beside the
+    // running ones instead of after one of them ends.
+    constexpr double kPollS = 50e-6;
     // On a device with several streams, the tasks whose kernels ended already.
     const auto retire_ended = [&] {
       if (!any_order) return;
@@ -253,7 +263,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       Task* t = flight.empty() ? queue.pop() : queue.try_pop();
       if (t == nullptr) {
         if (flight.empty()) return;  // closed: every task finished
-        retire_at(next_to_retire());
+        if (const auto i = next_to_retire(any_order && flight.size() < depth ? kPollS : kForever)) retire_at(*i);
         continue;
       }
       Queued q{t, TaskDesc{}, platform_.now(), 0, false};
@@ -276,7 +286,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         }
       }
       flight.push_back(q);
-      if (flight.size() >= depth) retire_at(next_to_retire());
+      if (flight.size() >= depth) retire_at(next_to_retire(kForever).value_or(0));
     }
   };
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -231,11 +232,15 @@ class WatchedDevice final : public platform::Device {
     if (!is_outstanding(mark)) ++marks_out_of_order;
     return lanes_.size() < 2 || mark % 3 != 0;
   }
-  std::uint64_t wait_any_kernels(const std::vector<std::uint64_t>& marks) override {
+  // None ended: the oldest, as if the wait had lasted until it did (a late
+  // mark ends only when waited for), or after a finite timeout nothing.
+  std::optional<std::uint64_t> wait_any_kernels(const std::vector<std::uint64_t>& marks, double timeout_s) override {
     for (const std::uint64_t m : marks)
       if (kernels_ended(m)) return m;
+    if (std::isfinite(timeout_s) && ++timeouts % 2 == 1) return std::nullopt;
     return marks.front();
   }
+  int timeouts = 0;  // wait_any_kernels calls with a finite timeout that found nothing ended
 
   std::vector<std::uint64_t> released_after;  // kernels finished at each release
   std::atomic<int> max_queued[2] = {0, 0};    // most copies queued at once, per stream
@@ -284,6 +289,7 @@ struct DeviceOutcome {
   int max_queued[2] = {0, 0};  // most copies queued at once on its in- and out-stream
   int kernel_depth = 1, max_marks = 0, marks_out_of_order = 0, marks_retired_early = 0;  // WatchedDevice's
   int panel_tasks = 0, other_tasks = 0;                                                  // WatchedDevice's
+  int poll_timeouts = 0;                  // WatchedDevice's timeouts: finite waits that found nothing ended
   int released_in_copy = 0;               // buffers freed while a copy into or out of them was under way
   std::uint64_t deferred_calls = 0;       // kernel calls the device ran later than made (RunSpec::defer_kernels)
   std::vector<std::uint64_t> lane_calls;  // of them, per lane (RunSpec::kernel_lanes)
@@ -461,6 +467,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
           d.marks_out_of_order = devices[g - 1]->marks_out_of_order;
           d.marks_retired_early = devices[g - 1]->marks_retired_early;
           d.panel_tasks = devices[g - 1]->panel_tasks;
+          d.poll_timeouts = devices[g - 1]->timeouts;
           d.other_tasks = devices[g - 1]->other_tasks;
           d.deferred_calls = devices[g - 1]->deferred_calls();
           d.lane_calls = devices[g - 1]->lane_calls();

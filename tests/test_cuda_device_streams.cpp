@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <future>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -150,8 +151,10 @@ TEST(CudaDevice, ThreeStreamsRunTasksSideBySideAndRetireInAnyOrder) {
     return dev->end_kernels();
   };
   const std::uint64_t slow = task(false, big, a, 8), p = task(true, small, s1, 1), q = task(false, small, s2, 1);
-  const std::uint64_t first = dev->wait_any_kernels({slow, p, q});
-  EXPECT_NE(first, slow) << "a short task queued after the long one ended first";
+  const std::optional<std::uint64_t> first = dev->wait_any_kernels({slow, p, q}, 1.0);
+  ASSERT_TRUE(first.has_value()) << "nothing ended within a second";
+  EXPECT_NE(*first, slow) << "a short task queued after the long one ended first";
+  EXPECT_FALSE(dev->wait_any_kernels({slow}, 1e-4).has_value()) << "the long task ended within 0.1 ms";
   EXPECT_FALSE(dev->kernels_ended(slow)) << "8 GEMMs of 4096 outlast two of 64";
   for (const std::uint64_t m : {p, q}) dev->wait_kernels(m);
   dev->wait_kernels(slow);

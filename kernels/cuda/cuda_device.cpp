@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -268,9 +269,9 @@ bool CudaDevice::kernels_ended(std::uint64_t mark) {
   return true;
 }
 
-std::uint64_t CudaDevice::wait_any_kernels(const std::vector<std::uint64_t>& marks) {
+std::optional<std::uint64_t> CudaDevice::wait_any_kernels(const std::vector<std::uint64_t>& marks, double timeout_s) {
   if (marks.empty()) throw std::logic_error(name_ + ": wait_any_kernels of no marks");
-  if (marks.size() == 1) {
+  if (marks.size() == 1 && !std::isfinite(timeout_s)) {
     outstanding_span(marks.front(), "kernels waited").end.synchronize();
     return marks.front();
   }
@@ -281,7 +282,9 @@ std::uint64_t CudaDevice::wait_any_kernels(const std::vector<std::uint64_t>& mar
   for (;;) {
     for (const std::uint64_t m : marks)
       if (kernels_ended(m)) return m;
-    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1)) std::this_thread::yield();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (waited >= timeout_s) return std::nullopt;
+    if (waited < 1e-3) std::this_thread::yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }

@@ -84,8 +84,8 @@ class CudaDevice final : public Device {
   void wait_kernels(std::uint64_t mark) override;
   int kernel_streams() const override { return static_cast<int>(lanes_.size()); }
   bool kernels_ended(std::uint64_t mark) override;
-  // Polls the marks' end events, sleeping a few microseconds between rounds.
-  std::uint64_t wait_any_kernels(const std::vector<std::uint64_t>& marks) override;
+  // Polls the marks' end events, yielding, then sleeping between rounds.
+  std::optional<std::uint64_t> wait_any_kernels(const std::vector<std::uint64_t>& marks, double timeout_s) override;
 
   int ordinal() const { return ordinal_; }
 

@@ -20,9 +20,9 @@
 
 namespace tessera::kernels {
 
-inline constexpr int kCudaModuleAbi =
-    5;  // 5: Device::begin_kernels(panel), kernel_streams, kernels_ended, wait_any_kernels; CudaKernelOptions'
-        // trsm_inverse_leaf, compute_streams kernel_streams, kernels_ended, wait_any_kernels
+// 5 (2026-11-27): Device::begin_kernels(panel), kernel_streams, kernels_ended,
+// wait_any_kernels; CudaKernelOptions' trsm_inverse_leaf and compute_streams.
+inline constexpr int kCudaModuleAbi = 5;
 inline constexpr const char* kCudaModuleEntry = "tessera_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libtessera_cuda.so";
 
