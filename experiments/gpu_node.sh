@@ -204,7 +204,13 @@ run() {
             --gpus 1 --device cuda --threads $t --check --d 0 --json "$out/check_lu_gpu_panels_$p.json"
         done
         step check_qr_binary $b/tessera run --algo qr --qr-tree binary --qr-domain 2 --n 8192 --B 1024 --gpus 1 \
-          --device cuda --threads $t --check --json "$out/check_qr_binary.json" ;;
+          --device cuda --threads $t --check --json "$out/check_qr_binary.json"
+        # Three compute streams (panels on the high-priority one), and Cholesky's TRSM by inverted blocks
+        for a in cholesky qr lu; do
+          step "check_streams_$a" $b/tessera run --algo $a --n 8192 --B 1024 --gpus 1 --device cuda --threads $t \
+            --gpu-streams 3 --check $([[ $a == cholesky ]] && echo --gpu-trsm-inverse 256) \
+            $([[ $a == lu ]] && echo --d 0 --pivot partial) --json "$out/check_streams_$a.json"
+        done ;;
       calibrate)
         # The node's machine file (issue 15 point 7): its cores (one at a time, the square
         # sizes only: a core's BLAS-3 rate is flat beyond them) and then its GPU added.

@@ -17,7 +17,8 @@ simulated GPU plans its memory as the real one does), and next-use eviction
 moves less; QR at N = 32,768 is predicted within 10% (the calibrated model's
 GEMM-class kernels match the run's). bench_cuda_kernels without a GPU exits 2
 saying why. The H100's runs of 2026-11-26 likewise: every run's bytes, QR and
-LU with its panels on the GPU within 12%. gpu_node.sh: a STEP_FILTER that is no
+LU with its panels on the GPU within 12%; and of 2026-11-27: every run's bytes,
+QR at the default ib and the N = 65,536 runs within 10%. gpu_node.sh: a STEP_FILTER that is no
 regular expression, a STEP_TIMEOUT that is no number, a BENCH_TIMEOUT, an
 MPI_THREADS or an MPI_N that is no positive number exit 2 naming them.
 """
@@ -119,6 +120,21 @@ def main():
         expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
     close = [r for r in runs if r["name"].startswith(("qr_d_", "lu_d__B2048"))]
     expect(len(close) == 6 and all(abs(r["error"]) < 0.12 for r in close), "QR and LU B = 2048 within 12%", out)
+
+    # The H100's runs of 2026-11-27 against the calibration of the same lease (QR's kernels at
+    # ib = 32): every run's bytes exactly, QR at the runtime's default ib and the N = 65,536 runs
+    # (Cholesky and QR, in core and out of core) within 10%.
+    h100 = os.path.join(ROOT, "results", "gpu-node", "2026-11-27-h100", "pred")
+    js = os.path.join(work, "predict-h100-27.json")
+    rc, out, err = run([sys.executable, PREDICT, h100, "--binary", tessera, "--json", js])
+    expect(rc == 0, "gpu_predict.py on the 2026-11-27 H100 exit 0, got %d" % rc, out + err)
+    with open(js) as f:
+        runs = json.load(f)["runs"]
+    expect(len(runs) == 11, "11 runs predicted", out)
+    for r in runs:
+        expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
+    close = [r for r in runs if r["name"] in ("qr_d_o_row1", "qr_in", "qr_nextuse", "chol_in", "chol_nextuse")]
+    expect(len(close) == 5 and all(abs(r["error"]) < 0.10 for r in close), "QR and N = 65,536 within 10%", out)
 
     bench = os.path.join(os.path.dirname(tessera), "bench_cuda_kernels")
     if os.path.exists(bench):  # built with the benchmarks
