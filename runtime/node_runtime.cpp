@@ -239,8 +239,11 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     // With room for another task and none ready, a device with several
     // streams is polled this long before the queue is looked at again, so that
     // a task readied meanwhile (by a copy, a core) is queued beside the
-    // running ones instead of after one of them ends.
-    constexpr double kPollS = 50e-6;
+    // running ones instead of after one of them ends: 50 us for the first
+    // millisecond without a task to queue, then 1 ms (the device's wait sleeps
+    // between its polls after 100 us).
+    constexpr double kPollS = 50e-6, kPollSlowS = 1e-3, kPollFastFor = 1e-3;
+    double idle_since = -1;  // when the manager last started polling without a task to queue
     // On a device with several streams, the tasks whose kernels ended already.
     const auto retire_ended = [&] {
       if (!any_order) return;
@@ -263,9 +266,16 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       Task* t = flight.empty() ? queue.pop() : queue.try_pop();
       if (t == nullptr) {
         if (flight.empty()) return;  // closed: every task finished
-        if (const auto i = next_to_retire(any_order && flight.size() < depth ? kPollS : kForever)) retire_at(*i);
+        double timeout = kForever;
+        if (any_order && flight.size() < depth) {
+          const double now = platform_.now();
+          if (idle_since < 0) idle_since = now;
+          timeout = now - idle_since < kPollFastFor ? kPollS : kPollSlowS;
+        }
+        if (const auto i = next_to_retire(timeout)) retire_at(*i);
         continue;
       }
+      idle_since = -1;
       Queued q{t, TaskDesc{}, platform_.now(), 0, false};
       if (!s.cancelled.load(std::memory_order_relaxed)) {
         q.seen = observed(t);

@@ -276,7 +276,7 @@ std::optional<std::uint64_t> CudaDevice::wait_any_kernels(const std::vector<std:
     return marks.front();
   }
   // The manager thread has a core of its own (000 §5.3): it polls, yielding,
-  // for a millisecond (a sleep would oversleep by the timer slack, 50 us,
+  // for the first 100 us (a sleep would oversleep by the timer slack, 50 us,
   // against tile kernels of 40 us and more), then sleeps between polls.
   const auto t0 = std::chrono::steady_clock::now();
   for (;;) {
@@ -284,7 +284,7 @@ std::optional<std::uint64_t> CudaDevice::wait_any_kernels(const std::vector<std:
       if (kernels_ended(m)) return m;
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (waited >= timeout_s) return std::nullopt;
-    if (waited < 1e-3) std::this_thread::yield();
+    if (waited < 1e-4) std::this_thread::yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }

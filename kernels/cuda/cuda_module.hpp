@@ -22,7 +22,8 @@ namespace tessera::kernels {
 
 // 5 (2026-11-27): Device::begin_kernels(panel), kernel_streams, kernels_ended,
 // wait_any_kernels; CudaKernelOptions' trsm_inverse_leaf and compute_streams.
-inline constexpr int kCudaModuleAbi = 5;
+// 6 (2026-11-27): wait_any_kernels(marks, timeout_s) returns an optional.
+inline constexpr int kCudaModuleAbi = 6;
 inline constexpr const char* kCudaModuleEntry = "tessera_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libtessera_cuda.so";
 
