@@ -267,7 +267,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       if (t == nullptr) {
         if (flight.empty()) return;  // closed: every task finished
         double timeout = kForever;
-        if (any_order && flight.size() < depth) {
+        if (any_order) {  // (room for another task: the flight is below depth here)
           const double now = platform_.now();
           if (idle_since < 0) idle_since = now;
           timeout = now - idle_since < kPollFastFor ? kPollS : kPollSlowS;

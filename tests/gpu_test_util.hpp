@@ -213,7 +213,7 @@ class WatchedDevice final : public platform::Device {
   // its lane's stream runs through it, and a wait for another than the
   // oldest counts in marks_retired_early.
   void wait_kernels(std::uint64_t mark) override {
-    auto it = std::find_if(outstanding_.begin(), outstanding_.end(), [&](const auto& o) { return o.first == mark; });
+    auto it = find_outstanding(mark);
     if (it == outstanding_.end() || (it != outstanding_.begin() && lanes_.size() < 2)) {
       ++marks_out_of_order;
       return;
@@ -229,7 +229,7 @@ class WatchedDevice final : public platform::Device {
   // before the wait for them), so that the runtime retires later ones first.
   // A mark asked about that is not outstanding counts in marks_out_of_order.
   bool kernels_ended(std::uint64_t mark) override {
-    if (!is_outstanding(mark)) ++marks_out_of_order;
+    if (find_outstanding(mark) == outstanding_.end()) ++marks_out_of_order;
     return lanes_.size() < 2 || mark % 3 != 0;
   }
   // None ended: the oldest, as if the wait had lasted until it did (a late
@@ -260,8 +260,8 @@ class WatchedDevice final : public platform::Device {
     DeferredKernels<float> s;
   };
   std::unique_ptr<platform::Device> d_;
-  bool is_outstanding(std::uint64_t mark) const {
-    return std::any_of(outstanding_.begin(), outstanding_.end(), [&](const auto& o) { return o.first == mark; });
+  std::deque<std::pair<std::uint64_t, std::uint64_t>>::iterator find_outstanding(std::uint64_t mark) {
+    return std::find_if(outstanding_.begin(), outstanding_.end(), [&](const auto& o) { return o.first == mark; });
   }
   std::vector<std::unique_ptr<Deferred>> lanes_;  // deferred kernels, one per lane (none: the device's own)
   std::size_t lane_ = 0;                          // the lane of the task being queued

@@ -61,17 +61,12 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
                cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, \
                                &one, u, ldu, a, lda));                                                                \
   }                                                                                                                   \
-  inline void trsm_left_lower(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {          \
+  inline void trsm_left_lower(cublasHandle_t h, cublasDiagType_t diag, int m, int n, const T* l, int ldl, T* a,       \
+                              int lda, Site at) {                                                                     \
     const T alpha = 1;                                                                                                \
     check_blas("cublas" #P "trsm", at,                                                                                \
-               cublas##P##trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n,  \
-                               &alpha, l, ldl, a, lda));                                                              \
-  }                                                                                                                   \
-  inline void trsm_left_unit_lower(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {     \
-    const T alpha = 1;                                                                                                \
-    check_blas("cublas" #P "trsm", at,                                                                                \
-               cublas##P##trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, m, n,      \
-                               &alpha, l, ldl, a, lda));                                                              \
+               cublas##P##trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, diag, m, n, &alpha, l, ldl,  \
+                               a, lda));                                                                              \
   }                                                                                                                   \
   inline void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b,        \
                               int ldb, Site at) {                                                                     \

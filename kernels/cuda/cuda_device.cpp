@@ -196,16 +196,17 @@ void CudaDevice::open_span(bool panel) {
   // a column are independent: one then goes beside it); any other task, or
   // such a panel, on the one of the others with the fewest tasks outstanding
   // (tasks retire in any order), the next in turn among equals.
-  std::vector<int> busy(lanes_.size(), 0);
-  for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
-  if (lanes_.size() == 1 || (panel && busy[0] == 0)) {
-    lane_ = 0;
-  } else {
-    const std::size_t others = lanes_.size() - 1;
-    lane_ = 1 + static_cast<std::size_t>(next_mark_ % others);
-    for (std::size_t k = 1; k < others; ++k) {
-      const std::size_t l = 1 + (static_cast<std::size_t>(next_mark_) + k) % others;
-      if (busy[l] < busy[lane_]) lane_ = l;
+  lane_ = 0;
+  if (lanes_.size() > 1) {
+    std::vector<int> busy(lanes_.size(), 0);
+    for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
+    if (!panel || busy[0] > 0) {
+      const std::size_t others = lanes_.size() - 1;
+      lane_ = 1 + static_cast<std::size_t>(next_mark_ % others);
+      for (std::size_t k = 1; k < others; ++k) {
+        const std::size_t l = 1 + (static_cast<std::size_t>(next_mark_) + k) % others;
+        if (busy[l] < busy[lane_]) lane_ = l;
+      }
     }
   }
   open_span_ = free_spans_.back();
@@ -239,19 +240,20 @@ std::uint64_t CudaDevice::end_kernels() {
   return next_mark_++;
 }
 
-const CudaDevice::Span& CudaDevice::outstanding_span(std::uint64_t mark, const char* what) const {
+std::map<std::uint64_t, std::size_t>::const_iterator CudaDevice::find_outstanding(std::uint64_t mark,
+                                                                                  const char* what) const {
   const auto it = outstanding_.find(mark);
   if (it == outstanding_.end())
     throw std::logic_error(name_ + ": " + what + " for mark " + std::to_string(mark) + ", which is not outstanding");
-  return spans_[it->second];
+  return it;
 }
 
 void CudaDevice::wait_kernels(std::uint64_t mark) {
   cuda::set_device(ordinal_);
-  const Span& sp = outstanding_span(mark, "kernels waited");
+  const auto it = find_outstanding(mark, "kernels waited");
+  const Span& sp = spans_[it->second];
   // The mark is no longer outstanding, whatever the wait finds (a kernel's
   // error is reported once; its slot is free again).
-  const auto it = outstanding_.find(mark);
   free_spans_.push_back(it->second);
   outstanding_.erase(it);
   // Everything queued on the task's compute stream before the mark has ended.
@@ -263,7 +265,7 @@ void CudaDevice::wait_kernels(std::uint64_t mark) {
 
 bool CudaDevice::kernels_ended(std::uint64_t mark) {
   cuda::set_device(ordinal_);
-  const cudaError_t e = cudaEventQuery(outstanding_span(mark, "kernels asked").end.get());
+  const cudaError_t e = cudaEventQuery(spans_[find_outstanding(mark, "kernels asked")->second].end.get());
   if (e == cudaErrorNotReady) return false;
   TESSERA_CUDA_CHECK(e);  // a kernel's error shows here as at a wait
   return true;
@@ -272,7 +274,7 @@ bool CudaDevice::kernels_ended(std::uint64_t mark) {
 std::optional<std::uint64_t> CudaDevice::wait_any_kernels(const std::vector<std::uint64_t>& marks, double timeout_s) {
   if (marks.empty()) throw std::logic_error(name_ + ": wait_any_kernels of no marks");
   if (marks.size() == 1 && !std::isfinite(timeout_s)) {
-    outstanding_span(marks.front(), "kernels waited").end.synchronize();
+    spans_[find_outstanding(marks.front(), "kernels waited")->second].end.synchronize();
     return marks.front();
   }
   // The manager thread has a core of its own (000 §5.3): it polls, yielding,

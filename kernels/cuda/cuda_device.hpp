@@ -123,7 +123,8 @@ class CudaDevice final : public Device {
   // Takes a free span for mark next_mark_, chooses its lane (a panel's: the
   // high-priority one) and records its start there.
   void open_span(bool panel);
-  const Span& outstanding_span(std::uint64_t mark, const char* what) const;
+  // The outstanding mark's entry; throws logic_error naming `what` for another.
+  std::map<std::uint64_t, std::size_t>::const_iterator find_outstanding(std::uint64_t mark, const char* what) const;
   double kernel_span_s_ = 0;
   // Released buffers kept for reuse, by size (release()); kept_bytes_ of
   // them. in_use() + kept_bytes_ stays within the capacity.

@@ -69,7 +69,7 @@ void CudaTileKernels<T>::lu_trsm_u(index_t m, index_t n, const T* l, index_t ldl
   if (m == 0 || n == 0) return;
   cuda::set_device(ordinal_);
   // A = L^{-1} A (L unit lower)
-  trsm_left_unit_lower(blas_.get(), to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda), TESSERA_HERE);
+  trsm_left_lower(blas_.get(), CUBLAS_DIAG_UNIT, to_int(m), to_int(n), l, to_int(ldl), a, to_int(lda), TESSERA_HERE);
 }
 
 template <class T>

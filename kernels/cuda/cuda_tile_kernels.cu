@@ -261,8 +261,8 @@ void CudaTileKernels<T>::invert_leaves(index_t n, const T* l, index_t ldl, index
   if (rest > 0) {
     // W_r = L_rr^{-1} for the short last block
     const index_t c = count * leaf;
-    trsm_left_lower(blas_.get(), to_int(rest), to_int(rest), l + c + c * ldl, to_int(ldl), w + c * leaf, to_int(leaf),
-                    TESSERA_HERE);
+    trsm_left_lower(blas_.get(), CUBLAS_DIAG_NON_UNIT, to_int(rest), to_int(rest), l + c + c * ldl, to_int(ldl),
+                    w + c * leaf, to_int(leaf), TESSERA_HERE);
   }
 }
 
