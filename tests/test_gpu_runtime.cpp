@@ -328,6 +328,12 @@ TEST(GpuRuntimeCopyDepth, TwoCopiesQueuedPerStreamAndTheSameFactors) {
 // marks are then never used: each task is synchronized). 10 x 10 tiles, so
 // that the GPU has a second task ready while one is queued many times over
 // (with 5 x 5, a loaded CI machine once ran a whole Cholesky without one).
+// Whether a second task is ready when the manager looks depends on the
+// threads' timing: a task the compute thread readies reaches the GPU's queue
+// while the manager may already be waiting. Under ThreadSanitizer on a loaded
+// CI machine a 10 x 10 Cholesky once found none, so a run without two queued
+// is repeated, up to five times; a manager that never queues a second fails
+// all five, and every run must stay within the depth and give the factors.
 TEST(GpuRuntimeKernelDepth, TwoTasksKernelsQueuedAndTheSameFactors) {
   for (const bool chol : {true, false}) {
     const TileLayout L(chol ? 1200 : 1440, 1200, 120, 1, 0);
@@ -341,10 +347,17 @@ TEST(GpuRuntimeKernelDepth, TwoTasksKernelsQueuedAndTheSameFactors) {
       r.runtime_kernel_depth = runtime_depth;
       const std::string what =
           std::string(chol ? "cholesky" : "qr") + " kernel depth 2, runtime's " + std::to_string(runtime_depth);
-      const GpuOutcome o = run_gpus<double>(r, L, ref);
-      expect_correct(o, serial_keys(chol, L), what);
-      ASSERT_EQ(o.devices.size(), 1u);
-      EXPECT_EQ(o.devices[0].max_marks, runtime_depth == 1 ? 0 : 2) << what << ": tasks queued at once";
+      const int want = runtime_depth == 1 ? 0 : 2;
+      int most = -1;
+      for (int attempt = 0; attempt < 5 && most != want; ++attempt) {
+        const GpuOutcome o = run_gpus<double>(r, L, ref);
+        expect_correct(o, serial_keys(chol, L), what);
+        ASSERT_EQ(o.devices.size(), 1u);
+        EXPECT_LE(o.devices[0].max_marks, 2) << what << ": tasks queued at once";
+        if (runtime_depth == 1) EXPECT_EQ(o.devices[0].max_marks, 0) << what << ": marks used with depth 1";
+        most = std::max(most, o.devices[0].max_marks);
+      }
+      EXPECT_EQ(most, want) << what << ": most tasks queued at once in five runs";
     }
   }
 }
