@@ -30,6 +30,10 @@ constexpr int kDataTag = 7;
 // Sends in flight at once: kSendsInFlight (platform/network.hpp), which the
 // simulated network models too.
 constexpr int kMaxSendsInFlight = kSendsInFlight;
+// Receives in flight at once. Where Open MPI moves a large message in
+// fragments, each message's fragments flow only once its receive is posted,
+// so that several posted receives move several messages per progress call.
+constexpr int kMaxRecvsInFlight = 4;
 // Idle polling interval: doubles from kMinIdle to kMaxIdle while nothing
 // happens. A new outgoing message wakes the thread at once; an incoming one
 // waits at most kMaxIdle once the thread has been idle ~8 ms. Each wake-up
@@ -122,11 +126,14 @@ struct MpiNetwork::Impl {
   void run() {
     std::vector<MPI_Request> reqs;
     std::vector<Message> inflight;
-    MPI_Request recv_req = MPI_REQUEST_NULL;
-    std::byte* recv_buf = nullptr;
-    std::size_t recv_bytes = 0;
-    int recv_source = 0;
-    std::chrono::steady_clock::time_point recv_start;
+    struct Receive {
+      MPI_Request req;
+      std::byte* buf;
+      std::size_t bytes;
+      int source;
+      std::chrono::steady_clock::time_point start;
+    };
+    std::vector<Receive> recvs;
     auto idle = kMinIdle;
     for (;;) {
       bool progress = false;
@@ -160,41 +167,45 @@ struct MpiNetwork::Impl {
           ++i;
         }
       }
-      // One receive at a time: probe for the next message, then receive it.
-      if (recv_req == MPI_REQUEST_NULL) {
+      // Probe for the next messages and receive up to kMaxRecvsInFlight at once.
+      while (static_cast<int>(recvs.size()) < kMaxRecvsInFlight) {
         int found = 0;
         MPI_Message msg;
         MPI_Status st;
         check(MPI_Improbe(MPI_ANY_SOURCE, kDataTag, MPI_COMM_WORLD, &found, &msg, &st), "MPI_Improbe");
-        if (found) {
-          recv_start = std::chrono::steady_clock::now();
-          int count = 0;
-          check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
-          if (count < static_cast<int>(Message::kHeader)) throw std::runtime_error("a message shorter than its header");
-          recv_bytes = static_cast<std::size_t>(count);
-          receiving_bytes = recv_bytes;
-          recv_buf = pool.get(recv_bytes);
-          receiving_bytes = 0;
-          recv_source = st.MPI_SOURCE;
-          check(MPI_Imrecv(recv_buf, count, MPI_BYTE, &msg, &recv_req), "MPI_Imrecv");
-          progress = true;
-        }
+        if (!found) break;
+        int count = 0;
+        check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+        if (count < static_cast<int>(Message::kHeader)) throw std::runtime_error("a message shorter than its header");
+        Receive r{MPI_REQUEST_NULL, nullptr, static_cast<std::size_t>(count), st.MPI_SOURCE,
+                  std::chrono::steady_clock::now()};
+        receiving_bytes = r.bytes;
+        r.buf = pool.get(r.bytes);
+        receiving_bytes = 0;
+        check(MPI_Imrecv(r.buf, count, MPI_BYTE, &msg, &r.req), "MPI_Imrecv");
+        recvs.push_back(r);
+        progress = true;
       }
-      if (recv_req != MPI_REQUEST_NULL) {
+      // Test them; a message is delivered when it is complete, whatever the
+      // order (the runtime matches messages by datum and version).
+      for (std::size_t i = 0; i < recvs.size();) {
         int done = 0;
-        check(MPI_Test(&recv_req, &done, MPI_STATUS_IGNORE), "MPI_Test");
-        if (done) {
-          recv_req = MPI_REQUEST_NULL;
-          Message m = Message::from_wire(std::exchange(recv_buf, nullptr), &pool, recv_bytes);
-          m.set_transit_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - recv_start).count());
-          deliver(recv_source, std::move(m));
-          progress = true;
+        check(MPI_Test(&recvs[i].req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (!done) {
+          ++i;
+          continue;
         }
+        const Receive r = recvs[i];
+        recvs.erase(recvs.begin() + static_cast<std::ptrdiff_t>(i));
+        Message m = Message::from_wire(r.buf, &pool, r.bytes);
+        m.set_transit_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count());
+        deliver(r.source, std::move(m));
+        progress = true;
       }
       std::unique_lock lk(mutex);
       // Every message this node expects has arrived once its runtime stops.
-      if (stopping && outbox.empty() && reqs.empty() && recv_req == MPI_REQUEST_NULL) return;
-      const bool in_flight = !reqs.empty() || recv_req != MPI_REQUEST_NULL;
+      if (stopping && outbox.empty() && reqs.empty() && recvs.empty()) return;
+      const bool in_flight = !reqs.empty() || !recvs.empty();
       const auto bound = in_flight  ? (own_core ? kOwnCoreInFlight : kSharedInFlight)
                          : own_core ? kOwnCoreIdle
                                     : kMaxIdle;
