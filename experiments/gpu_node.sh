@@ -41,6 +41,11 @@
 #                    bench_gpu.py's: the README's table, two narrow-panel LUs,
 #                    three LUs with every column on the GPU (--d 0);
 #                    precisions $BENCH_PRECISIONS, default d)
+#         trace      one traced run per row of $TRACE_ROWS (';'-separated ALGO:ARGS, N = $TRACE_N,
+#                    default 32,768; default rows: Cholesky d B = 2048 with each task's
+#                    kernels waited for, --gpu-kernel-depth 1, so that each task's
+#                    interval is its own), OUT/trace_I.json and trace_I.run.json, for
+#                    analysis/trace_compare.py against its simulation
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_N, default 16,384;
 #                    $MPI_THREADS compute threads per rank, default 3; $MPI_TILE_ARGS:
@@ -117,8 +122,8 @@ run() {
   IFS=, read -ra todo <<<"$steps"
   for s in "${todo[@]}"; do
     case $s in
-      tests | sanitizer | check | calibrate | kernels | ooc | bench | mpi) ;;
-      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, kernels, ooc, bench, mpi)" >&2
+      tests | sanitizer | check | calibrate | kernels | ooc | bench | trace | mpi) ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, kernels, ooc, bench, trace, mpi)" >&2
          exit 2 ;;
     esac
   done
@@ -248,6 +253,16 @@ run() {
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
                --out "$out/bench" --json "$out/bench.json" --timeout "${BENCH_TIMEOUT:-150}" --precisions "${BENCH_PRECISIONS:-d}" \
                "${bench_rows[@]}" ;;
+      trace)
+        local trace_rows=("cholesky:--B 2048 --s 1 --gpu-kernel-depth 1") i=0
+        [[ -n ${TRACE_ROWS:-} ]] && IFS=';' read -ra trace_rows <<<"$TRACE_ROWS"
+        for row in "${trace_rows[@]}"; do
+          local -a row_args
+          read -ra row_args <<<"${row#*:}"
+          step "trace_$i" $b/tessera run --algo "${row%%:*}" --n "${TRACE_N:-32768}" "${row_args[@]}" --gpus 1 \
+            --device cuda --threads $t --trace "$out/trace_$i.json" --json "$out/trace_$i.run.json"
+          i=$((i + 1))
+        done ;;
       mpi)
         # One step per tessera configuration ($MPI_TILE_ARGS, ';'-separated),
         # each alternated with ScaLAPACK in its own run of bench_mpi.py.
