@@ -79,10 +79,12 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
 int main(int argc, char** argv) {
   // The runtime's device, and the same GPU with Cholesky's POTF2' and TRSM
   // recursing to leaves of these orders and QR's kernels applying other
-  // groups of reflectors (0: one block of ib at a time), for the rows
-  // ".../leafL" and ".../groupG" that choose the defaults (cuda_api.hpp).
+  // groups of reflectors (0: one block of ib at a time), TRSM through
+  // inverted blocks and QR's panels by Cholesky QR, for the rows
+  // ".../leafL", ".../groupG", ".../inverseL" and ".../cholqr1" that choose
+  // the defaults (cuda_api.hpp).
   std::unique_ptr<platform::Device> dev;
-  std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group, other_inverse;
+  std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group, other_inverse, other_cholqr;
   try {
     dev = kernels::make_cuda_device(1, 0, 0);
     for (const int leaf : {128, 256, 512}) {
@@ -100,6 +102,11 @@ int main(int argc, char** argv) {
       o.trsm_inverse_leaf = inverse;
       other_inverse[inverse] = kernels::make_cuda_device(1, 0, 0, o);
     }
+    {
+      kernels::CudaKernelOptions o;
+      o.cholqr_panels = true;
+      other_cholqr[1] = kernels::make_cuda_device(1, 0, 0, o);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_kernels: no CUDA GPU to measure: %s\n", e.what());
     return 2;
@@ -108,7 +115,8 @@ int main(int argc, char** argv) {
                       lu[] = {kLuTrsmU, kLuGemm, kLuDiag, kLuTrsmL};
   for (const char p : {'d', 's'})
     for (const std::int64_t B : {1024, 2048, 4096}) {
-      // variant: "" (the default device), "leaf" or "group" with its value.
+      // variant: "" (the default device), "leaf", "group" or "inverse" with its
+      // value, or "cholqr" (value 1: Cholesky QR panels).
       const auto add = [&](std::uint16_t k, std::int64_t ib, const std::string& variant = "", int value = 0,
                            std::int64_t m = 0) {
         const KernelShape s{k, p, m > 0 ? m : B, B, kernel_info(k)->has_k ? B : 0, ib};
@@ -119,6 +127,7 @@ int main(int argc, char** argv) {
         platform::Device* on = variant == "leaf"      ? other_leaf.at(value).get()
                                : variant == "group"   ? other_group.at(value).get()
                                : variant == "inverse" ? other_inverse.at(value).get()
+                               : variant == "cholqr"  ? other_cholqr.at(value).get()
                                                       : dev.get();
         benchmark::RegisterBenchmark(name.c_str(), [on, s](benchmark::State& st) { run_case(st, *on, s); })
             ->UseManualTime()
@@ -133,6 +142,7 @@ int main(int argc, char** argv) {
           add(k, ib);
           if (ib < 128)
             for (const auto& [group, d] : other_group) add(k, ib, "group", group);
+          if (k == kGeqrt || k == kTsqrt) add(k, ib, "cholqr", 1);
         }
       for (const auto k : lu) add(k, 0);
       // LU's panel as --d 0 factors it on the GPU: all the rows of a column of N = 32,768.

@@ -133,6 +133,8 @@ struct RunConfig {
   int gpu_trsm_inverse = 0;
   // --device cuda: compute streams per GPU (--gpu-streams).
   int gpu_streams = 1;
+  // --device cuda: QR's panels by Cholesky QR (--gpu-qr-panel cholqr).
+  bool gpu_cholqr_panels = false;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

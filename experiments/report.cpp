@@ -136,6 +136,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["gpu_kernel_depth"] = c.gpu_kernel_depth;
     if (c.gpu_trsm_inverse > 0) j["gpu_trsm_inverse"] = c.gpu_trsm_inverse;
     if (c.gpu_streams > 1) j["gpu_streams"] = c.gpu_streams;
+    if (c.gpu_cholqr_panels) j["gpu_qr_panel"] = "cholqr";
     j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
     if (c.machine.empty() && c.device == DeviceKind::Emulated)
       j["emulated_gpu"] = {{"memory_bytes", c.emulated.memory_bytes},
@@ -159,7 +160,8 @@ std::string result_json(const RunResult& r, const char* backend) {
                      {"distinct_bytes_out", d.distinct_bytes_out},
                      {"copy_in_s", d.copy_in_s},
                      {"copy_out_s", d.copy_out_s},
-                     {"kernel_span_s", d.kernel_span_s}});
+                     {"kernel_span_s", d.kernel_span_s},
+                     {"kernel_fallbacks", d.kernel_fallbacks}});
     }
     j["gpu_stats"] = per;
     // Host data page-locked for the GPUs' copies (0 where the devices do not pin).

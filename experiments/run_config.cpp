@@ -179,6 +179,8 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpu_trsm_inverse > 0 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-trsm-inverse " + std::to_string(c.gpu_trsm_inverse) +
                      ": only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
+  if (c.gpu_cholqr_panels && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
+    throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
   if (c.phantom && c.impl != Impl::Tile)

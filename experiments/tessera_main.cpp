@@ -386,7 +386,7 @@ int main(int argc, char** argv) {
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   BackendOptions backend;
   std::string impl_name = "tile", backend_choice = "native", device_name = "emulated", broadcast = "binomial",
-              eviction = "next-use";
+              eviction = "next-use", qr_panel = "householder";
   auto* run =
       app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
@@ -457,6 +457,10 @@ int main(int argc, char** argv) {
   run->add_option("--gpu-trsm-inverse", cfg.gpu_trsm_inverse,
                   "--device cuda: Cholesky's TRSM through the inverses of its diagonal blocks of this order (no "
                   "substitution: kernels/cuda/recursive_blocking.hpp); default 0, cuBLAS's TRSM on the whole tile");
+  run->add_option("--gpu-qr-panel", qr_panel,
+                  "--device cuda: how QR's GEQRT and TSQRT factor a panel of ib columns: householder (cuSOLVER's "
+                  "GEQRF; default) | cholqr (shifted Cholesky QR and Householder vectors rebuilt from Q: "
+                  "kernels/cuda/cholqr_panel.hpp; a tile that fails its check is factored again with GEQRF)");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;
@@ -524,6 +528,9 @@ int main(int argc, char** argv) {
     cfg.impl = tessera::parse_impl(impl_name);
     cfg.broadcast = tessera::parse_broadcast(broadcast);
     cfg.eviction = tessera::parse_eviction(eviction);
+    if (qr_panel != "householder" && qr_panel != "cholqr")
+      throw tessera::InputError("--gpu-qr-panel '" + qr_panel + "' is not one of: householder, cholqr");
+    cfg.gpu_cholqr_panels = qr_panel == "cholqr";
     cfg.device = tessera::parse_device_kind(device_name);
     backend.backend = tessera::parse_backend(backend_choice);
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);

@@ -111,6 +111,10 @@ class Device {
   // ones (as MAGMA's and cuSOLVER's lookahead panels overlap their updates).
   virtual void begin_kernels(bool panel) { (void)panel; }
   virtual double kernel_span_s() const { return 0; }
+  // Kernel calls that took a slower path after their fast one failed a
+  // check (a CUDA GPU's Cholesky QR panels refactored with GEQRF), in the
+  // device's life.
+  virtual std::uint64_t kernel_fallbacks() const { return 0; }
 
   // How many tasks' kernels the manager thread may have queued at once. 1:
   // it waits (synchronize) for a task's kernels before it takes the next. A

@@ -79,7 +79,11 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   stats.gpus.assign(G, DeviceStats{});
   // A device's kernel time counts from its construction; this run's is the difference.
   std::vector<double> span_at_start;
-  for (const GpuContext& gc : options_.gpus) span_at_start.push_back(gc.device ? gc.device->kernel_span_s() : 0.0);
+  std::vector<std::uint64_t> fallbacks_at_start;
+  for (const GpuContext& gc : options_.gpus) {
+    span_at_start.push_back(gc.device ? gc.device->kernel_span_s() : 0.0);
+    fallbacks_at_start.push_back(gc.device ? gc.device->kernel_fallbacks() : 0);
+  }
   RuntimeObserver* obs = options_.observer;
   if (obs) obs->on_run_start(options_.threads + G, executor, t0);
 
@@ -336,6 +340,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     d.distinct_bytes_in = c.distinct_bytes_in, d.distinct_bytes_out = c.distinct_bytes_out;
     d.copy_in_s = s.streams[2 * (g - 1)].busy_s, d.copy_out_s = s.streams[2 * (g - 1) + 1].busy_s;
     d.kernel_span_s = options_.gpus[g - 1].device->kernel_span_s() - span_at_start[g - 1];
+    d.kernel_fallbacks = options_.gpus[g - 1].device->kernel_fallbacks() - fallbacks_at_start[g - 1];
   }
   if (dist) {
     const std::size_t w = dist->store->word_bytes();

@@ -145,6 +145,8 @@ struct DeviceStats {
   // The device's own time for the tasks' kernels (Device::kernel_span_s;
   // 0 where it does not measure it): busy_s less this is host overhead.
   double kernel_span_s = 0;
+  // Kernel calls that fell back to a slower path (Device::kernel_fallbacks).
+  std::uint64_t kernel_fallbacks = 0;
   std::size_t capacity_bytes = 0;  // Device::capacity(): the memory the runtime may use on it
   std::size_t peak_bytes = 0;      // most device memory in use at once
   std::size_t bytes_at_end = 0;    // left allocated by the task graph (0 with Release_Tile; run() then frees it)

@@ -84,6 +84,10 @@ TEST(CliBadInput, NonPositiveThreadsWindowIb) {
   // Only CUDA's TRSM has it: an emulated GPU would ignore it silently.
   expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-trsm-inverse", "16"}),
                   {"--gpu-trsm-inverse 16", "--device cuda"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-qr-panel", "cholqr"}, "qr"),
+                  {"--gpu-qr-panel cholqr", "--device cuda"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-qr-panel", "givens"}, "qr"),
+                  {"--gpu-qr-panel 'givens'", "householder, cholqr"});
 }
 
 TEST(CliBadInput, MatrixTooLargeForMemoryNamesTheSize) {

@@ -1,7 +1,8 @@
 // Cholesky and QR through the driver on a CUDA GPU with several compute
-// streams (--gpu-streams) and TRSM through inverted diagonal blocks
-// (--gpu-trsm-inverse): written on 2026-11-27 without a GPU, so this is
-// their first check on one. With 3 streams the manager queues 3 tasks at
+// streams (--gpu-streams), TRSM through inverted diagonal blocks
+// (--gpu-trsm-inverse) and QR's panels by Cholesky QR (--gpu-qr-panel
+// cholqr): written on 2026-11-27 without a GPU, so this is their first check
+// on one. With 3 streams the manager queues 3 tasks at
 // once, each on a stream of its own with its own library handles and
 // workspace; a task that read a tile before its writer's stream had passed
 // it, or two tasks sharing a workspace, would change the factors. --check
@@ -23,12 +24,13 @@ namespace {
 
 TEST(CudaComputeStreams, CholeskyAndQrPassTheirCheck) {
   if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device to test on";
-  for (const std::string algo : {"cholesky", "qr"})
+  for (const std::string algo : {"cholesky", "qr", "qr-cholqr"})
     for (const char precision : {'d', 's'})
       for (const int streams : {1, 3}) {
         SCOPED_TRACE("--algo " + algo + " --precision " + precision + " --gpu-streams " + std::to_string(streams));
         RunConfig cfg;
-        cfg.algo = algo;
+        cfg.algo = algo == "qr-cholqr" ? "qr" : algo;
+        cfg.gpu_cholqr_panels = algo == "qr-cholqr";  // QR's panels by Cholesky QR (--gpu-qr-panel cholqr)
         cfg.precision = precision;
         cfg.n = 1500;
         cfg.B = 256;
@@ -45,6 +47,7 @@ TEST(CudaComputeStreams, CholeskyAndQrPassTheirCheck) {
         EXPECT_LT(r.residuals->factor, kResidualThreshold);
         ASSERT_EQ(r.gpus.size(), 1u);
         EXPECT_GT(r.gpus[0].busy_s, 0.0);
+        EXPECT_EQ(r.gpus[0].kernel_fallbacks, 0u) << "a random matrix's panels all pass sCholQR3's check";
       }
 }
 

@@ -65,11 +65,18 @@ std::string cuda_backend_unavailable();
 //     that a panel's latency-bound kernels run beside the trailing updates'
 //     GEMMs (issue 15 point 3); 1 (the default, until a lent GPU has
 //     measured more): every kernel in order on one stream.
+//   cholqr_panels: QR's GEQRT and TSQRT factor each panel of ib columns by
+//     shifted Cholesky QR and rebuild its Householder reflectors from Q
+//     (kernels/cuda/cholqr_panel.hpp), a fixed number of library calls per
+//     panel instead of cuSOLVER's GEQRF, whose cost is per column; a tile
+//     whose panels fail the orthogonality check is factored again with
+//     GEQRF. false (the default, until a lent GPU has measured it): GEQRF.
 struct CudaKernelOptions {
   int recursion_leaf = 0;
   int reflector_group = 256;
   int trsm_inverse_leaf = 0;
   int compute_streams = 1;
+  bool cholqr_panels = false;
 };
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
                                                    CudaKernelOptions options = {});

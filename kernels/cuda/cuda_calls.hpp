@@ -61,6 +61,18 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
                cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, \
                                &one, u, ldu, a, lda));                                                                \
   }                                                                                                                   \
+  inline void trsm_right(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t tr, cublasDiagType_t diag, int m, \
+                         int n, const T* a, int lda, T* b, int ldb, Site at) {                                        \
+    const T one = 1;                                                                                                  \
+    check_blas("cublas" #P "trsm", at,                                                                                \
+               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, uplo, tr, diag, m, n, &one, a, lda, b, ldb));                    \
+  }                                                                                                                   \
+  inline void trmm_llt_inplace(cublasHandle_t h, int m, int n, const T* l, int ldl, T* b, int ldb, Site at) {         \
+    const T one = 1;                                                                                                  \
+    check_blas("cublas" #P "trmm", at,                                                                                \
+               cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n,  \
+                               &one, l, ldl, b, ldb, b, ldb));                                                        \
+  }                                                                                                                   \
   inline void trsm_left_lower(cublasHandle_t h, cublasDiagType_t diag, int m, int n, const T* l, int ldl, T* a,       \
                               int lda, Site at) {                                                                     \
     const T alpha = 1;                                                                                                \

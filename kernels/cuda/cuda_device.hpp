@@ -77,6 +77,12 @@ class CudaDevice final : public Device {
   // that ran side by side overlap, and kernel_span_s() counts each.
   void begin_kernels(bool panel) override;
   double kernel_span_s() const override { return kernel_span_s_; }
+  // Tiles whose Cholesky QR panels were factored again with GEQRF, every lane's, both precisions.
+  std::uint64_t kernel_fallbacks() const override {
+    std::uint64_t n = 0;
+    for (const Lane& l : lanes_) n += l.d->cholqr_fallbacks() + l.s->cholqr_fallbacks();
+    return n;
+  }
   int kernel_depth() const override { return std::max(2, static_cast<int>(lanes_.size())); }
   std::uint64_t end_kernels() override;
   // Any outstanding mark, in any order (with one stream, a later mark's end

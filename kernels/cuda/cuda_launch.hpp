@@ -1,7 +1,8 @@
 #pragma once
 // What the CUDA tile kernels' translation units share for launching their
 // own kernels and calling the libraries: the int dimensions cuBLAS and
-// cuSOLVER take, and the block shapes of the element-wise kernels.
+// cuSOLVER take, the QR kernels' check of ib, and the block shapes of the
+// element-wise kernels.
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
@@ -16,6 +17,13 @@ inline int to_int(index_t v) {
   if (v < 0 || v > INT_MAX)
     throw std::length_error("CUDA tile kernels: dimension " + std::to_string(v) + " out of range");
   return static_cast<int>(v);
+}
+
+// As LAPACK's xGEQRT/xGEMQRT/xTPQRT/xTPMQRT require: 1 <= ib <= k unless k = 0.
+inline void check_ib(const char* kernel, index_t ib, index_t k) {
+  if (ib < 1 || (ib > k && k > 0))
+    throw std::logic_error(std::string(kernel) + ": inner block size ib = " + std::to_string(ib) + " is not in [1, " +
+                           std::to_string(k) + "]");
 }
 
 constexpr int kThreads = 256;

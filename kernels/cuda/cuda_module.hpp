@@ -23,7 +23,8 @@ namespace tessera::kernels {
 // 5 (2026-11-27): Device::begin_kernels(panel), kernel_streams, kernels_ended,
 // wait_any_kernels; CudaKernelOptions' trsm_inverse_leaf and compute_streams.
 // 6 (2026-11-27): wait_any_kernels(marks, timeout_s) returns an optional.
-inline constexpr int kCudaModuleAbi = 6;
+// 7 (2026-11-27): CudaKernelOptions::cholqr_panels, Device::kernel_fallbacks.
+inline constexpr int kCudaModuleAbi = 7;
 inline constexpr const char* kCudaModuleEntry = "tessera_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libtessera_cuda.so";
 

@@ -19,13 +19,6 @@ namespace {
 using namespace cuda::calls;
 using namespace launch;
 
-// As LAPACK's xGEQRT/xGEMQRT/xTPQRT/xTPMQRT require: 1 <= ib <= k unless k = 0.
-void check_ib(const char* kernel, index_t ib, index_t k) {
-  if (ib < 1 || (ib > k && k > 0))
-    throw std::logic_error(std::string(kernel) + ": inner block size ib = " + std::to_string(ib) + " is not in [1, " +
-                           std::to_string(k) + "]");
-}
-
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 // W (m×b) = V in explicit form from the panel v (m×b) that holds it below
@@ -131,7 +124,7 @@ template <class T>
 CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream, CudaKernelOptions options)
     : ordinal_(cuda::set_device(ordinal)), stream_(stream), blas_(cuda::CublasHandle::create(stream)),
       solver_(cuda::CusolverHandle::create(stream)), leaf_(options.recursion_leaf), group_(options.reflector_group),
-      inverse_leaf_(options.trsm_inverse_leaf) {
+      inverse_leaf_(options.trsm_inverse_leaf), cholqr_(options.cholqr_panels) {
   if (leaf_ < 0 || group_ < 0 || inverse_leaf_ < 0)
     throw std::logic_error("CUDA tile kernels: recursion leaf " + std::to_string(leaf_) + ", reflector group " +
                            std::to_string(group_) + " or TRSM inverse leaf " + std::to_string(inverse_leaf_) + " < 0");
@@ -380,13 +373,12 @@ const T* CudaTileKernels<T>::merged_t(index_t rows, index_t b, index_t ib, const
 // (merged_t): GEMMs as deep as the group instead of ib. (The last group's
 // panels update every column to their right themselves.) No host
 // round-trip: GEQRF's devInfo reports only illegal arguments, which the
-// sizes here exclude.
+// sizes here exclude. With Cholesky QR panels (cuda_cholqr.cu's geqrt) each
+// panel's GEQRF and T are cholqr_factor's instead.
 template <class T>
-void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt) {
+void CudaTileKernels<T>::geqrt_panels(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt,
+                                      bool cholqr) {
   const index_t k = std::min(m, n);
-  check_ib("geqrt", ib, k);
-  if (k == 0) return;
-  cuda::set_device(ordinal_);
   const index_t gw = compact_wy::group_width(group_, ib, k);
   int lwork = 0;
   for_each_block(true, k, ib, [&](index_t i, index_t b) {
@@ -402,11 +394,16 @@ void CudaTileKernels<T>::geqrt(index_t m, index_t n, index_t ib, T* a, index_t l
       const index_t b = std::min(ib, gend - i), rows = m - i;
       T* panel = a + i + i * lda;
       T* t_i = t + i * ldt;
-      // (V_i, R_i, tau) = QR(A[i:, i:i+b])
-      geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
-      // V_i explicit, for cuBLAS
-      explicit_v(rows, b, panel, lda, s.v);
-      form_t(rows, b, s.v, rows, s, t_i, ldt);
+      // (V_i, R_i, T_i) = QR(A[i:, i:i+b])
+      if (cholqr) {
+        cholqr_factor(rows, b, panel, lda, t_i, ldt);
+        explicit_v(rows, b, panel, lda, s.v);
+      } else {
+        geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
+        // V_i explicit, for cuBLAS
+        explicit_v(rows, b, panel, lda, s.v);
+        form_t(rows, b, s.v, rows, s, t_i, ldt);
+      }
       // A[i:, i+b:inner_end] = (I - V_i T_i V_i^T)^T A[i:, i+b:inner_end]
       if (i + b < inner_end)
         apply_block(true, rows, inner_end - i - b, b, s.v, rows, t_i, ldt, panel + b * lda, lda, s.w);
@@ -455,13 +452,11 @@ void CudaTileKernels<T>::larfb(bool trans, index_t m, index_t n, index_t k, inde
 // comes from V^T V over A's rows alone (the leading 1s never overlap) and
 // larft_kernel; the rest of the group's columns get Q^T through GEMM, TRMM,
 // GEAM and GEMM (apply_ts_block), the columns right of the group the whole
-// group's at once, its T merged (merged_t). No host round-trip.
+// group's at once, its T merged (merged_t). No host round-trip. With
+// Cholesky QR panels (cuda_cholqr.cu's tsqrt): cholqr_factor on the packed S.
 template <class T>
-void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t,
-                               index_t ldt) {
-  check_ib("tsqrt", ib, n);
-  if (m == 0 || n == 0) return;
-  cuda::set_device(ordinal_);
+void CudaTileKernels<T>::tsqrt_panels(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t,
+                                      index_t ldt, bool cholqr) {
   const index_t gw = compact_wy::group_width(group_, ib, n);
   int lwork = 0;
   for_each_block(true, n, ib, [&](index_t, index_t b) {
@@ -481,12 +476,13 @@ void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t l
       ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(false, to_int(m), to_int(b), r_i, to_int(ldr), a_i,
                                                          to_int(lda), s.v, to_int(lds));
       cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
-      // (V, R, tau) = QR(S)
-      geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
+      // (V, R, T) = QR(S)
+      if (cholqr) cholqr_factor(lds, b, s.v, lds, t_i, ldt);
+      else geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
       ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
                                                          s.v, to_int(lds));
       cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
-      form_t(m, b, a_i, lda, s, t_i, ldt);
+      if (!cholqr) form_t(m, b, a_i, lda, s, t_i, ldt);
       // [R[i:i+b, i+b:gend]; A[:, i+b:gend]] = (I - [I; V] T [I; V]^T)^T [...]
       if (i + b < gend)
         apply_ts_block(true, m, gend - i - b, b, a_i, lda, t_i, ldt, r_i + b * ldr, ldr, a_i + b * lda, lda, s.w);

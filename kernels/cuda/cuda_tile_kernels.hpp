@@ -1,11 +1,12 @@
 #pragma once
 // TileKernels on one CUDA device, all work queued on one stream (the device's
 // compute stream): cuBLAS for GEMM, SYRK, TRSM, TRMM and GEAM, cuSOLVER for
-// POTRF, the Householder panels (GEQRF) and LU's panels (GETRF), and five
-// small kernels of our own for what the libraries do not offer: the QR's T
-// factors and two reshapings of a panel (cuda_tile_kernels.cu), and the LU's
-// row permutation and row exchange (cuda_lu_kernels.cu, with the other LU
-// members). The tournament's candidate selection (lu_select) keeps
+// POTRF, the Householder panels (GEQRF) and LU's panels (GETRF), and small
+// kernels of our own for what the libraries do not offer: the QR's T
+// factors and two reshapings of a panel (cuda_tile_kernels.cu), the Cholesky
+// QR panels' shift, check, signed LU and rescalings (cuda_cholqr.cu), and the
+// LU's row permutation and row exchange (cuda_lu_kernels.cu, with the other
+// LU members). The tournament's candidate selection (lu_select) keeps
 // TileKernels' default, which throws: the LU task graph runs it on CPU cores
 // only.
 //
@@ -20,7 +21,9 @@
 // failing column; lu_getrf's caller needs the pivots), lu_permute_from_host
 // and from_host, which wait for their host data to be copied, and a call that has
 // to grow the workspace, which first waits until the stream is done with the
-// old one (a few times in an object's life: the workspace only grows).
+// old one (a few times in an object's life: the workspace only grows). With
+// Cholesky QR panels, GEQRT, TSQRT and TTQRT wait once per call, for the
+// panels' check.
 #include <cstdint>
 
 #include <cuda_runtime.h>
@@ -71,6 +74,9 @@ class CudaTileKernels final : public TileKernels<T> {
   void from_host(void* dst, const void* src, std::size_t bytes) override;
 
   cudaStream_t stream() const { return stream_; }
+  // Tiles whose Cholesky QR panels failed their check and were factored
+  // again with GEQRF, in this object's life.
+  std::uint64_t cholqr_fallbacks() const { return cholqr_fallbacks_; }
 
  private:
   // Pieces of the workspace for one call (null where not asked for).
@@ -111,6 +117,28 @@ class CudaTileKernels final : public TileKernels<T> {
   // vectors are [I; V] on [A1 (b×n); A2 (m×n)].
   void apply_ts_block(bool trans, index_t m, index_t n, index_t b, const T* v, index_t ldv, const T* t, index_t ldt,
                       T* a1, index_t lda1, T* a2, index_t lda2, T* w);
+  // GEQRT and TSQRT with each panel by cuSOLVER's GEQRF or (cholqr) by
+  // cholqr_factor; the public kernels choose, and fall back.
+  void geqrt_panels(index_t m, index_t n, index_t ib, T* a, index_t lda, T* t, index_t ldt, bool cholqr);
+  void tsqrt_panels(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t, index_t ldt,
+                    bool cholqr);
+
+  // Cholesky QR panels (cuda_cholqr.cu, kernels/cuda/cholqr_panel.hpp).
+  // A column-major block of a tile, saved before a factorization that may
+  // have to start again.
+  struct Block {
+    T* p;
+    index_t ld, rows, cols;
+  };
+  // Saves the blocks, clears the failure flag and sizes the panels'
+  // workspace for panels of up to ib columns.
+  void cholqr_begin(index_t ib, Block first, Block second = {nullptr, 0, 0, 0});
+  // The panel x (n×b, ldx) factored in place, its T (b×b) in t; a failed
+  // orthogonality check raises the flag on the device.
+  void cholqr_factor(index_t n, index_t b, T* x, index_t ldx, T* t, index_t ldt);
+  // Waits for the stream; if the flag was raised, puts the saved blocks back
+  // and returns true (the caller factors them again with GEQRF).
+  bool cholqr_failed(Block first, Block second = {nullptr, 0, 0, 0});
 
   int ordinal_;
   cudaStream_t stream_;
@@ -119,12 +147,18 @@ class CudaTileKernels final : public TileKernels<T> {
   index_t leaf_;
   index_t group_;
   index_t inverse_leaf_;
+  bool cholqr_;
   // A TT kernel's triangle with zeros below (elems elements), apart from
   // work_, which the TSQRT and SSRFB it calls use.
   T* triangle(index_t elems);
 
   cuda::DeviceBuffer work_;
   cuda::DeviceBuffer triangle_;
+  cuda::DeviceBuffer cholqr_work_;  // a panel's Gram matrix, R, signs, cuSOLVER's POTRF workspace, status, flag
+  cuda::DeviceBuffer backup_;       // the blocks cholqr_begin saved
+  index_t cholqr_ib_ = 0;           // the panel width cholqr_work_ is laid out for
+  int cholqr_lwork_ = 0;
+  std::uint64_t cholqr_fallbacks_ = 0;
 };
 
 extern template class CudaTileKernels<float>;
