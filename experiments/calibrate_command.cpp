@@ -131,6 +131,9 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                          "with --device: the machine file of this node's cores (written by tessera calibrate) that "
                          "the GPU is added to");
   calibrate_->add_option("--gpus", gpus_, "with --device: GPUs per node in the written file; default 1");
+  calibrate_->add_option("--gpu-qr-panel", qr_panel_,
+                         "with --device cuda: the QR kernels' panels, as tessera run's option: householder (default) "
+                         "| cholqr");
   calibrate_
       ->add_option("--for-b", for_b_,
                    "with --for-n: these top-level tile sizes B instead of the default tiles' (GPU runs use larger)")
@@ -160,6 +163,10 @@ int CalibrateCommand::run(int argc, char** argv) const {
   o.cold = cold_;
   o.flush_restored = flush_restored_;
   if (cold_ && flush_restored_) throw InputError("--flush-restored and --cold: choose one (--cold flushes everything)");
+  if (qr_panel_ != "householder" && qr_panel_ != "cholqr")
+    throw InputError("--gpu-qr-panel '" + qr_panel_ + "' is not one of: householder, cholqr");
+  if (qr_panel_ == "cholqr" && device_ != "cuda")
+    throw InputError("--gpu-qr-panel cholqr needs --device cuda (the CUDA kernels' panels)");
   if (ib_.empty()) throw InputError("--ib names no inner blocking");
   for (const std::int64_t ib : ib_)
     if (ib < 1) throw InputError("--ib " + std::to_string(ib) + " must be >= 1");
@@ -392,8 +399,11 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   }
   std::unique_ptr<platform::Device> dev;
   if (device_ == "emulated") dev = std::make_unique<platform::EmulatedDevice>(1, platform::EmulatedDeviceOptions{});
-  else if (device_ == "cuda") dev = kernels::make_cuda_device(1, 0, 0);
-  else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
+  else if (device_ == "cuda") {
+    kernels::CudaKernelOptions options;
+    options.cholqr_panels = qr_panel_ == "cholqr";
+    dev = kernels::make_cuda_device(1, 0, 0, options);
+  } else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).
   std::size_t largest = std::size_t{4} << 20;
   for (const KernelShape& s : shapes)

@@ -38,6 +38,7 @@ class CalibrateCommand {
   CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr, *in_run_n_opt_ = nullptr,
               *name_opt_ = nullptr, *ib_opt_ = nullptr;
   std::string device_, base_;
+  std::string qr_panel_ = "householder";  // with --device cuda: --gpu-qr-panel
   int gpus_ = 1;
   std::vector<std::int64_t> ib_{32};  // the first: qr_ib; the rest: CalibrationOptions::more_ib
   std::vector<std::int64_t> for_b_;

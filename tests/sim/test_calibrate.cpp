@@ -215,6 +215,22 @@ TEST(CalibrateCli, SeveralInnerBlockingsAreMeasuredAndLookedUp) {
   }
 }
 
+// --gpu-qr-panel names the CUDA kernels' panels: refused, naming the value,
+// for anything but householder or cholqr, and cholqr without --device cuda.
+TEST(CalibrateCli, QrPanelsOnlyForACudaDevice) {
+  test::TempDir dir;
+  for (const auto& [args, want] :
+       {std::pair<std::string, std::string>{"--gpu-qr-panel givens", "--gpu-qr-panel 'givens'"},
+        std::pair<std::string, std::string>{"--gpu-qr-panel cholqr", "needs --device cuda"},
+        std::pair<std::string, std::string>{"--device emulated --gpu-qr-panel cholqr", "needs --device cuda"}}) {
+    EXPECT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --quick --kernels tsqrt --sizes 128 --for-n 0 " + args +
+                    " --out " + dir.path() + "/bad.json > /dev/null 2> " + dir.path() + "/err.txt"),
+              2)
+        << args;
+    EXPECT_NE(test::read_text(dir.path() + "/err.txt").find(want), std::string::npos) << args;
+  }
+}
+
 // LU's kernels are in the default list, and a quick calibration of them
 // drives a simulated LU run (its row moves take no modeled time).
 TEST(CalibrateCli, LuKernelsAreListedAndDriveASimulatedRun) {
