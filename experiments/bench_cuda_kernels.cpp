@@ -56,6 +56,7 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
   try {
     kernels::DeviceKernelTimer timer(dev, s, o);
     for (int i = 0; i < 3; ++i) timer.call();
+    const std::uint64_t fallbacks = dev.kernel_fallbacks();
     double total = 0;
     for (auto _ : st) {
       const double t = timer.call();
@@ -69,6 +70,8 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
     // reference for a 1,024-wide panel and cost minutes of a lent machine (the
     // H100's kernels step ran out of its 90 s two rows after that one).
     st.counters["of_gemm"] = rate / gemm_rate(dev, s.n, s.precision);
+    // Timed calls that took the slower path after a failed check (Cholesky QR panels: 0 on these random tiles).
+    st.counters["fallbacks"] = static_cast<double>(dev.kernel_fallbacks() - fallbacks);
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());
   }

@@ -210,10 +210,12 @@ run() {
         done
         step check_qr_binary $b/tessera run --algo qr --qr-tree binary --qr-domain 2 --n 8192 --B 1024 --gpus 1 \
           --device cuda --threads $t --check --json "$out/check_qr_binary.json"
-        for p in d s; do  # QR's panels by Cholesky QR (--gpu-qr-panel cholqr)
+        for p in d s; do  # QR's panels by Cholesky QR (--gpu-qr-panel cholqr), flat and binary trees
           step "check_cholqr_$p" $b/tessera run --algo qr --n 8192 --precision $p --B 1024 --gpus 1 --device cuda \
             --threads $t --gpu-qr-panel cholqr --check --json "$out/check_cholqr_$p.json"
         done
+        step check_cholqr_binary $b/tessera run --algo qr --qr-tree binary --qr-domain 2 --n 8192 --B 1024 --gpus 1 \
+          --device cuda --threads $t --gpu-qr-panel cholqr --check --json "$out/check_cholqr_binary.json"
         # Three compute streams (panels on the high-priority one), and Cholesky's TRSM by inverted blocks
         for a in cholesky qr lu; do
           step "check_streams_$a" $b/tessera run --algo $a --n 8192 --B 1024 --gpus 1 --device cuda --threads $t \

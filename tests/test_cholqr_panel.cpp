@@ -7,8 +7,8 @@
 // the panel, and R equal to LAPACK's xGEQRF / xTPQRT R up to the signs of its
 // rows (the QR factorization is unique up to them), each to a scaled rounding
 // tolerance. A panel beyond what shifted Cholesky QR can factor raises the
-// flag instead of answering wrong. (tests/test_cuda_kernels.cpp runs the CUDA
-// instance against the CPU kernels on a lent GPU.)
+// flag instead of answering wrong. (tests/test_cuda_cholqr.cpp checks the
+// CUDA instance with the CPU kernels on a lent GPU.)
 #include <cblas.h>
 #include <gtest/gtest.h>
 #include <lapacke.h>
@@ -37,7 +37,7 @@ using Mat = std::vector<double>;
 template <class T>
 struct CpuOps {
   bool flag = false;
-  int potrf_info = 0;
+  int potrf_info[3] = {0, 0, 0};
 
   static void round(index_t m, index_t n, double* x, index_t ld) {
     for (index_t j = 0; j < n; ++j)
@@ -53,7 +53,9 @@ struct CpuOps {
     for (index_t i = 0; i < b; ++i) g[i + i * b] += c * tr;
     round(b, b, g, b);
   }
-  void potrf(index_t b, double* g) { potrf_info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', int(b), g, int(b)); }
+  void potrf(index_t b, double* g, int pass) {
+    potrf_info[pass] = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', int(b), g, int(b));
+  }
   void solve_lt(index_t n, index_t b, const double* g, double* x, index_t ldx) {
     cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, int(n), int(b), 1.0, g, int(b), x,
                 int(ldx));
@@ -72,8 +74,17 @@ struct CpuOps {
     for (index_t j = 0; j < b; ++j)
       for (index_t i = j; i < b; ++i)
         if (!(std::abs(g[i + j * b] - (i == j ? 1.0 : 0.0)) <= tol)) flag = true;  // (a NaN too)
+    for (const int info : potrf_info)
+      if (info != 0) flag = true;
   }
-  void lu_sign(index_t b, double* x, index_t ldx, double* s) {
+  void lu_sign(index_t b, double* x, index_t ldx, double* s, bool upper) {
+    if (upper) {
+      for (index_t j = 0; j < b; ++j) {
+        s[j] = x[j + j * ldx] >= 0 ? -1.0 : 1.0;
+        x[j + j * ldx] = static_cast<double>(static_cast<T>(x[j + j * ldx] - s[j]));
+      }
+      return;
+    }
     for (index_t j = 0; j < b; ++j) {
       double& d = x[j + j * ldx];
       s[j] = d >= 0 ? -1.0 : 1.0;
@@ -109,15 +120,15 @@ struct Panel {
 };
 
 // factor() on a copy of the n x b panel x0.
-template <class T>
-Panel<T> run(index_t n, index_t b, const Mat& x0) {
+template <class T, class Ops = CpuOps<T>>
+Panel<T> run(index_t n, index_t b, const Mat& x0, bool top_upper = false) {
   Panel<T> p;
   p.x = x0;
   CpuOps<T>::round(n, b, p.x.data(), n);
   p.t.assign(static_cast<std::size_t>(b * b), 7.0);  // (overwritten entirely)
   Mat g(static_cast<std::size_t>(b * b)), r(static_cast<std::size_t>(b * b)), s(static_cast<std::size_t>(b));
-  CpuOps<T> ops;
-  factor<T>(n, b, p.x.data(), n, p.t.data(), b, g.data(), r.data(), s.data(), ops);
+  Ops ops;
+  factor<T>(n, b, p.x.data(), n, p.t.data(), b, g.data(), r.data(), s.data(), ops, top_upper);
   p.flag = ops.flag;
   return p;
 }
@@ -240,8 +251,12 @@ void expect_tsqrt_panel(index_t m, index_t b, std::uint64_t seed, double cond) {
   for (index_t j = 0; j < b; ++j)
     for (index_t i = j + 1; i < b; ++i) s[i + j * n] = 0;
   CpuOps<T>::round(n, b, s.data(), n);
-  const Panel<T> p = run<T>(n, b, s);
+  const Panel<T> p = run<T>(n, b, s, true);
   ASSERT_FALSE(p.flag);
+  // The general LU's multipliers are exact zeros on this stack: the same bits.
+  const Panel<T> general = run<T>(n, b, s, false);
+  EXPECT_EQ(general.x, p.x);
+  EXPECT_EQ(general.t, p.t);
   for (index_t j = 0; j < b; ++j)
     for (index_t i = j + 1; i < b; ++i) ASSERT_EQ(p.x[i + j * n], 0.0) << "Y1 below the diagonal at " << i << ", " << j;
   const Quality q = quality<T>(n, b, s, p);
@@ -291,6 +306,20 @@ TEST(CholqrPanel, APanelItCannotFactorRaisesTheFlagAndNoneIsWrongUnflagged) {
   }
   for (const int e : {4, 8, 11})
     EXPECT_FALSE(run<double>(n, b, conditioned(n, b, std::pow(10.0, e), 34)).flag) << "condition 1e" << e;
+}
+
+// A POTRF that failed raises the flag even where Q came out orthogonal.
+struct FailingPotrf : CpuOps<double> {
+  void potrf(index_t b, double* g, int pass) {
+    CpuOps<double>::potrf(b, g, pass);
+    if (pass == 1) potrf_info[pass] = 3;
+  }
+};
+
+TEST(CholqrPanel, AFailedPotrfRaisesTheFlag) {
+  const Mat x = test::uniform_matrix(120, 16, 35);
+  EXPECT_FALSE(run<double>(120, 16, x).flag);
+  EXPECT_TRUE((run<double, FailingPotrf>(120, 16, x).flag));
 }
 
 TEST(CholqrPanel, BadSizesAreRefused) {

@@ -5,15 +5,17 @@
 // check is what the factors do, applied by the CPU's own kernels: the CPU's
 // LARFB with the GPU's V and T takes A to the GPU's R with zeros below it,
 // the CPU's SSRFB takes [triu(R); A] to [R'; 0], R's rows equal the CPU's up
-// to sign, and R's strict lower triangle is left alone. Also a tile with two
-// almost equal columns (condition about 1e15, past what the panels factor:
-// the tile is factored again with GEQRF panels); the whole factorization
-// through the driver with --check is CudaComputeStreams'. Every test skips
-// without a GPU.
+// to sign (R^T R = A^T A besides), and R's strict lower triangle is left
+// alone; TTQRT's the same way through the CPU's TTMQR. Also tiles whose first
+// panel is past what the panels factor (condition 1e20): they are factored
+// again with GEQRF panels, and counted. The whole factorization through the
+// driver with --check is CudaComputeStreams'. Every test skips without a GPU.
 #include <gtest/gtest.h>
+#include <lapacke.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
@@ -38,6 +40,36 @@ std::vector<T> upper_of(const std::vector<T>& a, index_t ld, index_t rows, index
   return u;
 }
 
+// X^T X (cols × cols) of the rows × cols block of x (leading dimension ld), in double.
+template <class T>
+std::vector<T> gram(const std::vector<T>& x, index_t ld, index_t rows, index_t cols) {
+  std::vector<T> g(static_cast<std::size_t>(cols * cols));
+  for (index_t j = 0; j < cols; ++j)
+    for (index_t i = 0; i < cols; ++i) {
+      double sum = 0;
+      for (index_t k = 0; k < rows; ++k) sum += double(x[k + i * ld]) * double(x[k + j * ld]);
+      g[i + j * cols] = T(sum);
+    }
+  return g;
+}
+
+// rows × cols with singular values from 1 down to 1/cond, geometrically:
+// U diag(σ) V^T with U, V orthonormal (LAPACK's QR of random matrices).
+std::vector<double> graded(index_t rows, index_t cols, double cond, unsigned seed) {
+  std::vector<double> u = random_matrix<double>(rows, cols, seed), v = random_matrix<double>(cols, cols, seed + 1);
+  std::vector<double> tau(static_cast<std::size_t>(cols)), x(static_cast<std::size_t>(rows * cols), 0.0);
+  LAPACKE_dgeqrf(LAPACK_COL_MAJOR, int(rows), int(cols), u.data(), int(rows), tau.data());
+  LAPACKE_dorgqr(LAPACK_COL_MAJOR, int(rows), int(cols), int(cols), u.data(), int(rows), tau.data());
+  LAPACKE_dgeqrf(LAPACK_COL_MAJOR, int(cols), int(cols), v.data(), int(cols), tau.data());
+  LAPACKE_dorgqr(LAPACK_COL_MAJOR, int(cols), int(cols), int(cols), v.data(), int(cols), tau.data());
+  for (index_t j = 0; j < cols; ++j)
+    for (index_t k = 0; k < cols; ++k) {
+      const double sigma = std::pow(cond, -double(k) / double(cols - 1));
+      for (index_t i = 0; i < rows; ++i) x[i + j * rows] += u[i + k * rows] * sigma * v[j + k * cols];
+    }
+  return x;
+}
+
 template <class T>
 std::vector<T> magnitudes(std::vector<T> a) {
   for (T& x : a) x = std::abs(x);
@@ -55,8 +87,9 @@ class CudaCholqrTest : public cuda_test::CudaTilesTest<T> {
       this->reopen(o);
     }
   }
-  // GEQRT's V, T and R from the GPU, checked by the CPU: Q^T A = [R; 0].
-  void expect_geqrt_factors(const std::vector<T>& a0, const Shape& s) {
+  // GEQRT's V, T and R from the GPU, checked by the CPU: Q^T A = [R; 0],
+  // R^T R = A^T A, and (compare_r) R's rows the CPU's up to sign.
+  void expect_geqrt_factors(const std::vector<T>& a0, const Shape& s, bool compare_r = true) {
     std::vector<T> t(static_cast<std::size_t>(s.ib * s.n), T(7));
     T* da = this->upload(a0);
     T* dt = this->upload(t);
@@ -65,6 +98,9 @@ class CudaCholqrTest : public cuda_test::CudaTilesTest<T> {
     std::vector<T> qta = a0;
     this->cpu_.larfb(true, s.m, s.n, std::min(s.m, s.n), s.ib, got.data(), s.m, t_gpu.data(), s.ib, qta.data(), s.m);
     expect_close(upper_of(got, s.m, s.m, s.n), qta, s.m, s.n, s.m, "Q^T A against [R; 0]");
+    expect_close(gram(a0, s.m, s.m, s.n), gram(upper_of(got, s.m, s.m, s.n), s.m, s.m, s.n), s.n, s.n, s.m,
+                 "R^T R against A^T A");
+    if (!compare_r) return;
     std::vector<T> cpu = a0, t_cpu(t.size());
     this->cpu_.geqrt(s.m, s.n, s.ib, cpu.data(), s.m, t_cpu.data(), s.ib);
     expect_close(magnitudes(upper_of(cpu, s.m, s.m, s.n)), magnitudes(upper_of(got, s.m, s.m, s.n)), s.m, s.n, s.m,
@@ -116,16 +152,73 @@ TYPED_TEST(CudaCholqrTest, TsqrtFactorsTakeTheStackToItsR) {
   }
 }
 
-// Column 3 = column 2 (1 + 1e-15 noise): a panel sCholQR3 cannot factor in
-// double (tests/test_cholqr_panel.cpp: flagged from about 1e15); the tile is
-// factored again with GEQRF and must still be right.
-TYPED_TEST(CudaCholqrTest, AnIllConditionedTileIsStillFactored) {
+// A first panel of condition 1e20 (singular values 1 .. 1e-20), past what
+// sCholQR3 factors in double (tests/test_cholqr_panel.cpp: flagged from
+// about 1e15): the tile is factored again with GEQRF panels, counted in
+// the device's kernel_fallbacks, and must still be right. Its R is not
+// compared with the CPU's: rows past the panel's numerical rank are
+// rounding noise, different in each implementation.
+TYPED_TEST(CudaCholqrTest, AnIllConditionedTileIsFactoredAgainWithGeqrf) {
   if constexpr (std::is_same_v<TypeParam, double>) {
     const Shape s{300, 200, 32};
     std::vector<double> a = random_matrix<double>(s.m, s.n, 44);
-    const std::vector<double> noise = random_matrix<double>(s.m, 1, 45);
-    for (index_t i = 0; i < s.m; ++i) a[i + 3 * s.m] = a[i + 2 * s.m] * (1 + 1e-15 * noise[i]);
-    this->expect_geqrt_factors(a, s);
+    const std::vector<double> panel = graded(s.m, s.ib, 1e20, 45);
+    std::copy(panel.begin(), panel.end(), a.begin());
+    const std::uint64_t before = this->dev_->kernel_fallbacks();
+    this->expect_geqrt_factors(a, s, false);
+    EXPECT_EQ(this->dev_->kernel_fallbacks(), before + 1);
+  }
+}
+
+// The same for TSQRT: [triu(R0); A0] with R0 = 1e-30 I and A0's first panel
+// graded to 1e20.
+TYPED_TEST(CudaCholqrTest, AnIllConditionedStackIsFactoredAgainWithGeqrf) {
+  if constexpr (std::is_same_v<TypeParam, double>) {
+    const index_t m = 240, n = 96, ib = 32;
+    std::vector<double> r0(static_cast<std::size_t>(n * n), 0.0), a0 = random_matrix<double>(m, n, 46);
+    for (index_t j = 0; j < n; ++j) r0[j + j * n] = 1e-30;
+    const std::vector<double> panel = graded(m, ib, 1e20, 47);
+    std::copy(panel.begin(), panel.end(), a0.begin());
+    std::vector<double> t(static_cast<std::size_t>(ib * n), 7.0);
+    double* dr = this->upload(r0);
+    double* da = this->upload(a0);
+    double* dt = this->upload(t);
+    const std::uint64_t before = this->dev_->kernel_fallbacks();
+    this->gpu().tsqrt(m, n, ib, dr, n, da, m, dt, ib);
+    const std::vector<double> r = this->download(dr, r0.size()), v = this->download(da, a0.size());
+    const std::vector<double> t_gpu = this->download(dt, t.size());
+    EXPECT_EQ(this->dev_->kernel_fallbacks(), before + 1);
+    std::vector<double> a1 = r0, a2 = a0;
+    this->cpu_.ssrfb(true, m, n, n, ib, v.data(), m, t_gpu.data(), ib, a1.data(), n, a2.data(), m);
+    expect_close(upper_of(r, n, n, n), a1, n, n, m + n, "Q^T [R0; A0], top, against R");
+    expect_close(std::vector<double>(a2.size(), 0.0), a2, m, n, m + n, "Q^T [R0; A0], bottom, against 0");
+  }
+}
+
+// TTQRT (TSQRT on a triangle, the binary tree's merge): Q^T [triu(R0);
+// triu(A0)] through the CPU's TTMQR is [R; 0], and A's strict lower triangle
+// (another GEQRT's reflectors in a tiled QR) is left alone.
+TYPED_TEST(CudaCholqrTest, TtqrtFactorsTakeTheTrianglesToTheirR) {
+  using T = TypeParam;
+  for (const Shape& s : kShapes) {
+    const index_t m = std::min(s.m, s.n), n = s.n, ib = s.ib;
+    SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " ib=" << ib);
+    std::vector<T> r0 = random_matrix<T>(n, n, 48), a0 = random_matrix<T>(m, n, 49);
+    for (index_t j = 0; j < n; ++j) r0[j + j * n] += T(j % 2 ? 3 : -3);
+    std::vector<T> t(static_cast<std::size_t>(ib * n), T(7));
+    T* dr = this->upload(r0);
+    T* da = this->upload(a0);
+    T* dt = this->upload(t);
+    this->gpu().ttqrt(m, n, ib, dr, n, da, m, dt, ib);
+    const std::vector<T> r = this->download(dr, r0.size()), v = this->download(da, a0.size());
+    const std::vector<T> t_gpu = this->download(dt, t.size());
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = j + 1; i < m; ++i)
+        ASSERT_EQ(v[i + j * m], a0[i + j * m]) << "ttqrt wrote below A's diagonal at (" << i << "," << j << ")";
+    std::vector<T> a1 = upper_of(r0, n, n, n), a2 = upper_of(a0, m, m, n);
+    this->cpu_.ttmqr(true, m, n, n, ib, v.data(), m, t_gpu.data(), ib, a1.data(), n, a2.data(), m);
+    expect_close(upper_of(r, n, n, n), a1, n, n, m + n, "Q^T [R0; A0], top, against R");
+    expect_close(std::vector<T>(a2.size(), T(0)), a2, m, n, m + n, "Q^T [R0; A0], bottom, against 0");
   }
 }
 

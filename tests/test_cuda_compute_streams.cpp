@@ -47,7 +47,9 @@ TEST(CudaComputeStreams, CholeskyAndQrPassTheirCheck) {
         EXPECT_LT(r.residuals->factor, kResidualThreshold);
         ASSERT_EQ(r.gpus.size(), 1u);
         EXPECT_GT(r.gpus[0].busy_s, 0.0);
-        EXPECT_EQ(r.gpus[0].kernel_fallbacks, 0u) << "a random matrix's panels all pass sCholQR3's check";
+        // In double a random matrix's panels all pass sCholQR3's check (in single, a
+        // diagonal tile's last square panel can be past its reach: a fallback is right there).
+        if (precision == 'd') EXPECT_EQ(r.gpus[0].kernel_fallbacks, 0u) << "a random matrix's panels";
       }
 }
 

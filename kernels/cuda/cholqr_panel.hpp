@@ -15,11 +15,12 @@
 //      s = 11 (n b + b (b + 1)) u tr(G), the paper's shift with ||X||_2^2
 //      bounded by ||X||_F^2), G = L L^T, X = X L^{-T}, R = L^T R. Then X is
 //      Q (n x b, orthonormal columns) and the panel = Q R.
-//   2. The orthogonality of Q checked: max |Q^T Q - I| <= tol, else a flag
-//      is raised (a panel too ill-conditioned for sCholQR3, κ beyond about
-//      1e12 at these sizes, or one with NaNs); the kernel then factors the
-//      tile again with Householder panels. The flag stays on the device: the
-//      caller reads it once per tile.
+//   2. The orthogonality of Q checked: max |Q^T Q - I| <= tol and no pass's
+//      POTRF failed, else a flag is raised (a panel too ill-conditioned for
+//      sCholQR3, κ beyond about 1e12 in double at these sizes, or one with
+//      NaNs); the kernel then factors the tile again with Householder
+//      panels. The flag stays on the device: the caller reads it once per
+//      tile.
 //   3. Householder vectors from Q (Ballard, Demmel, Grigori, Jacquelin,
 //      Knight, Nguyen, "Reconstructing Householder vectors from tall-skinny
 //      QR", J. Parallel Distrib. Comput. 85, 2015): with S = diag(±1), the
@@ -31,8 +32,15 @@
 //      panel's R is S R, its reflectors Y, its T as LAPACK's xGEQRT keeps it.
 //
 // For TSQRT the panel is [triu(R); A] packed with zeros below R's diagonal:
-// Q1 is then upper triangular, every multiplier of its LU is an exact zero,
-// Y1 = I and Y2 is xTPQRT's V, exactly the layout TSQRT stores.
+// Q1 is then upper triangular (each pass's solve keeps the exact zeros),
+// every multiplier of its LU would be an exact zero, so Y1 = I, U = Q1 - S,
+// and Y2 is xTPQRT's V, exactly the layout TSQRT stores.
+//
+// The limits are those of double: in single precision the shift is a large
+// part of tr(G) (11 (n b + b (b + 1)) u is 0.37 for b = 128 on 4096 + 128
+// rows), so that pass 1 does little and the panels factor up to about the
+// condition number Cholesky QR 3 reaches in float; past it the check fails
+// and the tile goes to GEQRF.
 //
 // No device code here: the operations come in as one object (the CUDA
 // backend's cuBLAS, cuSOLVER and small kernels; the tests' CPU BLAS and
@@ -73,22 +81,26 @@ double orthogonality_tolerance(index_t n, index_t b) {
 // Ops (all column-major, in place where it says so):
 //   gram(n, b, x, ldx, g)           g (lower) = x^T x
 //   shift(b, g, c)                  g += c tr(g) I
-//   potrf(b, g)                     g = L with g = L L^T (lower; a failure is left to check)
+//   potrf(b, g, pass)               g = L with g = L L^T (lower), its status kept per pass (0, 1, 2)
 //   solve_lt(n, b, g, x, ldx)       x = x L^{-T}
 //   identity(b, r)                  r = I
 //   mul_lt(b, g, r)                 r = L^T r
 //   check(b, g, tol)                raise the flag unless max |g - I| <= tol (g's lower triangle;
-//                                   a NaN raises it)
-//   lu_sign(b, x, ldx, s)           x's top b x b = Y1 U in place, s_j as above
+//                                   a NaN raises it) and every pass's POTRF succeeded
+//   lu_sign(b, x, ldx, s, upper)    x's top b x b = Y1 U in place, s_j as above; upper: the top
+//                                   is upper triangular (a TSQRT stack), so Y1 = I and only the
+//                                   diagonal changes (no elimination: b steps of work, not b^3/3)
 //   solve_u(m, b, u, ldu, x, ldx)   x = x U^{-1} (m rows)
 //   t_from(b, x, ldx, s, t, ldt)    t = -(U S) Y1^{-T}, U and Y1 from x's top b x b
 //   r_out(b, r, s, x, ldx)          x's upper triangle = S r
 //
 // P is the precision the operations compute in (its unit roundoff sets the
 // shift and the tolerance); S the type the operands are stored as (P itself
-// on the GPU; the tests store float panels as double).
+// on the GPU; the tests store float panels as double). top_upper: x's top
+// b x b is upper triangular with exact zeros below (TSQRT's [triu(R); A]).
 template <class P, class S, class Ops>
-void factor(index_t n, index_t b, S* x, index_t ldx, S* t, index_t ldt, S* g, S* r, S* s, Ops& ops) {
+void factor(index_t n, index_t b, S* x, index_t ldx, S* t, index_t ldt, S* g, S* r, S* s, Ops& ops,
+            bool top_upper = false) {
   if (b < 1 || n < b || ldx < n || ldt < b)
     throw std::logic_error("cholqr::factor: n = " + std::to_string(n) + ", b = " + std::to_string(b) +
                            ", ldx = " + std::to_string(ldx) + ", ldt = " + std::to_string(ldt));
@@ -97,14 +109,14 @@ void factor(index_t n, index_t b, S* x, index_t ldx, S* t, index_t ldt, S* g, S*
     // G = X^T X (+ s I): X = X L^{-T}, R = L^T R
     ops.gram(n, b, x, ldx, g);
     if (pass == 0) ops.shift(b, g, shift_factor<P>(n, b));
-    ops.potrf(b, g);
+    ops.potrf(b, g, pass);
     ops.solve_lt(n, b, g, x, ldx);
     ops.mul_lt(b, g, r);
   }
   ops.gram(n, b, x, ldx, g);
   ops.check(b, g, orthogonality_tolerance<P>(n, b));
   // [Q1 - S; Q2] = Y U
-  ops.lu_sign(b, x, ldx, s);
+  ops.lu_sign(b, x, ldx, s, top_upper);
   if (n > b) ops.solve_u(n - b, b, x, ldx, x + b, ldx);
   // T = -U S Y1^{-T}; the panel's R = S R
   ops.t_from(b, x, ldx, s, t, ldt);

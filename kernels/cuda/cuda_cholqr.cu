@@ -43,13 +43,27 @@ __global__ void shift_kernel(int b, T* g, double c) {
 }
 
 // flag = 1 unless every |G(i, j) - δ_ij| <= tol on and below the diagonal
-// (a NaN fails the comparison, so it raises the flag too).
+// (a NaN fails the comparison, so it raises the flag too) and the three
+// passes' POTRF statuses are 0.
 template <class T>
-__global__ void check_kernel(int b, const T* g, double tol, int* flag) {
+__global__ void check_kernel(int b, const T* g, double tol, const int* info, int* flag) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
+  if (i == 0 && j == 0 && (info[0] != 0 || info[1] != 0 || info[2] != 0)) *flag = 1;
   if (i >= b || i < j) return;
   const double d = static_cast<double>(g[i + static_cast<std::size_t>(j) * b]) - (i == j ? 1.0 : 0.0);
   if (!(fabs(d) <= tol)) *flag = 1;
+}
+
+// X's top b×b upper triangular (a TSQRT stack): Y1 = I and U = Q1 - S, s_j =
+// -sign(Q1_jj): only the diagonal changes.
+template <class T>
+__global__ void sign_diagonal_kernel(int b, T* x, int ldx, T* s) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= b) return;
+  T& d = at(x, ldx, j, j);
+  const T sj = d >= T(0) ? T(-1) : T(1);
+  s[j] = sj;
+  d -= sj;
 }
 
 // X's top b×b (Q1) = Y1 U in place for Q1 - S, LU without pivoting, s_j =
@@ -114,7 +128,7 @@ struct Layout {
     r = g + square;
     s = r + square;
     lapack = s + round(static_cast<std::size_t>(ib) * sizeof(T));
-    info = lapack + round(static_cast<std::size_t>(lwork) * sizeof(T));
+    info = lapack + round(static_cast<std::size_t>(lwork) * sizeof(T));  // one status per pass
     flag = info + kAlign;
     total = flag + kAlign;
   }
@@ -137,7 +151,7 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
     }
     if (backup_.bytes() < saved) {
       backup_ = cuda::DeviceBuffer();
-      backup_ = cuda::DeviceBuffer::create(saved + saved / 4);
+      backup_ = cuda::DeviceBuffer::create(saved);  // (a run's tiles have one size: no slack)
     }
   }
   cholqr_ib_ = ib;
@@ -153,7 +167,7 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
 }
 
 template <class T>
-void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, T* t, index_t ldt) {
+void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, T* t, index_t ldt, bool top_upper) {
   if (b > cholqr_ib_)
     throw std::logic_error("cholqr_factor: a panel of " + std::to_string(b) + " columns, workspace for " +
                            std::to_string(cholqr_ib_));
@@ -188,7 +202,9 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       shift_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), gg, c);
       launched("shift_kernel launch");
     }
-    void potrf(index_t bb, T* gg) { potrf_l(solver, to_int(bb), gg, to_int(bb), lapack, lwork, info, TESSERA_HERE); }
+    void potrf(index_t bb, T* gg, int pass) {
+      potrf_l(solver, to_int(bb), gg, to_int(bb), lapack, lwork, info + pass, TESSERA_HERE);
+    }
     void solve_lt(index_t nn, index_t bb, const T* gg, T* xx, index_t ld) {
       trsm_rlt(h, to_int(nn), to_int(bb), gg, to_int(bb), xx, to_int(ld), TESSERA_HERE);
     }
@@ -200,12 +216,17 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       trmm_llt_inplace(h, to_int(bb), to_int(bb), gg, to_int(bb), rr, to_int(bb), TESSERA_HERE);
     }
     void check(index_t bb, const T* gg, double tol) {
-      check_kernel<T><<<grid(bb), kThreads, 0, st>>>(to_int(bb), gg, tol, flag);
+      check_kernel<T><<<grid(bb), kThreads, 0, st>>>(to_int(bb), gg, tol, info, flag);
       launched("check_kernel launch");
     }
-    void lu_sign(index_t bb, T* xx, index_t ld, T* ss) {
-      lu_sign_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
-      launched("lu_sign_kernel launch");
+    void lu_sign(index_t bb, T* xx, index_t ld, T* ss, bool upper) {
+      if (upper) {
+        sign_diagonal_kernel<T><<<blocks_for(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
+        launched("sign_diagonal_kernel launch");
+      } else {
+        lu_sign_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
+        launched("lu_sign_kernel launch");
+      }
     }
     void solve_u(index_t m, index_t bb, const T* u, index_t ldu, T* xx, index_t ld) {
       trsm_right_upper(h, to_int(m), to_int(bb), u, to_int(ldu), xx, to_int(ld), TESSERA_HERE);
@@ -222,7 +243,7 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       launched("r_out_kernel launch");
     }
   } ops{h, solver, st, lapack, lwork, info, flag, square};
-  cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, ops);
+  cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, ops, top_upper);
 }
 
 template <class T>
@@ -277,11 +298,11 @@ void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t l
   tsqrt_panels(m, n, ib, r, ldr, a, lda, t, ldt, false);
 }
 
-#define TESSERA_CHOLQR_MEMBERS(T)                                                               \
-  template void CudaTileKernels<T>::cholqr_begin(index_t, Block, Block);                        \
-  template void CudaTileKernels<T>::cholqr_factor(index_t, index_t, T*, index_t, T*, index_t);  \
-  template bool CudaTileKernels<T>::cholqr_failed(Block, Block);                                \
-  template void CudaTileKernels<T>::geqrt(index_t, index_t, index_t, T*, index_t, T*, index_t); \
+#define TESSERA_CHOLQR_MEMBERS(T)                                                                    \
+  template void CudaTileKernels<T>::cholqr_begin(index_t, Block, Block);                             \
+  template void CudaTileKernels<T>::cholqr_factor(index_t, index_t, T*, index_t, T*, index_t, bool); \
+  template bool CudaTileKernels<T>::cholqr_failed(Block, Block);                                     \
+  template void CudaTileKernels<T>::geqrt(index_t, index_t, index_t, T*, index_t, T*, index_t);      \
   template void CudaTileKernels<T>::tsqrt(index_t, index_t, index_t, T*, index_t, T*, index_t, T*, index_t);
 TESSERA_CHOLQR_MEMBERS(float)
 TESSERA_CHOLQR_MEMBERS(double)

@@ -35,6 +35,10 @@ class CudaDevice final : public Device {
   // compute stream (each has its own), when no cap is given: their own
   // allocations happen after the runtime's buffers may have taken the rest.
   static constexpr std::size_t kLibraryReserve = std::size_t{512} << 20;
+  // More per compute stream with Cholesky QR panels (CudaKernelOptions::
+  // cholqr_panels): the tiles GEQRT, TSQRT and TTQRT save for their fallback
+  // (TSQRT's two 8192 tiles in double: 1.07 GB) beside TTQRT's triangle.
+  static constexpr std::size_t kCholqrReserve = std::size_t{2} << 30;
 
   // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
   // memory_cap: the capacity in bytes; 0: the free memory now less

@@ -380,11 +380,12 @@ void CudaTileKernels<T>::geqrt_panels(index_t m, index_t n, index_t ib, T* a, in
                                       bool cholqr) {
   const index_t k = std::min(m, n);
   const index_t gw = compact_wy::group_width(group_, ib, k);
-  int lwork = 0;
-  for_each_block(true, k, ib, [&](index_t i, index_t b) {
-    lwork = std::max(lwork,
-                     geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda), TESSERA_HERE));
-  });
+  int lwork = 0;  // GEQRF's (Cholesky QR panels have their own workspace)
+  if (!cholqr)
+    for_each_block(true, k, ib, [&](index_t i, index_t b) {
+      lwork = std::max(
+          lwork, geqrf_lwork(solver_.get(), to_int(m - i), to_int(b), a + i + i * lda, to_int(lda), TESSERA_HERE));
+    });
   const Scratch s = scratch(ib, ib * ib + gw * gw, m * gw, gw * n, lwork);
   T* merge_work = s.g + ib * ib;
   for (index_t g0 = 0; g0 < k; g0 += gw) {
@@ -396,7 +397,7 @@ void CudaTileKernels<T>::geqrt_panels(index_t m, index_t n, index_t ib, T* a, in
       T* t_i = t + i * ldt;
       // (V_i, R_i, T_i) = QR(A[i:, i:i+b])
       if (cholqr) {
-        cholqr_factor(rows, b, panel, lda, t_i, ldt);
+        cholqr_factor(rows, b, panel, lda, t_i, ldt, false);
         explicit_v(rows, b, panel, lda, s.v);
       } else {
         geqrf(solver_.get(), to_int(rows), to_int(b), panel, to_int(lda), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
@@ -458,10 +459,11 @@ template <class T>
 void CudaTileKernels<T>::tsqrt_panels(index_t m, index_t n, index_t ib, T* r, index_t ldr, T* a, index_t lda, T* t,
                                       index_t ldt, bool cholqr) {
   const index_t gw = compact_wy::group_width(group_, ib, n);
-  int lwork = 0;
-  for_each_block(true, n, ib, [&](index_t, index_t b) {
-    lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m), TESSERA_HERE));
-  });
+  int lwork = 0;  // GEQRF's (Cholesky QR panels have their own workspace)
+  if (!cholqr)
+    for_each_block(true, n, ib, [&](index_t, index_t b) {
+      lwork = std::max(lwork, geqrf_lwork(solver_.get(), to_int(b + m), to_int(b), a, to_int(b + m), TESSERA_HERE));
+    });
   const Scratch s = scratch(ib, ib * ib + gw * gw, (ib + m) * ib, gw * n, lwork);
   T* merge_work = s.g + ib * ib;
   for (index_t g0 = 0; g0 < n; g0 += gw) {
@@ -477,7 +479,7 @@ void CudaTileKernels<T>::tsqrt_panels(index_t m, index_t n, index_t ib, T* r, in
                                                          to_int(lda), s.v, to_int(lds));
       cuda::detail::check_cuda(cudaGetLastError(), "ts_panel_kernel launch", __FILE__, __LINE__);
       // (V, R, T) = QR(S)
-      if (cholqr) cholqr_factor(lds, b, s.v, lds, t_i, ldt);
+      if (cholqr) cholqr_factor(lds, b, s.v, lds, t_i, ldt, true);
       else geqrf(solver_.get(), to_int(lds), to_int(b), s.v, to_int(lds), s.tau, s.lapack, lwork, s.info, TESSERA_HERE);
       ts_panel_kernel<T><<<grid, kThreads, 0, stream_>>>(true, to_int(m), to_int(b), r_i, to_int(ldr), a_i, to_int(lda),
                                                          s.v, to_int(lds));

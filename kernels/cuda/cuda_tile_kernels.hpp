@@ -134,8 +134,9 @@ class CudaTileKernels final : public TileKernels<T> {
   // workspace for panels of up to ib columns.
   void cholqr_begin(index_t ib, Block first, Block second = {nullptr, 0, 0, 0});
   // The panel x (n×b, ldx) factored in place, its T (b×b) in t; a failed
-  // orthogonality check raises the flag on the device.
-  void cholqr_factor(index_t n, index_t b, T* x, index_t ldx, T* t, index_t ldt);
+  // check raises the flag on the device. top_upper: x's top b×b is upper
+  // triangular (TSQRT's stack).
+  void cholqr_factor(index_t n, index_t b, T* x, index_t ldx, T* t, index_t ldt, bool top_upper);
   // Waits for the stream; if the flag was raised, puts the saved blocks back
   // and returns true (the caller factors them again with GEQRF).
   bool cholqr_failed(Block first, Block second = {nullptr, 0, 0, 0});
