@@ -111,8 +111,11 @@ class CudaCholqrTest : public cuda_test::CudaTilesTest<T> {
 using Precisions = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(CudaCholqrTest, Precisions);
 
-// ib divides n or not, one panel, square and tall, a group wider than 256.
-const Shape kShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {600, 560, 64}};
+// ib divides n or not, one panel, square and tall, a group wider than 256,
+// and panels of 192 columns, whose signed LU in double is too large for
+// shared memory (288 KB: lu_sign_kernel in global memory; float's 144 KB
+// fits: lu_sign_shared_kernel, as every other shape).
+const Shape kShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {600, 560, 64}, {420, 384, 192}};
 
 TYPED_TEST(CudaCholqrTest, GeqrtFactorsTakeATileToItsR) {
   for (const Shape& s : kShapes) {

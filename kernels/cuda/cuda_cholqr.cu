@@ -68,9 +68,9 @@ __global__ void sign_diagonal_kernel(int b, T* x, int ldx, T* s) {
 
 // X's top b×b (Q1) = Y1 U in place for Q1 - S, LU without pivoting, s_j =
 // -sign of the j-th pivot when the elimination reaches it (so |U_jj| >= 1).
-// One block; b is a panel width (tens to a few hundred).
+// The body of one block's kernel; b is a panel width (tens to a few hundred).
 template <class T>
-__global__ void lu_sign_kernel(int b, T* x, int ldx, T* s) {
+__device__ void lu_sign_steps(int b, T* x, int ldx, T* s) {
   for (int j = 0; j < b; ++j) {
     if (threadIdx.x == 0) {
       T& d = at(x, ldx, j, j);
@@ -89,6 +89,25 @@ __global__ void lu_sign_kernel(int b, T* x, int ldx, T* s) {
     }
     __syncthreads();
   }
+}
+
+// In place in the panel (global memory): squares too large for shared memory.
+template <class T>
+__global__ void lu_sign_kernel(int b, T* x, int ldx, T* s) {
+  lu_sign_steps(b, x, ldx, s);
+}
+
+// The same on a copy in shared memory (b·b elements of dynamic shared
+// memory): each of the b steps' loads and stores costs tens of cycles
+// instead of an L2 round trip.
+template <class T>
+__global__ void lu_sign_shared_kernel(int b, T* x, int ldx, T* s) {
+  extern __shared__ unsigned char shared_bytes[];
+  T* q = reinterpret_cast<T*>(shared_bytes);
+  for (int e = threadIdx.x; e < b * b; e += blockDim.x) q[e] = at(x, ldx, e % b, e / b);
+  __syncthreads();
+  lu_sign_steps(b, q, b, s);
+  for (int e = threadIdx.x; e < b * b; e += blockDim.x) at(x, ldx, e % b, e / b) = q[e];
 }
 
 // T (b×b) = -(U S): U from X's top b×b upper triangle, zeros below.
@@ -115,6 +134,22 @@ __global__ void identity_kernel(int b, T* r) {
 }
 
 void launched(const char* what) { cuda::detail::check_cuda(cudaGetLastError(), what, __FILE__, __LINE__); }
+
+// The dynamic shared memory lu_sign_shared_kernel<T> may use on the current
+// device: its opt-in limit per block (227 KB on an H100), the kernel's
+// attribute raised to it (needed past 48 KB). 0 if the device cannot say.
+template <class T>
+std::size_t shared_lu_limit() {
+  int device = 0, optin = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess || optin <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  TESSERA_CUDA_CHECK(
+      cudaFuncSetAttribute(lu_sign_shared_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  return static_cast<std::size_t>(optin);
+}
 
 // The workspace's pieces for panels of up to ib columns, laid out in order.
 template <class T>
@@ -156,6 +191,10 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
   }
   cholqr_ib_ = ib;
   cholqr_lwork_ = lwork;
+  if (!cholqr_shared_known_) {
+    cholqr_shared_ = shared_lu_limit<T>();
+    cholqr_shared_known_ = true;
+  }
   T* to = reinterpret_cast<T*>(backup_.data());
   for (const Block& b : {first, second}) {
     if (b.p == nullptr) continue;
@@ -193,6 +232,7 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
     int lwork;
     int* info;
     int* flag;
+    std::size_t shared;  // dynamic shared memory lu_sign_shared_kernel may take
     decltype(square) grid;
     void gram(index_t nn, index_t bb, const T* xx, index_t ld, T* gg) {
       syrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, to_int(bb), to_int(nn), T(1), xx, to_int(ld), T(0), gg, to_int(bb),
@@ -223,6 +263,9 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       if (upper) {
         sign_diagonal_kernel<T><<<blocks_for(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
         launched("sign_diagonal_kernel launch");
+      } else if (const std::size_t bytes = static_cast<std::size_t>(bb * bb) * sizeof(T); bytes <= shared) {
+        lu_sign_shared_kernel<T><<<1, kBlock, bytes, st>>>(to_int(bb), xx, to_int(ld), ss);
+        launched("lu_sign_shared_kernel launch");
       } else {
         lu_sign_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
         launched("lu_sign_kernel launch");
@@ -242,7 +285,7 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       r_out_kernel<T><<<grid(bb), kThreads, 0, st>>>(to_int(bb), rr, ss, xx, to_int(ld));
       launched("r_out_kernel launch");
     }
-  } ops{h, solver, st, lapack, lwork, info, flag, square};
+  } ops{h, solver, st, lapack, lwork, info, flag, cholqr_shared_, square};
   cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, ops, top_upper);
 }
 

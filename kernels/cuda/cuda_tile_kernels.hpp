@@ -159,6 +159,8 @@ class CudaTileKernels final : public TileKernels<T> {
   cuda::DeviceBuffer backup_;       // the blocks cholqr_begin saved
   index_t cholqr_ib_ = 0;           // the panel width cholqr_work_ is laid out for
   int cholqr_lwork_ = 0;
+  std::size_t cholqr_shared_ = 0;  // shared memory a panel's signed LU may take (cuda_cholqr.cu shared_lu_limit)
+  bool cholqr_shared_known_ = false;
   std::uint64_t cholqr_fallbacks_ = 0;
 };
 
