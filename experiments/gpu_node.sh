@@ -262,7 +262,9 @@ run() {
       trace)
         local trace_rows=("cholesky:--B 2048 --s 1 --gpu-kernel-depth 1") i=0
         [[ -n ${TRACE_ROWS:-} ]] && IFS=';' read -ra trace_rows <<<"$TRACE_ROWS"
+        local row
         for row in "${trace_rows[@]}"; do
+          [[ $row == *:* ]] || { echo "gpu_node.sh: TRACE_ROWS row '$row' is not ALGO:ARGS" >&2; continue; }
           local -a row_args
           read -ra row_args <<<"${row#*:}"
           step "trace_$i" $b/tessera run --algo "${row%%:*}" --n "${TRACE_N:-32768}" "${row_args[@]}" --gpus 1 \

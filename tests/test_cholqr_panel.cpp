@@ -306,6 +306,13 @@ TEST(CholqrPanel, APanelItCannotFactorRaisesTheFlagAndNoneIsWrongUnflagged) {
   }
   for (const int e : {4, 8, 11})
     EXPECT_FALSE(run<double>(n, b, conditioned(n, b, std::pow(10.0, e), 34)).flag) << "condition 1e" << e;
+  // Far past it the flag is raised (tests/test_cuda_cholqr.cpp's fallback tiles are graded to 1e20).
+  EXPECT_TRUE(run<double>(n, b, conditioned(n, b, 1e20, 34)).flag) << "condition 1e20";
+  // An exactly zero column survives pass 1 (the shift keeps its POTRF alive)
+  // as an exact zero, and pass 2's POTRF meets an exactly zero pivot.
+  Mat zero = test::uniform_matrix(n, b, 36);
+  for (index_t i = 0; i < n; ++i) zero[i + 7 * n] = 0;
+  EXPECT_TRUE(run<double>(n, b, zero).flag) << "a zero column";
 }
 
 // A POTRF that failed raises the flag even where Q came out orthogonal.

@@ -114,7 +114,7 @@ TYPED_TEST_SUITE(CudaCholqrTest, Precisions);
 // ib divides n or not, one panel, square and tall, a group wider than 256,
 // and panels of 192 columns, whose signed LU in double is too large for
 // shared memory (288 KB: lu_sign_kernel in global memory; float's 144 KB
-// fits: lu_sign_shared_kernel, as every other shape).
+// fits an H100's 227 KB: lu_sign_shared_kernel, as every other shape).
 const Shape kShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {600, 560, 64}, {420, 384, 192}};
 
 TYPED_TEST(CudaCholqrTest, GeqrtFactorsTakeATileToItsR) {
@@ -156,11 +156,11 @@ TYPED_TEST(CudaCholqrTest, TsqrtFactorsTakeTheStackToItsR) {
 }
 
 // A first panel of condition 1e20 (singular values 1 .. 1e-20), past what
-// sCholQR3 factors in double (tests/test_cholqr_panel.cpp: flagged from
-// about 1e15): the tile is factored again with GEQRF panels, counted in
-// the device's kernel_fallbacks, and must still be right. Its R is not
-// compared with the CPU's: rows past the panel's numerical rank are
-// rounding noise, different in each implementation.
+// sCholQR3 factors in double (tests/test_cholqr_panel.cpp asserts that the
+// CPU instance raises the flag on such a panel): the tile is factored again
+// with GEQRF panels, counted in the device's kernel_fallbacks, and must still
+// be right. Its R is not compared with the CPU's: rows past the panel's
+// numerical rank are rounding noise, different in each implementation.
 TYPED_TEST(CudaCholqrTest, AnIllConditionedTileIsFactoredAgainWithGeqrf) {
   if constexpr (std::is_same_v<TypeParam, double>) {
     const Shape s{300, 200, 32};
@@ -171,6 +171,20 @@ TYPED_TEST(CudaCholqrTest, AnIllConditionedTileIsFactoredAgainWithGeqrf) {
     this->expect_geqrt_factors(a, s, false);
     EXPECT_EQ(this->dev_->kernel_fallbacks(), before + 1);
   }
+}
+
+// An exactly zero column in the first panel: pass 1 keeps it an exact zero
+// (its shift keeps POTRF alive), and pass 2's POTRF meets an exactly zero
+// pivot, whose status raises the flag whatever the rounding: a certain
+// fallback. (GEQRF handles the column: its reflector is the identity.)
+TYPED_TEST(CudaCholqrTest, AZeroColumnFailsAPotrfAndIsFactoredAgain) {
+  using T = TypeParam;
+  const Shape s{260, 160, 32};
+  std::vector<T> a = random_matrix<T>(s.m, s.n, 50);
+  for (index_t i = 0; i < s.m; ++i) a[i + 7 * s.m] = T(0);
+  const std::uint64_t before = this->dev_->kernel_fallbacks();
+  this->expect_geqrt_factors(a, s);
+  EXPECT_EQ(this->dev_->kernel_fallbacks(), before + 1);
 }
 
 // The same for TSQRT: [triu(R0); A0] with R0 = 1e-30 I and A0's first panel
@@ -203,26 +217,27 @@ TYPED_TEST(CudaCholqrTest, AnIllConditionedStackIsFactoredAgainWithGeqrf) {
 // (another GEQRT's reflectors in a tiled QR) is left alone.
 TYPED_TEST(CudaCholqrTest, TtqrtFactorsTakeTheTrianglesToTheirR) {
   using T = TypeParam;
-  for (const Shape& s : kShapes) {
-    const index_t m = std::min(s.m, s.n), n = s.n, ib = s.ib;
-    SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " ib=" << ib);
-    std::vector<T> r0 = random_matrix<T>(n, n, 48), a0 = random_matrix<T>(m, n, 49);
-    for (index_t j = 0; j < n; ++j) r0[j + j * n] += T(j % 2 ? 3 : -3);
-    std::vector<T> t(static_cast<std::size_t>(ib * n), T(7));
-    T* dr = this->upload(r0);
-    T* da = this->upload(a0);
-    T* dt = this->upload(t);
-    this->gpu().ttqrt(m, n, ib, dr, n, da, m, dt, ib);
-    const std::vector<T> r = this->download(dr, r0.size()), v = this->download(da, a0.size());
-    const std::vector<T> t_gpu = this->download(dt, t.size());
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = j + 1; i < m; ++i)
-        ASSERT_EQ(v[i + j * m], a0[i + j * m]) << "ttqrt wrote below A's diagonal at (" << i << "," << j << ")";
-    std::vector<T> a1 = upper_of(r0, n, n, n), a2 = upper_of(a0, m, m, n);
-    this->cpu_.ttmqr(true, m, n, n, ib, v.data(), m, t_gpu.data(), ib, a1.data(), n, a2.data(), m);
-    expect_close(upper_of(r, n, n, n), a1, n, n, m + n, "Q^T [R0; A0], top, against R");
-    expect_close(std::vector<T>(a2.size(), T(0)), a2, m, n, m + n, "Q^T [R0; A0], bottom, against 0");
-  }
+  for (const Shape& s : kShapes)
+    for (const index_t m : {s.n, std::max<index_t>(1, s.n / 2)}) {  // square, and a trapezoid (m < n)
+      const index_t n = s.n, ib = s.ib;
+      SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " ib=" << ib);
+      std::vector<T> r0 = random_matrix<T>(n, n, 48), a0 = random_matrix<T>(m, n, 49);
+      for (index_t j = 0; j < n; ++j) r0[j + j * n] += T(j % 2 ? 3 : -3);
+      std::vector<T> t(static_cast<std::size_t>(ib * n), T(7));
+      T* dr = this->upload(r0);
+      T* da = this->upload(a0);
+      T* dt = this->upload(t);
+      this->gpu().ttqrt(m, n, ib, dr, n, da, m, dt, ib);
+      const std::vector<T> r = this->download(dr, r0.size()), v = this->download(da, a0.size());
+      const std::vector<T> t_gpu = this->download(dt, t.size());
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = j + 1; i < m; ++i)
+          ASSERT_EQ(v[i + j * m], a0[i + j * m]) << "ttqrt wrote below A's diagonal at (" << i << "," << j << ")";
+      std::vector<T> a1 = upper_of(r0, n, n, n), a2 = upper_of(a0, m, m, n);
+      this->cpu_.ttmqr(true, m, n, n, ib, v.data(), m, t_gpu.data(), ib, a1.data(), n, a2.data(), m);
+      expect_close(upper_of(r, n, n, n), a1, n, n, m + n, "Q^T [R0; A0], top, against R");
+      expect_close(std::vector<T>(a2.size(), T(0)), a2, m, n, m + n, "Q^T [R0; A0], bottom, against 0");
+    }
 }
 
 }  // namespace

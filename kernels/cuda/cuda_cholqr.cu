@@ -28,7 +28,7 @@ __device__ T& at(T* a, int ld, int i, int j) {
 
 // G (b×b) += c tr(G) I. One block: the trace summed in shared memory.
 template <class T>
-__global__ void shift_kernel(int b, T* g, double c) {
+__global__ void __launch_bounds__(kBlock) shift_kernel(int b, T* g, double c) {
   __shared__ double part[kBlock];
   double sum = 0;
   for (int i = threadIdx.x; i < b; i += blockDim.x) sum += static_cast<double>(at(g, b, i, i));
@@ -93,7 +93,7 @@ __device__ void lu_sign_steps(int b, T* x, int ldx, T* s) {
 
 // In place in the panel (global memory): squares too large for shared memory.
 template <class T>
-__global__ void lu_sign_kernel(int b, T* x, int ldx, T* s) {
+__global__ void __launch_bounds__(kBlock) lu_sign_kernel(int b, T* x, int ldx, T* s) {
   lu_sign_steps(b, x, ldx, s);
 }
 
@@ -101,8 +101,8 @@ __global__ void lu_sign_kernel(int b, T* x, int ldx, T* s) {
 // memory): each of the b steps' loads and stores costs tens of cycles
 // instead of an L2 round trip.
 template <class T>
-__global__ void lu_sign_shared_kernel(int b, T* x, int ldx, T* s) {
-  extern __shared__ unsigned char shared_bytes[];
+__global__ void __launch_bounds__(kBlock) lu_sign_shared_kernel(int b, T* x, int ldx, T* s) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* q = reinterpret_cast<T*>(shared_bytes);
   for (int e = threadIdx.x; e < b * b; e += blockDim.x) q[e] = at(x, ldx, e % b, e / b);
   __syncthreads();
@@ -137,17 +137,20 @@ void launched(const char* what) { cuda::detail::check_cuda(cudaGetLastError(), w
 
 // The dynamic shared memory lu_sign_shared_kernel<T> may use on the current
 // device: its opt-in limit per block (227 KB on an H100), the kernel's
-// attribute raised to it (needed past 48 KB). 0 if the device cannot say.
+// attribute raised to it (needed past 48 KB). Where the device cannot say,
+// or refuses the attribute, the 48 KB every device allows without it.
 template <class T>
 std::size_t shared_lu_limit() {
+  constexpr std::size_t kDefault = 48 << 10;
   int device = 0, optin = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess || optin <= 0) {
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+      static_cast<std::size_t>(optin) <= kDefault ||
+      cudaFuncSetAttribute(lu_sign_shared_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) !=
+          cudaSuccess) {
     (void)cudaGetLastError();
-    return 0;
+    return kDefault;
   }
-  TESSERA_CUDA_CHECK(
-      cudaFuncSetAttribute(lu_sign_shared_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   return static_cast<std::size_t>(optin);
 }
 
@@ -186,7 +189,7 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
     }
     if (backup_.bytes() < saved) {
       backup_ = cuda::DeviceBuffer();
-      backup_ = cuda::DeviceBuffer::create(saved);  // (a run's tiles have one size: no slack)
+      backup_ = cuda::DeviceBuffer::create(saved);
     }
   }
   cholqr_ib_ = ib;

@@ -37,8 +37,11 @@ class CudaDevice final : public Device {
   static constexpr std::size_t kLibraryReserve = std::size_t{512} << 20;
   // More per compute stream with Cholesky QR panels (CudaKernelOptions::
   // cholqr_panels): the tiles GEQRT, TSQRT and TTQRT save for their fallback
-  // (TSQRT's two 8192 tiles in double: 1.07 GB) beside TTQRT's triangle.
-  static constexpr std::size_t kCholqrReserve = std::size_t{2} << 30;
+  // beside TTQRT's triangle, per precision (each only grows): at B = 8192,
+  // 1.07 + 0.54 GB in double and 0.81 GB more once single precision ran on
+  // the same device. Tiles above 8192 need a --gpu-memory cap that leaves
+  // room for them.
+  static constexpr std::size_t kCholqrReserve = std::size_t{3} << 30;
 
   // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
   // memory_cap: the capacity in bytes; 0: the free memory now less

@@ -134,6 +134,7 @@ struct MpiNetwork::Impl {
       std::chrono::steady_clock::time_point start;
     };
     std::vector<Receive> recvs;
+    recvs.reserve(kMaxRecvsInFlight);  // (no allocation between a posted receive and its entry)
     auto idle = kMinIdle;
     for (;;) {
       bool progress = false;
