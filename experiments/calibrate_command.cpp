@@ -163,9 +163,8 @@ int CalibrateCommand::run(int argc, char** argv) const {
   o.cold = cold_;
   o.flush_restored = flush_restored_;
   if (cold_ && flush_restored_) throw InputError("--flush-restored and --cold: choose one (--cold flushes everything)");
-  if (qr_panel_ != "householder" && qr_panel_ != "cholqr")
-    throw InputError("--gpu-qr-panel '" + qr_panel_ + "' is not one of: householder, cholqr");
-  if (qr_panel_ == "cholqr" && device_ != "cuda")
+  const QrPanel qr_panel = parse_qr_panel(qr_panel_);
+  if (qr_panel == QrPanel::CholQr && device_ != "cuda")
     throw InputError("--gpu-qr-panel cholqr needs --device cuda (the CUDA kernels' panels)");
   if (ib_.empty()) throw InputError("--ib names no inner blocking");
   for (const std::int64_t ib : ib_)
@@ -233,7 +232,7 @@ int CalibrateCommand::run(int argc, char** argv) const {
     if (n < 1) throw InputError("--in-run-n " + std::to_string(n) + " must be >= 1");
   if (in_run_ && !device_.empty())
     throw InputError("--in-run times the cores' kernels inside real runs; it does not go with --device " + device_);
-  if (!device_.empty()) return run_device(o, command);
+  if (!device_.empty()) return run_device(o, command, qr_panel);
   if (!base_.empty() && !in_run_) throw InputError("--base " + base_ + " is used only with --device or --in-run");
   if (in_run_ && !base_.empty()) return run_in_run_only(o, command);
   const auto shapes = kernels::calibration_shapes(o);
@@ -366,7 +365,7 @@ int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, cons
   return 0;
 }
 
-int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::string& command) const {
+int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::string& command, QrPanel qr_panel) const {
   if (threads_ != 1) throw InputError("--threads " + std::to_string(threads_) + " is for the cores, not with --device");
   if (flush_restored_)
     throw InputError("--flush-restored is for the cores; a GPU's counterpart is --device with --cold");
@@ -401,7 +400,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   if (device_ == "emulated") dev = std::make_unique<platform::EmulatedDevice>(1, platform::EmulatedDeviceOptions{});
   else if (device_ == "cuda") {
     kernels::CudaKernelOptions options;
-    options.cholqr_panels = qr_panel_ == "cholqr";
+    options.cholqr_panels = qr_panel == QrPanel::CholQr;
     dev = kernels::make_cuda_device(1, 0, 0, options);
   } else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).

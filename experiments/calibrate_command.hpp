@@ -10,6 +10,7 @@
 
 #include "experiments/calibrate.hpp"
 #include "experiments/calibrate_in_run.hpp"
+#include "experiments/driver.hpp"
 
 namespace tessera {
 
@@ -26,7 +27,8 @@ class CalibrateCommand {
 
  private:
   // --device: the GPU's kernels and link added to --base (experiments/calibrate_device.hpp).
-  int run_device(kernels::CalibrationOptions o, const std::string& command) const;
+  // qr_panel: the CUDA kernels' panels (--gpu-qr-panel, parsed by run()).
+  int run_device(kernels::CalibrationOptions o, const std::string& command, QrPanel qr_panel) const;
   // --in-run: the options of the real runs (experiments/calibrate_in_run.hpp), from this command's.
   kernels::InRunOptions in_run_options(const kernels::CalibrationOptions& o) const;
   // --in-run: the runs' times merged into `text` (the file --out gets); the record names `command`.

@@ -26,9 +26,11 @@ namespace tessera {
 enum class Backend { Native, Sim };          // --backend: real threads, or a SimGrid-modeled machine
 enum class DeviceKind { Emulated, Cuda };    // --device: a native run's GPUs (a simulated run's are the machine file's)
 enum class Impl { Tile, Lapack, Cusolver };  // --impl: tessera's runtime, or a vendor library's peer
+enum class QrPanel { Householder, CholQr };  // --gpu-qr-panel: how a CUDA GPU's GEQRT and TSQRT factor a panel
 Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
 Impl parse_impl(const std::string& name);
+QrPanel parse_qr_panel(const std::string& name);
 Broadcast parse_broadcast(const std::string& name);
 Eviction parse_eviction(const std::string& name);
 const char* to_string(Eviction e);
@@ -40,6 +42,7 @@ const char* to_string(Broadcast b);
 const char* to_string(Backend b);
 const char* to_string(DeviceKind d);
 const char* to_string(Impl i);
+const char* to_string(QrPanel p);
 
 // --dist: the distributions of runtime/distribution.hpp.
 inline constexpr const char* kDistMultiLevel = "multi-level";         // MultiLevelBlockCyclic (000 §3.1), the default
@@ -133,8 +136,8 @@ struct RunConfig {
   int gpu_trsm_inverse = 0;
   // --device cuda: compute streams per GPU (--gpu-streams).
   int gpu_streams = 1;
-  // --device cuda: QR's panels by Cholesky QR (--gpu-qr-panel cholqr).
-  bool gpu_cholqr_panels = false;
+  // --device cuda: QR's panels (--gpu-qr-panel).
+  QrPanel gpu_qr_panel = QrPanel::Householder;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

@@ -179,7 +179,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpu_trsm_inverse > 0 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-trsm-inverse " + std::to_string(c.gpu_trsm_inverse) +
                      ": only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
-  if (c.gpu_cholqr_panels && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
+  if (c.gpu_qr_panel == QrPanel::CholQr && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
@@ -253,6 +253,8 @@ constexpr std::pair<const char*, Broadcast> kBroadcasts[] = {{"binomial", Broadc
 constexpr std::pair<const char*, Eviction> kEvictions[] = {{"next-use", Eviction::NextUse}, {"lru", Eviction::Lru}};
 constexpr std::pair<const char*, Impl> kImpls[] = {
     {"tile", Impl::Tile}, {"lapack", Impl::Lapack}, {"cusolver", Impl::Cusolver}};
+constexpr std::pair<const char*, QrPanel> kQrPanels[] = {{"householder", QrPanel::Householder},
+                                                         {"cholqr", QrPanel::CholQr}};
 
 template <class E, std::size_t N>
 const char* name_of(E e, const std::pair<const char*, E> (&choices)[N]) {
@@ -269,6 +271,8 @@ Impl parse_impl(const std::string& name) { return parse_choice("--impl", name, k
 const char* to_string(Backend b) { return name_of(b, kBackends); }
 const char* to_string(DeviceKind d) { return name_of(d, kDevices); }
 const char* to_string(Impl i) { return name_of(i, kImpls); }
+QrPanel parse_qr_panel(const std::string& name) { return parse_choice("--gpu-qr-panel", name, kQrPanels); }
+const char* to_string(QrPanel p) { return name_of(p, kQrPanels); }
 Broadcast parse_broadcast(const std::string& name) { return parse_choice("--broadcast", name, kBroadcasts); }
 const char* to_string(Broadcast b) { return name_of(b, kBroadcasts); }
 Eviction parse_eviction(const std::string& name) { return parse_choice("--eviction", name, kEvictions); }

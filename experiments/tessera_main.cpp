@@ -528,9 +528,7 @@ int main(int argc, char** argv) {
     cfg.impl = tessera::parse_impl(impl_name);
     cfg.broadcast = tessera::parse_broadcast(broadcast);
     cfg.eviction = tessera::parse_eviction(eviction);
-    if (qr_panel != "householder" && qr_panel != "cholqr")
-      throw tessera::InputError("--gpu-qr-panel '" + qr_panel + "' is not one of: householder, cholqr");
-    cfg.gpu_cholqr_panels = qr_panel == "cholqr";
+    cfg.gpu_qr_panel = tessera::parse_qr_panel(qr_panel);
     cfg.device = tessera::parse_device_kind(device_name);
     backend.backend = tessera::parse_backend(backend_choice);
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);

@@ -30,7 +30,7 @@ TEST(CudaComputeStreams, CholeskyAndQrPassTheirCheck) {
         SCOPED_TRACE("--algo " + algo + " --precision " + precision + " --gpu-streams " + std::to_string(streams));
         RunConfig cfg;
         cfg.algo = algo == "qr-cholqr" ? "qr" : algo;
-        cfg.gpu_cholqr_panels = algo == "qr-cholqr";  // QR's panels by Cholesky QR (--gpu-qr-panel cholqr)
+        if (algo == "qr-cholqr") cfg.gpu_qr_panel = QrPanel::CholQr;  // QR's panels by Cholesky QR
         cfg.precision = precision;
         cfg.n = 1500;
         cfg.B = 256;
