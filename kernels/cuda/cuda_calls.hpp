@@ -36,17 +36,25 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
                    int lda, T beta, T* c, int ldc, Site at) {                                                         \
     check_blas("cublas" #P "syrk", at, cublas##P##syrk(h, uplo, tr, n, k, &alpha, a, lda, &beta, c, ldc));            \
   }                                                                                                                   \
-  inline void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {                 \
+  /* B = B op(A)^{-1} (right) or op(A)^{-1} B (left), A triangular */                                                 \
+  inline void trsm_general(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t tr,      \
+                           cublasDiagType_t diag, int m, int n, const T* a, int lda, T* b, int ldb, Site at) {        \
     const T one = 1;                                                                                                  \
-    check_blas("cublas" #P "trsm", at,                                                                                \
-               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, \
-                               &one, l, ldl, a, lda));                                                                \
+    check_blas("cublas" #P "trsm", at, cublas##P##trsm(h, side, uplo, tr, diag, m, n, &one, a, lda, b, ldb));         \
+  }                                                                                                                   \
+  /* B = alpha B op(A) (right) or alpha op(A) B (left), A triangular with a non-unit diagonal, in place */            \
+  inline void trmm_general_inplace(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,                    \
+                                   cublasOperation_t tr, int m, int n, T alpha, const T* a, int lda, T* b, int ldb,   \
+                                   Site at) {                                                                         \
+    check_blas("cublas" #P "trmm", at,                                                                                \
+               cublas##P##trmm(h, side, uplo, tr, CUBLAS_DIAG_NON_UNIT, m, n, &alpha, a, lda, b, ldb, b, ldb));       \
+  }                                                                                                                   \
+  inline void trsm_rlt(cublasHandle_t h, int m, int n, const T* l, int ldl, T* a, int lda, Site at) {                 \
+    trsm_general(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, l, ldl, a,    \
+                 lda, at);                                                                                            \
   }                                                                                                                   \
   inline void trmm_rlt_inplace(cublasHandle_t h, int m, int n, const T* w, int ldw, T* a, int lda, Site at) {         \
-    const T one = 1;                                                                                                  \
-    check_blas("cublas" #P "trmm", at,                                                                                \
-               cublas##P##trmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n, \
-                               &one, w, ldw, a, lda, a, lda));                                                        \
+    trmm_general_inplace(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, m, n, T(1), w, ldw, a, lda, at);  \
   }                                                                                                                   \
   inline void trsm_lln_batched(cublasHandle_t h, int n, const T* const* l, int ldl, T* const* b, int ldb, int count,  \
                                Site at) {                                                                             \
@@ -56,42 +64,23 @@ inline void check_solver(const char* routine, Site at, cusolverStatus_t st) {
                                       n, n, &one, l, ldl, b, ldb, count));                                            \
   }                                                                                                                   \
   inline void trsm_right_upper(cublasHandle_t h, int m, int n, const T* u, int ldu, T* a, int lda, Site at) {         \
-    const T one = 1;                                                                                                  \
-    check_blas("cublas" #P "trsm", at,                                                                                \
-               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, \
-                               &one, u, ldu, a, lda));                                                                \
-  }                                                                                                                   \
-  inline void trsm_right(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t tr, cublasDiagType_t diag, int m, \
-                         int n, const T* a, int lda, T* b, int ldb, Site at) {                                        \
-    const T one = 1;                                                                                                  \
-    check_blas("cublas" #P "trsm", at,                                                                                \
-               cublas##P##trsm(h, CUBLAS_SIDE_RIGHT, uplo, tr, diag, m, n, &one, a, lda, b, ldb));                    \
+    trsm_general(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, u, ldu, a,    \
+                 lda, at);                                                                                            \
   }                                                                                                                   \
   inline void trmm_llt_inplace(cublasHandle_t h, int m, int n, const T* l, int ldl, T* b, int ldb, Site at) {         \
-    const T one = 1;                                                                                                  \
-    check_blas("cublas" #P "trmm", at,                                                                                \
-               cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, m, n,  \
-                               &one, l, ldl, b, ldb, b, ldb));                                                        \
+    trmm_general_inplace(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, m, n, T(1), l, ldl, b, ldb, at);   \
   }                                                                                                                   \
   inline void trsm_left_lower(cublasHandle_t h, cublasDiagType_t diag, int m, int n, const T* l, int ldl, T* a,       \
                               int lda, Site at) {                                                                     \
-    const T alpha = 1;                                                                                                \
-    check_blas("cublas" #P "trsm", at,                                                                                \
-               cublas##P##trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, diag, m, n, &alpha, l, ldl,  \
-                               a, lda));                                                                              \
+    trsm_general(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, diag, m, n, l, ldl, a, lda, at);           \
   }                                                                                                                   \
   inline void trmm_lu_inplace(cublasHandle_t h, cublasOperation_t tr, int m, int n, const T* t, int ldt, T* b,        \
                               int ldb, Site at) {                                                                     \
-    const T one = 1;                                                                                                  \
-    check_blas("cublas" #P "trmm", at,                                                                                \
-               cublas##P##trmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, CUBLAS_DIAG_NON_UNIT, m, n, &one, t,  \
-                               ldt, b, ldb, b, ldb));                                                                 \
+    trmm_general_inplace(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, tr, m, n, T(1), t, ldt, b, ldb, at);            \
   }                                                                                                                   \
   inline void trmm_upper_inplace(cublasHandle_t h, cublasSideMode_t side, int m, int n, T alpha, const T* t, int ldt, \
                                  T* b, int ldb, Site at) {                                                            \
-    check_blas("cublas" #P "trmm", at,                                                                                \
-               cublas##P##trmm(h, side, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, n, &alpha, t,   \
-                               ldt, b, ldb, b, ldb));                                                                 \
+    trmm_general_inplace(h, side, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, m, n, alpha, t, ldt, b, ldb, at);              \
   }                                                                                                                   \
   inline void geam_minus_inplace(cublasHandle_t h, int m, int n, T* a, int lda, const T* b, int ldb, Site at) {       \
     const T one = 1, minus_one = -1;                                                                                  \

@@ -135,6 +135,9 @@ __global__ void identity_kernel(int b, T* r) {
 
 void launched(const char* what) { cuda::detail::check_cuda(cudaGetLastError(), what, __FILE__, __LINE__); }
 
+// One thread per element of a b×b square: rows along x, columns along y.
+dim3 square_grid(index_t b) { return dim3(blocks_for(b), to_int(b)); }
+
 // The dynamic shared memory lu_sign_shared_kernel<T> may use on the current
 // device: its opt-in limit per block (227 KB on an H100), the kernel's
 // attribute raised to it (needed past 48 KB). Where the device cannot say,
@@ -225,7 +228,6 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
   cudaStream_t st = stream_;
   const int lwork = cholqr_lwork_;
   cusolverDnHandle_t solver = solver_.get();
-  const auto square = [](index_t bb) { return dim3(blocks_for(bb), to_int(bb)); };
   // cholqr_panel.hpp's operations (its comment names each), in b's leading dimension b.
   struct Ops {
     cublasHandle_t h;
@@ -236,7 +238,6 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
     int* info;
     int* flag;
     std::size_t shared;  // dynamic shared memory lu_sign_shared_kernel may take
-    decltype(square) grid;
     void gram(index_t nn, index_t bb, const T* xx, index_t ld, T* gg) {
       syrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, to_int(bb), to_int(nn), T(1), xx, to_int(ld), T(0), gg, to_int(bb),
            TESSERA_HERE);
@@ -252,14 +253,14 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       trsm_rlt(h, to_int(nn), to_int(bb), gg, to_int(bb), xx, to_int(ld), TESSERA_HERE);
     }
     void identity(index_t bb, T* rr) {
-      identity_kernel<T><<<grid(bb), kThreads, 0, st>>>(to_int(bb), rr);
+      identity_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), rr);
       launched("identity_kernel launch");
     }
     void mul_lt(index_t bb, const T* gg, T* rr) {
       trmm_llt_inplace(h, to_int(bb), to_int(bb), gg, to_int(bb), rr, to_int(bb), TESSERA_HERE);
     }
     void check(index_t bb, const T* gg, double tol) {
-      check_kernel<T><<<grid(bb), kThreads, 0, st>>>(to_int(bb), gg, tol, info, flag);
+      check_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), gg, tol, info, flag);
       launched("check_kernel launch");
     }
     void lu_sign(index_t bb, T* xx, index_t ld, T* ss, bool upper) {
@@ -278,17 +279,17 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       trsm_right_upper(h, to_int(m), to_int(bb), u, to_int(ldu), xx, to_int(ld), TESSERA_HERE);
     }
     void t_from(index_t bb, const T* xx, index_t ld, const T* ss, T* tt, index_t ldtt) {
-      t_first_kernel<T><<<grid(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss, tt, to_int(ldtt));
+      t_first_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss, tt, to_int(ldtt));
       launched("t_first_kernel launch");
       // T = T Y1^{-T}
-      trsm_right(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, to_int(bb), to_int(bb), xx, to_int(ld), tt,
-                 to_int(ldtt), TESSERA_HERE);
+      trsm_general(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, to_int(bb), to_int(bb),
+                   xx, to_int(ld), tt, to_int(ldtt), TESSERA_HERE);
     }
     void r_out(index_t bb, const T* rr, const T* ss, T* xx, index_t ld) {
-      r_out_kernel<T><<<grid(bb), kThreads, 0, st>>>(to_int(bb), rr, ss, xx, to_int(ld));
+      r_out_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), rr, ss, xx, to_int(ld));
       launched("r_out_kernel launch");
     }
-  } ops{h, solver, st, lapack, lwork, info, flag, cholqr_shared_, square};
+  } ops{h, solver, st, lapack, lwork, info, flag, cholqr_shared_};
   cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, ops, top_upper);
 }
 
