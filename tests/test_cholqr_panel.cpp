@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cuda/cholqr_panel.hpp"
+#include "tests/graded_matrix.hpp"
 #include "tests/test_helpers.hpp"
 
 namespace tessera::kernels::cholqr {
@@ -195,24 +196,6 @@ double r_difference(index_t b, const Mat& x, index_t ldx, const Mat& lapack, ind
   return diff / (scale * double(n) * u);
 }
 
-// An n x b panel with singular values from 1 down to 1/cond, geometrically:
-// U diag(sigma) V^T with U, V orthonormal (LAPACK's QR of random matrices).
-Mat conditioned(index_t n, index_t b, double cond, std::uint64_t seed) {
-  Mat u = test::uniform_matrix(n, b, seed), v = test::uniform_matrix(b, b, seed + 1), tau(static_cast<std::size_t>(b));
-  LAPACKE_dgeqrf(LAPACK_COL_MAJOR, int(n), int(b), u.data(), int(n), tau.data());
-  LAPACKE_dorgqr(LAPACK_COL_MAJOR, int(n), int(b), int(b), u.data(), int(n), tau.data());
-  LAPACKE_dgeqrf(LAPACK_COL_MAJOR, int(b), int(b), v.data(), int(b), tau.data());
-  LAPACKE_dorgqr(LAPACK_COL_MAJOR, int(b), int(b), int(b), v.data(), int(b), tau.data());
-  for (index_t j = 0; j < b; ++j) {
-    const double sigma = std::pow(cond, -double(j) / double(std::max<index_t>(b - 1, 1)));
-    for (index_t i = 0; i < n; ++i) u[i + j * n] *= sigma;
-  }
-  Mat x(static_cast<std::size_t>(n * b));
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(n), int(b), int(b), 1.0, u.data(), int(n), v.data(), int(b),
-              0.0, x.data(), int(n));
-  return x;
-}
-
 // Scaled errors below this pass (LAPACK's testing uses 30 for its QR ratios,
 // which divide by n eps = 2 n u: 60 here, per u).
 constexpr double kThreshold = 60;
@@ -237,7 +220,7 @@ TEST(CholqrPanel, GeqrtPanelIsLapacksUpToSigns) {
   expect_geqrt_panel<double>(300, 32, test::uniform_matrix(300, 32, 11), "300 x 32 uniform");
   expect_geqrt_panel<double>(64, 64, test::uniform_matrix(64, 64, 12), "square 64");
   expect_geqrt_panel<double>(257, 1, test::uniform_matrix(257, 1, 13), "one column");
-  expect_geqrt_panel<double>(400, 48, conditioned(400, 48, 1e10, 14), "condition 1e10");
+  expect_geqrt_panel<double>(400, 48, test::graded_matrix(400, 48, 1e10, 14), "condition 1e10");
   expect_geqrt_panel<float>(300, 32, test::uniform_matrix(300, 32, 15), "float 300 x 32");
 }
 
@@ -247,7 +230,7 @@ TEST(CholqrPanel, GeqrtPanelIsLapacksUpToSigns) {
 template <class T>
 void expect_tsqrt_panel(index_t m, index_t b, std::uint64_t seed, double cond) {
   const index_t n = b + m;
-  Mat s = cond > 0 ? conditioned(n, b, cond, seed) : test::uniform_matrix(n, b, seed);
+  Mat s = cond > 0 ? test::graded_matrix(n, b, cond, seed) : test::uniform_matrix(n, b, seed);
   for (index_t j = 0; j < b; ++j)
     for (index_t i = j + 1; i < b; ++i) s[i + j * n] = 0;
   CpuOps<T>::round(n, b, s.data(), n);
@@ -296,7 +279,7 @@ TEST(CholqrPanel, APanelItCannotFactorRaisesTheFlagAndNoneIsWrongUnflagged) {
   for (index_t i = 0; i < n; ++i) deficient[i + 5 * n] = deficient[i + 2 * n];  // column 5 = column 2
   hard.emplace_back("rank deficient", deficient);
   for (const int e : {4, 8, 11, 13, 15, 17, 20})
-    hard.emplace_back("condition 1e" + std::to_string(e), conditioned(n, b, std::pow(10.0, e), 33));
+    hard.emplace_back("condition 1e" + std::to_string(e), test::graded_matrix(n, b, std::pow(10.0, e), 33));
   for (const auto& [what, x] : hard) {
     const Panel<double> p = run<double>(n, b, x);
     if (p.flag) continue;
@@ -305,9 +288,9 @@ TEST(CholqrPanel, APanelItCannotFactorRaisesTheFlagAndNoneIsWrongUnflagged) {
     EXPECT_LT(q.residual, kThreshold) << what << ", unflagged";
   }
   for (const int e : {4, 8, 11})
-    EXPECT_FALSE(run<double>(n, b, conditioned(n, b, std::pow(10.0, e), 34)).flag) << "condition 1e" << e;
+    EXPECT_FALSE(run<double>(n, b, test::graded_matrix(n, b, std::pow(10.0, e), 34)).flag) << "condition 1e" << e;
   // Far past it the flag is raised (tests/test_cuda_cholqr.cpp's fallback tiles are graded to 1e20).
-  EXPECT_TRUE(run<double>(n, b, conditioned(n, b, 1e20, 34)).flag) << "condition 1e20";
+  EXPECT_TRUE(run<double>(n, b, test::graded_matrix(n, b, 1e20, 34)).flag) << "condition 1e20";
   // An exactly zero column survives pass 1 (the shift keeps its POTRF alive)
   // as an exact zero, and pass 2's POTRF meets an exactly zero pivot.
   Mat zero = test::uniform_matrix(n, b, 36);

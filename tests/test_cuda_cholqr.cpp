@@ -11,7 +11,6 @@
 // again with GEQRF panels, and counted. The whole factorization through the
 // driver with --check is CudaComputeStreams'. Every test skips without a GPU.
 #include <gtest/gtest.h>
-#include <lapacke.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +20,7 @@
 
 #include "kernels/cuda/cuda_api.hpp"
 #include "tests/cuda_test_util.hpp"
+#include "tests/graded_matrix.hpp"
 
 namespace tessera {
 namespace {
@@ -51,23 +51,6 @@ std::vector<T> gram(const std::vector<T>& x, index_t ld, index_t rows, index_t c
       g[i + j * cols] = T(sum);
     }
   return g;
-}
-
-// rows × cols with singular values from 1 down to 1/cond, geometrically:
-// U diag(σ) V^T with U, V orthonormal (LAPACK's QR of random matrices).
-std::vector<double> graded(index_t rows, index_t cols, double cond, unsigned seed) {
-  std::vector<double> u = random_matrix<double>(rows, cols, seed), v = random_matrix<double>(cols, cols, seed + 1);
-  std::vector<double> tau(static_cast<std::size_t>(cols)), x(static_cast<std::size_t>(rows * cols), 0.0);
-  LAPACKE_dgeqrf(LAPACK_COL_MAJOR, int(rows), int(cols), u.data(), int(rows), tau.data());
-  LAPACKE_dorgqr(LAPACK_COL_MAJOR, int(rows), int(cols), int(cols), u.data(), int(rows), tau.data());
-  LAPACKE_dgeqrf(LAPACK_COL_MAJOR, int(cols), int(cols), v.data(), int(cols), tau.data());
-  LAPACKE_dorgqr(LAPACK_COL_MAJOR, int(cols), int(cols), int(cols), v.data(), int(cols), tau.data());
-  for (index_t j = 0; j < cols; ++j)
-    for (index_t k = 0; k < cols; ++k) {
-      const double sigma = std::pow(cond, -double(k) / double(cols - 1));
-      for (index_t i = 0; i < rows; ++i) x[i + j * rows] += u[i + k * rows] * sigma * v[j + k * cols];
-    }
-  return x;
 }
 
 template <class T>
@@ -165,7 +148,7 @@ TYPED_TEST(CudaCholqrTest, AnIllConditionedTileIsFactoredAgainWithGeqrf) {
   if constexpr (std::is_same_v<TypeParam, double>) {
     const Shape s{300, 200, 32};
     std::vector<double> a = random_matrix<double>(s.m, s.n, 44);
-    const std::vector<double> panel = graded(s.m, s.ib, 1e20, 45);
+    const std::vector<double> panel = test::graded_matrix(s.m, s.ib, 1e20, 45);
     std::copy(panel.begin(), panel.end(), a.begin());
     const std::uint64_t before = this->dev_->kernel_fallbacks();
     this->expect_geqrt_factors(a, s, false);
@@ -194,7 +177,7 @@ TYPED_TEST(CudaCholqrTest, AnIllConditionedStackIsFactoredAgainWithGeqrf) {
     const index_t m = 240, n = 96, ib = 32;
     std::vector<double> r0(static_cast<std::size_t>(n * n), 0.0), a0 = random_matrix<double>(m, n, 46);
     for (index_t j = 0; j < n; ++j) r0[j + j * n] = 1e-30;
-    const std::vector<double> panel = graded(m, ib, 1e20, 47);
+    const std::vector<double> panel = test::graded_matrix(m, ib, 1e20, 47);
     std::copy(panel.begin(), panel.end(), a0.begin());
     std::vector<double> t(static_cast<std::size_t>(ib * n), 7.0);
     double* dr = this->upload(r0);
