@@ -8,7 +8,8 @@ machine file `tessera calibrate --device cuda` wrote there, and per run the
 tessera run arguments, its JSON result and optionally its trace), the files
 it names. For every run, the same arguments with `--backend sim --machine
 DIR/<machine_file> --gpus 1 --threads T` (phantom kernels; --check dropped,
-since a phantom run has no factors) give the prediction; a run the manifest
+since a phantom run has no factors, and the CUDA kernel options, whose
+effect is the machine file's kernel times) give the prediction; a run the manifest
 marks with an eviction policy is predicted with that policy too (the runtime's
 default is next-use). Prints:
 
@@ -34,6 +35,26 @@ from bench_mpi import run_json  # noqa: E402
 
 TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "gsmm_diag", "GEQRT": "geqrt",
               "TSQRT": "tsqrt", "LARFB": "larfb", "SSRFB": "ssrfb", "LU_TRSM_U": "lu_trsm_u", "LU_GEMM": "lu_gemm"}
+
+
+# Options that choose how a CUDA GPU computes a kernel, which the simulator takes from the machine file's kernel
+# times instead: dropped, with their value, from a prediction's arguments (a file calibrated with them, such as
+# `tessera calibrate --device cuda --gpu-qr-panel cholqr`'s, predicts such runs). --gpu-streams stays: a simulated
+# GPU runs that many streams.
+CUDA_KERNEL_OPTIONS = ("--gpu-trsm-inverse", "--gpu-qr-panel")
+
+
+def simulated_args(args):
+    """A real run's arguments as the prediction's: without --check and the CUDA kernel options (and their values)."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in CUDA_KERNEL_OPTIONS:
+            skip = True
+        elif a != "--check":
+            out.append(a)
+    return out
 
 
 def gpu_model(machine):
@@ -90,7 +111,7 @@ def main():
     for run in manifest["runs"]:
         with open(os.path.join(args.dir, run["file"])) as f:
             real = json.load(f)
-        sim_args = [a for a in run["args"] if a != "--check"]
+        sim_args = simulated_args(run["args"])
         eviction = run.get("eviction")
         # A run that named its eviction is predicted with it; one the manifest marks as run under
         # least recently used (before next use was the default) with both.

@@ -168,9 +168,10 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
     throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
                      " must be >= 0 (0: the device's own)");
   if (c.gpu_streams < 1) throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) + " must be >= 1");
-  if (c.gpu_streams > 1 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
+  if (c.gpu_streams > 1 && (c.gpus == 0 || (c.machine.empty() && c.device != DeviceKind::Cuda)))
     throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
-                     ": only the CUDA GPUs of a native run (--gpus G --device cuda) have compute streams");
+                     ": only CUDA GPUs (--gpus G --device cuda) and simulated ones (--machine FILE --gpus G) have "
+                     "compute streams");
   if (c.gpu_streams > 1 && c.gpu_kernel_depth == 1)
     throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
                      " with --gpu-kernel-depth 1: one task at a time runs on one stream (give a depth of 0 or > 1)");

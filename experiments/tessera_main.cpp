@@ -229,7 +229,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   auto with_gpus = [&](RunConfig c, int k) {
     for (int g = 1; g <= cfg.gpus; ++g) {
       const std::size_t memory = b.gpu_memory ? b.gpu_memory : static_cast<std::size_t>(machine.node.gpus.memory_bytes);
-      gpus[k].push_back(platform::make_sim_gpu(sim, k, g, memory, b.sim_data));
+      gpus[k].push_back(
+          platform::make_sim_gpu(sim, k, g, memory, b.sim_data, cfg.gpu_streams, machine.node.gpus.stream_overlap));
       c.devices.push_back(gpus[k].back().get());
     }
     return c;
@@ -452,8 +453,9 @@ int main(int argc, char** argv) {
                   "tasks' kernels a GPU's manager thread keeps queued at once: 0 the device's own (a CUDA GPU: 2, the "
                   "next task's kernels queued while the last's run; default) | 1 (wait for each task's kernels)");
   run->add_option("--gpu-streams", cfg.gpu_streams,
-                  "--device cuda: compute streams per GPU, the tasks' kernels on them in turn, as many tasks queued "
-                  "at once (independent tasks' kernels side by side); default 1");
+                  "--device cuda or a simulated GPU: compute streams per GPU, the tasks' kernels on them in turn, as "
+                  "many tasks queued at once (independent tasks' kernels side by side; simulated: sharing the GPU, "
+                  "each at most its rate's share of GEMM's); default 1");
   run->add_option("--gpu-trsm-inverse", cfg.gpu_trsm_inverse,
                   "--device cuda: Cholesky's TRSM through the inverses of its diagonal blocks of this order (no "
                   "substitution: kernels/cuda/recursive_blocking.hpp); default 0, cuBLAS's TRSM on the whole tile");

@@ -23,6 +23,13 @@ struct GpuSpec {
   double memory_bytes = 0;
   LinkSpec pcie;      // host <-> this GPU
   std::string model;  // kernel model name; empty when count = 0
+  // With several compute streams (--gpu-streams), how much of what a kernel
+  // below GEMM's rate leaves of the GPU the other streams' kernels can use:
+  // a kernel of share s (platform/kernel_time_model.hpp device_share) takes
+  // 1 - stream_overlap (1 - s) of the GPU beside others. 1 (the default):
+  // all of it; 0: none, every kernel fills the GPU while it runs (streams
+  // then only reorder the work).
+  double stream_overlap = 1;
 };
 
 struct NodeSpec {

@@ -3,8 +3,10 @@
 // from its kernel, precision and shape. models/ implements it (from machine
 // files and calibrations); a simulated platform lets that much simulated
 // time pass per kernel.
+#include <algorithm>
 #include <cstdint>
 
+#include "base/kernel_table.hpp"
 #include "base/task.hpp"
 
 namespace tessera {
@@ -32,5 +34,26 @@ class KernelTimeModel {
   // each task.
   virtual double task_s() const { return 0; }
 };
+
+// The share of its device's throughput a call takes while it runs, for a
+// simulated device that runs several tasks' kernels side by side (several
+// compute streams: platform/device.hpp model_kernels): the call's rate in the
+// model over the same model's GEMM (GSMM) rate at the call's dimensions (k =
+// n for a kernel without k), at most 1, at least kMinDeviceShare. The
+// assumption, stated: a kernel that reaches a fraction of GEMM's rate on its
+// own leaves the rest of the device idle (a panel's column-by-column steps,
+// a triangular solve's dependent blocks), and another stream's kernels can
+// use that rest; a kernel without a flop count (copies, pivots) is taken to
+// fill the device. Two GEMM-rate kernels side by side then share it half
+// and half, and a 5%-rate panel beside a GEMM slows the GEMM by 5%.
+inline constexpr double kMinDeviceShare = 0.01;
+inline double device_share(const KernelTimeModel& model, const KernelShape& s) {
+  const double flops = kernel_flops(s);
+  if (!(flops > 0) || s.kernel == kGsmm) return 1.0;
+  const KernelShape gemm{kGsmm, s.precision, s.m, s.n, s.k > 0 ? s.k : s.n, 0};
+  const double t = model.seconds(s), t_gemm = model.seconds(gemm), gemm_flops = kernel_flops(gemm);
+  if (!(t > 0) || !(t_gemm > 0) || !(gemm_flops > 0)) return 1.0;
+  return std::clamp((flops / t) / (gemm_flops / t_gemm), kMinDeviceShare, 1.0);
+}
 
 }  // namespace tessera

@@ -177,8 +177,12 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   // the next). Observers and busy time see each task from when the device
   // could start it (queued, and the task retired before it ended) to when
   // its end was seen, so the intervals of one GPU do not overlap.
+  // A simulated GPU (`model` set) is told each task's modeled time and its
+  // share of the device (platform/device.hpp model_kernels) and lets it pass
+  // itself; the manager spends the runtime's own time per task
+  // (KernelTimeModel::task_s) after queuing each, while the device runs.
   auto serve_queued = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, platform::Device& device,
-                          std::size_t depth, double& busy) {
+                          const KernelTimeModel* model, std::size_t depth, double& busy) {
     struct Queued {
       Task* t;
       TaskDesc seen;
@@ -285,8 +289,13 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         q.seen = observed(t);
         try {
           device.begin_kernels(panel_kernel(t->desc.kernel));
+          if (model) {
+            const KernelShape shape = ex.shape(t->desc);
+            device.model_kernels(model->seconds_at(shape, q.queued_at), device_share(*model, shape));
+          }
           ctx.use_kernels(device.kernels_d(), device.kernels_s());
-          ex.execute(t->desc, ctx);
+          // (A simulated run without data runs no kernel: run_kernel skips it.)
+          platform_.run_kernel(0, [&] { ex.execute(t->desc, ctx); });
           q.mark = device.end_kernels();
           q.ran = true;
         } catch (...) {
@@ -300,6 +309,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         }
       }
       flight.push_back(q);
+      if (model && model->task_s() > 0) platform_.run_kernel(model->task_s(), [] {});
       if (flight.size() >= depth) retire_at(next_to_retire(kForever).value_or(0));
     }
   };
@@ -316,8 +326,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       WorkerContext ctx(options_.threads + g - 1, g, gc.device->kernels_d(), gc.device->kernels_s());
       const int depth = options_.gpu_kernel_depth > 0 ? std::min(options_.gpu_kernel_depth, gc.device->kernel_depth())
                                                       : gc.device->kernel_depth();
-      if (depth > 1 && !gc.model)
-        serve_queued(*s.gpu_ready[g - 1], ctx, *gc.executor, *gc.device, static_cast<std::size_t>(depth),
+      if (depth > 1)
+        serve_queued(*s.gpu_ready[g - 1], ctx, *gc.executor, *gc.device, gc.model, static_cast<std::size_t>(depth),
                      stats.gpus[g - 1].busy_s);
       else serve(*s.gpu_ready[g - 1], ctx, *gc.executor, gc.model, gc.device, stats.gpus[g - 1].busy_s);
     });

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kernels/cuda/cuda_api.hpp"
+#include "platform/kernel_lanes.hpp"
 
 namespace tessera::platform {
 
@@ -191,24 +192,10 @@ void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, i
 void CudaDevice::open_span(bool panel) {
   if (free_spans_.empty())
     throw std::logic_error(name_ + ": more than " + std::to_string(kernel_depth()) + " tasks' kernels queued at once");
-  // One stream: every task on it. Several: a panel on the first (the
-  // high-priority one) unless a panel is outstanding there already (panels of
-  // a column are independent: one then goes beside it); any other task, or
-  // such a panel, on the one of the others with the fewest tasks outstanding
-  // (tasks retire in any order), the next in turn among equals.
-  lane_ = 0;
-  if (lanes_.size() > 1) {
-    std::vector<int> busy(lanes_.size(), 0);
-    for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
-    if (!panel || busy[0] > 0) {
-      const std::size_t others = lanes_.size() - 1;
-      lane_ = 1 + static_cast<std::size_t>(next_mark_ % others);
-      for (std::size_t k = 1; k < others; ++k) {
-        const std::size_t l = 1 + (static_cast<std::size_t>(next_mark_) + k) % others;
-        if (busy[l] < busy[lane_]) lane_ = l;
-      }
-    }
-  }
+  // The lane (platform/kernel_lanes.hpp): a panel on the high-priority one.
+  std::vector<int> busy(lanes_.size(), 0);
+  for (const auto& [mark, slot] : outstanding_) ++busy[spans_[slot].lane];
+  lane_ = choose_lane(panel, busy, next_mark_);
   open_span_ = free_spans_.back();
   free_spans_.pop_back();
   Span& sp = spans_[open_span_];

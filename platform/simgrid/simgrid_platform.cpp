@@ -17,7 +17,6 @@
 
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "models/machine.hpp"
-#include "platform/native/host_memory_device.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -327,60 +326,6 @@ void SimGridPlatform::run_kernel(double modeled_s, FunctionRef<void()> kernel) {
 
 namespace {
 
-class SimGpu final : public HostMemoryDevice {
- public:
-  SimGpu(Simulation& sim, sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data)
-      : HostMemoryDevice(g, memory, data), sim_(sim), host_(host), gpu_(gpu) {}
-  std::string name() const override {
-    return "GPU " + std::to_string(index()) + " of " + host_->get_name() + " (simulated)";
-  }
-
- protected:
-  void transfer(int, std::size_t bytes, bool to_device, double) override {
-    try {
-      if (to_device) sg4::Comm::sendto(host_, gpu_, bytes);
-      else sg4::Comm::sendto(gpu_, host_, bytes);
-    } catch (const simgrid::NetworkFailureException&) {
-      // Its PCIe link was turned off (--fail): the copy is lost.
-      throw SimulatedFailure(fmt::format("{}; a copy {} {} was lost at {:g} s", sim_.failure_cause(),
-                                         to_device ? "to" : "from", name(), sg4::Engine::get_clock()));
-    }
-  }
-  // The GPU's copy engine: one actor per stream, started with its first
-  // copy, runs the stream's copies one after the other in launch order. (An
-  // actor per copy cost a stack's mmap and munmap each: two thirds of a
-  // 16-node simulation's time went to them.) A daemon: it ends with the
-  // simulation's last node actor.
-  void launch(int stream, std::function<void()> job) override {
-    Engine& e = engines_[stream];
-    if (!e.actor) {
-      e.ready = sg4::Semaphore::create(0);
-      e.actor = sg4::Actor::create(stream == 0 ? "gpu-h2d" : "gpu-d2h", host_, [&e] {
-        sg4::Actor::self()->daemonize();
-        for (;;) {
-          e.ready->acquire();
-          std::function<void()> next = std::move(e.jobs.front());
-          e.jobs.pop_front();
-          next();
-        }
-      });
-    }
-    e.jobs.push_back(std::move(job));
-    e.ready->release();
-  }
-
- private:
-  struct Engine {
-    sg4::ActorPtr actor;
-    sg4::SemaphorePtr ready;  // one token per queued copy
-    std::deque<std::function<void()>> jobs;
-  };
-  Simulation& sim_;
-  sg4::Host* host_;
-  sg4::Host* gpu_;
-  Engine engines_[2];
-};
-
 struct Envelope {
   int source;
   Message m;
@@ -526,10 +471,6 @@ SimCluster::SimCluster(Simulation& sim, int nodes) {
 SimCluster::~SimCluster() = default;
 int SimCluster::nodes() const { return static_cast<int>(impl_->endpoints.size()); }
 NodeNetwork& SimCluster::node(int i) { return *impl_->endpoints.at(i); }
-
-std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data) {
-  return std::make_unique<SimGpu>(sim, sim.node_host(node), sim.gpu_host(node, g), g, memory_bytes, data);
-}
 
 void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body) {
   // The failed node's own error (a kernel's, say) names the cause; the others

@@ -158,7 +158,11 @@ class SimCluster {
 // link of the machine file as SimGrid transfers (so the in- and out-streams
 // of a GPU share its link as the network model says), CPU kernels on real
 // data with --sim-data; the kernel's time is the GPU's kernel model.
-std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data);
+// `streams` compute streams (sim_gpu.cpp): with more than one, the kernels of
+// tasks on different streams run side by side and share the GPU, a kernel of
+// share s (device_share) taking 1 - overlap (1 - s) of it (GpuSpec::stream_overlap).
+std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data,
+                                     int streams = 1, double overlap = 1);
 
 // Runs body(k) for k = 0 .. nodes-1 as one actor per node ("node-main" on the
 // node's host) and runs the simulation until every actor has ended. The

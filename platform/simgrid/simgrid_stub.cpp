@@ -12,7 +12,9 @@ Simulation::~Simulation() = default;
 int Simulation::nodes() const { return 0; }
 simgrid::s4u::Host* Simulation::node_host(int) const { return nullptr; }
 simgrid::s4u::Host* Simulation::gpu_host(int, int) const { return nullptr; }
-std::unique_ptr<Device> make_sim_gpu(Simulation&, int, int, std::size_t, bool) { throw NotCompiled("SimGrid"); }
+std::unique_ptr<Device> make_sim_gpu(Simulation&, int, int, std::size_t, bool, int, double) {
+  throw NotCompiled("SimGrid");
+}
 void Simulation::run() {}
 double Simulation::clock() const { return 0; }
 void Simulation::schedule_failure(const SimFailure&, int, int) { throw NotCompiled("SimGrid"); }

@@ -226,8 +226,8 @@ Factors simulated_nodes(const Case& c) {
     for (int k = 0; k < b.nodes(); ++k) {
       nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, /*sim_data=*/true));
       for (int g = 1; g <= b.gpus; ++g)
-        gpus[k].push_back(
-            platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), true));
+        gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes),
+                                                 true, b.streams));
     }
     Factors out(factorization(c.algo).data_count(c.shape.layout()));
     std::mutex out_mutex;
@@ -330,6 +330,7 @@ std::vector<Checked> driver_simulated(const Case& c, const std::string& test_fau
     cfg.phantom = false;
     cfg.machine = machine_file();
     if (b.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
+    cfg.gpu_streams = b.streams;
     platform::Simulation sim(machine);
     platform::SimCluster cluster(sim, b.nodes());
     std::vector<std::unique_ptr<platform::SimGridPlatform>> nodes;
@@ -337,8 +338,8 @@ std::vector<Checked> driver_simulated(const Case& c, const std::string& test_fau
     for (int k = 0; k < b.nodes(); ++k) {
       nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, true));
       for (int g = 1; g <= b.gpus; ++g)
-        gpus[k].push_back(
-            platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes), true));
+        gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes),
+                                                 true, b.streams));
     }
     std::vector<Checked> out(b.nodes());
     platform::run_on_nodes(sim, b.nodes(), [&](int k) {

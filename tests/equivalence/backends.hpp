@@ -26,7 +26,8 @@ struct Backend {
   Kind kind = Kind::Sequential;
   int threads = 1;  // compute threads per node
   int pr = 1, pc = 1;
-  int gpus = 0;  // per node
+  int gpus = 0;     // per node
+  int streams = 1;  // compute streams per simulated GPU (their kernels side by side)
   int nodes() const { return pr * pc; }
 };
 

@@ -76,6 +76,8 @@ std::vector<Backend> backends() {
   // Keeneland nodes (platform/machines/keeneland.json), with and without GPUs.
   b.push_back({.name = "sim2x2", .kind = Kind::Sim, .threads = 2, .pr = 2, .pc = 2});
   b.push_back({.name = "sim2x1_gpus1", .kind = Kind::Sim, .threads = 1, .pr = 2, .pc = 1, .gpus = 1});
+  // Three compute streams: three tasks' kernels in flight, retired in any order.
+  b.push_back({.name = "sim_gpus1_streams3", .kind = Kind::Sim, .threads = 1, .gpus = 1, .streams = 3});
 #endif
   return b;
 }

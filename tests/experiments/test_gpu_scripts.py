@@ -16,7 +16,8 @@ predicted with it and move exactly the bytes the real runs moved (the
 simulated GPU plans its memory as the real one does), and next-use eviction
 moves less; QR at N = 32,768 is predicted within 10% (the calibrated model's
 GEMM-class kernels match the run's). bench_cuda_kernels without a GPU exits 2
-saying why. The H100's runs of 2026-11-26 likewise: every run's bytes, QR and
+saying why. A prediction keeps --gpu-streams and drops the CUDA kernel options.
+The H100's runs of 2026-11-26 likewise: every run's bytes, QR and
 LU with its panels on the GPU within 12%; and of 2026-11-27: every run's bytes,
 QR at the default ib and the N = 65,536 runs within 10%. gpu_node.sh: a STEP_FILTER that is no
 regular expression, a STEP_TIMEOUT that is no number, a BENCH_TIMEOUT, an
@@ -88,6 +89,13 @@ def main():
     with open(js) as f:
         data = json.load(f)
     expect(len(data["rows"]) == 2 and data["rows"][0]["tessera_gflops"] == [], "the JSON has both rows", str(data))
+
+    # A prediction keeps --gpu-streams (a simulated GPU has streams) and drops what only a CUDA GPU's kernels take.
+    sys.path.insert(0, os.path.dirname(PREDICT))
+    from gpu_predict import simulated_args
+    got = simulated_args(["--algo", "qr", "--gpu-qr-panel", "cholqr", "--gpu-streams", "3", "--check",
+                          "--gpu-trsm-inverse", "256", "--B", "4096"])
+    expect(got == ["--algo", "qr", "--gpu-streams", "3", "--B", "4096"], "simulated_args: %s" % got)
 
     js = os.path.join(work, "predict.json")
     rc, out, err = run([sys.executable, PREDICT, H200, "--binary", tessera, "--json", js])

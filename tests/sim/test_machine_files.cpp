@@ -136,6 +136,19 @@ TEST(MachineFiles, NonIntegerCoreCountIsNamed) {
   expect_names(msg, {"bad.json", "node.cores.count", "2.5"});
 }
 
+// node.gpus.stream_overlap: optional (1), a fraction; outside [0, 1] named.
+TEST(MachineFiles, GpuStreamOverlapIsAFraction) {
+  const std::string gpus = R"("node": { "cores": { "count": 4, "model": "m" }, "gpus": { "count": 1,
+      "memory_bytes": 1e9, "pcie": { "bandwidth_Bps": 1e9, "latency_s": 1e-6 }, "model": "m")";
+  const std::string text = replaced(kGood, R"("node": { "cores": { "count": 4, "model": "m" })", gpus + " }");
+  EXPECT_EQ(Machine::parse(text, "g.json").node.gpus.stream_overlap, 1.0);
+  const std::string half = replaced(text, R"("model": "m" } })", R"("model": "m", "stream_overlap": 0.5 } })");
+  EXPECT_EQ(Machine::parse(half, "g.json").node.gpus.stream_overlap, 0.5);
+  expect_names(rejection(replaced(half, "0.5", "1.5")),
+               {"bad.json", "node.gpus.stream_overlap", "1.5", "between 0 and 1"});
+  expect_names(rejection(replaced(half, "0.5", "-0.5")), {"bad.json", "node.gpus.stream_overlap", "-0.5"});
+}
+
 TEST(MachineFiles, MissingFileIsNamed) {
   try {
     Machine::load("/nonexistent/machine.json");

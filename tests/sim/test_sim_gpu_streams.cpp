@@ -1,0 +1,188 @@
+// A simulated GPU with several compute streams (platform/simgrid/sim_gpu.cpp):
+// the device alone, with tasks of known times and shares whose ends follow
+// from max-min sharing by hand; then whole runs (`--gpu-streams`): factors
+// that pass the check, reproducible times, and QR's panels beside its
+// updates making a run faster on a GPU whose panels run far below GEMM.
+#include <gtest/gtest.h>
+
+#include <simgrid/s4u/Engine.hpp>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/machine.hpp"
+#include "platform/device.hpp"
+#include "platform/simgrid/simgrid_platform.hpp"
+#include "sim_cli_util.hpp"
+#include "sim_test_util.hpp"
+
+namespace {
+using nlohmann::json;
+using tessera::test::Outcome;
+using tessera::test::run_ok;
+using tessera::test::run_tessera;
+namespace platform = tessera::platform;
+
+const std::string kKeeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
+constexpr double kForever = std::numeric_limits<double>::infinity();
+
+// Runs `body` on node 0 of a simulated Keeneland with one phantom GPU of
+// `streams` compute streams; returns what it wrote.
+// `overlap`: the machine file's stream_overlap.
+std::string on_gpu(int streams, const std::function<void(platform::Device&, std::ostringstream&)>& body,
+                   double overlap = 1) {
+  return tessera::test::run_in_child([&] {
+    const auto machine = platform::Machine::load(kKeeneland);
+    platform::Simulation sim(machine);
+    auto gpu = platform::make_sim_gpu(sim, 0, 1, std::size_t{1} << 30, false, streams, overlap);
+    std::ostringstream out;
+    platform::run_on_nodes(sim, 1, [&](int) { body(*gpu, out); });
+    return out.str();
+  });
+}
+
+// Queues one task's kernels: `seconds` alone, `share` of the GPU.
+std::uint64_t queue(platform::Device& d, bool panel, double seconds, double share) {
+  d.begin_kernels(panel);
+  d.model_kernels(seconds, share);
+  return d.end_kernels();
+}
+
+double now() { return simgrid::s4u::Engine::get_clock(); }
+
+// A panel taking a quarter of the GPU beside an update that would fill it:
+// the panel runs at its own speed and ends at 1 s, the update gets the other
+// three quarters meanwhile, has a quarter of its work left and ends at 1.25 s.
+TEST(SimGpuStreams, APanelBesideAnUpdateSharesTheGpuMaxMinFairly) {
+  const std::string out = on_gpu(2, [](platform::Device& d, std::ostringstream& o) {
+    EXPECT_EQ(d.kernel_depth(), 2);
+    EXPECT_EQ(d.kernel_streams(), 2);
+    const std::uint64_t panel = queue(d, true, 1.0, 0.25), update = queue(d, false, 1.0, 1.0);
+    // Neither has ended at 0.5 s: the wait gives up then.
+    o << d.wait_any_kernels({panel, update}, 0.5).has_value() << ' ' << now() << ' ';
+    o << (d.wait_any_kernels({panel, update}, kForever) == panel) << ' ' << now() << ' ';
+    o << d.kernels_ended(panel) << d.kernels_ended(update) << ' ';
+    d.wait_kernels(update);
+    o << now() << ' ';
+    d.wait_kernels(panel);
+    o << d.kernel_span_s();
+  });
+  EXPECT_EQ(out, "0 0.5 1 1 10 1.25 2.25");
+}
+
+// The same two tasks on a GPU whose kernels leave nothing to others
+// (stream_overlap 0): both take the whole GPU, share it half and half and
+// end together at 2 s; with 0.5 the panel takes 1 - 0.5 x 0.75 = 0.625 of
+// it, gets the fair half, ends at 1.25 s, and the update's last 0.375 runs alone.
+TEST(SimGpuStreams, StreamOverlapLimitsWhatAPanelLeavesToOthers) {
+  const auto panel_and_update = [](platform::Device& d, std::ostringstream& o) {
+    const std::uint64_t panel = queue(d, true, 1.0, 0.25), update = queue(d, false, 1.0, 1.0);
+    d.wait_kernels(panel);
+    o << now() << ' ';
+    d.wait_kernels(update);
+    o << now();
+  };
+  EXPECT_EQ(on_gpu(2, panel_and_update, 0.0), "2 2");
+  EXPECT_EQ(on_gpu(2, panel_and_update, 0.5), "1.25 1.625");
+}
+
+// Two streams: lane 0 is the panels'; two updates share the other and run
+// one after the other. Three: they run side by side, each at half speed.
+TEST(SimGpuStreams, UpdatesSpreadOverTheStreamsBesideThePanels) {
+  const auto two_updates = [](platform::Device& d, std::ostringstream& o) {
+    const std::uint64_t a = queue(d, false, 1.0, 1.0), b = queue(d, false, 1.0, 1.0);
+    d.wait_kernels(a);
+    o << now() << ' ';
+    d.wait_kernels(b);
+    o << now();
+  };
+  EXPECT_EQ(on_gpu(2, two_updates), "1 2");
+  EXPECT_EQ(on_gpu(3, two_updates), "2 2");
+  // Two panels, lane 0 busy with the first: the second goes beside it.
+  EXPECT_EQ(on_gpu(2,
+                   [](platform::Device& d, std::ostringstream& o) {
+                     const std::uint64_t a = queue(d, true, 1.0, 0.5), b = queue(d, true, 1.0, 0.5);
+                     d.wait_kernels(b);
+                     d.wait_kernels(a);
+                     o << now();
+                   }),
+            "1");
+}
+
+TEST(SimGpuStreams, AtMostOneTaskPerStreamQueued) {
+  const std::string out = on_gpu(2, [](platform::Device& d, std::ostringstream& o) {
+    const std::uint64_t a = queue(d, false, 1.0, 1.0), b = queue(d, false, 1.0, 1.0);
+    try {
+      queue(d, false, 1.0, 1.0);
+      o << "queued a third";
+    } catch (const std::logic_error& e) {
+      o << e.what();
+    }
+    d.wait_kernels(a);
+    d.wait_kernels(b);
+    o << ' ' << now();
+  });
+  EXPECT_NE(out.find("more than 2 tasks' kernels queued at once"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 2"), std::string::npos) << out;
+}
+
+std::vector<std::string> h100(const std::string& algo, std::vector<std::string> extra) {
+  std::vector<std::string> a = {"run",
+                                "--backend",
+                                "sim",
+                                "--machine",
+                                std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json",
+                                "--algo",
+                                algo,
+                                "--s",
+                                "1",
+                                "--gpus",
+                                "1",
+                                "--threads",
+                                "13"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// The lent H100's calibration (lent-h100-node.json): GEQRT and TSQRT at 5%
+// of DGEMM's rate, SSRFB at a quarter. With three streams the panels and
+// two updates run side by side: the phantom run is faster than with one
+// stream, every simulated time is reproducible, and the JSON says how many.
+TEST(SimGpuStreamsRuns, QrPanelsBesideUpdatesAndReproducible) {
+  const std::vector<std::string> size = {"--n", "16384", "--B", "2048"};
+  auto three = size;
+  three.insert(three.end(), {"--gpu-streams", "3"});
+  const json one = run_ok(h100("qr", size)), a = run_ok(h100("qr", three)), b = run_ok(h100("qr", three));
+  EXPECT_EQ(a.at("time_s"), b.at("time_s"));
+  EXPECT_EQ(a.at("gpu_streams"), 3);
+  EXPECT_FALSE(one.contains("gpu_streams"));
+  EXPECT_LT(a.at("time_s").get<double>(), 0.9 * one.at("time_s").get<double>()) << a.dump() << one.dump();
+  const json& g = a.at("gpu_stats").at(0);
+  // Spans overlap with several streams: their sum exceeds the manager's busy time.
+  EXPECT_GT(g.at("kernel_span_s").get<double>(), g.at("busy_s").get<double>()) << g;
+}
+
+// Real data through three streams on every GPU of 2x1 Keeneland nodes: the check passes.
+TEST(SimGpuStreamsRuns, RealDataPassesTheCheck) {
+  for (const std::string algo : {"cholesky", "qr", "lu"}) {
+    Outcome o;
+    const json j =
+        run_ok({"run", "--backend",     "sim", "--machine",  kKeeneland, "--algo", algo, "--grid", "2x1", "--gpus",
+                "2",   "--gpu-streams", "3",   "--n",        "960",      "--B",    "96", "--s",    "2",   "--b",
+                "32",  "--threads",     "2",   "--sim-data", "--check"},
+               &o);
+    EXPECT_EQ(j.at("check_passed"), true) << algo << ": " << o;
+  }
+}
+
+TEST(SimGpuStreamsRuns, StreamsNeedGpus) {
+  const Outcome o = run_tessera(
+      {"run", "--backend", "sim", "--machine", kKeeneland, "--algo", "cholesky", "--n", "960", "--gpu-streams", "2"});
+  EXPECT_TRUE(o.exited && o.status == 2) << o;
+  EXPECT_NE(o.err.find("--gpu-streams 2"), std::string::npos) << o;
+}
+
+}  // namespace
