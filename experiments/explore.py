@@ -3,13 +3,13 @@
 
     tessera explore --machine FILE --algo cholesky --n N [--nodes P | --grids 2x2,1x4]
                     [--dist multi-level,block-cyclic-2d,column-cyclic] [--v 1,2] [--qr-tree flat,binary]
-                    [--B 1152,2304] [--s 1,2]
+                    [--B 1152,2304] [--s 1,2] [--gpu-streams 1,2,3]
                     [--gpus G] [--set FIELD=VALUES ...] [--jobs J] [--out DIR] [--dry-run]
 
 Crosses machine-file overrides (`--set network.bandwidth_Bps=12.5e9,50e9`: any numeric
 field by its dotted path; VALUES a number, a comma list or a range START:STOP:STEP, STOP
 included) with distributions, QR's virtual tile heights and reduction trees, grid shapes, tile
-sizes and widths; every point is one
+sizes and widths, and compute streams per GPU; every point is one
 `tessera run --backend sim ... --json` on a machine file derived from FILE (written to
 DIR/machines/). The runs go through the experiment runner (experiments/runner/: parallel
 processes, progress bar, DIR/runs.jsonl, resume: a rerun skips points already done).
@@ -36,6 +36,9 @@ from runner.progress import clock  # noqa: E402
 DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic")
 QR_TREES = ("flat", "binary")
 SET_PREFIX = "set:"
+# Optional numeric fields of a machine file and the value tessera takes where a file leaves one out
+# (platform/machines/README.md): --set sets them all the same.
+OPTIONAL_FIELDS = {"node.gpus.stream_overlap": 1.0}
 
 
 def fmt(v):
@@ -122,6 +125,8 @@ def lookup(doc, path, option, machine):
             parent, node = node, node[key]
         elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
             parent, key, node = node, int(key), node[int(key)]
+        elif i == len(keys) - 1 and isinstance(node, dict) and path in OPTIONAL_FIELDS:
+            return node, key, OPTIONAL_FIELDS[path]
         else:
             fields = ", ".join(k for k in node if k not in ("source", "notes")) if isinstance(node, dict) else ""
             raise UsageError("%s %s: %s has no field %r%s%s" % (
@@ -191,6 +196,7 @@ class ExploreConfig(definition.Config):
         p = self.params
         parts = ["grid=%s" % p["grid"], "dist=%s" % p["dist"]] + (["v=%d" % p["v"]] if "v" in p else [])
         parts += ["tree=%s" % p["qr_tree"]] if "qr_tree" in p else []
+        parts += ["streams=%d" % p["gpu_streams"]] if "gpu_streams" in p else []
         parts += ["B=%d" % p["B"], "s=%d" % p["s"]] + (["gpus=%d" % p["gpus"]] if p.get("gpus") else [])
         parts += ["%s=%s" % (k, fmt(v)) for k, v in self.overrides().items()]
         return " ".join(parts)
@@ -226,8 +232,8 @@ class Exploration(definition.Definition):
             gpus_here = _count(machine.get("node", {}).get("gpus", {}).get("count", 0))
             nodes_here = _count(machine.get("nodes", 1))
             gpus = gpus_here if a.gpus is None else a.gpus
-            for grid, dist, v, tree, B, s in itertools.product(a.grids, a.dist, a.v or [None], a.qr_tree or [None],
-                                                               a.B, a.s):
+            for grid, dist, v, tree, streams, B, s in itertools.product(
+                    a.grids, a.dist, a.v or [None], a.qr_tree or [None], a.gpu_streams or [None], a.B, a.s):
                 params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
                           "gpus": gpus}
                 for k in ("m", "precision", "threads", "b"):
@@ -237,6 +243,8 @@ class Exploration(definition.Definition):
                     params["v"] = v
                 if tree is not None:
                     params["qr_tree"] = tree
+                if streams is not None:
+                    params["gpu_streams"] = streams
                 for path, value in combo:
                     params[SET_PREFIX + path] = value
                 reason = _invalid(params, nodes_here, gpus_here)
@@ -278,6 +286,8 @@ def _invalid(p, nodes, gpus):
         return "s > B"
     if p.get("qr_tree") == "binary" and pr == 1:
         return "one node row: the binary tree is the flat one, task for task"
+    if p.get("gpu_streams", 1) > 1 and p["gpus"] == 0:
+        return "compute streams are a GPU's: this point has no GPU"
     return None
 
 
@@ -296,7 +306,7 @@ def ranked_rows(exploration, records):
         row = {"status": status, "exit_status": "" if not r else r["exit_status"],
                "time_s": res.get("time_s", ""), "gflops": res.get("gflops", "")}
         row.update({k: fmt(v) for k, v in c.overrides().items()})
-        row.update({k: c.params.get(k, "") for k in ("grid", "dist", "v", "qr_tree", "B", "s")})
+        row.update({k: c.params.get(k, "") for k in ("grid", "dist", "v", "qr_tree", "gpu_streams", "B", "s")})
         row.update({"b": res.get("b", c.params.get("b", "")), "gpus": c.params.get("gpus", ""),
                     "threads": res.get("threads", c.params.get("threads", "")), "algo": c.params["algo"],
                     "n": c.params["n"], "config_id": c.id, "machine_file": os.path.relpath(c.machine, exploration.out_dir), "error": err,
@@ -310,7 +320,7 @@ def ranked_rows(exploration, records):
 
 def write_results(path, rows, set_paths):
     head = (["rank", "status", "exit_status", "time_s", "gflops"] + list(set_paths) +
-            ["grid", "dist", "v", "qr_tree", "B", "s", "b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
+            ["grid", "dist", "v", "qr_tree", "gpu_streams", "B", "s", "b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head)
@@ -378,6 +388,8 @@ def parser():
     ap.add_argument("--B", default="1152", help="comma list of tile sizes (default 1152)")
     ap.add_argument("--s", default="1", help="comma list of tile columns per top-level tile (default 1)")
     ap.add_argument("--b", metavar="b|auto", help="narrow column width, or auto (default tessera's)")
+    ap.add_argument("--gpu-streams", help="comma list of compute streams per GPU (a simulated GPU runs the tasks of "
+                    "different streams side by side, sharing it; default 1)")
     ap.add_argument("--gpus", type=int, help="GPUs per node (default every GPU of the (overridden) machine)")
     ap.add_argument("--threads", type=int, help="CPU threads per node (default tessera's)")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUES",
@@ -411,6 +423,7 @@ def check_options(a):
     a.B = int_list("--B", a.B)
     a.s = int_list("--s", a.s)
     a.v = int_list("--v", a.v) if a.v else None
+    a.gpu_streams = int_list("--gpu-streams", a.gpu_streams) if a.gpu_streams else None
     if a.v and a.algo != "qr":
         raise UsageError("--v %s: virtual tile heights are for --algo qr only" % ",".join(map(str, a.v)))
     if a.qr_tree:
@@ -469,6 +482,7 @@ def explore(a):
         for params, reason in ex.invalid:
             sets = "".join(" %s=%s" % (k[len(SET_PREFIX):], fmt(v)) for k, v in params.items() if k.startswith(SET_PREFIX))
             tree = " tree=%s" % params["qr_tree"] if "qr_tree" in params else ""
+            tree += " streams=%d" % params["gpu_streams"] if "gpu_streams" in params else ""
             print("left out: grid=%s dist=%s%s B=%s s=%s%s: %s" % (params["grid"], params["dist"], tree, params["B"],
                                                                   params["s"], sets, reason))
         print("explore: %d configuration(s), %d combination(s) left out as invalid -> %s" % (

@@ -84,6 +84,7 @@ RUN_OPTIONS = {
     "v": (_positive(1), "an integer >= 1"),
     "qr_tree": (_one_of("flat", "binary"), "flat or binary"),
     "qr_domain": (_positive(0), "an integer >= 0"),
+    "gpu_streams": (_positive(1), "an integer >= 1"),
 }
 RUNNER_PARAMS = {"backend": (_one_of(*BACKENDS), " or ".join(BACKENDS))}
 

@@ -59,6 +59,20 @@ def dry_run(tessera, work):
     left = [l for l in out.splitlines() if l.startswith("left out:")]
     expect(len(left) == 1 and "grid=1x4" in left[0] and "tree=binary" in left[0] and "flat one" in left[0],
            "1x4 binary left out, saying why", out)
+    # Compute streams per GPU are an axis, and the machine file's optional stream_overlap can be set though
+    # h100-cluster-64.json leaves it out; without GPUs only one stream is a point.
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--grids", "2x2", "--B", "1152",
+                           "--gpu-streams", "1,3", "--set", "node.gpus.stream_overlap=0,1", "--out", out_dir,
+                           "--dry-run")
+    expect(rc == 0, "streams dry run exit 0, got %d" % rc, err)
+    runs = [l for l in out.splitlines() if " todo " in l]
+    expect(len(runs) == 4 and sum("--gpu-streams 3" in l for l in runs) == 2
+           and sum("--gpu-streams 1" in l for l in runs) == 2, "2 stream counts x 2 overlaps", out)
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--grids", "2x2", "--B", "1152",
+                           "--gpu-streams", "1,3", "--gpus", "0", "--out", out_dir, "--dry-run")
+    left = [l for l in out.splitlines() if l.startswith("left out:")]
+    expect(rc == 0 and len([l for l in out.splitlines() if " todo " in l]) == 1 and len(left) == 1
+           and "streams=3" in left[0] and "no GPU" in left[0], "3 streams without GPUs left out, saying why", out)
 
 
 def sweep(tessera, work):
@@ -102,7 +116,9 @@ def bad_set(tessera, work):
              (["--dist", "round-robin"], "--dist round-robin"),
              (["--B", "0"], "--B 0"),
              (["--qr-tree", "flat,ternary"], "--qr-tree ternary"),
-             (["--qr-tree", "binary"], "--qr-tree binary")]  # Cholesky has no reduction tree
+             (["--qr-tree", "binary"], "--qr-tree binary"),  # Cholesky has no reduction tree
+             (["--gpu-streams", "0,2"], "--gpu-streams"),
+             (["--set", "node.gpus.stream_overlapp=1"], "node.gpus.stream_overlapp")]
     for extra, needle in cases:
         rc, out, err = explore(tessera, *(base + extra))
         expect(rc == 2, "%s: exit 2, got %d" % (extra, rc), out + err)
