@@ -44,7 +44,8 @@
 #         trace      one traced run per row of $TRACE_ROWS (';'-separated ALGO:ARGS, N = $TRACE_N,
 #                    default 32,768; default rows: Cholesky d B = 2048 with each task's
 #                    kernels waited for, --gpu-kernel-depth 1, so that each task's
-#                    interval is its own), OUT/trace_I.json and trace_I.run.json, for
+#                    interval is its own; a row's own --threads replaces the default),
+#                    OUT/trace_I.json and trace_I.run.json, for
 #                    analysis/trace_compare.py against its simulation
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_N, default 16,384;
@@ -267,8 +268,11 @@ run() {
           [[ $row == *:* ]] || { echo "gpu_node.sh: TRACE_ROWS row '$row' is not ALGO:ARGS" >&2; continue; }
           local -a row_args
           read -ra row_args <<<"${row#*:}"
+          # A row may give its own --threads (fewer busy cores beside the GPU's manager thread).
+          local -a threads_arg=(--threads $t)
+          [[ " ${row_args[*]} " == *" --threads "* ]] && threads_arg=()
           step "trace_$i" $b/tessera run --algo "${row%%:*}" --n "${TRACE_N:-32768}" "${row_args[@]}" --gpus 1 \
-            --device cuda --threads $t --trace "$out/trace_$i.json" --json "$out/trace_$i.run.json"
+            --device cuda "${threads_arg[@]}" --trace "$out/trace_$i.json" --json "$out/trace_$i.run.json"
           i=$((i + 1))
         done ;;
       mpi)
