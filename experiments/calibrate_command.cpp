@@ -131,6 +131,10 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                          "with --device: the machine file of this node's cores (written by tessera calibrate) that "
                          "the GPU is added to");
   calibrate_->add_option("--gpus", gpus_, "with --device: GPUs per node in the written file; default 1");
+  calibrate_->add_flag("--stream-overlap", stream_overlap_,
+                       "with --device cuda: also measure how much of the GPU its panel kernels leave to GEMMs on a "
+                       "second compute stream (the machine file's node.gpus.stream_overlap, which simulated GPUs with "
+                       "--gpu-streams use; experiments/calibrate_overlap.hpp)");
   calibrate_->add_option("--gpu-qr-panel", qr_panel_,
                          "with --device cuda: the QR kernels' panels, as tessera run's option: householder (default) "
                          "| cholqr");
@@ -166,6 +170,12 @@ int CalibrateCommand::run(int argc, char** argv) const {
   const QrPanel qr_panel = parse_qr_panel(qr_panel_);
   if (qr_panel == QrPanel::CholQr && device_ != "cuda")
     throw InputError("--gpu-qr-panel cholqr needs --device cuda (the CUDA kernels' panels)");
+  if (stream_overlap_ && device_ != "cuda")
+    throw InputError("--stream-overlap needs --device cuda (" +
+                     (device_.empty() ? std::string("the cores have no compute streams")
+                                      : "the " + device_ + " GPU has one compute stream") +
+                     ")");
+  o.stream_overlap = stream_overlap_;
   if (ib_.empty()) throw InputError("--ib names no inner blocking");
   for (const std::int64_t ib : ib_)
     if (ib < 1) throw InputError("--ib " + std::to_string(ib) + " must be >= 1");
@@ -401,6 +411,8 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   else if (device_ == "cuda") {
     kernels::CudaKernelOptions options;
     options.cholqr_panels = qr_panel == QrPanel::CholQr;
+    // Two compute streams to time a panel beside GEMMs (the kernels alone are timed as with one).
+    if (o.stream_overlap) options.compute_streams = 2;
     dev = kernels::make_cuda_device(1, 0, 0, options);
   } else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).

@@ -48,7 +48,7 @@ class CalibrateCommand {
   std::string name_ = "local";
   int threads_ = 1, passes_ = 1;
   std::string precisions_ = "d,s";
-  bool quick_ = false, list_ = false, cold_ = false, flush_restored_ = false, in_run_ = false;
+  bool quick_ = false, list_ = false, cold_ = false, flush_restored_ = false, in_run_ = false, stream_overlap_ = false;
   std::vector<std::int64_t> in_run_n_ = {4096, 8192};
   std::vector<std::string> kernels_;
   std::vector<std::int64_t> sizes_, for_n_;

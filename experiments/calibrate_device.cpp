@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -63,6 +65,12 @@ TileKernels<T>& kernels_of(platform::Device& dev) {
   else return dev.kernels_d();
 }
 
+// The inner blocking a QR kernel of shape `s` is called with (0: none), clamped to the tile as the runtime does.
+std::int64_t shape_ib(const KernelShape& s, const CalibrationOptions& o) {
+  if (kernel_info(s.kernel)->ib == KernelIb::kNone) return 0;
+  return s.ib > 0 ? s.ib : kernel_ib(s.kernel, s.n, s.k, o.ib);
+}
+
 // DeviceKernelTimer's state for one precision.
 template <class T>
 class TimerOn final : public DeviceKernelTimer::Impl {
@@ -97,10 +105,6 @@ class TimerOn final : public DeviceKernelTimer::Impl {
  private:
   using Call = KernelCall<T>;
   static constexpr int kSets = 2;
-  static std::int64_t shape_ib(const KernelShape& s, const CalibrationOptions& o) {
-    if (kernel_info(s.kernel)->ib == KernelIb::kNone) return 0;
-    return s.ib > 0 ? s.ib : kernel_ib(s.kernel, s.n, s.k, o.ib);  // clamped to the tile as the runtime does
-  }
   platform::Device& dev_;
   TileKernels<T>& K_;
   Buffers buffers_;
@@ -112,7 +116,73 @@ class TimerOn final : public DeviceKernelTimer::Impl {
   int next_ = 0;
 };
 
+// measure_overlap for one precision: P and the GEMMs on operands of their own in device memory.
+template <class T>
+OverlapMeasurement overlap_on(platform::Device& dev, const KernelShape& panel, const CalibrationOptions& o) {
+  using Call = KernelCall<T>;
+  OverlapMeasurement m;
+  m.panel = panel;
+  m.panel.ib = shape_ib(panel, o);
+  const KernelShape gemm{kGsmm, panel.precision, panel.m, panel.n, panel.k > 0 ? panel.k : panel.n, 0};
+  Buffers buffers(dev);
+  Call p(panel, m.panel.ib, 1, 7, false), g(gemm, 0, 1, 8, false);
+  std::array<T*, Call::kOperands> po{}, go{};
+  for (int w = 0; w < Call::kOperands; ++w)
+    po[w] = buffers.upload(p.operand(0, w)), go[w] = buffers.upload(g.operand(0, w));
+  p.setup_on(kernels_of<T>(dev), po.data());
+  g.setup_on(kernels_of<T>(dev), go.data());
+  dev.synchronize();
+  // One task's kernels, on the stream begin_kernels chooses (a panel's: the
+  // panels' stream; the GEMMs': another), and its mark.
+  const auto queue = [&](bool on_panels, const std::function<void(TileKernels<T>&)>& kernels) {
+    dev.begin_kernels(on_panels);
+    kernels(kernels_of<T>(dev));
+    return dev.end_kernels();
+  };
+  int calls = 1;
+  // From the first launch until every task queued has ended; what P
+  // destroys is restored first, on its stream (untimed).
+  const auto timed = [&](bool with_panel, bool with_gemms) {
+    if (with_panel) dev.wait_kernels(queue(true, [&](TileKernels<T>& K) { p.prepare_on(K, po.data()); }));
+    const auto t0 = clock::now();
+    std::vector<std::uint64_t> marks;
+    if (with_panel) marks.push_back(queue(true, [&](TileKernels<T>& K) { p.run_on(K, po.data()); }));
+    if (with_gemms)
+      marks.push_back(queue(false, [&](TileKernels<T>& K) {
+        for (int i = 0; i < calls; ++i) g.run_on(K, go.data());
+      }));
+    for (const std::uint64_t mark : marks) dev.wait_kernels(mark);
+    return since(t0);
+  };
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  for (int w = 0; w < 2; ++w) timed(true, false), timed(false, true);  // warm-up
+  // Enough GEMMs to take about twice P alone, so that they outlast it beside them.
+  std::vector<double> tp, tg, tpg;
+  for (int r = 0; r < 3; ++r) tp.push_back(timed(true, false)), tg.push_back(timed(false, true));
+  calls = static_cast<int>(std::clamp(std::ceil(2 * median(tp) / median(tg)), 1.0, 64.0));
+  tp.clear(), tg.clear();
+  const int reps = std::max(5, std::min(o.min_reps, 9));
+  for (int r = 0; r < reps; ++r)  // interleaved: a slow spell costs each timing one sample
+    tp.push_back(timed(true, false)), tg.push_back(timed(false, true)), tpg.push_back(timed(true, true));
+  m.gemm_calls = calls;
+  m.panel_s = median(tp), m.gemms_s = median(tg), m.together_s = median(tpg);
+  return overlap_from_times(m);
+}
+
 }  // namespace
+
+OverlapMeasurement measure_overlap(platform::Device& dev, const KernelShape& panel, const CalibrationOptions& o) {
+  if (dev.kernel_streams() < 2)
+    throw InputError("--stream-overlap: " + dev.name() + " has " + std::to_string(dev.kernel_streams()) +
+                     " compute stream; measuring what a kernel leaves to another stream needs two");
+  if (!runs_on_device(panel.kernel) || !panel_kernel(panel.kernel))
+    throw std::logic_error(std::string("measure_overlap: ") + kernel_name(panel.kernel) +
+                           " is no panel kernel of a GPU");
+  return panel.precision == 's' ? overlap_on<float>(dev, panel, o) : overlap_on<double>(dev, panel, o);
+}
 
 bool runs_on_device(std::uint16_t kernel) {
   switch (kernel) {
@@ -225,6 +295,17 @@ DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptio
     o.progress(fmt::format("link: to the device {:.2f} GB/s + {:.1f} us, from it {:.2f} GB/s + {:.1f} us",
                            c.to_device.bandwidth_Bps / 1e9, c.to_device.latency_s * 1e6,
                            c.from_device.bandwidth_Bps / 1e9, c.from_device.latency_s * 1e6));
+  if (o.stream_overlap)
+    for (const KernelShape& s : overlap_panels(shapes)) {
+      c.overlaps.push_back(measure_overlap(dev, s, o));
+      const OverlapMeasurement& m = c.overlaps.back();
+      if (o.progress)
+        o.progress(
+            fmt::format("overlap: {} {} m={} n={} beside {} GEMMs: alone {:.3f} ms, GEMMs {:.3f} ms, together "
+                        "{:.3f} ms; share {:.3f}, used {:.3f}, overlap {:.2f}",
+                        kernel_name(s.kernel), s.precision, s.m, s.n, m.gemm_calls, m.panel_s * 1e3, m.gemms_s * 1e3,
+                        m.together_s * 1e3, m.share, m.used, m.overlap));
+    }
   return c;
 }
 
@@ -264,6 +345,18 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   g["pcie"] = {{"bandwidth_Bps", {{"value", sig(slow.bandwidth_Bps)}, {"source", measured}}},
                {"latency_s", {{"value", sig(slow.latency_s)}, {"source", measured}}}};
   g["model"] = "gpu";
+  if (!c.overlaps.empty()) {
+    std::string pairs;
+    for (const OverlapMeasurement& m : c.overlaps)
+      pairs += fmt::format("{}{} {} {}x{}: {:.2f}", pairs.empty() ? "" : ", ", kernel_name(m.panel.kernel),
+                           m.panel.precision, m.panel.m, m.panel.n, m.overlap);
+    g["stream_overlap"] = {
+        {"value", sig(median_overlap(c.overlaps))},
+        {"source", fmt::format("tessera calibrate --stream-overlap on {}, {}, {}: the median over the panel kernels "
+                               "timed alone, beside GEMMs on a second compute stream and the GEMMs alone "
+                               "(calibration.gpu.stream_overlap; experiments/calibrate_overlap.hpp): {}",
+                               host, c.device, date, pairs)}};
+  }
   f["node"]["gpus"] = g;
   ordered model;
   model["type"] = "calibrated";
@@ -304,6 +397,23 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["qr_ib"] = o.ib;
   if (!o.more_ib.empty()) cal["qr_more_ib"] = o.more_ib;
   cal["sizes"] = o.sizes;
+  if (!c.overlaps.empty()) {
+    cal["stream_overlap"] = ordered::array();
+    for (const OverlapMeasurement& m : c.overlaps)
+      cal["stream_overlap"].push_back({{"kernel", kernel_key(m.panel.kernel)},
+                                       {"precision", std::string(1, m.panel.precision)},
+                                       {"m", m.panel.m},
+                                       {"n", m.panel.n},
+                                       {"k", m.panel.k},
+                                       {"ib", m.panel.ib},
+                                       {"gemm_calls", m.gemm_calls},
+                                       {"panel_s", m.panel_s},
+                                       {"gemms_s", m.gemms_s},
+                                       {"together_s", m.together_s},
+                                       {"share", m.share},
+                                       {"used", m.used},
+                                       {"overlap", std::isnan(m.overlap) ? ordered() : ordered(m.overlap)}});
+  }
   cal["for_n"] = o.for_n;
   cal["for_b"] = o.for_b;
   cal["for_s"] = o.for_s;

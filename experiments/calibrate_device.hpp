@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "experiments/calibrate.hpp"
+#include "experiments/calibrate_overlap.hpp"
 
 namespace tessera::platform {
 class Device;
@@ -53,6 +54,7 @@ struct DeviceCalibration {
   bool pinned_host = false;  // the link was measured from page-locked host memory, both ways
   std::vector<KernelMeasurement> kernels;
   LinkMeasurement to_device, from_device;
+  std::vector<OverlapMeasurement> overlaps;  // with o.stream_overlap
 };
 
 // One shape's operands in `dev`'s memory (two copies, used in turn), ready to time one call after another:
@@ -81,12 +83,18 @@ class DeviceKernelTimer {
 // One shape, timed on `dev` as described above (shape.precision chooses kernels_d or kernels_s).
 KernelMeasurement measure_device_kernel(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o);
 
+// How much of the GPU `panel` leaves to GEMMs on another compute stream
+// (calibrate_overlap.hpp says how), on operands in `dev`'s memory, each
+// timing the median of at least o.min_reps (5 at least). Throws InputError
+// when `dev` has fewer than two compute streams (Device::kernel_streams).
+OverlapMeasurement measure_overlap(platform::Device& dev, const KernelShape& panel, const CalibrationOptions& o);
+
 // The link one way, at copy sizes `bytes` (ascending; at least two of >= 1 MiB for a bandwidth).
 LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::vector<std::size_t>& bytes,
                              double min_time_s);
 
 // Every shape of calibration_shapes(o) the device runs (runs_on_device), then the link both ways at
-// `link_bytes`; o.progress is told of each.
+// `link_bytes`, then with o.stream_overlap each of overlap_panels(those shapes); o.progress is told of each.
 DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptions& o,
                                    const std::vector<std::size_t>& link_bytes);
 

@@ -6,6 +6,7 @@
 // skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate_device.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "kernels/tile_kernels_api.hpp"
 #include "tests/cuda_test_util.hpp"
@@ -184,6 +187,27 @@ TEST(CudaDevice, KeepsReleasedBuffersWithinTheCapacity) {
   EXPECT_EQ(dev->in_use(), cap);
   dev->release(c, cap);
   EXPECT_EQ(dev->in_use(), 0u);
+}
+
+// `calibrate --stream-overlap` (experiments/calibrate_overlap.hpp) on the
+// GPU with two compute streams: a TSQRT, far below DGEMM's rate, timed alone,
+// beside DGEMMs at its dimensions and the DGEMMs alone; the pair can take
+// neither less than the longer of the two nor much more than both.
+TEST(CudaDevice, StreamOverlapOfAPanelBesideGemms) {
+  TESSERA_SKIP_WITHOUT_GPU();
+  kernels::CudaKernelOptions options;
+  options.compute_streams = 2;
+  auto dev = kernels::make_cuda_device(1, 0, 0, options);
+  kernels::CalibrationOptions o;
+  o.min_reps = 5;
+  const auto m = kernels::measure_overlap(*dev, KernelShape{kTsqrt, 'd', 1024, 1024, 0, 32}, o);
+  EXPECT_GE(m.gemm_calls, 1);
+  EXPECT_GT(m.share, 0);
+  EXPECT_LT(m.share, 1);
+  EXPECT_GE(m.overlap, 0);
+  EXPECT_LE(m.overlap, 1);
+  EXPECT_GE(m.together_s, 0.9 * std::max(m.panel_s, m.gemms_s));
+  EXPECT_LE(m.together_s, 1.3 * (m.panel_s + m.gemms_s));
 }
 
 }  // namespace

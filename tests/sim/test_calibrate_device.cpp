@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -142,6 +143,91 @@ TEST(CalibrateDevice, ForBChoosesTheTileSize) {
   }
 }
 
+// --stream-overlap's model (experiments/calibrate_overlap.hpp). A TRSM of
+// 1024 (m n^2 = 2^30 flops) taking 1 s beside 4 GEMMs at its dimensions
+// (2^31 flops each) taking 0.5 s: its share is 2^30 / 2^34 = 1/16. With
+// overlap 0.5 it takes e = 1 - 0.5 (15/16) = 0.53125 of the GPU beside
+// them, so the pair takes 0.5 + 0.53125 s; the estimate inverts that.
+TEST(StreamOverlap, FromTheThreeTimes) {
+  kernels::OverlapMeasurement m;
+  m.panel = KernelShape{kTrsm, 'd', 1024, 1024, 0, 0};
+  m.gemm_calls = 4;
+  m.panel_s = 1.0, m.gemms_s = 0.5, m.together_s = 1.03125;
+  const auto r = kernels::overlap_from_times(m);
+  EXPECT_DOUBLE_EQ(r.share, 1.0 / 16);
+  EXPECT_DOUBLE_EQ(r.used, 0.53125);
+  EXPECT_DOUBLE_EQ(r.overlap, 0.5);
+  // No longer than the GEMMs alone: all of what it leaves is used; one after the other: none.
+  m.together_s = 0.5;
+  EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).overlap, 1.0);
+  EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).used, 1.0 / 16);
+  m.together_s = 1.5;
+  EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).overlap, 0.0);
+  m.together_s = 1.8;  // slower than one after the other: still 0
+  EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).overlap, 0.0);
+  // A kernel at GEMM's rate says nothing about it.
+  m.panel_s = 0.0625;
+  EXPECT_TRUE(std::isnan(kernels::overlap_from_times(m).overlap));
+  m.gemm_calls = 0;
+  EXPECT_THROW(kernels::overlap_from_times(m), std::logic_error);
+}
+
+TEST(StreamOverlap, TheMedianOfTheDefinedOnesAndThePanelsMeasured) {
+  std::vector<kernels::OverlapMeasurement> m(4);
+  m[0].overlap = 0.2, m[1].overlap = std::nan(""), m[2].overlap = 0.9, m[3].overlap = 0.6;
+  EXPECT_DOUBLE_EQ(kernels::median_overlap(m), 0.6);
+  m.pop_back();
+  EXPECT_DOUBLE_EQ(kernels::median_overlap(m), 0.55);
+  EXPECT_THROW(kernels::median_overlap({m[1]}), std::runtime_error);
+  // The largest shape of each panel kernel and precision; GEMMs are no panels.
+  const std::vector<KernelShape> shapes = {{kTsqrt, 'd', 512, 512, 0, 0},  {kTsqrt, 'd', 1024, 1024, 0, 0},
+                                           {kTsqrt, 's', 512, 512, 0, 0},  {kGsmm, 'd', 1024, 1024, 1024, 0},
+                                           {kPotf2p, 'd', 256, 256, 0, 0}, {kPotf2p, 'd', 8192, 8192, 0, 0}};
+  const auto p = kernels::overlap_panels(shapes);
+  ASSERT_EQ(p.size(), 3u);
+  for (const auto& s : p) EXPECT_TRUE(panel_kernel(s.kernel)) << kernel_name(s.kernel);
+  EXPECT_EQ(std::ranges::count_if(p, [](const KernelShape& s) { return s.kernel == kTsqrt && s.m == 1024; }), 1);
+  EXPECT_EQ(std::ranges::count_if(p, [](const KernelShape& s) { return s.kernel == kPotf2p && s.m == 256; }), 1)
+      << "above 4096 by default: not timed";
+  EXPECT_EQ(kernels::overlap_panels(shapes, 8192).size(), 3u);
+}
+
+// One compute stream cannot run a panel beside GEMMs: the measurement says so.
+TEST(StreamOverlap, NeedsTwoComputeStreams) {
+  platform::EmulatedDevice dev(1, platform::EmulatedDeviceOptions{});
+  try {
+    kernels::measure_overlap(dev, KernelShape{kTrsm, 'd', 64, 64, 0, 0}, small_options());
+    FAIL() << "measured on one stream";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs two"), std::string::npos) << e.what();
+  }
+}
+
+// The measured overlaps go into the file: node.gpus.stream_overlap is their
+// median (what a simulated GPU with several streams uses), each one recorded.
+TEST(StreamOverlap, MachineFileCarriesTheMedian) {
+  kernels::DeviceCalibration c = calibration();
+  for (const double x : {0.3, 0.8, 0.5}) {
+    kernels::OverlapMeasurement m;
+    m.panel = KernelShape{kGeqrt, 'd', 64, 64, 0, 32};
+    m.gemm_calls = 3, m.panel_s = 1, m.gemms_s = 1, m.together_s = 1.5, m.share = 0.1, m.used = 0.5, m.overlap = x;
+    c.overlaps.push_back(m);
+  }
+  const std::string base = test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json");
+  const std::string text = kernels::device_machine_file(base, "local.json", c, small_options(), 1, "o", "test", 1);
+  EXPECT_DOUBLE_EQ(platform::Machine::parse(text, "o.json").node.gpus.stream_overlap, 0.5);
+  const auto f = nlohmann::json::parse(text);
+  EXPECT_EQ(f.at("calibration").at("gpu").at("stream_overlap").size(), 3u);
+  EXPECT_NE(f.at("node").at("gpus").at("stream_overlap").at("source").get<std::string>().find("GEQRT d 64x64: 0.80"),
+            std::string::npos);
+  // Without the measurement the file has no such field (the default, 1, applies).
+  EXPECT_FALSE(nlohmann::json::parse(
+                   kernels::device_machine_file(base, "local.json", calibration(), small_options(), 1, "o", "test", 1))
+                   .at("node")
+                   .at("gpus")
+                   .contains("stream_overlap"));
+}
+
 TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
   const std::string local = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json";
   const auto fails = [](const std::vector<std::string>& args, const std::string& needle) {
@@ -158,6 +244,8 @@ TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
   fails({"calibrate", "--gpus", "2", "--list"}, "--gpus 2");
   fails({"calibrate", "--for-b", "2048", "--for-n", "0", "--list"}, "--for-b");
   fails({"calibrate", "--device", "emulated", "--base", local, "--flush-restored", "--list"}, "--flush-restored");
+  fails({"calibrate", "--device", "emulated", "--base", local, "--stream-overlap", "--list"}, "one compute stream");
+  fails({"calibrate", "--stream-overlap", "--list"}, "--stream-overlap needs --device cuda");
   // A calibration that fails leaves --out as it was (here: the base it would have extended).
   test::TempDir dir;
   const std::string out = dir.path() + "/node.json";
