@@ -9,7 +9,8 @@ tessera run arguments, its JSON result and optionally its trace), the files
 it names. For every run, the same arguments with `--backend sim --machine
 DIR/<machine_file> --gpus 1 --threads T` (phantom kernels; --check dropped,
 since a phantom run has no factors, and the CUDA kernel options, whose
-effect is the machine file's kernel times) give the prediction; a run the manifest
+effect is the machine file's kernel times; with the real run's GPU capacity
+as --gpu-memory where it gave none) give the prediction; a run the manifest
 marks with an eviction policy is predicted with that policy too (the runtime's
 default is next-use). Prints:
 
@@ -52,6 +53,8 @@ def simulated_args(args):
             skip = False
         elif a in CUDA_KERNEL_OPTIONS:
             skip = True
+        elif a.split("=", 1)[0] in CUDA_KERNEL_OPTIONS:
+            pass  # --option=value
         elif a != "--check":
             out.append(a)
     return out
@@ -112,6 +115,11 @@ def main():
         with open(os.path.join(args.dir, run["file"])) as f:
             real = json.load(f)
         sim_args = simulated_args(run["args"])
+        # The GPU's memory as the real run had it: a CUDA GPU keeps library memory per compute stream
+        # (--gpu-streams), which the machine file's one-stream capacity does not know.
+        capacities = [g["capacity_bytes"] for g in real.get("gpu_stats", []) if "capacity_bytes" in g]
+        if capacities and not any(a.split("=", 1)[0] == "--gpu-memory" for a in sim_args):
+            sim_args += ["--gpu-memory", str(min(capacities))]
         eviction = run.get("eviction")
         # A run that named its eviction is predicted with it; one the manifest marks as run under
         # least recently used (before next use was the default) with both.

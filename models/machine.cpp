@@ -92,8 +92,8 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
       m.node.gpus.model = g.string("model");
       require_model(m, g, "model", m.node.gpus.model);
       if (g.has("stream_overlap")) {
-        m.node.gpus.stream_overlap = g.non_negative("stream_overlap");
-        if (m.node.gpus.stream_overlap > 1)
+        m.node.gpus.stream_overlap = g.number("stream_overlap");
+        if (!(m.node.gpus.stream_overlap >= 0 && m.node.gpus.stream_overlap <= 1))
           g.fail("stream_overlap", g.require("stream_overlap"), "must be between 0 and 1");
       }
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "base/task.hpp"
 
@@ -44,14 +45,22 @@ class KernelTimeModel {
 // own leaves the rest of the device idle (a panel's column-by-column steps,
 // a triangular solve's dependent blocks), and another stream's kernels can
 // use that rest; a kernel without a flop count (copies, pivots) is taken to
-// fill the device. Two GEMM-rate kernels side by side then share it half
-// and half, and a 5%-rate panel beside a GEMM slows the GEMM by 5%.
+// fill the device, and so is one whose model has no GEMM at its dimensions
+// (a file calibrated without GSMM in that precision). Two GEMM-rate kernels
+// side by side then share it half and half, and a 5%-rate panel beside a
+// GEMM slows the GEMM by 5%.
 inline constexpr double kMinDeviceShare = 0.01;
 inline double device_share(const KernelTimeModel& model, const KernelShape& s) {
   const double flops = kernel_flops(s);
   if (!(flops > 0) || s.kernel == kGsmm) return 1.0;
   const KernelShape gemm{kGsmm, s.precision, s.m, s.n, s.k > 0 ? s.k : s.n, 0};
-  const double t = model.seconds(s), t_gemm = model.seconds(gemm), gemm_flops = kernel_flops(gemm);
+  double t_gemm = 0;
+  try {
+    t_gemm = model.seconds(gemm);
+  } catch (const InputError&) {
+    return 1.0;
+  }
+  const double t = model.seconds(s), gemm_flops = kernel_flops(gemm);
   if (!(t > 0) || !(t_gemm > 0) || !(gemm_flops > 0)) return 1.0;
   return std::clamp((flops / t) / (gemm_flops / t_gemm), kMinDeviceShare, 1.0);
 }

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "platform/kernel_lanes.hpp"
 #include "platform/kernel_time_model.hpp"
@@ -44,10 +45,13 @@ TEST(KernelLanes, OtherTasksTakeTheLeastBusyOtherLaneInTurn) {
 class RateModel final : public tessera::KernelTimeModel {
  public:
   double trsm_rate = 25;
+  bool has_gemm = true;  // false: a calibrated file without GSMM, whose model throws for it
   double seconds(const KernelShape& s) const override {
     const double f = tessera::kernel_flops(s);
     switch (s.kernel) {
-      case tessera::kGsmm: return f / 100;
+      case tessera::kGsmm:
+        if (!has_gemm) throw tessera::InputError("the model has no measurement of kernel gsmm");
+        return f / 100;
       case tessera::kTrsm: return f / trsm_rate;
       case tessera::kPotf2p: return f / 400;
       default: return f > 0 ? f / 50 : 1.0;
@@ -68,6 +72,9 @@ TEST(DeviceShare, TheKernelsRateOverGemmsAtItsDimensions) {
   // Never below the floor.
   m.trsm_rate = 1e-6;
   EXPECT_DOUBLE_EQ(tessera::device_share(m, trsm), tessera::kMinDeviceShare);
+  // No GEMM to hold it against: taken to fill the device, not an error.
+  m.has_gemm = false;
+  EXPECT_DOUBLE_EQ(tessera::device_share(m, trsm), 1.0);
 }
 
 }  // namespace

@@ -136,8 +136,8 @@ class SimGpu final : public HostMemoryDevice {
   sg4::Host* host_;
   sg4::Host* gpu_;
   Engine engines_[2];
-  std::vector<Engine> lanes_;
-  double overlap_;  // GpuSpec::stream_overlap
+  std::vector<Engine> lanes_;  // sized once: its actors hold references to its elements
+  double overlap_;             // GpuSpec::stream_overlap
   std::map<std::uint64_t, Outstanding> outstanding_;
   // The task being queued (between begin_kernels and end_kernels).
   bool open_ = false;
@@ -145,11 +145,13 @@ class SimGpu final : public HostMemoryDevice {
   double open_seconds_ = 0, open_share_ = 1;
   std::uint64_t next_mark_ = 0;
   double kernel_span_s_ = 0;
-  // Signalled when a task's kernels end. (SimGrid runs one actor at a time
-  // and switches only where one blocks: the lanes' actors and the manager
-  // never interleave inside a step, so the mutex only serves the waits.)
-  sg4::MutexPtr mutex_ = sg4::Mutex::create();
-  sg4::ConditionVariablePtr ended_ = sg4::ConditionVariable::create();
+  // Signalled when a task's kernels end; made with the GPU's first queued
+  // task (creating them yields: a GPU with one stream makes none, and its
+  // simulation runs as before streams existed). SimGrid runs one actor at a
+  // time and switches only where one blocks: the lanes' actors and the
+  // manager never interleave inside a step, so the mutex only serves the waits.
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr ended_;
 };
 
 void SimGpu::begin_kernels(bool panel) {
@@ -164,22 +166,28 @@ void SimGpu::begin_kernels(bool panel) {
 void SimGpu::model_kernels(double seconds, double share) {
   if (!(seconds >= 0) || !(share > 0 && share <= 1))
     throw std::logic_error(fmt::format("{}: kernels modeled at {:g} s and a share of {:g}", name(), seconds, share));
+  // (Called once per task; a second call adds its time, its share weighted by time.)
+  if (open_seconds_ + seconds > 0)
+    open_share_ = (open_share_ * open_seconds_ + share * seconds) / (open_seconds_ + seconds);
   open_seconds_ += seconds;
-  // What the kernel leaves of the GPU, less what other streams cannot use.
-  open_share_ = 1 - overlap_ * (1 - share);
 }
 
 std::uint64_t SimGpu::end_kernels() {
   if (lanes_.size() == 1) throw std::logic_error(name() + ": end_kernels on a GPU with one stream (kernel depth 1)");
-  if (outstanding_.size() >= lanes_.size())
+  if (outstanding_.size() >= lanes_.size()) {
+    open_ = false;  // (the task is not queued: the next begin_kernels starts afresh)
     throw std::logic_error(name() + ": more than " + std::to_string(lanes_.size()) + " tasks' kernels queued at once");
+  }
   if (!open_) begin_kernels(false);  // nothing since the last mark: an empty task
   open_ = false;
+  // What the kernels leave of the GPU, less what the other streams cannot use.
+  const double share = 1 - overlap_ * (1 - open_share_);
   const std::uint64_t mark = next_mark_++;
   outstanding_.emplace(mark, Outstanding{open_lane_});
+  if (!mutex_) mutex_ = sg4::Mutex::create(), ended_ = sg4::ConditionVariable::create();
   Engine& lane = lanes_[open_lane_];
   start(lane, "gpu-stream" + std::to_string(open_lane_));
-  lane.jobs.push_back([this, mark, seconds = open_seconds_, share = open_share_] { run(mark, seconds, share); });
+  lane.jobs.push_back([this, mark, seconds = open_seconds_, share] { run(mark, seconds, share); });
   lane.ready->release();
   return mark;
 }
@@ -203,6 +211,7 @@ void SimGpu::run(std::uint64_t mark, double seconds, double share) {
 }
 
 bool SimGpu::wait_until(const std::function<bool()>& done, double timeout_s) {
+  if (done()) return true;  // (nothing queued yet: no mutex either)
   const double deadline = sg4::Engine::get_clock() + timeout_s;
   std::unique_lock<sg4::Mutex> lock(*mutex_);
   while (!done()) {

@@ -146,7 +146,8 @@ TEST(MachineFiles, GpuStreamOverlapIsAFraction) {
   EXPECT_EQ(Machine::parse(half, "g.json").node.gpus.stream_overlap, 0.5);
   expect_names(rejection(replaced(half, "0.5", "1.5")),
                {"bad.json", "node.gpus.stream_overlap", "1.5", "between 0 and 1"});
-  expect_names(rejection(replaced(half, "0.5", "-0.5")), {"bad.json", "node.gpus.stream_overlap", "-0.5"});
+  expect_names(rejection(replaced(half, "0.5", "-0.5")),
+               {"bad.json", "node.gpus.stream_overlap", "-0.5", "between 0 and 1"});
 }
 
 TEST(MachineFiles, MissingFileIsNamed) {

@@ -123,10 +123,10 @@ TEST(SimGpuStreams, AtMostOneTaskPerStreamQueued) {
     }
     d.wait_kernels(a);
     d.wait_kernels(b);
-    o << ' ' << now();
+    o << "; ended at " << now();
   });
   EXPECT_NE(out.find("more than 2 tasks' kernels queued at once"), std::string::npos) << out;
-  EXPECT_NE(out.find(" 2"), std::string::npos) << out;
+  EXPECT_TRUE(out.ends_with("; ended at 2")) << "the two queued, one after the other on the updates' stream: " << out;
 }
 
 std::vector<std::string> h100(const std::string& algo, std::vector<std::string> extra) {
@@ -178,11 +178,15 @@ TEST(SimGpuStreamsRuns, RealDataPassesTheCheck) {
   }
 }
 
-TEST(SimGpuStreamsRuns, StreamsNeedGpus) {
+TEST(SimGpuStreamsRuns, StreamsNeedGpusAndADepth) {
   const Outcome o = run_tessera(
       {"run", "--backend", "sim", "--machine", kKeeneland, "--algo", "cholesky", "--n", "960", "--gpu-streams", "2"});
   EXPECT_TRUE(o.exited && o.status == 2) << o;
   EXPECT_NE(o.err.find("--gpu-streams 2"), std::string::npos) << o;
+  const Outcome d = run_tessera({"run", "--backend", "sim", "--machine", kKeeneland, "--algo", "cholesky", "--n", "960",
+                                 "--gpus", "1", "--gpu-streams", "2", "--gpu-kernel-depth", "1"});
+  EXPECT_TRUE(d.exited && d.status == 2) << d;
+  EXPECT_NE(d.err.find("--gpu-kernel-depth 1"), std::string::npos) << d;
 }
 
 }  // namespace
