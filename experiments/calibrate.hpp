@@ -70,9 +70,6 @@ struct CalibrationOptions {
   // shared machine's interference only slows kernels: a later pass repairs a
   // shape measured while a neighbour ran).
   int passes = 1;
-  // With a device: also measure how much of the GPU its panel kernels leave
-  // to another compute stream's (calibrate_overlap.hpp; the device needs two).
-  bool stream_overlap = false;
   std::size_t cold_bytes = std::size_t{128} << 20;
   int min_reps = 9;
   int max_reps = 200;

@@ -175,7 +175,6 @@ int CalibrateCommand::run(int argc, char** argv) const {
                      (device_.empty() ? std::string("the cores have no compute streams")
                                       : "the " + device_ + " GPU has one compute stream") +
                      ")");
-  o.stream_overlap = stream_overlap_;
   if (ib_.empty()) throw InputError("--ib names no inner blocking");
   for (const std::int64_t ib : ib_)
     if (ib < 1) throw InputError("--ib " + std::to_string(ib) + " must be >= 1");
@@ -411,8 +410,6 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   else if (device_ == "cuda") {
     kernels::CudaKernelOptions options;
     options.cholqr_panels = qr_panel == QrPanel::CholQr;
-    // Two compute streams to time a panel beside GEMMs (the kernels alone are timed as with one).
-    if (o.stream_overlap) options.compute_streams = 2;
     dev = kernels::make_cuda_device(1, 0, 0, options);
   } else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).
@@ -425,9 +422,22 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   check_writable(out_);
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
-  const auto result = kernels::calibrate_device(*dev, o, link_bytes);
+  auto result = kernels::calibrate_device(*dev, o, link_bytes);
+  if (stream_overlap_) {
+    // On a device of its own with two compute streams (the one above keeps the one-stream capacity it recorded).
+    dev.reset();
+    kernels::CudaKernelOptions options;
+    options.cholqr_panels = qr_panel == QrPanel::CholQr;
+    options.compute_streams = 2;
+    dev = kernels::make_cuda_device(1, 0, 0, options);
+    kernels::measure_overlaps(*dev, shapes, o, result);
+    dev.reset();
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   clear_progress_line();
+  if (!result.overlap_error.empty())
+    std::cout << "stream overlap: stopped: " << result.overlap_error << " (the file keeps what was measured)"
+              << std::endl;
   const std::string name = name_ == "local" ? platform::Machine::parse(base, base_).name + "-gpu" : name_;
   const std::string text = kernels::device_machine_file(base, base_, result, o, gpus_, name, command, seconds);
   (void)platform::Machine::parse(text, out_);  // what is written loads

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
@@ -141,16 +142,20 @@ OverlapMeasurement overlap_on(platform::Device& dev, const KernelShape& panel, c
   };
   int calls = 1;
   // From the first launch until every task queued has ended; what P
-  // destroys is restored first, on its stream (untimed).
+  // destroys is restored first, on its stream (untimed). The GEMMs are
+  // queued first: some panels wait on the host inside the call (POTF2' and
+  // LU's PANEL and DIAG read their status back, Cholesky QR panels their
+  // check), and GEMMs queued after such a panel would start only once it
+  // ended (in a run the update is in flight when a panel blocks the manager).
   const auto timed = [&](bool with_panel, bool with_gemms) {
     if (with_panel) dev.wait_kernels(queue(true, [&](TileKernels<T>& K) { p.prepare_on(K, po.data()); }));
     const auto t0 = clock::now();
     std::vector<std::uint64_t> marks;
-    if (with_panel) marks.push_back(queue(true, [&](TileKernels<T>& K) { p.run_on(K, po.data()); }));
     if (with_gemms)
       marks.push_back(queue(false, [&](TileKernels<T>& K) {
         for (int i = 0; i < calls; ++i) g.run_on(K, go.data());
       }));
+    if (with_panel) marks.push_back(queue(true, [&](TileKernels<T>& K) { p.run_on(K, po.data()); }));
     for (const std::uint64_t mark : marks) dev.wait_kernels(mark);
     return since(t0);
   };
@@ -162,7 +167,7 @@ OverlapMeasurement overlap_on(platform::Device& dev, const KernelShape& panel, c
   // Enough GEMMs to take about twice P alone, so that they outlast it beside them.
   std::vector<double> tp, tg, tpg;
   for (int r = 0; r < 3; ++r) tp.push_back(timed(true, false)), tg.push_back(timed(false, true));
-  calls = static_cast<int>(std::clamp(std::ceil(2 * median(tp) / median(tg)), 1.0, 64.0));
+  calls = static_cast<int>(std::clamp(std::ceil(2 * median(tp) / median(tg)), 1.0, double(kMaxGemmCalls)));
   tp.clear(), tg.clear();
   const int reps = std::max(5, std::min(o.min_reps, 9));
   for (int r = 0; r < reps; ++r)  // interleaved: a slow spell costs each timing one sample
@@ -182,6 +187,35 @@ OverlapMeasurement measure_overlap(platform::Device& dev, const KernelShape& pan
     throw std::logic_error(std::string("measure_overlap: ") + kernel_name(panel.kernel) +
                            " is no panel kernel of a GPU");
   return panel.precision == 's' ? overlap_on<float>(dev, panel, o) : overlap_on<double>(dev, panel, o);
+}
+
+void measure_overlaps(platform::Device& dev, const std::vector<KernelShape>& shapes, const CalibrationOptions& o,
+                      DeviceCalibration& c) {
+  std::vector<KernelShape> device_shapes;
+  for (const KernelShape& s : shapes)
+    if (runs_on_device(s.kernel)) device_shapes.push_back(s);
+  const std::vector<KernelShape> panels = overlap_panels(device_shapes);
+  if (panels.empty()) {
+    c.overlap_error = "no panel kernel of at most 4096 among the calibrated shapes";
+    return;
+  }
+  for (const KernelShape& s : panels) {
+    try {
+      c.overlaps.push_back(measure_overlap(dev, s, o));
+    } catch (const InputError&) {
+      throw;  // a device without two streams: the command's mistake
+    } catch (const std::exception& e) {
+      c.overlap_error = fmt::format("{} {} m={} n={}: {}", kernel_name(s.kernel), s.precision, s.m, s.n, e.what());
+      return;  // (the device may hold a task it never ended)
+    }
+    const OverlapMeasurement& m = c.overlaps.back();
+    if (o.progress)
+      o.progress(
+          fmt::format("overlap: {} {} m={} n={} beside {} GEMMs: alone {:.3f} ms, GEMMs {:.3f} ms, together "
+                      "{:.3f} ms; share {:.3f}, used {:.3f}, overlap {:.2f}",
+                      kernel_name(s.kernel), s.precision, s.m, s.n, m.gemm_calls, m.panel_s * 1e3, m.gemms_s * 1e3,
+                      m.together_s * 1e3, m.share, m.used, m.overlap));
+  }
 }
 
 bool runs_on_device(std::uint16_t kernel) {
@@ -295,17 +329,6 @@ DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptio
     o.progress(fmt::format("link: to the device {:.2f} GB/s + {:.1f} us, from it {:.2f} GB/s + {:.1f} us",
                            c.to_device.bandwidth_Bps / 1e9, c.to_device.latency_s * 1e6,
                            c.from_device.bandwidth_Bps / 1e9, c.from_device.latency_s * 1e6));
-  if (o.stream_overlap)
-    for (const KernelShape& s : overlap_panels(shapes)) {
-      c.overlaps.push_back(measure_overlap(dev, s, o));
-      const OverlapMeasurement& m = c.overlaps.back();
-      if (o.progress)
-        o.progress(
-            fmt::format("overlap: {} {} m={} n={} beside {} GEMMs: alone {:.3f} ms, GEMMs {:.3f} ms, together "
-                        "{:.3f} ms; share {:.3f}, used {:.3f}, overlap {:.2f}",
-                        kernel_name(s.kernel), s.precision, s.m, s.n, m.gemm_calls, m.panel_s * 1e3, m.gemms_s * 1e3,
-                        m.together_s * 1e3, m.share, m.used, m.overlap));
-    }
   return c;
 }
 
@@ -345,13 +368,18 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   g["pcie"] = {{"bandwidth_Bps", {{"value", sig(slow.bandwidth_Bps)}, {"source", measured}}},
                {"latency_s", {{"value", sig(slow.latency_s)}, {"source", measured}}}};
   g["model"] = "gpu";
-  if (!c.overlaps.empty()) {
+  std::optional<double> overlap;
+  try {
+    if (!c.overlaps.empty()) overlap = median_overlap(c.overlaps);
+  } catch (const std::runtime_error&) {  // none defined: the file keeps the default
+  }
+  if (overlap) {
     std::string pairs;
     for (const OverlapMeasurement& m : c.overlaps)
       pairs += fmt::format("{}{} {} {}x{}: {:.2f}", pairs.empty() ? "" : ", ", kernel_name(m.panel.kernel),
                            m.panel.precision, m.panel.m, m.panel.n, m.overlap);
     g["stream_overlap"] = {
-        {"value", sig(median_overlap(c.overlaps))},
+        {"value", sig(*overlap)},
         {"source", fmt::format("tessera calibrate --stream-overlap on {}, {}, {}: the median over the panel kernels "
                                "timed alone, beside GEMMs on a second compute stream and the GEMMs alone "
                                "(calibration.gpu.stream_overlap; experiments/calibrate_overlap.hpp): {}",
@@ -397,6 +425,7 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["qr_ib"] = o.ib;
   if (!o.more_ib.empty()) cal["qr_more_ib"] = o.more_ib;
   cal["sizes"] = o.sizes;
+  if (!c.overlap_error.empty()) cal["stream_overlap_error"] = c.overlap_error;
   if (!c.overlaps.empty()) {
     cal["stream_overlap"] = ordered::array();
     for (const OverlapMeasurement& m : c.overlaps)

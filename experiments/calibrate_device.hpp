@@ -54,7 +54,8 @@ struct DeviceCalibration {
   bool pinned_host = false;  // the link was measured from page-locked host memory, both ways
   std::vector<KernelMeasurement> kernels;
   LinkMeasurement to_device, from_device;
-  std::vector<OverlapMeasurement> overlaps;  // with o.stream_overlap
+  std::vector<OverlapMeasurement> overlaps;  // measure_overlaps', when asked for (--stream-overlap)
+  std::string overlap_error;                 // why measure_overlaps stopped early, if it did
 };
 
 // One shape's operands in `dev`'s memory (two copies, used in turn), ready to time one call after another:
@@ -85,16 +86,26 @@ KernelMeasurement measure_device_kernel(platform::Device& dev, const KernelShape
 
 // How much of the GPU `panel` leaves to GEMMs on another compute stream
 // (calibrate_overlap.hpp says how), on operands in `dev`'s memory, each
-// timing the median of at least o.min_reps (5 at least). Throws InputError
-// when `dev` has fewer than two compute streams (Device::kernel_streams).
+// timing the median of o.min_reps clamped to 5..9 samples. Throws
+// InputError when `dev` has fewer than two compute streams
+// (Device::kernel_streams). After any other exception the device may hold a
+// task it never ended: use a fresh one.
 OverlapMeasurement measure_overlap(platform::Device& dev, const KernelShape& panel, const CalibrationOptions& o);
+
+// measure_overlap for each of overlap_panels(shapes) into c.overlaps; on the
+// first failure it records why in c.overlap_error and stops (the kernels and
+// the link measured before stay). A device built for this alone, with two
+// compute streams (a CUDA GPU's second stream takes library memory, which
+// would lower the capacity the ordinary calibration records).
+void measure_overlaps(platform::Device& dev, const std::vector<KernelShape>& shapes, const CalibrationOptions& o,
+                      DeviceCalibration& c);
 
 // The link one way, at copy sizes `bytes` (ascending; at least two of >= 1 MiB for a bandwidth).
 LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::vector<std::size_t>& bytes,
                              double min_time_s);
 
 // Every shape of calibration_shapes(o) the device runs (runs_on_device), then the link both ways at
-// `link_bytes`, then with o.stream_overlap each of overlap_panels(those shapes); o.progress is told of each.
+// `link_bytes`; o.progress is told of each.
 DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptions& o,
                                    const std::vector<std::size_t>& link_bytes);
 

@@ -18,7 +18,7 @@ OverlapMeasurement overlap_from_times(OverlapMeasurement m) {
   const double panel_rate = kernel_flops(m.panel) / m.panel_s;
   const double gemm_rate = m.gemm_calls * kernel_flops(gemm) / m.gemms_s;
   m.share = panel_rate / gemm_rate;
-  if (!(m.share < 1)) {
+  if (!(m.share < 1) || m.gemms_s < m.panel_s) {
     m.used = 1;
     m.overlap = std::numeric_limits<double>::quiet_NaN();
     return m;
@@ -31,8 +31,10 @@ OverlapMeasurement overlap_from_times(OverlapMeasurement m) {
 double median_overlap(const std::vector<OverlapMeasurement>& m) {
   std::vector<double> v;
   for (const OverlapMeasurement& x : m)
-    if (!std::isnan(x.overlap)) v.push_back(x.overlap);
-  if (v.empty()) throw std::runtime_error("stream overlap: no measured kernel runs below GEMM's rate");
+    if (!std::isnan(x.overlap) && x.share <= kMaxShareForOverlap) v.push_back(x.overlap);
+  if (v.empty())
+    throw std::runtime_error(
+        "stream overlap: no measured kernel at most half of GEMM's rate beside GEMMs that outlast it");
   std::sort(v.begin(), v.end());
   const std::size_t h = v.size() / 2;
   return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;

@@ -18,13 +18,19 @@
 // within [s, 1], and overlap = (1 - e) / (1 - s), within [0, 1]: 1 when
 // the pair takes no longer than the GEMMs alone, 0 when it takes as long as
 // one after the other. A kernel at GEMM's rate or above (s >= 1) says
-// nothing about it (overlap NaN, left out of the median).
+// nothing about it, nor a measurement whose GEMMs did not outlast P (the
+// model's premise; g is at most kMaxGemmCalls): overlap NaN. The median
+// leaves out kernels above half of GEMM's rate too, whose small idle share
+// makes (1 - e) / (1 - s) mostly noise.
 #include <cstdint>
 #include <vector>
 
 #include "base/task.hpp"
 
 namespace tessera::kernels {
+
+inline constexpr int kMaxGemmCalls = 512;
+inline constexpr double kMaxShareForOverlap = 0.5;
 
 struct OverlapMeasurement {
   KernelShape panel;                                // P
@@ -38,8 +44,9 @@ struct OverlapMeasurement {
 // The model's quantities from the three times (the rest of `m` as given).
 OverlapMeasurement overlap_from_times(OverlapMeasurement m);
 
-// The machine file's value: the median of the measurements' defined
-// overlaps. Throws std::runtime_error when none is defined.
+// The machine file's value: the median of the defined overlaps of the
+// kernels at most kMaxShareForOverlap of GEMM's rate. Throws
+// std::runtime_error when there is none.
 double median_overlap(const std::vector<OverlapMeasurement>& m);
 
 // The panel kernels of `shapes` (base/kernel_table.hpp panel_kernel) that a

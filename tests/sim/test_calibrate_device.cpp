@@ -144,41 +144,47 @@ TEST(CalibrateDevice, ForBChoosesTheTileSize) {
 }
 
 // --stream-overlap's model (experiments/calibrate_overlap.hpp). A TRSM of
-// 1024 (m n^2 = 2^30 flops) taking 1 s beside 4 GEMMs at its dimensions
-// (2^31 flops each) taking 0.5 s: its share is 2^30 / 2^34 = 1/16. With
+// 1024 (m n^2 = 2^30 flops) taking 1 s beside 16 GEMMs at its dimensions
+// (2^31 flops each) taking 2 s: its share is 2^30 / 2^34 = 1/16. With
 // overlap 0.5 it takes e = 1 - 0.5 (15/16) = 0.53125 of the GPU beside
-// them, so the pair takes 0.5 + 0.53125 s; the estimate inverts that.
+// them, so the pair takes 2 + 0.53125 s (the simulated GPU's max-min
+// sharing gives that: tests/sim/test_sim_gpu_streams.cpp); the estimate
+// inverts it.
 TEST(StreamOverlap, FromTheThreeTimes) {
   kernels::OverlapMeasurement m;
   m.panel = KernelShape{kTrsm, 'd', 1024, 1024, 0, 0};
-  m.gemm_calls = 4;
-  m.panel_s = 1.0, m.gemms_s = 0.5, m.together_s = 1.03125;
+  m.gemm_calls = 16;
+  m.panel_s = 1.0, m.gemms_s = 2.0, m.together_s = 2.53125;
   const auto r = kernels::overlap_from_times(m);
   EXPECT_DOUBLE_EQ(r.share, 1.0 / 16);
   EXPECT_DOUBLE_EQ(r.used, 0.53125);
   EXPECT_DOUBLE_EQ(r.overlap, 0.5);
   // No longer than the GEMMs alone: all of what it leaves is used; one after the other: none.
-  m.together_s = 0.5;
+  m.together_s = 2.0;
   EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).overlap, 1.0);
   EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).used, 1.0 / 16);
-  m.together_s = 1.5;
+  m.together_s = 3.0;
   EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).overlap, 0.0);
-  m.together_s = 1.8;  // slower than one after the other: still 0
+  m.together_s = 3.5;  // slower than one after the other: still 0
   EXPECT_DOUBLE_EQ(kernels::overlap_from_times(m).overlap, 0.0);
+  // GEMMs that did not outlast the panel: the model's premise fails, no value.
+  m.gemms_s = 0.5, m.together_s = 1.2;
+  EXPECT_TRUE(std::isnan(kernels::overlap_from_times(m).overlap));
   // A kernel at GEMM's rate says nothing about it.
-  m.panel_s = 0.0625;
+  m.gemms_s = 2.0, m.panel_s = 0.0625;
   EXPECT_TRUE(std::isnan(kernels::overlap_from_times(m).overlap));
   m.gemm_calls = 0;
   EXPECT_THROW(kernels::overlap_from_times(m), std::logic_error);
 }
 
 TEST(StreamOverlap, TheMedianOfTheDefinedOnesAndThePanelsMeasured) {
-  std::vector<kernels::OverlapMeasurement> m(4);
+  std::vector<kernels::OverlapMeasurement> m(5);
   m[0].overlap = 0.2, m[1].overlap = std::nan(""), m[2].overlap = 0.9, m[3].overlap = 0.6;
+  m[4].overlap = 0.0, m[4].share = 0.7;  // above half of GEMM's rate: left out
   EXPECT_DOUBLE_EQ(kernels::median_overlap(m), 0.6);
-  m.pop_back();
+  m.erase(m.begin() + 3);
   EXPECT_DOUBLE_EQ(kernels::median_overlap(m), 0.55);
-  EXPECT_THROW(kernels::median_overlap({m[1]}), std::runtime_error);
+  EXPECT_THROW(kernels::median_overlap({m[1], m[3]}), std::runtime_error);
   // The largest shape of each panel kernel and precision; GEMMs are no panels.
   const std::vector<KernelShape> shapes = {{kTsqrt, 'd', 512, 512, 0, 0},  {kTsqrt, 'd', 1024, 1024, 0, 0},
                                            {kTsqrt, 's', 512, 512, 0, 0},  {kGsmm, 'd', 1024, 1024, 1024, 0},
@@ -192,8 +198,10 @@ TEST(StreamOverlap, TheMedianOfTheDefinedOnesAndThePanelsMeasured) {
   EXPECT_EQ(kernels::overlap_panels(shapes, 8192).size(), 3u);
 }
 
-// One compute stream cannot run a panel beside GEMMs: the measurement says so.
-TEST(StreamOverlap, NeedsTwoComputeStreams) {
+// One compute stream cannot run a panel beside GEMMs: the measurement says
+// so; shapes without a panel kernel leave nothing to measure, which is
+// recorded, not thrown.
+TEST(StreamOverlap, NeedsTwoComputeStreamsAndAPanel) {
   platform::EmulatedDevice dev(1, platform::EmulatedDeviceOptions{});
   try {
     kernels::measure_overlap(dev, KernelShape{kTrsm, 'd', 64, 64, 0, 0}, small_options());
@@ -201,6 +209,11 @@ TEST(StreamOverlap, NeedsTwoComputeStreams) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("needs two"), std::string::npos) << e.what();
   }
+  kernels::DeviceCalibration c;
+  EXPECT_THROW(kernels::measure_overlaps(dev, {KernelShape{kTrsm, 'd', 64, 64, 0, 0}}, small_options(), c), InputError);
+  kernels::measure_overlaps(dev, {KernelShape{kGsmm, 'd', 64, 64, 64, 0}}, small_options(), c);
+  EXPECT_TRUE(c.overlaps.empty());
+  EXPECT_NE(c.overlap_error.find("no panel kernel"), std::string::npos) << c.overlap_error;
 }
 
 // The measured overlaps go into the file: node.gpus.stream_overlap is their
@@ -220,12 +233,20 @@ TEST(StreamOverlap, MachineFileCarriesTheMedian) {
   EXPECT_EQ(f.at("calibration").at("gpu").at("stream_overlap").size(), 3u);
   EXPECT_NE(f.at("node").at("gpus").at("stream_overlap").at("source").get<std::string>().find("GEQRT d 64x64: 0.80"),
             std::string::npos);
-  // Without the measurement the file has no such field (the default, 1, applies).
+  // Without the measurement, or with no value defined, the file has no such field (the default, 1, applies);
+  // why the measurement stopped is recorded.
   EXPECT_FALSE(nlohmann::json::parse(
                    kernels::device_machine_file(base, "local.json", calibration(), small_options(), 1, "o", "test", 1))
                    .at("node")
                    .at("gpus")
                    .contains("stream_overlap"));
+  for (auto& m : c.overlaps) m.overlap = std::nan("");
+  c.overlap_error = "TSQRT d m=64 n=64: out of memory";
+  const auto none =
+      nlohmann::json::parse(kernels::device_machine_file(base, "local.json", c, small_options(), 1, "o", "test", 1));
+  EXPECT_FALSE(none.at("node").at("gpus").contains("stream_overlap"));
+  EXPECT_EQ(none.at("calibration").at("gpu").at("stream_overlap_error"), c.overlap_error);
+  EXPECT_EQ(none.at("calibration").at("gpu").at("stream_overlap").size(), 3u);
 }
 
 TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
