@@ -45,6 +45,8 @@ namespace {
 
 class SimGpu final : public HostMemoryDevice {
  public:
+  // The sharing weight of stream 0's kernels against the others' 1.
+  static constexpr double kFirstStreamWeight = 1e6;
   SimGpu(Simulation& sim, sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data, int streams,
          double overlap)
       : HostMemoryDevice(g, memory, data), sim_(sim), host_(host), gpu_(gpu),
@@ -127,8 +129,9 @@ class SimGpu final : public HostMemoryDevice {
       throw std::logic_error(name() + ": " + what + " for mark " + std::to_string(mark) + ", which is not outstanding");
     return it;
   }
-  // Runs a task's kernels on the GPU's host: `seconds` alone, at most `share` of its speed.
-  void run(std::uint64_t mark, double seconds, double share);
+  // Runs a task's kernels on the GPU's host: `seconds` alone, at most `share`
+  // of its speed; `first`: with the priority of the panels' stream.
+  void run(std::uint64_t mark, double seconds, double share, bool first);
   // Waits (the manager thread) until `done` holds, or until `timeout_s` has passed: whether it holds.
   bool wait_until(const std::function<bool()>& done, double timeout_s);
 
@@ -187,12 +190,15 @@ std::uint64_t SimGpu::end_kernels() {
   if (!mutex_) mutex_ = sg4::Mutex::create(), ended_ = sg4::ConditionVariable::create();
   Engine& lane = lanes_[open_lane_];
   start(lane, "gpu-stream" + std::to_string(open_lane_));
-  lane.jobs.push_back([this, mark, seconds = open_seconds_, share] { run(mark, seconds, share); });
+  // Stream 0 of several has the GPU's greatest priority, as a CUDA GPU's
+  // panels' stream: its blocks start ahead of the others' pending ones.
+  const bool first = open_lane_ == 0 && lanes_.size() > 1;
+  lane.jobs.push_back([this, mark, seconds = open_seconds_, share, first] { run(mark, seconds, share, first); });
   lane.ready->release();
   return mark;
 }
 
-void SimGpu::run(std::uint64_t mark, double seconds, double share) {
+void SimGpu::run(std::uint64_t mark, double seconds, double share, bool first) {
   const double t0 = sg4::Engine::get_clock();
   if (seconds > 0) {
     const double speed = gpu_->get_speed();
@@ -201,6 +207,9 @@ void SimGpu::run(std::uint64_t mark, double seconds, double share) {
         ->set_host(gpu_)
         ->set_flops_amount(seconds * share * speed)
         ->set_bound(share * speed)
+        // A sharing weight that gives the panels' stream all it can use
+        // (its bound) before the others share the rest.
+        ->set_priority(first ? kFirstStreamWeight : 1.0)
         ->start()
         ->wait();
   }

@@ -74,9 +74,10 @@ TEST(SimGpuStreams, APanelBesideAnUpdateSharesTheGpuMaxMinFairly) {
 }
 
 // The same two tasks on a GPU whose kernels leave nothing to others
-// (stream_overlap 0): both take the whole GPU, share it half and half and
-// end together at 2 s; with 0.5 the panel takes 1 - 0.5 x 0.75 = 0.625 of
-// it, gets the fair half, ends at 1.25 s, and the update's last 0.375 runs alone.
+// (stream_overlap 0): the panel takes the whole GPU (its stream's priority),
+// ends at 1 s, and the update runs after it, to 2 s; with 0.5 the panel takes
+// 1 - 0.5 x 0.75 = 0.625 of it and ends at 1 s, the update gets 0.375 until
+// then and its last 0.625 runs alone, to 1.625 s.
 TEST(SimGpuStreams, StreamOverlapLimitsWhatAPanelLeavesToOthers) {
   const auto panel_and_update = [](platform::Device& d, std::ostringstream& o) {
     const std::uint64_t panel = queue(d, true, 1.0, 0.25), update = queue(d, false, 1.0, 1.0);
@@ -85,8 +86,25 @@ TEST(SimGpuStreams, StreamOverlapLimitsWhatAPanelLeavesToOthers) {
     d.wait_kernels(update);
     o << now();
   };
-  EXPECT_EQ(on_gpu(2, panel_and_update, 0.0), "2 2");
-  EXPECT_EQ(on_gpu(2, panel_and_update, 0.5), "1.25 1.625");
+  EXPECT_EQ(on_gpu(2, panel_and_update, 0.0), "1 2");
+  EXPECT_EQ(on_gpu(2, panel_and_update, 0.5), "1 1.625");
+}
+
+// Stream 0 has the GPU's greatest priority (the CUDA GPU's panels' stream):
+// a panel of share 0.5 beside two updates takes its half and ends at 1 s,
+// the updates share the other half until then (0.25 done each) and the GPU
+// after (1.5 s more each: 2.5 s). Shared evenly, as without priority, the
+// panel would get a third and end at 1.5 s.
+TEST(SimGpuStreams, ThePanelsStreamTakesItsShareFirst) {
+  const std::string out = on_gpu(3, [](platform::Device& d, std::ostringstream& o) {
+    const std::uint64_t panel = queue(d, true, 1.0, 0.5), a = queue(d, false, 1.0, 1.0), b = queue(d, false, 1.0, 1.0);
+    d.wait_kernels(panel);
+    o << now() << ' ';
+    d.wait_kernels(a);
+    d.wait_kernels(b);
+    o << now();
+  });
+  EXPECT_EQ(out, "1 2.5");
 }
 
 // Two streams: lane 0 is the panels'; two updates share the other and run
