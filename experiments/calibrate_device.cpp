@@ -368,6 +368,10 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   g["pcie"] = {{"bandwidth_Bps", {{"value", sig(slow.bandwidth_Bps)}, {"source", measured}}},
                {"latency_s", {{"value", sig(slow.latency_s)}, {"source", measured}}}};
   g["model"] = "gpu";
+  if (!c.host_waits.empty()) {
+    g["host_waits"] = ordered::array();
+    for (const std::uint16_t k : c.host_waits) g["host_waits"].push_back(kernel_key(k));
+  }
   std::optional<double> overlap;
   try {
     if (!c.overlaps.empty()) overlap = median_overlap(c.overlaps);

@@ -56,6 +56,9 @@ struct DeviceCalibration {
   LinkMeasurement to_device, from_device;
   std::vector<OverlapMeasurement> overlaps;  // measure_overlaps', when asked for (--stream-overlap)
   std::string overlap_error;                 // why measure_overlaps stopped early, if it did
+  // The kernels whose call waits on the host on this device (a CUDA GPU's:
+  // kernels/cuda/host_waits.hpp), written as node.gpus.host_waits.
+  std::vector<std::uint16_t> host_waits;
 };
 
 // One shape's operands in `dev`'s memory (two copies, used in turn), ready to time one call after another:

@@ -230,7 +230,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
     for (int g = 1; g <= cfg.gpus; ++g) {
       const std::size_t memory = b.gpu_memory ? b.gpu_memory : static_cast<std::size_t>(machine.node.gpus.memory_bytes);
       gpus[k].push_back(
-          platform::make_sim_gpu(sim, k, g, memory, b.sim_data, cfg.gpu_streams, machine.node.gpus.stream_overlap));
+          platform::make_sim_gpu(sim, k, g, memory, b.sim_data,
+                                 {cfg.gpu_streams, machine.node.gpus.stream_overlap, machine.node.gpus.host_waits}));
       c.devices.push_back(gpus[k].back().get());
     }
     return c;

@@ -1,12 +1,14 @@
 #include "models/machine.hpp"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
 #include "base/json_fields.hpp"
+#include "base/kernel_table.hpp"
 #include "models/kernel_model.hpp"
 
 namespace tessera::platform {
@@ -95,6 +97,15 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
         m.node.gpus.stream_overlap = g.number("stream_overlap");
         if (!(m.node.gpus.stream_overlap >= 0 && m.node.gpus.stream_overlap <= 1))
           g.fail("stream_overlap", g.require("stream_overlap"), "must be between 0 and 1");
+      }
+      if (g.has("host_waits")) {
+        const auto& list = g.require("host_waits");
+        if (!list.is_array()) g.fail("host_waits", list, "must be a list of kernel keys");
+        for (const auto& key : list) {
+          const auto k = key.is_string() ? kernel_from_key(key.get<std::string>()) : std::nullopt;
+          if (!k) g.fail("host_waits", key, "is not a kernel key (known: " + kernel_keys_text() + ")");
+          m.node.gpus.host_waits.push_back(*k);
+        }
       }
     }
   }

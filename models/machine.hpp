@@ -5,9 +5,11 @@
 // platform/simgrid builds the SimGrid platform of one.
 //
 // Every node of a machine is alike (the clusters of the papers are).
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "platform/kernel_time_model.hpp"
 
@@ -30,6 +32,10 @@ struct GpuSpec {
   // all of it; 0: none, every kernel fills the GPU while it runs (streams
   // then only reorder the work).
   double stream_overlap = 1;
+  // The kernels whose implementation waits on the host before the call
+  // returns (a CUDA GPU's: kernels/cuda/host_waits.hpp): with several
+  // streams a simulated GPU's manager queues nothing else until they end.
+  std::vector<std::uint16_t> host_waits;
 };
 
 struct NodeSpec {

@@ -112,12 +112,14 @@ class Device {
   virtual void begin_kernels(bool panel) { (void)panel; }
   // A simulated device's kernels take no time of their own: with
   // kernel_depth() > 1 the manager thread tells it, between begin_kernels()
-  // and end_kernels(), how long the task's kernels take alone (`seconds`,
-  // the kernel model's) and the share of the device's throughput they take
-  // meanwhile (`share`, in (0, 1]: kernel_time_model.hpp device_share); the
-  // kernels of tasks on different streams then share the device. A device
-  // that runs its kernels ignores it.
-  virtual void model_kernels(double seconds, double share) { (void)seconds, (void)share; }
+  // and end_kernels(), the task's kernel, how long its kernels take alone
+  // (`seconds`, the kernel model's) and the share of the device's
+  // throughput they take meanwhile (`share`, in (0, 1]:
+  // kernel_time_model.hpp device_share); the kernels of tasks on different
+  // streams then share the device. A device that runs its kernels ignores it.
+  virtual void model_kernels(std::uint16_t kernel, double seconds, double share) {
+    (void)kernel, (void)seconds, (void)share;
+  }
   virtual double kernel_span_s() const { return 0; }
   // Kernel calls that took a slower path after their fast one failed a
   // check (a CUDA GPU's Cholesky QR panels refactored with GEQRF), in the

@@ -291,7 +291,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           device.begin_kernels(panel_kernel(t->desc.kernel));
           if (model) {
             const KernelShape shape = ex.shape(t->desc);
-            device.model_kernels(model->seconds_at(shape, q.queued_at), device_share(*model, shape));
+            device.model_kernels(shape.kernel, model->seconds_at(shape, q.queued_at), device_share(*model, shape));
           }
           ctx.use_kernels(device.kernels_d(), device.kernels_s());
           // (A simulated run without data runs no kernel: run_kernel skips it.)

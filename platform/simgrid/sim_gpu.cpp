@@ -15,7 +15,10 @@
 // (SimGrid's CPU model; Casanova, Giersch, Legrand, Quinson and Suter,
 // "Versatile, scalable, and accurate simulation of distributed applications
 // and platforms", JPDC 74(10), 2014, §4). A task alone takes the model's
-// time whatever its share.
+// time whatever its share. A kernel the machine file lists in
+// node.gpus.host_waits (a CUDA GPU's POTF2', LU's PANEL and DIAG, which read
+// their status back) holds the manager until it ends, as its call does on
+// the real GPU.
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
@@ -47,14 +50,13 @@ class SimGpu final : public HostMemoryDevice {
  public:
   // The sharing weight of stream 0's kernels against the others' 1.
   static constexpr double kFirstStreamWeight = 1e6;
-  SimGpu(Simulation& sim, sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data, int streams,
-         double overlap)
+  SimGpu(Simulation& sim, sg4::Host* host, sg4::Host* gpu, int g, std::size_t memory, bool data, const SimGpuOptions& o)
       : HostMemoryDevice(g, memory, data), sim_(sim), host_(host), gpu_(gpu),
-        lanes_(static_cast<std::size_t>(std::max(streams, 1))), overlap_(overlap) {
-    if (streams < 1)
-      throw std::invalid_argument(name() + ": " + std::to_string(streams) + " compute streams (at least 1)");
-    if (!(overlap >= 0 && overlap <= 1))
-      throw std::invalid_argument(fmt::format("{}: stream overlap {:g} (between 0 and 1)", name(), overlap));
+        lanes_(static_cast<std::size_t>(std::max(o.streams, 1))), overlap_(o.overlap), host_waits_(o.host_waits) {
+    if (o.streams < 1)
+      throw std::invalid_argument(name() + ": " + std::to_string(o.streams) + " compute streams (at least 1)");
+    if (!(o.overlap >= 0 && o.overlap <= 1))
+      throw std::invalid_argument(fmt::format("{}: stream overlap {:g} (between 0 and 1)", name(), o.overlap));
   }
   std::string name() const override {
     return "GPU " + std::to_string(index()) + " of " + host_->get_name() + " (simulated)";
@@ -65,7 +67,7 @@ class SimGpu final : public HostMemoryDevice {
   int kernel_depth() const override { return static_cast<int>(lanes_.size()); }
   int kernel_streams() const override { return static_cast<int>(lanes_.size()); }
   void begin_kernels(bool panel) override;
-  void model_kernels(double seconds, double share) override;
+  void model_kernels(std::uint16_t kernel, double seconds, double share) override;
   std::uint64_t end_kernels() override;
   void wait_kernels(std::uint64_t mark) override;
   bool kernels_ended(std::uint64_t mark) override { return find(mark, "kernels asked")->second.ended; }
@@ -139,13 +141,15 @@ class SimGpu final : public HostMemoryDevice {
   sg4::Host* host_;
   sg4::Host* gpu_;
   Engine engines_[2];
-  std::vector<Engine> lanes_;  // sized once: its actors hold references to its elements
-  double overlap_;             // GpuSpec::stream_overlap
+  std::vector<Engine> lanes_;              // sized once: its actors hold references to its elements
+  double overlap_;                         // GpuSpec::stream_overlap
+  std::vector<std::uint16_t> host_waits_;  // GpuSpec::host_waits
   std::map<std::uint64_t, Outstanding> outstanding_;
   // The task being queued (between begin_kernels and end_kernels).
   bool open_ = false;
   std::size_t open_lane_ = 0;
   double open_seconds_ = 0, open_share_ = 1;
+  bool open_waits_ = false;  // its kernel's call returns only once it ended (host_waits_)
   std::uint64_t next_mark_ = 0;
   double kernel_span_s_ = 0;
   // Signalled when a task's kernels end; made with the GPU's first queued
@@ -163,16 +167,18 @@ void SimGpu::begin_kernels(bool panel) {
   for (const auto& [mark, o] : outstanding_) ++busy[o.lane];
   open_lane_ = choose_lane(panel, busy, next_mark_);
   open_seconds_ = 0, open_share_ = 1;
+  open_waits_ = false;
   open_ = true;
 }
 
-void SimGpu::model_kernels(double seconds, double share) {
+void SimGpu::model_kernels(std::uint16_t kernel, double seconds, double share) {
   if (!(seconds >= 0) || !(share > 0 && share <= 1))
     throw std::logic_error(fmt::format("{}: kernels modeled at {:g} s and a share of {:g}", name(), seconds, share));
   // (Called once per task; a second call adds its time, its share weighted by time.)
   if (open_seconds_ + seconds > 0)
     open_share_ = (open_share_ * open_seconds_ + share * seconds) / (open_seconds_ + seconds);
   open_seconds_ += seconds;
+  open_waits_ = open_waits_ || std::find(host_waits_.begin(), host_waits_.end(), kernel) != host_waits_.end();
 }
 
 std::uint64_t SimGpu::end_kernels() {
@@ -195,6 +201,9 @@ std::uint64_t SimGpu::end_kernels() {
   const bool first = open_lane_ == 0 && lanes_.size() > 1;
   lane.jobs.push_back([this, mark, seconds = open_seconds_, share, first] { run(mark, seconds, share, first); });
   lane.ready->release();
+  // A kernel whose call waits on the host: the manager gets the mark only
+  // once it ended (it stays outstanding until the manager waits for it).
+  if (open_waits_) wait_until([&] { return outstanding_.at(mark).ended; }, std::numeric_limits<double>::infinity());
   return mark;
 }
 
@@ -274,10 +283,9 @@ void SimGpu::synchronize() {
 
 }  // namespace
 
-std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data, int streams,
-                                     double overlap) {
-  return std::make_unique<SimGpu>(sim, sim.node_host(node), sim.gpu_host(node, g), g, memory_bytes, data, streams,
-                                  overlap);
+std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data,
+                                     const SimGpuOptions& o) {
+  return std::make_unique<SimGpu>(sim, sim.node_host(node), sim.gpu_host(node, g), g, memory_bytes, data, o);
 }
 
 }  // namespace tessera::platform

@@ -15,6 +15,7 @@
 // bit-reproducible (the tests, sweeps) runs each simulation in a fresh
 // process: the command line does by construction, the tests fork a child
 // per simulation (tests/sim/sim_test_util.hpp).
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -158,11 +159,19 @@ class SimCluster {
 // link of the machine file as SimGrid transfers (so the in- and out-streams
 // of a GPU share its link as the network model says), CPU kernels on real
 // data with --sim-data; the kernel's time is the GPU's kernel model.
-// `streams` compute streams (sim_gpu.cpp): with more than one, the kernels of
-// tasks on different streams run side by side and share the GPU, a kernel of
-// share s (device_share) taking 1 - overlap (1 - s) of it (GpuSpec::stream_overlap).
+// `o.streams` compute streams (sim_gpu.cpp): with more than one, the kernels
+// of tasks on different streams run side by side and share the GPU.
+struct SimGpuOptions {
+  int streams = 1;
+  // A kernel of share s (device_share) takes 1 - overlap (1 - s) of the GPU
+  // beside others (GpuSpec::stream_overlap).
+  double overlap = 1;
+  // Kernels whose call returns only once they ended (GpuSpec::host_waits):
+  // the manager that queued one waits for it.
+  std::vector<std::uint16_t> host_waits;
+};
 std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size_t memory_bytes, bool data,
-                                     int streams = 1, double overlap = 1);
+                                     const SimGpuOptions& o = {});
 
 // Runs body(k) for k = 0 .. nodes-1 as one actor per node ("node-main" on the
 // node's host) and runs the simulation until every actor has ended. The

@@ -12,7 +12,7 @@ Simulation::~Simulation() = default;
 int Simulation::nodes() const { return 0; }
 simgrid::s4u::Host* Simulation::node_host(int) const { return nullptr; }
 simgrid::s4u::Host* Simulation::gpu_host(int, int) const { return nullptr; }
-std::unique_ptr<Device> make_sim_gpu(Simulation&, int, int, std::size_t, bool, int, double) {
+std::unique_ptr<Device> make_sim_gpu(Simulation&, int, int, std::size_t, bool, const SimGpuOptions&) {
   throw NotCompiled("SimGrid");
 }
 void Simulation::run() {}

@@ -229,6 +229,14 @@ TEST(StreamOverlap, MachineFileCarriesTheMedian) {
   const std::string base = test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json");
   const std::string text = kernels::device_machine_file(base, "local.json", c, small_options(), 1, "o", "test", 1);
   EXPECT_DOUBLE_EQ(platform::Machine::parse(text, "o.json").node.gpus.stream_overlap, 0.5);
+  EXPECT_TRUE(platform::Machine::parse(text, "o.json").node.gpus.host_waits.empty());
+  // The kernels whose call waits on the host, as keys a simulated GPU reads back.
+  c.host_waits = {kPotf2p, kLuDiag};
+  EXPECT_EQ(platform::Machine::parse(
+                kernels::device_machine_file(base, "local.json", c, small_options(), 1, "o", "t", 1), "o.json")
+                .node.gpus.host_waits,
+            (std::vector<std::uint16_t>{kPotf2p, kLuDiag}));
+  c.host_waits.clear();
   const auto f = nlohmann::json::parse(text);
   EXPECT_EQ(f.at("calibration").at("gpu").at("stream_overlap").size(), 3u);
   EXPECT_NE(f.at("node").at("gpus").at("stream_overlap").at("source").get<std::string>().find("GEQRT d 64x64: 0.80"),

@@ -146,6 +146,16 @@ TEST(MachineFiles, GpuStreamOverlapIsAFraction) {
   EXPECT_EQ(Machine::parse(half, "g.json").node.gpus.stream_overlap, 0.5);
   expect_names(rejection(replaced(half, "0.5", "1.5")),
                {"bad.json", "node.gpus.stream_overlap", "1.5", "between 0 and 1"});
+  // node.gpus.host_waits: kernel keys.
+  const std::string waits =
+      replaced(half, R"("stream_overlap": 0.5)", R"("stream_overlap": 0.5, "host_waits": ["potf2p", "lu_panel"])");
+  EXPECT_EQ(Machine::parse(waits, "g.json").node.gpus.host_waits,
+            (std::vector<std::uint16_t>{tessera::kPotf2p, tessera::kLuPanel}));
+  EXPECT_TRUE(Machine::parse(half, "g.json").node.gpus.host_waits.empty());
+  expect_names(rejection(replaced(waits, R"("lu_panel")", R"("getrf")")),
+               {"bad.json", "node.gpus.host_waits", "getrf", "known:"});
+  expect_names(rejection(replaced(waits, R"(["potf2p", "lu_panel"])", R"("potf2p")")),
+               {"node.gpus.host_waits", "list"});
   expect_names(rejection(replaced(half, "0.5", "-0.5")),
                {"bad.json", "node.gpus.stream_overlap", "-0.5", "between 0 and 1"});
 }

@@ -31,23 +31,23 @@ constexpr double kForever = std::numeric_limits<double>::infinity();
 
 // Runs `body` on node 0 of a simulated Keeneland with one phantom GPU of
 // `streams` compute streams; returns what it wrote.
-// `overlap`: the machine file's stream_overlap.
+// `overlap`, `host_waits`: the machine file's stream_overlap and host_waits.
 std::string on_gpu(int streams, const std::function<void(platform::Device&, std::ostringstream&)>& body,
-                   double overlap = 1) {
+                   double overlap = 1, std::vector<std::uint16_t> host_waits = {}) {
   return tessera::test::run_in_child([&] {
     const auto machine = platform::Machine::load(kKeeneland);
     platform::Simulation sim(machine);
-    auto gpu = platform::make_sim_gpu(sim, 0, 1, std::size_t{1} << 30, false, streams, overlap);
+    auto gpu = platform::make_sim_gpu(sim, 0, 1, std::size_t{1} << 30, false, {streams, overlap, host_waits});
     std::ostringstream out;
     platform::run_on_nodes(sim, 1, [&](int) { body(*gpu, out); });
     return out.str();
   });
 }
 
-// Queues one task's kernels: `seconds` alone, `share` of the GPU.
+// Queues one task's kernels: `seconds` alone, `share` of the GPU; a panel is a POTF2', an update a GSMM.
 std::uint64_t queue(platform::Device& d, bool panel, double seconds, double share) {
   d.begin_kernels(panel);
-  d.model_kernels(seconds, share);
+  d.model_kernels(panel ? tessera::kPotf2p : tessera::kGsmm, seconds, share);
   return d.end_kernels();
 }
 
@@ -105,6 +105,21 @@ TEST(SimGpuStreams, ThePanelsStreamTakesItsShareFirst) {
     o << now();
   });
   EXPECT_EQ(out, "1 2.5");
+}
+
+// A kernel listed in host_waits (a CUDA GPU's POTF2' reads its status back)
+// returns its mark only once it ended: the manager, which queued an update
+// first, could queue nothing else for that second. Unlisted, it returns at once.
+TEST(SimGpuStreams, AKernelThatWaitsOnTheHostHoldsTheManager) {
+  const auto update_then_panel = [](platform::Device& d, std::ostringstream& o) {
+    const std::uint64_t update = queue(d, false, 2.0, 1.0), panel = queue(d, true, 1.0, 0.25);
+    o << now() << ' ' << d.kernels_ended(panel) << d.kernels_ended(update) << ' ';
+    d.wait_kernels(panel);
+    d.wait_kernels(update);
+    o << now();
+  };
+  EXPECT_EQ(on_gpu(2, update_then_panel, 1, {tessera::kPotf2p}), "1 10 2.25");
+  EXPECT_EQ(on_gpu(2, update_then_panel), "0 00 2.25");
 }
 
 // Two streams: lane 0 is the panels'; two updates share the other and run

@@ -1,0 +1,26 @@
+#pragma once
+// The tile kernels whose CUDA implementation waits on the host before the
+// call returns: POTF2' reads its status back (cuda_tile_kernels.cu potf2p),
+// LU's PANEL and DIAG their getrf's pivots and status (cuda_lu_kernels.cu
+// getrf_waited, and the plan they write with from_host), and with Cholesky
+// QR panels GEQRT, TSQRT and TTQRT their check's flag (cuda_cholqr.cu
+// cholqr_failed). The manager thread that queued such a task can queue
+// nothing else until its kernels have ended; `tessera calibrate --device
+// cuda` writes this list into the machine file (node.gpus.host_waits) so
+// that a simulated GPU's manager waits the same way. (Workspaces that grow
+// also wait once, on their first calls: not listed.) Keep it in step with
+// those files. No device code: the experiments layer reads it.
+#include <cstdint>
+#include <vector>
+
+#include "base/kernel_table.hpp"
+
+namespace tessera::kernels {
+
+inline std::vector<std::uint16_t> cuda_host_waiting_kernels(bool cholqr_panels) {
+  std::vector<std::uint16_t> k = {kPotf2p, kLuPanel, kLuDiag};
+  if (cholqr_panels) k.insert(k.end(), {kGeqrt, kTsqrt, kTtqrt});
+  return k;
+}
+
+}  // namespace tessera::kernels
