@@ -6,7 +6,9 @@
 DIR holds what one lent GPU node measured: runs.json (a manifest: the
 machine file `tessera calibrate --device cuda` wrote there, and per run the
 tessera run arguments, its JSON result and optionally its trace), the files
-it names. For every run, the same arguments with `--backend sim --machine
+it names; or, without runs.json, what `gpu_node.sh run ... bench` wrote
+(bench.json and bench/), each row's median run then being the real run
+(and DIR/node.json, or --machine, the calibration). For every run, the same arguments with `--backend sim --machine
 DIR/<machine_file> --gpus 1 --threads T` (phantom kernels; --check dropped,
 since a phantom run has no factors, and the CUDA kernel options, whose
 effect is the machine file's kernel times; with the real run's GPU capacity
@@ -60,6 +62,33 @@ def simulated_args(args):
     return out
 
 
+def bench_manifest(directory):
+    """The manifest of a folder that `gpu_node.sh run ... bench` wrote (bench.json, bench/rowI_P_tessera_rR.json):
+    per row and precision its median run, with the row's arguments; the folder's node.json, if any, as the machine."""
+    with open(os.path.join(directory, "bench.json")) as f:
+        bench = json.load(f)
+    runs = []
+    for i, row in enumerate(bench["rows"]):
+        prec = row["precision"]
+        # Rows are numbered per precision in the order given (bench_gpu.py), so count this row's index in its precision.
+        index = sum(1 for r in bench["rows"][:i] if r["precision"] == prec)
+        found = []
+        for r in range(bench["reps"]):
+            name = os.path.join("bench", "row%d_%s_tessera_r%d.json" % (index, prec, r))
+            try:
+                with open(os.path.join(directory, name)) as f:
+                    found.append((json.load(f)["time_s"], name))
+            except (OSError, ValueError, KeyError):
+                continue  # a run that failed left no result
+        if not found:
+            continue
+        found.sort()
+        runs.append({"name": "%s_%s_row%d" % (row["algo"], prec, index), "file": found[len(found) // 2][1],
+                     "args": ["--algo", row["algo"], "--n", str(bench["n"]), "--precision", prec, *row["args"]]})
+    machine = "node.json" if os.path.isfile(os.path.join(directory, "node.json")) else None
+    return {"machine_file": machine, "note": "from bench.json: each row's median run", "runs": runs}
+
+
 def gpu_model(machine):
     """The calibrated GPU model's medians by (kernel, precision, m, n, k)."""
     name = machine["node"]["gpus"]["model"]
@@ -99,8 +128,18 @@ def main():
     ap.add_argument("--json", default=None, help="write the tables' values here")
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
-    with open(os.path.join(args.dir, "runs.json")) as f:
-        manifest = json.load(f)
+    if os.path.isfile(os.path.join(args.dir, "runs.json")):
+        with open(os.path.join(args.dir, "runs.json")) as f:
+            manifest = json.load(f)
+    elif os.path.isfile(os.path.join(args.dir, "bench.json")):
+        manifest = bench_manifest(args.dir)
+    else:
+        print("gpu_predict.py: %s has neither runs.json nor bench.json" % args.dir, file=sys.stderr)
+        return 2
+    if not args.machine and not manifest.get("machine_file"):
+        print("gpu_predict.py: %s has no node.json: give the node's calibration with --machine" % args.dir,
+              file=sys.stderr)
+        return 2
     machine_path = args.machine or os.path.join(args.dir, manifest["machine_file"])
     with open(machine_path) as f:
         machine = json.load(f)

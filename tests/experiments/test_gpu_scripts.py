@@ -19,7 +19,8 @@ GEMM-class kernels match the run's). bench_cuda_kernels without a GPU exits 2
 saying why. A prediction keeps --gpu-streams and drops the CUDA kernel options.
 The H100's runs of 2026-11-26 likewise: every run's bytes, QR and
 LU with its panels on the GPU within 12%; and of 2026-11-27: every run's bytes,
-QR at the default ib and the N = 65,536 runs within 10%. gpu_node.sh: a STEP_FILTER that is no
+QR at the default ib and the N = 65,536 runs within 10%; a bench folder
+without a manifest (each row's median run) gives that day's rows and errors. gpu_node.sh: a STEP_FILTER that is no
 regular expression, a STEP_TIMEOUT that is no number, a BENCH_TIMEOUT, an
 MPI_THREADS or an MPI_N that is no positive number exit 2 naming them.
 """
@@ -143,6 +144,21 @@ def main():
         expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
     close = [r for r in runs if r["name"] in ("qr_d_o_row1", "qr_in", "qr_nextuse", "chol_in", "chol_nextuse")]
     expect(len(close) == 5 and all(abs(r["error"]) < 0.10 for r in close), "QR and N = 65,536 within 10%", out)
+
+    # A bench folder without a manifest: each row's median run against the calibration given (the same
+    # three rows and errors as that day's manifest: -19.2%, -5.1%, +8.6%); without one, exit 2 saying so.
+    bench_dir = os.path.join(ROOT, "results", "gpu-node", "2026-11-27-h100", "o")
+    node = os.path.join(ROOT, "results", "gpu-node", "2026-11-27-h100", "o2", "node.json")
+    js = os.path.join(work, "predict-bench.json")
+    rc, out, err = run([sys.executable, PREDICT, bench_dir, "--binary", tessera, "--machine", node, "--json", js])
+    expect(rc == 0, "gpu_predict.py on a bench folder exit 0, got %d" % rc, out + err)
+    with open(js) as f:
+        runs = {r["name"]: r for r in json.load(f)["runs"]}
+    expect(sorted(runs) == ["cholesky_d_row0", "qr_d_row1", "qr_d_row2"], "the bench's three rows", out)
+    expect(abs(runs["qr_d_row1"]["error"] + 0.051) < 0.005 and abs(runs["cholesky_d_row0"]["error"] + 0.192) < 0.005,
+           "the bench rows' errors as that day's manifest gave them", out)
+    rc, out, err = run([sys.executable, PREDICT, bench_dir, "--binary", tessera])
+    expect(rc == 2 and "no node.json" in err and "--machine" in err, "a bench folder without a calibration", err)
 
     bench = os.path.join(os.path.dirname(tessera), "bench_cuda_kernels")
     if os.path.exists(bench):  # built with the benchmarks
