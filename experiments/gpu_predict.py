@@ -82,11 +82,12 @@ def bench_manifest(directory):
                 continue  # a run that failed left no result
         if not found:
             continue
-        found.sort()
-        runs.append({"name": "%s_%s_row%d" % (row["algo"], prec, index), "file": found[len(found) // 2][1],
+        found.sort()  # the median run; of an even number, the faster of the middle two
+        runs.append({"name": "%s_%s_row%d" % (row["algo"], prec, index), "file": found[(len(found) - 1) // 2][1],
                      "args": ["--algo", row["algo"], "--n", str(bench["n"]), "--precision", prec, *row["args"]]})
     machine = "node.json" if os.path.isfile(os.path.join(directory, "node.json")) else None
-    return {"machine_file": machine, "note": "from bench.json: each row's median run", "runs": runs}
+    return {"machine_file": machine, "note": "from bench.json: each row's median run", "runs": runs,
+            "threads": bench.get("threads")}
 
 
 def gpu_model(machine):
@@ -124,7 +125,8 @@ def main():
     ap.add_argument("--binary", default="build/tessera")
     ap.add_argument("--machine", default=None,
                     help="predict from this machine file instead of the manifest's (another calibration of the node)")
-    ap.add_argument("--threads", type=int, default=13, help="the runs' compute threads (default 13)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="the runs' compute threads (default: a bench folder's, else 13)")
     ap.add_argument("--json", default=None, help="write the tables' values here")
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
@@ -137,9 +139,11 @@ def main():
         print("gpu_predict.py: %s has neither runs.json nor bench.json" % args.dir, file=sys.stderr)
         return 2
     if not args.machine and not manifest.get("machine_file"):
-        print("gpu_predict.py: %s has no node.json: give the node's calibration with --machine" % args.dir,
-              file=sys.stderr)
+        print("gpu_predict.py: %s names no calibration (no node.json, or no machine_file in runs.json): give the "
+              "node's calibration with --machine" % args.dir, file=sys.stderr)
         return 2
+    if args.threads is None:
+        args.threads = manifest.get("threads") or 13
     machine_path = args.machine or os.path.join(args.dir, manifest["machine_file"])
     with open(machine_path) as f:
         machine = json.load(f)

@@ -7,9 +7,13 @@
 // cholqr_failed). The manager thread that queued such a task can queue
 // nothing else until its kernels have ended; `tessera calibrate --device
 // cuda` writes this list into the machine file (node.gpus.host_waits) so
-// that a simulated GPU's manager waits the same way. (Workspaces that grow
-// also wait once, on their first calls: not listed.) Keep it in step with
-// those files. No device code: the experiments layer reads it.
+// that a simulated GPU's manager waits the same way. The simulation holds
+// the manager until the whole task ends, while POTF2' on a tile taller than
+// wide (m > n: the narrow columns of s >= 2) waits only for its n x n POTRF
+// and queues its TRSM below without waiting, and TTQRT queues its last
+// kernel after the wait: there the simulated wait is the longer. (Workspaces
+// that grow also wait once, on their first calls: not listed.) Keep it in
+// step with those files. No device code: the experiments layer reads it.
 #include <cstdint>
 #include <vector>
 

@@ -11,14 +11,16 @@
 // of different lanes run side by side as executions on the GPU's host, each
 // at most its share of the host's speed (device_share,
 // platform/kernel_time_model.hpp; of what a kernel leaves, the machine
-// file's stream_overlap is usable by others), all of them max-min fair within it
+// file's stream_overlap is usable by others), all of them max-min fair within it,
+// stream 0's with a far greater weight (the panels' stream's priority)
 // (SimGrid's CPU model; Casanova, Giersch, Legrand, Quinson and Suter,
 // "Versatile, scalable, and accurate simulation of distributed applications
 // and platforms", JPDC 74(10), 2014, §4). A task alone takes the model's
 // time whatever its share. A kernel the machine file lists in
 // node.gpus.host_waits (a CUDA GPU's POTF2', LU's PANEL and DIAG, which read
-// their status back) holds the manager until it ends, as its call does on
-// the real GPU.
+// their status back, and Cholesky QR panels) holds the manager until it
+// ends, as its call does on the real GPU (kernels/cuda/host_waits.hpp says
+// where the real call waits for less).
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 

@@ -159,6 +159,9 @@ def main():
            "the bench rows' errors as that day's manifest gave them", out)
     rc, out, err = run([sys.executable, PREDICT, bench_dir, "--binary", tessera])
     expect(rc == 2 and "no node.json" in err and "--machine" in err, "a bench folder without a calibration", err)
+    sys.path.insert(0, os.path.dirname(PREDICT))
+    from gpu_predict import bench_manifest
+    expect(bench_manifest(bench_dir)["threads"] == 13, "a bench folder's compute threads are the predictions'", "")
 
     bench = os.path.join(os.path.dirname(tessera), "bench_cuda_kernels")
     if os.path.exists(bench):  # built with the benchmarks
