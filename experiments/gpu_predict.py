@@ -100,13 +100,14 @@ def gpu_model(machine):
 
 
 def trace_by_kernel(path, model):
-    """Per GPU kernel and shape: tasks, their real seconds in the trace, the model's seconds."""
+    """Per GPU kernel and shape: tasks, their real seconds in the trace, the model's seconds, and the seconds the GPU
+    itself spent in their kernels (the trace's gpu_span_us, where the device measured it; NaN where not)."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         t = json.load(f)
     events = t["traceEvents"] if isinstance(t, dict) else t
     threads = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    rows = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    rows = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
     for e in events:
         if e.get("ph") != "X" or e.get("cat") != "task" or not threads.get(e["tid"], "").startswith("gpu"):
             continue
@@ -116,6 +117,7 @@ def trace_by_kernel(path, model):
         r[0] += 1
         r[1] += e["dur"] * 1e-6
         r[2] += model.get(key, float("nan"))
+        r[3] += a["gpu_span_us"] * 1e-6 if "gpu_span_us" in a else float("nan")
     return rows
 
 
@@ -189,23 +191,24 @@ def main():
         os.remove(tmp)
     print()
     print("Per GPU kernel (runs with a trace): real seconds of its tasks in the run against the calibrated model.")
-    print("| run | kernel | prec | shape | tasks | real s | model s | real / model |")
-    print("|---|---|---|---|---:|---:|---:|---:|")
+    print("| run | kernel | prec | shape | tasks | real s | model s | real / model | GPU span s (the device's own) |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|")
     for run in manifest["runs"]:
         if "trace" not in run:
             continue
         rows = trace_by_kernel(os.path.join(args.dir, run["trace"]), model)
         total = [0.0, 0.0]
-        for key, (n, real_s, model_s) in sorted(rows.items()):
+        for key, (n, real_s, model_s, span_s) in sorted(rows.items()):
             k, p, m, nn, kk = key
+            span = "-" if span_s != span_s else "%.4f" % span_s  # NaN: the trace has no spans
             print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {model_s:.4f} | "
-                  f"{real_s / model_s:.2f} |")
+                  f"{real_s / model_s:.2f} | {span} |")
             total[0] += real_s
             total[1] += model_s
             out["kernels"].setdefault(run["name"], []).append(
                 {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "tasks": n, "real_s": real_s,
-                 "model_s": model_s})
-        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[1]:.4f} | {total[0] / total[1]:.2f} |")
+                 "model_s": model_s, "gpu_span_s": None if span_s != span_s else span_s})
+        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[1]:.4f} | {total[0] / total[1]:.2f} | |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

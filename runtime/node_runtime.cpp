@@ -139,12 +139,14 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         const double a = platform_.now();
         const TaskDesc seen = observed(t);
         if (obs) obs->on_task_start(w, seen, a);
+        double span_before = 0;
         try {
           double modeled = 0;
           if (model) {
             modeled = model->seconds_at(ex.shape(t->desc), a);
           }
           if (device) {
+            span_before = device->kernel_span_s();
             device->begin_kernels(panel_kernel(t->desc.kernel));
             ctx.use_kernels(device->kernels_d(), device->kernels_s());
           }
@@ -154,6 +156,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           s.fail(std::current_exception());
         }
         const double b = platform_.now();
+        if (obs && device && device->kernel_span_s() > span_before)
+          obs->on_task_device_span(w, device->kernel_span_s() - span_before);
         if (obs) obs->on_task_end(w, seen, b);
         busy += b - a;
       }
@@ -200,11 +204,13 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       Queued q = flight[i];
       flight.erase(flight.begin() + static_cast<std::ptrdiff_t>(i));
       if (q.ran) {
+        const double span_before = device.kernel_span_s();
         try {
           device.wait_kernels(q.mark);
         } catch (...) {
           s.fail(std::current_exception());
         }
+        const double span = device.kernel_span_s() - span_before;
         // From when the device could start it: queued, and the task retired
         // before it ended; with tasks retiring out of order, from the first
         // queued of it and those still in flight (it may have run beside them).
@@ -214,6 +220,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         last_end = b;
         if (obs) {
           obs->on_task_start(w, q.seen, a);
+          if (span > 0) obs->on_task_device_span(w, span);
           obs->on_task_end(w, q.seen, b);
         }
         busy += b - a;

@@ -82,6 +82,11 @@ class RuntimeObserver {
   virtual void on_run_end(double /*now*/) {}
   virtual void on_task_start(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
   virtual void on_task_end(int /*worker*/, const TaskDesc& /*t*/, double /*now*/) {}
+  // Right before on_task_end of a GPU task, where the device measures its
+  // own work (Device::kernel_span_s): the span of the task's kernels as the
+  // device saw it, from the first one's start to the last one's end. The
+  // task's interval less this is the host's share (launches, the wait).
+  virtual void on_task_device_span(int /*worker*/, double /*span_s*/) {}
   // A copy between the host and GPU `gpu` (1-based) of datum d ended; called
   // on the device communication thread.
   virtual void on_copy(int /*gpu*/, bool /*to_device*/, DataId /*d*/, std::size_t /*bytes*/, double /*start*/,

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <ostream>
 #include <tuple>
+#include <utility>
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
@@ -30,7 +31,8 @@ void TraceRecorder::on_task_start(int worker, const TaskDesc&, double now) { wor
 
 void TraceRecorder::on_task_end(int worker, const TaskDesc& t, double now) {
   WorkerBuffer& b = *workers_[worker];
-  b.events.push_back(TaskEvent{b.started, now, t, executor_ ? executor_->shape(t) : KernelShape{t.kernel}});
+  b.events.push_back(
+      TaskEvent{b.started, now, t, executor_ ? executor_->shape(t) : KernelShape{t.kernel}, std::exchange(b.span, -1)});
 }
 
 void TraceRecorder::on_copy(int gpu, bool to_device, DataId d, std::size_t bytes, double start, double end) {
@@ -173,9 +175,11 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
       const TaskDesc& d = e.desc;
       line = fmt::format(
           ",\n{{\"name\":{},\"cat\":\"task\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
-          "\"args\":{{\"k\":{},\"i\":{},\"j\":{},\"precision\":\"{}\",\"m\":{},\"n\":{},\"kdim\":{},\"ib\":{},\"tiles\":[",
+          "\"args\":{{\"k\":{},\"i\":{},\"j\":{},\"precision\":\"{}\",\"m\":{},\"n\":{},\"kdim\":{},\"ib\":{},{}"
+          "\"tiles\":[",
           quoted(kernel_name(d.kernel)), node_, r.tid, us(e.start), dur(e.start, e.end), d.arg[0], d.arg[1], d.arg[2],
-          e.shape.precision ? e.shape.precision : '?', e.shape.m, e.shape.n, e.shape.k, e.shape.ib);
+          e.shape.precision ? e.shape.precision : '?', e.shape.m, e.shape.n, e.shape.k, e.shape.ib,
+          e.gpu_span >= 0 ? fmt::format("\"gpu_span_us\":{:.3f},", e.gpu_span * 1e6) : std::string());
       for (int a = 0; a < d.n_access; ++a)
         line += fmt::format("{}{{{},\"mode\":\"{}\"}}", a ? "," : "", data_json(d.access[a].data, info),
                             mode_name(d.access[a].mode));

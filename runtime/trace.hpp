@@ -24,7 +24,9 @@
 // (kdim: inner dimension, ib: QR inner blocking; 0 when the kernel has none)
 // and the data it accesses: tile (i, j) of the run's tile grid, or
 // {"panel": k} for an algorithm's extra datum (QR's copy of panel k's
-// reflectors). Events are sorted by start time, then pid, then tid.
+// reflectors); a GPU task on a device that measures its own work also has
+// gpu_span_us (RuntimeObserver::on_task_device_span). Events are sorted by
+// start time, then pid, then tid.
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -68,6 +70,8 @@ class TraceRecorder final : public RuntimeObserver {
   void on_run_end(double now) override;
   void on_task_start(int worker, const TaskDesc& t, double now) override;
   void on_task_end(int worker, const TaskDesc& t, double now) override;
+  // Written as the task event's "gpu_span_us".
+  void on_task_device_span(int worker, double span_s) override { workers_[worker]->span = span_s; }
   // A host<->GPU copy: a transfer event on the stream's own tid (1000 + 2(g-1) + direction).
   void on_copy(int gpu, bool to_device, DataId d, std::size_t bytes, double start, double end) override;
   // A message from another node: a transfer event of kind "node" on tid kMessageLane.
@@ -86,11 +90,13 @@ class TraceRecorder final : public RuntimeObserver {
     double start, end;
     TaskDesc desc;
     KernelShape shape;
+    double gpu_span = -1;  // on_task_device_span's, or -1
   };
   // One cache line apart so workers never share one.
   struct alignas(64) WorkerBuffer {
     std::vector<TaskEvent> events;
     double started = 0;
+    double span = -1;  // the task ending next's device span, if told
   };
   int node_;
   bool have_origin_ = false;

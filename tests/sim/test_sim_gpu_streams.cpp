@@ -8,6 +8,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -196,6 +197,39 @@ TEST(SimGpuStreamsRuns, QrPanelsBesideUpdatesAndReproducible) {
   const json& g = a.at("gpu_stats").at(0);
   // Spans overlap with several streams: their sum exceeds the manager's busy time.
   EXPECT_GT(g.at("kernel_span_s").get<double>(), g.at("busy_s").get<double>()) << g;
+}
+
+// The trace gives each GPU task its device span (gpu_span_us) where the
+// device measures one: with three streams every GPU task has one and they
+// sum to the run's kernel_span_s; with one stream (the manager lets the
+// model's time pass itself) none.
+TEST(SimGpuStreamsRuns, TraceCarriesEachGpuTasksSpan) {
+  tessera::test::TempDir dir;
+  const std::vector<std::string> size = {"--n", "8192", "--B", "2048"};
+  for (const int streams : {1, 3}) {
+    const std::string trace = dir.path() + "/t" + std::to_string(streams) + ".json";
+    auto args = size;
+    args.insert(args.end(), {"--gpu-streams", std::to_string(streams), "--trace", trace});
+    const json j = run_ok(h100("qr", args));
+    const json t = json::parse(tessera::test::read_text(trace));
+    std::map<int, std::string> lanes;
+    for (const json& e : t.at("traceEvents"))
+      if (e.value("name", "") == "thread_name") lanes[e.at("tid").get<int>()] = e.at("args").at("name");
+    double sum_us = 0;
+    int gpu_tasks = 0, with_span = 0;
+    for (const json& e : t.at("traceEvents")) {
+      if (e.value("cat", "") != "task" || !lanes[e.at("tid").get<int>()].starts_with("gpu")) continue;
+      ++gpu_tasks;
+      if (e.at("args").contains("gpu_span_us")) ++with_span, sum_us += e.at("args").at("gpu_span_us").get<double>();
+    }
+    EXPECT_GT(gpu_tasks, 0);
+    if (streams == 1) {
+      EXPECT_EQ(with_span, 0) << "one stream measures no span";
+    } else {
+      EXPECT_EQ(with_span, gpu_tasks);
+      EXPECT_NEAR(sum_us * 1e-6, j.at("gpu_stats").at(0).at("kernel_span_s").get<double>(), 1e-6 * gpu_tasks);
+    }
+  }
 }
 
 // Real data through three streams on every GPU of 2x1 Keeneland nodes: the check passes.
