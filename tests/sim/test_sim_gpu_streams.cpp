@@ -232,6 +232,35 @@ TEST(SimGpuStreamsRuns, TraceCarriesEachGpuTasksSpan) {
   }
 }
 
+// The runtime's own time per task (the GPU model's task_s) is spent by the
+// manager after queuing each task, one task after the other while the GPU
+// runs: with 10 ms per task the run takes at least its GPU tasks x 10 ms,
+// and longer than without.
+TEST(SimGpuStreamsRuns, TheManagersPerTaskTimeIsSpentPerTask) {
+  tessera::test::TempDir dir;
+  json m =
+      json::parse(tessera::test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json"));
+  m["kernel_models"][m["node"]["gpus"]["model"].get<std::string>()]["task_s"] = 0.01;
+  const std::string file = dir.write("slow-host.json", m.dump());
+  const std::string trace = dir.path() + "/t.json";
+  const std::vector<std::string> args = {"run",  "--backend", "sim",  "--algo",        "qr", "--n",
+                                         "8192", "--B",       "2048", "--s",           "1",  "--gpus",
+                                         "1",    "--threads", "13",   "--gpu-streams", "2"};
+  auto with = args;
+  with.insert(with.end(), {"--machine", file, "--trace", trace});
+  auto without = args;
+  without.insert(without.end(),
+                 {"--machine", std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json"});
+  const json slow = run_ok(with), fast = run_ok(without);
+  int gpu_tasks = 0;
+  const json t = json::parse(tessera::test::read_text(trace));
+  for (const json& e : t.at("traceEvents"))
+    if (e.value("cat", "") == "task" && e.at("args").contains("gpu_span_us")) ++gpu_tasks;
+  EXPECT_GT(gpu_tasks, 20);
+  EXPECT_GE(slow.at("time_s").get<double>(), 0.01 * gpu_tasks);
+  EXPECT_GT(slow.at("time_s").get<double>(), fast.at("time_s").get<double>());
+}
+
 // Real data through three streams on every GPU of 2x1 Keeneland nodes: the check passes.
 TEST(SimGpuStreamsRuns, RealDataPassesTheCheck) {
   for (const std::string algo : {"cholesky", "qr", "lu"}) {
