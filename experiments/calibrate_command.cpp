@@ -424,7 +424,10 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
   auto result = kernels::calibrate_device(*dev, o, link_bytes);
-  if (device_ == "cuda") result.host_waits = kernels::cuda_host_waiting_kernels(qr_panel == QrPanel::CholQr);
+  if (device_ == "cuda") {
+    result.host_waits = kernels::cuda_host_waiting_kernels(qr_panel == QrPanel::CholQr);
+    result.stream_reserve = kernels::cuda_stream_reserve(qr_panel == QrPanel::CholQr);
+  }
   if (stream_overlap_) {
     // On a device of its own with two compute streams (the one above keeps the one-stream capacity it recorded).
     dev.reset();

@@ -368,6 +368,12 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   g["pcie"] = {{"bandwidth_Bps", {{"value", sig(slow.bandwidth_Bps)}, {"source", measured}}},
                {"latency_s", {{"value", sig(slow.latency_s)}, {"source", measured}}}};
   g["model"] = "gpu";
+  if (c.stream_reserve > 0)
+    g["stream_reserve_bytes"] = {
+        {"value", static_cast<double>(c.stream_reserve)},
+        {"source", fmt::format("the memory {} keeps for its libraries per compute stream beyond the first "
+                               "(--gpu-streams; kernels/cuda/cuda_api.hpp): memory_bytes was measured with one",
+                               c.device)}};
   if (!c.host_waits.empty()) {
     g["host_waits"] = ordered::array();
     for (const std::uint16_t k : c.host_waits) g["host_waits"].push_back(kernel_key(k));

@@ -59,6 +59,9 @@ struct DeviceCalibration {
   // The kernels whose call waits on the host on this device (a CUDA GPU's:
   // kernels/cuda/host_waits.hpp), written as node.gpus.host_waits.
   std::vector<std::uint16_t> host_waits;
+  // Memory the device keeps per compute stream beyond the first (a CUDA
+  // GPU's library reserve), written as node.gpus.stream_reserve_bytes.
+  std::size_t stream_reserve = 0;
 };
 
 // One shape's operands in `dev`'s memory (two copies, used in turn), ready to time one call after another:

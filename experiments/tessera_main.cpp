@@ -226,9 +226,19 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
   } note{b, sim, fail_note};
   // Node k's simulated GPUs.
   std::vector<std::vector<std::unique_ptr<platform::Device>>> gpus(P);
+  // A GPU's memory: --gpu-memory, else the machine file's less what each
+  // compute stream beyond the first keeps for its libraries (GpuSpec::stream_reserve_bytes).
+  const double reserved = machine.node.gpus.stream_reserve_bytes * (cfg.gpu_streams - 1);
+  if (!b.gpu_memory && cfg.gpus > 0 && reserved >= machine.node.gpus.memory_bytes)
+    throw InputError(
+        fmt::format("--gpu-streams {}: the machine file's GPU memory, {:g} bytes, less {:g} bytes kept per "
+                    "stream beyond the first (node.gpus.stream_reserve_bytes) leaves nothing",
+                    cfg.gpu_streams, machine.node.gpus.memory_bytes, machine.node.gpus.stream_reserve_bytes));
+  const std::size_t gpu_memory =
+      b.gpu_memory ? b.gpu_memory : static_cast<std::size_t>(machine.node.gpus.memory_bytes - reserved);
   auto with_gpus = [&](RunConfig c, int k) {
     for (int g = 1; g <= cfg.gpus; ++g) {
-      const std::size_t memory = b.gpu_memory ? b.gpu_memory : static_cast<std::size_t>(machine.node.gpus.memory_bytes);
+      const std::size_t memory = gpu_memory;
       gpus[k].push_back(
           platform::make_sim_gpu(sim, k, g, memory, b.sim_data,
                                  {cfg.gpu_streams, machine.node.gpus.stream_overlap, machine.node.gpus.host_waits}));

@@ -98,6 +98,7 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
         if (!(m.node.gpus.stream_overlap >= 0 && m.node.gpus.stream_overlap <= 1))
           g.fail("stream_overlap", g.require("stream_overlap"), "must be between 0 and 1");
       }
+      if (g.has("stream_reserve_bytes")) m.node.gpus.stream_reserve_bytes = g.non_negative("stream_reserve_bytes");
       if (g.has("host_waits")) {
         const auto& list = g.require("host_waits");
         if (!list.is_array()) g.fail("host_waits", list, "must be a list of kernel keys");

@@ -36,6 +36,11 @@ struct GpuSpec {
   // returns (a CUDA GPU's: kernels/cuda/host_waits.hpp): with several
   // streams a simulated GPU's manager queues nothing else until they end.
   std::vector<std::uint16_t> host_waits;
+  // Memory the GPU keeps per compute stream beyond the first, which
+  // memory_bytes (measured with one) does not leave out: a simulated run
+  // with --gpu-streams S and no --gpu-memory gives the runtime memory_bytes
+  // less (S - 1) x this. 0: none (the default).
+  double stream_reserve_bytes = 0;
 };
 
 struct NodeSpec {

@@ -26,6 +26,20 @@ class CudaError : public std::runtime_error {
 
 namespace tessera::kernels {
 
+// Device memory a CUDA GPU leaves to cuBLAS, cuSOLVER and the kernels'
+// workspaces per compute stream (each stream has its own), when no cap is
+// given (platform::CudaDevice); with Cholesky QR panels (cholqr_panels) more,
+// for the tiles GEQRT, TSQRT and TTQRT save for their fallback beside TTQRT's
+// triangle, per precision (each only grows): at B = 8192, 1.07 + 0.54 GB in
+// double and 0.81 GB more once single precision ran on the same device.
+// Tiles above 8192 need a --gpu-memory cap that leaves room for them.
+inline constexpr std::size_t kCudaLibraryReserve = std::size_t{512} << 20;
+inline constexpr std::size_t kCudaCholqrReserve = std::size_t{3} << 30;
+// The reserve of one compute stream.
+inline constexpr std::size_t cuda_stream_reserve(bool cholqr_panels) {
+  return kCudaLibraryReserve + (cholqr_panels ? kCudaCholqrReserve : 0);
+}
+
 // CUDA devices the driver reports; 0 when there is none, no driver, or CUDA
 // was not built.
 int cuda_device_count();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cuda/copy_waiter.hpp"
+#include "kernels/cuda/cuda_api.hpp"
 #include "kernels/cuda/cuda_raii.hpp"
 #include "kernels/cuda/cuda_tile_kernels.hpp"
 #include "platform/device.hpp"
@@ -31,17 +32,11 @@ namespace tessera::platform {
 
 class CudaDevice final : public Device {
  public:
-  // Device memory left to cuBLAS, cuSOLVER and the kernels' workspaces, per
-  // compute stream (each has its own), when no cap is given: their own
+  // Device memory left to the libraries and workspaces per compute stream
+  // (cuda_api.hpp kCudaLibraryReserve, kCudaCholqrReserve): their own
   // allocations happen after the runtime's buffers may have taken the rest.
-  static constexpr std::size_t kLibraryReserve = std::size_t{512} << 20;
-  // More per compute stream with Cholesky QR panels (CudaKernelOptions::
-  // cholqr_panels): the tiles GEQRT, TSQRT and TTQRT save for their fallback
-  // beside TTQRT's triangle, per precision (each only grows): at B = 8192,
-  // 1.07 + 0.54 GB in double and 0.81 GB more once single precision ran on
-  // the same device. Tiles above 8192 need a --gpu-memory cap that leaves
-  // room for them.
-  static constexpr std::size_t kCholqrReserve = std::size_t{3} << 30;
+  static constexpr std::size_t kLibraryReserve = kernels::kCudaLibraryReserve;
+  static constexpr std::size_t kCholqrReserve = kernels::kCudaCholqrReserve;
 
   // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
   // memory_cap: the capacity in bytes; 0: the free memory now less

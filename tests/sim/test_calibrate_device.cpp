@@ -237,6 +237,13 @@ TEST(StreamOverlap, MachineFileCarriesTheMedian) {
                 .node.gpus.host_waits,
             (std::vector<std::uint16_t>{kPotf2p, kLuDiag}));
   c.host_waits.clear();
+  // The memory each stream beyond the first keeps, for simulated runs with several.
+  c.stream_reserve = std::size_t{512} << 20;
+  EXPECT_DOUBLE_EQ(platform::Machine::parse(
+                       kernels::device_machine_file(base, "local.json", c, small_options(), 1, "o", "t", 1), "o.json")
+                       .node.gpus.stream_reserve_bytes,
+                   536870912.0);
+  c.stream_reserve = 0;
   const auto f = nlohmann::json::parse(text);
   EXPECT_EQ(f.at("calibration").at("gpu").at("stream_overlap").size(), 3u);
   EXPECT_NE(f.at("node").at("gpus").at("stream_overlap").at("source").get<std::string>().find("GEQRT d 64x64: 0.80"),

@@ -261,6 +261,35 @@ TEST(SimGpuStreamsRuns, TheManagersPerTaskTimeIsSpentPerTask) {
   EXPECT_GT(slow.at("time_s").get<double>(), fast.at("time_s").get<double>());
 }
 
+// Each stream beyond the first keeps its libraries' memory on a CUDA GPU
+// (node.gpus.stream_reserve_bytes): with three streams the runtime gets the
+// file's memory less two reserves, unless --gpu-memory says otherwise; a
+// reserve that leaves nothing is refused, naming the option and the field.
+TEST(SimGpuStreamsRuns, EachStreamBeyondTheFirstKeepsItsReserve) {
+  tessera::test::TempDir dir;
+  const std::string lent = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json";
+  json m = json::parse(tessera::test::read_text(lent));
+  const double memory = m["node"]["gpus"]["memory_bytes"]["value"].get<double>();
+  m["node"]["gpus"]["stream_reserve_bytes"] = 1e9;
+  const std::string file = dir.write("reserve.json", m.dump());
+  const auto capacity = [&](const std::string& machine, std::vector<std::string> extra) {
+    std::vector<std::string> a = {"run",      "--backend", "sim",  "--machine", machine, "--algo",
+                                  "cholesky", "--n",       "8192", "--B",       "2048",  "--s",
+                                  "1",        "--gpus",    "1",    "--threads", "13"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_ok(a).at("gpu_stats").at(0).at("capacity_bytes").get<double>();
+  };
+  EXPECT_DOUBLE_EQ(capacity(file, {"--gpu-streams", "3"}), static_cast<double>(static_cast<std::size_t>(memory - 2e9)));
+  EXPECT_DOUBLE_EQ(capacity(file, {}), static_cast<double>(static_cast<std::size_t>(memory)));
+  EXPECT_DOUBLE_EQ(capacity(file, {"--gpu-streams", "3", "--gpu-memory", "20000000000"}), 2e10);
+  m["node"]["gpus"]["stream_reserve_bytes"] = memory;
+  const Outcome o = run_tessera({"run", "--backend", "sim", "--machine", dir.write("all.json", m.dump()), "--algo",
+                                 "cholesky", "--n", "8192", "--B", "2048", "--gpus", "1", "--gpu-streams", "2"});
+  EXPECT_TRUE(o.exited && o.status == 2) << o;
+  EXPECT_NE(o.err.find("--gpu-streams 2"), std::string::npos) << o;
+  EXPECT_NE(o.err.find("stream_reserve_bytes"), std::string::npos) << o;
+}
+
 // Real data through three streams on every GPU of 2x1 Keeneland nodes: the check passes.
 TEST(SimGpuStreamsRuns, RealDataPassesTheCheck) {
   for (const std::string algo : {"cholesky", "qr", "lu"}) {
