@@ -406,13 +406,17 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
     std::cout << shapes.size() << " shapes on the device" << std::endl;
     return 0;
   }
-  std::unique_ptr<platform::Device> dev;
-  if (device_ == "emulated") dev = std::make_unique<platform::EmulatedDevice>(1, platform::EmulatedDeviceOptions{});
-  else if (device_ == "cuda") {
+  // GPU 0 with the kernels' panels chosen and `streams` compute streams.
+  const auto cuda_device = [&](int streams) {
     kernels::CudaKernelOptions options;
     options.cholqr_panels = qr_panel == QrPanel::CholQr;
-    dev = kernels::make_cuda_device(1, 0, 0, options);
-  } else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
+    options.compute_streams = streams;
+    return kernels::make_cuda_device(1, 0, 0, options);
+  };
+  std::unique_ptr<platform::Device> dev;
+  if (device_ == "emulated") dev = std::make_unique<platform::EmulatedDevice>(1, platform::EmulatedDeviceOptions{});
+  else if (device_ == "cuda") dev = cuda_device(1);
+  else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).
   std::size_t largest = std::size_t{4} << 20;
   for (const KernelShape& s : shapes)
@@ -431,10 +435,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   if (stream_overlap_) {
     // On a device of its own with two compute streams (the one above keeps the one-stream capacity it recorded).
     dev.reset();
-    kernels::CudaKernelOptions options;
-    options.cholqr_panels = qr_panel == QrPanel::CholQr;
-    options.compute_streams = 2;
-    dev = kernels::make_cuda_device(1, 0, 0, options);
+    dev = cuda_device(2);
     kernels::measure_overlaps(*dev, shapes, o, result);
     dev.reset();
   }

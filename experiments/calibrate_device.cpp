@@ -161,7 +161,7 @@ OverlapMeasurement overlap_on(platform::Device& dev, const KernelShape& panel, c
   };
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    return quantile(v, 0.5);
   };
   for (int w = 0; w < 2; ++w) timed(true, false), timed(false, true);  // warm-up
   // Enough GEMMs to take about twice P alone, so that they outlast it beside them.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/kernel_table.hpp"
+#include "experiments/calibrate.hpp"
 
 namespace tessera::kernels {
 
@@ -36,8 +37,7 @@ double median_overlap(const std::vector<OverlapMeasurement>& m) {
     throw std::runtime_error(
         "stream overlap: no measured kernel at most half of GEMM's rate beside GEMMs that outlast it");
   std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+  return quantile(v, 0.5);
 }
 
 std::vector<KernelShape> overlap_panels(const std::vector<KernelShape>& shapes, std::int64_t max_order) {

@@ -238,9 +238,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       b.gpu_memory ? b.gpu_memory : static_cast<std::size_t>(machine.node.gpus.memory_bytes - reserved);
   auto with_gpus = [&](RunConfig c, int k) {
     for (int g = 1; g <= cfg.gpus; ++g) {
-      const std::size_t memory = gpu_memory;
       gpus[k].push_back(
-          platform::make_sim_gpu(sim, k, g, memory, b.sim_data,
+          platform::make_sim_gpu(sim, k, g, gpu_memory, b.sim_data,
                                  {cfg.gpu_streams, machine.node.gpus.stream_overlap, machine.node.gpus.host_waits}));
       c.devices.push_back(gpus[k].back().get());
     }

@@ -40,7 +40,7 @@ CudaDevice::CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kerne
   // what they took is already gone from `free`.
   std::size_t free = 0, total = 0;
   TESSERA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  const std::size_t reserve = (kLibraryReserve + (options.cholqr_panels ? kCholqrReserve : 0)) * lanes_.size();
+  const std::size_t reserve = kernels::cuda_stream_reserve(options.cholqr_panels) * lanes_.size();
   capacity_ = free > reserve ? free - reserve : 0;
   if (memory_cap > 0) capacity_ = std::min(capacity_, memory_cap);
   for (int i = 0; i <= kernel_depth(); ++i) {

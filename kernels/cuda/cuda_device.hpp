@@ -32,16 +32,12 @@ namespace tessera::platform {
 
 class CudaDevice final : public Device {
  public:
-  // Device memory left to the libraries and workspaces per compute stream
-  // (cuda_api.hpp kCudaLibraryReserve, kCudaCholqrReserve): their own
-  // allocations happen after the runtime's buffers may have taken the rest.
-  static constexpr std::size_t kLibraryReserve = kernels::kCudaLibraryReserve;
-  static constexpr std::size_t kCholqrReserve = kernels::kCudaCholqrReserve;
-
   // GPU `gpu_index` (1-based, for the name) on CUDA device `ordinal`.
-  // memory_cap: the capacity in bytes; 0: the free memory now less
-  // kLibraryReserve (a cap is also held to that). options: as
-  // make_cuda_device's (cuda_api.hpp).
+  // memory_cap: the capacity in bytes; 0: the free memory now less the
+  // libraries' reserve of every compute stream (cuda_api.hpp
+  // cuda_stream_reserve: their own allocations happen after the runtime's
+  // buffers may have taken the rest; a cap is also held to that). options:
+  // as make_cuda_device's (cuda_api.hpp).
   CudaDevice(int gpu_index, int ordinal, std::size_t memory_cap, kernels::CudaKernelOptions options);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
