@@ -468,7 +468,7 @@ int main(int argc, char** argv) {
                   "each at most its rate's share of GEMM's); default 1");
   run->add_option("--gpu-trsm-inverse", cfg.gpu_trsm_inverse,
                   "--device cuda: Cholesky's TRSM through the inverses of its diagonal blocks of this order (no "
-                  "substitution: kernels/cuda/recursive_blocking.hpp); default 0, cuBLAS's TRSM on the whole tile");
+                  "substitution: kernels/recursive_blocking.hpp); default 0, cuBLAS's TRSM on the whole tile");
   run->add_option("--gpu-qr-panel", qr_panel,
                   "--device cuda: how QR's GEQRT and TSQRT factor a panel of ib columns: householder (cuSOLVER's "
                   "GEQRF; default) | cholqr (shifted Cholesky QR and Householder vectors rebuilt from Q: "

@@ -1,5 +1,5 @@
 // The recursion behind the CUDA backend's POTF2' and TRSM
-// (kernels/cuda/recursive_blocking.hpp), run here with the CPU's BLAS and
+// (kernels/recursive_blocking.hpp), run here with the CPU's BLAS and
 // LAPACK as its leaf and update operations, so it is checked on every machine,
 // GPU or not: the split points, one status slot per POTRF leaf, and results
 // equal to LAPACK's unrecursed DPOTRF / DTRSM to a scaled rounding tolerance,
@@ -18,7 +18,7 @@
 #include <set>
 #include <vector>
 
-#include "kernels/cuda/recursive_blocking.hpp"
+#include "kernels/recursive_blocking.hpp"
 #include "tests/test_helpers.hpp"
 
 namespace tessera::kernels::recursive {

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "kernels/recursive_blocking.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -32,25 +35,75 @@ inline void gemm_nt_minus(index_t m, index_t n, index_t k, const float* a, index
                           float* c, index_t ldc) {
   cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
 }
+inline lapack_int trtri_ln(index_t n, double* a, index_t lda) {
+  return LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'L', 'N', n, a, lda);
+}
+inline lapack_int trtri_ln(index_t n, float* a, index_t lda) {
+  return LAPACKE_strtri_work(LAPACK_COL_MAJOR, 'L', 'N', n, a, lda);
+}
+inline void trmm_rlt(index_t m, index_t n, const double* w, index_t ldw, double* a, index_t lda) {
+  cblas_dtrmm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0, w, ldw, a, lda);
+}
+inline void trmm_rlt(index_t m, index_t n, const float* w, index_t ldw, float* a, index_t lda) {
+  cblas_strmm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0f, w, ldw, a, lda);
+}
 // A (m×n) = A L^{-T}, right-looking in column blocks of kTrsmBlock: a small
 // TRSM on each block, then a GEMM that removes it from the columns to its
-// right. OpenBLAS 0.3.21 has no AVX-512 TRSM kernel, so with its AVX-512
-// GEMM this runs a 320-wide tile 42% faster than one dtrsm call on the
-// 2-core VM (58 against 41 GFlop/s), and 9% faster with its AVX2 kernels
-// (45 against 42); the arithmetic is the same as a blocked TRSM's.
-// Single precision takes wider blocks: with 32 its AVX2 run lost 10% on a
-// 384-wide tile (91 against 101 GFlop/s); with 64 it loses 4% there, and
-// gains 45% with the AVX-512 kernels (119 against 82).
+// right. The route for an L with a zero on its diagonal (no inverse: the
+// substitution gives the infinities LAPACK's TRSM would).
 template <class T>
 constexpr index_t kTrsmBlock = sizeof(T) == 8 ? 32 : 64;
 template <class T>
-void trsm_rlt(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
+void trsm_rlt_substitution(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
   for (index_t j = 0; j < n; j += kTrsmBlock<T>) {
     const index_t jb = std::min(kTrsmBlock<T>, n - j);
     trsm_rlt_blas(m, jb, l + j + j * ldl, ldl, a + j * lda, lda);
     if (j + jb < n)
       gemm_nt_minus(m, n - j - jb, jb, a + j * lda, lda, l + (j + jb) + j * ldl, ldl, a + (j + jb) * lda, lda);
   }
+}
+// A (m×n) = A L^{-T} without substitution: the recursion of
+// kernels/recursive_blocking.hpp (trsm_rlt_inverted) down to L's diagonal
+// blocks of order kTrsmLeaf, each block inverted first (TRTRI) and applied
+// as a triangular multiply (TRMM), GEMMs for the rest. OpenBLAS 0.3.21 has
+// no AVX-512 TRSM kernel, while its TRMM and GEMM have them: inside Cholesky
+// d, N = 8192, B = 640, 2 threads, on the 2-core VM (2026-11-27, traces,
+// mean per TRSM task), the SkylakeX kernels took 2.84 ms against 3.64 with
+// the 32-wide substitution blocks before (-22%), leaves of 32 3.08 and the
+// same recursion with substitution on leaves of 16 3.17; the Haswell kernels
+// took 4.64 ms either way. Single precision with SkylakeX: 1.21-1.56 ms
+// against 1.63-1.89 (64-wide blocks before).
+// Multiplying by an inverse is not backward stable as substitution is: its
+// error grows with the condition of the inverted blocks (Du Croz and Higham,
+// IMA J. Numer. Anal. 12(1), 1992), so the blocks are kept small (16, the
+// fastest measured); tests/test_tile_kernels.cpp holds the result against
+// LAPACK's TRSM on a factor with blocks of condition 1e6, and the Cholesky
+// runs on the ill-conditioned and graded matrices pass their residual checks.
+template <class T>
+constexpr index_t kTrsmLeaf = 16;
+template <class T>
+void trsm_rlt(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda) {
+  if (m == 0 || n == 0) return;
+  for (index_t j = 0; j < n; ++j)
+    if (l[j + j * ldl] == T(0)) return trsm_rlt_substitution(m, n, l, ldl, a, lda);
+  constexpr index_t leaf = kTrsmLeaf<T>;
+  // W (leaf×n) = [inv(L_00) inv(L_11) ...], each block's strictly upper part zero.
+  std::unique_ptr<T[]> w(new T[static_cast<std::size_t>(leaf * n)]);
+  auto invert_leaves = [](index_t nn, const T* ll, index_t ldll, index_t lf, T* ww) {
+    for (index_t c = 0; c < nn; c += lf) {
+      const index_t nb = std::min(lf, nn - c);
+      T* wc = ww + c * lf;
+      for (index_t j = 0; j < nb; ++j)
+        for (index_t i = 0; i < lf; ++i) wc[i + j * lf] = (i >= j && i < nb) ? ll[(c + i) + (c + j) * ldll] : T(0);
+      check_info(trtri_ln(nb, wc, lf), "trtri");
+    }
+  };
+  auto leaf_trmm = [](index_t mm, index_t nl, const T* ww, index_t ldw, T* aa, index_t ldaa) {
+    trmm_rlt(mm, nl, ww, ldw, aa, ldaa);
+  };
+  auto gemm_nt = [](index_t mm, index_t nn, index_t k, const T* x, index_t ldx, const T* y, index_t ldy, T* c,
+                    index_t ldc) { gemm_nt_minus(mm, nn, k, x, ldx, y, ldy, c, ldc); };
+  recursive::trsm_rlt_inverted(m, n, l, ldl, a, lda, leaf, w.get(), invert_leaves, leaf_trmm, gemm_nt);
 }
 inline void syrk_ln_minus(index_t n, index_t k, const double* a, index_t lda, double* c, index_t ldc) {
   cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, a, lda, 1.0, c, ldc);

@@ -58,7 +58,7 @@ std::string cuda_backend_unavailable();
 // the runtime's; other values for bench_cuda_kernels' comparisons):
 //   recursion_leaf: the order of the triangles the libraries' POTRF and TRSM
 //     solve inside Cholesky's POTF2' and TRSM, which recurse down to it
-//     (kernels/cuda/recursive_blocking.hpp); 0 (the default): the libraries'
+//     (kernels/recursive_blocking.hpp); 0 (the default): the libraries'
 //     routines on whole tiles. Measured on the lent H100 (2026-11-26,
 //     results/gpu-node/2026-11-26-h100): POTF2' recursing to 256 took 2.2-2.7x
 //     cuSOLVER's whole-tile DPOTRF (H200 calibration) at 2048 and 4096 and

@@ -3,7 +3,7 @@
 #include "kernels/cuda/compact_wy.hpp"
 #include "kernels/cuda/cuda_calls.hpp"
 #include "kernels/cuda/cuda_launch.hpp"
-#include "kernels/cuda/recursive_blocking.hpp"
+#include "kernels/recursive_blocking.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -21,8 +21,9 @@
 // first column / leaf.
 //
 // No device code here: the operations come in as callables, so the same
-// recursion runs on cuBLAS (cuda_tile_kernels.cu) and, in the tests, on the
-// CPU's BLAS against LAPACK's unrecursed results.
+// recursion runs on cuBLAS (cuda_tile_kernels.cu), on the CPU's BLAS (the CPU
+// TRSM with inverted leaves, kernels/cpu/tile_kernels.cpp) and, in the tests,
+// on the CPU's BLAS against LAPACK's unrecursed results.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
