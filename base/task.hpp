@@ -65,6 +65,22 @@ struct TaskDesc {
   }
 };
 
+// A task's identity as a 64-bit key: its kernel and arguments mixed
+// (SplitMix64's finalizer, Steele, Lea and Flood, OOPSLA 2014), the same for
+// the same task in every run of a configuration and whatever the order tasks
+// run in; for models that draw a per-task quantity (models/kernel_noise.hpp).
+constexpr std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+inline std::uint64_t task_key(const TaskDesc& t) {
+  std::uint64_t h = mix64(t.kernel);
+  for (const std::int32_t a : t.arg) h = mix64(h ^ static_cast<std::uint32_t>(a));
+  return h;
+}
+
 // The dimensions of one kernel call, for performance models: the kernel, the
 // precision ('d' or 's'), the output's m×n, the inner dimension k (GEMM-like
 // kernels) and the QR inner blocking ib.

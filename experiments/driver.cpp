@@ -61,11 +61,18 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   RunResult r;
   r.config = config;
   const DenseMatrix* in = input ? &*input : nullptr;
-  // This node's start-up costs: one state for its host's and GPUs' models.
+  // This node's variation around its models' times (none unless asked for),
+  // then its start-up costs: one state for its host's and GPUs' models.
+  const int node = config.network ? config.network->node() : 0;
+  std::optional<models::NoisyModel> core_noisy, gpu_noisy;
+  const KernelTimeModel* core_base = config.model;
+  const KernelTimeModel* gpu_base = config.gpu_model;
+  if (config.noise.active() && core_base) core_base = &core_noisy.emplace(*core_base, config.noise, node, 0);
+  if (config.noise.active() && gpu_base) gpu_base = &gpu_noisy.emplace(*gpu_base, config.noise, node, 1);
   const auto cold = std::make_shared<models::ColdStartState>();
   std::optional<models::ColdStartModel> core_model, gpu_model;
-  if (config.model) r.config.model = &core_model.emplace(*config.model, cold);
-  if (config.gpu_model) r.config.gpu_model = &gpu_model.emplace(*config.gpu_model, cold);
+  if (core_base) r.config.model = &core_model.emplace(*core_base, cold);
+  if (gpu_base) r.config.gpu_model = &gpu_model.emplace(*gpu_base, cold);
   if (config.impl != Impl::Tile) {
     if (config.precision == 'd') driver::run_peer<double>(r, platform, in);
     else driver::run_peer<float>(r, platform, in);

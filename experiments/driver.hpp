@@ -11,6 +11,7 @@
 
 #include "algorithms/check.hpp"
 #include "algorithms/factorization.hpp"
+#include "models/kernel_noise.hpp"
 #include "platform/device.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/network.hpp"
@@ -94,6 +95,9 @@ struct RunConfig {
   // (only the task window's memory grows with the run) and never calls a
   // kernel, so it cannot --check.
   const KernelTimeModel* model = nullptr;
+  // Simulated runs: variation drawn around the models' times (--kernel-noise,
+  // --node-noise, --noise-seed; models/kernel_noise.hpp), per node.
+  models::KernelNoise noise;
   bool phantom = false;
   std::string machine;  // machine file, reported in the JSON
   // Distributed runs: this node's end of the network and the Pr x Pc node

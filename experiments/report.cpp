@@ -87,6 +87,10 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["tiles"] = {r.p, r.q};
   j["tasks"] = r.tasks;
   j["window"] = c.window;
+  if (c.noise.active())
+    j["kernel_noise"] = {{"sigma", c.noise.sigma_from_model ? nlohmann::json("auto") : nlohmann::json(c.noise.sigma)},
+                         {"node_sigma", c.noise.node_sigma},
+                         {"seed", c.noise.seed}};
   j["time_s"] = r.time_s;
   j["cpu_s"] = r.cpu_s;
   j["settle_s"] = r.settle_s;

@@ -31,6 +31,7 @@
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
 #include "experiments/progress_file.hpp"
+#include "experiments/run_simulated.hpp"
 #include "experiments/sim_failure_option.hpp"
 #include "experiments/tune_command.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
@@ -43,16 +44,6 @@
 #include "runtime/trace.hpp"
 
 namespace {
-
-struct BackendOptions {
-  tessera::Backend backend = tessera::Backend::Native;
-  std::string machine;
-  bool sim_data = false;
-  int nodes = 0;                    // simulated nodes; 0: the grid's
-  std::size_t gpu_memory = 0;       // simulated GPUs' memory in bytes (--gpu-memory); 0: the machine file's
-  bool threads_from_cores = false;  // --threads not given with --gpus: from the node's cores
-  std::optional<tessera::platform::SimFailure> fail;  // --fail: a host or link turned off in the simulation
-};
 
 // An error already printed (on every rank); main() only exits with its status.
 struct Reported {
@@ -97,9 +88,6 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
   }
 }
 
-// 000 §5.3: n - g - 2 compute threads on a node of n cores with g GPUs (at least one).
-int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2); }
-
 // An error only this rank may know of: the others could be waiting for it
 // in a collective, and MPI_Finalize would wait for them. Names the error and
 // the rank, and ends the whole job with the error's status. `reporting`:
@@ -129,7 +117,7 @@ int default_threads(int cores, int gpus) { return std::max(1, cores - gpus - 2);
 // With --fail, `fail_note` gets a line for a run the failure did not end.
 // Under mpirun the rank's network is made in `mpi`, so that it outlives the
 // run: the caller reports the result before any rank ends.
-tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& b, std::string& backend_name,
+tessera::RunResult run_on_backend(tessera::RunConfig cfg, const tessera::BackendOptions& b, std::string& backend_name,
                                   std::optional<tessera::platform::MpiNetwork>& mpi,
                                   std::vector<std::unique_ptr<tessera::TraceRecorder>>* node_traces = nullptr,
                                   std::string* fail_note = nullptr) {
@@ -179,97 +167,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const BackendOptions& 
       end_job(net, std::current_exception(), cfg);
     }
   }
-  if (b.machine.empty()) throw InputError("--backend sim needs --machine FILE (e.g. platform/machines/keeneland.json)");
-  if (cfg.impl != Impl::Tile)
-    throw InputError("--impl " + std::string(to_string(cfg.impl)) +
-                     " cannot be simulated: only --impl tile runs as tasks");
-  const platform::Machine machine = platform::Machine::load(b.machine);
-  if (b.threads_from_cores) cfg.threads = default_threads(machine.node.cores, cfg.gpus);
-  if (cfg.threads > machine.node.cores)
-    throw InputError("--threads " + std::to_string(cfg.threads) + " exceeds the " + std::to_string(machine.node.cores) +
-                     " cores per node of " + b.machine +
-                     " (node.cores.count): a simulated node runs at most one "
-                     "compute thread per core");
-  cfg.model = &machine.core_model(cfg.threads);
-  cfg.phantom = !b.sim_data;
-  cfg.machine = b.machine;
-  const int P = cfg.pr * cfg.pc;
-  if (b.nodes != 0 && b.nodes != P)
-    throw InputError(fmt::format("--nodes {} differs from the {} nodes of --grid {}x{}", b.nodes, P, cfg.pr, cfg.pc));
-  if (P > machine.nodes)
-    throw InputError(fmt::format("--grid {}x{} needs {} nodes, but machine file {} has {} (\"nodes\": {})", cfg.pr,
-                                 cfg.pc, P, b.machine, machine.nodes, machine.nodes));
-  if (cfg.gpus > machine.node.gpus.count)
-    throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", cfg.gpus,
-                                 machine.node.gpus.count, b.machine));
-  if (cfg.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
-  // One simulation per process: this one (see simgrid_platform.hpp).
-  platform::Simulation sim(machine);
-  if (b.fail) sim.schedule_failure(*b.fail, P, cfg.gpus);
-  // A run the failure did not end says what became of it.
-  struct FailNote {
-    const BackendOptions& b;
-    platform::Simulation& sim;
-    std::string* out;
-    void operator()() const {
-      if (!b.fail || !out) return;
-      const platform::SimFailure& f = *b.fail;
-      if (const auto t = sim.failure_time())
-        *out = fmt::format(
-            "failure: --fail {}: link {} was turned off at {:g} s of simulated time, but nothing crossed "
-            "it afterwards",
-            f.spec, f.name, *t);
-      else
-        *out = fmt::format("failure: --fail {} never happened: the run ended at {:g} s of simulated time, before it",
-                           f.spec, sim.clock());
-    }
-  } note{b, sim, fail_note};
-  // Node k's simulated GPUs.
-  std::vector<std::vector<std::unique_ptr<platform::Device>>> gpus(P);
-  // A GPU's memory: --gpu-memory, else the machine file's less what each
-  // compute stream beyond the first keeps for its libraries (GpuSpec::stream_reserve_bytes).
-  const double reserved = machine.node.gpus.stream_reserve_bytes * (cfg.gpu_streams - 1);
-  if (!b.gpu_memory && cfg.gpus > 0 && reserved >= machine.node.gpus.memory_bytes)
-    throw InputError(
-        fmt::format("--gpu-streams {}: the machine file's GPU memory, {:g} bytes, less {:g} bytes kept per "
-                    "stream beyond the first (node.gpus.stream_reserve_bytes) leaves nothing",
-                    cfg.gpu_streams, machine.node.gpus.memory_bytes, machine.node.gpus.stream_reserve_bytes));
-  const std::size_t gpu_memory =
-      b.gpu_memory ? b.gpu_memory : static_cast<std::size_t>(machine.node.gpus.memory_bytes - reserved);
-  auto with_gpus = [&](RunConfig c, int k) {
-    for (int g = 1; g <= cfg.gpus; ++g) {
-      gpus[k].push_back(
-          platform::make_sim_gpu(sim, k, g, gpu_memory, b.sim_data,
-                                 {cfg.gpu_streams, machine.node.gpus.stream_overlap, machine.node.gpus.host_waits}));
-      c.devices.push_back(gpus[k].back().get());
-    }
-    return c;
-  };
-  if (P == 1) {
-    platform::SimGridPlatform node0(sim, 0, b.sim_data);
-    backend_name = node0.backend_name();
-    RunResult r = run_factorization(with_gpus(cfg, 0), node0);
-    note();
-    return r;
-  }
-  // P node runtimes in this process, one actor each, over the modeled network.
-  platform::SimCluster cluster(sim, P);
-  std::vector<std::unique_ptr<platform::SimGridPlatform>> nodes;
-  for (int k = 0; k < P; ++k) nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, b.sim_data));
-  backend_name = nodes[0]->backend_name();
-  std::vector<RunResult> results(P);
-  if (cfg.observer && node_traces)
-    for (int k = 1; k < P; ++k) node_traces->push_back(std::make_unique<TraceRecorder>(k));
-  RelevanceCache relevance;  // one pass of the generator for every node
-  platform::run_on_nodes(sim, P, [&](int k) {
-    RunConfig mine = with_gpus(cfg, k);
-    mine.network = &cluster.node(k);
-    mine.relevance = &relevance;
-    if (k != 0) mine.observer = cfg.observer && node_traces ? (*node_traces)[k - 1].get() : nullptr;
-    results[k] = run_factorization(mine, *nodes[k]);
-  });
-  note();
-  return results[0];
+  return run_simulated(cfg, b, backend_name, node_traces, fail_note);
 }
 
 // The stderr line of a run whose --check failed (exit 1).
@@ -325,7 +223,7 @@ int report_run(tessera::RunResult& r, const std::string& name, std::ofstream& js
   return failed ? 1 : 0;
 }
 
-int run_command(tessera::RunConfig cfg, const BackendOptions& backend, const std::string& json_path,
+int run_command(tessera::RunConfig cfg, const tessera::BackendOptions& backend, const std::string& json_path,
                 const std::string& policy, const std::string& trace_path, const std::string& progress_path) {
   using namespace tessera;
   if (policy == "priority") cfg.policy = ReadyPolicy::Priority;
@@ -395,7 +293,7 @@ int main(int argc, char** argv) {
 
   tessera::RunConfig cfg;
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
-  BackendOptions backend;
+  tessera::BackendOptions backend;
   std::string impl_name = "tile", backend_choice = "native", device_name = "emulated", broadcast = "binomial",
               eviction = "next-use", qr_panel = "householder";
   auto* run =
@@ -515,6 +413,8 @@ int main(int argc, char** argv) {
   run->add_flag(
       "--sim-data", backend.sim_data,
       "simulated run on real data: also run every kernel, so --check works (default: phantom kernels, no matrix)");
+  tessera::NoiseArgs noise_args;
+  tessera::add_noise_options(*run, noise_args);
   std::string fail_spec;
   auto* fail_opt = run->add_option(
       "--fail", fail_spec,
@@ -560,6 +460,7 @@ int main(int argc, char** argv) {
       if (cfg.emulated.memory_bytes < 1) throw tessera::InputError("--gpu-memory 0 must be >= 1 byte");
       (sim_gpus ? backend.gpu_memory : cfg.gpu_memory_cap) = cfg.emulated.memory_bytes;
     }
+    backend.noise = tessera::parse_noise(noise_args, backend.backend);
     if (fail_opt->count() > 0) {
       backend.fail = tessera::parse_fail_option(fail_spec);
       if (backend.backend != tessera::Backend::Sim)

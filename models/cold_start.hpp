@@ -38,6 +38,12 @@ class ColdStartModel final : public KernelTimeModel {
     const double base = inner_.seconds(s);
     return base + state_->extra(inner_, s, now, base);
   }
+  // The inner model's time for the task (with its variation, if it draws
+  // one), plus the start-up costs.
+  double seconds_for(const KernelShape& s, double now, std::uint64_t task) const override {
+    const double base = inner_.seconds_for(s, now, task);
+    return base + state_->extra(inner_, s, now, base);
+  }
   double first_call_s(std::uint16_t kernel, char precision) const override {
     return inner_.first_call_s(kernel, precision);
   }

@@ -244,6 +244,7 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     x.median_s = e.positive("median_s");
     x.spread_s = e.has("spread_s") ? e.non_negative("spread_s") : 0.0;
     x.ib = e.has("ib") ? e.integer("ib", 1) : 0;
+    x.in_run = e.has("in_run_calls");
     entries.push_back(x);
   }
   // Optional start-up costs: "first_call_s": {"trsm": {"d": x, "s": y}, ...}, "start_s": x.

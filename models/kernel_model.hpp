@@ -89,6 +89,9 @@ class CalibratedModel final : public KernelTimeModel {
     // (base/kernel_table.hpp kernel_ib), so an entry whose ib is its tile's
     // limit serves every larger blocking.
     std::int64_t ib = 0;
+    // Timed inside real factorizations (tessera calibrate --in-run: the
+    // entry has in_run_calls), not alone: its spread is a run's.
+    bool in_run = false;
   };
   // `name` shows in error messages. `first_call` and `start` are the
   // start-up costs of KernelTimeModel::first_call_s and start_s, `task` its

@@ -18,8 +18,14 @@ class KernelTimeModel {
   virtual double seconds(const KernelShape& s) const = 0;
   // The duration of a call that starts at `now` (seconds on the platform's
   // clock): seconds(s), unless the model depends on what ran before
-  // (models/cold_start.hpp adds start-up costs). The runtime calls this one.
+  // (models/cold_start.hpp adds start-up costs).
   virtual double seconds_at(const KernelShape& s, double /*now*/) const { return seconds(s); }
+  // The duration of the call of the task whose base/task.hpp task_key is
+  // `task`: seconds_at(s, now), unless the model draws a per-task variation
+  // (models/kernel_noise.hpp). The runtime calls this one.
+  virtual double seconds_for(const KernelShape& s, double now, std::uint64_t /*task*/) const {
+    return seconds_at(s, now);
+  }
   // Extra time of the first calls of a kernel in a precision in a process
   // (BLAS/LAPACK initialize per routine on first use): models/cold_start.hpp
   // adds it to every call of the kernel that starts before the first one has ended.

@@ -143,7 +143,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
         try {
           double modeled = 0;
           if (model) {
-            modeled = model->seconds_at(ex.shape(t->desc), a);
+            modeled = model->seconds_for(ex.shape(t->desc), a, task_key(t->desc));
           }
           if (device) {
             span_before = device->kernel_span_s();
@@ -298,7 +298,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
           device.begin_kernels(panel_kernel(t->desc.kernel));
           if (model) {
             const KernelShape shape = ex.shape(t->desc);
-            device.model_kernels(shape.kernel, model->seconds_at(shape, q.queued_at), device_share(*model, shape));
+            device.model_kernels(shape.kernel, model->seconds_for(shape, q.queued_at, task_key(t->desc)),
+                                 device_share(*model, shape));
           }
           ctx.use_kernels(device.kernels_d(), device.kernels_s());
           // (A simulated run without data runs no kernel: run_kernel skips it.)
