@@ -87,10 +87,20 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["tiles"] = {r.p, r.q};
   j["tasks"] = r.tasks;
   j["window"] = c.window;
-  if (c.noise.active())
+  if (c.noise.active()) {
     j["kernel_noise"] = {{"sigma", c.noise.sigma_from_model ? nlohmann::json("auto") : nlohmann::json(c.noise.sigma)},
                          {"node_sigma", c.noise.node_sigma},
                          {"seed", c.noise.seed}};
+    // auto: the sigmas the run drew with, per kernel and precision ("gsmm/d").
+    auto sigmas = [](const KernelTimeModel& m) {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& [key, sigma] : models::measured_sigmas(m, "--kernel-noise auto"))
+        out[std::string(kernel_key(key.first)) + "/" + key.second] = sigma;
+      return out;
+    };
+    if (c.noise.sigma_from_model && c.model) j["kernel_noise"]["sigmas"] = sigmas(*c.model);
+    if (c.noise.sigma_from_model && c.gpu_model && c.gpus > 0) j["kernel_noise"]["gpu_sigmas"] = sigmas(*c.gpu_model);
+  }
   j["time_s"] = r.time_s;
   j["cpu_s"] = r.cpu_s;
   j["settle_s"] = r.settle_s;

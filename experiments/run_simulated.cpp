@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -12,45 +14,55 @@
 namespace tessera {
 
 void add_noise_options(CLI::App& run, NoiseArgs& args) {
-  run.add_option("--kernel-noise", args.kernel,
-                 "simulated run: each task's modeled time times exp(SIGMA Z), Z a standard normal drawn from the "
-                 "task (a lognormal around the model's median; reproducible, models/kernel_noise.hpp), or auto: "
-                 "SIGMA per kernel from the spreads a calibrated machine file measured; default none");
-  run.add_option("--node-noise", args.node,
-                 "simulated run: every task of a node times exp(SIGMA Z_node), one Z per node: nodes not equally "
-                 "fast; default none");
-  run.add_option("--noise-seed", args.seed, "seed of --kernel-noise's and --node-noise's draws; default 1");
+  args.kernel_opt = run.add_option(
+      "--kernel-noise", args.kernel,
+      "simulated run: each task's modeled time times exp(SIGMA Z), Z a standard normal drawn from the task, its "
+      "node, host or GPU, and the seed (a lognormal around the model's median; reproducible, "
+      "models/kernel_noise.hpp), or auto: SIGMA per kernel from the spreads a calibrated machine file measured; at "
+      "most 2; default none");
+  args.node_opt = run.add_option("--node-noise", args.node,
+                                 "simulated run: every task of a node times exp(SIGMA Z_node), one Z per node: nodes "
+                                 "not equally fast; at most 2; default none");
+  args.seed_opt = run.add_option("--noise-seed", args.seed,
+                                 "simulated run: seed of --kernel-noise's and --node-noise's draws; default 1");
 }
 
 namespace {
 
+// A sigma above kMaxNoiseSigma is refused: exp(sigma Z) with the generator's
+// largest |Z| (8.7) would leave double's range near sigma = 80, and factors
+// of e^4 at 2 sigma already say nothing about a machine.
 double parse_sigma(const std::string& option, const std::string& value) {
   char* end = nullptr;
   const double x = std::strtod(value.c_str(), &end);
-  if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(x) || x < 0)
-    throw InputError(option + " '" + value + "' is not a sigma (a finite number >= 0" +
-                     (option == "--kernel-noise" ? std::string(", or auto)") : std::string(")")));
+  if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(x) || x < 0 || x > kMaxNoiseSigma)
+    throw InputError(fmt::format("{} '{}' is not a sigma (a number from 0 to {:g}{})", option, value, kMaxNoiseSigma,
+                                 option == "--kernel-noise" ? ", or auto" : ""));
   return x;
 }
+
+bool given(const CLI::Option* o) { return o && o->count() > 0; }
 
 }  // namespace
 
 models::KernelNoise parse_noise(const NoiseArgs& args, Backend backend) {
   models::KernelNoise n;
-  if (!args.kernel.empty()) {
+  if (given(args.kernel_opt)) {
     if (args.kernel == "auto") n.sigma_from_model = true;
     else n.sigma = parse_sigma("--kernel-noise", args.kernel);
   }
-  if (!args.node.empty()) n.node_sigma = parse_sigma("--node-noise", args.node);
-  if (!args.seed.empty()) {
+  if (given(args.node_opt)) n.node_sigma = parse_sigma("--node-noise", args.node);
+  if (given(args.seed_opt)) {
+    const std::string& v = args.seed;
+    errno = 0;
     char* end = nullptr;
-    const unsigned long long seed = std::strtoull(args.seed.c_str(), &end, 10);
-    if (args.seed[0] == '-' || end != args.seed.c_str() + args.seed.size())
-      throw InputError("--noise-seed '" + args.seed + "' is not a non-negative integer");
+    const unsigned long long seed = std::strtoull(v.c_str(), &end, 10);
+    const bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || errno == ERANGE || end != v.c_str() + v.size())
+      throw InputError("--noise-seed '" + v + "' is not a decimal integer from 0 to 2^64 - 1");
     n.seed = seed;
   }
-  const bool given = !args.kernel.empty() || !args.node.empty() || !args.seed.empty();
-  if (given && backend != Backend::Sim)
+  if ((given(args.kernel_opt) || given(args.node_opt) || given(args.seed_opt)) && backend != Backend::Sim)
     throw InputError(
         "--kernel-noise, --node-noise and --noise-seed vary a simulated run's kernel times: add "
         "--backend sim --machine FILE");

@@ -15,7 +15,8 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace tessera {
 
@@ -35,14 +36,20 @@ inline int default_threads(int cores, int gpus) { return std::max(1, cores - gpu
 
 // The variation options of a simulated run (models/kernel_noise.hpp), as given.
 struct NoiseArgs {
-  std::string kernel;  // --kernel-noise: a sigma or "auto"; empty: none
-  std::string node;    // --node-noise: a sigma; empty: none
-  std::string seed;    // --noise-seed; empty: 1
+  std::string kernel;  // --kernel-noise: a sigma or "auto"
+  std::string node;    // --node-noise: a sigma
+  std::string seed;    // --noise-seed
+  // Whether each was given (an empty value given is refused, not ignored).
+  const CLI::Option* kernel_opt = nullptr;
+  const CLI::Option* node_opt = nullptr;
+  const CLI::Option* seed_opt = nullptr;
 };
 void add_noise_options(CLI::App& run, NoiseArgs& args);
 // Throws InputError naming the option and its value: a sigma that is not a
-// finite number >= 0 (--kernel-noise also takes auto), a seed that is not a
-// non-negative integer, or any of them without --backend sim.
+// number from 0 to kMaxNoiseSigma (--kernel-noise also takes auto), a seed
+// that is not a decimal integer below 2^64, or any of them without
+// --backend sim.
+inline constexpr double kMaxNoiseSigma = 2.0;
 models::KernelNoise parse_noise(const NoiseArgs& args, Backend backend);
 
 // The run on the machine file's simulated platform. A cluster's node 0

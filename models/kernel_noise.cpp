@@ -34,6 +34,8 @@ std::map<std::pair<std::uint16_t, char>, double> measured_sigmas(const KernelTim
     auto& [in_run, alone] = found[{e.kernel, e.precision}];
     (e.in_run ? in_run : alone).push_back(sigma);
   }
+  if (found.empty())
+    throw InputError(what + ": the calibration records no spread (spread_s) for any kernel: give a number");
   std::map<std::pair<std::uint16_t, char>, double> out;
   for (auto& [key, lists] : found) {
     std::vector<double>& v = lists.first.empty() ? lists.second : lists.first;

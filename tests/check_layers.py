@@ -5,7 +5,8 @@ Layers, from the bottom; a file may include files of its own layer and of
 the layers below it, never above:
 
   0 base         base/
-  1 interfaces   kernels/tile_kernels_api.hpp, platform/*.hpp (the directory's own files)
+  1 interfaces   kernels/*.hpp (tile_kernels_api.hpp; recursive_blocking.hpp, device-free algorithms both
+                 kernel sets share), platform/*.hpp (the directory's own files)
   2 runtime      runtime/
   3 algorithms   algorithms/
   4 adapters     kernels/cpu/, kernels/cuda/, platform/native/, platform/simgrid/, models/

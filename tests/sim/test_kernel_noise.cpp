@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/error.hpp"
@@ -123,6 +126,9 @@ TEST(KernelNoise, AutoTakesTheCalibrationsSpreadsInRunOnesFirst) {
   EXPECT_EQ(m.sigma(kPotf2p, 'd'), 0.0);  // never measured: no variation
   const FlatModel flat;
   EXPECT_THROW(models::measured_sigmas(flat, "--kernel-noise auto"), InputError);
+  // A calibration without spreads would add no variation while saying auto: refused.
+  const models::CalibratedModel bare("bare", {entry(kGsmm, 100, 0.0, true), entry(kTrsm, 100, 0.0, false)});
+  EXPECT_THROW(models::measured_sigmas(bare, "--kernel-noise auto"), InputError);
 }
 
 std::vector<std::string> keeneland(std::vector<std::string> extra) {
@@ -150,6 +156,85 @@ TEST(KernelNoiseRuns, ReproducibleForASeedDifferentForAnotherNoneAtZero) {
   EXPECT_FALSE(run_ok(keeneland({})).contains("kernel_noise"));
 }
 
+// Each task's duration in a run's trace, by the task's identity (kernel, k, i, j).
+std::map<std::tuple<std::string, int, int, int>, double> task_durations(const std::string& trace) {
+  std::map<std::tuple<std::string, int, int, int>, double> out;
+  const nlohmann::json t = nlohmann::json::parse(read_text(trace));
+  for (const auto& e : t.at("traceEvents"))
+    if (e.value("cat", "") == "task" && e.value("ph", "") == "X") {
+      const auto& a = e.at("args");
+      out[{e.at("name").get<std::string>(), a.at("k").get<int>(), a.at("i").get<int>(), a.at("j").get<int>()}] =
+          e.at("dur").get<double>();
+    }
+  return out;
+}
+
+std::map<std::tuple<std::string, int, int, int>, double> traced(std::vector<std::string> args, const TempDir& dir,
+                                                                const std::string& name) {
+  args.insert(args.end(), {"--trace", dir.path() + "/" + name + ".json"});
+  run_ok(args);
+  return task_durations(dir.path() + "/" + name + ".json");
+}
+
+// Every task draws its own factor, on the cores and on the GPU alike (the
+// GPUs' model is wrapped as the cores' is; with --s 2 --b auto the narrow
+// columns' 204 tasks run on the cores, the 240 others on the GPU), and the
+// same task draws the same factor whatever order the ready queue runs tasks in.
+TEST(KernelNoiseRuns, EveryTaskDrawsItsOwnFactorWhateverTheOrder) {
+  TempDir dir;
+  const std::vector<std::string> one = {
+      "run",    "--backend", "sim",       "--machine", TESSERA_SOURCE_DIR "/platform/machines/keeneland.json",
+      "--algo", "cholesky",  "--n",       "4608",      "--B",
+      "576",    "--s",       "2",         "--b",       "auto",
+      "--gpus", "1",         "--threads", "3"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = one;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const auto plain = traced(one, dir, "plain");
+  const auto noisy = traced(with({"--kernel-noise", "0.2"}), dir, "noisy");
+  const auto fifo = traced(with({"--kernel-noise", "0.2", "--policy", "fifo"}), dir, "fifo");
+  ASSERT_EQ(plain.size(), noisy.size());
+  ASSERT_GT(plain.size(), 50u);
+  int changed = 0;
+  for (const auto& [task, dur] : plain) {
+    ASSERT_TRUE(noisy.count(task) && fifo.count(task));
+    changed += std::abs(noisy.at(task) - dur) > 1e-3 * dur;
+    // (The trace writes times in ns: a duration is rounded twice.)
+    EXPECT_NEAR(fifo.at(task), noisy.at(task), 2.5e-3) << std::get<0>(task);
+  }
+  // A draw within 0.005 of Z = 0 leaves a task within 0.1% of its time: a few may.
+  EXPECT_GE(changed, static_cast<int>(0.97 * plain.size())) << "tasks whose time the variation left alone";
+}
+
+// --node-noise: each node of a cluster its own factor, the same for all its tasks.
+TEST(KernelNoiseRuns, EachNodeOfAClusterHasItsOwnFactor) {
+  TempDir dir;
+  std::vector<std::string> two = {
+      "run",    "--backend", "sim", "--machine", TESSERA_SOURCE_DIR "/platform/machines/keeneland.json",
+      "--algo", "cholesky",  "--n", "4608",      "--B",
+      "576",    "--grid",    "2x1"};
+  const auto plain0 = traced(two, dir, "plain");
+  const auto plain1 = task_durations(dir.path() + "/plain.node1.json");
+  two.insert(two.end(), {"--node-noise", "0.2"});
+  const auto noisy0 = traced(two, dir, "noisy");
+  const auto noisy1 = task_durations(dir.path() + "/noisy.node1.json");
+  auto factor = [](const auto& plain, const auto& noisy) {
+    double f = 0;
+    for (const auto& [task, dur] : plain) {
+      const double r = noisy.at(task) / dur;
+      if (f == 0) f = r;
+      EXPECT_NEAR(r, f, 2.5e-3 / dur) << "one factor for every task of a node";
+    }
+    return f;
+  };
+  const double f0 = factor(plain0, noisy0), f1 = factor(plain1, noisy1);
+  EXPECT_NE(f0, 1.0);
+  EXPECT_NE(f1, 1.0);
+  EXPECT_GT(std::abs(f0 - f1), 1e-6) << "both nodes drew the same factor";
+}
+
 TEST(KernelNoiseRuns, FactorsStayCorrectOnRealData) {
   const nlohmann::json r = run_ok(
       {"run", "--backend", "sim", "--machine", TESSERA_SOURCE_DIR "/platform/machines/keeneland.json", "--algo", "qr",
@@ -163,6 +248,12 @@ TEST(KernelNoiseRuns, BadValuesExitTwoNamingThem) {
            {keeneland({"--kernel-noise", "inf"}), "--kernel-noise 'inf'"},
            {keeneland({"--node-noise", "big"}), "--node-noise 'big'"},
            {keeneland({"--noise-seed", "-1"}), "--noise-seed '-1'"},
+           {keeneland({"--noise-seed", " -1"}), "--noise-seed ' -1'"},
+           {keeneland({"--noise-seed", "+5"}), "--noise-seed '+5'"},
+           {keeneland({"--noise-seed", "99999999999999999999"}), "--noise-seed '99999999999999999999'"},
+           {keeneland({"--kernel-noise", "2.5"}), "--kernel-noise '2.5'"},
+           {keeneland({"--node-noise", ""}), "--node-noise ''"},
+           {keeneland({"--kernel-noise", ""}), "--kernel-noise ''"},
            {keeneland({"--kernel-noise", "auto"}), "no measured spreads"},
            {{"run", "--algo", "cholesky", "--n", "64", "--kernel-noise", "0.1"}, "add --backend sim"}}) {
     const Outcome o = run_tessera(args);
