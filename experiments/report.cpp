@@ -92,14 +92,13 @@ std::string result_json(const RunResult& r, const char* backend) {
                          {"node_sigma", c.noise.node_sigma},
                          {"seed", c.noise.seed}};
     // auto: the sigmas the run drew with, per kernel and precision ("gsmm/d").
-    auto sigmas = [](const KernelTimeModel& m) {
+    auto sigmas = [](const std::map<std::pair<std::uint16_t, char>, double>& m) {
       nlohmann::json out = nlohmann::json::object();
-      for (const auto& [key, sigma] : models::measured_sigmas(m, "--kernel-noise auto"))
-        out[std::string(kernel_key(key.first)) + "/" + key.second] = sigma;
+      for (const auto& [key, sigma] : m) out[std::string(kernel_key(key.first)) + "/" + key.second] = sigma;
       return out;
     };
-    if (c.noise.sigma_from_model && c.model) j["kernel_noise"]["sigmas"] = sigmas(*c.model);
-    if (c.noise.sigma_from_model && c.gpu_model && c.gpus > 0) j["kernel_noise"]["gpu_sigmas"] = sigmas(*c.gpu_model);
+    if (c.noise.sigma_from_model) j["kernel_noise"]["sigmas"] = sigmas(c.noise.core_sigmas);
+    if (c.noise.sigma_from_model && c.gpus > 0) j["kernel_noise"]["gpu_sigmas"] = sigmas(c.noise.gpu_sigmas);
   }
   j["time_s"] = r.time_s;
   j["cpu_s"] = r.cpu_s;

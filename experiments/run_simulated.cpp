@@ -96,6 +96,13 @@ RunResult run_simulated(RunConfig cfg, const BackendOptions& b, std::string& bac
     throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", cfg.gpus,
                                  machine.node.gpus.count, b.machine));
   if (cfg.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
+  // --kernel-noise auto: the sigmas from the calibration, once (and refused
+  // here, before any simulation, where the file measured none).
+  if (cfg.noise.sigma_from_model) {
+    cfg.noise.core_sigmas = models::measured_sigmas(*cfg.model, "--kernel-noise auto (the cores' model)");
+    if (cfg.gpu_model)
+      cfg.noise.gpu_sigmas = models::measured_sigmas(*cfg.gpu_model, "--kernel-noise auto (the GPUs' model)");
+  }
   // One simulation per process: this one (see simgrid_platform.hpp).
   platform::Simulation sim(machine);
   if (b.fail) sim.schedule_failure(*b.fail, P, cfg.gpus);

@@ -56,9 +56,12 @@ NoisyModel::NoisyModel(const KernelTimeModel& inner, const KernelNoise& noise, i
   if (noise.node_sigma > 0)
     node_factor_ = std::exp(noise.node_sigma *
                             standard_normal(noise.seed, 0x6E6F6465ull /* "node" */, static_cast<std::uint64_t>(node)));
-  if (noise.sigma_from_model)
-    sigmas_ = measured_sigmas(
-        inner, device == 0 ? "--kernel-noise auto (the cores' model)" : "--kernel-noise auto (the GPUs' model)");
+  if (noise.sigma_from_model) {
+    sigmas_ = device == 0 ? noise.core_sigmas : noise.gpu_sigmas;
+    if (sigmas_.empty())
+      sigmas_ = measured_sigmas(
+          inner, device == 0 ? "--kernel-noise auto (the cores' model)" : "--kernel-noise auto (the GPUs' model)");
+  }
 }
 
 double NoisyModel::sigma(std::uint16_t kernel, char precision) const {

@@ -35,6 +35,10 @@ struct KernelNoise {
   bool sigma_from_model = false;  // temporal: per kernel from a calibrated model's spreads ("auto")
   double node_sigma = 0;          // spatial
   std::uint64_t seed = 1;
+  // sigma_from_model: the sigmas per (kernel, precision) of the cores' and
+  // the GPUs' models (measured_sigmas), taken once before a run so that its
+  // report can list them; empty: each NoisyModel takes its inner model's.
+  std::map<std::pair<std::uint16_t, char>, double> core_sigmas, gpu_sigmas;
   bool active() const { return sigma > 0 || sigma_from_model || node_sigma > 0; }
 };
 
@@ -51,8 +55,9 @@ std::map<std::pair<std::uint16_t, char>, double> measured_sigmas(const KernelTim
 class NoisyModel final : public KernelTimeModel {
  public:
   // `node`: the run's node; `device`: 0 for the host's cores, 1 for its GPUs
-  // (their tasks draw apart). With noise.sigma_from_model the sigmas come
-  // from `inner` (measured_sigmas; a kernel it has none of gets 0).
+  // (their tasks draw apart). With noise.sigma_from_model the sigmas are
+  // noise's core_sigmas or gpu_sigmas, or where those are empty `inner`'s
+  // (measured_sigmas); a kernel without one gets 0.
   NoisyModel(const KernelTimeModel& inner, const KernelNoise& noise, int node, int device);
   // The model's own (median) time: what share and tuning computations read.
   double seconds(const KernelShape& s) const override { return inner_.seconds(s); }

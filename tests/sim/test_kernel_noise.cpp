@@ -235,6 +235,22 @@ TEST(KernelNoiseRuns, EachNodeOfAClusterHasItsOwnFactor) {
   EXPECT_GT(std::abs(f0 - f1), 1e-6) << "both nodes drew the same factor";
 }
 
+// auto on a calibrated file: the run's JSON lists the sigmas it drew with
+// (taken before the run, while the machine file's models exist).
+TEST(KernelNoiseRuns, AutoListsTheSigmasItDrewWith) {
+  const std::vector<std::string> args = {
+      "run",    "--backend",      "sim", "--machine", TESSERA_SOURCE_DIR "/platform/machines/local.json",
+      "--algo", "cholesky",       "--n", "2000",      "--threads",
+      "2",      "--kernel-noise", "auto"};
+  const nlohmann::json a = run_ok(args), b = run_ok(args);
+  const nlohmann::json& sigmas = a.at("kernel_noise").at("sigmas");
+  ASSERT_TRUE(sigmas.contains("gsmm/d")) << sigmas;
+  EXPECT_GT(sigmas.at("gsmm/d").get<double>(), 0.0);
+  EXPECT_LT(sigmas.at("gsmm/d").get<double>(), 0.5);
+  EXPECT_EQ(a.at("kernel_noise").at("sigma"), "auto");
+  EXPECT_EQ(a.at("time_s").get<double>(), b.at("time_s").get<double>());
+}
+
 TEST(KernelNoiseRuns, FactorsStayCorrectOnRealData) {
   const nlohmann::json r = run_ok(
       {"run", "--backend", "sim", "--machine", TESSERA_SOURCE_DIR "/platform/machines/keeneland.json", "--algo", "qr",
