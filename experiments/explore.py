@@ -4,12 +4,15 @@
     tessera explore --machine FILE --algo cholesky --n N [--nodes P | --grids 2x2,1x4]
                     [--dist multi-level,block-cyclic-2d,column-cyclic] [--v 1,2] [--qr-tree flat,binary]
                     [--B 1152,2304] [--s 1,2] [--gpu-streams 1,2,3]
+                    [--node-noise 0,0.05] [--kernel-noise 0,0.05|auto] [--noise-seeds K]
                     [--gpus G] [--set FIELD=VALUES ...] [--jobs J] [--out DIR] [--dry-run]
 
 Crosses machine-file overrides (`--set network.bandwidth_Bps=12.5e9,50e9`: any numeric
 field by its dotted path; VALUES a number, a comma list or a range START:STOP:STEP, STOP
 included) with distributions, QR's virtual tile heights and reduction trees, grid shapes, tile
-sizes and widths, and compute streams per GPU; every point is one
+sizes and widths, compute streams per GPU, and how unequal the nodes' speeds (--node-noise) or
+the tasks' times (--kernel-noise) are, each such point simulated with --noise-seeds seeds and
+ranked by the median of their predicted times; every point is one
 `tessera run --backend sim ... --json` on a machine file derived from FILE (written to
 DIR/machines/). The runs go through the experiment runner (experiments/runner/: parallel
 processes, progress bar, DIR/runs.jsonl, resume: a rerun skips points already done).
@@ -24,6 +27,7 @@ import itertools
 import json
 import math
 import os
+import statistics
 import sys
 import time
 
@@ -35,6 +39,8 @@ from runner.progress import clock  # noqa: E402
 
 DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic")
 QR_TREES = ("flat", "binary")
+# The run parameters that are axes of a sweep (results.csv's columns; noise_seed only until the seeds are merged).
+AXIS_COLUMNS = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "noise_seed", "B", "s")
 SET_PREFIX = "set:"
 # Optional numeric fields of a machine file and the value tessera takes where a file leaves one out
 # (platform/machines/README.md): --set sets them all the same.
@@ -95,6 +101,24 @@ def int_list(option, text, minimum=1):
     if not values or any(v < minimum for v in values):
         raise UsageError("%s %s: must be a comma list of integers >= %d" % (option, text, minimum))
     return values
+
+
+def sigma_list(option, text, auto):
+    """A comma list of sigmas from 0 to 2 (tessera run's limit), and auto where `auto`."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if auto and part == "auto":
+            out.append("auto")
+            continue
+        try:
+            v = _number(part)
+        except ValueError:
+            v = None
+        if v is None or not 0 <= v <= 2:
+            raise UsageError("%s %s: %r is not a sigma from 0 to 2%s" % (option, text, part, " or auto" if auto else ""))
+        out.append(v)
+    return out
 
 
 def grid_list(option, text):
@@ -197,6 +221,7 @@ class ExploreConfig(definition.Config):
         parts = ["grid=%s" % p["grid"], "dist=%s" % p["dist"]] + (["v=%d" % p["v"]] if "v" in p else [])
         parts += ["tree=%s" % p["qr_tree"]] if "qr_tree" in p else []
         parts += ["streams=%d" % p["gpu_streams"]] if "gpu_streams" in p else []
+        parts += ["%s=%s" % (k, fmt(p[k])) for k in ("node_noise", "kernel_noise") if k in p]
         parts += ["B=%d" % p["B"], "s=%d" % p["s"]] + (["gpus=%d" % p["gpus"]] if p.get("gpus") else [])
         parts += ["%s=%s" % (k, fmt(v)) for k, v in self.overrides().items()]
         return " ".join(parts)
@@ -232,8 +257,9 @@ class Exploration(definition.Definition):
             gpus_here = _count(machine.get("node", {}).get("gpus", {}).get("count", 0))
             nodes_here = _count(machine.get("nodes", 1))
             gpus = gpus_here if a.gpus is None else a.gpus
-            for grid, dist, v, tree, streams, B, s in itertools.product(
-                    a.grids, a.dist, a.v or [None], a.qr_tree or [None], a.gpu_streams or [None], a.B, a.s):
+            for grid, dist, v, tree, streams, B, s, node_noise, kernel_noise in itertools.product(
+                    a.grids, a.dist, a.v or [None], a.qr_tree or [None], a.gpu_streams or [None], a.B, a.s,
+                    a.node_noise or [None], a.kernel_noise or [None]):
                 params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
                           "gpus": gpus}
                 for k in ("m", "precision", "threads", "b"):
@@ -245,16 +271,23 @@ class Exploration(definition.Definition):
                     params["qr_tree"] = tree
                 if streams is not None:
                     params["gpu_streams"] = streams
+                for key, value in (("node_noise", node_noise), ("kernel_noise", kernel_noise)):
+                    if value is not None:
+                        params[key] = value
                 for path, value in combo:
                     params[SET_PREFIX + path] = value
                 reason = _invalid(params, nodes_here, gpus_here)
                 if reason:
                     invalid.append((params, reason))
                     continue
-                c = ExploreConfig(params, self, machine, self.out_dir)
-                if c.id not in seen:
-                    seen.add(c.id)
-                    configs.append(c)
+                # A point with variation runs once per seed (noise_seed), a point without it once.
+                noisy = node_noise not in (None, 0) or kernel_noise not in (None, 0)
+                for seed in (range(1, a.noise_seeds + 1) if noisy and a.noise_seeds > 1 else [None]):
+                    point = dict(params, noise_seed=seed) if seed is not None else params
+                    c = ExploreConfig(point, self, machine, self.out_dir)
+                    if c.id not in seen:
+                        seen.add(c.id)
+                        configs.append(c)
         return configs, invalid
 
 
@@ -306,21 +339,44 @@ def ranked_rows(exploration, records):
         row = {"status": status, "exit_status": "" if not r else r["exit_status"],
                "time_s": res.get("time_s", ""), "gflops": res.get("gflops", "")}
         row.update({k: fmt(v) for k, v in c.overrides().items()})
-        row.update({k: c.params.get(k, "") for k in ("grid", "dist", "v", "qr_tree", "gpu_streams", "B", "s")})
+        row.update({k: c.params.get(k, "") for k in AXIS_COLUMNS})
         row.update({"b": res.get("b", c.params.get("b", "")), "gpus": c.params.get("gpus", ""),
                     "threads": res.get("threads", c.params.get("threads", "")), "algo": c.params["algo"],
                     "n": c.params["n"], "config_id": c.id, "machine_file": os.path.relpath(c.machine, exploration.out_dir), "error": err,
                     "label": c.label()})
         rows.append(row)
+    rows = _median_over_seeds(rows)
     ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"])
     for i, r in enumerate(ok, 1):
         r["rank"] = i
     return ok + [r for r in rows if r["status"] != "ok"]
 
 
+def _median_over_seeds(rows):
+    """One row per point for the seeds of a point with variation: the median time (and rate) of its seeds, their
+    range in time_min_s / time_max_s; a seed that failed makes the point failed (its first error)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(r["label"] + "|" + r["machine_file"], []).append(r)
+    out = []
+    for rs in groups.values():
+        if len(rs) == 1 and rs[0]["noise_seed"] == "":
+            out.append(dict(rs[0], seeds=""))
+            continue
+        bad = [r for r in rs if r["status"] != "ok"]
+        row = dict(bad[0] if bad else rs[0], seeds=len(rs), noise_seed="")
+        if not bad:
+            times = sorted(r["time_s"] for r in rs)
+            row.update(time_s=statistics.median(times), gflops=statistics.median(r["gflops"] for r in rs),
+                       time_min_s=times[0], time_max_s=times[-1])
+        out.append(row)
+    return out
+
+
 def write_results(path, rows, set_paths):
-    head = (["rank", "status", "exit_status", "time_s", "gflops"] + list(set_paths) +
-            ["grid", "dist", "v", "qr_tree", "gpu_streams", "B", "s", "b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
+    head = (["rank", "status", "exit_status", "time_s", "gflops", "seeds", "time_min_s", "time_max_s"] +
+            list(set_paths) + [k for k in AXIS_COLUMNS if k != "noise_seed"] +
+            ["b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head)
@@ -390,6 +446,12 @@ def parser():
     ap.add_argument("--b", metavar="b|auto", help="narrow column width, or auto (default tessera's)")
     ap.add_argument("--gpu-streams", help="comma list of compute streams per GPU (a simulated GPU runs the tasks of "
                     "different streams side by side, sharing it; default 1)")
+    ap.add_argument("--node-noise", help="comma list of sigmas of the nodes' speeds (tessera run --node-noise: one "
+                    "lognormal factor per node); default none")
+    ap.add_argument("--kernel-noise", help="comma list of sigmas of each task's time (tessera run --kernel-noise), or "
+                    "auto (from a calibrated machine file); default none")
+    ap.add_argument("--noise-seeds", type=int, default=1, help="seeds per point with variation, ranked by the median "
+                    "of their predicted times (default 1)")
     ap.add_argument("--gpus", type=int, help="GPUs per node (default every GPU of the (overridden) machine)")
     ap.add_argument("--threads", type=int, help="CPU threads per node (default tessera's)")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUES",
@@ -424,6 +486,13 @@ def check_options(a):
     a.s = int_list("--s", a.s)
     a.v = int_list("--v", a.v) if a.v else None
     a.gpu_streams = int_list("--gpu-streams", a.gpu_streams) if a.gpu_streams else None
+    a.node_noise = sigma_list("--node-noise", a.node_noise, False) if a.node_noise else None
+    a.kernel_noise = sigma_list("--kernel-noise", a.kernel_noise, True) if a.kernel_noise else None
+    if a.noise_seeds < 1:
+        raise UsageError("--noise-seeds %d: must be >= 1" % a.noise_seeds)
+    if a.noise_seeds > 1 and not any(x not in (None, 0) for x in (a.node_noise or []) + (a.kernel_noise or [])):
+        raise UsageError("--noise-seeds %d: seeds vary the draws of --node-noise or --kernel-noise, and no point has "
+                         "any" % a.noise_seeds)
     if a.v and a.algo != "qr":
         raise UsageError("--v %s: virtual tile heights are for --algo qr only" % ",".join(map(str, a.v)))
     if a.qr_tree:
@@ -504,7 +573,8 @@ def explore(a):
         ok, failed, kept, len(ex.invalid), clock(time.monotonic() - t0)))
     print("results: %s" % display_path(os.path.join(out, "results.csv")))
     print("figure: %s" % display_path(png))
-    for line in variant_lines(rows, set_paths):
+    # Noise levels describe the machine, as overrides do: the best of each is a line of its own.
+    for line in variant_lines(rows, set_paths + [k for k in ("node_noise", "kernel_noise") if getattr(a, k)]):
         print(line)
     print(recommendation(rows))
     return 0

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-AXES = ("grid", "dist", "v", "qr_tree", "gpu_streams", "s", "B")
+AXES = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "s", "B")
 
 
 def _key(v):

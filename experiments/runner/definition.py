@@ -64,6 +64,15 @@ def _flag(v):
     return isinstance(v, bool)
 
 
+def _sigma(v):
+    """A noise sigma of tessera run (--node-noise, --kernel-noise): a number from 0 to 2."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 2
+
+
+def _sigma_or_auto(v):
+    return v == "auto" or _sigma(v)
+
+
 # `tessera run` options a definition may set: name -> (check, what it must be).
 RUN_OPTIONS = {
     "algo": (_one_of("cholesky", "qr", "lu"), "cholesky, qr or lu"),
@@ -85,6 +94,8 @@ RUN_OPTIONS = {
     "qr_tree": (_one_of("flat", "binary"), "flat or binary"),
     "qr_domain": (_positive(0), "an integer >= 0"),
     "gpu_streams": (_positive(1), "an integer >= 1"),
+    "kernel_noise": (_sigma_or_auto, "a number from 0 to 2 or \"auto\""),
+    "node_noise": (_sigma, "a number from 0 to 2"), "noise_seed": (_positive(0), "an integer >= 0"),
 }
 RUNNER_PARAMS = {"backend": (_one_of(*BACKENDS), " or ".join(BACKENDS))}
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`tessera explore` end to end, one case per invocation:
 
-    test_explore.py TESSERA_BINARY WORK_DIR dry_run|sweep|bad_set|machines
+    test_explore.py TESSERA_BINARY WORK_DIR dry_run|sweep|noise|bad_set|machines
 
 dry_run: --dry-run lists every configuration (grids of a node count x tile sizes x
 overrides, invalid distributions left out) and runs nothing. sweep: a 4-point sweep
@@ -10,9 +10,11 @@ writes ranked results.csv, a PNG and the recommendation line last; the failed po
 recorded with exit 4 and the sweep goes on; a rerun does no new run. bad_set: a bad
 --set path, a non-numeric field, a bad value exit 2 naming them. machines: the shipped
 H100 machine files load and run. The dry run also sweeps QR's reduction trees (binary
-left out on one node row) and bad_set refuses a bad or misplaced --qr-tree.
+left out on one node row) and bad_set refuses a bad or misplaced --qr-tree. noise: --node-noise
+as an axis with --noise-seeds, each noisy point's seeds merged into one row at their median.
 """
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -106,6 +108,39 @@ def sweep(tessera, work):
     expect(out2.strip().splitlines()[-1] == lines[-1], "same recommendation after resume", out2)
 
 
+def noise(tessera, work):
+    """Nodes of unequal speed as an axis: each noisy point runs once per seed and is ranked by their median."""
+    out_dir = os.path.join(work, "noise")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    keeneland = os.path.join(ROOT, "platform", "machines", "keeneland.json")
+    args = ["--machine", keeneland, "--algo", "cholesky", "--n", "4608", "--grids", "2x2,1x4", "--B", "576",
+            "--gpus", "2", "--node-noise", "0,0.1", "--noise-seeds", "3", "--jobs", "2", "--out", out_dir]
+    rc, out, err = explore(tessera, *(args + ["--dry-run"]))
+    runs = [l for l in out.splitlines() if " todo " in l]
+    expect(rc == 0 and len(runs) == 8, "2 grids x (1 point without noise + 3 seeds with): 8 runs", out + err)
+    expect(sum("--noise-seed " in l for l in runs) == 6 and sum("--node-noise 0.1" in l for l in runs) == 6,
+           "the noisy points carry their seeds", out)
+    rc, out, err = explore(tessera, *args)
+    expect(rc == 0, "noise sweep exit 0, got %d" % rc, out + err)
+    with open(os.path.join(out_dir, "results.csv")) as f:
+        rows = list(csv.DictReader(f))
+    expect(len(rows) == 4, "one row per point, the seeds merged: 4 rows", str(rows))
+    with open(os.path.join(out_dir, "runs.jsonl")) as f:
+        recs = [json.loads(l) for l in f if l.strip()]
+    for r in rows:
+        if r["node_noise"] == "0":
+            expect(r["seeds"] == "" and r["time_min_s"] == "", "no seeds without noise", str(r))
+            continue
+        times = sorted(x["result"]["time_s"] for x in recs if x["params"].get("node_noise") == 0.1
+                       and x["params"]["grid"] == r["grid"])
+        expect(r["seeds"] == "3" and len(times) == 3, "3 seeds merged", str(r))
+        expect(abs(float(r["time_s"]) - times[1]) < 1e-12 and abs(float(r["time_min_s"]) - times[0]) < 1e-12
+               and abs(float(r["time_max_s"]) - times[2]) < 1e-12, "time_s the median of the seeds", str(r))
+        expect(times[0] < times[2], "the seeds drew differently", str(times))
+    lines = out.strip().splitlines()
+    expect(sum(l.startswith("best with node_noise=") for l in lines) == 2, "the best per noise level", out)
+
+
 def bad_set(tessera, work):
     base = ["--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--nodes", "4", "--dry-run"]
     cases = [(["--set", "network.bandwith_Bps=1e9"], "network.bandwith_Bps"),
@@ -118,7 +153,11 @@ def bad_set(tessera, work):
              (["--qr-tree", "flat,ternary"], "--qr-tree ternary"),
              (["--qr-tree", "binary"], "--qr-tree binary"),  # Cholesky has no reduction tree
              (["--gpu-streams", "0,2"], "--gpu-streams"),
-             (["--set", "node.gpus.stream_overlapp=1"], "node.gpus.stream_overlapp")]
+             (["--set", "node.gpus.stream_overlapp=1"], "node.gpus.stream_overlapp"),
+             (["--node-noise", "0,3"], "--node-noise 0,3"),
+             (["--kernel-noise", "x"], "--kernel-noise x"),
+             (["--noise-seeds", "3"], "--noise-seeds 3"),  # no point has variation
+             (["--node-noise", "0.1", "--noise-seeds", "0"], "--noise-seeds 0")]
     for extra, needle in cases:
         rc, out, err = explore(tessera, *(base + extra))
         expect(rc == 2, "%s: exit 2, got %d" % (extra, rc), out + err)
@@ -141,5 +180,5 @@ def machines(tessera, work):
 if __name__ == "__main__":
     tessera, work, case = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
-    {"dry_run": dry_run, "sweep": sweep, "bad_set": bad_set, "machines": machines}[case](tessera, work)
+    {"dry_run": dry_run, "sweep": sweep, "noise": noise, "bad_set": bad_set, "machines": machines}[case](tessera, work)
     print("ok")
