@@ -103,20 +103,18 @@ def int_list(option, text, minimum=1):
     return values
 
 
-def sigma_list(option, text, auto):
-    """A comma list of sigmas from 0 to 2 (tessera run's limit), and auto where `auto`."""
+def sigma_list(option, text):
+    """A comma list of the values `tessera run OPTION` takes (--node-noise: sigmas; --kernel-noise: also auto),
+    checked as the experiment runner checks a run option."""
+    check, what = definition.RUN_OPTIONS[option[2:].replace("-", "_")]
     out = []
-    for part in text.split(","):
-        part = part.strip()
-        if auto and part == "auto":
-            out.append("auto")
-            continue
+    for part in (p.strip() for p in text.split(",")):
         try:
-            v = _number(part)
+            v = part if part == "auto" else _number(part)
         except ValueError:
             v = None
-        if v is None or not 0 <= v <= 2:
-            raise UsageError("%s %s: %r is not a sigma from 0 to 2%s" % (option, text, part, " or auto" if auto else ""))
+        if v is None or not check(v):
+            raise UsageError("%s %s: %r is not %s" % (option, text, part, what))
         out.append(v)
     return out
 
@@ -486,8 +484,8 @@ def check_options(a):
     a.s = int_list("--s", a.s)
     a.v = int_list("--v", a.v) if a.v else None
     a.gpu_streams = int_list("--gpu-streams", a.gpu_streams) if a.gpu_streams else None
-    a.node_noise = sigma_list("--node-noise", a.node_noise, False) if a.node_noise else None
-    a.kernel_noise = sigma_list("--kernel-noise", a.kernel_noise, True) if a.kernel_noise else None
+    a.node_noise = sigma_list("--node-noise", a.node_noise) if a.node_noise else None
+    a.kernel_noise = sigma_list("--kernel-noise", a.kernel_noise) if a.kernel_noise else None
     if a.noise_seeds < 1:
         raise UsageError("--noise-seeds %d: must be >= 1" % a.noise_seeds)
     if a.noise_seeds > 1 and not any(x not in (None, 0) for x in (a.node_noise or []) + (a.kernel_noise or [])):

@@ -54,11 +54,11 @@ models::KernelNoise parse_noise(const NoiseArgs& args, Backend backend) {
   if (given(args.node_opt)) n.node_sigma = parse_sigma("--node-noise", args.node);
   if (given(args.seed_opt)) {
     const std::string& v = args.seed;
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long seed = std::strtoull(v.c_str(), &end, 10);
+    // Digits only (strtoull would take a sign or spaces), then in range.
     const bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits || errno == ERANGE || end != v.c_str() + v.size())
+    errno = 0;
+    const unsigned long long seed = digits ? std::strtoull(v.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE)
       throw InputError("--noise-seed '" + v + "' is not a decimal integer from 0 to 2^64 - 1");
     n.seed = seed;
   }
@@ -98,11 +98,7 @@ RunResult run_simulated(RunConfig cfg, const BackendOptions& b, std::string& bac
   if (cfg.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
   // --kernel-noise auto: the sigmas from the calibration, once (and refused
   // here, before any simulation, where the file measured none).
-  if (cfg.noise.sigma_from_model) {
-    cfg.noise.core_sigmas = models::measured_sigmas(*cfg.model, "--kernel-noise auto (the cores' model)");
-    if (cfg.gpu_model)
-      cfg.noise.gpu_sigmas = models::measured_sigmas(*cfg.gpu_model, "--kernel-noise auto (the GPUs' model)");
-  }
+  models::take_measured_sigmas(cfg.noise, *cfg.model, cfg.gpu_model);
   // One simulation per process: this one (see simgrid_platform.hpp).
   platform::Simulation sim(machine);
   if (b.fail) sim.schedule_failure(*b.fail, P, cfg.gpus);

@@ -45,9 +45,16 @@ std::map<std::pair<std::uint16_t, char>, double> measured_sigmas(const KernelTim
   return out;
 }
 
+void take_measured_sigmas(KernelNoise& noise, const KernelTimeModel& core, const KernelTimeModel* gpu) {
+  if (!noise.sigma_from_model) return;
+  noise.core_sigmas = measured_sigmas(core, "--kernel-noise auto (the cores' model)");
+  if (gpu) noise.gpu_sigmas = measured_sigmas(*gpu, "--kernel-noise auto (the GPUs' model)");
+}
+
 NoisyModel::NoisyModel(const KernelTimeModel& inner, const KernelNoise& noise, int node, int device)
-    : inner_(inner), noise_(noise), stream_(mix64(mix64(noise.seed) ^ mix64(static_cast<std::uint64_t>(node) + 1)) ^
-                                            static_cast<std::uint64_t>(device)) {
+    : inner_(inner), noise_(noise), device_(device),
+      stream_(mix64(mix64(noise.seed) ^ mix64(static_cast<std::uint64_t>(node) + 1)) ^
+              static_cast<std::uint64_t>(device)) {
   if (!(noise.sigma >= 0) || !(noise.node_sigma >= 0) || !std::isfinite(noise.sigma) ||
       !std::isfinite(noise.node_sigma))
     throw std::logic_error("NoisyModel: sigma " + std::to_string(noise.sigma) + ", node sigma " +
@@ -56,18 +63,14 @@ NoisyModel::NoisyModel(const KernelTimeModel& inner, const KernelNoise& noise, i
   if (noise.node_sigma > 0)
     node_factor_ = std::exp(noise.node_sigma *
                             standard_normal(noise.seed, 0x6E6F6465ull /* "node" */, static_cast<std::uint64_t>(node)));
-  if (noise.sigma_from_model) {
-    sigmas_ = device == 0 ? noise.core_sigmas : noise.gpu_sigmas;
-    if (sigmas_.empty())
-      sigmas_ = measured_sigmas(
-          inner, device == 0 ? "--kernel-noise auto (the cores' model)" : "--kernel-noise auto (the GPUs' model)");
-  }
+  if (noise.sigma_from_model && sigmas().empty())
+    throw std::logic_error("NoisyModel: --kernel-noise auto without the model's sigmas (take_measured_sigmas)");
 }
 
 double NoisyModel::sigma(std::uint16_t kernel, char precision) const {
   if (!noise_.sigma_from_model) return noise_.sigma;
-  const auto it = sigmas_.find({kernel, precision});
-  return it == sigmas_.end() ? 0.0 : it->second;
+  const auto it = sigmas().find({kernel, precision});
+  return it == sigmas().end() ? 0.0 : it->second;
 }
 
 double NoisyModel::seconds_for(const KernelShape& s, double now, std::uint64_t task) const {

@@ -36,8 +36,8 @@ struct KernelNoise {
   double node_sigma = 0;          // spatial
   std::uint64_t seed = 1;
   // sigma_from_model: the sigmas per (kernel, precision) of the cores' and
-  // the GPUs' models (measured_sigmas), taken once before a run so that its
-  // report can list them; empty: each NoisyModel takes its inner model's.
+  // the GPUs' models, taken once before a run (take_measured_sigmas), which
+  // its nodes' models draw with and its report lists.
   std::map<std::pair<std::uint16_t, char>, double> core_sigmas, gpu_sigmas;
   bool active() const { return sigma > 0 || sigma_from_model || node_sigma > 0; }
 };
@@ -49,15 +49,18 @@ double standard_normal(std::uint64_t seed, std::uint64_t a, std::uint64_t b);
 
 // Per (kernel, precision) the lognormal sigma of a calibrated model's
 // measured spreads (the rule above); throws InputError naming `what` if
-// `model` is not a calibrated one.
+// `model` is not a calibrated one or records no spread.
 std::map<std::pair<std::uint16_t, char>, double> measured_sigmas(const KernelTimeModel& model, const std::string& what);
+// With noise.sigma_from_model: noise's core_sigmas from the cores' model and
+// gpu_sigmas from the GPUs' (null: none), by measured_sigmas. Otherwise nothing.
+void take_measured_sigmas(KernelNoise& noise, const KernelTimeModel& core, const KernelTimeModel* gpu);
 
 class NoisyModel final : public KernelTimeModel {
  public:
   // `node`: the run's node; `device`: 0 for the host's cores, 1 for its GPUs
   // (their tasks draw apart). With noise.sigma_from_model the sigmas are
-  // noise's core_sigmas or gpu_sigmas, or where those are empty `inner`'s
-  // (measured_sigmas); a kernel without one gets 0.
+  // noise's core_sigmas or gpu_sigmas (take_measured_sigmas first; empty is
+  // a logic_error); a kernel without one gets 0.
   NoisyModel(const KernelTimeModel& inner, const KernelNoise& noise, int node, int device);
   // The model's own (median) time: what share and tuning computations read.
   double seconds(const KernelShape& s) const override { return inner_.seconds(s); }
@@ -73,11 +76,15 @@ class NoisyModel final : public KernelTimeModel {
   double sigma(std::uint16_t kernel, char precision) const;
 
  private:
+  // The sigmas of this device's model under sigma_from_model.
+  const std::map<std::pair<std::uint16_t, char>, double>& sigmas() const {
+    return device_ == 0 ? noise_.core_sigmas : noise_.gpu_sigmas;
+  }
   const KernelTimeModel& inner_;
   KernelNoise noise_;
+  int device_;
   std::uint64_t stream_;  // (seed, node, device) mixed
   double node_factor_ = 1;
-  std::map<std::pair<std::uint16_t, char>, double> sigmas_;
 };
 
 }  // namespace tessera::models

@@ -121,6 +121,10 @@ TEST(KernelNoise, AutoTakesTheCalibrationsSpreadsInRunOnesFirst) {
   EXPECT_NEAR(sigmas.at({kTrsm, 'd'}), 0.02, 1e-12);  // no in-run entry: the median of all
   KernelNoise noise;
   noise.sigma_from_model = true;
+  EXPECT_THROW(NoisyModel(cal, noise, 0, 0), std::logic_error);  // the sigmas must be taken first
+  models::take_measured_sigmas(noise, cal, nullptr);
+  EXPECT_EQ(noise.core_sigmas, sigmas);
+  EXPECT_TRUE(noise.gpu_sigmas.empty());
   const NoisyModel m(cal, noise, 0, 0);
   EXPECT_NEAR(m.sigma(kGsmm, 'd'), 0.1, 1e-12);
   EXPECT_EQ(m.sigma(kPotf2p, 'd'), 0.0);  // never measured: no variation
