@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "base/error.hpp"
 #include "models/machine.hpp"
@@ -28,6 +29,19 @@ void add_noise_options(CLI::App& run, NoiseArgs& args) {
 }
 
 namespace {
+
+// The run's handles into this function's simulation (the machine's models,
+// the simulated GPUs, the cluster's network, the shared relevance cache) die
+// with it: the result returned says only what the caller gave.
+RunResult without_handles(RunResult r, const RunConfig& given) {
+  r.config.model = nullptr;
+  r.config.gpu_model = nullptr;
+  r.config.devices.clear();
+  r.config.network = nullptr;
+  r.config.relevance = nullptr;
+  r.config.observer = given.observer;
+  return r;
+}
 
 // A sigma above kMaxNoiseSigma is refused: exp(sigma Z) with the generator's
 // largest |Z| (8.7) would leave double's range near sigma = 80, and factors
@@ -146,7 +160,7 @@ RunResult run_simulated(RunConfig cfg, const BackendOptions& b, std::string& bac
     backend_name = node0.backend_name();
     RunResult r = run_factorization(with_gpus(cfg, 0), node0);
     note();
-    return r;
+    return without_handles(std::move(r), cfg);
   }
   // P node runtimes in this process, one actor each, over the modeled network.
   platform::SimCluster cluster(sim, P);
@@ -165,7 +179,7 @@ RunResult run_simulated(RunConfig cfg, const BackendOptions& b, std::string& bac
     results[k] = run_factorization(mine, *nodes[k]);
   });
   note();
-  return results[0];
+  return without_handles(std::move(results[0]), cfg);
 }
 
 }  // namespace tessera
