@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from runner import definition, execute, report  # noqa: E402
+from runner import definition, execute, outputs, report  # noqa: E402
 from runner.definition import ROOT, DefinitionError, display_path  # noqa: E402
 from runner.progress import clock  # noqa: E402
 
@@ -67,7 +67,12 @@ def cmd_run(a):
     d = definition.load(a.name)
     if a.jobs < 1:
         raise UsageError("--jobs %d: must be >= 1" % a.jobs)
+    if a.timeout is not None and a.timeout <= 0:
+        raise UsageError("--timeout %d: must be >= 1 (seconds)" % a.timeout)
     out = os.path.abspath(a.out) if a.out else execute.default_out(d.name, a.quick)
+    why = outputs.folder_problem(out, create=not a.dry_run)
+    if why:
+        raise UsageError("--out %s: %s" % (a.out or display_path(out), why))
     if a.dry_run:
         configs, skipped = d.expand(a.quick)
         for c in configs:

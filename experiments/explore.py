@@ -17,7 +17,8 @@ ranked by the median of their predicted times; every point is one
 DIR/machines/). The runs go through the experiment runner (experiments/runner/: parallel
 processes, progress bar, DIR/runs.jsonl, resume: a rerun skips points already done).
 Writes DIR/results.csv (ranked), DIR/explore.png and prints a recommendation last.
-Exit status: 0 done (failed points are recorded, not an error), 2 a bad option.
+Exit status: 0 done (failed points are recorded, not an error), 2 a bad option, 1 when every point failed
+(2 when tessera refused every one as bad input; the first one's message on stderr).
 """
 import argparse
 import copy
@@ -25,7 +26,6 @@ import csv
 import hashlib
 import itertools
 import json
-import math
 import os
 import statistics
 import sys
@@ -33,154 +33,18 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from explore_args import (DISTS, UsageError, check_options, check_out, fmt, lookup, machine_counts,  # noqa: E402
+                          parse_sets, tessera_binary)
 from runner import definition, execute  # noqa: E402
 from runner.definition import ROOT, display_path  # noqa: E402
 from runner.progress import clock  # noqa: E402
 
-DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic")
-QR_TREES = ("flat", "binary")
 # The run parameters that are axes of a sweep (results.csv's columns; noise_seed only until the seeds are merged).
 AXIS_COLUMNS = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "noise_seed", "B", "s")
 SET_PREFIX = "set:"
-# Optional numeric fields of a machine file and the value tessera takes where a file leaves one out
-# (platform/machines/README.md): --set sets them all the same.
-OPTIONAL_FIELDS = {"node.gpus.stream_overlap": 1.0}
-
-
-def fmt(v):
-    """A number as the user would write it (25000000000.0 -> 2.5e+10)."""
-    return "%.10g" % v if isinstance(v, float) else str(v)
-
-
-class UsageError(ValueError):
-    """A bad option value (exit 2); the message names the option and the value."""
-
-
-# ---------------------------------------------------------------- option values
-
-def _number(text):
-    v = float(text)
-    if not math.isfinite(v):
-        raise ValueError(text)
-    return int(v) if v.is_integer() and "e" not in text.lower() and "." not in text else v
-
-
-def parse_values(name, text):
-    """A number, a comma list of numbers, or START:STOP:STEP (STOP included when a step lands on it);
-    `name` (the option and value as given) starts an error's message."""
-    try:
-        if ":" in text:
-            parts = text.split(":")
-            if len(parts) != 3:
-                raise ValueError
-            start, stop, step = (float(p) for p in parts)
-            if step <= 0 or stop < start or not all(math.isfinite(x) for x in (start, stop, step)):
-                raise ValueError
-            count = int(math.floor((stop - start) / step * (1 + 1e-12))) + 1
-            if count > 1000:
-                raise UsageError("%s: the range has %d values (at most 1000)" % (name, count))
-            values = [start + i * step for i in range(count)]
-            return [int(v) if float(v).is_integer() else v for v in values]
-        values = [_number(p.strip()) for p in text.split(",")]
-        if not values:
-            raise ValueError
-        return values
-    except UsageError:
-        raise
-    except ValueError:
-        raise UsageError("%s: not a number, a comma list of numbers or a range START:STOP:STEP "
-                         "(STEP > 0, STOP >= START)" % name)
-
-
-def int_list(option, text, minimum=1):
-    """A comma list of integers >= minimum."""
-    try:
-        values = [int(p) for p in text.split(",")]
-    except ValueError:
-        values = None
-    if not values or any(v < minimum for v in values):
-        raise UsageError("%s %s: must be a comma list of integers >= %d" % (option, text, minimum))
-    return values
-
-
-def sigma_list(option, text):
-    """A comma list of the values `tessera run OPTION` takes (--node-noise: sigmas; --kernel-noise: also auto),
-    checked as the experiment runner checks a run option."""
-    check, what = definition.RUN_OPTIONS[option[2:].replace("-", "_")]
-    out = []
-    for part in (p.strip() for p in text.split(",")):
-        try:
-            v = part if part == "auto" else _number(part)
-        except ValueError:
-            v = None
-        if v is None or not check(v):
-            raise UsageError("%s %s: %r is not %s" % (option, text, part, what))
-        out.append(v)
-    return out
-
-
-def grid_list(option, text):
-    out = []
-    for g in text.split(","):
-        parts = g.split("x")
-        if len(parts) != 2 or not all(p.isdigit() and int(p) >= 1 for p in parts):
-            raise UsageError("%s %s: %r is not a grid PrxPc of positive integers" % (option, text, g))
-        out.append("%dx%d" % (int(parts[0]), int(parts[1])))
-    return out
-
-
-def grids_for(nodes):
-    """Every Pr x Pc grid with Pr * Pc = nodes, squarest first."""
-    shapes = [(pr, nodes // pr) for pr in range(1, nodes + 1) if nodes % pr == 0]
-    shapes.sort(key=lambda s: (abs(math.log(s[0] / s[1])), s[0] > s[1]))
-    return ["%dx%d" % s for s in shapes]
 
 
 # ---------------------------------------------------------------- machine-file overrides
-
-def lookup(doc, path, option, machine):
-    """(container, key, current number) of a numeric field by dotted path, or UsageError naming it."""
-    node, where = doc, []
-    keys = path.split(".")
-    for i, key in enumerate(keys):
-        if isinstance(node, dict) and key in node:
-            parent, node = node, node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            parent, key, node = node, int(key), node[int(key)]
-        elif i == len(keys) - 1 and isinstance(node, dict) and path in OPTIONAL_FIELDS:
-            return node, key, OPTIONAL_FIELDS[path]
-        else:
-            fields = ", ".join(k for k in node if k not in ("source", "notes")) if isinstance(node, dict) else ""
-            raise UsageError("%s %s: %s has no field %r%s%s" % (
-                option, path, machine, ".".join(where + [keys[i]]),
-                " (in %s)" % ".".join(where) if where else "", "; fields there: " + fields if fields else ""))
-        where.append(str(key))
-    if isinstance(node, dict) and "value" in node:
-        parent, key, node = node, "value", node["value"]
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise UsageError("%s %s: field %s of %s is not numeric (it is %s)" % (
-            option, path, path, machine, json.dumps(node)[:80]))
-    return parent, key, node
-
-
-def parse_sets(texts, base, machine):
-    """[(path, [values])] from repeated --set FIELD=VALUES, each path checked against the machine file."""
-    out, seen = [], set()
-    for text in texts:
-        if "=" not in text:
-            raise UsageError("--set %s: must be FIELD=VALUES (e.g. network.bandwidth_Bps=25e9)" % text)
-        path, values = text.split("=", 1)
-        path = path.strip()
-        if path in seen:
-            raise UsageError("--set %s: field %s is set twice" % (text, path))
-        seen.add(path)
-        _, _, current = lookup(base, path, "--set", machine)
-        vals = parse_values("--set " + text, values)
-        if isinstance(current, int) and any(not float(v).is_integer() for v in vals):
-            raise UsageError("--set %s: field %s of %s is an integer (now %d)" % (text, path, machine, current))
-        out.append((path, [int(v) if isinstance(current, int) else v for v in vals]))
-    return out
-
 
 def derive(base, overrides):
     """A copy of the machine document with each (path, value) applied, each marked with its origin."""
@@ -252,8 +116,7 @@ class Exploration(definition.Definition):
         set_axes = [[(p, v) for v in vals] for p, vals in self.sets]
         for combo in itertools.product(*set_axes):
             machine = derive(self.base, list(combo))
-            gpus_here = _count(machine.get("node", {}).get("gpus", {}).get("count", 0))
-            nodes_here = _count(machine.get("nodes", 1))
+            nodes_here, gpus_here = machine_counts(machine, self.a.machine)
             gpus = gpus_here if a.gpus is None else a.gpus
             for grid, dist, v, tree, streams, B, s, node_noise, kernel_noise in itertools.product(
                     a.grids, a.dist, a.v or [None], a.qr_tree or [None], a.gpu_streams or [None], a.B, a.s,
@@ -298,10 +161,6 @@ def _figures(doc):
     return doc
 
 
-def _count(v):
-    return int(v["value"] if isinstance(v, dict) else v)
-
-
 def _invalid(p, nodes, gpus):
     """Why tessera would refuse this combination on a machine of `nodes` nodes of `gpus` GPUs (None when valid)."""
     pr, pc = (int(x) for x in p["grid"].split("x"))
@@ -333,7 +192,8 @@ def ranked_rows(exploration, records):
         status = r["status"] if r else "not run"
         err = ""
         if r and status != "ok":
-            err = ((r.get("stderr") or "").strip().splitlines() or [""])[-1]
+            lines = [l for l in (r.get("stderr") or "").strip().splitlines() if not l.startswith("Run with --help")]
+            err = (lines or [""])[-1]  # the message, not the option parser's hint after it
         row = {"status": status, "exit_status": "" if not r else r["exit_status"],
                "time_s": res.get("time_s", ""), "gflops": res.get("gflops", "")}
         row.update({k: fmt(v) for k, v in c.overrides().items()})
@@ -418,13 +278,6 @@ def variant_lines(rows, set_paths):
 
 # ---------------------------------------------------------------- the command
 
-def tessera_binary(given):
-    path = given or os.environ.get("TESSERA_BIN") or os.path.join(ROOT, "build", "tessera")
-    if not os.access(path, os.X_OK):
-        raise UsageError("--tessera %s: not an executable (build it: cmake --build build --target tessera)" % path)
-    return os.path.abspath(path)
-
-
 def parser():
     ap = argparse.ArgumentParser(prog="tessera explore", description=__doc__.splitlines()[0])
     ap.add_argument("--tessera", help="the tessera binary (default $TESSERA_BIN or build/tessera)")
@@ -463,60 +316,6 @@ def parser():
     return ap
 
 
-def check_options(a):
-    """Validates and normalizes the options in place; returns the base machine document."""
-    if not os.path.isfile(a.machine):
-        raise UsageError("--machine %s: no such file" % a.machine)
-    try:
-        with open(a.machine) as f:
-            base = json.load(f)
-    except ValueError as e:
-        raise UsageError("--machine %s: malformed JSON (%s)" % (a.machine, e))
-    for opt in ("n", "m", "jobs", "timeout", "nodes", "threads"):
-        v = getattr(a, opt)
-        if v is not None and v < 1:
-            raise UsageError("--%s %d: must be >= 1" % (opt, v))
-    if a.gpus is not None and a.gpus < 0:
-        raise UsageError("--gpus %d: must be >= 0" % a.gpus)
-    if a.b is not None and a.b != "auto":
-        a.b = int_list("--b", a.b)[0]
-    a.B = int_list("--B", a.B)
-    a.s = int_list("--s", a.s)
-    a.v = int_list("--v", a.v) if a.v else None
-    a.gpu_streams = int_list("--gpu-streams", a.gpu_streams) if a.gpu_streams else None
-    a.node_noise = sigma_list("--node-noise", a.node_noise) if a.node_noise else None
-    a.kernel_noise = sigma_list("--kernel-noise", a.kernel_noise) if a.kernel_noise else None
-    if a.noise_seeds < 1:
-        raise UsageError("--noise-seeds %d: must be >= 1" % a.noise_seeds)
-    if a.noise_seeds > 1 and not any(x not in (None, 0) for x in (a.node_noise or []) + (a.kernel_noise or [])):
-        raise UsageError("--noise-seeds %d: seeds vary the draws of --node-noise or --kernel-noise, and no point has "
-                         "any" % a.noise_seeds)
-    if a.v and a.algo != "qr":
-        raise UsageError("--v %s: virtual tile heights are for --algo qr only" % ",".join(map(str, a.v)))
-    if a.qr_tree:
-        a.qr_tree = [t.strip() for t in a.qr_tree.split(",")]
-        for t in a.qr_tree:
-            if t not in QR_TREES:
-                raise UsageError("--qr-tree %s: unknown tree (known: %s)" % (t, ", ".join(QR_TREES)))
-        if a.algo != "qr":
-            raise UsageError("--qr-tree %s: reduction trees are for --algo qr only" % ",".join(a.qr_tree))
-    a.dist = [d.strip() for d in a.dist.split(",")]
-    for d in a.dist:
-        if d not in DISTS:
-            raise UsageError("--dist %s: unknown distribution (known: %s)" % (d, ", ".join(DISTS)))
-    if a.grids and a.nodes:
-        raise UsageError("--grids %s: give --grids or --nodes, not both" % a.grids)
-    if a.grids:
-        a.grids = grid_list("--grids", a.grids)
-    else:
-        nodes = a.nodes
-        if nodes is None:
-            n = base.get("nodes", 1)
-            nodes = int(n["value"] if isinstance(n, dict) else n)
-        a.grids = grids_for(nodes)
-    return base
-
-
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
@@ -541,6 +340,7 @@ def explore(a):
         reasons = sorted({r for _, r in ex.invalid})
         raise UsageError("no valid configuration (--dist %s, grids %s: %s)" % (
             ",".join(a.dist), ",".join(a.grids), "; ".join(reasons) or "none"))
+    check_out(out, a.out or display_path(out), a.dry_run)
     if a.dry_run:
         done = {} if a.force else execute.load_records(out)
         for c in ex.configs:
@@ -575,7 +375,18 @@ def explore(a):
     for line in variant_lines(rows, set_paths + [k for k in ("node_noise", "kernel_noise") if getattr(a, k)]):
         print(line)
     print(recommendation(rows))
-    return 0
+    return all_failed_status(rows)
+
+
+def all_failed_status(rows):
+    """0 when a configuration succeeded; else 2 when tessera refused every one as bad input (exit 2), else 1,
+    the first failure's message on stderr."""
+    if any(r["status"] == "ok" for r in rows) or not rows:
+        return 0
+    bad_input = all(str(r["exit_status"]) == "2" for r in rows)
+    print("tessera explore: every configuration failed%s; the first: %s" % (
+        " on bad input (tessera exit 2)" if bad_input else "", rows[0]["error"] or rows[0]["status"]), file=sys.stderr)
+    return 2 if bad_input else 1
 
 
 if __name__ == "__main__":

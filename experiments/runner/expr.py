@@ -4,10 +4,13 @@ An expression is a Python expression restricted to arithmetic, comparisons,
 `a if c else b`, `and`/`or`/`not`, names, constants, field access on results
 (`comm.max_messages_sent` or `comm['max_messages_sent']`, `gpu_stats[0]`) and
 calls of the functions in FUNCTIONS. Nothing else is evaluated: a definition
-file cannot run code.
+file cannot run code. Nor can it hang or fill memory: an integer beyond 2**1024
+(the float range), a string or list longer than a million items, a format
+width or a round() digit count beyond a thousand is refused before it is made.
 """
 import ast
 import math
+import re
 import statistics
 
 
@@ -15,11 +18,18 @@ class ExprError(ValueError):
     """An expression that is not allowed, or that failed to evaluate."""
 
 
+MAX_INT_BITS = 1024  # 2**1024: the float range; no parameter or metric needs more
+MAX_LEN = 1000000  # characters of a string, items of a list
+MAX_DIGITS = 1000  # a format's width or precision, round()'s digits
+MAX_GRID_NODES = 10 ** 9  # grid_of() tries every divisor up to the square root
+_FORMAT_SPEC = re.compile(r"%%|%(?:\([^)]*\))?[-#0 +]*(\*|\d*)(?:\.(\*|\d*))?")
+
+
 def grid_of(nodes):
     """The most square Pr x Pc grid with Pr <= Pc and Pr * Pc = nodes, as "PrxPc"."""
     nodes = int(nodes)
-    if nodes < 1:
-        raise ExprError("grid_of(%r): nodes must be >= 1" % nodes)
+    if not 1 <= nodes <= MAX_GRID_NODES:
+        raise ExprError("grid_of(%r): nodes must be from 1 to %d" % (nodes, MAX_GRID_NODES))
     pr = max(d for d in range(1, math.isqrt(nodes) + 1) if nodes % d == 0)
     return "%dx%d" % (pr, nodes // pr)
 
@@ -50,17 +60,79 @@ def find(items, key, value):
     raise KeyError("no item with %s = %r" % (key, value))
 
 
+def bounded_round(x, ndigits=None):
+    """round(), refusing a digit count whose power of ten would take long to compute."""
+    if ndigits is not None and isinstance(ndigits, int) and abs(ndigits) > MAX_DIGITS:
+        raise OverflowError("round(%r, %d): at most %d digits" % (x, ndigits, MAX_DIGITS))
+    return round(x, ndigits)
+
+
+def bounded_sum(items, start=0):
+    """sum() of numbers (of lists, it could build one beyond MAX_LEN a piece at a time)."""
+    if isinstance(start, bool) or not isinstance(start, (int, float)):
+        raise TypeError("sum() adds numbers, not %s" % type(start).__name__)
+    return sum(items, start)
+
+
 FUNCTIONS = {
     "sqrt": math.sqrt, "log2": math.log2, "ceil": math.ceil, "floor": math.floor, "isqrt": math.isqrt,
-    "round": round, "int": int, "float": float, "min": min, "max": max, "abs": abs, "len": len, "sum": sum,
+    "round": bounded_round, "int": int, "float": float, "min": min, "max": max, "abs": abs, "len": len, "sum": bounded_sum,
     "mean": statistics.mean, "median": statistics.median, "grid_of": grid_of,
     "field_sum": field_sum, "field_max": field_max, "get": get, "find": find,
 }
 
+def _int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _bits(v):
+    return abs(v).bit_length() if _int(v) else 0
+
+
+def _size(v):
+    return len(v) if isinstance(v, (str, bytes, list, tuple)) else 0
+
+
+def _mult(a, b):
+    """a * b, refused before it is made when the product would exceed MAX_INT_BITS or MAX_LEN."""
+    if _bits(a) + _bits(b) > MAX_INT_BITS + 1:
+        raise OverflowError("a product beyond 2**%d" % MAX_INT_BITS)
+    if (_int(b) and _size(a) * b > MAX_LEN) or (_int(a) and _size(b) * a > MAX_LEN):
+        raise OverflowError("a repetition of more than %d items" % MAX_LEN)
+    return a * b
+
+
+def _pow(a, b):
+    """a ** b, refused before it is made when an integer power would exceed MAX_INT_BITS."""
+    if _int(a) and _int(b) and abs(a) > 1 and b > 0 and (_bits(a) - 1) * b > MAX_INT_BITS:
+        raise OverflowError("%d ** %d is beyond 2**%d" % (a, b, MAX_INT_BITS))
+    return a ** b
+
+
+def _mod(a, b):
+    """a % b; a format string's widths and precisions at most MAX_DIGITS (a `*` width is refused)."""
+    if isinstance(a, (str, bytes)):
+        text = a.decode(errors="replace") if isinstance(a, bytes) else a
+        for m in _FORMAT_SPEC.finditer(text):
+            for part in m.groups():
+                if part == "*" or (part and int(part) > MAX_DIGITS):
+                    raise OverflowError("format %r: a width or precision must be a number up to %d" % (
+                        m.group(0), MAX_DIGITS))
+    return a % b
+
+
+def _bounded(v):
+    """v, or OverflowError when it is an integer beyond MAX_INT_BITS or a sequence beyond MAX_LEN."""
+    if _bits(v) > MAX_INT_BITS:
+        raise OverflowError("an integer beyond 2**%d" % MAX_INT_BITS)
+    if _size(v) > MAX_LEN:
+        raise OverflowError("a string or list of more than %d items" % MAX_LEN)
+    return v
+
+
 _BINOPS = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a ** b,
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: _mult,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: _mod, ast.Pow: _pow,
 }
 _CMPOPS = {
     ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
@@ -116,7 +188,7 @@ def _eval(node, env):
             raise ExprError("unknown name %r" % node.id)
         return env[node.id]
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_eval(node.left, env), _eval(node.right, env))
+        return _bounded(_BINOPS[type(node.op)](_eval(node.left, env), _eval(node.right, env)))
     if isinstance(node, ast.UnaryOp):
         v = _eval(node.operand, env)
         return -v if isinstance(node.op, ast.USub) else (+v if isinstance(node.op, ast.UAdd) else not v)
@@ -145,7 +217,7 @@ def _eval(node, env):
     if isinstance(node, ast.IfExp):
         return _eval(node.body, env) if _eval(node.test, env) else _eval(node.orelse, env)
     if isinstance(node, ast.Call):
-        return FUNCTIONS[node.func.id](*[_eval(a, env) for a in node.args])
+        return _bounded(FUNCTIONS[node.func.id](*[_eval(a, env) for a in node.args]))
     if isinstance(node, ast.Attribute):
         return _eval(node.value, env)[node.attr]
     if isinstance(node, ast.Subscript):

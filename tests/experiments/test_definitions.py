@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Every experiment definition parses, and the figure definitions expand to the configurations they state."""
+import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -125,6 +128,46 @@ class Expressions(unittest.TestCase):
                     expr.evaluate(text, {"a": {}, "y": []})
         with self.assertRaises(expr.ExprError):
             expr.evaluate("missing + 1", {})
+
+    # Operations whose result would take minutes or gigabytes to make: each refused at once, naming the expression.
+    HUGE = ("9 ** 9 ** 9", "10 ** 400", "(10 ** 300) * (10 ** 300)", "'x' * 10 ** 9", "[0] * 10 ** 9",
+            "'%999999999d' % 1", "'%*d' % (10 ** 9, 1)", "round(5, -10 ** 9)", "grid_of(10 ** 18)",
+            "sum([[0] * 1000] * 1000, [])")
+
+    def test_bounded(self):
+        # In a child process with a time limit: unbounded, the first of these would hang this test.
+        code = ("import sys; sys.path.insert(0, %r)\nfrom runner import expr\nfor t in %r:\n"
+                "    try:\n        expr.evaluate(t, {}); print('evaluated: ' + t)\n"
+                "    except expr.ExprError as e:\n        print(e)\n") % (os.path.join(ROOT, "experiments"), self.HUGE)
+        try:
+            p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            self.fail("an expression of %s took over 20 s" % (self.HUGE,))
+        lines = p.stdout.strip().splitlines()
+        self.assertEqual(len(lines), len(self.HUGE), p.stdout)
+        for text, line in zip(self.HUGE, lines):
+            self.assertIn("grid_of(" if text.startswith("grid_of") else repr(text), line)
+        self.assertEqual(expr.evaluate("2 ** 1023 // 2 ** 1022 + len('%5d' % 3)", {}), 7)
+
+    def test_bounded_in_a_definition(self):
+        """`tessera experiment run DEF --dry-run` with a derived "B": "9 ** 9 ** 9": exit 2 naming it, no hang."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "huge.json")
+            with open(path, "w") as f:
+                json.dump({"name": "huge", "title": "t", "paper": {"id": "t", "figure": "none"},
+                           "machine": "platform/machines/local.json", "backend": "sim",
+                           "fixed": {"algo": "cholesky", "n": 256}, "sweep": [{"threads": [1]}],
+                           "derived": {"B": "9 ** 9 ** 9"}}, f)
+            try:
+                p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "experiment.py"), "run", path,
+                                    "--dry-run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+            except subprocess.TimeoutExpired:
+                self.fail("a dry run of derived B = 9 ** 9 ** 9 took over 30 s")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("derived.B", p.stderr)
+        self.assertIn("9 ** 9 ** 9", p.stderr)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLUSTER = os.path.join(ROOT, "platform", "machines", "h100-cluster-64.json")
 NODE = os.path.join(ROOT, "platform", "machines", "h100-node.json")
+LOCAL = os.path.join(ROOT, "platform", "machines", "local.json")
+KEENELAND = os.path.join(ROOT, "platform", "machines", "keeneland.json")
 
 
 def explore(tessera, *args):
@@ -106,6 +108,29 @@ def sweep(tessera, work):
     rc, out2, err = explore(tessera, *args)
     expect(rc == 0 and out2.startswith("explore: 0 run(s) ok, 0 failed, 4 already done"), "rerun resumes", out2 + err)
     expect(out2.strip().splitlines()[-1] == lines[-1], "same recommendation after resume", out2)
+    all_failed(tessera, work)
+
+
+def all_failed(tessera, work):
+    """No point succeeds: exit 2 when tessera refused each as bad input (quoting the first), else 1; results kept."""
+    cases = [(["--machine", LOCAL, "--threads", "5"], 2, "--threads 5"),  # local.json has 2 cores
+             (["--machine", KEENELAND, "--gpus", "1", "--B", "1152", "--set", "node.gpus.memory_bytes=2e7"], 1,
+              "out of memory")]
+    for i, (extra, status, needle) in enumerate(cases):
+        out_dir = os.path.join(work, "all_failed%d" % i)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        rc, out, err = explore(tessera, *(["--algo", "cholesky", "--n", "2304", "--grids", "1x1", "--B", "576,1152",
+                                           "--out", out_dir] + extra))
+        last = err.strip().splitlines()[-1] if err.strip() else ""
+        expect(rc == status, "%s: every point failed: exit %d, got %d" % (extra, status, rc), out + err)
+        expect(last.startswith("tessera explore: every configuration failed") and needle in last,
+               "%s: the first failure quoted last on stderr" % extra, err)
+        expect("Traceback" not in err and out.strip().splitlines()[-1].startswith("recommendation: none"),
+               "%s: the recommendation line still printed" % extra, out + err)
+        with open(os.path.join(out_dir, "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        expect(len(rows) >= 1 and all(r["status"] == "failed" for r in rows), "%s: the failed points recorded" % extra,
+               str(rows))
 
 
 def noise(tessera, work):
@@ -158,11 +183,33 @@ def bad_set(tessera, work):
              (["--kernel-noise", "x"], "--kernel-noise x"),
              (["--noise-seeds", "3"], "--noise-seeds 3"),  # no point has variation
              (["--node-noise", "0.1", "--noise-seeds", "0"], "--noise-seeds 0")]
+    # Values tessera's machine-file loader would refuse, refused before the sweep.
+    cases += [(["--set", "node.gpus.count=-1"], "node.gpus.count=-1"),
+              (["--set", "node.gpus.count=1e30"], "node.gpus.count=1e30"),
+              (["--set", "network.bandwidth_Bps=-1"], "network.bandwidth_Bps=-1"),
+              (["--set", "network.latency_s=1e-6,-1e-6"], "-1e-06"),
+              (["--out", CLUSTER], "--out " + CLUSTER)]
+    # Machine files explore cannot read: each named with its field; a folder is said to be one.
+    bad_files = {"array": [1], "null": None, "nodes": {"nodes": "ten"}, "gpus": {"node": {"gpus": {"count": "three"}}},
+                 "node": {"node": "x"}}
+    for name, doc in bad_files.items():
+        path = os.path.join(work, "bad-%s.json" % name)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        field = {"array": "the top level", "null": "the top level", "nodes": 'field nodes = "ten"',
+                 "gpus": 'field node.gpus.count = "three"', "node": 'field node = "x"'}[name]
+        cases.append((["--machine", path], "--machine %s: %s" % (path, field)))
+    cases.append((["--machine", work], "--machine %s: is a directory" % work))
     for extra, needle in cases:
         rc, out, err = explore(tessera, *(base + extra))
         expect(rc == 2, "%s: exit 2, got %d" % (extra, rc), out + err)
         expect(len(err.strip().splitlines()) == 1 and needle.replace(" ", "") in err.replace(" ", ""),
                "%s: one line naming %r" % (extra, needle), err)
+    # A results folder that cannot be made: refused before any run.
+    for out_dir in ("/proc/x/y", CLUSTER):
+        rc, out, err = explore(tessera, *(base[:-1] + ["--out", out_dir]))
+        expect(rc == 2 and len(err.strip().splitlines()) == 1 and "--out " + out_dir in err,
+               "--out %s: exit 2 naming it, got %d" % (out_dir, rc), out + err)
 
 
 def machines(tessera, work):

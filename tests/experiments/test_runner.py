@@ -95,6 +95,19 @@ class BadDefinitions(unittest.TestCase):
     def test_name_must_match_file(self):
         self.expect_error("bad-name", good_definition("other"), "name", '"other"')
 
+    def test_bad_timeout_and_out(self):
+        # Refused before any run: a timeout that would kill every run at once, a results folder that cannot be made.
+        path = write("bad-options", good_definition("bad-options"))
+        cases = [(["--timeout", "-1"], "--timeout -1"), (["--timeout", "0"], "--timeout 0"),
+                 (["--out", "/proc/x/y"], "--out /proc/x/y"), (["--out", path], "--out " + path)]
+        for extra, needle in cases:
+            with self.subTest(extra=extra):
+                rc, out, err = run("run", path, *(["--out", os.path.join(WORK, "bad")] + extra))
+                self.assertEqual(rc, 2, err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertIn(needle, err)
+                self.assertNotIn("Traceback", err)
+
     def test_unknown_definition_name(self):
         rc, _, err = run("run", "no-such-definition")
         self.assertEqual(rc, 2)

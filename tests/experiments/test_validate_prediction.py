@@ -21,6 +21,10 @@ quiet"; with that drift taken out the rows' error (0 without) is +12.5%.
 --reuse-real with another machine file takes that sweep's reference runs
 against the new file's times (1 s and 0.5 s: 0% and +100%, median +50%), and
 says so when the new file's references were not run.
+
+A configuration the stand-in refuses (--n 0: exit 2) is a failed row, run
+once, and the sweep goes on (exit 1; 2 when every row failed so); bad options
+and input files exit 2 with one line naming them, before any run.
 """
 import json
 import os
@@ -36,6 +40,9 @@ work = os.environ["FAKE_WORK"]
 sim = "--backend" in args
 with open(os.path.join(work, "calls.log"), "a") as f:
     f.write(("sim " if sim else "real ") + " ".join(args[args.index("--algo") + 1:args.index("--algo") + 4]) + "\n")
+if args[args.index("--n") + 1] == "0":
+    print("tessera: error: --n 0 must be >= 1", file=sys.stderr)
+    sys.exit(2)
 t = 1.0
 if not sim:
     counter = os.path.join(work, "real_calls")
@@ -148,6 +155,70 @@ def check_reuse(work, fake, earlier, runs):
     if text is None or drift is not None or "did not run this machine file's references" not in text:
         print("FAIL: a reference the reused sweep lacks:\n%s\n%s" % (json.dumps(drift, indent=1), text))
         return 1
+    return check_failing_runs(work, fake, machine=os.path.join(work, "machine.json"))
+
+
+def validate(work, fake, *args):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "validate_prediction"), "--tessera", fake]
+                       + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                       env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0"))
+    return p.returncode, p.stdout, p.stderr
+
+
+def check_failing_runs(work, fake, machine):
+    """A configuration tessera refuses is recorded as a failed row; the others run to the end."""
+    os.remove(os.path.join(work, "calls.log"))
+    out = os.path.join(work, "failing.json")
+    rc, stdout, err = validate(work, fake, "--machine", machine, "--algos", "cholesky", "--precisions", "d",
+                               "--n", "0,2048", "--threads", "1", "--repeat", "2", "--json", out)
+    calls = open(os.path.join(work, "calls.log")).read().splitlines()
+    if rc != 1 or calls != ["real cholesky --n 0", "real cholesky --n 2048", "real cholesky --n 2048",
+                            "sim cholesky --n 2048"]:
+        print("FAIL: a failing configuration (exit %d, want 1; the calls):\n%s\n%s%s" % (rc, "\n".join(calls), stdout, err))
+        return 1
+    rows = json.load(open(out))["rows"]
+    bad, good = rows
+    if (bad["status"], bad["exit_status"], bad["stage"], bad["error"]) != (
+            "failed", 2, "real run", "tessera: error: --n 0 must be >= 1") or good["status"] != "ok" \
+            or good["real_runs_s"] != [1.0, 1.0]:
+        print("FAIL: the rows of a sweep with a failing configuration:\n" + json.dumps(rows, indent=1))
+        return 1
+    if "--n 0 must be >= 1" not in err or "Traceback" in err:
+        print("FAIL: the failure's message on stderr:\n" + err)
+        return 1
+    rc, stdout, err = validate(work, fake, "--machine", machine, "--algos", "cholesky", "--precisions", "d",
+                               "--n", "0", "--threads", "1", "--repeat", "1")
+    if rc != 2:
+        print("FAIL: every row refused as bad input: exit %d, want 2\n%s%s" % (rc, stdout, err))
+        return 1
+    return check_bad_input(work, fake, machine)
+
+
+def check_bad_input(work, fake, machine):
+    """Bad options and input files: exit 2, one line naming the option and the value, nothing run."""
+    empty, array, norows = (os.path.join(work, f) for f in ("empty.json", "array.json", "norows.json"))
+    open(empty, "w").close()
+    json.dump([1], open(array, "w"))
+    json.dump({"machine": machine}, open(norows, "w"))
+    sweep = ["--algos", "cholesky", "--precisions", "d", "--n", "2048", "--threads", "1"]
+    cases = [(["--n", "abc"], "--n abc"), (["--n", "256,"], "--n 256,"), (["--threads", "abc"], "--threads abc"),
+             (["--machine", empty], "--machine " + empty), (["--machine", array], "--machine " + array),
+             (["--reuse-real", os.path.join(work, "missing.json")], "--reuse-real " + os.path.join(work, "missing.json")),
+             (["--reuse-real", empty], "--reuse-real " + empty), (["--reuse-real", norows], "--reuse-real " + norows),
+             (["--sim-args", "'x"], "--sim-args 'x"), (["--tessera", "/nonexistent"], "--tessera /nonexistent"),
+             (["--repeat", "0"], "--repeat 0"), (["--repeat", "-3"], "--repeat -3"), (["--passes", "0"], "--passes 0"),
+             (["--json", "/proc/x/y.json"], "--json /proc/x/y.json")]
+    for extra, needle in cases:
+        if os.path.exists(os.path.join(work, "calls.log")):
+            os.remove(os.path.join(work, "calls.log"))
+        # Later options win: each case's own --machine, --n or --threads replaces the sweep's.
+        rc, stdout, err = validate(work, fake, *(["--machine", machine] + sweep + extra))
+        if rc != 2 or len(err.strip().splitlines()) != 1 or needle not in err or "Traceback" in err:
+            print("FAIL: %s: exit %d (want 2), stderr (want one line naming %r):\n%s" % (extra, rc, needle, err))
+            return 1
+        if os.path.exists(os.path.join(work, "calls.log")):
+            print("FAIL: %s: runs made before the option was refused" % extra)
+            return 1
     print("ok")
     return 0
 

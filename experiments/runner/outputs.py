@@ -1,0 +1,41 @@
+"""Output paths checked before a sweep starts, so that no run's result is lost at its end.
+
+Each function returns why a path cannot take the output (one phrase for the
+caller's message, which names the option and the path), or None when it can.
+"""
+import os
+import tempfile
+
+
+def folder_problem(path, create=True):
+    """Why `path` cannot be a results folder. With `create` the folder is made (as the sweep would)
+    and a file written into it and removed; without, only an existing non-folder is refused."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        return "is a file, not a folder"
+    if not create:
+        return None
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        return "cannot create or write this folder (%s)" % (e.strerror or e)
+    return None
+
+
+def file_problem(path):
+    """Why a file cannot be written at `path` (its folder missing or not writable, a folder of that name);
+    nothing is left behind."""
+    if os.path.isdir(path):
+        return "is a folder, not a file"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return "its folder %s does not exist" % folder
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return "cannot write this file (permission denied)"
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        return "cannot write into its folder %s (%s)" % (folder, e.strerror or e)
+    return None
