@@ -32,7 +32,7 @@ double norm1(index_t m, index_t n, F&& at) {
   for (index_t c = 0; c < n; ++c) {
     double s = 0;
     for (index_t r = 0; r < m; ++r) s += std::abs(static_cast<double>(at(r, c)));
-    best = std::max(best, s);
+    best = max_nan(best, s);
   }
   return best;
 }
@@ -40,6 +40,7 @@ double norm1(index_t m, index_t n, F&& at) {
 }  // namespace
 
 double scaled_ratio(double resid, double anorm, double scale, double eps) {
+  if (!std::isfinite(resid) || !std::isfinite(anorm)) return std::numeric_limits<double>::quiet_NaN();
   if (anorm <= 0) return resid <= 0 ? 0.0 : resid / (scale * eps);
   return resid / (scale * anorm * eps);
 }

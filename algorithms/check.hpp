@@ -4,6 +4,7 @@
 // ratios of this kind (LAPACK TESTING/dtest.in and stest.in, THRESH = 30.0,
 // applied to e.g. ||L L^T - A|| / (N ||A|| eps) in xPOT01 and
 // ||A - Q R|| / (M ||A|| eps), ||I - Q^T Q|| / (M eps) in xQRT01).
+#include <cmath>
 #include <string_view>
 #include <vector>
 
@@ -42,8 +43,22 @@ struct Residuals {
   }
 };
 
-// resid / (scale * anorm * eps), following LAPACK's convention for a zero matrix.
+// resid / (scale * anorm * eps), following LAPACK's convention for a zero
+// matrix. A NaN or infinite norm (factors that overflowed, or a matrix whose
+// norm exceeds the range of double) gives NaN, which fails the check: a
+// ratio that cannot be formed certifies nothing.
 double scaled_ratio(double resid, double anorm, double scale, double eps);
+
+// max(best, v) that keeps a NaN once met (std::max drops one in second
+// place), so a NaN in the factors fails the check instead of vanishing.
+inline double max_nan(double best, double v) { return std::isnan(v) || v > best ? v : best; }
+// The largest of [first, last) by max_nan (0 for none).
+template <class It>
+double max_nan_of(It first, It last) {
+  double best = 0;
+  for (; first != last; ++first) best = max_nan(best, *first);
+  return best;
+}
 
 // `a` is the original matrix (column-major, m×n, only its lower triangle is
 // used for Cholesky); `factored` holds the factorization's output.

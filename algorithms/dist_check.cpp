@@ -165,8 +165,8 @@ Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatri
   std::copy(a_cols.begin(), a_cols.end(), norms.begin());
   std::copy(r_cols.begin(), r_cols.end(), norms.begin() + n);
   sum(norms);
-  const double anorm = *std::max_element(norms.begin(), norms.begin() + n);
-  const double resid = *std::max_element(norms.begin() + n, norms.end());
+  const double anorm = max_nan_of(norms.begin(), norms.begin() + n);
+  const double resid = max_nan_of(norms.begin() + n, norms.end());
   return {scaled_ratio(resid, anorm, static_cast<double>(n), std::numeric_limits<T>::epsilon()), {}};
 }
 
@@ -269,9 +269,9 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
   std::copy(w_cols.begin(), w_cols.end(), norms.begin() + 2 * n);
   sum(norms);
   const double eps = std::numeric_limits<T>::epsilon();
-  const double anorm = *std::max_element(norms.begin(), norms.begin() + n);
-  const double resid = *std::max_element(norms.begin() + n, norms.begin() + 2 * n);
-  const double onorm = *std::max_element(norms.begin() + 2 * n, norms.end());
+  const double anorm = max_nan_of(norms.begin(), norms.begin() + n);
+  const double resid = max_nan_of(norms.begin() + n, norms.begin() + 2 * n);
+  const double onorm = max_nan_of(norms.begin() + 2 * n, norms.end());
   return {scaled_ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps),
           {{"orth", "orthogonality", onorm / (static_cast<double>(m) * eps)}}};
 }

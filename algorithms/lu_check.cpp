@@ -25,10 +25,6 @@ inline void trsv(CBLAS_UPLO uplo, CBLAS_DIAG diag, index_t n, const float* a, in
   cblas_strsv(CblasColMajor, uplo, CblasNoTrans, diag, n, a, lda, x, 1);
 }
 
-// max(best, v) that keeps a NaN once met (std::max drops one in second
-// place), so a NaN in the factors fails the check instead of vanishing.
-inline double max_nan(double best, double v) { return std::isnan(v) || v > best ? v : best; }
-
 // One-norm (max column sum) and infinity norm (max row sum) of an m×n
 // matrix given by an accessor, in double.
 template <class F>

@@ -20,6 +20,7 @@
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate.hpp"
 #include "experiments/calibrate_device.hpp"
+#include "experiments/preflight.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "kernels/cuda/host_waits.hpp"
@@ -186,6 +187,11 @@ int CalibrateCommand::run(int argc, char** argv) const {
   if (passes_ < 1) throw InputError("--passes " + std::to_string(passes_) + " must be >= 1");
   o.passes = passes_;
   if (threads_ < 1) throw InputError("--threads " + std::to_string(threads_) + " must be >= 1");
+  // Each concurrency 1..T is timed with T copies of a kernel at once: beyond
+  // the threads a run may have (experiments/preflight.hpp) it says nothing.
+  if (const int limit = preflight::thread_limit(preflight::cores_found()); threads_ > limit)
+    throw InputError("--threads " + std::to_string(threads_) + " is more than a run may have on this machine (" +
+                     std::to_string(limit) + ")");
   o.concurrency.clear();
   for (int t = 1; t <= threads_; ++t) o.concurrency.push_back(t);
   o.precisions.clear();
@@ -224,8 +230,10 @@ int CalibrateCommand::run(int argc, char** argv) const {
   }
   if (for_n_opt_->count() > 0) {
     o.for_n.clear();
-    for (const auto n : for_n_)
+    for (const auto n : for_n_) {
+      if (n < 0) throw InputError("--for-n " + std::to_string(n) + " must be >= 1 (0: none)");
       if (n > 0) o.for_n.push_back(n);  // --for-n 0: none
+    }
   }
   if (!for_b_.empty() && o.for_n.empty()) throw InputError("--for-b needs --for-n (the orders whose tiles it sizes)");
   if (device_.empty() && gpus_ != 1)
@@ -376,6 +384,8 @@ int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, cons
 }
 
 int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::string& command, QrPanel qr_panel) const {
+  if (device_ != "emulated" && device_ != "cuda")  // before --list, which would otherwise list for no device
+    throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   if (threads_ != 1) throw InputError("--threads " + std::to_string(threads_) + " is for the cores, not with --device");
   if (flush_restored_)
     throw InputError("--flush-restored is for the cores; a GPU's counterpart is --device with --cold");

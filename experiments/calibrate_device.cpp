@@ -341,6 +341,8 @@ std::string device_machine_file(const std::string& base, const std::string& orig
     f = ordered::parse(base);
   } catch (const ordered::parse_error& e) {
     throw InputError(origin + ": malformed JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+  } catch (const ordered::exception& e) {  // e.g. a number beyond double's range (1e999)
+    throw InputError(origin + ": not a valid machine file: " + e.what());
   }
   if (!f.is_object() || !f.contains("node") || !f["node"].is_object())
     throw InputError(origin + ": not a machine file (no \"node\" object)");

@@ -39,6 +39,10 @@ const char* to_string(Eviction e);
 // empty): nullopt for auto, else the integer; InputError "OPTION 'text' is
 // neither WHAT nor auto" for anything else.
 std::optional<index_t> parse_size_or_auto(const std::string& option, const std::string& what, const std::string& text);
+// An unsigned option given as text (--seed, --window, --gpu-memory,
+// --noise-seed): decimal digits only, below 2^64; InputError naming the
+// option and the text otherwise (a sign, a fraction, an overflow).
+std::uint64_t parse_count(const std::string& option, const std::string& text);
 const char* to_string(Broadcast b);
 const char* to_string(Backend b);
 const char* to_string(DeviceKind d);

@@ -172,7 +172,7 @@ MemoryFacts probe_memory() {
                       soft_limit(RLIMIT_DATA), RLIM_INFINITY, ranks);
 }
 
-MemoryNeed memory_need(const RunConfig& c, double budget) {
+MemoryNeed memory_need(const RunConfig& c, double budget, bool matrix_only) {
   MemoryNeed need;
   const bool simulated = c.model != nullptr;
   if (simulated && c.phantom) {
@@ -192,16 +192,18 @@ MemoryNeed memory_need(const RunConfig& c, double budget) {
   need.check_copy = c.check ? matrix * share : 0.0;
   // The tiles alone: a lower bound of the data, enough to say no.
   double all_data = matrix;
-  const Factorization& F = c.factor ? *c.factor : factorization(c.algo);
-  const TileLayout L(c.m, c.n, c.B, c.s, c.b);
-  const double data_count = static_cast<double>(L.tile_rows()) * L.tile_cols();
-  if (matrix * share + need.check_copy <= budget && data_count <= double(1 << 26)) {
-    // Every datum's bytes (tiles and the factorization's own data) from the registry.
-    const std::size_t n_data = F.data_count(L);
-    const auto bytes = F.phantom_bytes(L, c.ib, static_cast<std::size_t>(word));
-    double sum = 0;
-    for (std::size_t d = 0; d < n_data; ++d) sum += static_cast<double>(bytes(static_cast<DataId>(d)));
-    all_data = std::max(sum, matrix);
+  if (matrix * share + need.check_copy <= budget && !matrix_only) {
+    const Factorization& F = c.factor ? *c.factor : factorization(c.algo);
+    const TileLayout L(c.m, c.n, c.B, c.s, c.b);
+    const double data_count = static_cast<double>(L.tile_rows()) * L.tile_cols();
+    if (data_count <= double(1 << 26)) {
+      // Every datum's bytes (tiles and the factorization's own data) from the registry.
+      const std::size_t n_data = F.data_count(L);
+      const auto bytes = F.phantom_bytes(L, c.ib, static_cast<std::size_t>(word));
+      double sum = 0;
+      for (std::size_t d = 0; d < n_data; ++d) sum += static_cast<double>(bytes(static_cast<DataId>(d)));
+      all_data = std::max(sum, matrix);
+    }
   }
   need.data = all_data * share;
   // GPUs whose memory is host memory: each holds at most its memory and at most the node's data.
@@ -243,6 +245,14 @@ std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Ava
 }
 
 // ---- Both --------------------------------------------------------------------
+
+void check_matrix_fits(const RunConfig& c) {
+  if (c.model != nullptr && c.phantom) return;  // no tile is allocated
+  const std::optional<Available> available = available_memory(probe_memory());
+  if (!available) return;
+  const MemoryNeed need = memory_need(c, available->bytes, true);
+  if (const std::string why = memory_refusal(c, need, *available); !why.empty()) throw OutOfMemory(why);
+}
 
 void check_run(const RunConfig& c) {
   // A simulated node (it has a kernel model) runs actors, not threads: its

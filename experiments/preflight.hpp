@@ -138,8 +138,10 @@ struct MemoryNeed {
   double total() const { return data + check_copy + gpu_buffers; }
 };
 // `budget`: when the matrix alone already exceeds it, the factorization's
-// own data are not summed (the answer is no either way).
-MemoryNeed memory_need(const RunConfig& c, double budget);
+// own data are not summed (the answer is no either way). `matrix_only`:
+// the matrix and its copies alone, without building the tile layout (a
+// lower bound for a run whose tiles are not resolved yet).
+MemoryNeed memory_need(const RunConfig& c, double budget, bool matrix_only = false);
 
 // Why the run cannot have its memory (empty: it can).
 std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Available& available);
@@ -151,5 +153,10 @@ std::string gib(double bytes);
 
 // Throws InputError (threads) or OutOfMemory (memory) for a resolved run.
 void check_run(const RunConfig& c);
+// Throws OutOfMemory when the matrix alone (with --check's copy) exceeds
+// what the node has: called before anything whose size grows with n is
+// built (the tile layout), so a matrix orders of magnitude too large is
+// refused at once instead of after minutes and gigabytes.
+void check_matrix_fits(const RunConfig& c);
 
 }  // namespace tessera::preflight

@@ -2,7 +2,10 @@
 // checked before any work starts (experiments/driver_parts.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 #include "experiments/driver_parts.hpp"
 #include "experiments/input_matrix.hpp"
@@ -14,6 +17,20 @@
 
 namespace tessera::driver {
 namespace {
+
+// A run names its data by 32-bit ids (base/task.hpp DataId) and keeps state
+// per tile row and column: a grid of tiles beyond 2^30 (a factorization has
+// up to a few data per tile) is refused before it is built, naming the sizes.
+void check_tile_count(const RunConfig& c) {
+  if (c.B < 1 || c.s < 1 || c.m < 1 || c.n < 1) return;  // TileLayout says what is wrong
+  const double rows = std::ceil(static_cast<double>(c.m) / c.B), cols = std::ceil(static_cast<double>(c.n) / c.B);
+  const double tiles = rows * cols * c.s;
+  if (tiles > double(1 << 30))
+    throw InputError(
+        fmt::format("--n {}{} with --B {} and --s {} makes {:.3g} tiles, more than the 2^30 a run can "
+                    "name: use a larger --B or a smaller --n",
+                    c.n, c.m != c.n ? fmt::format(" --m {}", c.m) : std::string(), c.B, c.s, tiles));
+}
 
 // --dist: the distributions the runtime offers (runtime/distribution.hpp).
 void resolve_distribution(const RunConfig& c) {
@@ -209,7 +226,14 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
                        " runs on one node: distributed runs use --impl tile");
   }
   resolve_matrix(c, input);
-  TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
+  preflight::check_matrix_fits(c);
+  check_tile_count(c);
+  try {
+    TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
+  } catch (const InputError& e) {
+    throw InputError(
+        fmt::format("--B {} --s {}{}: {}", c.B, c.s, c.s > 1 ? fmt::format(" --b {}", c.b) : "", e.what()));
+  }
   resolve_split(c, F);
   c.factor = F.configured(FactorOptions{c.pivot, c.tslu_tree, c.d_columns, c.gpus, c.pr, c.v, c.qr_tree, c.qr_domain});
   // What the run asks of the node: threads it can run (InputError) and the
@@ -279,6 +303,16 @@ const char* to_string(Broadcast b) { return name_of(b, kBroadcasts); }
 Eviction parse_eviction(const std::string& name) { return parse_choice("--eviction", name, kEvictions); }
 const char* to_string(Eviction e) { return name_of(e, kEvictions); }
 
+std::uint64_t parse_count(const std::string& option, const std::string& text) {
+  // Digits only: strtoull would take a sign (and wrap -1), spaces or a prefix.
+  const bool digits =
+      !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  errno = 0;
+  const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE) throw InputError(option + " '" + text + "' is not a whole number from 0 to 2^64 - 1");
+  return v;
+}
+
 std::optional<index_t> parse_size_or_auto(const std::string& option, const std::string& what, const std::string& text) {
   if (text == "auto") return std::nullopt;
   std::size_t used = 0;
@@ -289,6 +323,7 @@ std::optional<index_t> parse_size_or_auto(const std::string& option, const std::
     used = 0;
   }
   if (used != text.size()) throw InputError(option + " '" + text + "' is neither " + what + " nor auto");
+  if (value < 0) throw InputError(option + " " + text + " must be >= 1");  // never the "not given" marker
   return value;
 }
 

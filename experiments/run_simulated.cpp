@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
@@ -66,16 +65,7 @@ models::KernelNoise parse_noise(const NoiseArgs& args, Backend backend) {
     else n.sigma = parse_sigma("--kernel-noise", args.kernel);
   }
   if (given(args.node_opt)) n.node_sigma = parse_sigma("--node-noise", args.node);
-  if (given(args.seed_opt)) {
-    const std::string& v = args.seed;
-    // Digits only (strtoull would take a sign or spaces), then in range.
-    const bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-    errno = 0;
-    const unsigned long long seed = digits ? std::strtoull(v.c_str(), nullptr, 10) : 0;
-    if (!digits || errno == ERANGE)
-      throw InputError("--noise-seed '" + v + "' is not a decimal integer from 0 to 2^64 - 1");
-    n.seed = seed;
-  }
+  if (given(args.seed_opt)) n.seed = parse_count("--noise-seed", args.seed);
   if ((given(args.kernel_opt) || given(args.node_opt) || given(args.seed_opt)) && backend != Backend::Sim)
     throw InputError(
         "--kernel-noise, --node-noise and --noise-seed vary a simulated run's kernel times: add "

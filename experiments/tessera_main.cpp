@@ -30,6 +30,7 @@
 #include "experiments/driver.hpp"
 #include "experiments/experiment_command.hpp"
 #include "experiments/model_command.hpp"
+#include "experiments/output_path.hpp"
 #include "experiments/progress_file.hpp"
 #include "experiments/run_simulated.hpp"
 #include "experiments/sim_failure_option.hpp"
@@ -73,10 +74,13 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
     std::rethrow_exception(e);
   } catch (const tessera::DeviceOutOfMemory& x) {
     return std::string("tessera: error: ") + x.what() +
-           " (GPU buffers are freed at Release_Tile, never evicted: use a smaller --n, more GPUs or nodes)";
+           " (a GPU holds every tile of one task at once, whatever it evicts: use smaller tiles, --B, or a GPU with "
+           "more memory)";
   } catch (const tessera::SimulatedFailure& x) {
     return std::string("tessera: error: ") + x.what();  // status 5, but no internal error
   } catch (const std::bad_alloc&) {
+    if (cfg.n == tessera::kUnsetSize)  // not a run's matrix: calibrate, tune, model
+      return "tessera: error: out of memory: an allocation failed; ask for smaller sizes";
     const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
     return fmt::format(
         "tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB", m, n, m, n,
@@ -188,18 +192,18 @@ std::string node_trace_path(const std::string& path, int node) {
 // Writes a run's traces (each node its own), and on node 0 its summary,
 // JSON and a failed check's error line; returns the exit status (1: the
 // check failed, on every node).
-int report_run(tessera::RunResult& r, const std::string& name, std::ofstream& json, const std::string& json_path,
-               std::ofstream& trace_file, const std::string& trace_path, tessera::TraceRecorder& trace,
+int report_run(tessera::RunResult& r, const std::string& name, const std::string& json_path,
+               const std::string& trace_path, tessera::TraceRecorder& trace,
                const std::vector<std::unique_ptr<tessera::TraceRecorder>>& node_traces, const std::string& fail_note) {
   using namespace tessera;
   const std::string summary = summary_line(r, name.c_str());
-  if (trace_file.is_open()) {
+  if (!trace_path.empty()) {
     // Every node records its own tasks and arriving messages; node k > 0
     // writes them next to node 0's file (FILE with ".nodeK" before its
     // extension): under mpirun each rank its own, in a simulated cluster
     // this process all of them.
     const std::string path = r.node == 0 ? trace_path : node_trace_path(trace_path, r.node);
-    if (r.node != 0) trace_file = std::ofstream(path);
+    std::ofstream trace_file(path);
     trace.set_node(r.node);
     if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
     const TraceInfo info{name, r.p, r.q, summary, r.config.gpus};
@@ -215,7 +219,9 @@ int report_run(tessera::RunResult& r, const std::string& name, std::ofstream& js
   std::cout << summary << std::endl;
   if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
   if (!fail_note.empty()) std::cout << fail_note << std::endl;
-  if (json.is_open()) {
+  if (!json_path.empty()) {
+    std::ofstream json(json_path);
+    if (!json) throw InputError("--json " + json_path + ": cannot open for writing");
     json << result_json(r, name.c_str()) << '\n' << std::flush;
     if (!json) throw InputError("--json " + json_path + ": write failed");
   }
@@ -224,37 +230,22 @@ int report_run(tessera::RunResult& r, const std::string& name, std::ofstream& js
 }
 
 int run_command(tessera::RunConfig cfg, const tessera::BackendOptions& backend, const std::string& json_path,
-                const std::string& policy, const std::string& trace_path, const std::string& progress_path) {
+                const std::string& policy, const std::string& trace_path, const std::string& progress_path,
+                const std::string& tuned_path) {
   using namespace tessera;
   if (policy == "priority") cfg.policy = ReadyPolicy::Priority;
   else if (policy == "fifo") cfg.policy = ReadyPolicy::Fifo;
   else if (policy == "random") cfg.policy = ReadyPolicy::Random;
   else throw InputError("--policy '" + policy + "' is not one of: priority, fifo, random");
-  // Fail on an unwritable --json or --trace before spending time on the
-  // factorization; a run that then fails before it has a result removes them
-  // again, so an empty file never stands for a result.
-  struct RemoveUnlessKept {
-    std::vector<std::string> paths;
-    bool keep = false;
-    ~RemoveUnlessKept() {
-      if (!keep)
-        for (const std::string& p : paths) std::remove(p.c_str());
-    }
-  } created;
-  if (!json_path.empty()) created.paths.push_back(json_path);
-  if (!trace_path.empty()) created.paths.push_back(trace_path);
-  std::ofstream json;
-  if (!json_path.empty()) {
-    json.open(json_path);
-    if (!json) throw InputError("--json " + json_path + ": cannot open for writing");
-  }
-  std::ofstream trace_file;
-  if (!trace_path.empty()) {
-    trace_file.open(trace_path);
-    if (!trace_file) throw InputError("--trace " + trace_path + ": cannot open for writing");
-  }
+  // An unwritable --json or --trace fails before the factorization; both are
+  // written only once there is a result (experiments/output_path.hpp).
+  const std::vector<NamedPath> outputs = {
+      {"--json", json_path}, {"--trace", trace_path}, {"--progress-file", progress_path}};
+  check_distinct_paths(outputs, {{"--input", cfg.input}, {"--machine", backend.machine}, {"--tuned", tuned_path}});
+  check_output_path(outputs[0]);
+  check_output_path(outputs[1]);
   TraceRecorder trace;
-  if (trace_file.is_open()) cfg.observer = &trace;
+  if (!trace_path.empty()) cfg.observer = &trace;
   std::optional<ProgressFile> progress;
   if (!progress_path.empty()) cfg.observer = &progress.emplace(progress_path, cfg.observer);
   std::string name;
@@ -263,12 +254,9 @@ int run_command(tessera::RunConfig cfg, const tessera::BackendOptions& backend, 
   std::string fail_note;
   std::optional<platform::MpiNetwork> mpi;  // a rank's, under mpirun
   RunResult r = run_on_backend(cfg, backend, name, mpi, &node_traces, &fail_note);
-  created.keep = true;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_bytes = peak_rss_bytes();
-  const auto report = [&] {
-    return report_run(r, name, json, json_path, trace_file, trace_path, trace, node_traces, fail_note);
-  };
+  const auto report = [&] { return report_run(r, name, json_path, trace_path, trace, node_traces, fail_note); };
   if (!mpi) return report();
   // No rank ends before every rank has written its output: mpirun kills the
   // others when the first exits non-zero, and a failed check ends every rank
@@ -309,16 +297,17 @@ int main(int argc, char** argv) {
                   "QR's reduction tree down a tile column: flat (one TSQRT chain, 001 Alg. 2) | binary (flat chains "
                   "inside each virtual tile, TTQRT pairs across them, first within and then across node rows; the "
                   "same as flat on one node row); default flat");
-  run->add_option("--qr-domain", cfg.qr_domain,
-                  "--qr-tree binary: tile rows of a node row per flat chain (domain), the domains' heads then reduced "
-                  "in a binary tree inside the node row; 0 = one domain per node row; default 0");
+  auto* qr_domain_opt = run->add_option(
+      "--qr-domain", cfg.qr_domain,
+      "--qr-tree binary: tile rows of a node row per flat chain (domain), the domains' heads then reduced "
+      "in a binary tree inside the node row; 0 = one domain per node row; default 0");
   run->add_option("--d", cfg.d,
                   "LU with --gpus: block columns the CPU cores hold (002 Alg. 2): a count, auto (the d that balances "
                   "the two sides' flops over the whole run, models/lu_split.hpp) or eq1 (002 eq. (1)), speeds from "
                   "the kernel models; 0: none, the GPUs factor the panels too (the tournament's candidate selection "
                   "stays on the cores); default auto");
-  run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
-  run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
+  auto* n_opt = run->add_option("--n", cfg.n, "columns (and rows unless --m); taken from the file with --input");
+  auto* m_opt = run->add_option("--m", cfg.m, "rows (QR of a tall matrix); default n");
   tessera::TuningOptions tuning;
   run->add_option("--B", tuning.B,
                   "top-level tile size B, or auto (tune B, s and b first: tessera tune); default chosen from n and "
@@ -341,7 +330,9 @@ int main(int argc, char** argv) {
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
   run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
-  run->add_option("--seed", cfg.seed, "seed of the generated matrix; default 1");
+  // Unsigned values are read as text: CLI11 would turn -1 into 2^64 - 1.
+  std::string seed_text, window_text, gpu_memory_text;
+  auto* seed_opt = run->add_option("--seed", seed_text, "seed of the generated matrix; default 1");
   run->add_option("--input", cfg.input, "read a dense Matrix Market file instead of generating a matrix");
   run->add_option("--matrix", cfg.matrix,
                   "generated matrix: spd (Cholesky's default) | graded (rows and columns over 6 orders of magnitude) | "
@@ -349,7 +340,7 @@ int main(int argc, char** argv) {
   run->add_option(
       "--impl", impl_name,
       "tile (tessera) | lapack (LAPACKE on the dense matrix, the peer for benchmarks) | cusolver (cuSOLVER on one GPU alone, the peer of GPU runs; built with CUDA)");
-  run->add_option("--window", cfg.window, "task window capacity (unfinished tasks); default 16384");
+  auto* window_opt = run->add_option("--window", window_text, "task window capacity (unfinished tasks); default 16384");
   run->add_option("--policy", policy, "ready-queue order: priority | fifo | random");
   run->add_option("--broadcast", broadcast,
                   "how a tile version read on several nodes reaches them: binomial (a tree rooted at its writer, "
@@ -385,7 +376,8 @@ int main(int argc, char** argv) {
                   "tile distribution: multi-level (000 §3.1: 2-D block-cyclic top-level tiles over the nodes, columns "
                   "over each node's host and GPUs) | block-cyclic-2d (ScaLAPACK's, over tile rows and columns, host "
                   "only) | column-cyclic (001 §3.4, one node); default multi-level");
-  run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
+  auto* nodes_opt =
+      run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
   run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");
   run->add_option(
       "--device", device_name,
@@ -393,7 +385,7 @@ int main(int argc, char** argv) {
       "kernels on a CPU core) | cuda; default emulated");
   auto* device_opt = run->get_option("--device");
   auto* gpu_memory_opt = run->add_option(
-      "--gpu-memory", cfg.emulated.memory_bytes,
+      "--gpu-memory", gpu_memory_text,
       "bytes of memory of each emulated GPU (default 4 GiB), of each simulated GPU (default: the machine file's), or the most each CUDA GPU may use (default: its free memory)");
   auto* gpu_bw_opt = run->add_option("--gpu-bandwidth", cfg.emulated.bandwidth_Bps,
                                      "emulated GPU copy bandwidth, bytes/s per direction; default 12e9");
@@ -428,6 +420,19 @@ int main(int argc, char** argv) {
   tessera::ModelCommand model(app);
   tessera::TuneCommand tune(app);
 
+  // A first word that names no command (CLI11 would only say one is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || c->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + c->get_name();
+    }
+    if (!known) {
+      say(fmt::format("tessera: error: '{}' is not a command: one of {}", argv[1], names));
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -435,6 +440,14 @@ int main(int argc, char** argv) {
   }
   try {
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
+    if (seed_opt->count()) cfg.seed = tessera::parse_count("--seed", seed_text);
+    if (window_opt->count()) cfg.window = tessera::parse_count("--window", window_text);
+    if (gpu_memory_opt->count()) cfg.emulated.memory_bytes = tessera::parse_count("--gpu-memory", gpu_memory_text);
+    // Given sizes and counts are >= 1 (a given --n is never the "not given" marker).
+    for (const auto& [o, v] : {std::pair{n_opt, cfg.n}, {m_opt, cfg.m}, {nodes_opt, tessera::index_t{backend.nodes}}})
+      if (o->count() && v < 1) throw tessera::InputError(o->get_name() + " " + o->as<std::string>() + " must be >= 1");
+    if (qr_domain_opt->count() && cfg.qr_domain < 0)
+      throw tessera::InputError("--qr-domain " + std::to_string(cfg.qr_domain) + " must be >= 0");
     cfg.precision = precision[0];
     // Every choice that selects code becomes an enum here, once (experiments/driver.hpp).
     cfg.impl = tessera::parse_impl(impl_name);
@@ -481,7 +494,7 @@ int main(int argc, char** argv) {
       throw tessera::InputError(
           "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");
     if (*run) tessera::apply_tuning(cfg, tuning);
-    if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path);
+    if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path, tuning.tuned);
     if (calibrate.chosen()) return calibrate.run(argc, argv);
   } catch (const Reported& r) {
     return r.status;

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -202,7 +204,9 @@ TuneResult tune(const TuneRequest& req) {
   if (r.real_reps < 1) throw InputError(fmt::format("--real-reps {} must be >= 1", r.real_reps));
   if (!(r.plateau_fraction > 0 && r.plateau_fraction <= 1))
     throw InputError(fmt::format("--plateau {} must be in (0, 1]", r.plateau_fraction));
-  if (r.budget_s < 0) throw InputError(fmt::format("--budget {} must be >= 0 seconds", r.budget_s));
+  if (!(r.budget_s >= 0) || !std::isfinite(r.budget_s))
+    throw InputError(fmt::format("--budget {} must be a finite number of seconds >= 0", r.budget_s));
+  if (r.ib < 1) throw InputError(fmt::format("--ib {} must be >= 1", r.ib));
   if (!r.pivot.empty()) {
     if (r.algo != "lu") throw InputError(fmt::format("--pivot {}: pivoting is an option of --algo lu only", r.pivot));
     parse_lu_pivot(r.pivot);  // InputError naming --pivot and the value
@@ -215,6 +219,12 @@ TuneResult tune(const TuneRequest& req) {
   if (r.B_min < 1 || r.B_max < r.B_min || r.B_step < 1)
     throw InputError(fmt::format("--B-range {}:{}:{} is not MIN:MAX:STEP with 1 <= MIN <= MAX, STEP >= 1", r.B_min,
                                  r.B_max, r.B_step));
+  // Each candidate is a simulation or a run: a search of thousands is a
+  // mistake, not a tuning (the default is 9 sizes x 3).
+  if (const double sizes = std::floor(double(r.B_max - r.B_min) / double(r.B_step)) + 1;
+      sizes * r.max_s > kMaxTuneCandidates)
+    throw InputError(fmt::format("--B-range {}:{}:{} and --max-s {} make {:.0f} candidates, more than {}: narrow them",
+                                 r.B_min, r.B_max, r.B_step, r.max_s, sizes * r.max_s, kMaxTuneCandidates));
   if ((r.simulated || r.gpus > 0) && r.machine.empty())
     throw InputError(r.simulated ? "tuning a simulated run needs --machine FILE"
                                  : "tuning a run with --gpus needs --machine FILE (the GPUs' kernel model)");
@@ -233,6 +243,9 @@ TuneResult tune(const TuneRequest& req) {
     if (r.threads > machine->node.cores)
       throw InputError(
           fmt::format("--threads {} exceeds the {} cores per node of {}", r.threads, machine->node.cores, r.machine));
+    if (r.gpus > machine->node.gpus.count)
+      throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", r.gpus,
+                                   machine->node.gpus.count, r.machine));
   }
   t.kernel = F.dominant_kernel();
   if (r.progress)
@@ -255,7 +268,10 @@ TuneResult tune(const TuneRequest& req) {
       a.insert(a.end(), {"--backend", "sim", "--machine", r.machine});
       const ChildRun run = run_child(r.program, a);
       if (run.time_s) c.predicted_s = run.time_s;
-      else c.failed = fmt::format("simulation: exit {}: {}", run.status, run.error);
+      else {
+        c.failed = fmt::format("simulation: exit {}: {}", run.status, run.error);
+        c.failed_status = run.status;
+      }
       if (r.progress)
         r.progress(c.predicted_s ? fmt::format("  simulated {}: {:.4f} s", label(c), *c.predicted_s)
                                  : fmt::format("  simulated {}: {}", label(c), c.failed));
@@ -305,6 +321,7 @@ TuneResult tune(const TuneRequest& req) {
         ++c.real_runs;
       } else {
         c.failed = fmt::format("real run: exit {}: {}", run.status, run.error);
+        c.failed_status = run.status;
       }
       if (r.progress)
         r.progress(run.time_s ? fmt::format("  ran {}: {:.4f} s", label(c), *run.time_s)
@@ -349,6 +366,12 @@ TuneResult tune(const TuneRequest& req) {
   } else if (const auto j = best_by([](const TuneCandidate& c) { return c.predicted_s; })) {
     t.chosen = *j;
     t.decided_by = "simulation";
+  } else if (const auto f = std::find_if(t.candidates.begin(), t.candidates.end(),
+                                         [](const TuneCandidate& c) { return !c.failed.empty(); });
+             f != t.candidates.end()) {
+    // Every candidate that was simulated or run failed: no choice stands on a measurement.
+    throw Error(fmt::format("every candidate failed; the first, {}: {}", label(*f), f->failed),
+                f->failed_status == 2 ? 2 : 5);
   } else if (!t.candidates.empty()) {
     t.chosen = 0;
     t.decided_by = "kernel plateau";
@@ -400,6 +423,8 @@ nlohmann::json tune_json(const TuneResult& t) {
 }
 
 TunedChoice read_tuned(const std::string& path) {
+  std::error_code e;
+  if (std::filesystem::is_directory(path, e)) throw InputError("--tuned " + path + ": is a directory, not a file");
   std::ifstream in(path);
   if (!in) throw InputError("--tuned " + path + ": cannot open");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);

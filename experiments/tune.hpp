@@ -45,13 +45,17 @@ struct KernelSpeed {
 // the curve's maximum. Throws InputError on an empty curve or no positive speed.
 std::int64_t plateau_size(const std::vector<KernelSpeed>& curve, double fraction);
 
+// The most sizes of --B-range times --max-s a tuning takes.
+inline constexpr int kMaxTuneCandidates = 1024;
+
 struct TuneCandidate {
   std::int64_t B = 0;
   int s = 1;
   bool auto_b = false;                        // b from the host/GPU balance (--b auto); else the run's default
   std::optional<double> predicted_s, real_s;  // real_s: the best of real_runs runs
   int real_runs = 0;
-  std::string failed;  // why its simulation or real run failed (empty: it did not)
+  std::string failed;     // why its simulation or real run failed (empty: it did not)
+  int failed_status = 0;  // that run's exit status
 };
 
 // Step 2: the first `sizes` B of `curve` (sorted by B; 0: all) from

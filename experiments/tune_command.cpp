@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/output_path.hpp"
 
 namespace tessera {
 
@@ -79,34 +80,28 @@ int TuneCommand::run() {
     char tail = 0;
     if (std::sscanf(range_.c_str(), "%lld:%lld:%lld%c", &a, &b, &c, &tail) != 3)
       throw InputError("--B-range '" + range_ + "' is not MIN:MAX:STEP");
+    // Given values are >= 1: 0 would read as "the default" in the request.
+    if (a < 1 || b < a || c < 1)
+      throw InputError("--B-range '" + range_ + "' is not MIN:MAX:STEP with 1 <= MIN <= MAX, STEP >= 1");
     req_.B_min = a;
     req_.B_max = b;
     req_.B_step = c;
   }
-  std::ofstream out;
-  if (!out_.empty()) {
-    out.open(out_);
-    if (!out) throw InputError("--out " + out_ + ": cannot open for writing");
-  }
+  // Checked now, written once there is a choice (experiments/output_path.hpp).
+  const NamedPath out{"--out", out_};
+  check_distinct_paths({out}, {{"--machine", req_.machine}});
+  check_output_path(out);
   if (!quiet_) req_.progress = [](const std::string& line) { std::cerr << line << std::endl; };
-  TuneResult t;
-  try {
-    t = tune(req_);
-  } catch (...) {
-    if (out.is_open()) {
-      out.close();
-      std::remove(out_.c_str());  // no empty file stands for a choice
-    }
-    throw;
-  }
+  const TuneResult t = tune(req_);
   if (!quiet_) std::cout << tune_report(t);
   const TuneCandidate& c = t.choice();
   std::cout << fmt::format("tuned: --B {} --s {}{} (decided by {}, {:.1f} s; OpenBLAS kernels {})", c.B, c.s,
                            c.auto_b ? " --b auto" : "", t.decided_by, t.seconds, t.blas_core)
             << std::endl;
-  if (out.is_open()) {
-    out << tune_json(t).dump(1) << '\n';
-    if (!out) throw InputError("--out " + out_ + ": write failed");
+  if (!out_.empty()) {
+    std::ofstream file(out_);
+    file << tune_json(t).dump(1) << '\n';
+    if (!file) throw InputError("--out " + out_ + ": write failed");
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "base/error.hpp"
@@ -21,6 +22,10 @@ std::string grid_text(int Pr, int Pc) { return std::to_string(Pr) + "x" + std::t
 void check_grid(int Pr, int Pc, const std::string& text) {
   if (Pr < 1) throw InputError("--grid " + text + ": Pr must be >= 1");
   if (Pc < 1) throw InputError("--grid " + text + ": Pc must be >= 1");
+  // Node counts are ints everywhere (P = Pr * Pc must not wrap).
+  if (static_cast<long long>(Pr) * Pc > std::numeric_limits<int>::max())
+    throw InputError("--grid " + text + ": Pr * Pc = " + std::to_string(static_cast<long long>(Pr) * Pc) +
+                     " nodes, more than 2^31 - 1");
 }
 
 double grid_size(const CommShape& c) { return static_cast<double>(c.Pr) * c.Pc; }

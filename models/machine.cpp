@@ -1,5 +1,6 @@
 #include "models/machine.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -31,6 +32,8 @@ void require_model(const Machine& m, const JsonFields& f, const std::string& key
 }  // namespace
 
 Machine Machine::load(const std::string& path) {
+  std::error_code e;
+  if (std::filesystem::is_directory(path, e)) throw InputError("--machine " + path + ": is a directory, not a file");
   std::ifstream in(path);
   if (!in) throw InputError("--machine " + path + ": cannot open the file");
   std::stringstream text;
@@ -44,6 +47,8 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(origin + ": malformed JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond double's range (1e999)
+    throw InputError(origin + ": not a valid machine file: " + e.what());
   }
   const JsonFields top(j, origin, "");
   Machine m;

@@ -25,9 +25,9 @@ std::size_t checked_slots(std::size_t n) {
 TaskWindow::TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform)
     : index_(checked_slots(n_data), 0), capacity_(capacity), free_mutex_(platform.make_mutex()),
       free_cond_(platform.make_condition()), wake_at_(std::clamp<std::size_t>(capacity / 8, 1, 64)) {
-  if (capacity < 1) throw InputError("task window capacity = 0 must be >= 1");
+  if (capacity < 1) throw InputError("--window 0: the task window needs room for a task (>= 1)");
   if (capacity > std::numeric_limits<std::size_t>::max() / sizeof(Task))
-    throw InputError("task window capacity = " + std::to_string(capacity) + " is more tasks than memory can hold");
+    throw InputError("--window " + std::to_string(capacity) + " is more tasks than memory can hold");
   try {
     slots_.reset(static_cast<Task*>(::operator new (capacity * sizeof(Task), std::align_val_t{alignof(Task)})));
   } catch (const std::bad_alloc&) {

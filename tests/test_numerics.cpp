@@ -195,6 +195,31 @@ TYPED_TEST(CheckDetectsErrors, CorruptedQrFactorsFail) {
   const Residuals wrong_q = qr_residual(original, a, eye);
   EXPECT_LT(wrong_q.value("orth"), kResidualThreshold);
   EXPECT_GT(wrong_q.factor, kResidualThreshold);
+  // A NaN or an infinity in the factors fails, wherever it stands: a NaN
+  // column sum must not be dropped by the largest-column search.
+  for (const T bad : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()}) {
+    a.at(70, 80) = bad;
+    EXPECT_FALSE(qr_residual(original, a, q).passed()) << bad;
+    a.at(70, 80) = T(0);
+    q[5 + 50 * m] = bad;
+    EXPECT_FALSE(qr_residual(original, a, q).passed()) << bad;
+    q = form_q();
+  }
+}
+
+// A ratio that cannot be formed (a norm that overflowed, or is NaN)
+// certifies nothing: it is NaN and fails, where resid / inf would be 0.
+TEST(CheckDetectsErrors, RatioOfAnOverflowedNormFails) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(scaled_ratio(1.0, inf, 10, 1e-16)));
+  EXPECT_TRUE(std::isnan(scaled_ratio(inf, inf, 10, 1e-16)));
+  EXPECT_TRUE(std::isnan(scaled_ratio(nan, 1.0, 10, 1e-16)));
+  const Residuals overflowed{scaled_ratio(1.0, inf, 10, 1e-16), {}};
+  EXPECT_FALSE(overflowed.passed());
+  EXPECT_EQ(scaled_ratio(0.0, 0.0, 10, 1e-16), 0.0);  // a zero matrix factored exactly
+  EXPECT_DOUBLE_EQ(scaled_ratio(1e-14, 2.0, 10, 1e-16), 5.0);
+  const std::vector<double> sums = {1, nan, 3};
+  EXPECT_TRUE(std::isnan(max_nan_of(sums.begin(), sums.end())));
 }
 
 // An inner blocking larger than every tile column is clamped per column.

@@ -10,10 +10,16 @@ namespace tessera::platform {
 EmulatedDevice::EmulatedDevice(int index, EmulatedDeviceOptions options)
     : HostMemoryDevice(index, options.memory_bytes, true), o_(options) {
   if (options.memory_bytes == 0) throw InputError("--gpu-memory 0: an emulated GPU needs memory");
+  // A copy sleeps latency + bytes / bandwidth: below 1 MB/s or above a
+  // second of latency a run of default tiles would sleep for hours, and an
+  // infinite value is no link at all.
   if (!(options.bandwidth_Bps > 0))
     throw InputError("--gpu-bandwidth " + std::to_string(options.bandwidth_Bps) + " must be > 0 (bytes per second)");
-  if (!(options.latency_s >= 0))
-    throw InputError("--gpu-latency " + std::to_string(options.latency_s) + " must be >= 0 (seconds)");
+  if (!(options.bandwidth_Bps >= 1e6 && options.bandwidth_Bps <= 1e15))
+    throw InputError("--gpu-bandwidth " + std::to_string(options.bandwidth_Bps) +
+                     " must be from 1e6 to 1e15 (bytes per second)");
+  if (!(options.latency_s >= 0 && options.latency_s <= 1))
+    throw InputError("--gpu-latency " + std::to_string(options.latency_s) + " must be from 0 to 1 (seconds)");
   if (options.copy_depth < 1)
     throw InputError("emulated GPU copy depth " + std::to_string(options.copy_depth) + " must be >= 1");
 }

@@ -23,6 +23,9 @@ namespace sg4 = simgrid::s4u;
 namespace tessera::platform {
 namespace {
 
+// SimGrid's default precision/timing, which this project does not change.
+constexpr double kTimingPrecision = 1e-9;
+
 class SimMutex final : public Mutex {
  public:
   SimMutex() : m_(sg4::Mutex::create()) {}
@@ -321,7 +324,10 @@ kernels::KernelPair SimGridPlatform::core_kernels() { return kernels::cpu_kernel
 void SimGridPlatform::run_kernel(double modeled_s, FunctionRef<void()> kernel) {
   // The real kernel takes no simulated time: only the model's duration counts.
   if (sim_data_) kernel();
-  if (modeled_s > 0) sg4::this_actor::sleep_for(modeled_s);
+  // SimGrid times nothing shorter than its timing precision (precision/timing,
+  // 1e-9 s by default): a shorter sleep is rounded up to it, which SimGrid
+  // logs on every such call; rounding here does the same silently.
+  if (modeled_s > 0) sg4::this_actor::sleep_for(std::max(modeled_s, kTimingPrecision));
 }
 
 namespace {
@@ -362,7 +368,7 @@ class SimCluster::Impl::Endpoint final : public NodeNetwork {
         } catch (const simgrid::NetworkFailureException&) {
           // Its sender learns of the loss at the same simulated time (a few
           // scheduling rounds later) and names both ends: let it speak first.
-          sg4::this_actor::sleep_for(1e-9);
+          sg4::this_actor::sleep_for(kTimingPrecision);
           lost(fmt::format("a message to node {}", self_));
         }
         e->m.set_transit_s(sg4::Engine::get_clock() - e->sent);

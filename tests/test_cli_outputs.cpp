@@ -1,0 +1,196 @@
+// What a command does to the files it is given (experiments/output_path.hpp):
+// a refused or failed run leaves every file as it was, an output can be
+// neither a directory nor another option's file, and values the command
+// line would otherwise wrap or mistake for "not given" are refused, naming
+// them. Then the limits that keep a hostile size from hanging a run, and a
+// check that cannot be formed failing rather than passing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_expect.hpp"
+#include "cli_json.hpp"
+#include "test_helpers.hpp"
+
+namespace tessera::test::cli {
+namespace {
+
+using tessera::test::TempDir;
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// An earlier result at --json or --trace survives a run that is refused
+// after the outputs were checked (the old way truncated them at the start
+// and removed them on failure).
+TEST(CliOutputs, ARefusedRunLeavesExistingOutputsAsTheyWere) {
+  TempDir dir;
+  const std::string j = dir.path() + "/r.json", t = dir.path() + "/t.json";
+  write(j, "{\"earlier\": 1}\n");
+  write(t, "[]\n");
+  expect_rejected(kInvalidInput, base({"--n", "64", "--matrix", "general", "--json", j, "--trace", t}),
+                  {"--matrix general"});
+  EXPECT_EQ(read_text(j), "{\"earlier\": 1}\n");
+  EXPECT_EQ(read_text(t), "[]\n");
+  // A run refused before the outputs are checked (a bad --B) leaves them too.
+  expect_rejected(kInvalidInput, base({"--n", "64", "--B", "0", "--json", j}), {"--B 0"});
+  EXPECT_EQ(read_text(j), "{\"earlier\": 1}\n");
+  // One that is not there is not created by a refused run.
+  const std::string fresh = dir.path() + "/fresh.json";
+  expect_rejected(kInvalidInput, base({"--n", "64", "--matrix", "general", "--json", fresh}), {"--matrix general"});
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  // And a good run replaces the earlier result.
+  expect_success(run_tessera(base({"--n", "64", "--json", j})));
+  EXPECT_THAT(read_text(j), ::testing::HasSubstr("\"gflops\""));
+}
+
+TEST(CliOutputs, ADirectoryIsNoOutputAndStays) {
+  TempDir dir;
+  const std::string d = dir.path() + "/out";
+  std::filesystem::create_directory(d);
+  expect_rejected(kInvalidInput, base({"--n", "64", "--json", d}), {"--json", d, "is a directory"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--trace", d}), {"--trace", d, "is a directory"});
+  EXPECT_TRUE(std::filesystem::is_directory(d));
+  expect_rejected(kInvalidInput, {"tune", "--algo", "cholesky", "--n", "512", "--out", d}, {"--out", d, "directory"});
+  EXPECT_TRUE(std::filesystem::is_directory(d));
+}
+
+// An output over an input or over another output is refused before
+// anything is written: the input stays as it was.
+TEST(CliOutputs, AnOutputCannotBeAnInputOrAnotherOutput) {
+  TempDir dir;
+  const std::string mtx = dir.path() + "/a.mtx";
+  write(mtx, "%%MatrixMarket matrix array real general\n2 2\n4\n1\n1\n3\n");
+  const std::string before = read_text(mtx);
+  expect_rejected(kInvalidInput, base({"--input", mtx, "--json", mtx}), {"--json", "--input", mtx});
+  EXPECT_EQ(read_text(mtx), before);
+  const std::string j = dir.path() + "/r.json";
+  // Another spelling of one path is the same file.
+  expect_rejected(kInvalidInput, base({"--n", "64", "--json", j, "--trace", dir.path() + "/./r.json"}),
+                  {"--json", "--trace", "one file"});
+  EXPECT_FALSE(std::filesystem::exists(j));
+  if (TESSERA_HAVE_SIMGRID) {
+    const std::string machine = dir.path() + "/m.json";
+    std::filesystem::copy_file(kKeeneland, machine);
+    const std::string text = read_text(machine);
+    expect_rejected(kInvalidInput, base({"--n", "512", "--backend", "sim", "--machine", machine, "--trace", machine}),
+                    {"--trace", "--machine", machine});
+    EXPECT_EQ(read_text(machine), text);
+  }
+  // tune's --out is checked the same way against its machine file.
+  const std::string local = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json";
+  const std::string copy = dir.path() + "/local.json";
+  std::filesystem::copy_file(local, copy);
+  const std::string text = read_text(copy);
+  expect_rejected(kInvalidInput,
+                  {"tune", "--algo", "cholesky", "--n", "512", "--backend", "sim", "--machine", copy, "--out", copy},
+                  {"--out", "--machine", copy});
+  EXPECT_EQ(read_text(copy), text);
+}
+
+// Unsigned options read as text: a sign, a fraction or an overflow is
+// refused, naming the option and the value (CLI11 would wrap -1 to 2^64 - 1).
+TEST(CliOutputs, UnsignedAndSizeOptionsRefuseWhatWouldWrap) {
+  expect_rejected(kInvalidInput, base({"--n", "64", "--seed", "-1"}), {"--seed '-1'"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--seed", "18446744073709551616"}),
+                  {"--seed '18446744073709551616'"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--window", "-1"}), {"--window '-1'"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-memory", "-1"}), {"--gpu-memory '-1'"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-memory", "1.5e9"}), {"--gpu-memory '1.5e9'"});
+  // The "not given" marker is no value a user can give.
+  expect_rejected(kInvalidInput, base({"--n", "64", "--B", "-4611686018427387904"}), {"--B -4611686018427387904"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--m=-4611686018427387904"}, "qr"),
+                  {"--m", "-4611686018427387904"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--qr-tree", "binary", "--qr-domain", "-1"}, "qr"),
+                  {"--qr-domain -1"});
+  // An emulated link that would sleep for hours, or is no link at all.
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-bandwidth", "1"}), {"--gpu-bandwidth"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-bandwidth", "inf"}), {"--gpu-bandwidth"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-latency", "inf"}), {"--gpu-latency inf"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-latency", "100"}), {"--gpu-latency"});
+  if (TESSERA_HAVE_SIMGRID) expect_rejected(kInvalidInput, sim({"--n", "512", "--nodes", "0"}), {"--nodes 0"});
+}
+
+// A matrix far beyond the node's memory is refused at once (before the tile
+// layout, whose size grows with n, is built); a tile grid that cannot be
+// named is refused even where no memory is needed (a simulated run).
+TEST(CliOutputs, HostileSizesAreRefusedBeforeAnythingGrowsWithThem) {
+  expect_rejected(kOutOfMemory, base({"--n", "100000000000"}), {"--n 100000000000"});
+  expect_rejected(kOutOfMemory, base({"--n", "9223372036854775807"}), {"--n 9223372036854775807"});
+  if (TESSERA_HAVE_SIMGRID)
+    expect_rejected(kInvalidInput, sim({"--n", "100000000", "--B", "64"}), {"--n 100000000", "--B 64", "2^30"});
+}
+
+// Entries near the top of double's range: QR's R overflows, and the check
+// must say so (exit 1) instead of dividing by an infinite norm and passing.
+TEST(CliOutputs, ACheckThatCannotBeFormedFails) {
+  TempDir dir;
+  const std::string mtx = dir.path() + "/big.mtx";
+  std::string text = "%%MatrixMarket matrix array real general\n4 4\n";
+  for (int k = 0; k < 16; ++k) text += std::to_string(0.5 + 0.5 * ((k * 7919) % 97) / 97.0) + "e308\n";
+  write(mtx, text);
+  for (const std::string algo : {"qr", "lu"}) {
+    SCOPED_TRACE(algo);
+    const Outcome o = run_tessera({"run", "--algo", algo, "--input", mtx, "--check"});
+    ASSERT_TRUE(o.exited) << o;
+    EXPECT_EQ(o.status, 1) << o;
+    EXPECT_THAT(o.out, ::testing::HasSubstr("FAILED")) << o;
+  }
+}
+
+// The other commands' values: each refused, naming it, before any work.
+TEST(CliOutputs, TuneCalibrateAndModelRefuseWhatTheyCannotDo) {
+  const std::string local = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json";
+  const std::vector<std::string> tune = {"tune", "--algo", "qr", "--n", "512", "--quiet"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = tune;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  // Every candidate would fail (the old way chose the plateau and exited 0).
+  expect_rejected(kInvalidInput, with({"--ib", "0", "--backend", "sim", "--machine", local}), {"--ib 0"});
+  // 0 is no step (it read as "the default"), and a search of thousands is refused.
+  expect_rejected(kInvalidInput, with({"--B-range", "128:256:0"}), {"--B-range '128:256:0'"});
+  expect_rejected(kInvalidInput, with({"--B-range", "0:256:64"}), {"--B-range '0:256:64'"});
+  expect_rejected(kInvalidInput, with({"--max-s", "100000"}), {"--max-s 100000", "candidates"});
+  expect_rejected(kInvalidInput, with({"--budget", "nan"}), {"--budget nan"});
+  expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", local}), {"--gpus 1", local});
+  expect_rejected(kInvalidInput, {"calibrate", "--for-n", "-5", "--list"}, {"--for-n -5"});
+  expect_rejected(kInvalidInput, {"calibrate", "--threads", "100000", "--list"}, {"--threads 100000"});
+  expect_rejected(kInvalidInput, {"calibrate", "--device", "foo", "--base", local, "--list"}, {"--device 'foo'"});
+  // Pr * Pc would wrap an int.
+  expect_rejected(kInvalidInput,
+                  {"model", "comm", "--algo", "qr", "--n", "4096", "--B", "256", "--s", "1", "--grid", "65536x65536"},
+                  {"--grid 65536x65536", "4294967296"});
+  expect_rejected(kInvalidInput, {"frobnicate"}, {"'frobnicate' is not a command", "run"});
+}
+
+// Files that are no machine file or tune choice: a directory, a number
+// beyond double's range.
+TEST(CliOutputs, MachineAndTunedFilesThatAreNoFiles) {
+  TempDir dir;
+  expect_rejected(kInvalidInput, base({"--n", "64", "--tuned", dir.path()}), {"--tuned", "is a directory"});
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  expect_rejected(kInvalidInput, base({"--n", "64", "--backend", "sim", "--machine", dir.path()}),
+                  {"--machine", "is a directory"});
+  const std::string huge = dir.path() + "/huge.json";
+  write(huge, "{\"name\": \"x\", \"nodes\": 1e999}\n");
+  expect_rejected(kInvalidInput, base({"--n", "64", "--backend", "sim", "--machine", huge}), {huge, "1e999"});
+}
+
+// A simulated task shorter than SimGrid's timing precision is rounded up to
+// it silently: a good run prints nothing on stderr (SimGrid logged a line
+// for each such task).
+TEST(CliOutputs, TinySimulatedTasksLogNothing) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  const Outcome o = run_tessera(sim({"--n", "64", "--B", "16", "--s", "16", "--b", "auto", "--gpus", "1"}));
+  ASSERT_TRUE(o.exited) << o;
+  EXPECT_EQ(o.status, 0) << o;
+  EXPECT_EQ(o.err, "") << o;
+}
+
+}  // namespace
+}  // namespace tessera::test::cli
