@@ -35,6 +35,13 @@ std::string machine_file() { return std::string(TESSERA_SOURCE_DIR) + "/platform
 
 namespace {
 
+// A simulated GPU with `streams` compute streams and the other options at their defaults.
+platform::SimGpuOptions streams_only(int streams) {
+  platform::SimGpuOptions o;
+  o.streams = streams;
+  return o;
+}
+
 // Emulated GPUs whose copies cost nothing: the bytes are what is compared.
 platform::EmulatedDeviceOptions fast_gpu() {
   platform::EmulatedDeviceOptions o;
@@ -227,7 +234,7 @@ Factors simulated_nodes(const Case& c) {
       nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, /*sim_data=*/true));
       for (int g = 1; g <= b.gpus; ++g)
         gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes),
-                                                 true, {.streams = b.streams}));
+                                                 true, streams_only(b.streams)));
     }
     Factors out(factorization(c.algo).data_count(c.shape.layout()));
     std::mutex out_mutex;
@@ -339,7 +346,7 @@ std::vector<Checked> driver_simulated(const Case& c, const std::string& test_fau
       nodes.push_back(std::make_unique<platform::SimGridPlatform>(sim, k, true));
       for (int g = 1; g <= b.gpus; ++g)
         gpus[k].push_back(platform::make_sim_gpu(sim, k, g, static_cast<std::size_t>(machine.node.gpus.memory_bytes),
-                                                 true, {.streams = b.streams}));
+                                                 true, streams_only(b.streams)));
     }
     std::vector<Checked> out(b.nodes());
     platform::run_on_nodes(sim, b.nodes(), [&](int k) {
