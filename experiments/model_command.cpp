@@ -15,6 +15,7 @@
 #include "algorithms/qr_tree.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/output_path.hpp"
 #include "models/comm_model.hpp"
 #include "models/kernel_model.hpp"
 #include "models/machine.hpp"
@@ -149,14 +150,12 @@ int ModelCommand::run() const {
   const auto [Pr, Pc] = parse_grid(grid_);
   const CommAlgo algo = parse_algo(algo_);
   const bool binary = parse_qr_tree(qr_tree_) == QrTreeKind::Binary;
+  check_output_path({"--json", json_path_});
   const CommReport r = comm_report(algo, CommShape{n_, B_, s_, Pr, Pc}, v_, nb_, {binary, ib_});
-  std::ofstream json;
-  if (!json_path_.empty()) {
-    json.open(json_path_);
-    if (!json) throw InputError("--json " + json_path_ + ": cannot open for writing");
-  }
   std::cout << table(r) << std::flush;
-  if (json.is_open()) {
+  if (!json_path_.empty()) {
+    std::ofstream json(json_path_);
+    if (!json) throw InputError("--json " + json_path_ + ": cannot open for writing");
     json << to_json(r).dump(2) << '\n';
     if (!json) throw InputError("--json " + json_path_ + ": write failed");
   }
