@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 
 namespace tessera {
 namespace {
@@ -21,8 +22,12 @@ std::string lower(std::string s) {
 
 class Reader {
  public:
-  explicit Reader(const std::string& path) : path_(path), in_(path) {
+  explicit Reader(const std::string& path) : path_(checked(path)), in_(path) {
     if (!in_) throw InputError("--input " + path + ": cannot open file (" + std::strerror(errno) + ")");
+  }
+  static const std::string& checked(const std::string& path) {
+    require_regular_file("--input", path);
+    return path;
   }
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError("--input " + path_ + ", line " + std::to_string(line_no_) + ": " + what);

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate.hpp"
 #include "experiments/calibrate_device.hpp"
@@ -350,9 +351,7 @@ std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const s
 }
 
 int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, const std::string& command) const {
-  std::ifstream in(base_);
-  if (!in) throw InputError("--base " + base_ + ": cannot open");
-  const std::string base{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string base = read_text_file("--base", base_);
   (void)platform::Machine::parse(base, base_);  // a bad base is refused before anything runs
   // What only an isolated calibration uses has no effect here: refused, not ignored.
   for (const auto& [given, name] :
@@ -394,9 +393,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
     throw InputError("--device " + device_ +
                      " needs --base FILE: the machine file of this node's cores (written by tessera calibrate) that "
                      "the GPU is added to");
-  std::ifstream in(base_);
-  if (!in) throw InputError("--base " + base_ + ": cannot open");
-  const std::string base{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string base = read_text_file("--base", base_);
   (void)platform::Machine::parse(base, base_);  // a bad base is refused before the device is timed
   o.kernels.erase(std::remove_if(o.kernels.begin(), o.kernels.end(),
                                  [this](std::uint16_t k) {

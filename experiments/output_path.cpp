@@ -44,11 +44,12 @@ void check_output_path(const NamedPath& o) {
   if (!existed) std::remove(o.path.c_str());
 }
 
-void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
+                          std::size_t distinct_from) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const NamedPath& o = outputs[i];
     if (o.path.empty()) continue;
-    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+    for (std::size_t j = i + 1; j < outputs.size() && (i < distinct_from || j < distinct_from); ++j)
       if (!outputs[j].path.empty() && same_file(o.path, outputs[j].path))
         throw InputError(o.option + " " + o.path + " and " + outputs[j].option + " " + outputs[j].path +
                          " are one file: each output needs its own");

@@ -224,8 +224,8 @@ std::string gib(double bytes) { return fmt::format("{:.2f} GiB ({:.0f} bytes)", 
 std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Available& available) {
   if (!need.checked || need.total() <= available.bytes) return {};
   const char* precision = c.precision == 's' ? "single" : "double";
-  std::string size = "--n " + std::to_string(c.n);
-  if (c.m != c.n) size += " --m " + std::to_string(c.m);
+  std::string size = c.input.empty() ? "--n " + std::to_string(c.n) : "--input " + c.input;
+  if (c.m != c.n && c.input.empty()) size += " --m " + std::to_string(c.m);
   size += std::string(" --precision ") + c.precision;
   std::string where = "on this node";
   if (need.nodes_here > 1)
@@ -246,34 +246,42 @@ std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Ava
 
 // ---- Both --------------------------------------------------------------------
 
-void check_matrix_fits(const RunConfig& c) {
-  if (c.model != nullptr && c.phantom) return;  // no tile is allocated
-  const std::optional<Available> available = available_memory(probe_memory());
-  if (!available) return;
-  const MemoryNeed need = memory_need(c, available->bytes, true);
-  if (const std::string why = memory_refusal(c, need, *available); !why.empty()) throw OutOfMemory(why);
-}
+namespace {
 
-void check_run(const RunConfig& c) {
-  // A simulated node (it has a kernel model) runs actors, not threads: its
-  // thread count is bounded by the machine file's cores where that is loaded.
-  const bool simulated = c.model != nullptr;
-  if (!simulated) {
-    const NodeThreads t = node_threads(c.threads, c.gpus, c.network && c.network->nodes() > 1);
-    if (const std::string why = thread_refusal(t, cores_found()); !why.empty()) throw InputError(why);
-  }
-  if (simulated && c.phantom) return;  // no tile is allocated
+// What the node has for this run: the machine's facts, less (native runs)
+// the address space its threads reserve as they start.
+std::optional<Available> available_for(const RunConfig& c) {
   MemoryFacts facts = probe_memory();
-  if (!simulated) {
+  if (c.model == nullptr) {
     const NodeThreads t = node_threads(c.threads, c.gpus, c.network && c.network->nodes() > 1);
     const bool emulated = c.gpus > 0 && c.device == DeviceKind::Emulated;
     facts.threads = reserved_threads(t, emulated);
     facts.thread_reserve = thread_reserve(t, emulated, cores_found(), default_stack_bytes());
   }
-  const std::optional<Available> available = available_memory(facts);
+  return available_memory(facts);
+}
+
+// Throws OutOfMemory when `need` exceeds what the node has.
+void check_memory(const RunConfig& c, bool matrix_only) {
+  if (c.model != nullptr && c.phantom) return;  // a simulated run without data allocates no tile
+  const std::optional<Available> available = available_for(c);
   if (!available) return;  // nothing known: the allocation itself will tell
-  const MemoryNeed need = memory_need(c, available->bytes);
+  const MemoryNeed need = memory_need(c, available->bytes, matrix_only);
   if (const std::string why = memory_refusal(c, need, *available); !why.empty()) throw OutOfMemory(why);
+}
+
+}  // namespace
+
+void check_matrix_fits(const RunConfig& c) { check_memory(c, true); }
+
+void check_run(const RunConfig& c) {
+  // A simulated node (it has a kernel model) runs actors, not threads: its
+  // thread count is bounded by the machine file's cores where that is loaded.
+  if (c.model == nullptr) {
+    const NodeThreads t = node_threads(c.threads, c.gpus, c.network && c.network->nodes() > 1);
+    if (const std::string why = thread_refusal(t, cores_found()); !why.empty()) throw InputError(why);
+  }
+  check_memory(c, false);
 }
 
 }  // namespace tessera::preflight

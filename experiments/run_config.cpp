@@ -225,9 +225,10 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
       throw InputError("--impl " + std::string(to_string(c.impl)) +
                        " runs on one node: distributed runs use --impl tile");
   }
-  resolve_matrix(c, input);
+  // Before resolve_matrix, which may stream an --input file's entries.
   preflight::check_matrix_fits(c);
   check_tile_count(c);
+  resolve_matrix(c, input);
   try {
     TileLayout(c.m, c.n, c.B, c.s, c.b);  // validates B, s, b
   } catch (const InputError& e) {

@@ -26,8 +26,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -230,6 +232,25 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
                           static_cast<long>(opt.prow) * opt.pcol, world_size);
   }
   if (opt.matrix.empty()) opt.matrix = opt.algo == "cholesky" ? "spd" : "general";
+  // --json is written by rank 0 after the factorization: checked by it now
+  // (append mode creates nothing that stays and truncates nothing), its
+  // verdict shared, so a long run's result is never lost to a bad path.
+  if (error.empty() && !opt.json.empty()) {
+    int problem = 0;  // 1: a directory, 2: cannot be opened for writing
+    if (rank == 0) {
+      std::error_code e;
+      if (std::filesystem::is_directory(opt.json, e)) {
+        problem = 1;
+      } else {
+        const bool existed = std::filesystem::exists(opt.json, e);
+        problem = std::ofstream(opt.json, std::ios::app) ? 0 : 2;
+        if (!existed && problem == 0) std::remove(opt.json.c_str());
+      }
+    }
+    MPI_Bcast(&problem, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (problem)
+      error = fmt::format("--json {}: {}", opt.json, problem == 1 ? "is a directory" : "cannot open for writing");
+  }
   if (error.empty()) return std::nullopt;
   if (rank == 0) std::fprintf(stderr, "scalapack_peer: error: %s\n", error.c_str());
   return kExitInput;
@@ -563,7 +584,17 @@ int main(int argc, char** argv) {
     status = *early;
   } else {
     openblas_set_num_threads(opt.blas_threads);
-    status = run(opt, rank);
+    try {
+      status = run(opt, rank);
+    } catch (const std::bad_alloc&) {
+      // Only this rank knows: it names itself and ends the job (exit 4, as tessera's out of memory).
+      const double share = static_cast<double>(opt.n) * opt.n * (opt.precision == "s" ? 4 : 8) / world_size;
+      std::fprintf(stderr,
+                   "scalapack_peer: error: rank %d: out of memory for its share (about %.1f GiB) of the %d x %d "
+                   "matrix (--n %d)\n",
+                   rank, share / 1073741824.0, opt.n, opt.n, opt.n);
+      MPI_Abort(MPI_COMM_WORLD, 4);
+    }
     // 1 = leave MPI running: MPI_Finalize below ends it for both paths.
     Cblacs_exit(1);
   }

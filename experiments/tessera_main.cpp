@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -104,8 +105,11 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
   } catch (const std::bad_alloc&) {
     if (reporting) say_error(fmt::format("rank {}: out of memory while writing the run's output", net.node()));
     else
-      say_error(fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})", net.node(),
-                            cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
+      say_error(cfg.n == tessera::kUnsetSize
+                    ? fmt::format("rank {}: out of memory for its tiles of the --input {} matrix (precision {})",
+                                  net.node(), cfg.input, cfg.precision)
+                    : fmt::format("rank {}: out of memory for its tiles of the {} x {} matrix (precision {})",
+                                  net.node(), cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m, cfg.n, cfg.precision));
   } catch (const std::exception& x) {
     const char* kind = exit_status_of(e) == 5 ? "tessera: internal error: " : "tessera: error: ";
     say(fmt::format("{}rank {}: {}", kind, net.node(), x.what()));
@@ -238,12 +242,23 @@ int run_command(tessera::RunConfig cfg, const tessera::BackendOptions& backend, 
   else if (policy == "random") cfg.policy = ReadyPolicy::Random;
   else throw InputError("--policy '" + policy + "' is not one of: priority, fifo, random");
   // An unwritable --json or --trace fails before the factorization; both are
-  // written only once there is a result (experiments/output_path.hpp).
-  const std::vector<NamedPath> outputs = {
-      {"--json", json_path}, {"--trace", trace_path}, {"--progress-file", progress_path}};
-  check_distinct_paths(outputs, {{"--input", cfg.input}, {"--machine", backend.machine}, {"--tuned", tuned_path}});
-  check_output_path(outputs[0]);
-  check_output_path(outputs[1]);
+  // written only once there is a result (experiments/output_path.hpp). Node
+  // k > 0 of a cluster writes its trace beside node 0's: those files are
+  // outputs too, each written by its node.
+  std::vector<NamedPath> outputs = {{"--json", json_path}, {"--trace", trace_path}, {"--progress-file", progress_path}};
+  std::vector<int> writer = {0, 0, -1};  // the node that writes each (-1: the run touches it itself)
+  if (!trace_path.empty())
+    for (int k = 1; k < cfg.pr * cfg.pc; ++k) {
+      outputs.push_back({fmt::format("--trace (node {})", k), node_trace_path(trace_path, k)});
+      writer.push_back(k);
+    }
+  check_distinct_paths(outputs, {{"--input", cfg.input}, {"--machine", backend.machine}, {"--tuned", tuned_path}}, 3);
+  // Under mpirun a rank probes only the files it writes: two ranks probing
+  // one path would race on creating and removing it.
+  const char* rank_text = std::getenv("OMPI_COMM_WORLD_RANK");
+  const int rank = rank_text ? std::atoi(rank_text) : -1;
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    if (writer[i] >= 0 && (rank < 0 || rank == writer[i])) check_output_path(outputs[i]);
   TraceRecorder trace;
   if (!trace_path.empty()) cfg.observer = &trace;
   std::optional<ProgressFile> progress;
@@ -483,7 +498,7 @@ int main(int argc, char** argv) {
     if (backend.backend == tessera::Backend::Sim)
       for (const CLI::Option* o : {device_opt, gpu_bw_opt, gpu_lat_opt})
         if (o->count() > 0)
-          throw tessera::InputError(o->get_name() +
+          throw tessera::InputError(o->get_name() + " " + o->as<std::string>() +
                                     " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
     if (tune.chosen()) return tune.run();

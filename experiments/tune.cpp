@@ -11,13 +11,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "algorithms/factorization.hpp"
 #include "algorithms/lu.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
@@ -423,8 +423,7 @@ nlohmann::json tune_json(const TuneResult& t) {
 }
 
 TunedChoice read_tuned(const std::string& path) {
-  std::error_code e;
-  if (std::filesystem::is_directory(path, e)) throw InputError("--tuned " + path + ": is a directory, not a file");
+  require_regular_file("--tuned", path);
   std::ifstream in(path);
   if (!in) throw InputError("--tuned " + path + ": cannot open");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);

@@ -1,13 +1,11 @@
 #include "models/machine.hpp"
 
-#include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/json_fields.hpp"
 #include "base/kernel_table.hpp"
 #include "models/kernel_model.hpp"
@@ -31,15 +29,7 @@ void require_model(const Machine& m, const JsonFields& f, const std::string& key
 
 }  // namespace
 
-Machine Machine::load(const std::string& path) {
-  std::error_code e;
-  if (std::filesystem::is_directory(path, e)) throw InputError("--machine " + path + ": is a directory, not a file");
-  std::ifstream in(path);
-  if (!in) throw InputError("--machine " + path + ": cannot open the file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
-}
+Machine Machine::load(const std::string& path) { return parse(read_text_file("--machine", path), path); }
 
 Machine Machine::parse(const std::string& text, const std::string& origin) {
   nlohmann::json j;

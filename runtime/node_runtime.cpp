@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "runtime/device_comm.hpp"
 #include "runtime/protocol_sink.hpp"
@@ -17,7 +18,19 @@
 #include "runtime/run_state.hpp"
 
 namespace tessera {
+
 namespace {
+
+// The 1-based global column of a pivot breakdown, 0 for any other error.
+std::int64_t breakdown_column(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const PivotBreakdown& p) {
+    return p.column();
+  } catch (...) {
+    return 0;
+  }
+}
 
 using detail::ProtocolSink;
 using detail::RunState;
@@ -377,12 +390,23 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     // Every node returns together, knowing whether any failed: none then
     // waits for a failed node, and no message of a later run can reach this
     // run's communication thread.
+    // With each status goes the global column of a pivot breakdown: a node
+    // whose kernels ran on after another node's breakdown factors what that
+    // breakdown left (the failed node still sends its tiles), and fails
+    // later in column order as its consequence. The first breakdown is the
+    // matrix's; a later one reports it as the other node's failure.
     platform::NodeNetwork& net = *dist->network;
-    std::vector<double> status(net.nodes(), 0.0);
-    status[net.node()] = s.error ? exit_status_of(s.error) : 0;
+    const int P = net.nodes(), me = net.node();
+    std::vector<double> status(2 * static_cast<std::size_t>(P), 0.0);
+    status[me] = s.error ? exit_status_of(s.error) : 0;
+    status[P + me] = s.error ? static_cast<double>(breakdown_column(s.error)) : 0;
     net.allreduce_sum(status);
-    if (s.error) std::rethrow_exception(s.error);
-    for (int k = 0; k < net.nodes(); ++k)
+    int first = -1;  // the node of the first breakdown in column order
+    for (int k = 0; k < P; ++k)
+      if (status[P + k] > 0 && (first < 0 || status[P + k] < status[P + first])) first = k;
+    if (s.error && (status[P + me] == 0 || first == me)) std::rethrow_exception(s.error);
+    if (s.error) throw RemoteFailure(first, static_cast<int>(status[first]));
+    for (int k = 0; k < P; ++k)
       if (status[k] != 0) throw RemoteFailure(k, static_cast<int>(status[k]));
   }
   if (s.error) std::rethrow_exception(s.error);

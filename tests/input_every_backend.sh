@@ -38,6 +38,13 @@ n=300
   echo "$n $n $((2 * n - 1))"
   awk -v n=$n 'BEGIN { for (j = 1; j <= n; j++) { print j, j, (j == 250 ? -1 : 4); if (j + 1 <= n) print j + 1, j, -1 } }'
 } > "$dir/notpd.mtx"
+# Not positive definite from column 250 on: a node whose kernels run on after
+# that breakdown meets later ones (257 on the other node of a 1x2 grid).
+{
+  echo "%%MatrixMarket matrix coordinate real symmetric"
+  echo "$n $n $((2 * n - 1))"
+  awk -v n=$n 'BEGIN { for (j = 1; j <= n; j++) { print j, j, (j >= 250 ? -1 : 4); if (j + 1 <= n) print j + 1, j, -1 } }'
+} > "$dir/notpd_tail.mtx"
 # The SPD file cut short.
 head -n 200 "$dir/spd.mtx" > "$dir/short.mtx"
 
@@ -83,4 +90,9 @@ run notpd_mpi_2x2 3 "$notpd" 1 timeout 10 "$mpiexec" --allow-run-as-root --overs
   --input "$dir/notpd.mtx" --B 64 --grid 2x2
 grep -c "failed (its message above says why)" "$dir/err" | grep -qx 3 || fail "notpd_mpi_2x2: not every other rank named the failed node"
 run notpd_sim_2x2 3 "$notpd" 1 timeout 10 "$tessera" run --algo cholesky --input "$dir/notpd.mtx" --B 64 "${sim[@]}"
-echo "input on every backend: 13 cases pass"
+# The first breakdown in column order is the one reported: the node that met
+# a later one, a consequence, says which node failed instead of naming its own.
+run notpd_tail_mpi_1x2 3 "$notpd" 1 timeout 10 "${mpi[@]}" "$tessera" run --algo cholesky --input "$dir/notpd_tail.mtx" \
+  --B 64 --grid 1x2
+grep -q "node 1 failed (its message above says why)" "$dir/err" || fail "notpd_tail_mpi_1x2: node 0 did not name node 1"
+echo "input on every backend: 14 cases pass"

@@ -192,5 +192,35 @@ TEST(CliOutputs, TinySimulatedTasksLogNothing) {
   EXPECT_EQ(o.err, "") << o;
 }
 
+// A cluster's node k writes its trace beside node 0's (FILE.nodeK.json):
+// those files are outputs too, checked before the run like --trace itself.
+TEST(CliOutputs, EveryNodesTraceFileIsCheckedBeforeTheRun) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  const std::string t = dir.path() + "/t.json", t1 = dir.path() + "/t.node1.json";
+  const auto cluster = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = sim({"--n", "256", "--grid", "1x2", "--trace", t});
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_rejected(kInvalidInput, cluster({"--json", t1}), {"--json", "--trace (node 1)", t1});
+  expect_rejected(kInvalidInput, cluster({"--progress-file", t1}), {"--progress-file", "--trace (node 1)"});
+  std::filesystem::create_directory(t1);
+  expect_rejected(kInvalidInput, cluster({}), {"--trace (node 1)", t1, "is a directory"});
+  EXPECT_FALSE(std::filesystem::exists(t)) << "node 0's trace was written before node 1's was found unwritable";
+}
+
+// Inputs that are no regular file: a device is read forever, a directory
+// fails on the first read in the library's words.
+TEST(CliOutputs, InputsMustBeRegularFiles) {
+  TempDir dir;
+  expect_rejected(kInvalidInput, base({"--input", "/dev/zero"}), {"--input /dev/zero", "not a regular file"});
+  expect_rejected(kInvalidInput, base({"--input", dir.path()}), {"--input", "is a directory"});
+  expect_rejected(kInvalidInput, {"model", "kernels", "--machine", "/dev/zero"}, {"--machine /dev/zero"});
+  expect_rejected(kInvalidInput, {"calibrate", "--in-run", "--list", "--base", dir.path()}, {"--base", "directory"});
+  expect_rejected(kInvalidInput, {"calibrate", "--device", "emulated", "--base", "/dev/zero", "--list"},
+                  {"--base /dev/zero"});
+}
+
 }  // namespace
 }  // namespace tessera::test::cli
