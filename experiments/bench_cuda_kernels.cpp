@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "base/kernel_table.hpp"
@@ -37,10 +38,13 @@ using namespace tessera;
 
 double flops(const KernelShape& s) { return kernel_info(s.kernel)->flops(double(s.m), double(s.n), double(s.k)); }
 
-// GSMM's rate per (size, precision), measured once (10 calls after 3 warm-up calls).
+// GSMM's rate per (device, size, precision), measured once on each device (10
+// calls after 3 warm-up calls). Per device: main() makes several, each with
+// its own kernel options, streams and handles, and a row's of_gemm is against
+// the GEMM of the device that ran it, not of whichever was measured first.
 double gemm_rate(platform::Device& dev, std::int64_t B, char p) {
-  static std::map<std::pair<std::int64_t, char>, double> rates;
-  const auto key = std::make_pair(B, p);
+  static std::map<std::tuple<const platform::Device*, std::int64_t, char>, double> rates;
+  const auto key = std::make_tuple(&dev, B, p);
   if (const auto it = rates.find(key); it != rates.end()) return it->second;
   const KernelShape g{kGsmm, p, B, B, B, 0};
   kernels::DeviceKernelTimer timer(dev, g, kernels::CalibrationOptions{});

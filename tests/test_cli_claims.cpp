@@ -7,15 +7,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_expect.hpp"
 #include "cli_json.hpp"
 #include "kernels/cuda/cuda_api.hpp"
+#include "models/comm_model.hpp"
 #include "test_helpers.hpp"
 
 namespace tessera::test::cli {
@@ -24,23 +28,63 @@ namespace {
 using tessera::test::TempDir;
 using ::testing::HasSubstr;
 
+// The tasks of a --trace file, "NAME(k,i,j)" each, in the order they started.
+std::vector<std::string> task_order(const std::string& trace) {
+  std::vector<std::pair<double, std::string>> started;
+  const nlohmann::json events = read_json(trace).at("traceEvents");
+  for (const auto& e : events) {
+    if (e.value("cat", "") != "task") continue;
+    const auto& a = e.at("args");
+    started.emplace_back(e.at("ts").get<double>(), e.at("name").get<std::string>() + "(" + a.at("k").dump() + "," +
+                                                       a.at("i").dump() + "," + a.at("j").dump() + ")");
+  }
+  std::stable_sort(started.begin(), started.end());
+  std::vector<std::string> order;
+  for (auto& [ts, task] : started) order.push_back(std::move(task));
+  return order;
+}
+
 // --policy fifo and random run every task and pass the check; the factor
 // (hence the residual, to the last bit) does not depend on the order, since
-// each tile's updates run in the serial order whatever the policy.
+// each tile's updates run in the serial order whatever the policy. The order
+// itself does: on one thread, priority runs the next panel (POTF2'(1), once
+// column 1 is updated) before the rest of step 0's trailing update, which
+// fifo runs first, in the order its tasks became ready; random runs yet
+// another order.
 TEST(CliClaims, PolicyChangesOrderNotResult) {
   TempDir dir;
-  const std::vector<std::string> shape = {"--n", "500", "--B", "64", "--threads", "2", "--check"};
+  const std::vector<std::string> shape = {"--n", "512", "--B", "64", "--threads", "1", "--check"};
   std::vector<double> residuals;
+  std::map<std::string, std::vector<std::string>> orders;
   for (const char* policy : {"priority", "fifo", "random"}) {
     auto args = base(shape);
-    args.insert(args.end(), {"--policy", policy});
+    const std::string trace = dir.path() + "/" + policy + ".trace.json";
+    args.insert(args.end(), {"--policy", policy, "--trace", trace});
     const auto j = run_ok(dir, args, 1, nullptr, std::string(policy) + ".json");
     EXPECT_EQ(j.at("check_passed"), true) << policy;
     EXPECT_EQ(j.at("tasks"), 120) << policy;  // 8x8 tiles: 8 POTF2', 28 TRSM, 28 GSMM_DIAG, 56 GSMM
     residuals.push_back(j.at("residual").get<double>());
+    orders[policy] = task_order(trace);
+    EXPECT_EQ(orders[policy].size(), 120u) << policy;
   }
   EXPECT_EQ(residuals[0], residuals[1]);
   EXPECT_EQ(residuals[0], residuals[2]);
+  // The same tasks, each once, in three different orders.
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(orders["fifo"]), sorted(orders["priority"]));
+  EXPECT_EQ(sorted(orders["random"]), sorted(orders["priority"]));
+  EXPECT_NE(orders["fifo"], orders["priority"]);
+  EXPECT_NE(orders["random"], orders["priority"]);
+  EXPECT_NE(orders["random"], orders["fifo"]);
+  const auto position = [&](const char* policy, const std::string& task) {
+    const auto& o = orders[policy];
+    return std::find(o.begin(), o.end(), task) - o.begin();
+  };
+  EXPECT_LT(position("priority", "POTF2'(1,1,1)"), position("priority", "GSMM_DIAG(0,7,7)"));
+  EXPECT_GT(position("fifo", "POTF2'(1,1,1)"), position("fifo", "GSMM_DIAG(0,7,7)"));
 }
 
 // --seed picks the generated matrix: the same seed gives the same factor
@@ -121,19 +165,27 @@ TEST(CliClaims, ShippedLocalMachineFileLoads) {
 }
 
 // `tessera model comm --json` for QR: the rows of 000 App. A.2.2 with the
-// virtual tile height the run would use.
+// virtual tile height the run would use (default_virtual_tile_height: 64 tile
+// rows on 2 node rows give 4, neither 1 nor the paper's n/(B Pr) = 32), each
+// the library's value for the shape.
 TEST(CliClaims, ModelCommJsonForQr) {
   TempDir dir;
   const std::string json = dir.path() + "/comm.json";
   const Outcome o = run_tessera(
-      {"model", "comm", "--algo", "qr", "--n", "8192", "--B", "512", "--s", "1", "--grid", "2x2", "--json", json});
+      {"model", "comm", "--algo", "qr", "--n", "8192", "--B", "128", "--s", "1", "--grid", "2x2", "--json", json});
   ASSERT_TRUE(o.exited && o.status == 0) << o;
   const auto j = read_json(json);
   EXPECT_EQ(j.at("algo"), "qr");
   EXPECT_EQ(j.at("grid"), nlohmann::json::array({2, 2}));
-  EXPECT_FALSE(j.at("v").is_null());
-  EXPECT_GT(j.at("tessera").at("messages_closed_form").get<double>(), 0);
-  EXPECT_GT(j.at("tessera").at("words_closed_form").get<double>(), 0);
+  const CommShape shape{.n = 8192, .B = 128, .s = 1, .Pr = 2, .Pc = 2};
+  const double v = run_virtual_tile_height(shape);
+  ASSERT_EQ(v, 4);
+  EXPECT_EQ(j.at("v"), v);
+  const auto& t = j.at("tessera");
+  EXPECT_DOUBLE_EQ(t.at("messages_closed_form").get<double>(), msg_qr_closed(shape, v));
+  EXPECT_DOUBLE_EQ(t.at("words_closed_form").get<double>(), word_qr_closed(shape, v));
+  EXPECT_DOUBLE_EQ(t.at("messages_summation").get<double>(), msg_qr_sum(shape, v));
+  EXPECT_DOUBLE_EQ(t.at("words_summation").get<double>(), word_qr_sum(shape, v));
 }
 
 // On a GPU machine: the runtime on a CUDA GPU and the cuSOLVER peer, checked.

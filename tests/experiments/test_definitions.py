@@ -146,8 +146,14 @@ class Expressions(unittest.TestCase):
             self.fail("an expression of %s took over 20 s" % (self.HUGE,))
         lines = p.stdout.strip().splitlines()
         self.assertEqual(len(lines), len(self.HUGE), p.stdout)
+        # Each line a refusal (ExprError's message), not "evaluated: ...", which also names the expression.
         for text, line in zip(self.HUGE, lines):
-            self.assertIn("grid_of(" if text.startswith("grid_of") else repr(text), line)
+            with self.subTest(text=text):
+                self.assertFalse(line.startswith("evaluated: "), line)
+                if text.startswith("grid_of"):  # names the value, the bound refused it
+                    self.assertEqual(line, "grid_of(%d): nodes must be from 1 to %d" % (10 ** 18, expr.MAX_GRID_NODES))
+                else:
+                    self.assertTrue(line.startswith(repr(text) + " failed: "), line)
         self.assertEqual(expr.evaluate("2 ** 1023 // 2 ** 1022 + len('%5d' % 3)", {}), 7)
 
     def test_bounded_in_a_definition(self):

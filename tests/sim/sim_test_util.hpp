@@ -6,6 +6,8 @@
 // in a forked child that sends its result back through a pipe. The tests then
 // behave the same whether ctest runs them one per process or the binary runs
 // them all at once.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +21,11 @@ namespace tessera::test {
 
 // Runs `body` in a child process and returns the bytes it returned. An
 // exception in the child is rethrown here as std::runtime_error with its message.
+// A failed assertion (EXPECT_*, ASSERT_*) in the child fails the calling test
+// here, with the child's messages, and throws: the child's own record of it
+// dies with the child, and its result is not to be trusted.
 inline std::string run_in_child(const std::function<std::string()>& body) {
+  constexpr int kChildAssertionsFailed = 4;
   int fd[2];
   if (pipe(fd) != 0) throw std::runtime_error("pipe failed");
   std::fflush(nullptr);
@@ -29,14 +35,34 @@ inline std::string run_in_child(const std::function<std::string()>& body) {
     close(fd[0]);
     std::string out;
     int code = 0;
-    try {
-      out = body();
-    } catch (const std::exception& e) {
-      out = e.what();
-      code = 1;
-    } catch (...) {
-      out = "unknown exception";
-      code = 1;
+    // Every thread's assertions (SimGrid's actors may run on threads) land
+    // here rather than in the test's record; this thread's also when the
+    // parent intercepted them for itself (EXPECT_NONFATAL_FAILURE).
+    ::testing::TestPartResultArray parts;
+    {
+      using Reporter = ::testing::ScopedFakeTestPartResultReporter;
+      const Reporter other_threads(Reporter::INTERCEPT_ALL_THREADS, &parts);
+      const Reporter this_thread(Reporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+      try {
+        out = body();
+      } catch (const std::exception& e) {
+        out = e.what();
+        code = 1;
+      } catch (...) {
+        out = "unknown exception";
+        code = 1;
+      }
+    }
+    std::string failed;
+    for (int i = 0; i < parts.size(); ++i) {
+      const ::testing::TestPartResult& part = parts.GetTestPartResult(i);
+      if (!part.failed()) continue;
+      failed += std::string(part.file_name() != nullptr ? part.file_name() : "?") + ":" +
+                std::to_string(part.line_number()) + ": " + part.message() + "\n";
+    }
+    if (!failed.empty()) {
+      out = code == 0 ? failed : out + "\n" + failed;
+      if (code == 0) code = kChildAssertionsFailed;
     }
     for (std::size_t done = 0; done < out.size();) {
       const ssize_t w = write(fd[1], out.data() + done, out.size() - done);
@@ -55,6 +81,10 @@ inline std::string run_in_child(const std::function<std::string()>& body) {
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status))
     throw std::runtime_error("simulation child died (signal " + std::to_string(WTERMSIG(status)) + ")");
+  if (WEXITSTATUS(status) == kChildAssertionsFailed) {
+    ADD_FAILURE() << "assertions failed in the simulation child:\n" << out;
+    throw std::runtime_error("the simulation child's assertions failed (reported above)");
+  }
   if (WEXITSTATUS(status) != 0) throw std::runtime_error("simulation child failed: " + out);
   return out;
 }

@@ -5,7 +5,10 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
+#include "../cli_expect.hpp"
 #include "../test_helpers.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
@@ -229,15 +232,23 @@ TEST(InRunCalibrationCli, BaseGetsTheRunsAlone) {
   EXPECT_NE(test::read_text(out).find("no kernel shape"), std::string::npos) << test::read_text(out);
 }
 
+// Each bad option exits 2 with one line naming the option (and its value).
 TEST(InRunCalibrationCli, BadOptionsAreRejected) {
-  const std::string base = std::string(TESSERA_BIN) + " calibrate --list ";
-  EXPECT_EQ(shell(base + "--in-run-n 4096 > /dev/null 2>&1"), 2);             // without --in-run
-  EXPECT_EQ(shell(base + "--in-run --in-run-n 0 > /dev/null 2>&1"), 2);       // not an order
-  EXPECT_EQ(shell(base + "--in-run --device emulated > /dev/null 2>&1"), 2);  // cores only
-  EXPECT_EQ(shell(base + "--in-run --kernels lu_leaf > /dev/null 2>&1"), 2);  // no Cholesky or QR kernel
-  EXPECT_EQ(shell(base + "--base local.json > /dev/null 2>&1"), 2);           // --base needs --device or --in-run
-  EXPECT_EQ(shell(base + "--in-run --base /nonexistent.json > /dev/null 2>&1"), 2);
-  EXPECT_EQ(shell(base + "--in-run --kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"), 0);
+  const auto rejected = [](std::vector<std::string> args, const std::vector<std::string>& values) {
+    args.insert(args.begin(), {"calibrate", "--list"});
+    test::cli::expect_rejected(test::cli::kInvalidInput, args, values);
+  };
+  rejected({"--in-run-n", "4096"}, {"--in-run-n is used only with --in-run"});
+  rejected({"--in-run", "--in-run-n", "0"}, {"--in-run-n 0 must be >= 1"});                            // not an order
+  rejected({"--in-run", "--device", "emulated"}, {"--in-run", "does not go with --device emulated"});  // cores only
+  rejected({"--in-run", "--kernels", "lu_leaf"}, {"--in-run: none of the --kernels"});  // no Cholesky or QR kernel
+  // An existing file, so that what refuses it is --base without --device or --in-run.
+  const std::string local = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json";
+  rejected({"--base", local}, {"--base " + local + " is used only with --device or --in-run"});
+  rejected({"--in-run", "--base", "/nonexistent.json"}, {"--base /nonexistent.json: cannot open"});
+  EXPECT_EQ(shell(std::string(TESSERA_BIN) +
+                  " calibrate --list --in-run --kernels gsmm --sizes 64 --for-n 0 > /dev/null 2>&1"),
+            0);
 }
 
 }  // namespace

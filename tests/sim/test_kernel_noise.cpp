@@ -160,15 +160,17 @@ TEST(KernelNoiseRuns, ReproducibleForASeedDifferentForAnotherNoneAtZero) {
   EXPECT_FALSE(run_ok(keeneland({})).contains("kernel_noise"));
 }
 
-// Each task's duration in a run's trace, by the task's identity (kernel, k, i, j).
-std::map<std::tuple<std::string, int, int, int>, double> task_durations(const std::string& trace) {
+// Each task's duration ("dur") or start ("ts") in a run's trace, by the task's
+// identity (kernel, k, i, j).
+std::map<std::tuple<std::string, int, int, int>, double> task_durations(const std::string& trace,
+                                                                        const char* field = "dur") {
   std::map<std::tuple<std::string, int, int, int>, double> out;
   const nlohmann::json t = nlohmann::json::parse(read_text(trace));
   for (const auto& e : t.at("traceEvents"))
     if (e.value("cat", "") == "task" && e.value("ph", "") == "X") {
       const auto& a = e.at("args");
       out[{e.at("name").get<std::string>(), a.at("k").get<int>(), a.at("i").get<int>(), a.at("j").get<int>()}] =
-          e.at("dur").get<double>();
+          e.at(field).get<double>();
     }
   return out;
 }
@@ -183,7 +185,8 @@ std::map<std::tuple<std::string, int, int, int>, double> traced(std::vector<std:
 // Every task draws its own factor, on the cores and on the GPU alike (the
 // GPUs' model is wrapped as the cores' is; with --s 2 --b auto the narrow
 // columns' 204 tasks run on the cores, the 240 others on the GPU), and the
-// same task draws the same factor whatever order the ready queue runs tasks in.
+// same task draws the same factor whatever order the ready queue runs tasks in
+// (fifo does run them in another order: some start at other times).
 TEST(KernelNoiseRuns, EveryTaskDrawsItsOwnFactorWhateverTheOrder) {
   TempDir dir;
   const std::vector<std::string> one = {
@@ -210,6 +213,12 @@ TEST(KernelNoiseRuns, EveryTaskDrawsItsOwnFactorWhateverTheOrder) {
   }
   // A draw within 0.005 of Z = 0 leaves a task within 0.1% of its time: a few may.
   EXPECT_GE(changed, static_cast<int>(0.97 * plain.size())) << "tasks whose time the variation left alone";
+  const auto noisy_starts = task_durations(dir.path() + "/noisy.json", "ts");
+  const auto fifo_starts = task_durations(dir.path() + "/fifo.json", "ts");
+  ASSERT_EQ(fifo_starts.size(), noisy_starts.size());
+  int moved = 0;
+  for (const auto& [task, ts] : noisy_starts) moved += std::abs(fifo_starts.at(task) - ts) > 1e-3;
+  EXPECT_GT(moved, 0) << "--policy fifo started every task when priority did";
 }
 
 // --node-noise: each node of a cluster its own factor, the same for all its tasks.

@@ -1,5 +1,10 @@
 // Simulated time on hand-made machines whose makespans are computable by hand.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <thread>
 
 #include "experiments/driver.hpp"
 #include "models/machine.hpp"
@@ -89,6 +94,29 @@ TEST(SimTime, SimDataDoesNotChangeSimulatedTime) { EXPECT_EQ(simulated_cholesky(
 TEST(SimTime, S4uSyncGivesTheSameSchedule) {
   EXPECT_EQ(simulated_cholesky(2, 2, 192, false, platform::SimSync::S4U), 2.25);
   EXPECT_EQ(simulated_cholesky(1, 1, 192, false, platform::SimSync::S4U), 2.6875);
+}
+
+// An EXPECT that fails in run_in_child's child, on the body's thread or on
+// another, fails the test that called it, with the child's message: the
+// child's own gtest record dies with it, which once let every assertion in a
+// simulation pass unseen.
+void expect_fails_in_child(bool on_a_thread) {
+  try {
+    run_in_child([on_a_thread] {
+      const auto planted = [] { EXPECT_EQ(1 + 1, 3) << "planted in the child"; };
+      if (on_a_thread) {
+        std::thread(planted).join();
+      } else {
+        planted();
+      }
+      return std::string("result");
+    });
+  } catch (const std::runtime_error&) {  // expected: the child's result is not to be trusted
+  }
+}
+TEST(SimTestUtil, AnAssertionFailingInTheChildFailsTheTest) {
+  EXPECT_NONFATAL_FAILURE(expect_fails_in_child(false), "planted in the child");
+  EXPECT_NONFATAL_FAILURE(expect_fails_in_child(true), "planted in the child");
 }
 
 }  // namespace
