@@ -135,6 +135,8 @@ case "$1" in
     ;;
   test) deps; build ON; run_tests ;;
   -h|--help|help) usage 0 ;;
-  *) usage ;;
+  *) trap - EXIT  # not a failed step: the command is unknown
+     printf "setup.sh: unknown command '%s' (main, test, deps or build; ./setup.sh --help)\n" "$1" >&2
+     exit 2 ;;
 esac
 step "done: ./setup.sh $1"

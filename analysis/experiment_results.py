@@ -8,29 +8,97 @@ import collections
 import json
 import os
 import statistics
+import sys
 
 
-def read_runs(out_dir, on_bad_line=None):
+class ResultsError(ValueError):
+    """A results folder that cannot be read (a meta.json that is not one); the message names the file."""
+
+
+# Record fields every reader uses, with their types; the other fields are read with defaults.
+RECORD_FIELDS = {"config_id": str, "repeat": int, "params": dict, "status": str}
+OPTIONAL_FIELDS = {"result": dict, "metrics": dict, "tessera_binary": dict, "stderr": str, "label": str, "date": str,
+                   "tessera_commit": str, "run_wall_s": (int, float)}
+_WARNED = set()
+
+
+def record_problem(r):
+    """Why a parsed runs.jsonl line is not a run record (one phrase), or None."""
+    if not isinstance(r, dict):
+        return "a JSON %s, not an object" % type(r).__name__
+    for k, t in RECORD_FIELDS.items():
+        if not isinstance(r.get(k), t) or isinstance(r.get(k), bool):
+            return "%s %s" % (k, "missing" if k not in r else "%s is not a %s" % (json.dumps(r[k])[:40], t.__name__))
+    for k, t in OPTIONAL_FIELDS.items():
+        if r.get(k) is not None and not isinstance(r[k], t):
+            return "%s %s is not a %s" % (k, json.dumps(r[k])[:40], getattr(t, "__name__", "number"))
+    return None
+
+
+def warn_bad_line(path, n, why):
+    """One warning per bad line of a runs.jsonl, however often it is read."""
+    if (path, n) not in _WARNED:
+        _WARNED.add((path, n))
+        print("%s:%d: %s, line ignored" % (path, n, why), file=sys.stderr)
+
+
+def read_runs(out_dir, on_bad_line=warn_bad_line):
     """The last record of every (config id, repeat) in DIR/runs.jsonl, in order of first appearance.
 
-    A line that is not JSON is skipped; on_bad_line(path, line_number) is told of it.
+    A line that is not a run record (not JSON, not UTF-8, a truncated last
+    line, a record without its fields) is skipped; on_bad_line(path,
+    line_number, why) is told of it.
     """
     path = os.path.join(out_dir, "runs.jsonl")
     records = collections.OrderedDict()
     if os.path.isfile(path):
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
+        with open(path, "rb") as f:
+            for n, raw in enumerate(f, 1):
                 try:
+                    line = raw.decode("utf-8").strip()
+                    if not line:
+                        continue
                     r = json.loads(line)
+                    why = record_problem(r)
+                except UnicodeDecodeError:
+                    why = "not UTF-8 text"
                 except ValueError:
+                    why = "not a JSON line"
+                if why:
                     if on_bad_line:
-                        on_bad_line(path, n)
+                        on_bad_line(path, n, why)
                     continue
                 records[(r["config_id"], r["repeat"])] = r
     return records
+
+
+def read_meta(out_dir):
+    """DIR/meta.json, checked: an object holding the definition it was run from; else ResultsError naming it."""
+    path = os.path.join(out_dir, "meta.json")
+    try:
+        with open(path, "rb") as f:
+            meta = json.loads(f.read().decode("utf-8"))
+    except OSError as e:
+        raise ResultsError("%s: cannot read it (%s)" % (path, e.strerror or e))
+    except UnicodeDecodeError:
+        raise ResultsError("%s: not UTF-8 text (not an experiment's meta.json)" % path)
+    except ValueError as e:
+        raise ResultsError("%s: not JSON (%s)" % (path, e))
+    if not isinstance(meta, dict):
+        raise ResultsError("%s: the top level is %s, not an object (not an experiment's meta.json)" % (
+            path, json.dumps(meta)[:40]))
+    checks = (("definition", dict, True), ("configs", list, False), ("skipped", list, False),
+              ("experiment", str, False), ("definition_file", str, False), ("machine", str, False))
+    for key, kind, required in checks:
+        if (required and key not in meta) or meta.get(key) is not None and not isinstance(meta[key], kind):
+            what = "missing" if key not in meta else "%s is not a %s" % (json.dumps(meta[key])[:40], kind.__name__)
+            raise ResultsError("%s: %s %s (not an experiment's meta.json)" % (path, key, what))
+    for s in meta.get("skipped") or []:
+        if not isinstance(s, dict) or not isinstance(s.get("params"), dict):
+            raise ResultsError("%s: skipped holds %s, not a point with its params" % (path, json.dumps(s)[:40]))
+    if not isinstance(meta["definition"].get("plots", []), list):
+        raise ResultsError("%s: definition.plots is not a list" % path)
+    return meta
 
 
 class Results:
@@ -38,10 +106,9 @@ class Results:
 
     def __init__(self, out_dir):
         self.dir = out_dir
-        with open(os.path.join(out_dir, "meta.json")) as f:
-            self.meta = json.load(f)
+        self.meta = read_meta(out_dir)
         self.definition = self.meta["definition"]
-        wanted = set(self.meta.get("configs", []))
+        wanted = set(c for c in self.meta.get("configs") or [] if isinstance(c, str))
         latest = collections.OrderedDict(
             (key, r) for key, r in read_runs(out_dir).items() if not wanted or r["config_id"] in wanted)
         self.groups = collections.OrderedDict()
@@ -91,7 +158,7 @@ class Point:
             return None
         r = self.failed[0]
         lines = (r.get("stderr") or "").strip().splitlines()
-        what = "timeout" if r["status"] == "timeout" else "exit %s" % r["exit_status"]
+        what = "timeout" if r["status"] == "timeout" else "exit %s" % r.get("exit_status")
         return "%s: %s" % (what, lines[-1] if lines else "")
 
 

@@ -11,7 +11,6 @@ else is read.
     tessera experiment plot 001-fig11-imbalance          # the same, by definition name
 """
 import argparse
-import json
 import os
 import sys
 
@@ -21,16 +20,27 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import figure_kinds  # noqa: E402
-from experiment_results import Results  # noqa: E402
+from experiment_results import Results, ResultsError, read_meta  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
+from runner import outputs  # noqa: E402
+from runner.definition import DefinitionError, load as load_definition  # noqa: E402
 
 
 def plot_results(out_dir, definition=None):
     """Draws every plot of `definition` (a definition's JSON object; default the one the
-    results were run from, kept in meta.json); returns the files written."""
+    results were run from, kept in meta.json); returns the files written. A definition
+    of another experiment than the results', or a `figures` that is no folder, is a ResultsError."""
     results = Results(out_dir)
     defn = definition or results.definition
+    ran = results.meta.get("experiment")
+    if definition and ran and definition.get("name") and definition["name"] != ran:
+        raise ResultsError("%s: results of %s, not of the definition given (%s)" % (
+            os.path.join(out_dir, "meta.json"), ran, definition["name"]))
     fig_dir = os.path.join(out_dir, "figures")
-    os.makedirs(fig_dir, exist_ok=True)
+    why = outputs.folder_problem(fig_dir)
+    if why:
+        raise ResultsError("%s: %s (the figures go there)" % (fig_dir, why))
     written = []
     for spec in defn.get("plots", []):
         fig = figure_kinds.KINDS[spec["kind"]](results, spec, defn.get("reported", []))
@@ -47,15 +57,24 @@ def main():
     ap.add_argument("results", help="an experiment's results folder (holding meta.json and runs.jsonl)")
     ap.add_argument("--definition", help="draw the plots of this definition file instead of meta.json's copy")
     a = ap.parse_args()
-    if not os.path.isfile(os.path.join(a.results, "meta.json")):
-        print("plot_experiment.py: %s: no meta.json (not an experiment's results folder)" % a.results, file=sys.stderr)
+    try:
+        if not os.path.isfile(os.path.join(a.results, "meta.json")):
+            raise ResultsError("%s: no meta.json (not an experiment's results folder)" % a.results)
+        doc = None
+        if a.definition:
+            if not os.path.isfile(a.definition):
+                raise ResultsError("--definition %s: %s" % (a.definition, "is a folder, not a definition file"
+                                                            if os.path.isdir(a.definition) else "no such file"))
+            doc = load_definition(a.definition).doc
+            ran = read_meta(a.results).get("experiment")
+            if ran and ran != doc["name"]:
+                raise ResultsError("--definition %s: the definition of %s, but %s holds results of %s" % (
+                    a.definition, doc["name"], a.results, ran))
+        for path in plot_results(a.results, doc):
+            print(path)
+    except (ResultsError, DefinitionError) as e:
+        print("plot_experiment.py: %s" % e, file=sys.stderr)
         return 2
-    doc = None
-    if a.definition:
-        with open(a.definition) as f:
-            doc = json.load(f)
-    for path in plot_results(a.results, doc):
-        print(path)
     return 0
 
 

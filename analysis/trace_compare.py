@@ -33,7 +33,7 @@ import json
 import statistics
 import sys
 
-from trace_summary import load
+from trace_summary import fail, load_all, output_problem
 import trace_critical_path
 import trace_devices
 
@@ -55,8 +55,8 @@ def kernel_stats(events):
 
 def compare(a_paths, b_paths):
     """The comparison of trace A (e.g. real) and B (e.g. simulated) as a JSON-ready dict."""
-    a_events = [e for p in a_paths for e in load(p)[1]]
-    b_events = [e for p in b_paths for e in load(p)[1]]
+    a_info, a_events = load_all(a_paths)
+    b_info, b_events = load_all(b_paths)
     ka, kb = kernel_stats(a_events), kernel_stats(b_events)
     kernels = []
     for name in sorted(set(ka) | set(kb), key=lambda n: -(ka.get(n, kb.get(n))["total_us"])):
@@ -70,8 +70,7 @@ def compare(a_paths, b_paths):
     db = {(r["node"], r["worker"]): r for r in trace_devices.devices(b_events).values()}
     workers = [{"node": k[0], "worker": k[1], "a": da.get(k), "b": db.get(k)} for k in list(da) + [k for k in db if k not in da]]
     same = set(ka) == set(kb) and all(ka[n]["count"] == kb[n]["count"] for n in ka)
-    return {"a": {"files": a_paths, "run": load(a_paths[0])[0].get("run")},
-            "b": {"files": b_paths, "run": load(b_paths[0])[0].get("run")},
+    return {"a": {"files": a_paths, "run": a_info.get("run")}, "b": {"files": b_paths, "run": b_info.get("run")},
             "same_tasks": same, "kernels": kernels, "workers": workers,
             "critical_path": compare_critical_paths(a_events, b_events)}
 
@@ -194,6 +193,12 @@ def main():
                     help="the comparison as JSON: printed instead of the tables, or written to FILE")
     ap.add_argument("--figure", metavar="FILE.png", help="write the per-kernel and per-worker figure")
     x = ap.parse_args()
+    inputs = x.a.split(",") + x.b.split(",")
+    outs = [(o, p) for o, p in (("--json", x.json), ("--figure", x.figure)) if p and p != "-"]
+    for option, path in outs:
+        why = output_problem(path, inputs + [p for o, p in outs if o != option])
+        if why:
+            return fail("trace_compare.py", "%s %s: %s" % (option, path, why))
     try:
         c = compare(x.a.split(","), x.b.split(","))
         if x.json and x.json != "-":
@@ -201,9 +206,8 @@ def main():
                 json.dump(c, f, indent=1)
         if x.figure:
             write_figure(c, x.figure)
-    except (OSError, ValueError, KeyError) as e:
-        print("trace_compare.py: %s" % e, file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as e:  # TraceError, or a --figure extension Matplotlib does not write
+        return fail("trace_compare.py", e)
     if x.json == "-":
         print(json.dumps(c, indent=1))
     else:

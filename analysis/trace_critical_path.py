@@ -25,10 +25,11 @@ of its nodes'.
 
     /usr/bin/python3 analysis/trace_critical_path.py TRACE.json [TRACE.node1.json ...]
 """
+import argparse
 import collections
 import sys
 
-from trace_summary import load
+from trace_summary import TraceError, fail, load_all
 
 
 def task_events(events):
@@ -119,8 +120,13 @@ def critical_path(events):
 
 
 def main():
-    events = [e for p in sys.argv[1:] for e in load(p)[1]]
-    c = critical_path(events)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("trace", nargs="+", help="trace files: one, or every node's of a distributed run")
+    a = ap.parse_args()
+    try:
+        c = critical_path(load_all(a.trace)[1])
+    except TraceError as e:
+        return fail("trace_critical_path.py", e)
     print("critical path %.6f s, %d tasks (node %s), makespan %.6f s, CP/makespan %s" % (
         c["critical_path_s"], c["tasks"], c["node"], c["makespan_s"],
         "%.3f" % c["ratio"] if c["ratio"] is not None else "-"))

@@ -25,7 +25,7 @@ import json
 import re
 import sys
 
-from trace_summary import load
+from trace_summary import TraceError, fail, load
 
 
 def union(intervals):
@@ -135,12 +135,16 @@ def main():
     ap.add_argument("trace", nargs="+", help="trace files: one, or every node's of a distributed run")
     ap.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     a = ap.parse_args()
-    rows = breakdown(a.trace)
+    try:
+        rows = breakdown(a.trace)
+    except TraceError as e:
+        return fail("trace_devices.py", e)
     if a.json:
         print(json.dumps(rows, indent=1))
     else:
         print_text(rows)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

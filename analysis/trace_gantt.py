@@ -12,6 +12,7 @@ event.
 """
 import argparse
 import collections
+import math
 import os
 import sys
 
@@ -20,7 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trace_summary import load  # noqa: E402
+from trace_summary import TraceError, fail, load_all, output_problem  # noqa: E402
 from trace_devices import thread_names, _order  # noqa: E402
 
 KERNEL_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
@@ -40,13 +41,11 @@ def lanes(events):
 
 
 def draw(paths, out, t_from=None, t_to=None):
-    """Writes the chart of the trace files to `out` (PNG); returns the number of bars drawn."""
-    events = []
-    for p in paths:
-        events += load(p)[1]
+    """Writes the chart of the trace files to `out` (PNG, whatever its extension); returns the number of bars drawn."""
+    info, events = load_all(paths)
     order, bars = lanes(events)
     if not order:
-        raise ValueError("%s: no task or transfer events" % paths[0])
+        raise TraceError("%s: no task or transfer events" % paths[0])
     t0 = min(s for lane in order for s, _, _ in bars[lane])
     kernels = sorted({n for lane in order for _, _, n in bars[lane] if n != "transfer"})
     color = {k: KERNEL_COLORS[i % len(KERNEL_COLORS)] for i, k in enumerate(kernels)}
@@ -71,10 +70,9 @@ def draw(paths, out, t_from=None, t_to=None):
         ax.set_xlim(left=t_from, right=t_to)
     handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kernels + ["transfer"]]
     ax.legend(handles, kernels + ["copy / message"], fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    info = load(paths[0])[0]
-    ax.set_title((info.get("run") or os.path.basename(paths[0]))[:140], fontsize=8)
+    ax.set_title(str(info.get("run") or os.path.basename(paths[0]))[:140], fontsize=8)
     fig.tight_layout()
-    fig.savefig(out)
+    fig.savefig(out, format="png")
     plt.close(fig)
     return drawn
 
@@ -86,11 +84,19 @@ def main():
     ap.add_argument("--from", dest="t_from", type=float, help="start of the window shown (s)")
     ap.add_argument("--to", dest="t_to", type=float, help="end of the window shown (s)")
     a = ap.parse_args()
+    for option, v in (("--from", a.t_from), ("--to", a.t_to)):
+        if v is not None and not math.isfinite(v):
+            return fail("trace_gantt.py", "%s %s: must be a number of seconds" % (option, v))
+    if a.t_from is not None and a.t_to is not None and a.t_from >= a.t_to:
+        return fail("trace_gantt.py", "--from %g --to %g: the window's start must be before its end" % (
+            a.t_from, a.t_to))
+    why = output_problem(a.out, a.trace)
+    if why:
+        return fail("trace_gantt.py", "--out %s: %s" % (a.out, why))
     try:
         n = draw(a.trace, a.out, a.t_from, a.t_to)
-    except (OSError, ValueError, KeyError) as e:
-        print("trace_gantt.py: %s" % e, file=sys.stderr)
-        return 2
+    except (TraceError, OSError) as e:
+        return fail("trace_gantt.py", e)
     print("%s: %d bars" % (a.out, n))
     return 0
 

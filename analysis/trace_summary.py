@@ -10,19 +10,127 @@ node's times count from its own start of the run (a common start, after
 every node built its input).
 
     /usr/bin/python3 analysis/trace_summary.py TRACE.json [TRACE.node1.json ...] [--json]
+
+load() is every analysis script's reader of traces: a file that is not a
+tessera trace of this version (otherData.format "tessera-trace", version 1),
+or an event without the fields the scripts read, stops a script with one
+line naming the file and what is wrong, exit status 2.
 """
 import argparse
 import collections
 import json
+import math
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
+from runner.outputs import file_problem  # noqa: E402  (output paths are checked as the runner checks them)
+
+FORMAT, VERSION = "tessera-trace", 1  # otherData of the traces this reads (runtime/trace.hpp)
+
+
+class TraceError(ValueError):
+    """A file that is not a tessera trace this can read; the message names the file and what is wrong."""
 
 
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
-    events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    info = doc.get("otherData", {}) if isinstance(doc, dict) else {}
+    """(otherData, traceEvents) of a tessera trace, checked: a TraceError naming the file when it is
+    unreadable, not JSON, not a tessera trace of this version, or holds an event without its fields."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise TraceError("%s: cannot read it (%s)" % (path, e.strerror or e))
+    if not data.strip():
+        raise TraceError("%s: empty, not a tessera trace" % path)
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TraceError("%s: binary data, not a tessera trace (JSON text)" % path)
+    except ValueError as e:
+        raise TraceError("%s: not JSON, or cut short (%s)" % (path, e))
+    info = doc.get("otherData") if isinstance(doc, dict) else None
+    if not isinstance(info, dict) or info.get("format") != FORMAT:
+        what = ("a Chrome trace of format %s" % json.dumps(info.get("format")) if isinstance(info, dict) else
+                "a Chrome trace without otherData" if isinstance(doc, dict) and "traceEvents" in doc else
+                "JSON %s" % ("object" if isinstance(doc, dict) else json.dumps(doc)[:40]))
+        raise TraceError("%s: %s, not a tessera trace (otherData.format \"%s\")" % (path, what, FORMAT))
+    if info.get("version") != VERSION:
+        raise TraceError("%s: tessera trace version %s; this reads version %d" % (
+            path, json.dumps(info.get("version")), VERSION))
+    events = doc.get("traceEvents")
+    if not isinstance(events, list):
+        raise TraceError("%s: traceEvents %s is not a list of events" % (
+            path, "missing" if events is None else json.dumps(events)[:40]))
+    for n, e in enumerate(events):
+        why = event_problem(e)
+        if why:
+            raise TraceError("%s: traceEvents[%d]: %s" % (path, n, why))
     return info, events
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _tile(t):
+    """A task's datum: {"i", "j"} or {"panel"} with an access "mode" (text)."""
+    return isinstance(t, dict) and isinstance(t.get("mode", ""), str) and all(
+        isinstance(v, (int, str)) and not isinstance(v, bool) for v in t.values())
+
+
+def event_problem(e):
+    """Why one trace event lacks what the analysis scripts read of it (one phrase), or None."""
+    if not isinstance(e, dict):
+        return "%s is not an event object" % json.dumps(e)[:40]
+    ph = e.get("ph")
+    if ph not in ("X", "M"):
+        return None  # other kinds are not read
+    for k in ("pid", "tid") if ph == "X" or e.get("name") == "thread_name" else ("pid",):
+        if not isinstance(e.get(k), int) or isinstance(e.get(k), bool):
+            return "%s %s" % (k, "missing" if k not in e else "%s is not an integer" % json.dumps(e[k])[:40])
+    if not isinstance(e.get("args", {}), dict):
+        return "args %s is not an object" % json.dumps(e["args"])[:40]
+    if ph == "M":
+        name = e.get("args", {}).get("name")
+        return None if e.get("name") != "thread_name" or isinstance(name, str) else "a thread_name without args.name"
+    for k in ("ts", "dur"):
+        if not _number(e.get(k)) or (k == "dur" and e[k] < 0):
+            return "%s %s" % (k, "missing" if k not in e else "%s is not a %snumber" % (
+                json.dumps(e[k])[:40], "non-negative " if k == "dur" else "finite "))
+    if not isinstance(e.get("name"), str) or not isinstance(e.get("cat", ""), str):
+        return "a complete event (ph X) without a name and category"
+    args = e.get("args", {})
+    tiles = args.get("tiles", [])
+    if not isinstance(tiles, list) or not all(_tile(t) for t in tiles):
+        return "args.tiles %s is not a list of tiles" % json.dumps(tiles)[:40]
+    if not isinstance(args.get("kind", ""), str) or not _number(args.get("bytes", 0)):
+        return "args.kind or args.bytes of the wrong type (%s)" % json.dumps(args)[:60]
+    return None
+
+
+def load_all(paths):
+    """(the first file's otherData, every file's events): a distributed run's per-node traces together."""
+    info, events = load(paths[0])
+    for p in paths[1:]:
+        events = events + load(p)[1]
+    return info, events
+
+
+def output_problem(path, inputs):
+    """Why an analysis script cannot write `path` (runner/outputs.py's file_problem, or it is one of the
+    `inputs` or the same file as one), or None."""
+    for p in inputs:
+        if os.path.realpath(p) == os.path.realpath(path) or (
+                os.path.exists(p) and os.path.exists(path) and os.path.samefile(p, path)):
+            return "is an input (%s): it would be overwritten" % p
+    return file_problem(path)
+
+
+def fail(script, error):
+    """The scripts' one line for input they cannot read: `script: message`, exit status 2."""
+    print("%s: %s" % (script, error), file=sys.stderr)
+    return 2
 
 
 def summarize(info, events):
@@ -85,16 +193,18 @@ def main():
     ap.add_argument("trace", nargs="+", help="trace files: one, or every node's of a distributed run")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     a = ap.parse_args()
-    info, events = load(a.trace[0])
-    for path in a.trace[1:]:
-        events = events + load(path)[1]
+    try:
+        info, events = load_all(a.trace)
+    except TraceError as e:
+        return fail("trace_summary.py", e)
     s = summarize(info, events)
     if a.json:
         s["workers"] = {"%d/%d" % k: v for k, v in s["workers"].items()}
         print(json.dumps(s, indent=1))
     else:
         print_text(s)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

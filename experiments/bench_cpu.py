@@ -5,7 +5,11 @@ Each configuration runs tessera's tile runtime and the LAPACKE peer in turn,
 alternating, `--reps` times each in the same sweep and with the same number of
 threads (tessera: compute threads, each kernel single-threaded; LAPACKE:
 OpenBLAS threads). It prints the median GFlop/s of each and the ratio of the
-medians, and writes every run's JSON to --out.
+medians, and writes every run's JSON to --out. A run that fails (exit
+status, no JSON) is reported on stderr with its reason and left out; the
+sweep goes on. Exit status: 0 every target met, 1 a target missed or a run
+failed, 2 a bad option (one line naming it, before any run) or tessera
+refused every run as bad input (e.g. a wrong --tile-args; its message quoted).
 
     /usr/bin/python3 experiments/bench_cpu.py            # the issue's sweep
     /usr/bin/python3 experiments/bench_cpu.py --quick    # N = 2048 only
@@ -15,10 +19,15 @@ medians, and writes every run's JSON to --out.
 import argparse
 import json
 import os
+import re
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import outputs  # noqa: E402
 
 # (algo, precision, n, target ratio tessera/LAPACKE[, tessera's extra arguments, m])
 # -- targets from issue 2.
@@ -46,13 +55,57 @@ SWEEP_LU = [
 ]
 
 
+# Options each run gets from the script; --tile-args must not give them again.
+OWN_OPTIONS = ("--algo", "--n", "--m", "--precision", "--threads", "--impl", "--json")
+
+
+class UsageError(ValueError):
+    """A bad option (exit 2): the message names the option and its value."""
+
+
 def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):
-    path = os.path.join(out_dir, f"{algo}_{prec}_{m or n}x{n}_{impl}_{'_'.join(extra).replace('-', '')}_{tag}.json")
+    """One run: (its JSON result, None), or (None, (exit status, why)) when it failed."""
+    variant = re.sub(r"[^A-Za-z0-9_.]", "", "_".join(extra))
+    path = os.path.join(out_dir, f"{algo}_{prec}_{m or n}x{n}_{impl}_{variant}_{tag}.json")
     cmd = [binary, "run", "--algo", algo, "--n", str(n), "--precision", prec,
            "--threads", str(threads), "--impl", impl, "--json", path] + extra + (["--m", str(m)] if m else [])
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(path) as f:
-        return json.load(f)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        return None, (None, f"cannot start {binary}: {e.strerror or e}")
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("Run with --help")]
+        return None, (p.returncode, lines[0] if lines else "no message")
+    try:
+        with open(path) as f:
+            result = json.load(f)
+        float(result["gflops"])
+        return result, None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return None, (0, f"exit 0 but no usable JSON in {path}: {e}")
+
+
+def check_options(args):
+    """Refuses, before any run, what would make every run fail or the results unwritable; returns --tile-args split."""
+    for option, v in (("--threads", args.threads), ("--reps", args.reps)):
+        if v < 1:
+            raise UsageError(f"{option} {v}: must be >= 1")
+    if not os.path.isfile(args.binary) or not os.access(args.binary, os.X_OK):
+        raise UsageError(f"--binary {args.binary}: not an executable (build it: cmake --build build --target tessera)")
+    try:
+        tile = shlex.split(args.tile_args)
+    except ValueError as e:
+        raise UsageError(f"--tile-args {args.tile_args!r}: {e}")
+    if tile and not tile[0].startswith("-"):
+        raise UsageError(f"--tile-args {args.tile_args!r}: must be tessera run options ('{tile[0]}' is none)")
+    for a in tile:
+        if a.split("=", 1)[0] in OWN_OPTIONS:
+            raise UsageError(f"--tile-args {args.tile_args!r}: {a.split('=', 1)[0]} is the script's own option")
+    if args.out:
+        why = outputs.folder_problem(args.out)
+        if why:
+            raise UsageError(f"--out {args.out}: {why}")
+    return tile
 
 
 def main():
@@ -67,10 +120,14 @@ def main():
                     help="OpenBLAS kernel set for both (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
     ap.add_argument("--sweep", choices=["issue2", "lu"], default="issue2", help="which sweep; default issue2")
     args = ap.parse_args()
+    try:
+        tile_args = check_options(args)
+    except UsageError as e:
+        print(f"bench_cpu.py: {e}", file=sys.stderr)
+        return 2
     if args.blas_core:
         os.environ["OPENBLAS_CORETYPE"] = args.blas_core
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-")
-    os.makedirs(out_dir, exist_ok=True)
     full = SWEEP if args.sweep == "issue2" else SWEEP_LU
     sweep = [(e[0], e[1], 2048, None) + tuple(e[4:5]) for e in full[1:]] if args.quick else full
     reps = 1 if args.quick else args.reps
@@ -81,6 +138,7 @@ def main():
           "  variant")
     all_met = True
     cores = set()
+    failures = []  # (impl, exit status, why) of every failed run
     for entry in sweep:
         algo, prec, n, target = entry[:4]
         own = list(entry[4]) if len(entry) > 4 else []
@@ -89,22 +147,38 @@ def main():
         for r in range(reps):
             if tty:
                 print(f"\r  {algo} {prec} N={n} rep {r + 1}/{reps} ...", end="", file=sys.stderr, flush=True)
-            for impl, extra, values in (("tile", args.tile_args.split() + own, tile), ("lapack", [], ref)):
-                result = run(args.binary, algo, prec, n, args.threads, impl, extra, out_dir, f"r{r}", m)
+            for impl, extra, values in (("tile", tile_args + own, tile), ("lapack", [], ref)):
+                result, why = run(args.binary, algo, prec, n, args.threads, impl, extra, out_dir, f"r{r}", m)
+                if result is None:
+                    failures.append((impl,) + why)
+                    print(f"\r  {algo} {prec} N={n} {impl} rep {r + 1}: exit {why[0]}: {why[1]}", file=sys.stderr,
+                          flush=True)
+                    continue
                 values.append(result["gflops"])
                 cores.add(result.get("blas_core", "?"))
         if tty:
             print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
-        t, l = statistics.median(tile), statistics.median(ref)
-        ratio = t / l
-        met = "" if target is None else ("yes" if ratio >= target else "NO")
-        all_met &= met != "NO"
+        t = statistics.median(tile) if tile else None
+        l = statistics.median(ref) if ref else None
+        ratio = t / l if t and l else None
+        met = "" if target is None else ("-" if ratio is None else "yes" if ratio >= target else "NO")
+        all_met &= met not in ("NO", "-")
         tgt = "" if target is None else f"{target:.1f}x"
         size = f"{m}x{n}" if m else f"{n}"
-        print(f"{algo:<9}{prec:<5}{size:>12}  {t:>12.1f}  {l:>12.1f}  {ratio:>5.2f}x  {tgt:>6}  {met:>3}  {' '.join(own)}",
-              flush=True)
-    print("OpenBLAS kernels: " + "/".join(sorted(cores)), flush=True)
-    return 0 if all_met else 1
+
+        def g(v):
+            return f"{v:.1f}" if v is not None else "failed"
+        print(f"{algo:<9}{prec:<5}{size:>12}  {g(t):>12}  {g(l):>12}  {'-' if ratio is None else f'{ratio:.2f}x':>6}  "
+              f"{tgt:>6}  {met:>3}  {' '.join(own)}", flush=True)
+    print("OpenBLAS kernels: " + ("/".join(sorted(cores)) or "-"), flush=True)
+    tile_runs = len(sweep) * reps
+    refused = [f for f in failures if f[0] == "tile" and f[1] == 2]
+    if len(refused) == tile_runs:
+        print(f"bench_cpu.py: tessera refused every run as bad input (exit 2): {refused[0][2]}", file=sys.stderr)
+        return 2
+    if failures:
+        print(f"bench_cpu.py: {len(failures)} run(s) failed (reported above)", file=sys.stderr)
+    return 0 if all_met and not failures else 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ For each algorithm it runs, alternating in one sweep, --reps times each:
 with P = Pr*Pc, and prints one row per algorithm: the median GFlop/s of each,
 the ratio tessera/ScaLAPACK of the medians, and every rep's value. A run that
 fails (exit status, timeout, no JSON) is reported on stderr and left out; the
-sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value.
+sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value,
+2 for a bad option (one line naming it, before any run).
 
     /usr/bin/python3 experiments/bench_mpi.py                          # cholesky,qr N=8192 grid 1x2
     /usr/bin/python3 experiments/bench_mpi.py --n 2048 --reps 1 --markdown
@@ -20,11 +21,16 @@ sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value.
 """
 import argparse
 import json
+import math
 import os
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import outputs  # noqa: E402
 
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
 
@@ -82,6 +88,35 @@ def fmt_values(values):
     return ", ".join(f"{v:.1f}" for v in values) if values else "-"
 
 
+def check_options(args):
+    """Why the options cannot make a sweep (one line naming the option and its value), or None; creates --out."""
+    algos = [a for a in args.algos.split(",") if a]
+    if not algos:
+        return f"--algos {args.algos!r}: names no algorithm (cholesky, qr, lu)"
+    for a in algos:
+        if a not in ("cholesky", "qr", "lu"):
+            return f"--algos {args.algos!r}: '{a}' is not one of: cholesky, qr, lu"
+    for option in ("n", "reps", "threads", "nb", "scalapack_threads"):
+        if getattr(args, option) < 1:
+            return f"--{option.replace('_', '-')} {getattr(args, option)}: must be at least 1"
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        return f"--timeout {args.timeout}: must be a positive number of seconds"
+    for option in ("mpirun_args", "tile_args"):
+        try:
+            shlex.split(getattr(args, option))
+        except ValueError as e:
+            return f"--{option.replace('_', '-')} {getattr(args, option)!r}: {e}"
+    for program in ("scalapack_peer", "tessera"):
+        path = os.path.join(args.build, program)
+        if not os.path.isfile(path) or not os.access(path, os.X_OK):
+            return f"--build {args.build}: no {program} there (build it: cmake --build {args.build})"
+    if args.out:
+        why = outputs.folder_problem(args.out)
+        if why:
+            return f"--out {args.out}: {why}"
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--algos", default="cholesky,qr", help="comma-separated: cholesky, qr, lu")
@@ -102,22 +137,21 @@ def main():
     ap.add_argument("--blas-core", default=None,
                     help="OpenBLAS kernel set for both peers (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
     args = ap.parse_args()
-    mpirun = list(MPIRUN) + args.mpirun_args.split()
+    why = check_options(args)
+    if why:
+        print(f"bench_mpi.py: {why}", file=sys.stderr)
+        return 2
+    mpirun = list(MPIRUN) + shlex.split(args.mpirun_args)
+    tile_args = shlex.split(args.tile_args)
     if args.blas_core:
         os.environ["OPENBLAS_CORETYPE"] = args.blas_core
         mpirun += ["-x", "OPENBLAS_CORETYPE"]
 
     algos = [a for a in args.algos.split(",") if a]
-    for a in algos:
-        if a not in ("cholesky", "qr", "lu"):
-            ap.error(f"--algos: '{a}' is not one of: cholesky, qr, lu")
-    if args.n < 1 or args.reps < 1 or args.threads < 1 or args.nb < 1 or args.scalapack_threads < 1:
-        ap.error("--n, --reps, --threads, --nb and --scalapack-threads must be at least 1")
     pr, pc = args.grid
     grid = f"{pr}x{pc}"
     nprocs = pr * pc
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-mpi-")
-    os.makedirs(out_dir, exist_ok=True)
     scalapack_bin = os.path.join(args.build, "scalapack_peer")
     tessera_bin = os.path.join(args.build, "tessera")
     tty = sys.stderr.isatty()
@@ -145,7 +179,7 @@ def main():
                 scalapack.append(g)
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_tessera_r{r}.json")
             cmd = mpirun + ["-np", str(nprocs), tessera_bin, "run", "--algo", algo, "--n", str(args.n),
-                            "--grid", grid, "--threads", str(args.threads), "--json", path] + args.tile_args.split()
+                            "--grid", grid, "--threads", str(args.threads), "--json", path] + tile_args
             g = run_one(f"tessera {algo} rep {r + 1}", cmd, path, args.timeout, cores["tessera"])
             if g is not None:
                 tessera.append(g)

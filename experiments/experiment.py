@@ -9,9 +9,10 @@
 (`tessera experiment ...` runs this file with /usr/bin/python3; it also runs
 directly: /usr/bin/python3 experiments/experiment.py ...). NAME is a file of
 experiments/definitions/ without .json, or a path to a definition file; the
-schema is in experiments/definitions/README.md. Exit status: 0 done (runs
-that failed are recorded in the results, not an error of the sweep), 2 a bad
-definition or option (one line naming the file, key and value).
+schema is in experiments/definitions/README.md. Exit status: 0 done, 1 `run`
+ran runs that failed (each recorded in the results; the sweep went on), 2 a
+bad definition, option or results folder (one line naming the file, key and
+value).
 """
 import argparse
 import os
@@ -26,6 +27,7 @@ from runner.progress import clock  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import plot_experiment  # noqa: E402
+from experiment_results import ResultsError  # noqa: E402
 
 
 class UsageError(ValueError):
@@ -73,6 +75,11 @@ def cmd_run(a):
     why = outputs.folder_problem(out, create=not a.dry_run)
     if why:
         raise UsageError("--out %s: %s" % (a.out or display_path(out), why))
+    for name in ("meta.json", "runs.jsonl", "runs.csv", "traces") if not a.dry_run else ():
+        path = os.path.join(out, name)
+        why = outputs.folder_problem(path, create=False) if name == "traces" else outputs.file_problem(path)
+        if why:
+            raise UsageError("--out %s: %s %s" % (a.out or display_path(out), display_path(path), why))
     if a.dry_run:
         configs, skipped = d.expand(a.quick)
         for c in configs:
@@ -87,7 +94,7 @@ def cmd_run(a):
     ok, failed, kept, skipped = runner.run()
     print("%s: %d run(s) ok, %d failed, %d already done (kept), %d point(s) of the full sweep not run (see meta.json) "
           "in %s -> %s" % (d.name, ok, failed, kept, skipped, clock(time.monotonic() - t0), display_path(out)))
-    return 0
+    return 1 if failed else 0
 
 
 def cmd_plot(a):
@@ -104,6 +111,12 @@ def cmd_plot(a):
 def cmd_report(a):
     """Writes experiments/REPRODUCTION.md from the results of every definition."""
     path = os.path.abspath(a.output)
+    why = outputs.file_problem(path)
+    if why:
+        raise UsageError("--output %s: %s" % (a.output, why))
+    if a.results and not os.path.isdir(a.results):
+        raise UsageError("--results %s: %s" % (a.results, "is a file, not a folder" if os.path.exists(a.results)
+                                               else "no such folder"))
     report.write(path, quick=a.quick, base=os.path.abspath(a.results) if a.results else None)
     print(display_path(path))
     return 0
@@ -138,7 +151,7 @@ def main(argv=None):
     a = parser().parse_args(argv)
     try:
         return {"list": cmd_list, "run": cmd_run, "plot": cmd_plot, "report": cmd_report}[a.command](a)
-    except (DefinitionError, UsageError, execute.CannotStart) as e:
+    except (DefinitionError, UsageError, ResultsError, execute.CannotStart) as e:
         print("tessera experiment: %s" % e, file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -138,8 +138,11 @@ run() {
     { echo "gpu_node.sh run: BENCH_TIMEOUT '$BENCH_TIMEOUT' is not a positive number of seconds" >&2; exit 2; }
   [[ ${MPI_THREADS:-3} =~ ^[1-9][0-9]*$ ]] ||
     { echo "gpu_node.sh run: MPI_THREADS '$MPI_THREADS' is not a positive number of threads" >&2; exit 2; }
-  [[ ${MPI_N:-16384} =~ ^[1-9][0-9]*$ ]] ||
-    { echo "gpu_node.sh run: MPI_N '$MPI_N' is not a positive matrix order" >&2; exit 2; }
+  local order
+  for order in MPI_N OOC_N TRACE_N; do
+    [[ ${!order:-1} =~ ^[1-9][0-9]*$ ]] ||
+      { echo "gpu_node.sh run: $order '${!order}' is not a positive matrix order" >&2; exit 2; }
+  done
   mkdir -p "$out" "$root"
   tar -C "$root" -xJf "$dir/gpu_node.tar.xz"
   # Open MPI: the machine's own where it has one (same libmpi.so.40 ABI:
@@ -295,5 +298,6 @@ run() {
 case $mode in
   pack) pack ;;
   run) run "$@" ;;
-  *) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  '') sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) echo "gpu_node.sh: unknown mode '$mode' (pack [DIR] or run [DIR] [OUT] [STEPS]; no mode: the usage)" >&2; exit 2 ;;
 esac

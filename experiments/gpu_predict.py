@@ -23,18 +23,24 @@ default is next-use). Prints:
      model's median times the number of tasks, so a prediction's error can be
      put down to the kernels that cause it.
 
-A run whose simulation fails is reported on stderr and left out.
+A run whose simulation fails, or whose result or trace file cannot be read,
+is reported on stderr and left out. Exit status: 0 every run predicted, 1 a
+run left out, 2 a bad option or input file (runs.json, bench.json, the
+machine file; one line naming it, before any simulation).
 """
 
 import argparse
 import collections
 import gzip
 import json
+import math
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import run_json  # noqa: E402
+from runner import outputs  # noqa: E402
 
 TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "gsmm_diag", "GEQRT": "geqrt",
               "TSQRT": "tsqrt", "LARFB": "larfb", "SSRFB": "ssrfb", "LU_TRSM_U": "lu_trsm_u", "LU_GEMM": "lu_gemm"}
@@ -62,11 +68,53 @@ def simulated_args(args):
     return out
 
 
+class UsageError(ValueError):
+    """A bad option or input file (exit 2): the message names it and what is wrong."""
+
+
+def read_json(what, path):
+    """The JSON document of an input file, or UsageError naming `what` (an option or a file's role) and the path."""
+    if os.path.isdir(path):
+        raise UsageError("%s %s: is a folder, not a file" % (what, path))
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise UsageError("%s %s: cannot read it (%s)" % (what, path, e.strerror or e))
+    except ValueError as e:
+        raise UsageError("%s %s: not JSON (%s)" % (what, path, e))
+
+
+def _strings(v):
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def check_manifest(path, manifest):
+    """A runs.json (or bench_manifest()'s) as this reads it, else UsageError naming the file."""
+    def bad(what):
+        raise UsageError("runs.json %s: %s (see gpu_node.sh ooc's manifest)" % (path, what))
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("runs"), list):
+        bad("no \"runs\" list")
+    if not isinstance(manifest.get("machine_file") or "", str) or not isinstance(manifest.get("threads") or 1, int):
+        bad("machine_file must be a file name, threads a number")
+    for i, r in enumerate(manifest["runs"]):
+        if not (isinstance(r, dict) and isinstance(r.get("name"), str) and isinstance(r.get("file"), str)
+                and _strings(r.get("args")) and isinstance(r.get("trace", ""), str)):
+            bad("runs[%d] is not {\"name\", \"file\", \"args\": [...]}: %s" % (i, json.dumps(r)[:60]))
+    return manifest
+
+
 def bench_manifest(directory):
     """The manifest of a folder that `gpu_node.sh run ... bench` wrote (bench.json, bench/rowI_P_tessera_rR.json):
     per row and precision its median run, with the row's arguments; the folder's node.json, if any, as the machine."""
-    with open(os.path.join(directory, "bench.json")) as f:
-        bench = json.load(f)
+    path = os.path.join(directory, "bench.json")
+    bench = read_json("bench.json", path)
+    rows = bench.get("rows") if isinstance(bench, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("algo"), str) and
+                                             isinstance(r.get("precision"), str) and _strings(r.get("args"))
+                                             for r in rows) \
+            or not isinstance(bench.get("n"), int) or not isinstance(bench.get("reps"), int):
+        raise UsageError("bench.json %s: not bench_gpu.py's --json (n, reps and rows of algo, precision, args)" % path)
     runs = []
     for i, row in enumerate(bench["rows"]):
         prec = row["precision"]
@@ -90,12 +138,16 @@ def bench_manifest(directory):
             "threads": bench.get("threads")}
 
 
-def gpu_model(machine):
-    """The calibrated GPU model's medians by (kernel, precision, m, n, k)."""
-    name = machine["node"]["gpus"]["model"]
-    out = {}
-    for e in machine["kernel_models"][name]["measurements"]:
-        out[(e["kernel"], e["precision"], e["m"], e["n"], e.get("k", 0))] = e["median_s"]
+def gpu_model(machine, path):
+    """The calibrated GPU model's medians by (kernel, precision, m, n, k); UsageError naming the file without one."""
+    try:
+        name = machine["node"]["gpus"]["model"]
+        out = {}
+        for e in machine["kernel_models"][name]["measurements"]:
+            out[(e["kernel"], e["precision"], e["m"], e["n"], e.get("k", 0))] = e["median_s"]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise UsageError("machine file %s: no GPU kernel model (node.gpus.model and its kernel_models measurements: "
+                         "missing %s), not a GPU node's calibration (tessera calibrate --device cuda)" % (path, e))
     return out
 
 
@@ -132,33 +184,65 @@ def main():
     ap.add_argument("--json", default=None, help="write the tables' values here")
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
-    if os.path.isfile(os.path.join(args.dir, "runs.json")):
-        with open(os.path.join(args.dir, "runs.json")) as f:
-            manifest = json.load(f)
+    try:
+        manifest, machine_path, model = inputs(args)
+    except UsageError as e:
+        print("gpu_predict.py: %s" % e, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="tessera-gpu-predict-") as tmp:
+        return predict(args, manifest, machine_path, model, os.path.join(tmp, "predicted.json"))
+
+
+def inputs(args):
+    """(manifest, machine file, its GPU model) after every option and input file is checked: UsageError otherwise."""
+    if not os.path.isfile(args.binary) or not os.access(args.binary, os.X_OK):
+        raise UsageError("--binary %s: not an executable (build it: cmake --build build --target tessera)"
+                         % args.binary)
+    if args.threads is not None and args.threads < 1:
+        raise UsageError("--threads %d: must be >= 1" % args.threads)
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise UsageError("--timeout %s: must be a positive number of seconds" % args.timeout)
+    if args.json:
+        why = outputs.file_problem(args.json)
+        if why:
+            raise UsageError("--json %s: %s" % (args.json, why))
+    runs_json = os.path.join(args.dir, "runs.json")
+    if os.path.isfile(runs_json):
+        manifest = check_manifest(runs_json, read_json("runs.json", runs_json))
     elif os.path.isfile(os.path.join(args.dir, "bench.json")):
         manifest = bench_manifest(args.dir)
     else:
-        print("gpu_predict.py: %s has neither runs.json nor bench.json" % args.dir, file=sys.stderr)
-        return 2
+        raise UsageError("%s has neither runs.json nor bench.json" % args.dir)
     if not args.machine and not manifest.get("machine_file"):
-        print("gpu_predict.py: %s names no calibration (no node.json, or no machine_file in runs.json): give the "
-              "node's calibration with --machine" % args.dir, file=sys.stderr)
-        return 2
+        raise UsageError("%s names no calibration (no node.json, or no machine_file in runs.json): give the "
+                         "node's calibration with --machine" % args.dir)
     if args.threads is None:
         args.threads = manifest.get("threads") or 13
     machine_path = args.machine or os.path.join(args.dir, manifest["machine_file"])
-    with open(machine_path) as f:
-        machine = json.load(f)
-    model = gpu_model(machine)
+    machine = read_json("--machine" if args.machine else "machine file", machine_path)
+    return manifest, machine_path, gpu_model(machine, machine_path)
+
+
+def left_out(name, why):
+    print("gpu_predict.py: %s: %s; left out" % (name, why), file=sys.stderr)
+
+
+def predict(args, manifest, machine_path, model, tmp):
+    """The two tables (and --json) of every run of the manifest; 1 when a run was left out, else 0."""
     out = {"dir": args.dir, "machine_file": machine_path, "runs": [], "kernels": {}}
     print(f"Real runs in {args.dir} against `tessera run ... --backend sim --machine {machine_path}` (phantom).")
     print("| run | tessera run options | eviction | real s | predicted s | error | real GB in | predicted GB in |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
-    tmp = os.path.join(args.dir, ".predicted.json")
     failed = 0
     for run in manifest["runs"]:
-        with open(os.path.join(args.dir, run["file"])) as f:
-            real = json.load(f)
+        try:
+            real = read_json("result", os.path.join(args.dir, run["file"]))
+            if not isinstance(real, dict) or not isinstance(real.get("time_s"), (int, float)) or real["time_s"] <= 0:
+                raise UsageError("result %s: no positive time_s" % os.path.join(args.dir, run["file"]))
+        except UsageError as e:
+            left_out(run["name"], e)
+            failed += 1
+            continue
         sim_args = simulated_args(run["args"])
         # The GPU's memory as the real run had it: a CUDA GPU keeps library memory per compute stream
         # (--gpu-streams), which the machine file's one-stream capacity does not know.
@@ -187,8 +271,6 @@ def main():
             out["runs"].append({"name": run["name"], "args": sim_args, "eviction": policy, "real_s": real["time_s"],
                                 "predicted_s": pred["time_s"], "error": err, "real_gb_in": real_in,
                                 "predicted_gb_in": pred_in, "measured_policy": is_real_policy})
-    if os.path.exists(tmp):
-        os.remove(tmp)
     print()
     print("Per GPU kernel (runs with a trace): real seconds of its tasks in the run against the calibrated model.")
     print("| run | kernel | prec | shape | tasks | real s | model s | real / model | GPU span s (the device's own) |")
@@ -196,19 +278,26 @@ def main():
     for run in manifest["runs"]:
         if "trace" not in run:
             continue
-        rows = trace_by_kernel(os.path.join(args.dir, run["trace"]), model)
+        path = os.path.join(args.dir, run["trace"])
+        try:
+            rows = trace_by_kernel(path, model)
+        except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as e:
+            left_out(run["name"], "trace %s: %s" % (path, "missing %s" % e if isinstance(e, KeyError) else e))
+            failed += 1
+            continue
         total = [0.0, 0.0]
         for key, (n, real_s, model_s, span_s) in sorted(rows.items()):
             k, p, m, nn, kk = key
             span = "-" if span_s != span_s else "%.4f" % span_s  # NaN: the trace has no spans
             print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {model_s:.4f} | "
-                  f"{real_s / model_s:.2f} | {span} |")
+                  f"{real_s / model_s if model_s else float('nan'):.2f} | {span} |")
             total[0] += real_s
             total[1] += model_s
             out["kernels"].setdefault(run["name"], []).append(
                 {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "tasks": n, "real_s": real_s,
                  "model_s": model_s, "gpu_span_s": None if span_s != span_s else span_s})
-        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[1]:.4f} | {total[0] / total[1]:.2f} | |")
+        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[1]:.4f} | "
+              f"{total[0] / total[1] if total[1] else float('nan'):.2f} | |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

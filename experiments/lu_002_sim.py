@@ -32,6 +32,10 @@ Also shown: eq. (1) at peaks, 002 §5.2's convention, 80% / 90% of the Table 1
 peaks (8.4 GFlop/s per core, 504 the GPU): what 002 Fig. 6 plots.
 
     /usr/bin/python3 experiments/lu_002_sim.py [--results results/experiments] [--no-figures]
+
+A results folder that is missing, unreadable or lacks a run the tables need
+(an interrupted sweep) stops the script with one line naming it and exit
+status 2.
 """
 import argparse
 import json
@@ -42,7 +46,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
-from experiment_results import Results  # noqa: E402
+from experiment_results import Results, ResultsError  # noqa: E402
 
 FIG5, FIG67, FIG10, FIG11 = "002-fig5-d-sweep", "002-fig6-7-model-d", "002-fig10-scalability", "002-fig11-tall-skinny"
 CORE_PEAK, GPU_PEAK = 8.4, 504.0  # 002 Table 1, GFlop/s (d) per core and per GPU
@@ -114,10 +118,25 @@ def whole_run_balance_d(p, q, P, g1, g2):
 # ---------------------------------------------------------------- results
 
 def load(results_dir, name):
+    """The results of one definition, with at least one successful run; ResultsError naming the folder otherwise."""
     path = os.path.join(results_dir, name)
     if not os.path.isfile(os.path.join(path, "meta.json")):
-        sys.exit("lu_002_sim.py: %s: no results (run: build/tessera experiment run %s --jobs 1)" % (path, name))
-    return Results(path)
+        raise ResultsError("%s: no results (run: build/tessera experiment run %s --jobs 1)" % (path, name))
+    res = Results(path)
+    if not any(p.ok for p in res.points()):
+        raise ResultsError("%s: no successful run in runs.jsonl (run: build/tessera experiment run %s --jobs 1)" % (
+            path, name))
+    return res
+
+
+def complete(res, table, *args):
+    """table(res, *args), or ResultsError naming the results folder when it lacks a run or field the table needs."""
+    try:
+        return table(res, *args)
+    except (LookupError, TypeError, ValueError, ZeroDivisionError, OSError) as e:
+        what = "no %s" % e if isinstance(e, KeyError) else str(e)
+        raise ResultsError("%s: incomplete results (%s); finish the sweep: build/tessera experiment run %s --jobs 1" % (
+            res.dir, what, os.path.basename(res.dir)))
 
 
 def rows(res, **where):
@@ -361,14 +380,20 @@ def main():
                     help="the folder holding the four results folders (default results/experiments)")
     ap.add_argument("--no-figures", action="store_true", help="print the tables only")
     a = ap.parse_args()
-    res5, res67, res10, res11 = (load(a.results, n) for n in (FIG5, FIG67, FIG10, FIG11))
-    table_fig5(res5)
-    fig67 = table_fig67(res67)
-    table_fig10(res10, fig67)
-    table_fig11(res11)
-    if not a.no_figures:
-        for path in figures(res5, res67, fig67):
-            print(path)
+    try:
+        if not os.path.isdir(a.results):
+            raise ResultsError("--results %s: no such folder" % a.results)
+        res5, res67, res10, res11 = (load(a.results, n) for n in (FIG5, FIG67, FIG10, FIG11))
+        complete(res5, table_fig5)
+        fig67 = complete(res67, table_fig67)
+        complete(res10, table_fig10, fig67)
+        complete(res11, table_fig11)
+        if not a.no_figures:
+            for path in complete(res5, figures, res67, fig67):
+                print(path)
+    except ResultsError as e:
+        print("lu_002_sim.py: %s" % e, file=sys.stderr)
+        return 2
     return 0
 
 

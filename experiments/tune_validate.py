@@ -13,7 +13,9 @@ For each cell (algorithm, precision, N) on this machine, with --threads T:
      taken over all of them (tuned / best <= 1.0 means the tuner found the best).
 The table gives the tuned time over the best time and, for Cholesky, the
 tuned configuration's speed over LAPACKE's (dpotrf/spotrf). A run that fails
-is recorded with its exit status and the sweep goes on.
+is recorded with its exit status and the sweep goes on. Exit status: 0 every
+cell's tuned configuration within 5% of the best, 1 not (or a cell failed),
+2 a bad option or --markdown file (one line naming it, before any run).
 
     OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 experiments/tune_validate.py --out /tmp/tv-skx
     /usr/bin/python3 experiments/tune_validate.py --cells cholesky:d:8192 --out /tmp/tv
@@ -25,11 +27,21 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import outputs  # noqa: E402
+
 CELLS = [(a, p, n) for a in ("cholesky", "qr") for p in ("d", "s") for n in (4096, 8192)]
 GRID = [(B, s) for B in range(128, 641, 64) for s in (1, 2, 3)]
 
 
 PAUSE = None  # --pause-file: while it exists, no run starts (the machine is wanted for something else)
+ALGOS, PRECISIONS = ("cholesky", "qr", "lu"), ("d", "s")
+SUMMARY_KEYS = ("openblas_coretype", "algo", "precision", "n", "tuned", "tuned_s", "best", "best_s", "tuned_over_best",
+                "lapack_over_tuned")
+
+
+class UsageError(ValueError):
+    """A bad option or input file (exit 2): the message names it and its value."""
 
 
 def wait_while_paused():
@@ -50,24 +62,37 @@ def run_once(binary, algo, prec, n, threads, extra, json_path):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         return None, f"exit {p.returncode}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''}"
-    with open(json_path) as f:
-        r = json.load(f)
-    return r["time_s"], r.get("blas_core", "?")
+    try:
+        with open(json_path) as f:
+            r = json.load(f)
+        return float(r["time_s"]), r.get("blas_core", "?")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return None, f"exit 0 but no usable JSON: {e}"
 
 
 def load_rows(path):
+    """The sweep's rows so far (JSON lines; a line that is no row, e.g. one cut short by a kill, is skipped with a
+    warning)."""
     rows = {}
     if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                if line.strip():
-                    r = json.loads(line)
+        with open(path, "rb") as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    if not line.strip():
+                        continue
+                    r = json.loads(line.decode("utf-8"))
+                    if not isinstance(r, dict) or not isinstance(r.get("key"), str):
+                        raise ValueError("no key")
                     rows[r["key"]] = r
+                except ValueError:
+                    print(f"tune_validate: {path}:{n}: not a row of the sweep, line ignored", file=sys.stderr)
     return rows
 
 
 def sweep(args, cell, rows, log):
+    """Runs the grid points of a cell not yet in `rows`, each appended to the file `log`; returns how many failed."""
     algo, prec, n = cell
+    failed = 0
     todo = [(B, s) for B, s in GRID if f"{algo}:{prec}:{n}:B{B}:s{s}" not in rows]
     for i, (B, s) in enumerate(todo):
         key = f"{algo}:{prec}:{n}:B{B}:s{s}"
@@ -75,9 +100,12 @@ def sweep(args, cell, rows, log):
         t, info = run_once(args.binary, algo, prec, n, args.threads, ["--B", str(B), "--s", str(s)], args.tmp_json)
         row = {"key": key, "algo": algo, "precision": prec, "n": n, "B": B, "s": s, "time_s": t, "info": info}
         rows[key] = row
-        log.write(json.dumps(row) + "\n")
-        log.flush()
+        outputs.append_line(log, json.dumps(row))
+        if t is None:
+            failed += 1
+            print(f"\r  sweep {algo} {prec} N={n} B={B} s={s}: {info}", file=sys.stderr, flush=True)
     print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
+    return failed
 
 
 def tune(args, cell):
@@ -89,14 +117,21 @@ def tune(args, cell):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip()
-    with open(out) as f:
-        return json.load(f), out
+    try:
+        with open(out) as f:
+            tuned = json.load(f)
+        if not all(k in tuned["choice"] for k in ("B", "s")):
+            raise KeyError("choice.B and choice.s")
+        return tuned, out
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return None, f"exit 0 but no usable tuned file {out}: {e}"
 
 
 def confirm(args, cell, rows, tuned_path):
     """Best-of-reps times of the tuned configuration, the sweep's top three and the LAPACKE peer."""
     algo, prec, n = cell
-    done = sorted((r for r in rows.values() if r["key"].startswith(f"{algo}:{prec}:{n}:") and r["time_s"]),
+    done = sorted((r for r in rows.values() if r["key"].startswith(f"{algo}:{prec}:{n}:")
+                   and isinstance(r.get("time_s"), (int, float)) and r["time_s"] > 0),
                   key=lambda r: r["time_s"])[:3]
     with open(tuned_path) as f:
         choice = json.load(f)["choice"]
@@ -123,19 +158,75 @@ def confirm(args, cell, rows, tuned_path):
     return best, every
 
 
+def read_summary(path):
+    """The rows of a summary.json that tune_validate wrote, or UsageError naming the file and what is wrong."""
+    if os.path.isdir(path):
+        raise UsageError(f"--markdown {path}: is a folder, not a summary.json")
+    try:
+        with open(path) as f:
+            rows = json.load(f)
+    except OSError as e:
+        raise UsageError(f"--markdown {path}: cannot read it ({e.strerror or e})")
+    except ValueError as e:
+        raise UsageError(f"--markdown {path}: not JSON ({e})")
+    if not isinstance(rows, list):
+        raise UsageError(f"--markdown {path}: not a summary.json of tune_validate (a list of cells)")
+    for i, r in enumerate(rows):
+        try:
+            missing = [k for k in SUMMARY_KEYS if k not in r]
+            ok = not missing and all(r[k] is None or isinstance(r[k], (int, float))
+                                     for k in ("tuned_s", "best_s", "tuned_over_best", "lapack_over_tuned"))
+            ok = ok and all(k in r["tuned"]["choice"] for k in ("B", "s", "decided_by"))
+            ok = ok and isinstance(r["tuned"]["seconds"], (int, float))
+        except (TypeError, KeyError):
+            ok = False
+        if not ok:
+            raise UsageError(f"--markdown {path}: cell {i} is not a summary row of tune_validate"
+                             + (f" (no {', '.join(missing)})" if missing else ""))
+    return rows
+
+
 def markdown(paths):
-    """The table of experiments/README.md from one or more summary.json files."""
+    """The table of experiments/README.md from one or more summary.json files (every file checked first)."""
+    summaries = [read_summary(p) for p in paths]
     print("| OpenBLAS kernels | algo | prec | N | tuned | tuned s | best of sweep | best s | tuned / best | LAPACKE / tuned "
           "| tuning took s |")
     print("|---|---|---|---:|---|---:|---|---:|---:|---:|---:|")
-    for p in paths:
-        with open(p) as f:
-            for r in json.load(f):
-                t = r["tuned"]["choice"]
-                lap = "" if r["lapack_over_tuned"] is None else f"{r['lapack_over_tuned']:.2f}x"
-                print(f"| {r['openblas_coretype']} | {r['algo']} | {r['precision']} | {r['n']} | B={t['B']} s={t['s']} "
-                      f"({t['decided_by']}) | {r['tuned_s']:.3f} | {r['best']} | {r['best_s']:.3f} | "
-                      f"{r['tuned_over_best']:.3f} | {lap} | {r['tuned']['seconds']:.0f} |")
+    for r in (r for rows in summaries for r in rows):
+        t = r["tuned"]["choice"]
+        lap = "" if r["lapack_over_tuned"] is None else f"{r['lapack_over_tuned']:.2f}x"
+        print(f"| {r['openblas_coretype']} | {r['algo']} | {r['precision']} | {r['n']} | B={t['B']} s={t['s']} "
+              f"({t['decided_by']}) | {number(r['tuned_s'])} | {r['best']} | {number(r['best_s'])} | "
+              f"{number(r['tuned_over_best'])} | {lap} | {r['tuned']['seconds']:.0f} |")
+
+
+def number(v):
+    """A time or ratio of the tables in 3 decimals, "-" when its runs failed."""
+    return "-" if v is None else f"{v:.3f}"
+
+
+def check_options(args):
+    """The cells to run, after every option is checked (UsageError naming it otherwise); creates --out."""
+    if not args.out:
+        raise UsageError("--out FOLDER is required")
+    for option, v in (("--threads", args.threads), ("--reps", args.reps)):
+        if v < 1:
+            raise UsageError(f"{option} {v}: must be >= 1")
+    if not os.path.isfile(args.binary) or not os.access(args.binary, os.X_OK):
+        raise UsageError(f"--binary {args.binary}: not an executable (build it: cmake --build build --target tessera)")
+    cells = CELLS
+    if args.cells:
+        cells = []
+        for c in args.cells.split(","):
+            parts = c.split(":")
+            if len(parts) != 3 or parts[0] not in ALGOS or parts[1] not in PRECISIONS or not parts[2].isdigit() \
+                    or int(parts[2]) < 1:
+                raise UsageError(f"--cells entry '{c}' is not algo:precision:N ({'|'.join(ALGOS)}, d|s, N >= 1)")
+            cells.append((parts[0], parts[1], int(parts[2])))
+    why = outputs.folder_problem(args.out)
+    if why:
+        raise UsageError(f"--out {args.out}: {why}")
+    return cells
 
 
 def main():
@@ -154,30 +245,24 @@ def main():
     args = ap.parse_args()
     global PAUSE
     PAUSE = args.pause_file
-    if args.markdown:
-        markdown(args.markdown)
-        return 0
-    if not args.out:
-        sys.exit("tune_validate: --out FOLDER is required")
-    cells = CELLS
-    if args.cells:
-        cells = []
-        for c in args.cells.split(","):
-            parts = c.split(":")
-            if len(parts) != 3 or not parts[2].isdigit():
-                sys.exit(f"tune_validate: --cells entry '{c}' is not algo:precision:N")
-            cells.append((parts[0], parts[1], int(parts[2])))
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        if args.markdown:
+            markdown(args.markdown)
+            return 0
+        cells = check_options(args)
+    except UsageError as e:
+        print(f"tune_validate: {e}", file=sys.stderr)
+        return 2
     args.tmp_json = os.path.join(args.out, "last_run.json")
     sweep_path = os.path.join(args.out, "sweep.jsonl")
     rows = load_rows(sweep_path)
     core = os.environ.get("OPENBLAS_CORETYPE", "OpenBLAS's choice")
     print(f"threads={args.threads}, OPENBLAS_CORETYPE={core}, results in {args.out}", flush=True)
-    with open(sweep_path, "a") as log:
-        for cell in cells:
-            sweep(args, cell, rows, log)
+    failed = sum(sweep(args, cell, rows, sweep_path) for cell in cells)
+    if failed:
+        print(f"tune_validate: {failed} run(s) of the sweep failed (recorded in {sweep_path})", file=sys.stderr)
     if args.sweep_only:
-        return 0
+        return 1 if failed else 0
     summary, ok = [], True
     print(f"{'algo':<9}{'prec':<5}{'N':>6}  {'tuned':>16}  {'best of sweep':>14}  {'tuned/best':>10}  {'vs LAPACKE':>10}")
     for cell in cells:
@@ -191,12 +276,12 @@ def main():
         t = best.pop("tuned")
         lap = best.pop("lapack", None)
         best["tuned (= " + f"B{tuned['choice']['B']} s{tuned['choice']['s']})"] = t  # the tuned one is a sweep point too
-        name, b = min(((k, v) for k, v in best.items() if v), key=lambda kv: kv[1])
+        name, b = min(((k, v) for k, v in best.items() if v), key=lambda kv: kv[1], default=("-", None))
         ratio = t / b if t and b else None
         speed = lap / t if lap and t else None
         ok &= ratio is not None and ratio <= 1.05
         label = f"B{tuned['choice']['B']} s{tuned['choice']['s']}"
-        print(f"{algo:<9}{prec:<5}{n:>6}  {label:>16}  {name:>14}  {ratio:>10.3f}  "
+        print(f"{algo:<9}{prec:<5}{n:>6}  {label:>16}  {name:>14}  {number(ratio):>10}  "
               f"{'' if speed is None else f'{speed:.2f}x':>10}", flush=True)
         summary.append({"algo": algo, "precision": prec, "n": n, "tuned": tuned, "tuned_s": t, "best": name,
                         "best_s": b, "tuned_over_best": ratio, "lapack_s": lap, "lapack_over_tuned": speed,

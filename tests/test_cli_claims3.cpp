@@ -247,18 +247,23 @@ struct SetupSandbox {
 };
 
 // README: ./setup.sh main | test | deps | build; the usage names each, and a
-// command line that is none of them is refused with the usage.
+// command line that is none of them is refused with the usage (none given,
+// two given) or one line naming the unknown command.
 TEST(CliClaims3, SetupUsageNamesItsCommands) {
   SetupSandbox box;
   const Outcome help = box.run(box.src + "/setup.sh", {"help"});
   EXPECT_TRUE(help.exited && help.status == 0) << help;
   for (const char* cmd : {"main", "test", "deps", "build"})
     EXPECT_THAT(help.out, HasSubstr("./setup.sh " + std::string(cmd))) << help;
-  for (const std::vector<std::string>& bad : {std::vector<std::string>{}, {"bogus"}, {"deps", "build"}}) {
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{}, {"deps", "build"}}) {
     const Outcome o = box.run(box.src + "/setup.sh", bad);
     EXPECT_TRUE(o.exited && o.status != 0) << join(bad) << o;
     EXPECT_THAT(o.out, HasSubstr("./setup.sh deps")) << join(bad) << o;
   }
+  const Outcome bogus = box.run(box.src + "/setup.sh", {"bogus"});
+  EXPECT_TRUE(bogus.exited && bogus.status == 2) << bogus;
+  EXPECT_THAT(bogus.err, HasSubstr("unknown command 'bogus'")) << bogus;
+  EXPECT_EQ(std::count(bogus.err.begin(), bogus.err.end(), '\n'), 1) << bogus;
   EXPECT_FALSE(std::filesystem::exists(box.calls));  // nothing was installed
 }
 

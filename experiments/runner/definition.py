@@ -255,11 +255,12 @@ def _fail(path, key, message):
     raise DefinitionError("%s: %s: %s" % (display_path(path), key, message))
 
 
-def _keys(path, where, obj, allowed, required=()):
+def _keys(path, where, obj, allowed=None, required=()):
+    """`obj` must be an object whose keys are in `allowed` (any when None), with every `required` one."""
     if not isinstance(obj, dict):
         _fail(path, where or "top level", "value %s must be an object" % json.dumps(obj))
     for k in obj:
-        if k not in allowed:
+        if allowed is not None and k not in allowed:
             _fail(path, (where + "." if where else "") + k, "unknown key (allowed: %s)" % ", ".join(sorted(allowed)))
     for k in required:
         if k not in obj:
@@ -273,6 +274,18 @@ def _validate(path, doc):
     if doc["name"] != stem:
         _fail(path, "name", "value %s differs from the file name %s" % (json.dumps(doc["name"]), json.dumps(stem)))
     _keys(path, "paper", doc["paper"], PAPER_KEYS, ("id", "figure"))
+    for key in ("title", "description"):
+        if key in doc and not _text(doc[key]):
+            _fail(path, key, "value %s must be a non-empty string" % json.dumps(doc[key]))
+    args = doc.get("mpirun_args", [])
+    if not isinstance(args, list) or not all(_text(a) for a in args):
+        _fail(path, "mpirun_args", "value %s must be a list of mpirun arguments (strings), e.g. [\"--oversubscribe\"]"
+              % json.dumps(args))
+    notes = doc.get("notes", {})
+    _keys(path, "notes", notes)
+    for k, v in notes.items():
+        if not _text(v):
+            _fail(path, "notes." + k, "value %s must be a non-empty string" % json.dumps(v))
     if doc["backend"] not in BACKENDS:
         _fail(path, "backend", "value %s must be one of %s" % (json.dumps(doc["backend"]), ", ".join(BACKENDS)))
     if "machine" in doc:
@@ -280,7 +293,7 @@ def _validate(path, doc):
         if not isinstance(m, str) or not os.path.isfile(os.path.join(ROOT, m)):
             _fail(path, "machine", "value %s: no such machine file" % json.dumps(m))
     variables = doc.get("variables", {})
-    _keys(path, "variables", variables, set(variables))
+    _keys(path, "variables", variables)
     for v in variables:
         if v in RUN_OPTIONS or v in RUNNER_PARAMS:
             _fail(path, "variables." + v, "is a run option, not a variable")
@@ -292,21 +305,19 @@ def _validate(path, doc):
     for key in ("repeats", "timeout_s"):
         if key in doc and not _positive(1)(doc[key]):
             _fail(path, key, "value %s must be an integer >= 1" % json.dumps(doc[key]))
-    for i, a in enumerate(doc.get("attach", [])):
+    for i, a in enumerate(_list(path, "attach", doc.get("attach", []))):
         if a not in ATTACHMENTS:
             _fail(path, "attach[%d]" % i, "value %s must be one of %s" % (json.dumps(a), ", ".join(ATTACHMENTS)))
     metrics = doc.get("metrics", {})
-    _keys(path, "metrics", metrics, set(metrics))
+    _keys(path, "metrics", metrics)
     for name, text in metrics.items():
         if name in known:
             _fail(path, "metrics." + name, "is already a parameter")
         _parse_expr(path, "metrics." + name, text)
-    for i, s in enumerate(doc.get("skip", [])):
+    for i, s in enumerate(_list(path, "skip", doc.get("skip", []))):
         _keys(path, "skip[%d]" % i, s, SKIP_KEYS, SKIP_KEYS)
-        for k in s["where"]:
-            if k not in known:
-                _fail(path, "skip[%d].where.%s" % (i, k), "not a parameter")
-    _check_plots(path, doc, known | set(metrics))
+        _check_where(path, "skip[%d].where" % i, s["where"], known)
+    _check_plots(path, doc, known, set(metrics))
     _check_reported(path, doc, known | set(metrics))
 
 
@@ -342,19 +353,76 @@ def _parse_expr(path, key, text):
         _fail(path, key, "value %s: %s" % (json.dumps(text), e))
 
 
-def _check_plots(path, doc, known):
+def _text(v):
+    return isinstance(v, str) and v != ""
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _list(path, key, v):
+    if not isinstance(v, list):
+        _fail(path, key, "value %s must be a list" % json.dumps(v))
+    return v
+
+
+def _check_where(path, key, where, params):
+    """A `where` filter: an object of parameters, each a value or a list of values."""
+    _keys(path, key, where)
+    for k, v in where.items():
+        if k not in params:
+            _fail(path, "%s.%s" % (key, k), "not a parameter")
+        if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v)):
+            _fail(path, "%s.%s" % (key, k), "value %s must be a value or a list of values" % json.dumps(v))
+
+
+# Plot keys beside file, kind, x, y and where: (check, what the value must be).
+PLOT_VALUES = {
+    "title": (_text, "a non-empty string"), "xlabel": (lambda v: isinstance(v, str), "a string"),
+    "ylabel": (lambda v: isinstance(v, str), "a string"),
+    "logx": (lambda v: isinstance(v, bool) or (_number(v) and v in (2, 10)), "true, false, 2 or 10 (the base)"),
+    "logy": (_flag, "true or false"), "ymin": (_number, "a number"),
+    "hline": (lambda v: isinstance(v, dict) and set(v) <= {"value", "label"} and _number(v.get("value"))
+              and _text(v.get("label", "-")), "an object {\"value\": number, \"label\": text}"),
+    "categories": (lambda v: isinstance(v, list) and v != [] and all(
+        isinstance(c, dict) and set(c) == {"label", "metric"} and _text(c["label"]) and _text(c["metric"]) for c in v),
+        "a non-empty list of {\"label\": text, \"metric\": name}"),
+    "pair": (lambda v: isinstance(v, dict) and set(v) == {"param", "x", "y", "value"} and _text(v["param"])
+             and _text(v["value"]), "an object {\"param\", \"x\", \"y\", \"value\"}"),
+}
+# What each kind draws from (figure_kinds.py): keys it needs.
+PLOT_NEEDS = {"lines": ("x", "y"), "bars": ("x", "y"), "breakdown": ("categories",), "scatter": ()}
+
+
+def _check_plots(path, doc, params, metrics):
     files = set()
-    for i, p in enumerate(doc.get("plots", [])):
+    known = params | metrics
+    for i, p in enumerate(_list(path, "plots", doc.get("plots", []))):
         where = "plots[%d]" % i
         _keys(path, where, p, PLOT_KEYS, ("file", "kind", "title"))
         if p["kind"] not in PLOT_KINDS:
             _fail(path, where + ".kind", "value %s must be one of %s" % (json.dumps(p["kind"]), ", ".join(sorted(PLOT_KINDS))))
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", p["file"]) or p["file"] in files:
+        if not isinstance(p["file"], str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", p["file"]) or p["file"] in files:
             _fail(path, where + ".file", "value %s must be a unique plain file name" % json.dumps(p["file"]))
         files.add(p["file"])
+        for k in PLOT_NEEDS[p["kind"]] + (() if p["kind"] != "scatter" or "pair" in p else ("x", "y")):
+            if k not in p:
+                _fail(path, "%s.%s" % (where, k), "missing (a %s plot needs it)" % p["kind"])
+        for k, (check, what) in PLOT_VALUES.items():
+            if k in p and not check(p[k]):
+                _fail(path, "%s.%s" % (where, k), "value %s must be %s" % (json.dumps(p[k]), what))
         for k in ("x", "y"):
-            if k in p and p[k] not in known and not _result_field(p[k]):
+            if k in p and (not isinstance(p[k], str) or p[k] not in known and not _result_field(p[k])):
                 _fail(path, "%s.%s" % (where, k), "value %s is neither a parameter, a metric nor a result field" % json.dumps(p[k]))
+        if "where" in p:
+            _check_where(path, where + ".where", p["where"], params)
+        series = p.get("series", [])
+        if not isinstance(series, list) or not all(isinstance(n, str) for n in series):
+            _fail(path, where + ".series", "value %s must be a list of parameter names" % json.dumps(series))
+        for n in series:
+            if n not in params:
+                _fail(path, where + ".series", "value %s: %s is not a parameter" % (json.dumps(series), json.dumps(n)))
 
 
 def _result_field(name):
@@ -364,7 +432,7 @@ def _result_field(name):
 def _check_reported(path, doc, known):
     plots = {p["file"] for p in doc.get("plots", [])}
     ids = set()
-    for i, r in enumerate(doc.get("reported", [])):
+    for i, r in enumerate(_list(path, "reported", doc.get("reported", []))):
         where = "reported[%d]" % i
         _keys(path, where, r, REPORTED_KEYS, ("id", "source"))
         if r["id"] in ids:
@@ -383,6 +451,5 @@ def _check_reported(path, doc, known):
             _fail(path, where + ".metric", "value %s is neither a metric nor a result field" % json.dumps(r["metric"]))
         if r.get("aggregate", "single") not in AGGREGATES:
             _fail(path, where + ".aggregate", "value %s must be one of %s" % (json.dumps(r["aggregate"]), ", ".join(AGGREGATES)))
-        for k in r.get("where", {}):
-            if k not in known:
-                _fail(path, "%s.where.%s" % (where, k), "not a parameter")
+        if "where" in r:
+            _check_where(path, where + ".where", r["where"], known)

@@ -26,6 +26,7 @@ import time
 
 from . import expr
 from .definition import ROOT, display_path
+from .outputs import append_line
 from .progress import Progress
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
@@ -116,10 +117,9 @@ def _grid_nodes(grid):
 
 
 def load_records(out_dir):
-    """The last record of every (config id, repeat) in DIR/runs.jsonl, in file order (a line that is not JSON is ignored, with a warning)."""
-    def warn(path, n):
-        print("tessera experiment: %s:%d: not a JSON line, ignored" % (display_path(path), n), file=sys.stderr)
-    return experiment_results.read_runs(out_dir, warn)
+    """The last record of every (config id, repeat) in DIR/runs.jsonl, in file order (a line that is not a run
+    record, e.g. one cut short, is ignored with one warning naming the file and line)."""
+    return experiment_results.read_runs(out_dir)
 
 
 class CannotStart(RuntimeError):
@@ -186,8 +186,7 @@ class Runner:
     def finished(self, record, progress, counts):
         """Appends a record to runs.jsonl and advances the progress bar."""
         with self.lock:
-            with open(os.path.join(self.out, "runs.jsonl"), "a") as f:
-                f.write(json.dumps(record, sort_keys=True) + "\n")
+            append_line(os.path.join(self.out, "runs.jsonl"), json.dumps(record, sort_keys=True))
         ok = record["status"] == "ok"
         counts["ok" if ok else "failed"] += 1
         tail = "ok" if ok else "%s (exit %s)" % (record["status"], record["exit_status"])
@@ -268,7 +267,10 @@ class Runner:
                                        "max_words_sent": max(d["words_sent"]), "every_node_exact": exact}
         if "trace_breakdown" in self.defn.attach and trace_path:
             files = [trace_path] + _node_files(trace_path, result.get("nodes", 1))
-            out["trace_breakdown"] = trace_devices.breakdown(files)
+            try:
+                out["trace_breakdown"] = trace_devices.breakdown(files)
+            except trace_devices.TraceError as e:  # the run's metrics on it fail; the sweep goes on
+                out["trace_breakdown"] = {"error": str(e)}
         return out
 
     def comm_model(self, result, grid, extra=()):
@@ -314,7 +316,7 @@ def write_csv(out_dir, defn):
         for r in records:
             res, met = r.get("result") or {}, r.get("metrics") or {}
             err = "" if r["status"] == "ok" else ((r.get("stderr") or "").strip().splitlines() or [""])[-1]
-            w.writerow([r["experiment"], r["config_id"], r["repeat"], r["status"], r["exit_status"]] +
+            w.writerow([r.get("experiment"), r["config_id"], r["repeat"], r["status"], r.get("exit_status")] +
                        [r["params"].get(k, "") for k in params] + [res.get(k, "") for k in CSV_RESULT_FIELDS] +
                        [met.get(k, "") for k in mnames] +
                        ["%.3f" % r.get("run_wall_s", 0), r.get("tessera_commit"), r.get("machine"), r.get("date"), err])

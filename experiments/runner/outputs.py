@@ -1,7 +1,8 @@
 """Output paths checked before a sweep starts, so that no run's result is lost at its end.
 
-Each function returns why a path cannot take the output (one phrase for the
-caller's message, which names the option and the path), or None when it can.
+Each *_problem function returns why a path cannot take the output (one phrase
+for the caller's message, which names the option and the path), or None when
+it can; append_line adds a record to a JSON-lines file of results.
 """
 import os
 import tempfile
@@ -39,3 +40,15 @@ def file_problem(path):
     except OSError as e:
         return "cannot write into its folder %s (%s)" % (folder, e.strerror or e)
     return None
+
+
+def append_line(path, text):
+    """Appends one line to `path`, after a newline of its own when the file's last line was cut short
+    (a killed run's partial record stays a bad line of its own instead of swallowing this one)."""
+    with open(path, "a+b") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() > 0:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+        f.write(text.encode() + b"\n")

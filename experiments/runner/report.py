@@ -48,10 +48,10 @@ def ours(results, entry):
     failures = [p.failure() for p in pts if p.failure()]
     if failures:
         return None, "run failed: %s" % failures[0]
-    skipped = [s for s in results.meta.get("skipped", []) if all(
+    skipped = [s for s in results.meta.get("skipped") or [] if all(
         s["params"].get(k) in (v if isinstance(v, list) else [v]) for k, v in where.items())]
     if skipped:
-        return None, "not run: %s" % skipped[0]["reason"]
+        return None, "not run: %s" % skipped[0].get("reason")
     return None, "no result for %s" % where
 
 
@@ -95,13 +95,14 @@ def section(name, defn, results, report_dir, headline):
     lines = ["## %s" % defn.title, ""]
     runs = [r for p in results.points() for r in p.runs]
     ok = sum(1 for r in runs if r["status"] == "ok")
+    binary = [r.get("tessera_binary") or {} for r in runs]
     commits = sorted({(r.get("tessera_commit") or "?")[:10] + (" with uncommitted changes" if r.get("tessera_dirty") else "")
-                      + (", binary %s built %s" % (r["tessera_binary"]["sha256"][:12], r["tessera_binary"]["built"])
-                         if r.get("tessera_binary") else "") for r in runs})
+                      + (", binary %s built %s" % (str(b.get("sha256"))[:12], b.get("built")) if b else "")
+                      for r, b in zip(runs, binary)})
     dates = sorted(r["date"] for r in runs if r.get("date"))
     lines.append("Definition `%s`; results `%s` (%s sweep, %d run(s): %d ok, %d failed), tessera %s, runs from %s to %s, "
-                 "machine `%s`." % (meta["definition_file"], os.path.relpath(results.dir, ROOT),
-                                    "quick" if meta["quick"] else "full", len(runs), ok, len(runs) - ok,
+                 "machine `%s`." % (meta.get("definition_file"), os.path.relpath(results.dir, ROOT),
+                                    "quick" if meta.get("quick") else "full", len(runs), ok, len(runs) - ok,
                                     "; ".join(commits) or "?", dates[0] if dates else "?", dates[-1] if dates else "?",
                                     meta.get("machine")))
     lines.append("")
@@ -132,8 +133,8 @@ def section(name, defn, results, report_dir, headline):
 def not_run(meta):
     """Full-sweep points left out, grouped by reason."""
     by_reason = collections.OrderedDict()
-    for s in meta.get("skipped", []):
-        by_reason.setdefault(s["reason"], []).append(s["label"])
+    for s in meta.get("skipped") or []:
+        by_reason.setdefault(s.get("reason"), []).append(str(s.get("label")))
     out = []
     for reason, labels in by_reason.items():
         out.append("Not run (%d point(s)): %s. Points: %s." % (len(labels), reason, "; ".join(labels)))
@@ -147,8 +148,8 @@ def failed(runs):
     for r in runs:
         if r["status"] != "ok":
             lines = (r.get("stderr") or "").strip().splitlines()
-            key = "%s, exit %s: %s" % (r["status"], r["exit_status"], _generic(lines[-1] if lines else ""))
-            by_error.setdefault(key, []).append(r["label"])
+            key = "%s, exit %s: %s" % (r["status"], r.get("exit_status"), _generic(lines[-1] if lines else ""))
+            by_error.setdefault(key, []).append(r.get("label", r["config_id"]))
     out = []
     for err, labels in by_error.items():
         out.append("Failed (%d run(s)): `%s`. Runs: %s." % (len(labels), err, "; ".join(labels)))

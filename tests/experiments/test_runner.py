@@ -3,11 +3,13 @@
 
     test_runner.py TESSERA_BINARY WORK_DIR
 
-Bad definitions exit 2 with one line naming the file, the key and the value;
+Bad definitions exit 2 with one line naming the file, the key and the value
+(mpirun_args and the plots' keys checked for their types before any run);
 a failing run (a simulated GPU out of memory, exit 4) is recorded and the
-sweep goes on; a rerun skips recorded runs, --retry-failed reruns the failed
-one, --force all; --jobs 2 runs simulations in parallel; a run past --timeout
-is killed and recorded; the progress bar; plots from a copied results folder.
+sweep goes on, and `run` exits 1; a rerun skips recorded runs, --retry-failed
+reruns the failed one, --force all; --jobs 2 runs simulations in parallel; a
+run past --timeout is killed and recorded; the progress bar; plots from a
+copied results folder.
 """
 import csv
 import io
@@ -108,6 +110,27 @@ class BadDefinitions(unittest.TestCase):
                 self.assertIn(needle, err)
                 self.assertNotIn("Traceback", err)
 
+    def test_wrong_types(self):
+        # Each passed validation and then failed mid-run or in `plot` (or was drawn wrong) before it was checked.
+        plot = good_definition("x")["plots"][0]
+        cases = [({"mpirun_args": 5}, "mpirun_args", "value 5"),
+                 ({"mpirun_args": "--oversubscribe"}, "mpirun_args", '"--oversubscribe"'),
+                 ({"title": 7}, "title", "value 7"), ({"notes": 5}, "notes", "value 5"),
+                 ({"notes": {"r": 3}}, "notes.r", "value 3"),
+                 ({"plots": [dict(plot, hline=5)]}, "plots[0].hline", "value 5"),
+                 ({"plots": [dict(plot, where="n")]}, "plots[0].where", '"n"'),
+                 ({"plots": [dict(plot, where={"bogus": 1})]}, "plots[0].where.bogus", "not a parameter"),
+                 ({"plots": [dict(plot, logx="yes")]}, "plots[0].logx", '"yes"'),
+                 ({"plots": [dict(plot, series="n")]}, "plots[0].series", '"n"'),
+                 ({"plots": [dict(plot, series=["tflops"])]}, "plots[0].series", "tflops"),
+                 ({"plots": [dict(plot, title=["t"])]}, "plots[0].title", '["t"]'),
+                 ({"plots": [{k: v for k, v in plot.items() if k != "x"}]}, "plots[0].x", "missing"),
+                 ({"reported": [dict(good_definition("x")["reported"][0], where="gpus")]}, "reported[0].where",
+                  '"gpus"')]
+        for over, key, value in cases:
+            with self.subTest(over=over):
+                self.expect_error("bad-types", good_definition("bad-types", **over), key + ":", value)
+
     def test_unknown_definition_name(self):
         rc, _, err = run("run", "no-such-definition")
         self.assertEqual(rc, 2)
@@ -120,7 +143,7 @@ class Sweep(unittest.TestCase):
         out = os.path.join(WORK, "fails")
         shutil.rmtree(out, ignore_errors=True)
         rc, stdout, err = run("run", path, "--out", out, binary=True)
-        self.assertEqual(rc, 0, err)
+        self.assertEqual(rc, 1, err)  # every run recorded, and the status says one failed
         self.assertIn("1 run(s) ok, 1 failed", stdout)
         recs = {r["params"]["gpus"]: r for r in lines(out)}
         self.assertEqual(recs[3]["status"], "ok")
@@ -140,12 +163,14 @@ class Sweep(unittest.TestCase):
         # Resume: nothing to do.
         rc, stdout, _ = run("run", path, "--out", out)
         self.assertIn("0 run(s) ok, 0 failed, 2 already done", stdout)
+        self.assertEqual(rc, 0)
         self.assertEqual(len(lines(out)), 2)
         rc, stdout, _ = run("run", path, "--out", out, "--retry-failed")
         self.assertIn("0 run(s) ok, 1 failed, 1 already done", stdout)
-        self.assertEqual(len(lines(out)), 3)
+        self.assertEqual((rc, len(lines(out))), (1, 3))
         rc, stdout, _ = run("run", path, "--out", out, "--force")
         self.assertIn("1 run(s) ok, 1 failed, 0 already done", stdout)
+        self.assertEqual(rc, 1)
         self.assertEqual(len(lines(out)), 5)
         # Plots from a copy of the folder, elsewhere.
         copy = os.path.join(WORK, "copied")
@@ -200,7 +225,7 @@ class Sweep(unittest.TestCase):
         out = os.path.join(WORK, "slow")
         shutil.rmtree(out, ignore_errors=True)
         rc, stdout, err = run("run", path, "--out", out, "--timeout", "1")
-        self.assertEqual(rc, 0, err)
+        self.assertEqual(rc, 1, err)
         (rec,) = lines(out)
         self.assertEqual(rec["status"], "timeout")
         self.assertIn("timeout", rec["stderr"])
