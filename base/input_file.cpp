@@ -19,8 +19,8 @@ void require_regular_file(const std::string& option, const std::string& path) {
     throw InputError(option + " " + path + ": cannot open the file (" +
                      (e ? e.message() : std::string("No such file or directory")) + ")");
   if (fs::is_directory(st)) throw InputError(option + " " + path + ": is a directory, not a file");
-  if (!fs::is_regular_file(st))
-    throw InputError(option + " " + path + ": not a regular file (a device, a pipe or a socket cannot be read whole)");
+  if (!fs::is_regular_file(st) && !fs::is_fifo(st))
+    throw InputError(option + " " + path + ": not a regular file or a pipe (a device or a socket is not read)");
 }
 
 std::string read_text_file(const std::string& option, const std::string& path) {

@@ -1,10 +1,13 @@
 #include "experiments/output_path.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <system_error>
 
 #include "base/error.hpp"
@@ -15,12 +18,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Two paths name one file: the same file where both exist, else the same
-// normalized absolute path (a file not written yet).
+// Two paths name one file: the same regular file where both exist, else the
+// same normalized absolute path (a file not written yet). Devices and FIFOs
+// are not compared (two outputs may both go to /dev/null).
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ea, eb;
-  const bool both = fs::exists(a, ea) && fs::exists(b, eb);
-  if (both) {
+  const fs::file_status sa = fs::status(a, ea), sb = fs::status(b, eb);
+  const bool exists_a = !ea && fs::exists(sa), exists_b = !eb && fs::exists(sb);
+  if ((exists_a && !fs::is_regular_file(sa)) || (exists_b && !fs::is_regular_file(sb))) return false;
+  if (exists_a && exists_b) {
     std::error_code e;
     return fs::equivalent(a, b, e) && !e;
   }
@@ -29,27 +35,69 @@ bool same_file(const std::string& a, const std::string& b) {
   return !e1 && !e2 && pa == pb;
 }
 
+// The file a write to `path` creates: the path, or a dangling link's target.
+fs::path created_file(const std::string& path) {
+  std::error_code e;
+  fs::path p = fs::absolute(path, e);
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, e)); ++hops) {
+    const fs::path target = fs::read_symlink(p, e);
+    if (e) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p.lexically_normal();
+}
+
+// k when `p` is node_output_path(first, k) for some k >= 1, compared in one directory.
+std::optional<int> node_of(const fs::path& first, const fs::path& p) {
+  const std::string stem = first.stem().string(), ext = first.extension().string(), name = p.filename().string();
+  const std::string head = stem + ".node";
+  if (name.size() <= head.size() + ext.size() || name.compare(0, head.size(), head) != 0 ||
+      name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
+    return std::nullopt;
+  int k = 0;
+  const char* digits = name.data() + head.size();
+  const char* end = name.data() + name.size() - ext.size();
+  const auto [stop, ec] = std::from_chars(digits, end, k);
+  if (ec != std::errc() || stop != end || *digits == '0' || k < 1) return std::nullopt;
+  return k;
+}
+
+// Whether two directories are one.
+bool same_directory(const fs::path& a, const fs::path& b) {
+  std::error_code e;
+  if (fs::exists(a, e) && fs::exists(b, e)) return fs::equivalent(a, b, e) && !e;
+  return a.lexically_normal() == b.lexically_normal();
+}
+
 }  // namespace
 
 void check_output_path(const NamedPath& o) {
   if (o.path.empty()) return;
   std::error_code e;
-  if (fs::is_directory(o.path, e)) throw InputError(o.option + " " + o.path + ": is a directory, not a file");
-  const bool existed = access(o.path.c_str(), F_OK) == 0;
-  {
-    // Append mode creates a missing file and leaves an existing one as it is.
-    std::ofstream probe(o.path, std::ios::app);
-    if (!probe) throw InputError(o.option + " " + o.path + ": cannot open for writing");
+  const fs::file_status st = fs::status(o.path, e);
+  if (!e && fs::is_directory(st)) throw InputError(o.option + " " + o.path + ": is a directory, not a file");
+  if (!e && fs::exists(st)) {
+    if (!fs::is_regular_file(st)) return;  // a FIFO or a device: opening it now could block or consume a reader
+    const int fd = ::open(o.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // no O_CREAT, no O_TRUNC
+    if (fd < 0) throw InputError(o.option + " " + o.path + ": cannot open for writing (" + std::strerror(errno) + ")");
+    ::close(fd);
+    return;
   }
-  if (!existed) std::remove(o.path.c_str());
+  // Missing: the directory that would hold it must exist and be writable.
+  fs::path dir = created_file(o.path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, e))
+    throw InputError(o.option + " " + o.path + ": cannot open for writing (no directory " + dir.string() + ")");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw InputError(o.option + " " + o.path + ": cannot open for writing (directory " + dir.string() +
+                     " is not writable)");
 }
 
-void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
-                          std::size_t distinct_from) {
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const NamedPath& o = outputs[i];
     if (o.path.empty()) continue;
-    for (std::size_t j = i + 1; j < outputs.size() && (i < distinct_from || j < distinct_from); ++j)
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
       if (!outputs[j].path.empty() && same_file(o.path, outputs[j].path))
         throw InputError(o.option + " " + o.path + " and " + outputs[j].option + " " + outputs[j].path +
                          " are one file: each output needs its own");
@@ -58,6 +106,31 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
         throw InputError(o.option + " " + o.path + " is the file " + in.option +
                          " reads: writing the output would overwrite it");
   }
+}
+
+std::string node_output_path(const std::string& path, int node) {
+  const std::size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
+  const bool ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const std::string tag = ".node" + std::to_string(node);
+  return ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
+}
+
+void check_node_outputs(const NamedPath& first, int nodes, const std::vector<NamedPath>& others) {
+  if (first.path.empty() || nodes < 2) return;
+  const fs::path base = fs::absolute(first.path).lexically_normal();
+  const auto name = [&](int k) { return first.option + " (node " + std::to_string(k) + ")"; };
+  for (const NamedPath& o : others) {
+    if (o.path.empty()) continue;
+    const fs::path p = fs::absolute(o.path).lexically_normal();
+    if (!same_directory(p.parent_path(), base.parent_path())) continue;
+    if (const std::optional<int> k = node_of(base, p); k && *k < nodes)
+      throw InputError(o.option + " " + o.path + " and " + name(*k) + " " + node_output_path(first.path, *k) +
+                       " are one file: each output needs its own");
+  }
+  std::error_code e;
+  for (fs::directory_iterator it(base.parent_path(), e), end; !e && it != end; it.increment(e))
+    if (const std::optional<int> k = node_of(base, it->path()); k && *k < nodes && it->is_directory(e))
+      throw InputError(name(*k) + " " + node_output_path(first.path, *k) + ": is a directory, not a file");
 }
 
 }  // namespace tessera

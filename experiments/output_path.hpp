@@ -6,8 +6,10 @@
 // Opening an output for writing at the start (truncating it) and removing it
 // when the command fails would lose what a user had there: an earlier run's
 // JSON, a tuned choice, or an input given by mistake as the output. So the
-// check creates nothing that stays and truncates nothing; the output is
-// opened, truncated and written at the end.
+// check creates, truncates and removes nothing: an existing regular file
+// must open for appending (no O_CREAT), a missing one needs a writable
+// directory (the target's, where the path is a dangling link), and anything
+// else that exists (a FIFO, /dev/stdout, /dev/null) is left to the write.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -21,19 +23,25 @@ struct NamedPath {
 };
 
 // Throws InputError naming the option and the path when the path is a
-// directory or cannot be opened for writing (its directory missing or not
-// writable). A file the check had to create is removed again; an existing
-// one is not changed. An empty path is no output and passes.
+// directory or cannot be written (its directory missing or not writable).
+// An empty path is no output and passes.
 void check_output_path(const NamedPath& output);
 
 // Throws InputError naming both options and the path when two outputs are
-// one file, or an output is the file an input is read from (compared as
-// files: a link or another spelling of the same path is the same file).
-// Empty paths are skipped. Outputs from index `distinct_from` on are
-// distinct among themselves by construction (one file per node) and are
-// compared only with the others and the inputs: O(n), not O(n^2), for a
-// simulated cluster's thousand trace files.
-void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
-                          std::size_t distinct_from = static_cast<std::size_t>(-1));
+// one file, or an output is the file an input is read from (regular files
+// compared as files: a link or another spelling of the same path is the
+// same file; devices such as /dev/null are never "one file"). Empty paths
+// are skipped.
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+
+// Node k > 0 of a cluster writes its copy of an output beside node 0's:
+// "run.json" -> "run.node3.json" ("run" -> "run.node3" without an extension).
+std::string node_output_path(const std::string& path, int node);
+
+// The copies of `first` that nodes 1 .. nodes-1 write (node_output_path),
+// checked in O(others + the directory's entries), whatever the node count:
+// InputError when one of them is one of `others` (naming both options) or an
+// existing directory.
+void check_node_outputs(const NamedPath& first, int nodes, const std::vector<NamedPath>& others);
 
 }  // namespace tessera

@@ -270,17 +270,25 @@ void check_memory(const RunConfig& c, bool matrix_only) {
   if (const std::string why = memory_refusal(c, need, *available); !why.empty()) throw OutOfMemory(why);
 }
 
+// A simulated node (it has a kernel model) runs actors, not threads: its
+// thread count is bounded by the machine file's cores where that is loaded.
+void check_threads(const RunConfig& c) {
+  if (c.model != nullptr) return;
+  const NodeThreads t = node_threads(c.threads, c.gpus, c.network && c.network->nodes() > 1);
+  if (const std::string why = thread_refusal(t, cores_found()); !why.empty()) throw InputError(why);
+}
+
 }  // namespace
 
-void check_matrix_fits(const RunConfig& c) { check_memory(c, true); }
+// The threads first: a thread count beyond the limit is a bad --threads
+// (exit 2), not a lack of memory for their stacks.
+void check_matrix_fits(const RunConfig& c) {
+  check_threads(c);
+  check_memory(c, true);
+}
 
 void check_run(const RunConfig& c) {
-  // A simulated node (it has a kernel model) runs actors, not threads: its
-  // thread count is bounded by the machine file's cores where that is loaded.
-  if (c.model == nullptr) {
-    const NodeThreads t = node_threads(c.threads, c.gpus, c.network && c.network->nodes() > 1);
-    if (const std::string why = thread_refusal(t, cores_found()); !why.empty()) throw InputError(why);
-  }
+  check_threads(c);
   check_memory(c, false);
 }
 

@@ -22,11 +22,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
+#include "experiments/output_path.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <new>
@@ -236,20 +238,20 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
   // (append mode creates nothing that stays and truncates nothing), its
   // verdict shared, so a long run's result is never lost to a bad path.
   if (error.empty() && !opt.json.empty()) {
-    int problem = 0;  // 1: a directory, 2: cannot be opened for writing
+    // --json is written by rank 0 after the factorization: checked by it now
+    // (experiments/output_path.hpp: nothing created, nothing truncated), its
+    // verdict shared, so a long run's result is never lost to a bad path.
+    std::string why;
     if (rank == 0) {
-      std::error_code e;
-      if (std::filesystem::is_directory(opt.json, e)) {
-        problem = 1;
-      } else {
-        const bool existed = std::filesystem::exists(opt.json, e);
-        problem = std::ofstream(opt.json, std::ios::app) ? 0 : 2;
-        if (!existed && problem == 0) std::remove(opt.json.c_str());
+      try {
+        tessera::check_output_path({"--json", opt.json});
+      } catch (const tessera::InputError& e) {
+        why = e.what();
       }
     }
-    MPI_Bcast(&problem, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (problem)
-      error = fmt::format("--json {}: {}", opt.json, problem == 1 ? "is a directory" : "cannot open for writing");
+    int bad = why.empty() ? 0 : 1;
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad) error = rank == 0 ? why : "--json";
   }
   if (error.empty()) return std::nullopt;
   if (rank == 0) std::fprintf(stderr, "scalapack_peer: error: %s\n", error.c_str());

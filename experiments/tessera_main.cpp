@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -80,6 +79,8 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
   } catch (const tessera::SimulatedFailure& x) {
     return std::string("tessera: error: ") + x.what();  // status 5, but no internal error
   } catch (const std::bad_alloc&) {
+    if (cfg.n == tessera::kUnsetSize && !cfg.input.empty())
+      return "tessera: error: out of memory: the matrix of --input " + cfg.input + " does not fit";
     if (cfg.n == tessera::kUnsetSize)  // not a run's matrix: calibrate, tune, model
       return "tessera: error: out of memory: an allocation failed; ask for smaller sizes";
     const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
@@ -185,14 +186,6 @@ std::string check_failure(const tessera::RunResult& r) {
   return fmt::format("--check failed: {} (a run passes below {:g})", what, tessera::kResidualThreshold);
 }
 
-// "run.json" -> "run.node3.json" (or "run" -> "run.node3" without an extension).
-std::string node_trace_path(const std::string& path, int node) {
-  const std::size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
-  const bool ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
-  const std::string tag = ".node" + std::to_string(node);
-  return ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
-}
-
 // Writes a run's traces (each node its own), and on node 0 its summary,
 // JSON and a failed check's error line; returns the exit status (1: the
 // check failed, on every node).
@@ -206,7 +199,7 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
     // writes them next to node 0's file (FILE with ".nodeK" before its
     // extension): under mpirun each rank its own, in a simulated cluster
     // this process all of them.
-    const std::string path = r.node == 0 ? trace_path : node_trace_path(trace_path, r.node);
+    const std::string path = r.node == 0 ? trace_path : node_output_path(trace_path, r.node);
     std::ofstream trace_file(path);
     trace.set_node(r.node);
     if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
@@ -215,7 +208,7 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
     trace_file.flush();
     if (!trace_file) throw InputError("--trace " + path + ": write failed");
     for (std::size_t k = 0; k < node_traces.size(); ++k)
-      node_traces[k]->write_file(node_trace_path(trace_path, static_cast<int>(k) + 1), info);
+      node_traces[k]->write_file(node_output_path(trace_path, static_cast<int>(k) + 1), info);
   }
   // A distributed run reports once, from node 0 (it holds every node's counts).
   const bool failed = r.residuals && !r.residuals->passed();
@@ -243,22 +236,18 @@ int run_command(tessera::RunConfig cfg, const tessera::BackendOptions& backend, 
   else throw InputError("--policy '" + policy + "' is not one of: priority, fifo, random");
   // An unwritable --json or --trace fails before the factorization; both are
   // written only once there is a result (experiments/output_path.hpp). Node
-  // k > 0 of a cluster writes its trace beside node 0's: those files are
-  // outputs too, each written by its node.
-  std::vector<NamedPath> outputs = {{"--json", json_path}, {"--trace", trace_path}, {"--progress-file", progress_path}};
-  std::vector<int> writer = {0, 0, -1};  // the node that writes each (-1: the run touches it itself)
-  if (!trace_path.empty())
-    for (int k = 1; k < cfg.pr * cfg.pc; ++k) {
-      outputs.push_back({fmt::format("--trace (node {})", k), node_trace_path(trace_path, k)});
-      writer.push_back(k);
-    }
-  check_distinct_paths(outputs, {{"--input", cfg.input}, {"--machine", backend.machine}, {"--tuned", tuned_path}}, 3);
-  // Under mpirun a rank probes only the files it writes: two ranks probing
-  // one path would race on creating and removing it.
-  const char* rank_text = std::getenv("OMPI_COMM_WORLD_RANK");
-  const int rank = rank_text ? std::atoi(rank_text) : -1;
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    if (writer[i] >= 0 && (rank < 0 || rank == writer[i])) check_output_path(outputs[i]);
+  // k > 0 of a cluster writes its trace beside node 0's: those are outputs
+  // too, checked in one pass over the trace's directory.
+  const std::vector<NamedPath> inputs = {
+      {"--input", cfg.input}, {"--machine", backend.machine}, {"--tuned", tuned_path}};
+  const NamedPath json_out{"--json", json_path}, trace_out{"--trace", trace_path},
+      progress_out{"--progress-file", progress_path};
+  check_distinct_paths({json_out, trace_out, progress_out}, inputs);
+  std::vector<NamedPath> others = inputs;
+  others.insert(others.end(), {json_out, progress_out});
+  check_node_outputs(trace_out, cfg.pr * cfg.pc, others);
+  check_output_path(json_out);
+  check_output_path(trace_out);
   TraceRecorder trace;
   if (!trace_path.empty()) cfg.observer = &trace;
   std::optional<ProgressFile> progress;

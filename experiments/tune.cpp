@@ -370,8 +370,9 @@ TuneResult tune(const TuneRequest& req) {
                                          [](const TuneCandidate& c) { return !c.failed.empty(); });
              f != t.candidates.end()) {
     // Every candidate that was simulated or run failed: no choice stands on a measurement.
-    throw Error(fmt::format("every candidate failed; the first, {}: {}", label(*f), f->failed),
-                f->failed_status == 2 ? 2 : 5);
+    // Its status where it is one of the documented errors (2 input, 3 pivot, 4 memory), else internal.
+    const int status = f->failed_status >= 2 && f->failed_status <= 4 ? f->failed_status : 5;
+    throw Error(fmt::format("every candidate failed; the first, {}: {}", label(*f), f->failed), status);
   } else if (!t.candidates.empty()) {
     t.chosen = 0;
     t.decided_by = "kernel plateau";

@@ -390,24 +390,28 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     // Every node returns together, knowing whether any failed: none then
     // waits for a failed node, and no message of a later run can reach this
     // run's communication thread.
-    // With each status goes the global column of a pivot breakdown: a node
-    // whose kernels ran on after another node's breakdown factors what that
-    // breakdown left (the failed node still sends its tiles), and fails
-    // later in column order as its consequence. The first breakdown is the
-    // matrix's; a later one reports it as the other node's failure.
+    // With each status goes the global column of a pivot breakdown. A node
+    // whose kernels ran on after another node's failure factors what that
+    // failure left (the failed node still sends its tiles) and may break
+    // down as its consequence. So the failures reported are the errors that
+    // are not breakdowns (each its node's own), else the first breakdown in
+    // column order; every other node names the first of them.
     platform::NodeNetwork& net = *dist->network;
     const int P = net.nodes(), me = net.node();
     std::vector<double> status(2 * static_cast<std::size_t>(P), 0.0);
     status[me] = s.error ? exit_status_of(s.error) : 0;
     status[P + me] = s.error ? static_cast<double>(breakdown_column(s.error)) : 0;
     net.allreduce_sum(status);
-    int first = -1;  // the node of the first breakdown in column order
-    for (int k = 0; k < P; ++k)
-      if (status[P + k] > 0 && (first < 0 || status[P + k] < status[P + first])) first = k;
-    if (s.error && (status[P + me] == 0 || first == me)) std::rethrow_exception(s.error);
-    if (s.error) throw RemoteFailure(first, static_cast<int>(status[first]));
-    for (int k = 0; k < P; ++k)
-      if (status[k] != 0) throw RemoteFailure(k, static_cast<int>(status[k]));
+    const auto failed = [&](int k) { return status[k] != 0; };
+    const auto breakdown = [&](int k) { return status[P + k] > 0; };
+    int primary = -1;  // the first node of the failures reported
+    for (int k = 0; k < P && primary < 0; ++k)
+      if (failed(k) && !breakdown(k)) primary = k;
+    if (primary < 0)
+      for (int k = 0; k < P; ++k)
+        if (breakdown(k) && (primary < 0 || status[P + k] < status[P + primary])) primary = k;
+    if (s.error && (!breakdown(me) || primary == me)) std::rethrow_exception(s.error);
+    if (primary >= 0) throw RemoteFailure(primary, static_cast<int>(status[primary]));
   }
   if (s.error) std::rethrow_exception(s.error);
   return stats;

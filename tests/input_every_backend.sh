@@ -95,4 +95,9 @@ run notpd_sim_2x2 3 "$notpd" 1 timeout 10 "$tessera" run --algo cholesky --input
 run notpd_tail_mpi_1x2 3 "$notpd" 1 timeout 10 "${mpi[@]}" "$tessera" run --algo cholesky --input "$dir/notpd_tail.mtx" \
   --B 64 --grid 1x2
 grep -q "node 1 failed (its message above says why)" "$dir/err" || fail "notpd_tail_mpi_1x2: node 0 did not name node 1"
-echo "input on every backend: 14 cases pass"
+# On 2x2, column 250 is node 3's (tile (3, 3)): the three others name node 3.
+run notpd_tail_mpi_2x2 3 "$notpd" 1 timeout 10 "$mpiexec" --allow-run-as-root --oversubscribe -np 4 "$tessera" run \
+  --algo cholesky --input "$dir/notpd_tail.mtx" --B 64 --grid 2x2
+grep -c "node 3 failed (its message above says why)" "$dir/err" | grep -qx 3 ||
+  fail "notpd_tail_mpi_2x2: not every other rank named node 3"
+echo "input on every backend: 15 cases pass"

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,23 @@ TEST(CliOutputs, ARefusedRunLeavesExistingOutputsAsTheyWere) {
   // And a good run replaces the earlier result.
   expect_success(run_tessera(base({"--n", "64", "--json", j})));
   EXPECT_THAT(read_text(j), ::testing::HasSubstr("\"gflops\""));
+}
+
+// The check creates nothing: a dangling link given as --json stays a link
+// with no target when the run is refused, and becomes the result's path
+// through the link when it succeeds; devices are outputs like any other.
+TEST(CliOutputs, LinksAndDevicesAreLeftToTheWrite) {
+  TempDir dir;
+  const std::string link = dir.path() + "/r.json", target = dir.path() + "/target.json";
+  std::filesystem::create_symlink(target, link);
+  expect_rejected(kInvalidInput, base({"--n", "64", "--matrix", "general", "--json", link}), {"--matrix general"});
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_FALSE(std::filesystem::exists(target)) << "the check created the link's target";
+  expect_success(run_tessera(base({"--n", "64", "--json", link})));
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_THAT(read_text(target), ::testing::HasSubstr("\"gflops\""));
+  // Two outputs to /dev/null are not "one file".
+  expect_success(run_tessera(base({"--n", "64", "--json", "/dev/null", "--trace", "/dev/null"})));
 }
 
 TEST(CliOutputs, ADirectoryIsNoOutputAndStays) {
@@ -161,6 +179,18 @@ TEST(CliOutputs, TuneCalibrateAndModelRefuseWhatTheyCannotDo) {
   expect_rejected(kInvalidInput, {"calibrate", "--for-n", "-5", "--list"}, {"--for-n -5"});
   expect_rejected(kInvalidInput, {"calibrate", "--threads", "100000", "--list"}, {"--threads 100000"});
   expect_rejected(kInvalidInput, {"calibrate", "--device", "foo", "--base", local, "--list"}, {"--device 'foo'"});
+  // A tuning whose every candidate fails (a GPU of 1 MB holds no tile) fails
+  // with the first failure's status, where it chose the plateau and exited 0.
+  if (TESSERA_HAVE_SIMGRID) {
+    TempDir dir;
+    const std::string tiny = dir.path() + "/tiny-gpu.json";
+    write(tiny,
+          std::regex_replace(read_text(kKeeneland), std::regex(R"(("memory_bytes": \{ "value": )6e9)"), "$011e6"));
+    expect_rejected(kInvalidInput,
+                    {"tune", "--algo", "cholesky", "--n", "2048", "--backend", "sim", "--machine", tiny, "--gpus", "1",
+                     "--threads", "2", "--quiet"},
+                    {"every candidate failed", "does not fit"});
+  }
   // Pr * Pc would wrap an int.
   expect_rejected(kInvalidInput,
                   {"model", "comm", "--algo", "qr", "--n", "4096", "--B", "256", "--s", "1", "--grid", "65536x65536"},
