@@ -497,7 +497,29 @@ int main(int argc, char** argv) {
     if (*run && tuning.B == "auto" && !tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun())
       throw tessera::InputError(
           "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");
+    if (*run) {
+      // An option that would change nothing is refused, not ignored.
+      const auto given = [&](const char* name) {  // "--device cuda", "--keep-tiles"
+        const CLI::Option* o = run->get_option(name);
+        return std::string(name) + (o->get_expected_max() == 0 ? "" : " " + o->as<std::string>());
+      };
+      if (cfg.gpus == 0)
+        for (const char* name : {"--device", "--gpu-memory", "--gpu-bandwidth", "--gpu-latency", "--keep-tiles",
+                                 "--pageable", "--eviction"})
+          if (run->get_option(name)->count() > 0 && !(cfg.impl == tessera::Impl::Cusolver && name[2] == 'd'))
+            throw tessera::InputError(given(name) + " describes the run's GPUs, and it has none: add --gpus G");
+      if (cfg.impl != tessera::Impl::Tile)
+        for (const char* name : {"--B", "--s", "--b", "--tuned"})
+          if (run->get_option(name)->count() > 0)
+            throw tessera::InputError(given(name) + " sizes tiles, and --impl " + impl_name +
+                                      " factors the dense matrix whole");
+      for (const auto& [name, path] : {std::pair{"--json", &json_path}, {"--trace", &trace_path}})
+        if (run->get_option(name)->count() > 0 && path->empty())
+          throw tessera::InputError(std::string(name) + " '': give a file");
+    }
     if (*run) tessera::apply_tuning(cfg, tuning);
+    if (*run && !b_opt.empty() && b_opt != "auto" && cfg.s == 1)
+      throw tessera::InputError("--b " + b_opt + " sizes the narrow columns of --s > 1, and the run has --s 1");
     if (*run) return run_command(cfg, backend, json_path, policy, trace_path, progress_path, tuning.tuned);
     if (calibrate.chosen()) return calibrate.run(argc, argv);
   } catch (const Reported& r) {

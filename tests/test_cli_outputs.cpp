@@ -252,5 +252,28 @@ TEST(CliOutputs, InputsMustBeRegularFiles) {
                   {"--base /dev/zero"});
 }
 
+// An option that would change nothing is refused, not ignored: GPU options
+// without GPUs, tile sizes with a dense peer, --b with no narrow columns,
+// an empty output path.
+TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
+  for (const std::vector<std::string>& gpu_only : {std::vector<std::string>{"--device", "cuda"},
+                                                   {"--gpu-memory", "1000000"},
+                                                   {"--gpu-bandwidth", "1e9"},
+                                                   {"--gpu-latency", "0.1"},
+                                                   {"--keep-tiles"},
+                                                   {"--pageable"},
+                                                   {"--eviction", "lru"}}) {
+    std::vector<std::string> a = base({"--n", "64"});
+    a.insert(a.end(), gpu_only.begin(), gpu_only.end());
+    expect_rejected(kInvalidInput, a, {gpu_only[0], "has none: add --gpus G"});
+  }
+  expect_rejected(kInvalidInput, base({"--n", "64", "--impl", "lapack", "--B", "32"}), {"--B 32", "--impl lapack"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--b", "4"}), {"--b 4", "--s 1"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--json", ""}), {"--json ''"});
+  // The same options with what they describe run.
+  expect_success(run_tessera(base({"--n", "64", "--s", "2", "--b", "4"})));
+  expect_success(run_tessera(base({"--n", "64", "--gpus", "1", "--keep-tiles", "--eviction", "lru"})));
+}
+
 }  // namespace
 }  // namespace tessera::test::cli
