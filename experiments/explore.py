@@ -124,7 +124,8 @@ class Exploration(definition.Definition):
                 params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
                           "gpus": gpus}
                 for k in ("m", "precision", "threads", "b"):
-                    if getattr(a, k) is not None:
+                    # b sizes the narrow columns of s > 1 (tessera refuses it with s = 1)
+                    if getattr(a, k) is not None and not (k == "b" and s == 1 and a.b != "auto"):
                         params[k] = getattr(a, k)
                 if v is not None:
                     params["v"] = v
