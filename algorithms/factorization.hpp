@@ -88,6 +88,9 @@ struct FactorOptions {
   // QR's --qr-tree (empty when not given) and --qr-domain (-1: not given).
   std::string qr_tree;
   int qr_domain = -1;
+  // The node columns of the grid: a node's GPU g holds its local top-level
+  // columns J with J mod G = g - 1 (runtime/distribution.hpp), J = top / Pc.
+  int grid_cols = 1;
 };
 
 class Factorization {

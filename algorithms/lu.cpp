@@ -108,7 +108,8 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
   constexpr auto W = AccessMode::Write;
   constexpr auto RW = AccessMode::ReadWrite;
   // 002 Alg. 2: at step k the CPU side holds columns [k, k + d); the others
-  // are the GPUs' (column j on GPU 1 + (its top-level block mod G)), and the
+  // are the GPUs' (column j on GPU 1 + (its top-level block / Pc mod G), where
+  // the distribution puts its tiles), and the
   // panel's kernels run on the cores. With d = 0 the GPUs hold every column
   // and factor the panels too, except the tournament's candidate selection
   // (LEAF, MERGE, PIVOTS), which stays on the cores. Without GPUs: -1, where
@@ -118,7 +119,8 @@ void lu_tasks(const TileLayout& L, const LuOptions& o, TaskSink& sink) {
   const bool split = o.gpus > 0;
   const auto column_device = [&](int k, int j) -> std::int8_t {
     if (!split) return -1;
-    return o.d > 0 && j < k + o.d ? 0 : static_cast<std::int8_t>(1 + L.col_top(j) % o.gpus);
+    return o.d > 0 && j < k + o.d ? 0
+                                  : static_cast<std::int8_t>(1 + (L.col_top(j) / std::max(1, o.grid_cols)) % o.gpus);
   };
   const auto on = [&](TaskDesc t, std::int8_t dev) {
     t.device = dev;

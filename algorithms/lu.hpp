@@ -80,6 +80,9 @@ struct LuOptions {
   // tile, which each of them updates, crosses to another node row once per
   // node row instead of once per tile row.
   int grid_rows = 1, v = 1;
+  // The grid's node columns: column j's GPU is the one the distribution puts
+  // its tiles on, 1 + (top-level column / Pc) mod G (runtime/distribution.hpp).
+  int grid_cols = 1;
 };
 
 // The buffers of an LU factorization besides the matrix, reached through a

@@ -112,6 +112,7 @@ class Lu final : public Factorization {
     o.d = f.d;
     o.gpus = f.gpus;
     o.grid_rows = f.grid_rows;
+    o.grid_cols = f.grid_cols;
     o.v = f.v;
     return std::make_shared<Lu>(o);
   }

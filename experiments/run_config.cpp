@@ -236,7 +236,8 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
         fmt::format("--B {} --s {}{}: {}", c.B, c.s, c.s > 1 ? fmt::format(" --b {}", c.b) : "", e.what()));
   }
   resolve_split(c, F);
-  c.factor = F.configured(FactorOptions{c.pivot, c.tslu_tree, c.d_columns, c.gpus, c.pr, c.v, c.qr_tree, c.qr_domain});
+  c.factor =
+      F.configured(FactorOptions{c.pivot, c.tslu_tree, c.d_columns, c.gpus, c.pr, c.v, c.qr_tree, c.qr_domain, c.pc});
   // What the run asks of the node: threads it can run (InputError) and the
   // memory it has (OutOfMemory), before anything is allocated.
   preflight::check_run(c);

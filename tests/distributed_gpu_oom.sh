@@ -43,4 +43,13 @@ run mpi_1x2 4 "^tessera: error: node 0: GPU 1 \(emulated\): out of memory: a buf
   "${mpi[@]}" "${shape[@]}" --gpu-memory 120000 --grid 1x2
 run mpi_1x2_fits 0 "^cholesky +tile d 140x140 .* grid=1x2 .* gpus=1 .* backend=native .*unchecked$" 1 \
   "${mpi[@]}" "${shape[@]}" --gpu-memory 140000 --grid 1x2
-echo "GPU out of memory on one node: 4 cases pass"
+# A tile larger than a GPU, on rank 0 alone (n = 100 in tiles of 64: the
+# 64 x 64 tile is node 0's): refused before the run on every rank alike, where
+# rank 0 alone refused it and rank 1 waited in the run's first collective.
+timeout 10 "${mpi[@]}" run --algo cholesky --n 100 --B 64 --gpus 1 --gpu-memory 20000 --grid 1x2 > "$dir/out" 2> "$dir/err"
+got=$?
+[ "$got" = 2 ] || { cat "$dir/out" "$dir/err"; fail "mpi_tile_too_large: exit $got, expected 2 (124: still running)"; }
+[ "$(grep -c "^tessera: error: a tile of 32768 bytes does not fit in the 20000 bytes of GPU 1" "$dir/err")" = 2 ] ||
+  { cat "$dir/err"; fail "mpi_tile_too_large: not both ranks named the tile"; }
+echo "ok: mpi_tile_too_large"
+echo "GPU out of memory on one node: 5 cases pass"

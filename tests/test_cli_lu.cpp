@@ -94,6 +94,24 @@ TEST(CliLu, DZeroPutsEveryColumnOnTheGpus) {
   EXPECT_THAT(o.out, EndsWith(" ok\n")) << o;
 }
 
+// On a grid of several node columns each node's GPU g runs the columns the
+// distribution puts on it (local top-level column mod G): with the global
+// column mod G instead, node 0 of a 1x2 grid with 2 GPUs gave GPU 2 only
+// copies, never a kernel.
+TEST(CliLu, EveryGpuOfANodeColumnWorks) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  const std::string json = dir.path() + "/lu.json";
+  std::vector<std::string> a =
+      lu({"--n", "1200", "--B", "128", "--s", "2", "--b", "16", "--grid", "1x2", "--gpus", "2", "--backend", "sim",
+          "--machine", std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json", "--json", json});
+  const Outcome o = run_tessera(a);
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  const nlohmann::json j = nlohmann::json::parse(tessera::test::read_text(json));
+  ASSERT_EQ(j.at("gpu_stats").size(), 2u) << j.dump();
+  for (const auto& g : j.at("gpu_stats")) EXPECT_GT(g.at("busy_s").get<double>(), 0.0) << j.dump();
+}
+
 // LU's options belong to LU: Cholesky and QR refuse them instead of
 // silently running without.
 TEST(CliLuBadInput, PivotOnOtherFactorizations) {
