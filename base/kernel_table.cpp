@@ -154,6 +154,8 @@ std::uint16_t kernel_rate_proxy(std::uint16_t kernel) {
     case kTtqrt: return kTsqrt;
     case kTtmqr: return kSsrfb;
     case kTtmqrQ: return kSsrfbQ;
+    case kLarfbQ: return kLarfb;
+    case kSsrfbQ: return kSsrfb;
     default: return kernel;
   }
 }

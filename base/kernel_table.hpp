@@ -89,8 +89,10 @@ bool panel_kernel(std::uint16_t kernel);
 
 // The kernel whose measured or modeled rate a kernel without its own takes
 // at the same shape (a model assumption, stated where the model is read):
-// TTQRT that of TSQRT, TTMQR that of SSRFB, TTMQR_Q that of SSRFB_Q. The
-// kernel itself when it has none.
+// TTQRT that of TSQRT, TTMQR that of SSRFB, TTMQR_Q that of SSRFB_Q, and
+// LARFB_Q and SSRFB_Q (forming Q for the check: Q applied instead of Q^T,
+// the same operations) those of LARFB and SSRFB, which calibrations measure.
+// The kernel itself when it has none.
 std::uint16_t kernel_rate_proxy(std::uint16_t kernel);
 
 // Floating-point operations of one kernel call (the table's formula of the

@@ -275,5 +275,18 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
   expect_success(run_tessera(base({"--n", "64", "--gpus", "1", "--keep-tiles", "--eviction", "lru"})));
 }
 
+// Forming Q for a simulated QR's --check runs LARFB_Q and SSRFB_Q, which a
+// calibration does not measure: they take LARFB's and SSRFB's rates
+// (kernel_rate_proxy), where the run exited 2 on every calibrated file.
+TEST(CliOutputs, SimulatedQrChecksOnACalibratedMachine) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  const Outcome o =
+      run_tessera({"run", "--algo", "qr", "--n", "300", "--threads", "2", "--backend", "sim", "--machine",
+                   std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json", "--sim-data", "--check"});
+  ASSERT_TRUE(o.exited) << o;
+  EXPECT_EQ(o.status, 0) << o;
+  EXPECT_THAT(o.out, ::testing::HasSubstr(" ok\n")) << o;
+}
+
 }  // namespace
 }  // namespace tessera::test::cli
