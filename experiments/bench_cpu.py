@@ -28,6 +28,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import outputs  # noqa: E402
+from runner.outputs import UsageError  # noqa: E402
 
 # (algo, precision, n, target ratio tessera/LAPACKE[, tessera's extra arguments, m])
 # -- targets from issue 2.
@@ -57,10 +58,6 @@ SWEEP_LU = [
 
 # Options each run gets from the script; --tile-args must not give them again.
 OWN_OPTIONS = ("--algo", "--n", "--m", "--precision", "--threads", "--impl", "--json")
-
-
-class UsageError(ValueError):
-    """A bad option (exit 2): the message names the option and its value."""
 
 
 def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):

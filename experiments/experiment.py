@@ -22,16 +22,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from runner import definition, execute, outputs, report  # noqa: E402
+from runner.outputs import UsageError  # noqa: E402
 from runner.definition import ROOT, DefinitionError, display_path  # noqa: E402
 from runner.progress import clock  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import plot_experiment  # noqa: E402
 from experiment_results import ResultsError  # noqa: E402
-
-
-class UsageError(ValueError):
-    """A bad option value (exit 2)."""
 
 
 def tessera_binary(given):

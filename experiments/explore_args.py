@@ -9,6 +9,7 @@ import math
 import os
 
 from runner import definition, outputs
+from runner.outputs import UsageError
 from runner.definition import ROOT
 
 DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic")
@@ -26,10 +27,6 @@ MAX_COUNT = 10 ** 9  # tessera's largest integer field
 def fmt(v):
     """A number as the user would write it (25000000000.0 -> 2.5e+10)."""
     return "%.10g" % v if isinstance(v, float) else str(v)
-
-
-class UsageError(ValueError):
-    """A bad option value (exit 2); the message names the option and the value."""
 
 
 # ---------------------------------------------------------------- option values

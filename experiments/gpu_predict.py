@@ -41,6 +41,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import run_json  # noqa: E402
 from runner import outputs  # noqa: E402
+from runner.outputs import UsageError  # noqa: E402
 
 TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "gsmm_diag", "GEQRT": "geqrt",
               "TSQRT": "tsqrt", "LARFB": "larfb", "SSRFB": "ssrfb", "LU_TRSM_U": "lu_trsm_u", "LU_GEMM": "lu_gemm"}
@@ -66,10 +67,6 @@ def simulated_args(args):
         elif a != "--check":
             out.append(a)
     return out
-
-
-class UsageError(ValueError):
-    """A bad option or input file (exit 2): the message names it and what is wrong."""
 
 
 def read_json(what, path):

@@ -29,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import outputs  # noqa: E402
+from runner.outputs import UsageError  # noqa: E402
 
 CELLS = [(a, p, n) for a in ("cholesky", "qr") for p in ("d", "s") for n in (4096, 8192)]
 GRID = [(B, s) for B in range(128, 641, 64) for s in (1, 2, 3)]
@@ -38,10 +39,6 @@ PAUSE = None  # --pause-file: while it exists, no run starts (the machine is wan
 ALGOS, PRECISIONS = ("cholesky", "qr", "lu"), ("d", "s")
 SUMMARY_KEYS = ("openblas_coretype", "algo", "precision", "n", "tuned", "tuned_s", "best", "best_s", "tuned_over_best",
                 "lapack_over_tuned")
-
-
-class UsageError(ValueError):
-    """A bad option or input file (exit 2): the message names it and its value."""
 
 
 def wait_while_paused():

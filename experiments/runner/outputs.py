@@ -2,10 +2,15 @@
 
 Each *_problem function returns why a path cannot take the output (one phrase
 for the caller's message, which names the option and the path), or None when
-it can; append_line adds a record to a JSON-lines file of results.
+it can; append_line adds a record to a JSON-lines file of results. UsageError
+is the one error of every script's bad options and input files.
 """
 import os
 import tempfile
+
+
+class UsageError(ValueError):
+    """A bad option or input file (exit 2): the message names the option or file and the value."""
 
 
 def folder_problem(path, create=True):
