@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -506,7 +507,9 @@ int main(int argc, char** argv) {
       if (cfg.gpus == 0)
         for (const char* name : {"--device", "--gpu-memory", "--gpu-bandwidth", "--gpu-latency", "--keep-tiles",
                                  "--pageable", "--eviction"})
-          if (run->get_option(name)->count() > 0 && !(cfg.impl == tessera::Impl::Cusolver && name[2] == 'd'))
+          // (cuSOLVER runs on a GPU without --gpus: --device may name it.)
+          if (run->get_option(name)->count() > 0 &&
+              !(cfg.impl == tessera::Impl::Cusolver && std::string_view(name) == "--device"))
             throw tessera::InputError(given(name) + " describes the run's GPUs, and it has none: add --gpus G");
       if (cfg.impl != tessera::Impl::Tile)
         for (const char* name : {"--B", "--s", "--b", "--tuned"})
