@@ -69,19 +69,6 @@ def simulated_args(args):
     return out
 
 
-def read_json(what, path):
-    """The JSON document of an input file, or UsageError naming `what` (an option or a file's role) and the path."""
-    if os.path.isdir(path):
-        raise UsageError("%s %s: is a folder, not a file" % (what, path))
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        raise UsageError("%s %s: cannot read it (%s)" % (what, path, e.strerror or e))
-    except ValueError as e:
-        raise UsageError("%s %s: not JSON (%s)" % (what, path, e))
-
-
 def _strings(v):
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
@@ -105,7 +92,7 @@ def bench_manifest(directory):
     """The manifest of a folder that `gpu_node.sh run ... bench` wrote (bench.json, bench/rowI_P_tessera_rR.json):
     per row and precision its median run, with the row's arguments; the folder's node.json, if any, as the machine."""
     path = os.path.join(directory, "bench.json")
-    bench = read_json("bench.json", path)
+    bench = outputs.load_json("bench.json", path)
     rows = bench.get("rows") if isinstance(bench, dict) else None
     if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("algo"), str) and
                                              isinstance(r.get("precision"), str) and _strings(r.get("args"))
@@ -205,7 +192,7 @@ def inputs(args):
             raise UsageError("--json %s: %s" % (args.json, why))
     runs_json = os.path.join(args.dir, "runs.json")
     if os.path.isfile(runs_json):
-        manifest = check_manifest(runs_json, read_json("runs.json", runs_json))
+        manifest = check_manifest(runs_json, outputs.load_json("runs.json", runs_json))
     elif os.path.isfile(os.path.join(args.dir, "bench.json")):
         manifest = bench_manifest(args.dir)
     else:
@@ -216,7 +203,7 @@ def inputs(args):
     if args.threads is None:
         args.threads = manifest.get("threads") or 13
     machine_path = args.machine or os.path.join(args.dir, manifest["machine_file"])
-    machine = read_json("--machine" if args.machine else "machine file", machine_path)
+    machine = outputs.load_json("--machine" if args.machine else "machine file", machine_path)
     return manifest, machine_path, gpu_model(machine, machine_path)
 
 
@@ -233,7 +220,7 @@ def predict(args, manifest, machine_path, model, tmp):
     failed = 0
     for run in manifest["runs"]:
         try:
-            real = read_json("result", os.path.join(args.dir, run["file"]))
+            real = outputs.load_json("result", os.path.join(args.dir, run["file"]))
             if not isinstance(real, dict) or not isinstance(real.get("time_s"), (int, float)) or real["time_s"] <= 0:
                 raise UsageError("result %s: no positive time_s" % os.path.join(args.dir, run["file"]))
         except UsageError as e:

@@ -1,16 +1,32 @@
-"""Output paths checked before a sweep starts, so that no run's result is lost at its end.
+"""Output paths checked before a sweep starts, so that no run's result is lost at its end, and the
+JSON files scripts read, loaded with one message naming the option and the file.
 
 Each *_problem function returns why a path cannot take the output (one phrase
 for the caller's message, which names the option and the path), or None when
 it can; append_line adds a record to a JSON-lines file of results. UsageError
 is the one error of every script's bad options and input files.
 """
+import json
 import os
 import tempfile
 
 
 class UsageError(ValueError):
     """A bad option or input file (exit 2): the message names the option or file and the value."""
+
+
+def load_json(option, path, what=None):
+    """The JSON document of an input file, or UsageError naming the option (or the file's role) and the file;
+    `what`, the kind of document expected, where the message should say it."""
+    if os.path.isdir(path):
+        raise UsageError("%s %s: is a directory, not %s" % (option, path, what or "a file"))
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise UsageError("%s %s: cannot read it (%s)" % (option, path, e.strerror or e))
+    except ValueError as e:
+        raise UsageError("%s %s: not JSON (%s)%s" % (option, path, e, ", not " + what if what else ""))
 
 
 def folder_problem(path, create=True):
