@@ -272,8 +272,10 @@ def variant_lines(rows, set_paths):
         return []
     out = []
     for key, rs in variants.items():
-        name = ", ".join("%s=%s" % kv for kv in zip(set_paths, key))
-        out.append(recommendation(rs, "best with %s" % name))
+        pairs = ["%s=%s" % (p, fmt(v)) for p, v in zip(set_paths, key)]
+        # The line names the variant once, before the labels, which leave it out.
+        rs = [dict(r, label=" ".join(t for t in r["label"].split(" ") if t not in pairs)) for r in rs]
+        out.append(recommendation(rs, "best with %s" % ", ".join(pairs)))
     return out
 
 

@@ -163,7 +163,10 @@ def noise(tessera, work):
                and abs(float(r["time_max_s"]) - times[2]) < 1e-12, "time_s the median of the seeds", str(r))
         expect(times[0] < times[2], "the seeds drew differently", str(times))
     lines = out.strip().splitlines()
-    expect(sum(l.startswith("best with node_noise=") for l in lines) == 2, "the best per noise level", out)
+    best = [l for l in lines if l.startswith("best with node_noise=")]
+    expect(len(best) == 2, "the best per noise level", out)
+    expect(all(l.split(": ", 1)[1].count("node_noise=") == 0 for l in best),
+           "the variant named once, before the labels", out)
 
 
 def bad_set(tessera, work):
