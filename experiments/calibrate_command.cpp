@@ -422,8 +422,14 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   };
   std::unique_ptr<platform::Device> dev;
   if (device_ == "emulated") dev = std::make_unique<platform::EmulatedDevice>(1, platform::EmulatedDeviceOptions{});
-  else if (device_ == "cuda") dev = cuda_device(1);
-  else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
+  else if (device_ == "cuda") {
+    if (!TESSERA_HAVE_CUDA) throw NotCompiled("CUDA");
+    if (kernels::cuda_device_count() < 1) {  // no GPU or no driver: the user's machine, not an internal error
+      const std::string why = kernels::cuda_backend_unavailable();
+      throw InputError("--device cuda: no CUDA device is present" + (why.empty() ? "" : " (" + why + ")"));
+    }
+    dev = cuda_device(1);
+  } else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).
   std::size_t largest = std::size_t{4} << 20;
   for (const KernelShape& s : shapes)

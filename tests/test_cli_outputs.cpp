@@ -15,6 +15,7 @@
 
 #include "cli_expect.hpp"
 #include "cli_json.hpp"
+#include "kernels/cuda/cuda_api.hpp"
 #include "test_helpers.hpp"
 
 namespace tessera::test::cli {
@@ -179,6 +180,14 @@ TEST(CliOutputs, TuneCalibrateAndModelRefuseWhatTheyCannotDo) {
   expect_rejected(kInvalidInput, {"calibrate", "--for-n", "-5", "--list"}, {"--for-n -5"});
   expect_rejected(kInvalidInput, {"calibrate", "--threads", "100000", "--list"}, {"--threads 100000"});
   expect_rejected(kInvalidInput, {"calibrate", "--device", "foo", "--base", local, "--list"}, {"--device 'foo'"});
+  // A machine without a GPU (or its driver) is the user's input, not an internal error (it exited 5).
+  if (kernels::cuda_device_count() < 1) {
+    TempDir dir;
+    expect_rejected(kInvalidInput,
+                    {"calibrate", "--device", "cuda", "--base", local, "--sizes", "64", "--for-n", "0", "--out",
+                     dir.path() + "/node.json"},
+                    {TESSERA_HAVE_CUDA ? "--device cuda: no CUDA device is present" : "CUDA"});
+  }
   // A tuning whose every candidate fails (a GPU of 1 MB holds no tile) fails
   // with the first failure's status, where it chose the plateau and exited 0.
   if (TESSERA_HAVE_SIMGRID) {
