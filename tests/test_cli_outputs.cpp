@@ -271,7 +271,8 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
                                                    {"--gpu-latency", "0.1"},
                                                    {"--keep-tiles"},
                                                    {"--pageable"},
-                                                   {"--eviction", "lru"}}) {
+                                                   {"--eviction", "lru"},
+                                                   {"--gpu-kernel-depth", "1"}}) {
     std::vector<std::string> a = base({"--n", "64"});
     a.insert(a.end(), gpu_only.begin(), gpu_only.end());
     expect_rejected(kInvalidInput, a, {gpu_only[0], "has none: add --gpus G"});
@@ -279,6 +280,20 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
   expect_rejected(kInvalidInput, base({"--n", "64", "--impl", "lapack", "--B", "32"}), {"--B 32", "--impl lapack"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--b", "4"}), {"--b 4", "--s 1"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--json", ""}), {"--json ''"});
+  // A GPU that queues one task at a time (emulated; simulated with one stream) has no depth to set.
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-kernel-depth", "1"}),
+                  {"--gpu-kernel-depth 1", "queue one"});
+  if (TESSERA_HAVE_SIMGRID) {
+    const std::string keeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
+    const std::vector<std::string> sim = {"--n", "2304",      "--B", "576",       "--gpus",
+                                          "1",   "--backend", "sim", "--machine", keeneland};
+    std::vector<std::string> one = sim, two = sim;
+    one.insert(one.end(), {"--gpu-kernel-depth", "2"});
+    two.insert(two.end(), {"--gpu-kernel-depth", "2", "--gpu-streams", "2"});
+    expect_rejected(kInvalidInput, base(one), {"--gpu-kernel-depth 2", "queue one"});
+    const Outcome o = run_tessera(base(two));
+    EXPECT_TRUE(o.exited && o.status == 0) << o;
+  }
   // The same options with what they describe run.
   expect_success(run_tessera(base({"--n", "64", "--s", "2", "--b", "4"})));
   expect_success(run_tessera(base({"--n", "64", "--gpus", "1", "--keep-tiles", "--eviction", "lru"})));
