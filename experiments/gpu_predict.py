@@ -54,15 +54,34 @@ TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "
 CUDA_KERNEL_OPTIONS = ("--gpu-trsm-inverse", "--gpu-qr-panel")
 
 
+def _option_value(args, name):
+    """The value of `name` in an argument list (`--name V` or `--name=V`), or None."""
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return None
+
+
 def simulated_args(args):
-    """A real run's arguments as the prediction's: without --check and the CUDA kernel options (and their values)."""
+    """A real run's arguments as the prediction's: without --check and the CUDA kernel options (and their values),
+    and without --gpu-kernel-depth where the simulated GPU queues one task anyway (one stream: tessera refuses a
+    depth that changes nothing)."""
+    drop = CUDA_KERNEL_OPTIONS
+    try:
+        one_stream = int(_option_value(args, "--gpu-streams") or 1) <= 1
+    except ValueError:
+        one_stream = False  # a bad value: tessera names it
+    if one_stream:
+        drop = drop + ("--gpu-kernel-depth",)
     out, skip = [], False
     for a in args:
         if skip:
             skip = False
-        elif a in CUDA_KERNEL_OPTIONS:
+        elif a in drop:
             skip = True
-        elif a.split("=", 1)[0] in CUDA_KERNEL_OPTIONS:
+        elif a.split("=", 1)[0] in drop:
             pass  # --option=value
         elif a != "--check":
             out.append(a)

@@ -13,7 +13,8 @@ over the rows both ran, the same statistics as issue 16 point 4's target
 (median <= 3%, worst <= 6%). Beside them: the same after the pair's common
 shift (the median signed error) is taken out, which leaves what differs from
 row to row, and the model's own errors in B (its error_vs_min_pct) over the
-same rows.
+same rows. A row whose simulation failed still has its real runs and counts
+for the floor; one whose real runs failed is left out.
 
 Give the sweeps in the order they ran; each is compared with the one before
 it. Only sweeps of the same CPU code compare (a kernel change between them is
@@ -26,6 +27,7 @@ when two consecutive sweeps share no row.
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -45,25 +47,48 @@ def label(key):
     return "%s %s %s, %d thread%s%s" % (algo, prec, size, t, "" if t == 1 else "s", ", s = %d" % s if s > 1 else "")
 
 
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def load_sweep(path):
-    """The rows that ran of a validate_prediction --json FILE, by row_key."""
+    """The rows of a validate_prediction --json FILE with real runs, by row_key: each row's best real time and,
+    where its simulation ran too, the model's error. A row whose real runs failed is left out."""
     doc = outputs.load_json("sweep", path, "a --json FILE of validate_prediction")
     rows = doc.get("rows") if isinstance(doc, dict) else None
     if not isinstance(rows, list):
         raise UsageError("sweep %s: no \"rows\" list (not a --json FILE of validate_prediction)" % path)
     out = {}
     for i, r in enumerate(rows):
-        try:
-            if r.get("status", "ok") != "ok":
-                continue
-            key = row_key(r)
-            best, pred = float(r["real_min_s"]), float(r["predicted_s"])
-        except (AttributeError, KeyError, TypeError, ValueError):
-            raise UsageError("sweep %s: rows[%d] is not a row of validate_prediction: %s" % (
-                path, i, json.dumps(r)[:120]))
-        if not best > 0:
-            raise UsageError("sweep %s: rows[%d] has real_min_s %r, not a time" % (path, i, r["real_min_s"]))
-        out[key] = {"best": best, "model_error_pct": 100.0 * (pred - best) / best}
+        def bad(why):
+            raise UsageError("sweep %s: rows[%d] %s: %s" % (path, i, why, json.dumps(r)[:120]))
+        if not isinstance(r, dict):
+            bad("is not a row of validate_prediction")
+        if not all(isinstance(r.get(k), str) for k in ("algo", "precision")) or not all(
+                isinstance(r.get(k), int) and not isinstance(r.get(k), bool) and r[k] >= 1
+                for k in ("m", "n", "threads", "s")):
+            bad("is not a row of validate_prediction (algo, precision, m, n, threads, s)")
+        runs = r.get("real_runs_s")
+        if "real_min_s" in r:
+            best = r["real_min_s"]
+        elif isinstance(runs, list) and runs and all(_number(x) for x in runs):
+            best = min(runs)  # a row whose simulation failed keeps its real runs
+        elif r.get("status", "ok") != "ok":
+            continue  # its real runs failed
+        else:
+            bad("has no real_min_s")
+        if not (_number(best) and best > 0):
+            bad("has real_min_s %r, not a time" % (best,))
+        model = None
+        if r.get("status", "ok") == "ok":
+            pred = r.get("predicted_s")
+            if not (_number(pred) and pred > 0):
+                bad("has predicted_s %r, not a time" % (pred,))
+            model = 100.0 * (pred - best) / best
+        key = row_key(r)
+        if key in out:
+            bad("repeats the configuration of an earlier row")
+        out[key] = {"best": best, "model_error_pct": model}
     return out
 
 
@@ -80,12 +105,14 @@ def compare(a, b, a_path, b_path):
         raise UsageError("sweeps %s and %s share no row (not the same sweep)" % (a_path, b_path))
     floor = {k: 100.0 * (a[k]["best"] - b[k]["best"]) / b[k]["best"] for k in keys}
     shift = statistics.median(floor.values())
-    model = {k: b[k]["model_error_pct"] for k in keys}
+    model = {k: b[k]["model_error_pct"] for k in keys if b[k]["model_error_pct"] is not None}
 
     def stats(errors):
+        if not errors:
+            return None
         w, signed, key = worst(errors)
         return {"median_abs_pct": statistics.median(abs(e) for e in errors.values()), "worst_abs_pct": w,
-                "worst_pct": signed, "worst_row": label(key)}
+                "worst_pct": signed, "worst_row": label(key), "rows": len(errors)}
 
     return {"a": a_path, "b": b_path, "rows": len(keys), "shift_pct": shift, "floor": stats(floor),
             "floor_shift_out": stats({k: e - shift for k, e in floor.items()}), "model": stats(model)}
@@ -118,18 +145,20 @@ def main():
         print("|---|---|---:|---:|---:|---|---:|---:|---|")
         for p in pairs:
             f, s, m = p["floor"], p["floor_shift_out"], p["model"]
-            print("| %s | %s | %d | %+.1f%% | %.1f%%, %.1f%% | %s (%+.1f%%) | %.1f%%, %.1f%% | %.1f%%, %.1f%% | %s (%+.1f%%) |"
+            model = ("%.1f%%, %.1f%% | %s (%+.1f%%)" % (m["median_abs_pct"], m["worst_abs_pct"], m["worst_row"],
+                                                     m["worst_pct"]) if m else "no simulation ran | ")
+            print("| %s | %s | %d | %+.1f%% | %.1f%%, %.1f%% | %s (%+.1f%%) | %.1f%%, %.1f%% | %s |"
                   % (name(p["a"]), name(p["b"]), p["rows"], p["shift_pct"], f["median_abs_pct"], f["worst_abs_pct"],
-                     f["worst_row"], f["worst_pct"], s["median_abs_pct"], s["worst_abs_pct"], m["median_abs_pct"],
-                     m["worst_abs_pct"], m["worst_row"], m["worst_pct"]))
+                     f["worst_row"], f["worst_pct"], s["median_abs_pct"], s["worst_abs_pct"], model))
     else:
         for p in pairs:
             f, s, m = p["floor"], p["floor_shift_out"], p["model"]
+            model = ("%.1f%%, %.1f%% (%s, %+.1f%%)" % (m["median_abs_pct"], m["worst_abs_pct"], m["worst_row"],
+                                                     m["worst_pct"]) if m else "no simulation ran")
             print("%s -> %s (%d rows): the machine's own floor: median |error| %.1f%%, worst %.1f%% (%s, %+.1f%%); "
-                  "with the common shift (%+.1f%%) out: %.1f%%, %.1f%%; the model in %s: %.1f%%, %.1f%% (%s, %+.1f%%)"
+                  "with the common shift (%+.1f%%) out: %.1f%%, %.1f%%; the model in %s: %s"
                   % (name(p["a"]), name(p["b"]), p["rows"], f["median_abs_pct"], f["worst_abs_pct"], f["worst_row"],
-                     f["worst_pct"], p["shift_pct"], s["median_abs_pct"], s["worst_abs_pct"], name(p["b"]),
-                     m["median_abs_pct"], m["worst_abs_pct"], m["worst_row"], m["worst_pct"]))
+                     f["worst_pct"], p["shift_pct"], s["median_abs_pct"], s["worst_abs_pct"], name(p["b"]), model))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"pairs": pairs}, f, indent=1)

@@ -72,7 +72,8 @@ TEST(CliBadInput, NonPositiveThreadsWindowIb) {
   expect_rejected(kInvalidInput, base({"--n", "10", "--threads", "-2"}), {"-2"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--window", "0"}), {"--window 0"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--ib", "0"}, "qr"), {"--ib 0"});
-  expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-kernel-depth", "-1"}), {"--gpu-kernel-depth -1"});
+  expect_rejected(kInvalidInput, base({"--n", "10", "--gpus", "1", "--gpu-kernel-depth", "-1"}),
+                  {"--gpu-kernel-depth -1", "must be >= 0"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-trsm-inverse", "-1"}), {"--gpu-trsm-inverse -1"});
   expect_rejected(kInvalidInput, base({"--n", "10", "--gpu-streams", "0"}), {"--gpu-streams 0"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-streams", "2"}),

@@ -109,6 +109,12 @@ def main():
     got = simulated_args(["--algo", "qr", "--gpu-qr-panel", "cholqr", "--gpu-streams", "3", "--check",
                           "--gpu-trsm-inverse", "256", "--gpu-qr-panel=cholqr", "--B", "4096"])
     expect(got == ["--algo", "qr", "--gpu-streams", "3", "--B", "4096"], "simulated_args: %s" % got)
+    # --gpu-kernel-depth stays with several streams (it bounds the tasks queued) and goes with one, where a
+    # simulated GPU queues one task anyway and tessera refuses a depth that changes nothing.
+    got = simulated_args(["--algo", "qr", "--gpu-kernel-depth", "2", "--gpu-streams=3"])
+    expect(got == ["--algo", "qr", "--gpu-kernel-depth", "2", "--gpu-streams=3"], "simulated_args: %s" % got)
+    got = simulated_args(["--algo", "cholesky", "--B", "2048", "--gpu-kernel-depth", "1"])
+    expect(got == ["--algo", "cholesky", "--B", "2048"], "simulated_args: %s" % got)
 
     js = os.path.join(work, "predict.json")
     rc, out, err = run([sys.executable, PREDICT, H200, "--binary", tessera, "--json", js])

@@ -11,10 +11,13 @@ common shift is the median signed error, 0, so taking it out changes
 nothing; C's best runs are 1.05, 2.10 and 4.62 s, so B -> C has errors
 -4.76%, 0 and -13.42%, the shift -4.76%, and after the shift 0, +4.76% and
 -8.66%. The model's errors are B's own error_vs_min_pct, recomputed from its
-predicted_s (1.03, 2.10, 3.80 s: +3%, 0, -5%). A failed row in B is skipped
-and a row A lacks is not compared. Bad input exits 2 with one line naming
+predicted_s (1.03, 2.10, 3.80 s: +3%, 0, -5%). A row of B whose real runs
+failed is skipped, a row A lacks is not compared, and a row whose simulation
+failed (C's N = 4000, runs of 2.2 and 2.0 s against A's 2.2 s: +10%) counts
+for the floor and not for the model. Bad input exits 2 with one line naming
 it: one sweep, a file that is not JSON, a file without rows, a row without
-times, two sweeps without a common row, --json over an input.
+times, a row whose sizes are not integers, an infinite time, a configuration
+twice, two sweeps without a common row, --json over an input.
 """
 import json
 import os
@@ -52,17 +55,20 @@ def close(x, y, what):
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
-    a = write(work, "a.json", [row(1000, 1.00, 1.0), row(2000, 2.00, 2.0), row(3000, 4.40, 4.4), row(9000, 7.0, 7.0)])
+    a = write(work, "a.json", [row(1000, 1.00, 1.0), row(2000, 2.00, 2.0), row(3000, 4.40, 4.4), row(9000, 7.0, 7.0),
+                               row(4000, 2.2, 2.2)])
     b = write(work, "b.json", [row(1000, 1.00, 1.03), row(2000, 2.10, 2.10), row(3000, 4.00, 3.80),
                                row(5000, 0, 0, status="failed")])
-    c = write(work, "c.json", [row(1000, 1.05, 1.0), row(2000, 2.10, 2.0), row(3000, 4.62, 4.4)])
+    sim_failed = dict(row(4000, 0, 0, status="failed"), stage="simulated run", real_runs_s=[2.2, 2.0])
+    c = write(work, "c.json", [row(1000, 1.05, 1.0), row(2000, 2.10, 2.0), row(3000, 4.62, 4.4), sim_failed])
     out = os.path.join(work, "floor.json")
     rc, stdout, stderr = run(a, b, c, "--json", out, "--markdown")
     assert rc == 0, (rc, stdout, stderr)
     pairs = json.load(open(out))["pairs"]
     assert len(pairs) == 2, pairs
     ab, bc = pairs
-    assert ab["rows"] == 3 and bc["rows"] == 3, pairs  # the failed row and A's extra row are not compared
+    assert ab["rows"] == 3, pairs  # B's failed row and A's extra rows are not compared
+    assert bc["rows"] == 3 and bc["model"]["rows"] == 3, pairs  # B lacks N = 4000
     close(ab["floor"]["median_abs_pct"], 100.0 * 0.1 / 2.1, "A->B median")
     close(ab["floor"]["worst_abs_pct"], 10.0, "A->B worst")
     close(ab["floor"]["worst_pct"], 10.0, "A->B worst signed")
@@ -77,6 +83,12 @@ def main():
     close(bc["floor_shift_out"]["median_abs_pct"], -shift, "B->C median, shift out")
     close(bc["floor_shift_out"]["worst_pct"], 100.0 * (4.00 - 4.62) / 4.62 - shift, "B->C worst, shift out")
     assert "| a.json | b.json | 3 | +0.0% | 4.8%, 10.0% | cholesky d 3000, 2 threads (+10.0%) |" in stdout, stdout
+    # A -> C: N = 4000's simulation failed in C; its real runs count for the floor (worst +10%), not for the model.
+    rc, stdout, stderr = run(a, c, "--json", out)
+    ac = json.load(open(out))["pairs"][0]
+    assert rc == 0 and ac["rows"] == 4 and ac["model"]["rows"] == 3, (rc, ac, stderr)
+    close(ac["floor"]["worst_pct"], 10.0, "A->C worst (the row whose simulation failed)")
+    assert ac["floor"]["worst_row"] == "cholesky d 4000, 2 threads", ac
 
     bad_json = os.path.join(work, "bad.json")
     open(bad_json, "w").write("{")
@@ -84,9 +96,16 @@ def main():
     no_times = os.path.join(work, "notimes.json")
     json.dump({"rows": [{"algo": "qr", "precision": "d", "m": 1, "n": 1, "threads": 1, "s": 1}]}, open(no_times, "w"))
     other = write(work, "other.json", [row(777, 1.0, 1.0)])
+    not_int = write(work, "notint.json", [dict(row(1000, 1.0, 1.0), m=None)])
+    infinite = os.path.join(work, "inf.json")
+    open(infinite, "w").write(json.dumps({"rows": [row(1000, 1.0, 1.0)]}).replace("1.0", "Infinity", 1))
+    twice = write(work, "twice.json", [row(1000, 1.0, 1.0), row(1000, 3.0, 3.0)])
     for args, says in (([a], "at least two sweeps"), ([a, bad_json], "sweep %s: not JSON" % bad_json),
                        ([a, no_rows], "sweep %s: no \"rows\" list" % no_rows),
-                       ([a, no_times], "sweep %s: rows[0] is not a row" % no_times),
+                       ([a, no_times], "sweep %s: rows[0] has no real_min_s" % no_times),
+                       ([a, not_int], "sweep %s: rows[0] is not a row" % not_int),
+                       ([a, infinite], "sweep %s: rows[0] has real_min_s inf" % infinite),
+                       ([a, twice], "sweep %s: rows[1] repeats the configuration" % twice),
                        ([a, other], "share no row"), ([a, b, "--json", a], "--json %s: is one of the sweeps" % a),
                        ([a, work], "sweep %s: is a directory" % work)):
         rc, stdout, stderr = run(*args)
