@@ -192,6 +192,11 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpu_streams > 1 && c.gpu_kernel_depth == 1)
     throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
                      " with --gpu-kernel-depth 1: one task at a time runs on one stream (give a depth of 0 or > 1)");
+  // A depth changes only a GPU that queues several tasks (node_runtime.cpp: min(depth, the device's)).
+  if (c.gpu_kernel_depth > 0 && c.gpus > 0 && c.device != DeviceKind::Cuda && c.gpu_streams == 1)
+    throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
+                     " sets how many tasks a GPU queues, and these GPUs queue one (emulated ones always, simulated "
+                     "ones with one compute stream): give --device cuda or --gpu-streams S");
   if (c.gpu_trsm_inverse < 0)
     throw InputError("--gpu-trsm-inverse " + std::to_string(c.gpu_trsm_inverse) + " must be >= 0 (0: none)");
   if (c.gpu_trsm_inverse > 0 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))

@@ -511,11 +511,6 @@ int main(int argc, char** argv) {
           if (run->get_option(name)->count() > 0 &&
               !(cfg.impl == tessera::Impl::Cusolver && std::string_view(name) == "--device"))
             throw tessera::InputError(given(name) + " describes the run's GPUs, and it has none: add --gpus G");
-      // A depth changes only a GPU that queues several tasks (node_runtime.cpp: min(depth, the device's)).
-      if (cfg.gpus > 0 && cfg.gpu_kernel_depth > 0 && cfg.device != tessera::DeviceKind::Cuda && cfg.gpu_streams == 1)
-        throw tessera::InputError(given("--gpu-kernel-depth") +
-                                  " sets how many tasks a GPU queues, and these GPUs queue one (emulated ones always, "
-                                  "simulated ones with one compute stream): give --device cuda or --gpu-streams S");
       if (cfg.impl != tessera::Impl::Tile)
         for (const char* name : {"--B", "--s", "--b", "--tuned"})
           if (run->get_option(name)->count() > 0)
