@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
-from runner.outputs import file_problem  # noqa: E402  (output paths are checked as the runner checks them)
+from runner.outputs import output_problem  # noqa: E402,F401  (output paths are checked as the runner checks them)
 
 FORMAT, VERSION = "tessera-trace", 1  # otherData of the traces this reads (runtime/trace.hpp)
 
@@ -115,16 +115,6 @@ def load_all(paths):
     for p in paths[1:]:
         events = events + load(p)[1]
     return info, events
-
-
-def output_problem(path, inputs):
-    """Why an analysis script cannot write `path` (runner/outputs.py's file_problem, or it is one of the
-    `inputs` or the same file as one), or None."""
-    for p in inputs:
-        if os.path.realpath(p) == os.path.realpath(path) or (
-                os.path.exists(p) and os.path.exists(path) and os.path.samefile(p, path)):
-            return "is an input (%s): it would be overwritten" % p
-    return file_problem(path)
 
 
 def fail(script, error):

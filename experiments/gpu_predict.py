@@ -255,7 +255,7 @@ def predict(args, manifest, machine_path, model, tmp):
         eviction = run.get("eviction")
         # A run that named its eviction is predicted with it; one the manifest marks as run under
         # least recently used (before next use was the default) with both.
-        explicit = sim_args[sim_args.index("--eviction") + 1] if "--eviction" in sim_args else None
+        explicit = _option_value(sim_args, "--eviction")
         policies = [explicit] if explicit else ["lru", "next-use"] if eviction == "least recently used" else ["next-use"]
         for policy in policies:
             cmd = [args.binary, "run", *sim_args, "--backend", "sim", "--machine", machine_path, "--gpus", "1",

@@ -127,12 +127,9 @@ def main():
     try:
         if len(a.sweeps) < 2:
             raise UsageError("give at least two sweeps (got %d: %s)" % (len(a.sweeps), a.sweeps[0]))
-        if a.json:
-            why = outputs.file_problem(a.json)
-            if why:
-                raise UsageError("--json %s: %s" % (a.json, why))
-            if any(os.path.abspath(a.json) == os.path.abspath(s) for s in a.sweeps):
-                raise UsageError("--json %s: is one of the sweeps read" % a.json)
+        why = a.json and outputs.output_problem(a.json, a.sweeps)
+        if why:
+            raise UsageError("--json %s: %s" % (a.json, why))
         sweeps = [load_sweep(p) for p in a.sweeps]
         pairs = [compare(sweeps[i - 1], sweeps[i], a.sweeps[i - 1], a.sweeps[i]) for i in range(1, len(sweeps))]
     except UsageError as e:

@@ -63,6 +63,16 @@ def file_problem(path):
     return None
 
 
+def output_problem(path, inputs):
+    """Why a script cannot write `path`: file_problem's reasons, or it is one of the `inputs` or the same file as
+    one (an output over an input would overwrite it); None when it can."""
+    for p in inputs:
+        if os.path.realpath(p) == os.path.realpath(path) or (
+                os.path.exists(p) and os.path.exists(path) and os.path.samefile(p, path)):
+            return "is an input (%s): it would be overwritten" % p
+    return file_problem(path)
+
+
 def append_line(path, text):
     """Appends one line to `path`, after a newline of its own when the file's last line was cut short
     (a killed run's partial record stays a bad line of its own instead of swallowing this one)."""

@@ -106,7 +106,7 @@ def main():
                        ([a, not_int], "sweep %s: rows[0] is not a row" % not_int),
                        ([a, infinite], "sweep %s: rows[0] has real_min_s inf" % infinite),
                        ([a, twice], "sweep %s: rows[1] repeats the configuration" % twice),
-                       ([a, other], "share no row"), ([a, b, "--json", a], "--json %s: is one of the sweeps" % a),
+                       ([a, other], "share no row"), ([a, b, "--json", a], "--json %s: is an input" % a),
                        ([a, work], "sweep %s: is a directory" % work)):
         rc, stdout, stderr = run(*args)
         lines = stderr.strip().splitlines()
