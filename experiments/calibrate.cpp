@@ -181,14 +181,20 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
           if (Bs.empty()) Bs.push_back(default_tiles(N, N, t, p == 's').B);
           for (const std::int64_t B0 : Bs) {
             const std::int64_t B = std::max<std::int64_t>(B0, s);
-            const TileLayout L(N, N, B, s, s > 1 ? std::max<std::int64_t>(1, B / (2 * s)) : 0);
-            // Every registered factorization's task shapes on those tiles.
-            for (const std::string_view name : factorization_names()) {
-              const Factorization& F = factorization(name);
-              Recorder rec;
-              F.tasks(L, rec);
-              for (const TaskDesc& d : rec.tasks)
-                for (const std::int64_t ib : ibs) add(F.shape(L, d, p, ib), ib);
+            std::vector<std::int64_t> narrow = o.for_narrow;
+            if (s == 1) narrow = {0};
+            else if (narrow.empty()) narrow = {std::max<std::int64_t>(1, B / (2 * s))};
+            for (const std::int64_t b : narrow) {
+              if (s > 1 && (s - 1) * b >= B) continue;  // no room for the remainder column
+              const TileLayout L(N, N, B, s, b);
+              // Every registered factorization's task shapes on those tiles.
+              for (const std::string_view name : factorization_names()) {
+                const Factorization& F = factorization(name);
+                Recorder rec;
+                F.tasks(L, rec);
+                for (const TaskDesc& d : rec.tasks)
+                  for (const std::int64_t ib : ibs) add(F.shape(L, d, p, ib), ib);
+              }
             }
           }
         }
@@ -484,6 +490,7 @@ std::string calibration_machine_file(const Calibration& cal_result, const Calibr
   cal["concurrency"] = o.concurrency;
   cal["for_n"] = o.for_n;
   cal["for_s"] = o.for_s;
+  cal["for_narrow"] = o.for_narrow;
   f["calibration"] = cal;
   f["nodes"] = 1;
   ordered by_threads;

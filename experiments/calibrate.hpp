@@ -47,6 +47,9 @@ struct CalibrationOptions {
   // ... with these top-level tile sizes B instead of the default tiles' (a
   // GPU's runs choose larger tiles than default_tiles gives cores); empty: the default.
   std::vector<std::int64_t> for_b;
+  // ... with narrow columns of these widths (where s > 1) instead of B/(2s):
+  // --dist gpu-columns runs tiles of s equal columns (b = B/s).
+  std::vector<std::int64_t> for_narrow;
   std::vector<int> concurrency = {1};
   std::int64_t ib = 32;  // QR inner blocking (the runtime's default)
   // QR's kernels also at these inner blockings: every QR shape once per

@@ -145,6 +145,11 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
       ->add_option("--for-b", for_b_,
                    "with --for-n: these top-level tile sizes B instead of the default tiles' (GPU runs use larger)")
       ->delimiter(',');
+  calibrate_
+      ->add_option("--for-narrow", for_narrow_,
+                   "with --for-n and --for-s S > 1: narrow columns of these widths instead of B/(2s) (--dist "
+                   "gpu-columns runs S equal columns: B/S)")
+      ->delimiter(',');
   calibrate_->add_flag("--flush-restored", flush_restored_,
                        "warm operands, but every input a kernel destroys (TRSM's, POTF2''s, GEQRT's, TSQRT's, LU's "
                        "panel and triangle tiles) flushed from the caches after its restore, as in a run another task "
@@ -245,6 +250,14 @@ int CalibrateCommand::run(int argc, char** argv) const {
   for (const auto b : for_b_) {
     if (b < 1) throw InputError("--for-b " + std::to_string(b) + " must be >= 1");
     o.for_b.push_back(b);
+  }
+  if (!for_narrow_.empty() && o.for_n.empty())
+    throw InputError("--for-narrow needs --for-n (the orders whose tiles it sizes)");
+  if (!for_narrow_.empty() && std::none_of(o.for_s.begin(), o.for_s.end(), [](int s) { return s > 1; }))
+    throw InputError("--for-narrow needs --for-s S > 1 (tiles with narrow columns)");
+  for (const auto b : for_narrow_) {
+    if (b < 1) throw InputError("--for-narrow " + std::to_string(b) + " must be >= 1");
+    o.for_narrow.push_back(b);
   }
   if (in_run_n_opt_->count() > 0 && !in_run_) throw InputError("--in-run-n is used only with --in-run");
   for (const auto n : in_run_n_)
@@ -357,7 +370,8 @@ int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, cons
   for (const auto& [given, name] :
        {std::pair{cold_, "--cold"}, std::pair{flush_restored_, "--flush-restored"}, std::pair{quick_, "--quick"},
         std::pair{sizes_opt_->count() > 0, "--sizes"}, std::pair{for_n_opt_->count() > 0, "--for-n"},
-        std::pair{!for_b_.empty(), "--for-b"}, std::pair{name_opt_->count() > 0, "--name"}})
+        std::pair{!for_b_.empty(), "--for-b"}, std::pair{!for_narrow_.empty(), "--for-narrow"},
+        std::pair{name_opt_->count() > 0, "--name"}})
     if (given)
       throw InputError(std::string(name) + " is for a calibration in isolation; --in-run --base " + base_ +
                        " only runs factorizations and adds their times to it");

@@ -44,6 +44,7 @@ class CalibrateCommand {
   int gpus_ = 1;
   std::vector<std::int64_t> ib_{32};  // the first: qr_ib; the rest: CalibrationOptions::more_ib
   std::vector<std::int64_t> for_b_;
+  std::vector<std::int64_t> for_narrow_;
   std::string out_ = "local.json";
   std::string name_ = "local";
   int threads_ = 1, passes_ = 1;

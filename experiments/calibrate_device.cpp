@@ -458,6 +458,7 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["for_n"] = o.for_n;
   cal["for_b"] = o.for_b;
   cal["for_s"] = o.for_s;
+  cal["for_narrow"] = o.for_narrow;
   f["calibration"]["gpu"] = cal;
   return machine_file_text(f.dump());
 }

@@ -53,6 +53,7 @@ const char* to_string(QrPanel p);
 inline constexpr const char* kDistMultiLevel = "multi-level";         // MultiLevelBlockCyclic (000 §3.1), the default
 inline constexpr const char* kDistBlockCyclic2D = "block-cyclic-2d";  // BlockCyclic2D: ScaLAPACK's map, host only
 inline constexpr const char* kDistColumnCyclic = "column-cyclic";     // HeteroColumnCyclic (001 §3.4), one node
+inline constexpr const char* kDistGpuColumns = "gpu-columns";         // MultiLevelBlockCyclic, every column on the GPUs
 
 // Marks --n as not given (the size then comes from --input).
 inline constexpr index_t kUnsetSize = -(index_t{1} << 62);

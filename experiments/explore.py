@@ -2,7 +2,7 @@
 """What-if sweeps of one factorization over a simulated machine: `tessera explore`.
 
     tessera explore --machine FILE --algo cholesky --n N [--nodes P | --grids 2x2,1x4]
-                    [--dist multi-level,block-cyclic-2d,column-cyclic] [--v 1,2] [--qr-tree flat,binary]
+                    [--dist multi-level,block-cyclic-2d,column-cyclic,gpu-columns] [--v 1,2] [--qr-tree flat,binary]
                     [--B 1152,2304] [--s 1,2] [--gpu-streams 1,2,3]
                     [--node-noise 0,0.05] [--kernel-noise 0,0.05|auto] [--noise-seeds K]
                     [--gpus G] [--set FIELD=VALUES ...] [--jobs J] [--out DIR] [--dry-run]
@@ -173,6 +173,15 @@ def _invalid(p, nodes, gpus):
         return "block-cyclic-2d is host only (refused with --gpus)"
     if p["dist"] == "column-cyclic" and pr * pc > 1:
         return "column-cyclic is for one node only"
+    if p["dist"] == "gpu-columns":
+        if p["gpus"] == 0:
+            return "gpu-columns puts every column on the GPUs: this point has none"
+        if p["s"] == 1:
+            return "gpu-columns with s = 1 is multi-level, tile for tile"
+        if p.get("algo") == "lu":
+            return "LU's --d decides which device works on a column"
+        if p.get("b") == "auto":
+            return "b auto balances the host's narrow columns, and gpu-columns gives the host none"
     if p["s"] > p["B"]:
         return "s > B"
     if p.get("qr_tree") == "binary" and pr == 1:

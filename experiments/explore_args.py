@@ -12,7 +12,7 @@ from runner import definition, outputs
 from runner.outputs import UsageError
 from runner.definition import ROOT
 
-DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic")
+DISTS = ("multi-level", "block-cyclic-2d", "column-cyclic", "gpu-columns")
 QR_TREES = ("flat", "binary")
 # Optional numeric fields of a machine file and the value tessera takes where a file leaves one out
 # (platform/machines/README.md): --set sets them all the same.

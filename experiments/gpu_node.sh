@@ -225,6 +225,14 @@ run() {
           step "check_streams_$a" $b/tessera run --algo $a --n 8192 --B 1024 --gpus 1 --device cuda --threads $t \
             --gpu-streams 3 --check $([[ $a == cholesky ]] && echo --gpu-trsm-inverse 256) \
             $([[ $a == lu ]] && echo --d 0 --pivot partial) --json "$out/check_streams_$a.json"
+        done
+        # Every column on the GPU (--dist gpu-columns), one tile row: LAPACK's blocked algorithms, tall panels
+        for a in cholesky qr; do
+          for p in d s; do
+            step "check_gpucols_${a}_$p" $b/tessera run --algo $a --n 8192 --precision $p --B 8192 --s 4 --b 2048 \
+              --dist gpu-columns --gpus 1 --device cuda --threads $t --gpu-streams 2 --check \
+              --json "$out/check_gpucols_${a}_$p.json"
+          done
         done ;;
       calibrate)
         # The node's machine file (issue 15 point 7): its cores (one at a time, the square

@@ -33,7 +33,7 @@ void check_tile_count(const RunConfig& c) {
 }
 
 // --dist: the distributions the runtime offers (runtime/distribution.hpp).
-void resolve_distribution(const RunConfig& c) {
+void resolve_distribution(const RunConfig& c, const Factorization& F) {
   if (c.dist == kDistMultiLevel) return;
   if (c.dist == kDistBlockCyclic2D) {
     if (c.gpus > 0)
@@ -47,8 +47,23 @@ void resolve_distribution(const RunConfig& c) {
                        std::to_string(c.pc) + " needs --dist " + kDistMultiLevel + " or " + kDistBlockCyclic2D);
     return;
   }
+  if (c.dist == kDistGpuColumns) {
+    // Refused where it would change nothing, or where something else decides the devices.
+    if (c.gpus < 1) throw InputError("--dist " + c.dist + " puts every tile column on the GPUs: add --gpus G");
+    if (c.s == 1)
+      throw InputError("--dist " + c.dist + " with --s 1: every column is a remainder, which --dist " +
+                       kDistMultiLevel + " puts on the GPUs already (give --s S > 1)");
+    if (F.splits_columns())
+      throw InputError("--dist " + c.dist + " with --algo " + c.algo +
+                       ": its --d decides which device works on a column (--d 0: every column on the GPUs)");
+    if (c.auto_b)
+      throw InputError("--dist " + c.dist + " with --b auto" + (c.tiles_from.empty() ? "" : " (" + c.tiles_from + ")") +
+                       ": --b auto balances the host's narrow columns against the GPUs (000 App. A.1), and this "
+                       "distribution gives the host none: give --b");
+    return;
+  }
   throw InputError("--dist '" + c.dist + "' is not one of: " + kDistMultiLevel + ", " + kDistBlockCyclic2D + ", " +
-                   kDistColumnCyclic);
+                   kDistColumnCyclic + ", " + kDistGpuColumns);
 }
 
 // The factorizations whose row distribution has virtual tiles: "qr".
@@ -221,7 +236,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
                      virtual_tile_algos() + " only");
   if (c.v == RunConfig::kUnsetV)
     c.v = F.uses_virtual_tiles() ? default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr) : 1;
-  resolve_distribution(c);
+  resolve_distribution(c, F);
   if (c.network) {
     if (c.pr * c.pc != c.network->nodes())
       throw InputError("--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc) + " has " +

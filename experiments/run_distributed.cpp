@@ -99,6 +99,9 @@ double imbalance_ratio(const std::vector<double>& cpu_busy, const std::vector<De
 std::unique_ptr<Distribution> make_distribution(const RunConfig& c, const TileLayout& L) {
   if (c.dist == kDistBlockCyclic2D) return std::make_unique<BlockCyclic2D>(c.pr, c.pc);
   if (c.dist == kDistColumnCyclic) return std::make_unique<HeteroColumnCyclic>(L, c.gpus);
+  if (c.dist == kDistGpuColumns)
+    return std::make_unique<MultiLevelBlockCyclic>(L, c.pr, c.pc, c.gpus, c.v,
+                                                   MultiLevelBlockCyclic::Columns::AllOnGpus);
   return std::make_unique<MultiLevelBlockCyclic>(L, c.pr, c.pc, c.gpus, c.v);
 }
 

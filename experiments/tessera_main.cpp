@@ -377,10 +377,13 @@ int main(int argc, char** argv) {
   run->add_option("--v", cfg.v,
                   "QR virtual tile height in tile rows (000 App. A.2.2): v adjacent tile rows on one node; default "
                   "max(1, p/(8*Pr)) for p tile rows, 1 on one node row");
-  run->add_option("--dist", cfg.dist,
-                  "tile distribution: multi-level (000 §3.1: 2-D block-cyclic top-level tiles over the nodes, columns "
-                  "over each node's host and GPUs) | block-cyclic-2d (ScaLAPACK's, over tile rows and columns, host "
-                  "only) | column-cyclic (001 §3.4, one node); default multi-level");
+  run->add_option(
+      "--dist", cfg.dist,
+      "tile distribution: multi-level (000 §3.1: 2-D block-cyclic top-level tiles over the nodes, columns "
+      "over each node's host and GPUs) | block-cyclic-2d (ScaLAPACK's, over tile rows and columns, host "
+      "only) | column-cyclic (001 §3.4, one node) | gpu-columns (multi-level's nodes, every tile column on the "
+      "node's GPUs, narrow ones too: with --B N --s S, LAPACK's blocked Cholesky and QR on the GPUs); "
+      "default multi-level");
   auto* nodes_opt =
       run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
   run->add_option("--gpus", cfg.gpus, "GPUs per node (simulated: up to the machine file's); default 0");

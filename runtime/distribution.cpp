@@ -15,8 +15,8 @@ void check_grid(int Pr, int Pc) {
 
 }  // namespace
 
-MultiLevelBlockCyclic::MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G, int v)
-    : layout_(layout), Pr_(Pr), Pc_(Pc), G_(G), v_(v) {
+MultiLevelBlockCyclic::MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G, int v, Columns columns)
+    : layout_(layout), Pr_(Pr), Pc_(Pc), G_(G), v_(v), columns_(columns) {
   check_grid(Pr, Pc);
   if (G < 0) throw InputError("GPUs per node G = " + std::to_string(G) + " must be >= 0");
   if (v < 1) throw InputError("--v " + std::to_string(v) + ": the virtual tile height must be >= 1 tile row");
@@ -37,13 +37,16 @@ Location MultiLevelBlockCyclic::compute(int i, int j) const {
   const int top = layout_.col_top(j);
   Location l;
   l.node = ((i / v_) % Pr_) * Pc_ + top % Pc_;
-  l.device = G_ > 0 && layout_.is_remainder(j) ? (top / Pc_) % G_ + 1 : 0;
+  if (G_ == 0) return l;
+  if (columns_ == Columns::AllOnGpus) l.device = ((top / Pc_) * layout_.s() + layout_.col_sub(j)) % G_ + 1;
+  else if (layout_.is_remainder(j)) l.device = (top / Pc_) % G_ + 1;
   return l;
 }
 
 std::string MultiLevelBlockCyclic::name() const {
   return "multi-level block-cyclic " + std::to_string(Pr_) + "x" + std::to_string(Pc_) + ", " + std::to_string(G_) +
-         " GPU(s) per node" + (v_ > 1 ? ", virtual tiles of " + std::to_string(v_) + " tile rows" : "");
+         " GPU(s) per node" + (columns_ == Columns::AllOnGpus ? ", every column on the GPUs" : "") +
+         (v_ > 1 ? ", virtual tiles of " + std::to_string(v_) + " tile rows" : "");
 }
 
 int default_virtual_tile_height(int p, int Pr) {

@@ -42,9 +42,21 @@ class Distribution {
 // crosses a node boundary once per virtual tile instead of once per tile.
 // v = 1 is the plain 2-D block-cyclic map; v ≥ ⌈p/Pr⌉ gives every node row
 // one contiguous block of rows (the paper's v = n/(B·Pr)).
+//
+// Every column on the GPUs (`Columns::AllOnGpus`, --dist gpu-columns): the
+// same nodes, and a node's tile columns dealt to its GPUs in order, narrow
+// ones too, so that the host holds no tile (as with s = 1):
+//   D = ((J_top / Pc)·s + sub(J)) mod G + 1        sub(J): J's place in its top-level tile
+// For a node whose GPUs dwarf its cores: with B = n and s > 1 the single
+// tile row makes Cholesky and QR the right-looking blocked algorithms of
+// LAPACK (one tall panel kernel per column, then GEMM-rich updates of whole
+// columns), each panel factored once, where square tiles' flat tree
+// factors each column (n/B + 1)/2 times on average (experiments/README.md).
 class MultiLevelBlockCyclic final : public Distribution {
  public:
-  MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G, int v = 1);
+  enum class Columns { NarrowOnHost, AllOnGpus };
+  MultiLevelBlockCyclic(const TileLayout& layout, int Pr, int Pc, int G, int v = 1,
+                        Columns columns = Columns::NarrowOnHost);
   Location owner(int i, int j) const override;
   int nodes() const override { return Pr_ * Pc_; }
   int gpus_per_node() const override { return G_; }
@@ -55,6 +67,7 @@ class MultiLevelBlockCyclic final : public Distribution {
   Location compute(int i, int j) const;  // the closed form
   TileLayout layout_;
   int Pr_, Pc_, G_, v_;
+  Columns columns_;
   // The closed form tabulated per tile row ((⌊I / v⌋ mod Pr)·Pc) and per
   // tile column ((J_top mod Pc) and D): every node's generator asks for
   // every access of every task, and the divisions were a tenth of a

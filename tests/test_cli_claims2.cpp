@@ -99,7 +99,7 @@ TEST(CliClaims2, DefaultTileSizeByPrecision) {
   EXPECT_EQ(run_ok(dir, sim({"--n", "4096", "--threads", "1", "--precision", "s"}), 2).at("B"), 384);
 }
 
-// --dist: the three maps run and pass the check on one node.
+// --dist: the three maps of the host run and pass the check on one node.
 TEST(CliClaims2, DistributionsRunOnOneNode) {
   TempDir dir;
   for (const char* d : {"multi-level", "block-cyclic-2d", "column-cyclic"})
@@ -117,6 +117,68 @@ TEST(CliClaims2, DistributionsRefused) {
   if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
   expect_rejected(kInvalidInput, sim({"--n", "300", "--grid", "1x2", "--dist", "column-cyclic"}),
                   {"--dist column-cyclic", "--grid 1x2"});
+}
+
+// --dist gpu-columns: every tile column on the GPUs, the narrow ones too, so
+// the host's threads run no kernel where multi-level gives them the narrow
+// columns; one tile row (B = n) is LAPACK's blocked algorithm on the GPUs.
+// Checked on emulated GPUs (1 and 2), and on a simulated 2x2 cluster with
+// data, whose tile rows and columns cross nodes.
+TEST(CliClaims2, GpuColumnsPutsEveryColumnOnTheGpus) {
+  TempDir dir;
+  const auto host_busy = [](const nlohmann::json& j) {
+    double busy = 0;
+    for (const auto& b : j.at("busy_s")) busy += b.get<double>();
+    return busy;
+  };
+  for (const char* algo : {"cholesky", "qr"})
+    for (const char* gpus : {"1", "2"}) {
+      SCOPED_TRACE(std::string(algo) + " --gpus " + gpus);
+      const std::vector<std::string> tiles = {"--n", "480",    "--B", "480",       "--s", "4",      "--b",
+                                              "120", "--gpus", gpus,  "--threads", "1",   "--check"};
+      auto all = tiles, ml = tiles;
+      all.insert(all.end(), {"--dist", "gpu-columns"});
+      const auto j = run_ok(dir, base(all, algo));
+      EXPECT_EQ(j.at("check_passed"), true);
+      EXPECT_EQ(j.at("tiles"), nlohmann::json::array({1, 4}));
+      EXPECT_EQ(host_busy(j), 0.0);
+      double gpu_busy = 0;
+      for (const auto& g : j.at("gpu_stats")) {
+        EXPECT_GT(g.at("busy_s").get<double>(), 0.0) << "every GPU holds columns";
+        gpu_busy += g.at("busy_s").get<double>();
+      }
+      EXPECT_GT(gpu_busy, 0.0);
+      EXPECT_GT(host_busy(run_ok(dir, base(ml, algo))), 0.0) << "multi-level gives the host the narrow columns";
+    }
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  for (const char* algo : {"cholesky", "qr"})
+    EXPECT_EQ(run_ok(dir,
+                     sim({"--n", "600", "--B", "300", "--s", "3", "--b", "100", "--grid", "2x2", "--gpus", "2",
+                          "--threads", "2", "--dist", "gpu-columns", "--sim-data", "--check"},
+                         algo),
+                     2)
+                  .at("check_passed"),
+              true)
+        << algo;
+}
+
+// gpu-columns is refused where it would change nothing (no GPUs, s = 1) or
+// where something else places the columns (LU's --d, --b auto's balance).
+TEST(CliClaims2, GpuColumnsRefusedWhereItChangesNothing) {
+  const std::vector<std::string> t = {"--n", "300", "--B", "300", "--s", "3", "--b", "100", "--dist", "gpu-columns"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = t;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_rejected(kInvalidInput, base(t), {"--dist gpu-columns", "--gpus"});
+  expect_rejected(kInvalidInput, base({"--n", "300", "--B", "100", "--dist", "gpu-columns", "--gpus", "1"}),
+                  {"--dist gpu-columns", "--s 1"});
+  expect_rejected(kInvalidInput, base(with({"--gpus", "1"}), "lu"), {"--dist gpu-columns", "--algo lu", "--d"});
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  expect_rejected(kInvalidInput,
+                  sim({"--n", "300", "--B", "300", "--s", "3", "--b", "auto", "--gpus", "1", "--dist", "gpu-columns"}),
+                  {"--dist gpu-columns", "--b auto"});
 }
 
 // On a 2x2 cluster with s = 2 the maps place tiles differently, so the messages differ.

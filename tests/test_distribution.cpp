@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "base/error.hpp"
@@ -48,6 +49,27 @@ TEST(MultiLevelBlockCyclic, FormulaOnAGrid) {
   // column 14 is position 2 = s-1 of its top-level tile -> GPU (4/3 mod 2) + 1 = 2.
   EXPECT_EQ(d.owner(3, 14), (Location{4, 2}));
   EXPECT_EQ(d.owner(3, 13), (Location{4, 0}));
+}
+
+// --dist gpu-columns on a 2x2 grid, 3 GPUs per node, s = 3: the same nodes
+// as multi-level, and each node's tile columns dealt to its GPUs in order.
+TEST(MultiLevelBlockCyclic, EveryColumnOnTheGpus) {
+  const int Pr = 2, Pc = 2, G = 3, s = 3;
+  const TileLayout l(70, 70, 10, s, 2);  // 7×7 top-level tiles, 21 tile columns
+  const MultiLevelBlockCyclic ml(l, Pr, Pc, G);
+  const MultiLevelBlockCyclic all(l, Pr, Pc, G, 1, MultiLevelBlockCyclic::Columns::AllOnGpus);
+  for (int i = 0; i < l.tile_rows(); ++i)
+    for (int j = 0; j < l.tile_cols(); ++j) {
+      const int top = j / s;
+      EXPECT_EQ(all.owner(i, j).node, ml.owner(i, j).node);
+      EXPECT_EQ(all.owner(i, j).device, ((top / Pc) * s + j % s) % G + 1) << "tile (" << i << "," << j << ")";
+    }
+  // Hand-checked: node column 1 holds top-level columns 1, 3, 5, i.e. tile
+  // columns 3-5, 9-11, 15-17: its 1st..9th, so GPUs 1 2 3 1 2 3 1 2 3.
+  const std::vector<int> want = {1, 2, 3, 1, 2, 3, 1, 2, 3};
+  const std::vector<int> cols = {3, 4, 5, 9, 10, 11, 15, 16, 17};
+  for (std::size_t x = 0; x < cols.size(); ++x) EXPECT_EQ(all.owner(0, cols[x]), (Location{1, want[x]}));
+  EXPECT_NE(all.name().find("every column on the GPUs"), std::string::npos) << all.name();
 }
 
 TEST(MultiLevelBlockCyclic, SingleSplitPutsEveryTileOnAGpu) {

@@ -72,6 +72,14 @@ def dry_run(tessera, work):
     runs = [l for l in out.splitlines() if " todo " in l]
     expect(len(runs) == 4 and sum("--gpu-streams 3" in l for l in runs) == 2
            and sum("--gpu-streams 1" in l for l in runs) == 2, "2 stream counts x 2 overlaps", out)
+    # gpu-columns is an axis where it differs from multi-level: s = 1 left out, saying why.
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--grids", "2x2", "--B", "2304",
+                           "--s", "1,4", "--dist", "multi-level,gpu-columns", "--out", out_dir, "--dry-run")
+    runs = [l for l in out.splitlines() if " todo " in l]
+    left = [l for l in out.splitlines() if l.startswith("left out:")]
+    expect(rc == 0 and len(runs) == 3 and sum("--dist gpu-columns" in l and "--s 4" in l for l in runs) == 1
+           and len(left) == 1 and "gpu-columns" in left[0] and "s = 1" in left[0],
+           "gpu-columns with s = 4 run, with s = 1 left out", out)
     rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--grids", "2x2", "--B", "1152",
                            "--gpu-streams", "1,3", "--gpus", "0", "--out", out_dir, "--dry-run")
     left = [l for l in out.splitlines() if l.startswith("left out:")]

@@ -308,6 +308,56 @@ TEST(Calibrate, ForSCoversRectangularTiles) {
   EXPECT_LT(kernels::calibration_shapes(o).size(), measured.size());
 }
 
+// --for-narrow: --dist gpu-columns' tiles (one tile row, s equal columns)
+// measured exactly: every Cholesky and QR call of N = 1000, B = 1000, s = 4,
+// b = 250, none of which the default b = B/(2s) gives.
+TEST(Calibrate, ForNarrowCoversEqualColumns) {
+  kernels::CalibrationOptions o;
+  o.sizes = {};
+  o.for_n = {1000};
+  o.for_s = {4};
+  o.for_b = {1000};
+  o.precisions = {'d'};
+  const auto shapes = [&] {
+    std::set<std::tuple<std::uint16_t, std::int64_t, std::int64_t, std::int64_t>> m;
+    for (const auto& s : kernels::calibration_shapes(o)) m.emplace(s.kernel, s.m, s.n, s.k);
+    return m;
+  };
+  const auto halves = shapes();
+  o.for_narrow = {250};
+  const auto equal = shapes();
+  const TileLayout L(1000, 1000, 1000, 4, 250);
+  Recorder chol, qr;
+  cholesky_tasks(L, chol);
+  qr_tasks(L, qr);
+  int missing_before = 0;
+  for (const auto& t : chol.tasks) {
+    const KernelShape s = cholesky_shape(L, t, 'd');
+    EXPECT_TRUE(equal.count({s.kernel, s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
+    missing_before += !halves.count({s.kernel, s.m, s.n, s.k});
+  }
+  for (const auto& t : qr.tasks) {
+    const KernelShape s = qr_shape(L, t, 'd', 32);
+    EXPECT_TRUE(equal.count({s.kernel, s.m, s.n, s.k})) << kernel_name(s.kernel) << " " << s.m << " " << s.n;
+    missing_before += !halves.count({s.kernel, s.m, s.n, s.k});
+  }
+  EXPECT_GT(missing_before, 0) << "b = B/(2s) gives other shapes";
+  // A width that leaves no remainder column is skipped, not an error.
+  o.for_narrow = {250, 400};
+  EXPECT_EQ(shapes(), equal);
+}
+
+// --for-narrow without --for-n, without an s > 1, or below 1 exits 2 naming it.
+TEST(CalibrateCli, ForNarrowNeedsItsTiles) {
+  const auto rejected = [](std::vector<std::string> args, const std::vector<std::string>& values) {
+    args.insert(args.begin(), {"calibrate", "--list"});
+    test::cli::expect_rejected(test::cli::kInvalidInput, args, values);
+  };
+  rejected({"--for-n", "0", "--for-s", "4", "--for-narrow", "100"}, {"--for-narrow needs --for-n"});
+  rejected({"--for-n", "1000", "--for-narrow", "100"}, {"--for-narrow needs --for-s S > 1"});
+  rejected({"--for-n", "1000", "--for-s", "4", "--for-narrow", "0"}, {"--for-narrow 0 must be >= 1"});
+}
+
 // `tessera model kernels`: a calibrated file's leave-one-out table (one row
 // per kernel and precision, then "all"); a file without a calibrated model exits 2.
 TEST(CalibrateCli, ModelKernelsReportsLeaveOneOutErrors) {
