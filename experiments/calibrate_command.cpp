@@ -116,8 +116,10 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                    ->delimiter(',');
   for_s_opt_ =
       calibrate_
-          ->add_option("--for-s", for_s_,
-                       "with --for-n: the tiles of these s too (s-1 narrow columns of width B/(2s)); default 1")
+          ->add_option(
+              "--for-s", for_s_,
+              "with --for-n: the tiles of these s too (s-1 narrow columns of width B/(2s), or --for-narrow's); "
+              "default 1")
           ->delimiter(',');
   ib_opt_ = calibrate_
                 ->add_option("--ib", ib_,
@@ -262,6 +264,10 @@ int CalibrateCommand::run(int argc, char** argv) const {
   if (in_run_n_opt_->count() > 0 && !in_run_) throw InputError("--in-run-n is used only with --in-run");
   for (const auto n : in_run_n_)
     if (n < 1) throw InputError("--in-run-n " + std::to_string(n) + " must be >= 1");
+  if (in_run_ && !for_narrow_.empty())
+    throw InputError(
+        "--for-narrow sizes the tiles of a calibration in isolation; --in-run's runs use the default "
+        "narrow width");
   if (in_run_ && !device_.empty())
     throw InputError("--in-run times the cores' kernels inside real runs; it does not go with --device " + device_);
   if (!device_.empty()) return run_device(o, command, qr_panel);

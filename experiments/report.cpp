@@ -87,6 +87,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["tiles"] = {r.p, r.q};
   j["tasks"] = r.tasks;
   j["window"] = c.window;
+  if (c.impl == Impl::Tile) j["dist"] = c.dist;
   if (c.noise.active()) {
     j["kernel_noise"] = {{"sigma", c.noise.sigma_from_model ? nlohmann::json("auto") : nlohmann::json(c.noise.sigma)},
                          {"node_sigma", c.noise.node_sigma},

@@ -193,7 +193,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
     // The host's cores are its compute threads (the papers' n - g - 2).
     c.b = models::auto_narrow_width(c.B, c.s, f_core, c.threads, f_gpu, c.gpus, c.precision == 's' ? 96 : 64);
   }
-  if (c.b == kUnsetSize) c.b = c.s > 1 ? std::max<index_t>(1, c.B / (2 * c.s)) : 0;
+  // --dist gpu-columns: s equal columns (LAPACK's blocked algorithm when B = n); otherwise narrow host columns.
+  if (c.b == kUnsetSize)
+    c.b = c.s == 1 ? 0 : std::max<index_t>(1, c.dist == kDistGpuColumns ? c.B / c.s : c.B / (2 * c.s));
   if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
   if (c.gpu_kernel_depth < 0)

@@ -81,14 +81,15 @@ void require_fits(const DataStore& store, std::size_t n_data, const Placement& w
   }
 }
 
-// 001 §5.3: MaxLoad / AvgLoad over the host (its cores' mean kernel time) and each GPU.
+// 001 §5.3: MaxLoad / AvgLoad over the host (its cores' mean kernel time) and
+// each GPU. A host whose cores ran no kernel (it holds no tile: --s 1, --dist
+// gpu-columns) is not one of the devices the work was shared among: left out,
+// where it made every such run's ratio 2 with one GPU.
 double imbalance_ratio(const std::vector<double>& cpu_busy, const std::vector<DeviceStats>& gpus) {
   std::vector<double> load;
-  if (!cpu_busy.empty()) {
-    double sum = 0;
-    for (double b : cpu_busy) sum += b;
-    load.push_back(sum / static_cast<double>(cpu_busy.size()));
-  }
+  double host = 0;
+  for (double b : cpu_busy) host += b;
+  if (host > 0) load.push_back(host / static_cast<double>(cpu_busy.size()));
   for (const DeviceStats& g : gpus) load.push_back(g.busy_s);
   double mx = 0, sum = 0;
   for (double l : load) mx = std::max(mx, l), sum += l;

@@ -324,7 +324,7 @@ int main(int argc, char** argv) {
   run->add_option(
       "--b", b_opt,
       "width of the narrow tile columns, or auto (with --gpus: balance the host's columns against the GPUs', "
-      "000 App. A.1); default B/(2s)");
+      "000 App. A.1); default B/(2s), B/s with --dist gpu-columns");
   run->add_option("--ib", cfg.ib, "QR inner blocking; default 32");
   run->add_option("--precision", precision, "d | s");
   auto* threads_opt = run->add_option(
@@ -382,7 +382,8 @@ int main(int argc, char** argv) {
       "tile distribution: multi-level (000 §3.1: 2-D block-cyclic top-level tiles over the nodes, columns "
       "over each node's host and GPUs) | block-cyclic-2d (ScaLAPACK's, over tile rows and columns, host "
       "only) | column-cyclic (001 §3.4, one node) | gpu-columns (multi-level's nodes, every tile column on the "
-      "node's GPUs, narrow ones too: with --B N --s S, LAPACK's blocked Cholesky and QR on the GPUs); "
+      "node's GPUs, narrow ones too, s equal ones unless --b: with --B N --s S, LAPACK's blocked Cholesky and "
+      "QR on the GPUs); "
       "default multi-level");
   auto* nodes_opt =
       run->add_option("--nodes", backend.nodes, "simulated nodes (--backend sim); default Pr*Pc of --grid");
@@ -515,10 +516,11 @@ int main(int argc, char** argv) {
               !(cfg.impl == tessera::Impl::Cusolver && std::string_view(name) == "--device"))
             throw tessera::InputError(given(name) + " describes the run's GPUs, and it has none: add --gpus G");
       if (cfg.impl != tessera::Impl::Tile)
-        for (const char* name : {"--B", "--s", "--b", "--tuned"})
+        for (const char* name : {"--B", "--s", "--b", "--tuned", "--dist"})
           if (run->get_option(name)->count() > 0)
-            throw tessera::InputError(given(name) + " sizes tiles, and --impl " + impl_name +
-                                      " factors the dense matrix whole");
+            throw tessera::InputError(given(name) +
+                                      (std::string_view(name) == "--dist" ? " places tiles" : " sizes tiles") +
+                                      ", and --impl " + impl_name + " factors the dense matrix whole");
       for (const auto& [name, path] : {std::pair{"--json", &json_path}, {"--trace", &trace_path}})
         if (run->get_option(name)->count() > 0 && path->empty())
           throw tessera::InputError(std::string(name) + " '': give a file");

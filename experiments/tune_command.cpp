@@ -118,6 +118,11 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
     else auto_B = true;
   }
   if (o.tuned.empty() && !auto_B) return;
+  // The tuner chooses among --s 1 and --b auto with GPUs (the host's narrow
+  // columns balanced against them), which gpu-columns has no use for.
+  if (cfg.dist == kDistGpuColumns)
+    throw InputError(std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
+                     " chooses tiles for --dist multi-level; with --dist gpu-columns give --B, --s and --b");
   if (!o.tuned.empty() && !o.B.empty())
     throw InputError("--tuned " + o.tuned + " and --B " + o.B + " both choose the tile size: give one");
   if (o.s_given || cfg.b != kUnsetSize || cfg.auto_b)

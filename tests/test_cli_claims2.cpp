@@ -121,9 +121,10 @@ TEST(CliClaims2, DistributionsRefused) {
 
 // --dist gpu-columns: every tile column on the GPUs, the narrow ones too, so
 // the host's threads run no kernel where multi-level gives them the narrow
-// columns; one tile row (B = n) is LAPACK's blocked algorithm on the GPUs.
-// Checked on emulated GPUs (1 and 2), and on a simulated 2x2 cluster with
-// data, whose tile rows and columns cross nodes.
+// columns; one tile row (B = n) of s equal columns (the default b = B/s) is
+// LAPACK's blocked algorithm on the GPUs. The imbalance ratio leaves out the
+// host that holds nothing. Checked on emulated GPUs (1 and 2), and on a
+// simulated 2x2 cluster with data, whose tile rows and columns cross nodes.
 TEST(CliClaims2, GpuColumnsPutsEveryColumnOnTheGpus) {
   TempDir dir;
   const auto host_busy = [](const nlohmann::json& j) {
@@ -134,32 +135,39 @@ TEST(CliClaims2, GpuColumnsPutsEveryColumnOnTheGpus) {
   for (const char* algo : {"cholesky", "qr"})
     for (const char* gpus : {"1", "2"}) {
       SCOPED_TRACE(std::string(algo) + " --gpus " + gpus);
-      const std::vector<std::string> tiles = {"--n", "480",    "--B", "480",       "--s", "4",      "--b",
-                                              "120", "--gpus", gpus,  "--threads", "1",   "--check"};
+      const std::vector<std::string> tiles = {"--n",    "480", "--B",       "480", "--s",    "4",
+                                              "--gpus", gpus,  "--threads", "1",   "--check"};
       auto all = tiles, ml = tiles;
       all.insert(all.end(), {"--dist", "gpu-columns"});
       const auto j = run_ok(dir, base(all, algo));
       EXPECT_EQ(j.at("check_passed"), true);
+      EXPECT_EQ(j.at("dist"), "gpu-columns");
+      EXPECT_EQ(j.at("b"), 120) << "s equal columns";
       EXPECT_EQ(j.at("tiles"), nlohmann::json::array({1, 4}));
       EXPECT_EQ(host_busy(j), 0.0);
-      double gpu_busy = 0;
+      double gpu_busy = 0, gpu_max = 0;
       for (const auto& g : j.at("gpu_stats")) {
         EXPECT_GT(g.at("busy_s").get<double>(), 0.0) << "every GPU holds columns";
         gpu_busy += g.at("busy_s").get<double>();
+        gpu_max = std::max(gpu_max, g.at("busy_s").get<double>());
       }
-      EXPECT_GT(gpu_busy, 0.0);
-      EXPECT_GT(host_busy(run_ok(dir, base(ml, algo))), 0.0) << "multi-level gives the host the narrow columns";
+      const double gpu_mean = gpu_busy / static_cast<double>(j.at("gpu_stats").size());
+      EXPECT_NEAR(j.at("imbalance_ratio").get<double>(), gpu_max / gpu_mean, 1e-12) << "the idle host left out";
+      const auto m = run_ok(dir, base(ml, algo));
+      EXPECT_EQ(m.at("dist"), "multi-level");
+      EXPECT_EQ(m.at("b"), 60) << "B/(2s)";
+      EXPECT_GT(host_busy(m), 0.0) << "multi-level gives the host the narrow columns";
     }
   if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
-  for (const char* algo : {"cholesky", "qr"})
-    EXPECT_EQ(run_ok(dir,
-                     sim({"--n", "600", "--B", "300", "--s", "3", "--b", "100", "--grid", "2x2", "--gpus", "2",
-                          "--threads", "2", "--dist", "gpu-columns", "--sim-data", "--check"},
-                         algo),
-                     2)
-                  .at("check_passed"),
-              true)
-        << algo;
+  for (const char* algo : {"cholesky", "qr"}) {
+    const auto j = run_ok(dir,
+                          sim({"--n", "600", "--B", "300", "--s", "3", "--grid", "2x2", "--gpus", "2", "--threads", "2",
+                               "--dist", "gpu-columns", "--sim-data", "--check"},
+                              algo),
+                          2);
+    EXPECT_EQ(j.at("check_passed"), true) << algo;
+    EXPECT_EQ(host_busy(j), 0.0) << algo;
+  }
 }
 
 // gpu-columns is refused where it would change nothing (no GPUs, s = 1) or
@@ -175,6 +183,11 @@ TEST(CliClaims2, GpuColumnsRefusedWhereItChangesNothing) {
   expect_rejected(kInvalidInput, base({"--n", "300", "--B", "100", "--dist", "gpu-columns", "--gpus", "1"}),
                   {"--dist gpu-columns", "--s 1"});
   expect_rejected(kInvalidInput, base(with({"--gpus", "1"}), "lu"), {"--dist gpu-columns", "--algo lu", "--d"});
+  // A peer places no tile; the tuner chooses tiles for multi-level (s = 1, --b auto).
+  expect_rejected(kInvalidInput, base({"--n", "300", "--impl", "lapack", "--dist", "gpu-columns"}),
+                  {"--dist gpu-columns", "--impl lapack"});
+  expect_rejected(kInvalidInput, base({"--n", "300", "--B", "auto", "--gpus", "1", "--dist", "gpu-columns"}),
+                  {"--B auto", "--dist gpu-columns", "--B, --s and --b"});
   if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
   expect_rejected(kInvalidInput,
                   sim({"--n", "300", "--B", "300", "--s", "3", "--b", "auto", "--gpus", "1", "--dist", "gpu-columns"}),
@@ -266,6 +279,7 @@ TEST(CliClaims2, GpuRunJsonImbalanceAndDefaultThreads) {
   auto check_imbalance = [](const nlohmann::json& j) {
     double host = 0;
     for (const auto& b : j.at("busy_s")) host += b.get<double>();
+    ASSERT_GT(host, 0.0) << "these runs give the host narrow columns";
     std::vector<double> devices = {host / j.at("busy_s").size()};
     for (const auto& g : j.at("gpu_stats")) devices.push_back(g.at("busy_s").get<double>());
     double sum = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.hpp"
@@ -51,24 +52,32 @@ TEST(MultiLevelBlockCyclic, FormulaOnAGrid) {
   EXPECT_EQ(d.owner(3, 13), (Location{4, 0}));
 }
 
-// --dist gpu-columns on a 2x2 grid, 3 GPUs per node, s = 3: the same nodes
-// as multi-level, and each node's tile columns dealt to its GPUs in order.
+// --dist gpu-columns on a 2x2 grid, 2 GPUs per node, s = 3, n = 73 (the
+// last top-level tile 3 wide: two tile columns): the same nodes as
+// multi-level, and each node's tile columns dealt to its GPUs in order.
 TEST(MultiLevelBlockCyclic, EveryColumnOnTheGpus) {
-  const int Pr = 2, Pc = 2, G = 3, s = 3;
-  const TileLayout l(70, 70, 10, s, 2);  // 7×7 top-level tiles, 21 tile columns
+  const int Pr = 2, Pc = 2, G = 2;
+  const TileLayout l(73, 73, 10, 3, 2);  // 8 top-level columns: 7 of 3 tile columns, then 2
+  ASSERT_EQ(l.tile_cols(), 23);
   const MultiLevelBlockCyclic ml(l, Pr, Pc, G);
   const MultiLevelBlockCyclic all(l, Pr, Pc, G, 1, MultiLevelBlockCyclic::Columns::AllOnGpus);
+  // Hand-counted: node column 0 holds top-level columns 0, 2, 4, 6 (tile
+  // columns 0-2, 6-8, 12-14, 18-20), node column 1 top-level columns 1, 3, 5,
+  // 7 (3-5, 9-11, 15-17 and the short 21-22); a node's k-th tile column goes
+  // to GPU (k mod 2) + 1.
+  const std::vector<int> want = {1, 2, 1, 1, 2, 1, 2, 1, 2, 2, 1, 2, 1, 2, 1, 1, 2, 1, 2, 1, 2, 2, 1};
   for (int i = 0; i < l.tile_rows(); ++i)
     for (int j = 0; j < l.tile_cols(); ++j) {
-      const int top = j / s;
-      EXPECT_EQ(all.owner(i, j).node, ml.owner(i, j).node);
-      EXPECT_EQ(all.owner(i, j).device, ((top / Pc) * s + j % s) % G + 1) << "tile (" << i << "," << j << ")";
+      EXPECT_EQ(all.owner(i, j).node, ml.owner(i, j).node) << "tile (" << i << "," << j << ")";
+      EXPECT_EQ(all.owner(i, j).device, want[j]) << "tile (" << i << "," << j << ")";
     }
-  // Hand-checked: node column 1 holds top-level columns 1, 3, 5, i.e. tile
-  // columns 3-5, 9-11, 15-17: its 1st..9th, so GPUs 1 2 3 1 2 3 1 2 3.
-  const std::vector<int> want = {1, 2, 3, 1, 2, 3, 1, 2, 3};
-  const std::vector<int> cols = {3, 4, 5, 9, 10, 11, 15, 16, 17};
-  for (std::size_t x = 0; x < cols.size(); ++x) EXPECT_EQ(all.owner(0, cols[x]), (Location{1, want[x]}));
+  // Each node's GPUs share its columns evenly: 6 + 6 on node column 0, 6 + 5 on 1.
+  std::map<std::pair<int, int>, int> count;
+  for (int j = 0; j < l.tile_cols(); ++j) ++count[{all.owner(0, j).node, all.owner(0, j).device}];
+  EXPECT_EQ(count[std::make_pair(0, 1)], 6);
+  EXPECT_EQ(count[std::make_pair(0, 2)], 6);
+  EXPECT_EQ(count[std::make_pair(1, 1)], 6);
+  EXPECT_EQ(count[std::make_pair(1, 2)], 5);
   EXPECT_NE(all.name().find("every column on the GPUs"), std::string::npos) << all.name();
 }
 

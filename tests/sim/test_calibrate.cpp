@@ -14,6 +14,7 @@
 #include "algorithms/cholesky.hpp"
 #include "algorithms/lu.hpp"
 #include "algorithms/qr.hpp"
+#include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "base/tile_layout.hpp"
 #include "experiments/calibrate.hpp"
@@ -342,9 +343,18 @@ TEST(Calibrate, ForNarrowCoversEqualColumns) {
     missing_before += !halves.count({s.kernel, s.m, s.n, s.k});
   }
   EXPECT_GT(missing_before, 0) << "b = B/(2s) gives other shapes";
-  // A width that leaves no remainder column is skipped, not an error.
+  // A width that leaves no remainder column in one tile is skipped there; one
+  // that fits no tile at all is an error naming it (it would measure nothing).
+  o.for_b = {1000, 1500};
   o.for_narrow = {250, 400};
-  EXPECT_EQ(shapes(), equal);
+  EXPECT_GT(shapes().size(), equal.size());
+  o.for_b = {1000};
+  try {
+    (void)shapes();
+    ADD_FAILURE() << "--for-narrow 400 fits no tile of B = 1000, s = 4";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--for-narrow 400 fits no tile"), std::string::npos) << e.what();
+  }
 }
 
 // --for-narrow without --for-n, without an s > 1, or below 1 exits 2 naming it.
@@ -356,6 +366,8 @@ TEST(CalibrateCli, ForNarrowNeedsItsTiles) {
   rejected({"--for-n", "0", "--for-s", "4", "--for-narrow", "100"}, {"--for-narrow needs --for-n"});
   rejected({"--for-n", "1000", "--for-narrow", "100"}, {"--for-narrow needs --for-s S > 1"});
   rejected({"--for-n", "1000", "--for-s", "4", "--for-narrow", "0"}, {"--for-narrow 0 must be >= 1"});
+  rejected({"--for-n", "1000", "--for-s", "4", "--for-narrow", "2000"}, {"--for-narrow 2000 fits no tile"});
+  rejected({"--in-run", "--for-n", "1000", "--for-s", "4", "--for-narrow", "100"}, {"--for-narrow", "--in-run"});
 }
 
 // `tessera model kernels`: a calibrated file's leave-one-out table (one row
