@@ -13,7 +13,12 @@
 // inverses of its diagonal blocks of 128, 256 and 512 (".../inverseL"), QR's at ib 32 and 64 with other groups of
 // reflectors applied at once (".../group0": one block of ib at a time); LU's
 // panel (lu_panel, cuSOLVER's getrf) as --d 0 runs it, 32,768 rows tall
-// (".../m32768"); the unsuffixed rows: CudaKernelOptions' defaults.
+// (".../m32768"); and the kernels of --dist gpu-columns at N = 32,768 and
+// columns of 1024 and 2048, the first (tallest) column's (".../m32768":
+// POTF2', GSMM_DIAG and TRSM, the last also by inverted blocks of 256; GEQRT
+// and LARFB at ib 128, GEQRT also by Cholesky QR panels, LARFB also with
+// groups of 512 reflectors and the whole column's at once, ".../group2048");
+// the unsuffixed rows: CudaKernelOptions' defaults.
 //
 //   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
 //
@@ -99,7 +104,7 @@ int main(int argc, char** argv) {
       o.recursion_leaf = leaf;
       other_leaf[leaf] = kernels::make_cuda_device(1, 0, 0, o);
     }
-    for (const int group : {0, 128, 512}) {
+    for (const int group : {0, 128, 512, 2048}) {
       kernels::CudaKernelOptions o;
       o.reflector_group = group;
       other_group[group] = kernels::make_cuda_device(1, 0, 0, o);
@@ -148,12 +153,22 @@ int main(int argc, char** argv) {
         for (const std::int64_t ib : {32, 64, 128, 256}) {
           add(k, ib);
           if (ib < 128)
-            for (const auto& [group, d] : other_group) add(k, ib, "group", group);
+            for (const auto& [group, d] : other_group)
+              if (group <= 512) add(k, ib, "group", group);
           if (k == kGeqrt || k == kTsqrt) add(k, ib, "cholqr", 1);
         }
       for (const auto k : lu) add(k, 0);
       // LU's panel as --d 0 factors it on the GPU: all the rows of a column of N = 32,768.
       add(kLuPanel, 0, "", 0, 32768);
+      // --dist gpu-columns, N = 32,768: the first column's panel and updates, one tile row tall.
+      if (B <= 2048) {
+        for (const auto k : {kPotf2p, kGsmmDiag, kTrsm}) add(k, 0, "", 0, 32768);
+        add(kTrsm, 0, "inverse", 256, 32768);
+        add(kGeqrt, 128, "", 0, 32768);
+        add(kGeqrt, 128, "cholqr", 1, 32768);
+        add(kLarfb, 128, "", 0, 32768);
+        for (const int group : {512, 2048}) add(kLarfb, 128, "group", group, 32768);
+      }
     }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
