@@ -110,13 +110,16 @@ Factors threads(const Case& c) {
 }
 
 // The distribution a run of `c` uses: the driver's default (multi-level
-// block cyclic, with its default virtual tile height).
+// block cyclic, with its default virtual tile height), every column on the
+// GPUs where the backend says so.
 std::unique_ptr<Distribution> distribution(const Case& c, const TileLayout& L) {
   const Backend& b = c.backend;
   const int v = factorization(c.algo).uses_virtual_tiles()
                     ? default_virtual_tile_height(static_cast<int>((c.shape.m + c.shape.B - 1) / c.shape.B), b.pr)
                     : 1;
-  return std::make_unique<MultiLevelBlockCyclic>(L, b.pr, b.pc, b.gpus, v);
+  return std::make_unique<MultiLevelBlockCyclic>(
+      L, b.pr, b.pc, b.gpus, v,
+      b.gpu_columns ? MultiLevelBlockCyclic::Columns::AllOnGpus : MultiLevelBlockCyclic::Columns::NarrowOnHost);
 }
 
 // What one node of a distributed run needs besides the case.
@@ -295,6 +298,7 @@ RunConfig driver_config(const Case& c, const std::string& test_fault) {
   cfg.pr = c.backend.pr;
   cfg.pc = c.backend.pc;
   cfg.gpus = c.backend.gpus;
+  if (c.backend.gpu_columns) cfg.dist = kDistGpuColumns;
   cfg.emulated = fast_gpu();
   return cfg;
 }

@@ -28,6 +28,8 @@ struct Backend {
   int pr = 1, pc = 1;
   int gpus = 0;     // per node
   int streams = 1;  // compute streams per simulated GPU (their kernels side by side)
+  // --dist gpu-columns: every tile column of a node on its GPUs (runtime/distribution.hpp).
+  bool gpu_columns = false;
   int nodes() const { return pr * pc; }
 };
 
