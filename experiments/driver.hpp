@@ -147,6 +147,10 @@ struct RunConfig {
   int gpu_streams = 1;
   // --device cuda: QR's panels (--gpu-qr-panel).
   QrPanel gpu_qr_panel = QrPanel::Householder;
+  // --device cuda: reflectors QR's kernels apply at once (--gpu-qr-group; kernels/cuda/cuda_api.hpp
+  // reflector_group); kUnsetGroup: the device's default.
+  static constexpr int kUnsetGroup = -(1 << 30);
+  int gpu_qr_group = kUnsetGroup;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

@@ -151,6 +151,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     if (c.gpu_trsm_inverse > 0) j["gpu_trsm_inverse"] = c.gpu_trsm_inverse;
     if (c.gpu_streams > 1) j["gpu_streams"] = c.gpu_streams;
     if (c.gpu_qr_panel != QrPanel::Householder) j["gpu_qr_panel"] = to_string(c.gpu_qr_panel);
+    if (c.gpu_qr_group != RunConfig::kUnsetGroup) j["gpu_qr_group"] = c.gpu_qr_group;
     j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
     if (c.machine.empty() && c.device == DeviceKind::Emulated)
       j["emulated_gpu"] = {{"memory_bytes", c.emulated.memory_bytes},

@@ -221,6 +221,17 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
                      ": only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   if (c.gpu_qr_panel == QrPanel::CholQr && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
+  if (c.gpu_qr_group != RunConfig::kUnsetGroup) {
+    const std::string given = "--gpu-qr-group " + std::to_string(c.gpu_qr_group);
+    if (c.gpu_qr_group < 0) throw InputError(given + " must be >= 0 (0: one block of ib at a time)");
+    if (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0)
+      throw InputError(given + ": only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
+  }
+  // QR's kernel options change nothing in another factorization.
+  if (c.algo != "qr")
+    for (const auto& [given, name] : {std::pair{c.gpu_qr_panel != QrPanel::Householder, "--gpu-qr-panel"},
+                                      std::pair{c.gpu_qr_group != RunConfig::kUnsetGroup, "--gpu-qr-group"}})
+      if (given) throw InputError(std::string(name) + " sets QR's GPU kernels, and the run is --algo " + c.algo);
   if (c.phantom && c.check)
     throw InputError("--check needs the matrix, but a simulated run without --sim-data has none: add --sim-data");
   if (c.phantom && c.impl != Impl::Tile)

@@ -363,6 +363,9 @@ int main(int argc, char** argv) {
   run->add_option("--gpu-trsm-inverse", cfg.gpu_trsm_inverse,
                   "--device cuda: Cholesky's TRSM through the inverses of its diagonal blocks of this order (no "
                   "substitution: kernels/recursive_blocking.hpp); default 0, cuBLAS's TRSM on the whole tile");
+  run->add_option("--gpu-qr-group", cfg.gpu_qr_group,
+                  "--device cuda, QR: reflectors its kernels apply at once, their T factors merged (a multiple of "
+                  "--ib, rounded down; 0: one block of ib at a time); default 256");
   run->add_option("--gpu-qr-panel", qr_panel,
                   "--device cuda: how QR's GEQRT and TSQRT factor a panel of ib columns: householder (cuSOLVER's "
                   "GEQRF; default) | cholqr (shifted Cholesky QR and Householder vectors rebuilt from Q: "

@@ -89,6 +89,15 @@ TEST(CliBadInput, NonPositiveThreadsWindowIb) {
                   {"--gpu-qr-panel cholqr", "--device cuda"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-qr-panel", "givens"}, "qr"),
                   {"--gpu-qr-panel 'givens'", "householder, cholqr"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-qr-group", "-5"}, "qr"), {"--gpu-qr-group -5", ">= 0"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--B", "32", "--gpus", "1", "--gpu-qr-group", "512"}, "qr"),
+                  {"--gpu-qr-group 512", "--device cuda"});
+  // QR's kernel options in another factorization would change nothing (checked before the GPU is looked for).
+  for (const char* opt : {"--gpu-qr-group", "--gpu-qr-panel"})
+    expect_rejected(kInvalidInput,
+                    base({"--n", "64", "--B", "32", "--gpus", "1", "--device", "cuda", opt,
+                          std::string_view(opt) == "--gpu-qr-group" ? "512" : "cholqr"}),
+                    {opt, "--algo cholesky"});
 }
 
 TEST(CliBadInput, MatrixTooLargeForMemoryNamesTheSize) {

@@ -107,7 +107,7 @@ def main():
     sys.path.insert(0, os.path.dirname(PREDICT))
     from gpu_predict import simulated_args
     got = simulated_args(["--algo", "qr", "--gpu-qr-panel", "cholqr", "--gpu-streams", "3", "--check",
-                          "--gpu-trsm-inverse", "256", "--gpu-qr-panel=cholqr", "--B", "4096"])
+                          "--gpu-trsm-inverse", "256", "--gpu-qr-panel=cholqr", "--B", "4096", "--gpu-qr-group", "512"])
     expect(got == ["--algo", "qr", "--gpu-streams", "3", "--B", "4096"], "simulated_args: %s" % got)
     # --gpu-kernel-depth stays with several streams (it bounds the tasks queued) and goes with one, where a
     # simulated GPU queues one task anyway and tessera refuses a depth that changes nothing.
