@@ -226,12 +226,12 @@ run() {
             --gpu-streams 3 --check $([[ $a == cholesky ]] && echo --gpu-trsm-inverse 256) \
             $([[ $a == lu ]] && echo --d 0 --pivot partial) --json "$out/check_streams_$a.json"
         done
-        # Every column on the GPU (--dist gpu-columns), one tile row: LAPACK's blocked algorithms, tall panels
-        for a in cholesky qr; do
+        # Every column on the GPU (--dist gpu-columns; LU: --d 0), one tile row: LAPACK's blocked algorithms, tall panels
+        for a in cholesky qr lu; do
           for p in d s; do
             step "check_gpucols_${a}_$p" $b/tessera run --algo $a --n 8192 --precision $p --B 8192 --s 4 --b 2048 \
-              --dist gpu-columns --gpus 1 --device cuda --threads $t --gpu-streams 2 --check \
-              --json "$out/check_gpucols_${a}_$p.json"
+              $([[ $a == lu ]] && echo --d 0 --pivot partial || echo --dist gpu-columns) --gpus 1 --device cuda \
+              --threads $t --gpu-streams 2 --check --json "$out/check_gpucols_${a}_$p.json"
           done
         done ;;
       calibrate)
