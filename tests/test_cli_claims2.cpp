@@ -263,7 +263,7 @@ TEST(CliClaims2, SimulatedClusterJsonAndCostLine) {
       << second;
   // The rates are every node's tasks and messages over the wall time.
   const double wall = std::stod(cost[1]);
-  if (wall >= 0.5) {  // printed to 0.1 s: a short run's rate is not checkable from the line
+  if (wall >= 1.0) {  // printed to 0.1 s: a run's rate is checkable from the line only where 0.05 s is < 5% of it
     std::uint64_t all_sent = 0;
     for (const auto& n : comm.at("per_node")) all_sent += n.at("messages_sent").get<std::uint64_t>();
     EXPECT_NEAR(std::stod(cost[3]), static_cast<double>(all_sent) / wall, 0.1 * all_sent / wall) << second;

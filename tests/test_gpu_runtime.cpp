@@ -296,7 +296,10 @@ TEST(GpuRuntimeRelease, ReleaseTileLowersThePeak) { compare_release(16384); }
 // A device that takes two copies per stream at once (as a CUDA GPU does,
 // issue 15 point 3) gets two whenever two are ready, never three, and the
 // factors do not change. Copies slow enough (1 GB/s, 100 us each) that the
-// mailboxes hold several while one is under way.
+// mailboxes hold several while one is under way; whether two are waiting at
+// one moment also depends on the generator's and the copy thread's timing,
+// so (as for the kernel depth below) two must be seen in one of five runs,
+// every run checked.
 TEST(GpuRuntimeCopyDepth, TwoCopiesQueuedPerStreamAndTheSameFactors) {
   for (const bool chol : {true, false}) {
     const TileLayout L(chol ? 600 : 720, 600, 120, 1, 0);
@@ -308,16 +311,21 @@ TEST(GpuRuntimeCopyDepth, TwoCopiesQueuedPerStreamAndTheSameFactors) {
     r.device.latency_s = 1e-4;
     r.device.copy_depth = 2;
     const std::string what = std::string(chol ? "cholesky" : "qr") + " copy_depth=2";
-    const GpuOutcome o = run_gpus<double>(r, L, ref);
-    expect_correct(o, serial_keys(chol, L), what);
-    ASSERT_EQ(o.devices.size(), 1u);
-    EXPECT_EQ(o.devices[0].copy_depth, 2);
-    EXPECT_EQ(o.devices[0].max_queued[0], 2) << what << ": copies to the GPU queued at once";
-    // Each copy takes at least its modeled time on its stream, and queued
-    // copies are counted end to end, not twice: no faster than the model's 1 GB/s.
-    const DeviceStats& d = o.devices[0].stats;
-    EXPECT_GE(d.copy_in_s, d.copies_in * 1e-4 + d.bytes_in / 1e9) << what;
-    EXPECT_GE(d.copy_out_s, d.copies_out * 1e-4 + d.bytes_out / 1e9) << what;
+    int most = -1;
+    for (int attempt = 0; attempt < 5 && most != 2; ++attempt) {
+      const GpuOutcome o = run_gpus<double>(r, L, ref);
+      expect_correct(o, serial_keys(chol, L), what);
+      ASSERT_EQ(o.devices.size(), 1u);
+      EXPECT_EQ(o.devices[0].copy_depth, 2);
+      EXPECT_LE(o.devices[0].max_queued[0], 2) << what << ": never more than the depth";
+      most = std::max(most, o.devices[0].max_queued[0]);
+      // Each copy takes at least its modeled time on its stream, and queued
+      // copies are counted end to end, not twice: no faster than the model's 1 GB/s.
+      const DeviceStats& d = o.devices[0].stats;
+      EXPECT_GE(d.copy_in_s, d.copies_in * 1e-4 + d.bytes_in / 1e9) << what;
+      EXPECT_GE(d.copy_out_s, d.copies_out * 1e-4 + d.bytes_out / 1e9) << what;
+    }
+    EXPECT_EQ(most, 2) << what << ": most copies to the GPU queued at once in five runs";
   }
 }
 
@@ -416,21 +424,30 @@ TEST(GpuRuntimeKernelDepth, EachTasksKernelsGoToTheStreamHandedOut) {
     r.defer_kernels = true;
     r.kernel_lanes = 3;
     const std::string what = std::string(chol ? "cholesky" : "qr") + " on 3 deferred lanes";
-    const GpuOutcome o = run_gpus<double>(r, L, ref);
-    expect_correct(o, serial, what);
-    for (const DeviceOutcome& d : o.devices) {
-      ASSERT_EQ(d.lane_calls.size(), 3u) << what;
-      for (std::size_t i = 0; i < 3; ++i) EXPECT_GT(d.lane_calls[i], 0u) << what << ", lane " << i;
-      EXPECT_EQ(d.marks_out_of_order, 0) << what;
-      EXPECT_GT(d.max_marks, 1) << what << ": tasks queued together";
-      EXPECT_GT(d.marks_retired_early, 0) << what << ": a task retired before an older one";
-      // Each task said whether it factors a panel (one GPU: every task ran there): Cholesky's 8 POTF2'
-      // and 28 TRSMs on 8 x 8 tiles, QR's 8 GEQRTs and 8 + 7 + ... + 1 TSQRTs on 9 x 8.
-      EXPECT_EQ(d.panel_tasks, chol ? 8 + 28 : 8 + 36) << what;
-      EXPECT_GT(d.other_tasks, 0) << what;
-      // With room for a task and none ready, the manager polled the kernels for a while and looked again.
-      EXPECT_GT(d.poll_timeouts, 0) << what;
+    // Two tasks queued together, and one retired before an older one, need a
+    // task to become ready while a long one is out: seen in one of five runs
+    // (the generator's timing decides), every run checked.
+    int most_marks = 0, retired_early = 0;
+    for (int attempt = 0; attempt < 5 && (most_marks <= 1 || retired_early == 0); ++attempt) {
+      const GpuOutcome o = run_gpus<double>(r, L, ref);
+      expect_correct(o, serial, what);
+      for (const DeviceOutcome& d : o.devices) {
+        ASSERT_EQ(d.lane_calls.size(), 3u) << what;
+        for (std::size_t i = 0; i < 3; ++i) EXPECT_GT(d.lane_calls[i], 0u) << what << ", lane " << i;
+        EXPECT_EQ(d.marks_out_of_order, 0) << what;
+        EXPECT_LE(d.max_marks, 3) << what << ": never more tasks queued than lanes";
+        most_marks = std::max(most_marks, d.max_marks);
+        retired_early = std::max(retired_early, d.marks_retired_early);
+        // Each task said whether it factors a panel (one GPU: every task ran there): Cholesky's 8 POTF2'
+        // and 28 TRSMs on 8 x 8 tiles, QR's 8 GEQRTs and 8 + 7 + ... + 1 TSQRTs on 9 x 8.
+        EXPECT_EQ(d.panel_tasks, chol ? 8 + 28 : 8 + 36) << what;
+        EXPECT_GT(d.other_tasks, 0) << what;
+        // With room for a task and none ready, the manager polled the kernels for a while and looked again.
+        EXPECT_GT(d.poll_timeouts, 0) << what;
+      }
     }
+    EXPECT_GT(most_marks, 1) << what << ": tasks queued together in five runs";
+    EXPECT_GT(retired_early, 0) << what << ": a task retired before an older one in five runs";
   }
 }
 

