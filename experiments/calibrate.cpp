@@ -169,7 +169,6 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
     if (seen.insert(key(s)).second) out.push_back(s);
   };
   const int max_threads = o.concurrency.empty() ? 1 : *std::max_element(o.concurrency.begin(), o.concurrency.end());
-  std::set<std::int64_t> narrow_used;  // the --for-narrow widths some tile took
   for (const char p : o.precisions) {
     for (const std::int64_t B : o.sizes)
       for (const std::uint16_t k : calibrated_kernels())
@@ -186,8 +185,12 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
             if (s == 1) narrow = {0};
             else if (narrow.empty()) narrow = {std::max<std::int64_t>(1, B / (2 * s))};
             for (const std::int64_t b : narrow) {
-              if (s > 1 && (s - 1) * b >= B) continue;  // no room for the remainder column
-              narrow_used.insert(b);
+              if (s > 1 && (s - 1) * b >= B)  // a tile asked for that cannot exist: said, not skipped
+                throw InputError("--for-narrow " + std::to_string(b) + " with --for-s " + std::to_string(s) +
+                                 " fits no tile of B = " + std::to_string(B) +
+                                 ": s - 1 narrow columns of that width "
+                                 "leave no remainder (give --for-b with B > " +
+                                 std::to_string((s - 1) * b) + ")");
               const TileLayout L(N, N, B, s, b);
               // Every registered factorization's task shapes on those tiles.
               for (const std::string_view name : factorization_names()) {
@@ -201,12 +204,6 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
           }
         }
   }
-  for (const std::int64_t b : o.for_narrow)
-    if (!o.for_n.empty() && !narrow_used.count(b))
-      throw InputError("--for-narrow " + std::to_string(b) +
-                       " fits no tile: s - 1 narrow columns of that width leave no remainder in any top-level tile B "
-                       "(give --for-b with B > (s - 1) * " +
-                       std::to_string(b) + ")");
   std::sort(out.begin(), out.end(), [](const KernelShape& a, const KernelShape& b) { return key(a) < key(b); });
   return out;
 }

@@ -264,10 +264,6 @@ int CalibrateCommand::run(int argc, char** argv) const {
   if (in_run_n_opt_->count() > 0 && !in_run_) throw InputError("--in-run-n is used only with --in-run");
   for (const auto n : in_run_n_)
     if (n < 1) throw InputError("--in-run-n " + std::to_string(n) + " must be >= 1");
-  if (in_run_ && !for_narrow_.empty())
-    throw InputError(
-        "--for-narrow sizes the tiles of a calibration in isolation; --in-run's runs use the default "
-        "narrow width");
   if (in_run_ && !device_.empty())
     throw InputError("--in-run times the cores' kernels inside real runs; it does not go with --device " + device_);
   if (!device_.empty()) return run_device(o, command, qr_panel);

@@ -124,8 +124,8 @@ class Exploration(definition.Definition):
                 params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
                           "gpus": gpus}
                 for k in ("m", "precision", "threads", "b"):
-                    # b sizes the narrow columns of s > 1 (tessera refuses it with s = 1)
-                    if getattr(a, k) is not None and not (k == "b" and s == 1 and a.b != "auto"):
+                    # b sizes the narrow columns of s > 1 (tessera refuses it, auto too, with s = 1)
+                    if getattr(a, k) is not None and not (k == "b" and s == 1):
                         params[k] = getattr(a, k)
                 if v is not None:
                     params["v"] = v
@@ -184,6 +184,11 @@ def _invalid(p, nodes, gpus):
             return "b auto balances the host's narrow columns, and gpu-columns gives the host none"
     if p["s"] > p["B"]:
         return "s > B"
+    b = p.get("b")
+    if p["s"] > 1 and b not in (None, "auto") and (p["s"] - 1) * int(b) >= p["B"]:
+        return "(s-1)*b = %d leaves no remainder column in B = %d" % ((p["s"] - 1) * int(b), p["B"])
+    if p.get("v") is not None and pr == 1:
+        return "one node row: the virtual tile height changes nothing"
     if p.get("qr_tree") == "binary" and pr == 1:
         return "one node row: the binary tree is the flat one, task for task"
     if p.get("gpu_streams", 1) > 1 and p["gpus"] == 0:

@@ -49,7 +49,9 @@ void resolve_distribution(const RunConfig& c, const Factorization& F) {
   }
   if (c.dist == kDistGpuColumns) {
     // Refused where it would change nothing, or where something else decides the devices.
-    if (c.gpus < 1) throw InputError("--dist " + c.dist + " puts every tile column on the GPUs: add --gpus G");
+    if (c.gpus < 1)
+      throw InputError("--dist " + c.dist + " puts every tile column on the GPUs, and the run has --gpus " +
+                       std::to_string(c.gpus) + ": add --gpus G");
     if (c.s == 1)
       throw InputError("--dist " + c.dist + " with --s 1: every column is a remainder, which --dist " +
                        kDistMultiLevel + " puts on the GPUs already (give --s S > 1)");
@@ -247,6 +249,10 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.v != RunConfig::kUnsetV && !F.uses_virtual_tiles())
     throw InputError("--v " + std::to_string(c.v) + ": the virtual tile height applies to --algo " +
                      virtual_tile_algos() + " only");
+  if (c.v != RunConfig::kUnsetV && c.pr == 1)
+    throw InputError("--v " + std::to_string(c.v) + " with --grid 1x" + std::to_string(c.pc) +
+                     ": on one node row every tile row is on its node already, so the virtual tile height changes "
+                     "nothing");
   if (c.v == RunConfig::kUnsetV)
     c.v = F.uses_virtual_tiles() ? default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr) : 1;
   resolve_distribution(c, F);

@@ -121,8 +121,9 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   // The tuner chooses among --s 1 and --b auto with GPUs (the host's narrow
   // columns balanced against them), which gpu-columns has no use for.
   if (cfg.dist == kDistGpuColumns)
-    throw InputError(std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
-                     " chooses tiles for --dist multi-level; with --dist gpu-columns give --B, --s and --b");
+    throw InputError(
+        std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
+        " chooses tiles for --dist multi-level; with --dist gpu-columns give --B and --s (--b defaults to B/s)");
   if (!o.tuned.empty() && !o.B.empty())
     throw InputError("--tuned " + o.tuned + " and --B " + o.B + " both choose the tile size: give one");
   if (o.s_given || cfg.b != kUnsetSize || cfg.auto_b)

@@ -179,7 +179,7 @@ TEST(CliClaims2, GpuColumnsRefusedWhereItChangesNothing) {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  expect_rejected(kInvalidInput, base(t), {"--dist gpu-columns", "--gpus"});
+  expect_rejected(kInvalidInput, base(t), {"--dist gpu-columns", "--gpus 0"});
   expect_rejected(kInvalidInput, base({"--n", "300", "--B", "100", "--dist", "gpu-columns", "--gpus", "1"}),
                   {"--dist gpu-columns", "--s 1"});
   expect_rejected(kInvalidInput, base(with({"--gpus", "1"}), "lu"), {"--dist gpu-columns", "--algo lu", "--d"});
@@ -187,7 +187,7 @@ TEST(CliClaims2, GpuColumnsRefusedWhereItChangesNothing) {
   expect_rejected(kInvalidInput, base({"--n", "300", "--impl", "lapack", "--dist", "gpu-columns"}),
                   {"--dist gpu-columns", "--impl lapack"});
   expect_rejected(kInvalidInput, base({"--n", "300", "--B", "auto", "--gpus", "1", "--dist", "gpu-columns"}),
-                  {"--B auto", "--dist gpu-columns", "--B, --s and --b"});
+                  {"--B auto", "--dist gpu-columns", "give --B and --s"});
   if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
   expect_rejected(kInvalidInput,
                   sim({"--n", "300", "--B", "300", "--s", "3", "--b", "auto", "--gpus", "1", "--dist", "gpu-columns"}),

@@ -80,6 +80,18 @@ def dry_run(tessera, work):
     expect(rc == 0 and len(runs) == 3 and sum("--dist gpu-columns" in l and "--s 4" in l for l in runs) == 1
            and len(left) == 1 and "gpu-columns" in left[0] and "s = 1" in left[0],
            "gpu-columns with s = 4 run, with s = 1 left out", out)
+    # A narrow width too wide for s - 1 columns is left out, saying why; --b (auto too) goes where s = 1 has no
+    # narrow columns, as tessera refuses it there.
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--grids", "2x2",
+                           "--B", "1152", "--s", "1,2,3", "--b", "600", "--out", out_dir, "--dry-run")
+    runs = [l for l in out.splitlines() if " todo " in l]
+    left = [l for l in out.splitlines() if l.startswith("left out:")]
+    expect(rc == 0 and len(runs) == 2 and not any("--b " in l for l in runs if "--s 1 " in l)
+           and len(left) == 1 and "s=3" in left[0] and "no remainder" in left[0], "s = 3 with b = 600 left out", out)
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--grids", "2x2",
+                           "--B", "1152", "--s", "1,2", "--b", "auto", "--out", out_dir, "--dry-run")
+    runs = [l for l in out.splitlines() if " todo " in l]
+    expect(rc == 0 and len(runs) == 2 and sum("--b auto" in l for l in runs) == 1, "--b auto only where s = 2", out)
     rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--grids", "2x2", "--B", "1152",
                            "--gpu-streams", "1,3", "--gpus", "0", "--out", out_dir, "--dry-run")
     left = [l for l in out.splitlines() if l.startswith("left out:")]

@@ -343,18 +343,19 @@ TEST(Calibrate, ForNarrowCoversEqualColumns) {
     missing_before += !halves.count({s.kernel, s.m, s.n, s.k});
   }
   EXPECT_GT(missing_before, 0) << "b = B/(2s) gives other shapes";
-  // A width that leaves no remainder column in one tile is skipped there; one
-  // that fits no tile at all is an error naming it (it would measure nothing).
+  // A width that leaves no remainder column in one of the tiles asked for is
+  // an error naming them (the tile cannot exist), not a tile skipped in silence.
   o.for_b = {1000, 1500};
   o.for_narrow = {250, 400};
-  EXPECT_GT(shapes().size(), equal.size());
-  o.for_b = {1000};
   try {
     (void)shapes();
     ADD_FAILURE() << "--for-narrow 400 fits no tile of B = 1000, s = 4";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--for-narrow 400 fits no tile"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--for-narrow 400 with --for-s 4 fits no tile of B = 1000"), std::string::npos)
+        << e.what();
   }
+  o.for_b = {1500};
+  EXPECT_GT(shapes().size(), 0u);
 }
 
 // --for-narrow without --for-n, without an s > 1, or below 1 exits 2 naming it.
@@ -366,8 +367,12 @@ TEST(CalibrateCli, ForNarrowNeedsItsTiles) {
   rejected({"--for-n", "0", "--for-s", "4", "--for-narrow", "100"}, {"--for-narrow needs --for-n"});
   rejected({"--for-n", "1000", "--for-narrow", "100"}, {"--for-narrow needs --for-s S > 1"});
   rejected({"--for-n", "1000", "--for-s", "4", "--for-narrow", "0"}, {"--for-narrow 0 must be >= 1"});
-  rejected({"--for-n", "1000", "--for-s", "4", "--for-narrow", "2000"}, {"--for-narrow 2000 fits no tile"});
-  rejected({"--in-run", "--for-n", "1000", "--for-s", "4", "--for-narrow", "100"}, {"--for-narrow", "--in-run"});
+  rejected({"--for-n", "1000", "--for-s", "4", "--for-narrow", "2000"},
+           {"--for-narrow 2000 with --for-s 4 fits no tile"});
+  // --in-run --base only runs factorizations: the sizes of a calibration in isolation are refused there.
+  rejected({"--in-run", "--base", std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json", "--for-n", "1000",
+            "--for-s", "4", "--for-narrow", "100"},
+           {"is for a calibration in isolation", "--in-run"});
 }
 
 // `tessera model kernels`: a calibrated file's leave-one-out table (one row
