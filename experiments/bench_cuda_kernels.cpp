@@ -15,9 +15,10 @@
 // panel (lu_panel, cuSOLVER's getrf) as --d 0 runs it, 32,768 rows tall
 // (".../m32768"); and the kernels of --dist gpu-columns at N = 32,768 and
 // columns of 1024 and 2048, the first (tallest) column's (".../m32768":
-// POTF2', GSMM_DIAG and TRSM, the last also by inverted blocks of 256; GEQRT
-// and LARFB at ib 128, GEQRT also by Cholesky QR panels, LARFB also with
-// groups of 512 reflectors and the whole column's at once, ".../group2048");
+// POTF2', GEQRT and LARFB at ib 128, GEQRT also by Cholesky QR panels,
+// LARFB also with groups of 512 reflectors and the whole column's at once,
+// ".../group2048"; ".../m30720" at width 2048: the first GSMM_DIAG and the
+// TRSM inside POTF2', the last also by inverted blocks of 256);
 // the unsuffixed rows: CudaKernelOptions' defaults.
 //
 //   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
@@ -162,8 +163,10 @@ int main(int argc, char** argv) {
       add(kLuPanel, 0, "", 0, 32768);
       // --dist gpu-columns, N = 32,768: the first column's panel and updates, one tile row tall.
       if (B <= 2048) {
-        for (const auto k : {kPotf2p, kGsmmDiag, kTrsm}) add(k, 0, "", 0, 32768);
-        add(kTrsm, 0, "inverse", 256, 32768);
+        // POTF2' on all 32,768 rows; the first update and POTF2''s own TRSM on the 32,768 - B below.
+        add(kPotf2p, 0, "", 0, 32768);
+        for (const auto k : {kGsmmDiag, kTrsm}) add(k, 0, "", 0, 32768 - B);
+        add(kTrsm, 0, "inverse", 256, 32768 - B);
         add(kGeqrt, 128, "", 0, 32768);
         add(kGeqrt, 128, "cholqr", 1, 32768);
         add(kLarfb, 128, "", 0, 32768);

@@ -185,6 +185,8 @@ def _invalid(p, nodes, gpus):
     if p["s"] > p["B"]:
         return "s > B"
     b = p.get("b")
+    if b == "auto" and p["gpus"] == 0:
+        return "b auto balances the host against GPUs: this point has none"
     if p["s"] > 1 and b not in (None, "auto") and (p["s"] - 1) * int(b) >= p["B"]:
         return "(s-1)*b = %d leaves no remainder column in B = %d" % ((p["s"] - 1) * int(b), p["B"])
     if p.get("v") is not None and pr == 1:

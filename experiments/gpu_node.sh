@@ -233,7 +233,10 @@ run() {
               $([[ $a == lu ]] && echo --d 0 --pivot partial || echo --dist gpu-columns) --gpus 1 --device cuda \
               --threads $t --gpu-streams 2 --check --json "$out/check_gpucols_${a}_$p.json"
           done
-        done ;;
+        done
+        step check_gpucols_qr_group512 $b/tessera run --algo qr --n 8192 --B 8192 --s 4 --b 2048 --ib 128 \
+          --dist gpu-columns --gpu-qr-group 512 --gpus 1 --device cuda --threads $t --check \
+          --json "$out/check_gpucols_qr_group512.json" ;;
       calibrate)
         # The node's machine file (issue 15 point 7): its cores (one at a time, the square
         # sizes only: a core's BLAS-3 rate is flat beyond them) and then its GPU added.

@@ -499,14 +499,12 @@ int main(int argc, char** argv) {
                                     " describes the GPUs of a native run; a simulated GPU is the machine file's");
     if (model.chosen()) return model.run();
     if (tune.chosen()) return tune.run();
-    // A value equal to a field's "not given" marker would read as not given (the default, silently).
+    // A value equal to a field's "not given" marker would read as not given (the default, silently);
+    // --n and --m are checked above (a given value below 1).
     if (*run)
       for (const auto& [name, given, unset, rule] :
-           {std::tuple{"--n", cfg.n, tessera::kUnsetSize, ">= 1"},
-            std::tuple{"--m", cfg.m, tessera::kUnsetSize, ">= 1"},
-            std::tuple{"--v", tessera::index_t{cfg.v}, tessera::index_t{tessera::RunConfig::kUnsetV}, ">= 1"},
-            std::tuple{"--gpu-qr-group", tessera::index_t{cfg.gpu_qr_group},
-                       tessera::index_t{tessera::RunConfig::kUnsetGroup}, ">= 0"}})
+           {std::tuple{"--v", cfg.v, tessera::RunConfig::kUnsetV, ">= 1"},
+            std::tuple{"--gpu-qr-group", cfg.gpu_qr_group, tessera::RunConfig::kUnsetGroup, ">= 0"}})
         if (run->get_option(name)->count() > 0 && given == unset)
           throw tessera::InputError(std::string(name) + " " + std::to_string(given) + " must be " + rule);
     tuning.s_given = s_opt->count() > 0;

@@ -92,6 +92,17 @@ def dry_run(tessera, work):
                            "--B", "1152", "--s", "1,2", "--b", "auto", "--out", out_dir, "--dry-run")
     runs = [l for l in out.splitlines() if " todo " in l]
     expect(rc == 0 and len(runs) == 2 and sum("--b auto" in l for l in runs) == 1, "--b auto only where s = 2", out)
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--grids", "2x2",
+                           "--B", "1152", "--s", "2", "--b", "auto", "--gpus", "0", "--out", out_dir, "--dry-run")
+    expect(rc == 2 and "no valid configuration" in err and "b auto balances the host against GPUs" in err,
+           "--b auto without GPUs left out (the only point: no configuration, saying why)", out + err)
+    # A virtual tile height on one node row changes nothing (tessera refuses it): 1x4 left out, 2x2 and 4x1 run.
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--nodes", "4", "--B", "1152",
+                           "--v", "2", "--out", out_dir, "--dry-run")
+    runs = [l for l in out.splitlines() if " todo " in l]
+    left = [l for l in out.splitlines() if l.startswith("left out:")]
+    expect(rc == 0 and len(runs) == 2 and all("--v 2" in l for l in runs) and len(left) == 1 and "1x4" in left[0]
+           and "changes nothing" in left[0], "--v on one node row left out", out + err)
     rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--grids", "2x2", "--B", "1152",
                            "--gpu-streams", "1,3", "--gpus", "0", "--out", out_dir, "--dry-run")
     left = [l for l in out.splitlines() if l.startswith("left out:")]

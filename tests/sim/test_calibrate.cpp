@@ -354,8 +354,18 @@ TEST(Calibrate, ForNarrowCoversEqualColumns) {
     EXPECT_NE(std::string(e.what()).find("--for-narrow 400 with --for-s 4 fits no tile of B = 1000"), std::string::npos)
         << e.what();
   }
+  // In B = 1500 both widths fit, and each one's tiles are measured.
   o.for_b = {1500};
-  EXPECT_GT(shapes().size(), 0u);
+  const auto both = shapes();
+  for (const index_t w : {250, 400}) {
+    const TileLayout T(1000, 1000, 1500, 4, w);
+    Recorder tasks;
+    qr_tasks(T, tasks);
+    for (const auto& t : tasks.tasks) {
+      const KernelShape s = qr_shape(T, t, 'd', 32);
+      EXPECT_TRUE(both.count({s.kernel, s.m, s.n, s.k})) << "b = " << w << ": " << kernel_name(s.kernel);
+    }
+  }
 }
 
 // --for-narrow without --for-n, without an s > 1, or below 1 exits 2 naming it.
