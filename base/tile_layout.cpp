@@ -54,4 +54,9 @@ DefaultTiles default_tiles(index_t m, index_t n, int threads, bool single_precis
   return {B, 1, 0};
 }
 
+index_t default_narrow_width(index_t B, int s, bool equal_columns) {
+  if (s <= 1) return 0;
+  return std::max<index_t>(1, equal_columns ? B / s : B / (2 * s));
+}
+
 }  // namespace tessera

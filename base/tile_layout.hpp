@@ -74,4 +74,9 @@ struct DefaultTiles {
 };
 DefaultTiles default_tiles(index_t m, index_t n, int threads, bool single_precision);
 
+// The narrow columns' width b when the user gives none: 0 with s = 1 (none);
+// B/s where every column is a GPU's (--dist gpu-columns: s equal columns);
+// otherwise B/(2s), the host's narrow columns; at least 1.
+index_t default_narrow_width(index_t B, int s, bool equal_columns);
+
 }  // namespace tessera

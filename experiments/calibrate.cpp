@@ -176,14 +176,13 @@ std::vector<KernelShape> calibration_shapes(const CalibrationOptions& o) {
     for (const std::int64_t N : o.for_n)
       for (int t = 1; t <= max_threads; ++t)
         for (const int s : o.for_s) {
-          // The runtime's default tiles (B from default_tiles, b = B/(2s): experiments/run_config.cpp), or o.for_b's.
+          // The runtime's default tiles (B from default_tiles, b from default_narrow_width), or o.for_b's.
           std::vector<std::int64_t> Bs = o.for_b;
           if (Bs.empty()) Bs.push_back(default_tiles(N, N, t, p == 's').B);
           for (const std::int64_t B0 : Bs) {
             const std::int64_t B = std::max<std::int64_t>(B0, s);
             std::vector<std::int64_t> narrow = o.for_narrow;
-            if (s == 1) narrow = {0};
-            else if (narrow.empty()) narrow = {std::max<std::int64_t>(1, B / (2 * s))};
+            if (s == 1 || narrow.empty()) narrow = {default_narrow_width(B, s, false)};
             for (const std::int64_t b : narrow) {
               if (s > 1 && (s - 1) * b >= B)  // a tile asked for that cannot exist: said, not skipped
                 throw InputError("--for-narrow " + std::to_string(b) + " with --for-s " + std::to_string(s) +

@@ -196,8 +196,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
     c.b = models::auto_narrow_width(c.B, c.s, f_core, c.threads, f_gpu, c.gpus, c.precision == 's' ? 96 : 64);
   }
   // --dist gpu-columns: s equal columns (LAPACK's blocked algorithm when B = n); otherwise narrow host columns.
-  if (c.b == kUnsetSize)
-    c.b = c.s == 1 ? 0 : std::max<index_t>(1, c.dist == kDistGpuColumns ? c.B / c.s : c.B / (2 * c.s));
+  if (c.b == kUnsetSize) c.b = default_narrow_width(c.B, c.s, c.dist == kDistGpuColumns);
   if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
   if (c.gpu_kernel_depth < 0)

@@ -527,11 +527,14 @@ int main(int argc, char** argv) {
               !(cfg.impl == tessera::Impl::Cusolver && std::string_view(name) == "--device"))
             throw tessera::InputError(given(name) + " describes the run's GPUs, and it has none: add --gpus G");
       if (cfg.impl != tessera::Impl::Tile)
-        for (const char* name : {"--B", "--s", "--b", "--tuned", "--dist"})
+        for (const auto& [name, does] : {std::pair{"--B", "sizes"},
+                                         {"--s", "sizes"},
+                                         {"--b", "sizes"},
+                                         {"--tuned", "sizes"},
+                                         {"--dist", "places"}})
           if (run->get_option(name)->count() > 0)
-            throw tessera::InputError(given(name) +
-                                      (std::string_view(name) == "--dist" ? " places tiles" : " sizes tiles") +
-                                      ", and --impl " + impl_name + " factors the dense matrix whole");
+            throw tessera::InputError(given(name) + " " + does + " tiles, and --impl " + impl_name +
+                                      " factors the dense matrix whole");
       for (const auto& [name, path] : {std::pair{"--json", &json_path}, {"--trace", &trace_path}})
         if (run->get_option(name)->count() > 0 && path->empty())
           throw tessera::InputError(std::string(name) + " '': give a file");
