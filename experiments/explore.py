@@ -3,7 +3,7 @@
 
     tessera explore --machine FILE --algo cholesky --n N [--nodes P | --grids 2x2,1x4]
                     [--dist multi-level,block-cyclic-2d,column-cyclic,gpu-columns] [--v 1,2] [--qr-tree flat,binary]
-                    [--B 1152,2304] [--s 1,2] [--gpu-streams 1,2,3]
+                    [--B 1152,2304] [--s 1,2] [--b 64,128,auto] [--gpu-streams 1,2,3]
                     [--node-noise 0,0.05] [--kernel-noise 0,0.05|auto] [--noise-seeds K]
                     [--gpus G] [--set FIELD=VALUES ...] [--jobs J] [--out DIR] [--dry-run]
 
@@ -40,7 +40,10 @@ from runner.definition import ROOT, display_path  # noqa: E402
 from runner.progress import clock  # noqa: E402
 
 # The run parameters that are axes of a sweep (results.csv's columns; noise_seed only until the seeds are merged).
-AXIS_COLUMNS = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "noise_seed", "B", "s")
+# b_arg is the --b a point was given (a width or auto; empty where tessera chose, s = 1 among them); the column b
+# is the width the run used.
+AXIS_COLUMNS = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "noise_seed", "B", "s",
+                "b_arg")
 SET_PREFIX = "set:"
 
 
@@ -84,7 +87,8 @@ class ExploreConfig(definition.Config):
         parts += ["tree=%s" % p["qr_tree"]] if "qr_tree" in p else []
         parts += ["streams=%d" % p["gpu_streams"]] if "gpu_streams" in p else []
         parts += ["%s=%s" % (k, fmt(p[k])) for k in ("node_noise", "kernel_noise") if k in p]
-        parts += ["B=%d" % p["B"], "s=%d" % p["s"]] + (["gpus=%d" % p["gpus"]] if p.get("gpus") else [])
+        parts += ["B=%d" % p["B"], "s=%d" % p["s"]] + (["b=%s" % p["b"]] if "b" in p else [])
+        parts += ["gpus=%d" % p["gpus"]] if p.get("gpus") else []
         parts += ["%s=%s" % (k, fmt(v)) for k, v in self.overrides().items()]
         return " ".join(parts)
 
@@ -118,15 +122,18 @@ class Exploration(definition.Definition):
             machine = derive(self.base, list(combo))
             nodes_here, gpus_here = machine_counts(machine, self.a.machine)
             gpus = gpus_here if a.gpus is None else a.gpus
-            for grid, dist, v, tree, streams, B, s, node_noise, kernel_noise in itertools.product(
+            for grid, dist, v, tree, streams, B, s, b, node_noise, kernel_noise in itertools.product(
                     a.grids, a.dist, a.v or [None], a.qr_tree or [None], a.gpu_streams or [None], a.B, a.s,
-                    a.node_noise or [None], a.kernel_noise or [None]):
+                    a.b or [None], a.node_noise or [None], a.kernel_noise or [None]):
                 params = {"backend": "sim", "algo": a.algo, "n": a.n, "grid": grid, "dist": dist, "B": B, "s": s,
                           "gpus": gpus}
-                for k in ("m", "precision", "threads", "b"):
-                    # b sizes the narrow columns of s > 1 (tessera refuses it, auto too, with s = 1)
-                    if getattr(a, k) is not None and not (k == "b" and s == 1):
+                for k in ("m", "precision", "threads"):
+                    if getattr(a, k) is not None:
                         params[k] = getattr(a, k)
+                if b is not None and s > 1:
+                    # b sizes the narrow columns of s > 1 (tessera refuses it, auto too, with s = 1): the widths
+                    # of an s = 1 point are one point, run once
+                    params["b"] = b
                 if v is not None:
                     params["v"] = v
                 if tree is not None:
@@ -214,7 +221,8 @@ def ranked_rows(exploration, records):
         row = {"status": status, "exit_status": "" if not r else r["exit_status"],
                "time_s": res.get("time_s", ""), "gflops": res.get("gflops", "")}
         row.update({k: fmt(v) for k, v in c.overrides().items()})
-        row.update({k: c.params.get(k, "") for k in AXIS_COLUMNS})
+        row.update({k: c.params.get(k, "") for k in AXIS_COLUMNS if k != "b_arg"})
+        row["b_arg"] = c.params.get("b", "")
         row.update({"b": res.get("b", c.params.get("b", "")), "gpus": c.params.get("gpus", ""),
                     "threads": res.get("threads", c.params.get("threads", "")), "algo": c.params["algo"],
                     "n": c.params["n"], "config_id": c.id, "machine_file": os.path.relpath(c.machine, exploration.out_dir), "error": err,
@@ -313,7 +321,8 @@ def parser():
                     "(default tessera's, flat)")
     ap.add_argument("--B", default="1152", help="comma list of tile sizes (default 1152)")
     ap.add_argument("--s", default="1", help="comma list of tile columns per top-level tile (default 1)")
-    ap.add_argument("--b", metavar="b|auto", help="narrow column width, or auto (default tessera's)")
+    ap.add_argument("--b", metavar="b|auto", help="comma list of narrow column widths and/or auto, for the points "
+                    "of s > 1 (default tessera's)")
     ap.add_argument("--gpu-streams", help="comma list of compute streams per GPU (a simulated GPU runs the tasks of "
                     "different streams side by side, sharing it; default 1)")
     ap.add_argument("--node-noise", help="comma list of sigmas of the nodes' speeds (tessera run --node-noise: one "
@@ -369,8 +378,9 @@ def explore(a):
             sets = "".join(" %s=%s" % (k[len(SET_PREFIX):], fmt(v)) for k, v in params.items() if k.startswith(SET_PREFIX))
             tree = " tree=%s" % params["qr_tree"] if "qr_tree" in params else ""
             tree += " streams=%d" % params["gpu_streams"] if "gpu_streams" in params else ""
-            print("left out: grid=%s dist=%s%s B=%s s=%s%s: %s" % (params["grid"], params["dist"], tree, params["B"],
-                                                                  params["s"], sets, reason))
+            b = " b=%s" % params["b"] if "b" in params else ""
+            print("left out: grid=%s dist=%s%s B=%s s=%s%s%s: %s" % (params["grid"], params["dist"], tree, params["B"],
+                                                                    params["s"], b, sets, reason))
         print("explore: %d configuration(s), %d combination(s) left out as invalid -> %s" % (
             len(ex.configs), len(ex.invalid), display_path(out)))
         return 0

@@ -76,6 +76,22 @@ def int_list(option, text, minimum=1):
     return values
 
 
+def b_list(text):
+    """--b: a comma list of narrow column widths (integers >= 1) and/or auto, each an axis value."""
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if part == "auto":
+            out.append(part)
+            continue
+        try:
+            out.append(int(part))
+        except ValueError:
+            out.append(None)
+        if out[-1] is None or out[-1] < 1:
+            raise UsageError("--b %s: %r is not a width (an integer >= 1) or auto" % (text, part))
+    return out
+
+
 def sigma_list(option, text):
     """A comma list of the values `tessera run OPTION` takes (--node-noise: sigmas; --kernel-noise: also auto),
     checked as the experiment runner checks a run option."""
@@ -237,8 +253,7 @@ def check_options(a):
             raise UsageError("--%s %d: must be >= 1" % (opt, v))
     if a.gpus is not None and a.gpus < 0:
         raise UsageError("--gpus %d: must be >= 0" % a.gpus)
-    if a.b is not None and a.b != "auto":
-        a.b = int_list("--b", a.b)[0]
+    a.b = b_list(a.b) if a.b is not None else None
     a.B = int_list("--B", a.B)
     a.s = int_list("--s", a.s)
     a.v = int_list("--v", a.v) if a.v else None

@@ -1,6 +1,6 @@
 """The figure of `tessera explore`: a heatmap of predicted time, the best configuration marked.
 
-Columns are the tile sizes (or, with one tile size, the first other parameter that varies),
+Columns are the tile sizes (or, with one tile size, the last other parameter that varies),
 rows every combination of the other parameters that vary (machine overrides first); a cell
 holds the predicted time in seconds, a failed configuration an "x" and its exit status.
 """
@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-AXES = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "s", "B")
+AXES = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "s", "b_arg", "B")
 
 
 def _key(v):
@@ -30,6 +30,19 @@ def _key(v):
 
 def _short(v):
     return "%g" % v if isinstance(v, float) else str(v)
+
+
+def _name(key):
+    """An axis by its option: an override by its last field, --b's column (b_arg) as b."""
+    return "b" if key == "b_arg" else key.split(".")[-1]
+
+
+def _value(key, value):
+    return "default" if key == "b_arg" and value == "" else _short(value)
+
+
+def _tick(key, value):
+    return "%s=%s" % (_name(key), _value(key, value))
 
 
 def draw(rows, set_paths, path, title):
@@ -76,11 +89,10 @@ def draw(rows, set_paths, path, title):
                 ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
                 ax.plot([j + 0.38], [i - 0.3], marker="*", color="red", markersize=11)
     ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels([_short(c) for c in cols])
-    ax.set_xlabel(col_key + (" (tile size)" if col_key == "B" else ""))
+    ax.set_xticklabels([_value(col_key, c) for c in cols])
+    ax.set_xlabel(_name(col_key) + {"B": " (tile size)", "b_arg": " (narrow column width)"}.get(col_key, ""))
     ax.set_yticks(range(len(row_ids)))
-    ax.set_yticklabels([" ".join("%s=%s" % (k.split(".")[-1], _short(v)) for k, v in zip(row_keys, rid)) or "-"
-                        for rid in row_ids], fontsize=8)
+    ax.set_yticklabels([" ".join(_tick(k, v) for k, v in zip(row_keys, rid)) or "-" for rid in row_ids], fontsize=8)
     label = "best: %s, %.4g s" % (best["label"], best["time_s"]) if best else "no configuration succeeded"
     ax.set_title("\n".join([title] + textwrap.wrap(label, int(width * 11))), fontsize=9)
     fig.tight_layout()

@@ -92,6 +92,17 @@ def dry_run(tessera, work):
                            "--B", "1152", "--s", "1,2", "--b", "auto", "--out", out_dir, "--dry-run")
     runs = [l for l in out.splitlines() if " todo " in l]
     expect(rc == 0 and len(runs) == 2 and sum("--b auto" in l for l in runs) == 1, "--b auto only where s = 2", out)
+    # Narrow widths are an axis (auto among them): each is a point of s = 2, while s = 1, which has no narrow
+    # columns, is one point whatever the widths; the too-wide one is left out at s = 3 only.
+    rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--grids", "2x2",
+                           "--B", "1152", "--s", "1,2,3", "--b", "64,auto,600", "--out", out_dir, "--dry-run")
+    runs = [l for l in out.splitlines() if " todo " in l]
+    left = [l for l in out.splitlines() if l.startswith("left out:")]
+    widths = sorted((l.split("--s ")[1].split()[0], (l.split("--b ")[1].split() + [""])[0] if "--b " in l else "-")
+                    for l in runs)
+    expect(rc == 0 and widths == [("1", "-"), ("2", "600"), ("2", "64"), ("2", "auto"), ("3", "64"), ("3", "auto")]
+           and len(left) == 1 and "s=3 b=600" in left[0] and "no remainder" in left[0],
+           "3 widths x s = 2, 3 (b = 600 left out at s = 3), one point at s = 1", out)
     rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--grids", "2x2",
                            "--B", "1152", "--s", "2", "--b", "auto", "--gpus", "0", "--out", out_dir, "--dry-run")
     expect(rc == 2 and "no valid configuration" in err and "b auto balances the host against GPUs" in err,
@@ -209,6 +220,8 @@ def bad_set(tessera, work):
              (["--set", "network.latency_s"], "FIELD=VALUES"),
              (["--dist", "round-robin"], "--dist round-robin"),
              (["--B", "0"], "--B 0"),
+             (["--b", "64,wide"], "--b 64,wide: 'wide'"),
+             (["--b", "0"], "--b 0: '0'"),
              (["--qr-tree", "flat,ternary"], "--qr-tree ternary"),
              (["--qr-tree", "binary"], "--qr-tree binary"),  # Cholesky has no reduction tree
              (["--gpu-streams", "0,2"], "--gpu-streams"),
