@@ -162,10 +162,11 @@ void qr_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
         sink.insert(tm.add(tile_data(L, b, k), R).add(tile_data(L, b, j), RW).add(tile_data(L, a, j), RW));
       }
     }
-    // Column k's reflectors and its panel copies are read by no later step.
+    // Column k's reflectors and its panel copies are read by no later step;
+    // the copies are no part of the result (the tiles hold V and T too).
     for (int i = t; i < p; ++i) sink.release(tile_data(L, i, k));
-    sink.release(panel_data(L, k));
-    for (const int h : tree.heads_below(t)) sink.release(head_panel_data(L, tree, k, h));
+    sink.discard(panel_data(L, k));
+    for (const int h : tree.heads_below(t)) sink.discard(head_panel_data(L, tree, k, h));
     // After the last column whose diagonal tile is in tile row t, row t's
     // tiles right of it hold their final R: no later step touches them. A
     // distributed run brings each home now from the node below that last

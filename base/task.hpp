@@ -28,8 +28,11 @@ inline constexpr std::uint16_t kRuntimeRecv = 0xFF01;
 // alien copy, g: GPU g's buffer) after its last reader (Release_Tile).
 inline constexpr std::uint16_t kRuntimeRelease = 0xFF02;
 // Copies version arg[2] of datum arg[1] between the host and GPU arg[0]:
-// to the GPU when arg[3] is 1, back to the host when 0.
+// to the GPU when arg[3] is kCopyToDevice, back to the host when
+// kCopyToHost; kCopyBufferOnly gives the GPU a buffer and copies nothing
+// (for a write-only output, whose writer overwrites every byte).
 inline constexpr std::uint16_t kRuntimeCopy = 0xFF03;
+inline constexpr std::int32_t kCopyToHost = 0, kCopyToDevice = 1, kCopyBufferOnly = 2;
 
 struct TaskDesc {
   std::uint16_t kernel = 0;
@@ -102,6 +105,10 @@ class TaskSink {
   // made for other nodes or devices once their readers have run. A marker,
   // not a task: sinks that keep no copies ignore it.
   virtual void release(DataId /*d*/) {}
+  // As release, and d's value is no part of the result either (scratch: a
+  // QR panel's copied reflectors): its copies may be dropped without being
+  // brought home, now or at the end (as StarPU's starpu_data_invalidate).
+  virtual void discard(DataId d) { release(d); }
 };
 
 }  // namespace tessera

@@ -404,7 +404,8 @@ int main(int argc, char** argv) {
   auto* gpu_lat_opt =
       run->add_option("--gpu-latency", cfg.emulated.latency_s, "emulated GPU copy latency, seconds; default 1e-5");
   run->add_flag("--keep-tiles", cfg.keep_tiles,
-                "ignore Release_Tile: keep every GPU copy to the end (to compare peak memory)");
+                "ignore Release_Tile: keep every GPU copy to the end unless memory runs short (to compare peak "
+                "memory)");
   run->add_flag("--pageable", cfg.pageable,
                 "CUDA GPUs: leave the host tiles pageable instead of page-locking them (to measure what pinning "
                 "gains)");

@@ -233,6 +233,13 @@ TuneResult tune(const TuneRequest& req) {
   std::optional<platform::Machine> machine;
   if (!r.machine.empty()) {
     machine = platform::Machine::load(r.machine);
+    // What the machine cannot run first: it holds whatever kernels run.
+    if (r.threads > machine->node.cores)
+      throw InputError(
+          fmt::format("--threads {} exceeds the {} cores per node of {}", r.threads, machine->node.cores, r.machine));
+    if (r.gpus > machine->node.gpus.count)
+      throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", r.gpus,
+                                   machine->node.gpus.count, r.machine));
     // A native run ranked on a model of other kernels would be ranked wrong.
     const std::string& cal = machine->blas_core;
     if (!r.simulated && !cal.empty() && cal != t.blas_core)
@@ -240,12 +247,6 @@ TuneResult tune(const TuneRequest& req) {
           "--machine {} was calibrated with OpenBLAS's {} kernels, but this process runs the {} kernels "
           "(OPENBLAS_CORETYPE): calibrate a machine file with these (tessera calibrate) or set OPENBLAS_CORETYPE={}",
           r.machine, cal, t.blas_core, cal));
-    if (r.threads > machine->node.cores)
-      throw InputError(
-          fmt::format("--threads {} exceeds the {} cores per node of {}", r.threads, machine->node.cores, r.machine));
-    if (r.gpus > machine->node.gpus.count)
-      throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", r.gpus,
-                                   machine->node.gpus.count, r.machine));
   }
   t.kernel = F.dominant_kernel();
   if (r.progress)

@@ -96,14 +96,15 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
       RunState::CopyStream& st = s.streams[k];
       // A copy queued behind another began when that one ended.
       const double began = std::max(f.started, st.last_ended);
+      const bool moved = f.task->desc.arg[3] != kCopyBufferOnly;  // a buffer-only copy moves nothing
       st.last_ended = std::max(st.last_ended, f.ended_at);
-      if (!f.error && f.ended_at > began) st.busy_s += f.ended_at - began;
+      if (!f.error && moved && f.ended_at > began) st.busy_s += f.ended_at - began;
       if (f.error) {
         // The other nodes wait for this node's messages: a copy that
         // cannot be made ends the run (cancelling would leave them waiting).
         if (networked) s.abort_run(f.error);
         s.fail(f.error);
-      } else if (obs && !s.cancelled.load(std::memory_order_relaxed)) {
+      } else if (obs && moved && !s.cancelled.load(std::memory_order_relaxed)) {
         const DataId x = static_cast<DataId>(f.task->desc.arg[1]);
         obs->on_copy(k / 2 + 1, k % 2 == 0, x, dist->store->bytes(x), began, f.ended_at);
       }

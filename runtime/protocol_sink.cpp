@@ -47,6 +47,15 @@ void ProtocolSink::release(DataId x) {
   for (int dev = st(x).home >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
 }
 
+void ProtocolSink::discard(DataId x) {
+  if (!followed(x)) return;
+  st(x).scratch = true;
+  if (!honour_release_) return;
+  forget_copies(x);
+  // Every copy but the host memory of this node's own data, which is not freed (its value may be stale).
+  for (int dev = st(x).home >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);
+}
+
 void ProtocolSink::insert(const TaskDesc& t) {
   struct Count {  // now_ = this task's index while it is planned, the next one's after
     std::uint32_t& n;
@@ -107,9 +116,10 @@ void ProtocolSink::finish() {
   std::vector<DataId> mine;
   mine.reserve(st_.size());
   s_.followed.for_each([&](DataId x) { mine.push_back(x); });
-  for (const DataId x : mine) bring_home(x);
   for (const DataId x : mine)
-    if (st(x).home >= 0) ensure(x, 0, 0);
+    if (!st(x).scratch) bring_home(x);
+  for (const DataId x : mine)
+    if (st(x).home >= 0 && !st(x).scratch) ensure(x, 0, 0);
   if (!honour_release_) return;
   for (const DataId x : mine)
     if (st(x).home < 0) drop(x, 0);
@@ -130,7 +140,7 @@ void ProtocolSink::run_here(const TaskDesc& t, int main) {
     if (t.access[a].mode == AccessMode::Write) {
       if (loc_[a].node != d_.self)
         throw std::logic_error("distributed run: a write-only minor output on another node is not supported");
-      if (dm != 0) ensure(y, dm, t.priority);  // the GPU needs a buffer to write into
+      if (dm != 0) fresh(y, dm, t.priority);  // the GPU needs a buffer to write into, not the old value
     } else {
       ensure(y, dm, t.priority, from_[a]);
     }
@@ -249,11 +259,23 @@ void ProtocolSink::copy(DataId x, int from, int to, std::int32_t prio) {
   c.arg[0] = from == 0 ? to : from;
   c.arg[1] = static_cast<std::int32_t>(x);
   c.arg[2] = static_cast<std::int32_t>(st(x).version);
-  c.arg[3] = from == 0 ? 1 : 0;
+  c.arg[3] = from == 0 ? kCopyToDevice : kCopyToHost;
   c.priority = prio;
   c.add(slot(x, from), AccessMode::Read).add(slot(x, to), AccessMode::Write);
   append(c);
   have(x, to) = st(x).version;
+}
+
+void ProtocolSink::fresh(DataId y, int g, std::int32_t prio) {
+  const std::uint32_t v = st(y).version;
+  if (have(y, g) == v) return;
+  if (have(y, g) == kNone) {
+    reserve(y, g, prio);
+    TaskDesc c = comm_task(kRuntimeCopy, g, y, v, false, prio);
+    c.arg[3] = kCopyBufferOnly;
+    append(c.add(slot(y, g), AccessMode::Write));
+  }
+  have(y, g) = v;  // not yet written: only the task being planned reads it
 }
 
 void ProtocolSink::touch(DataId x, int g) {

@@ -84,6 +84,10 @@ class ProtocolSink final : public TaskSink {
   // the version (a later read, which the algorithm promised not to make,
   // would bring it again instead of waiting for a message never sent).
   void release(DataId x) override;
+  // As release, but no copy is brought home, now or by finish(): the value
+  // is scratch. A later read, which the algorithm promised not to make,
+  // finds no current copy and fails (ensure).
+  void discard(DataId x) override;
   void insert(const TaskDesc& t) override;
   // Generation has ended: every datum's last version returns to its home
   // node's host memory, and every other copy is freed after its readers.
@@ -130,6 +134,10 @@ class ProtocolSink final : public TaskSink {
   // `from`: the node a remote current version comes from (-1: its writer).
   void ensure(DataId x, int dev, std::int32_t prio, int from = -1);
   void copy(DataId x, int from, int to, std::int32_t prio);
+  // Makes slot(y, g) a buffer for a write-only output of the task being
+  // planned: the current version is not copied in, since the task
+  // overwrites every byte (a buffer GPU g already holds is reused).
+  void fresh(DataId y, int g, std::int32_t prio);
   // GPU g used x now (least recently used order).
   void touch(DataId x, int g);
   // Plans a new buffer for x on GPU g, evicting other copies until it fits.
@@ -159,6 +167,7 @@ class ProtocolSink final : public TaskSink {
     std::uint32_t list = 0;
     std::int16_t writer = 0;
     std::int8_t home = -1;
+    bool scratch = false;  // discarded: its value is no part of the result (in the padding)
   };
   std::vector<Datum> st_;
   std::vector<std::uint32_t> have_;  // per datum and device: the version this node's copy holds

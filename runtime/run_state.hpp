@@ -111,7 +111,7 @@ struct RunState {
   static bool lower_priority(const Posted& a, const Posted& b) { return a.priority < b.priority; }
 
   // The stream of a copy task: GPU g's in-stream 2(g-1), its out-stream 2(g-1)+1.
-  static int stream_of(const TaskDesc& d) { return 2 * (d.arg[0] - 1) + (d.arg[3] ? 0 : 1); }
+  static int stream_of(const TaskDesc& d) { return 2 * (d.arg[0] - 1) + (d.arg[3] != kCopyToHost ? 0 : 1); }
   void post_copy(Task* t) {
     const int k = stream_of(t->desc);
     platform::Lock lk(*copy_mutex);
@@ -152,12 +152,13 @@ struct RunState {
   }
 
   // Starts a copy task on its stream: allocates the GPU's buffer on first
-  // arrival and points the GPU's tile tables at it.
+  // arrival and points the GPU's tile tables at it. A buffer-only copy ends
+  // there (done at once, nothing moved or counted).
   void start_copy(const TaskDesc& d, int stream, std::vector<platform::HostRange>& ranges,
                   platform::Device::CopyDone done) {
     const int g = d.arg[0];
     const DataId x = static_cast<DataId>(d.arg[1]);
-    const bool to_device = d.arg[3] != 0;
+    const bool to_device = d.arg[3] != kCopyToHost;
     GpuContext& gc = gpus[g - 1];
     platform::Device& dev = *gc.device;
     std::byte*& buf = buffers[g - 1][followed.index(x)];
@@ -169,6 +170,10 @@ struct RunState {
       buf = dev.allocate(bytes);
       gpu_stats[g - 1].allocated(bytes);
       gc.tables->point_at(x, buf);
+    }
+    if (d.arg[3] == kCopyBufferOnly) {
+      done(nullptr);
+      return;
     }
     ranges.clear();
     // A device without data (a phantom simulation) still moves the datum's
@@ -223,7 +228,7 @@ struct RunState {
   // stream, buffers admitted together are allocated after the check).
   bool admit(const TaskDesc& d, std::size_t& reserved) {
     reserved = 0;
-    if (d.arg[3] == 0 || cancelled.load(std::memory_order_relaxed)) return true;  // to the host: no GPU memory
+    if (d.arg[3] == kCopyToHost || cancelled.load(std::memory_order_relaxed)) return true;  // no GPU memory
     const int g = d.arg[0];
     const DataId x = static_cast<DataId>(d.arg[1]);
     if (buffers[g - 1][followed.index(x)]) return true;  // into its buffer

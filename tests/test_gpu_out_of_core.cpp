@@ -233,18 +233,23 @@ TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
       const TileLayout L(chol ? 480 : 600, 480, 120, 3, 24);
       const Reference<double> ref(chol, L);
       const std::vector<TaskKey> serial = serial_keys(chol, L);
-      for (Grid g : {Grid{1, 1}, Grid{1, 2}, Grid{2, 1}}) {
+      // Two GPUs on one node too: each plans and evicts its own copies, and a
+      // tile one GPU wrote and the other reads passes through the host.
+      for (const auto& [g, G] :
+           {std::pair{Grid{1, 1}, 1}, std::pair{Grid{1, 2}, 1}, std::pair{Grid{2, 1}, 1}, std::pair{Grid{1, 1}, 2}}) {
         RunSpec r;
         r.chol = chol;
         r.grid = g;
-        r.G = 1;
-        const std::size_t memory = 4 * (120 * 120 + kIb * 120) * 8;
+        r.G = G;
+        // (Two GPUs share the node's tiles: room for three each, one task's, so both evict.)
+        const std::size_t memory = (G == 1 ? 4 : 3) * (120 * 120 + kIb * 120) * 8;
         r.device = fast(memory);
         r.device.copy_depth = depth;
         r.device_kernel_depth = depth;
         r.defer_kernels = depth > 1;
         const std::string what = std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" +
-                                 std::to_string(g.pc) + " depth " + std::to_string(depth);
+                                 std::to_string(g.pc) + " GPUs " + std::to_string(G) + " depth " +
+                                 std::to_string(depth);
         GpuOutcome o;
         within(120, [&] { o = run_gpus<double>(r, L, ref); });
         expect_correct(o, serial, what);
@@ -253,6 +258,7 @@ TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
           EXPECT_LE(d.peak, memory) << what << " node " << d.node << " GPU " << d.gpu;
           if (r.defer_kernels) EXPECT_GT(d.deferred_calls, 0u) << what << " node " << d.node << ": kernels deferred";
           evictions += d.stats.evictions;
+          if (g.pr * g.pc == 1) EXPECT_GT(d.stats.evictions, 0u) << what << " GPU " << d.gpu << " evicts";
         }
         if (g.pr * g.pc == 1) EXPECT_GT(evictions, 0u) << what;
       }

@@ -111,6 +111,9 @@ std::byte* CudaDevice::allocate(std::size_t bytes) {
   std::size_t peak = peak_.load(std::memory_order_relaxed);
   while (used + bytes > peak && !peak_.compare_exchange_weak(peak, used + bytes, std::memory_order_relaxed)) {
   }
+  // An empty datum's buffer is never dereferenced, but the runtime reads a
+  // null buffer as none (it would wait for an allocation turn never planned).
+  if (bytes == 0) return reinterpret_cast<std::byte*>(alignof(std::max_align_t));
   return static_cast<std::byte*>(p);
 }
 
@@ -120,7 +123,7 @@ std::byte* CudaDevice::allocate(std::size_t bytes) {
 // released. The runtime releases a buffer only once no queued work uses it,
 // so a kept one can be handed out again at once.
 void CudaDevice::release(std::byte* p, std::size_t bytes) {
-  if (p == nullptr) return;
+  if (p == nullptr || bytes == 0) return;
   std::lock_guard<std::mutex> lk(kept_mutex_);
   kept_[bytes].push_back(p);
   kept_bytes_ += bytes;

@@ -37,17 +37,21 @@ class HostMemoryDevice : public Device {
     std::size_t p = peak_.load();
     while (used + bytes > p && !peak_.compare_exchange_weak(p, used + bytes)) {
     }
-    if (!data_) return reinterpret_cast<std::byte*>(alignof(std::max_align_t));  // never dereferenced
+    // Never dereferenced (and never null, which the runtime reads as no buffer).
+    if (!data_ || bytes == 0) return reinterpret_cast<std::byte*>(alignof(std::max_align_t));
     void* ptr = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!ptr) {
       in_use_ -= bytes;
       throw DeviceOutOfMemory(name() + ": the host memory that emulates it is exhausted (" + std::to_string(bytes) +
                               " bytes)");
     }
+    // A GPU's new buffer holds whatever was there: every byte NaN here, so
+    // that a task reading what no copy or kernel wrote fails --check.
+    std::memset(ptr, 0xFF, bytes);
     return static_cast<std::byte*>(ptr);
   }
   void release(std::byte* p, std::size_t bytes) override {
-    if (data_) std::free(p);
+    if (data_ && bytes > 0) std::free(p);
     in_use_ -= bytes;
   }
   std::size_t in_use() const override { return in_use_.load(); }

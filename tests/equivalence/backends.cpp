@@ -446,13 +446,28 @@ Factors unfactored(const Case& c) {
 }
 Factors run_backend(const Case& c) { return c.precision == 'd' ? backend<double>(c) : backend<float>(c); }
 
+std::vector<bool> scratch_data(const Case& c) {
+  // The generator's own word (TaskSink::discard), recorded from its task sequence.
+  struct Recorder final : TaskSink {
+    std::vector<bool> scratch;
+    void insert(const TaskDesc&) override {}
+    void discard(DataId d) override {
+      if (d >= scratch.size()) scratch.resize(d + 1, false);
+      scratch[d] = true;
+    }
+  } r;
+  factorization(c.algo).tasks(c.shape.layout(), r);
+  return r.scratch;
+}
+
 std::string first_difference(const Case& c, const Factors& ref, const Factors& got) {
   if (ref.size() != got.size())
     return std::to_string(got.size()) + " data, the reference has " + std::to_string(ref.size());
+  const std::vector<bool> scratch = scratch_data(c);
   std::string out;
   std::size_t differing = 0;
   for (std::size_t d = 0; d < ref.size(); ++d)
-    if (ref[d] != got[d] && differing++ == 0)
+    if (!(d < scratch.size() && scratch[d]) && ref[d] != got[d] && differing++ == 0)
       out = c.precision == 'd' ? describe<double>(c, d, ref[d], got[d]) : describe<float>(c, d, ref[d], got[d]);
   if (differing > 1) out += " (and " + std::to_string(differing - 1) + " more data differ)";
   return out;

@@ -70,7 +70,12 @@ Factors unfactored(const Case& c);
 
 // Empty when `got` equals `ref` byte for byte; otherwise where they first
 // differ: the datum (tile (i, j) for the tile data), the element and both values.
+// The data the factorization discards (TaskSink::discard: scratch, such as
+// QR's panel copies, which a GPU that wrote them never brings home) are no
+// part of the result and are not compared.
 std::string first_difference(const Case& c, const Factors& ref, const Factors& got);
+// Which data the factorization of case c discards (indexed by DataId).
+std::vector<bool> scratch_data(const Case& c);
 
 // One node's residuals, as run_factorization reported them.
 struct Checked {

@@ -59,6 +59,35 @@ def expect(cond, what, out=""):
         print("FAIL: %s\n%s" % (what, out))
         sys.exit(1)
 
+def bytes_now(r):
+    """The bytes this binary copies in for a QR run in core that a binary of 2026-11-25..27 ran: those also
+    copied in every write-only output before its GPU task overwrote it (QR's panel copies: for each tile column
+    its head's V and T, B x B + ib x B elements), which a GPU now gets as a buffer alone. None where that
+    difference has no closed form (out of core, where a panel copy may be evicted and come back; LU's pivot
+    plans, a few KB)."""
+    a = r["args"]
+    opt = lambda name, default: a[a.index(name) + 1] if name in a else default
+    if opt("--algo", "") != "qr" or ("--gpu-memory" in a and float(opt("--gpu-memory", 0)) < 8e10):
+        return None
+    n, B, ib = int(opt("--n", 0)), int(opt("--B", 0)), int(opt("--ib", 32))
+    word = 8 if opt("--precision", "d") == "d" else 4
+    return r["real_gb_in"] - -(-n // B) * (B * B + ib * B) * word / 1e9
+
+
+def expect_real_bytes(r, out):
+    """Cholesky's runs moved exactly what this binary moves, QR's in core exactly that and their panel copies,
+    the others more, but by less than 10%."""
+    if r["args"][r["args"].index("--algo") + 1] == "cholesky":
+        expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
+        return
+    now = bytes_now(r)
+    if now is not None:
+        expect(abs(r["predicted_gb_in"] - now) < 1e-6, "%s: the real bytes in less QR's panel copies" % r["name"],
+               out)
+    else:
+        expect(0.9 * r["real_gb_in"] < r["predicted_gb_in"] < r["real_gb_in"],
+               "%s: fewer bytes in than the real run (its write-only outputs), not 10%% fewer" % r["name"], out)
+
 
 def main():
     tessera, work = sys.argv[1], sys.argv[2]
@@ -127,7 +156,7 @@ def main():
            out)
     for r in runs:
         if r["eviction"] == "lru":
-            expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
+            expect_real_bytes(r, out)
             nu = [x for x in runs if x["name"] == r["name"] and x["eviction"] == "next-use"]
             expect(nu and nu[0]["predicted_gb_in"] < r["real_gb_in"], "%s: next-use moves less" % r["name"], out)
     qr = [r for r in runs if r["name"] == "qr_d"]
@@ -136,7 +165,7 @@ def main():
 
     # The H100's runs of 2026-11-26 against its calibration (lent-h100-node.json's source):
     # LU with its panels on the GPU (--d 0) at B = 2048 and QR within 12% in every run, each
-    # run's bytes copied in exactly (double only, as the calibration).
+    # run's bytes copied in as expect_real_bytes says (double only, as the calibration).
     h100 = os.path.join(ROOT, "results", "gpu-node", "2026-11-26-h100")
     js = os.path.join(work, "predict-h100.json")
     rc, out, err = run([sys.executable, PREDICT, h100, "--binary", tessera, "--json", js])
@@ -144,12 +173,12 @@ def main():
     with open(js) as f:
         runs = json.load(f)["runs"]
     for r in runs:
-        expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
+        expect_real_bytes(r, out)
     close = [r for r in runs if r["name"].startswith(("qr_d_", "lu_d__B2048"))]
     expect(len(close) == 6 and all(abs(r["error"]) < 0.12 for r in close), "QR and LU B = 2048 within 12%", out)
 
     # The H100's runs of 2026-11-27 against the calibration of the same lease (QR's kernels at
-    # ib = 32): every run's bytes exactly, QR at the runtime's default ib and the N = 65,536 runs
+    # ib = 32): every run's bytes as expect_real_bytes says, QR at the runtime's default ib and the N = 65,536 runs
     # (Cholesky and QR, in core and out of core) within 10%.
     h100 = os.path.join(ROOT, "results", "gpu-node", "2026-11-27-h100", "pred")
     js = os.path.join(work, "predict-h100-27.json")
@@ -159,7 +188,7 @@ def main():
         runs = json.load(f)["runs"]
     expect(len(runs) == 11, "11 runs predicted", out)
     for r in runs:
-        expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
+        expect_real_bytes(r, out)
     close = [r for r in runs if r["name"] in ("qr_d_o_row1", "qr_in", "qr_nextuse", "chol_in", "chol_nextuse")]
     expect(len(close) == 5 and all(abs(r["error"]) < 0.10 for r in close), "QR and N = 65,536 within 10%", out)
 
