@@ -87,7 +87,7 @@ nlohmann::json to_json(const CommReport& r) {
 ModelCommand::ModelCommand(CLI::App& app) {
   model_ = app.add_subcommand("model", "evaluate a performance model without running anything");
   model_->require_subcommand(1);
-  auto* comm = model_->add_subcommand(
+  auto* comm = comm_ = model_->add_subcommand(
       "comm", "messages and words (matrix elements) of the busiest process: 000 App. A.2 and Table 1");
   comm->add_option("--algo", algo_, "cholesky | qr")->required();
   comm->add_option("--n", n_, "matrix order")->required();
@@ -150,6 +150,7 @@ int ModelCommand::run() const {
   const auto [Pr, Pc] = parse_grid(grid_);
   const CommAlgo algo = parse_algo(algo_);
   const bool binary = parse_qr_tree(qr_tree_) == QrTreeKind::Binary;
+  if (comm_->get_option("--json")->count() > 0 && json_path_.empty()) throw InputError("--json '': give a file");
   check_output_path({"--json", json_path_});
   const CommReport r = comm_report(algo, CommShape{n_, B_, s_, Pr, Pc}, v_, nb_, {binary, ib_});
   std::cout << table(r) << std::flush;

@@ -28,6 +28,7 @@ class ModelCommand {
  private:
   CLI::App* model_ = nullptr;
   CLI::App* kernels_ = nullptr;
+  CLI::App* comm_ = nullptr;
   std::string machine_, model_name_;
   int run_kernels() const;
   std::string algo_, grid_, json_path_;

@@ -511,6 +511,8 @@ int main(int argc, char** argv) {
     tuning.s_given = s_opt->count() > 0;
     tuning.simulated = backend.backend == tessera::Backend::Sim;
     tuning.machine = backend.machine;
+    tuning.threads_from_cores = backend.threads_from_cores;
+    if (window_opt->count()) tuning.window = window_text;
     if (*run && tuning.B == "auto" && !tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun())
       throw tessera::InputError(
           "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");
@@ -523,20 +525,47 @@ int main(int argc, char** argv) {
       if (cfg.gpus == 0)
         for (const char* name : {"--device", "--gpu-memory", "--gpu-bandwidth", "--gpu-latency", "--keep-tiles",
                                  "--pageable", "--eviction", "--gpu-kernel-depth"})
-          // (cuSOLVER runs on a GPU without --gpus: --device may name it.)
+          // (cuSOLVER runs on a GPU without --gpus: --device may name it, --pageable its matrix.)
           if (run->get_option(name)->count() > 0 &&
-              !(cfg.impl == tessera::Impl::Cusolver && std::string_view(name) == "--device"))
+              !(cfg.impl == tessera::Impl::Cusolver &&
+                (std::string_view(name) == "--device" || std::string_view(name) == "--pageable")))
             throw tessera::InputError(given(name) + " describes the run's GPUs, and it has none: add --gpus G");
-      if (cfg.impl != tessera::Impl::Tile)
-        for (const auto& [name, does] : {std::pair{"--B", "sizes"},
-                                         {"--s", "sizes"},
-                                         {"--b", "sizes"},
-                                         {"--tuned", "sizes"},
-                                         {"--dist", "places"}})
+      if (cfg.impl != tessera::Impl::Tile) {
+        for (const auto& [name, does] : {std::pair{"--B", "sizes tiles"},
+                                         {"--s", "sizes tiles"},
+                                         {"--b", "sizes tiles"},
+                                         {"--tuned", "sizes tiles"},
+                                         {"--dist", "places tiles"},
+                                         {"--ib", "sets the tile kernels' inner blocking"},
+                                         {"--qr-tree", "chooses the tile reduction tree"},
+                                         {"--qr-domain", "cuts the tile reduction tree's domains"},
+                                         {"--tslu-tree", "chooses the tournament's tree"},
+                                         {"--d", "splits the tile columns between cores and GPUs"},
+                                         {"--window", "sizes the task window"},
+                                         {"--policy", "orders the ready tile tasks"},
+                                         {"--broadcast", "sends tiles between nodes"},
+                                         {"--trace", "traces the tile tasks"}})
           if (run->get_option(name)->count() > 0)
-            throw tessera::InputError(given(name) + " " + does + " tiles, and --impl " + impl_name +
+            throw tessera::InputError(given(name) + " " + does + ", and --impl " + impl_name +
                                       " factors the dense matrix whole");
-      for (const auto& [name, path] : {std::pair{"--json", &json_path}, {"--trace", &trace_path}})
+        // The peers' LU is getrf: partial pivoting.
+        if (!cfg.pivot.empty() && cfg.pivot != "partial")
+          throw tessera::InputError("--pivot " + cfg.pivot + ": --impl " + impl_name +
+                                    " runs getrf, whose pivoting is partial");
+      }
+      // Only a CUDA GPU copies from page-locked host memory (an emulated or simulated one models its link).
+      if (run->get_option("--pageable")->count() > 0 && cfg.gpus > 0 &&
+          (cfg.device != tessera::DeviceKind::Cuda || backend.backend == tessera::Backend::Sim))
+        throw tessera::InputError(
+            "--pageable leaves the host tiles of CUDA GPUs unlocked (--device cuda); the run's GPUs are " +
+            std::string(backend.backend == tessera::Backend::Sim ? "simulated" : "emulated"));
+      // QR's own options, given with another factorization (even at their defaults).
+      if (cfg.algo != "qr")
+        for (const char* name : {"--ib", "--gpu-qr-panel", "--gpu-qr-group"})
+          if (run->get_option(name)->count() > 0)
+            throw tessera::InputError(given(name) + " sets QR's kernels, and the run is --algo " + cfg.algo);
+      for (const auto& [name, path] :
+           {std::pair{"--json", &json_path}, {"--trace", &trace_path}, {"--progress-file", &progress_path}})
         if (run->get_option(name)->count() > 0 && path->empty())
           throw tessera::InputError(std::string(name) + " '': give a file");
     }

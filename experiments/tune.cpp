@@ -170,12 +170,13 @@ std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c
                              "--n",         std::to_string(r.n),
                              "--m",         std::to_string(r.m),
                              "--threads",   std::to_string(r.threads),
-                             "--ib",        std::to_string(r.ib),
                              "--B",         std::to_string(c.B),
                              "--s",         std::to_string(c.s)};
+  if (r.algo == "qr") a.insert(a.end(), {"--ib", std::to_string(r.ib)});  // run refuses it with another
   if (r.gpus > 0) a.insert(a.end(), {"--gpus", std::to_string(r.gpus)});
   if (c.auto_b) a.insert(a.end(), {"--b", "auto"});
   if (!r.pivot.empty()) a.insert(a.end(), {"--pivot", r.pivot});
+  a.insert(a.end(), r.graph_args.begin(), r.graph_args.end());
   return a;
 }
 

@@ -5,10 +5,13 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/output_path.hpp"
+#include "experiments/run_simulated.hpp"
+#include "models/machine.hpp"
 
 namespace tessera {
 
@@ -87,6 +90,9 @@ int TuneCommand::run() {
     req_.B_max = b;
     req_.B_step = c;
   }
+  if (req_.algo != "qr" && tune_->get_option("--ib")->count() > 0)
+    throw InputError("--ib " + std::to_string(req_.ib) + " sets QR's kernels, and the tuning is --algo " + req_.algo);
+  if (tune_->get_option("--out")->count() > 0 && out_.empty()) throw InputError("--out '': give a file");
   // Checked now, written once there is a choice (experiments/output_path.hpp).
   const NamedPath out{"--out", out_};
   check_distinct_paths({out}, {{"--machine", req_.machine}});
@@ -156,10 +162,23 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   r.n = std::max<index_t>(1, cfg.n / share);
   r.m = cfg.m == kUnsetSize ? r.n : std::max<index_t>(1, cfg.m / share);
   r.threads = cfg.threads;
+  if (o.threads_from_cores && !(o.simulated && o.machine.empty()))  // as the run will (run_on_backend, run_simulated)
+    r.threads = default_threads(o.simulated ? platform::Machine::load(o.machine).node.cores
+                                            : static_cast<int>(std::thread::hardware_concurrency()),
+                                cfg.gpus);
   r.gpus = cfg.gpus;
   r.ib = cfg.ib;
   r.machine = o.machine;
   r.simulated = o.simulated;
+  // Every child run, simulated and real, is this run's factorization: its own
+  // options (LU's pivoting, tree and CPU share) and its window; a real one on
+  // its kind of GPU.
+  r.pivot = cfg.pivot;
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"--tslu-tree", &cfg.tslu_tree},
+                                    {"--d", &cfg.d},
+                                    {"--window", &o.window}})
+    if (!value->empty()) r.graph_args.insert(r.graph_args.end(), {name, *value});
+  if (cfg.device == DeviceKind::Cuda) r.run_args = {"--device", "cuda"};
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);
   cfg.B = t.choice().B;

@@ -34,6 +34,10 @@ class TuneCommand {
 struct TuningOptions {
   std::string B, tuned, machine;
   bool s_given = false, simulated = false;
+  // --threads not given with --gpus: the run takes the node's cores less its
+  // GPUs' threads (default_threads), and so does the tuning of --B auto.
+  bool threads_from_cores = false;
+  std::string window;  // --window as given (empty: not given)
 };
 void apply_tuning(RunConfig& cfg, const TuningOptions& o);
 

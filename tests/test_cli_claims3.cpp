@@ -439,5 +439,75 @@ TEST(CliClaims3, TestFaultAndEmulatedGpuValuesAreChecked) {
                   {"--gpu-memory 0"});
 }
 
+// An option that would change nothing is refused rather than ignored (README,
+// Command line): the tile runtime's options with a peer (whose summary named a
+// tournament or a binary tree that never ran), QR's options with another
+// factorization even at their defaults, --pageable on GPUs that copy from no
+// page-locked memory, empty output paths.
+TEST(CliClaims3, OptionsThatChangeNothingAreRefused) {
+  const auto peer = [](std::vector<std::string> extra, const std::string& algo) {
+    extra.insert(extra.end(), {"--n", "200", "--impl", "lapack"});
+    return base(extra, algo);
+  };
+  expect_rejected(kInvalidInput, peer({"--pivot", "tournament"}, "lu"), {"--pivot tournament", "getrf"});
+  expect_rejected(kInvalidInput, peer({"--tslu-tree", "flat"}, "lu"), {"--tslu-tree flat", "--impl lapack"});
+  expect_rejected(kInvalidInput, peer({"--qr-tree", "binary"}, "qr"), {"--qr-tree binary", "--impl lapack"});
+  expect_rejected(kInvalidInput, peer({"--ib", "16"}, "qr"), {"--ib 16", "--impl lapack"});
+  for (const auto& [name, value] : {std::pair{"--window", "100"}, {"--policy", "fifo"}, {"--broadcast", "flat"}})
+    expect_rejected(kInvalidInput, peer({name, value}, "cholesky"), {std::string(name) + " " + value, "--impl lapack"});
+  TempDir dir;
+  const std::string trace = dir.path() + "/t.json";
+  expect_rejected(kInvalidInput, peer({"--trace", trace}, "cholesky"), {"--trace", "--impl lapack"});
+  EXPECT_FALSE(std::filesystem::exists(trace));
+  EXPECT_EQ(run_ok(dir, peer({"--pivot", "partial"}, "lu")).at("impl"), "lapack") << "getrf's own pivoting";
+  for (const auto& [name, value] :
+       {std::pair{"--ib", "32"}, {"--gpu-qr-panel", "householder"}, {"--gpu-qr-group", "256"}})
+    for (const char* algo : {"cholesky", "lu"})
+      expect_rejected(kInvalidInput, base({"--n", "200", name, value}, algo),
+                      {std::string(name) + " " + value, "QR's kernels", std::string("--algo ") + algo});
+  expect_rejected(kInvalidInput, base({"--n", "200", "--gpus", "1", "--pageable"}), {"--pageable", "emulated"});
+  expect_rejected(kInvalidInput, base({"--n", "200", "--progress-file", ""}), {"--progress-file ''"});
+  expect_rejected(kInvalidInput, {"tune", "--algo", "cholesky", "--n", "512", "--ib", "16"},
+                  {"--ib 16", "--algo cholesky"});
+  expect_rejected(kInvalidInput, {"tune", "--algo", "qr", "--n", "512", "--out", ""}, {"--out ''"});
+  expect_rejected(
+      kInvalidInput,
+      {"model", "comm", "--algo", "qr", "--n", "4096", "--B", "512", "--s", "1", "--grid", "2x2", "--json", ""},
+      {"--json ''"});
+}
+
+// --B auto tunes the run it is given: with --gpus and no --threads, for the
+// threads the run takes (the node's cores less its GPUs' threads: 7 of
+// Keeneland's 12 with 3 GPUs, where it tuned for 1), and LU with the run's
+// pivoting. Each choice equals tessera tune's for the same run.
+TEST(CliClaims3, BAutoTunesTheRunItIsGiven) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  const std::string local = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json";
+  const auto tuned_by_run = [&](std::vector<std::string> args) {
+    std::string out;
+    run_ok(dir, args, 3, &out);
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(out, m, std::regex("tuned: --B (\\d+) --s (\\d+)"))) << out;
+    return m.size() == 3 ? m[1].str() + "/" + m[2].str() : std::string("none");
+  };
+  const auto tuned_by_tune = [&](std::vector<std::string> args) {
+    const std::string path = dir.path() + "/tuned.json";
+    args.insert(args.end(), {"--quiet", "--out", path});
+    const Outcome o = run_tessera(args);
+    EXPECT_TRUE(o.exited && o.status == 0) << o;
+    const json c = read_json(path).at("choice");
+    return std::to_string(c.at("B").get<int>()) + "/" + std::to_string(c.at("s").get<int>());
+  };
+  EXPECT_EQ(tuned_by_run(sim({"--n", "4096", "--gpus", "3", "--B", "auto"})),
+            tuned_by_tune({"tune", "--algo", "cholesky", "--n", "4096", "--gpus", "3", "--threads", "7", "--backend",
+                           "sim", "--machine", kKeeneland}));
+  EXPECT_EQ(tuned_by_run(base({"--n", "2048", "--threads", "2", "--pivot", "tournament", "--B", "auto", "--backend",
+                               "sim", "--machine", local},
+                              "lu")),
+            tuned_by_tune({"tune", "--algo", "lu", "--n", "2048", "--threads", "2", "--pivot", "tournament",
+                           "--backend", "sim", "--machine", local}));
+}
+
 }  // namespace
 }  // namespace tessera::test::cli
