@@ -367,6 +367,7 @@ struct RunSpec {
   int runtime_kernel_depth = 0;  // RuntimeOptions::gpu_kernel_depth
   bool defer_kernels = false;    // the devices' kernels run as late as allowed (WatchedDevice::defer_kernels)
   int kernel_lanes = 1;          // ... on this many streams, the tasks in turn
+  Eviction eviction = Eviction::NextUse;
 };
 
 // One run of the factorization on pr*pc nodes (one thread each), each with
@@ -410,6 +411,7 @@ GpuOutcome run_gpus(const RunSpec& r, const TileLayout& L, const Reference<T>& r
         opt.release_tiles = r.release_tiles;
         opt.window_capacity = r.window;
         opt.gpu_kernel_depth = r.runtime_kernel_depth;
+        opt.eviction = r.eviction;
         std::atomic<std::uint64_t> done{0};  // kernels this node has finished
         for (int g = 1; g <= G; ++g) {
           devices.push_back(std::make_unique<WatchedDevice>(std::make_unique<EmulatedDevice>(g, r.device), done));

@@ -68,7 +68,8 @@ TEST(GpuRuntimeOutOfMemory, ATileThatDoesNotFitThrows) {
 
 // One node, one GPU with room for three Cholesky tiles of the ten it owns
 // (and, with --keep-tiles, every copy it ever made kept otherwise): the
-// generator evicts least recently used copies, writing back those the GPU
+// generator evicts copies (the runtime's default: the one used again furthest
+// ahead, runtime/next_use.hpp), writing back those the GPU
 // alone holds, so the run completes within the device's memory with the
 // serial result; with room for two tiles, a GSMM's three cannot be resident
 // at once, and the run stops with DeviceOutOfMemory, frees its buffers and ends.
@@ -228,41 +229,45 @@ TEST(GpuRuntimeOutOfCore, ATaskWhoseTilesDoNotFitTogetherThrowsAndFreesTheBuffer
 // and no tile may be written back or its buffer reused before the kernels
 // that write it have run.
 TEST(GpuRuntimeOutOfCore, SmallGpusMatchSerialBitForBitOnEveryGrid) {
-  for (const int depth : {1, 2})
-    for (const bool chol : {true, false}) {
-      const TileLayout L(chol ? 480 : 600, 480, 120, 3, 24);
-      const Reference<double> ref(chol, L);
-      const std::vector<TaskKey> serial = serial_keys(chol, L);
-      // Two GPUs on one node too: each plans and evicts its own copies, and a
-      // tile one GPU wrote and the other reads passes through the host.
-      for (const auto& [g, G] :
-           {std::pair{Grid{1, 1}, 1}, std::pair{Grid{1, 2}, 1}, std::pair{Grid{2, 1}, 1}, std::pair{Grid{1, 1}, 2}}) {
-        RunSpec r;
-        r.chol = chol;
-        r.grid = g;
-        r.G = G;
-        // (Two GPUs share the node's tiles: room for three each, one task's, so both evict.)
-        const std::size_t memory = (G == 1 ? 4 : 3) * (120 * 120 + kIb * 120) * 8;
-        r.device = fast(memory);
-        r.device.copy_depth = depth;
-        r.device_kernel_depth = depth;
-        r.defer_kernels = depth > 1;
-        const std::string what = std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" +
-                                 std::to_string(g.pc) + " GPUs " + std::to_string(G) + " depth " +
-                                 std::to_string(depth);
-        GpuOutcome o;
-        within(120, [&] { o = run_gpus<double>(r, L, ref); });
-        expect_correct(o, serial, what);
-        std::uint64_t evictions = 0;
-        for (const DeviceOutcome& d : o.devices) {
-          EXPECT_LE(d.peak, memory) << what << " node " << d.node << " GPU " << d.gpu;
-          if (r.defer_kernels) EXPECT_GT(d.deferred_calls, 0u) << what << " node " << d.node << ": kernels deferred";
-          evictions += d.stats.evictions;
-          if (g.pr * g.pc == 1) EXPECT_GT(d.stats.evictions, 0u) << what << " GPU " << d.gpu << " evicts";
+  // Under both evictions; at depth 2 the deferred kernels run on two lanes, tasks in turn.
+  for (const Eviction eviction : {Eviction::NextUse, Eviction::Lru})
+    for (const int depth : {1, 2})
+      for (const bool chol : {true, false}) {
+        const TileLayout L(chol ? 480 : 600, 480, 120, 3, 24);
+        const Reference<double> ref(chol, L);
+        const std::vector<TaskKey> serial = serial_keys(chol, L);
+        // Two GPUs on one node too: each plans and evicts its own copies, and a
+        // tile one GPU wrote and the other reads passes through the host.
+        for (const auto& [g, G] :
+             {std::pair{Grid{1, 1}, 1}, std::pair{Grid{1, 2}, 1}, std::pair{Grid{2, 1}, 1}, std::pair{Grid{1, 1}, 2}}) {
+          RunSpec r;
+          r.chol = chol;
+          r.grid = g;
+          r.G = G;
+          // (Two GPUs share the node's tiles: room for three each, one task's, so both evict.)
+          const std::size_t memory = (G == 1 ? 4 : 3) * (120 * 120 + kIb * 120) * 8;
+          r.device = fast(memory);
+          r.device.copy_depth = depth;
+          r.device_kernel_depth = depth;
+          r.defer_kernels = depth > 1;
+          r.kernel_lanes = depth;
+          r.eviction = eviction;
+          const std::string what = std::string(chol ? "cholesky " : "qr ") + std::to_string(g.pr) + "x" +
+                                   std::to_string(g.pc) + " GPUs " + std::to_string(G) + " depth " +
+                                   std::to_string(depth) + (eviction == Eviction::Lru ? " lru" : " next-use");
+          GpuOutcome o;
+          within(120, [&] { o = run_gpus<double>(r, L, ref); });
+          expect_correct(o, serial, what);
+          std::uint64_t evictions = 0;
+          for (const DeviceOutcome& d : o.devices) {
+            EXPECT_LE(d.peak, memory) << what << " node " << d.node << " GPU " << d.gpu;
+            if (r.defer_kernels) EXPECT_GT(d.deferred_calls, 0u) << what << " node " << d.node << ": kernels deferred";
+            evictions += d.stats.evictions;
+            if (g.pr * g.pc == 1) EXPECT_GT(d.stats.evictions, 0u) << what << " GPU " << d.gpu << " evicts";
+          }
+          if (g.pr * g.pc == 1) EXPECT_GT(evictions, 0u) << what;
         }
-        if (g.pr * g.pc == 1) EXPECT_GT(evictions, 0u) << what;
       }
-    }
 }
 
 }  // namespace
