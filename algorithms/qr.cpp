@@ -139,6 +139,10 @@ void qr_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
       sink.insert(make_task(kGeqrt, k, h, k, prio(q, k, k)).add(tile_data(L, h, k), RW).add(panel, W));
       for (int j = k + 1; j < q; ++j)
         sink.insert(make_task(kLarfb, k, h, j, prio(q, j, k)).add(panel, R).add(tile_data(L, h, j), RW));
+      // The LARFBs were the panel copy's readers, and it is no part of the
+      // result (the tiles hold V and T too): scratch from here on, so that
+      // no eviction writes it back.
+      sink.discard(panel);
       for (const int i : chain) {
         TaskDesc ts = make_task(kTsqrt, k, i, k, prio(q, k, k));
         ts.arg[3] = h;
@@ -162,11 +166,8 @@ void qr_tasks(const TileLayout& L, TaskSink& sink, const QrTree& tree) {
         sink.insert(tm.add(tile_data(L, b, k), R).add(tile_data(L, b, j), RW).add(tile_data(L, a, j), RW));
       }
     }
-    // Column k's reflectors and its panel copies are read by no later step;
-    // the copies are no part of the result (the tiles hold V and T too).
+    // Column k's reflectors are read by no later step.
     for (int i = t; i < p; ++i) sink.release(tile_data(L, i, k));
-    sink.discard(panel_data(L, k));
-    for (const int h : tree.heads_below(t)) sink.discard(head_panel_data(L, tree, k, h));
     // After the last column whose diagonal tile is in tile row t, row t's
     // tiles right of it hold their final R: no later step touches them. A
     // distributed run brings each home now from the node below that last

@@ -147,7 +147,10 @@ class Exploration(definition.Definition):
                     params[SET_PREFIX + path] = value
                 reason = _invalid(params, nodes_here, gpus_here)
                 if reason:
-                    invalid.append((params, reason))
+                    key = json.dumps(params, sort_keys=True)  # (s = 1 is one point whatever the widths)
+                    if key not in seen:
+                        seen.add(key)
+                        invalid.append((params, reason))
                     continue
                 # A point with variation runs once per seed (noise_seed), a point without it once.
                 noisy = node_noise not in (None, 0) or kernel_noise not in (None, 0)

@@ -65,9 +65,9 @@ def _option_value(args, name):
 
 
 def simulated_args(args):
-    """A real run's arguments as the prediction's: without --check and the CUDA kernel options (and their values),
-    and without --gpu-kernel-depth where the simulated GPU queues one task anyway (one stream: tessera refuses a
-    depth that changes nothing)."""
+    """A real run's arguments as the prediction's: without --check, --pageable (a simulated GPU models its link, and
+    tessera refuses it there) and the CUDA kernel options (and their values), and without --gpu-kernel-depth where
+    the simulated GPU queues one task anyway (one stream: tessera refuses a depth that changes nothing)."""
     drop = CUDA_KERNEL_OPTIONS
     try:
         one_stream = int(_option_value(args, "--gpu-streams") or 1) <= 1
@@ -83,7 +83,7 @@ def simulated_args(args):
             skip = True
         elif a.split("=", 1)[0] in drop:
             pass  # --option=value
-        elif a != "--check":
+        elif a not in ("--check", "--pageable"):
             out.append(a)
     return out
 

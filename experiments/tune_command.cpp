@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -174,10 +175,13 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   // options (LU's pivoting, tree and CPU share) and its window; a real one on
   // its kind of GPU.
   r.pivot = cfg.pivot;
-  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"--tslu-tree", &cfg.tslu_tree},
-                                    {"--d", &cfg.d},
-                                    {"--window", &o.window}})
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"--tslu-tree", &cfg.tslu_tree}, {"--window", &o.window}})
     if (!value->empty()) r.graph_args.insert(r.graph_args.end(), {name, *value});
+  // --d as a rule (auto, eq1); a count of block columns is the run's, and a
+  // candidate's tiles (or one node's share) may have fewer.
+  if (!cfg.d.empty() && !std::isdigit(static_cast<unsigned char>(cfg.d[0])))
+    r.graph_args.insert(r.graph_args.end(), {"--d", cfg.d});
   if (cfg.device == DeviceKind::Cuda) r.run_args = {"--device", "cuda"};
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);

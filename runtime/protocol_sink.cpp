@@ -102,6 +102,7 @@ void ProtocolSink::insert(const TaskDesc& t) {
   }
   for (int a = 0; a < t.n_access; ++a)
     if (kept[a] && writes(t.access[a].mode)) {
+      st(t.access[a].data).scratch = false;  // a discard is of the version it saw
       ++st(t.access[a].data).version;
       forget_copies(t.access[a].data);  // a new version: nobody holds it yet but its writer
     }
@@ -322,7 +323,8 @@ DataId ProtocolSink::victim(int g, std::size_t bytes) {
 
 void ProtocolSink::evict(DataId y, int g, std::int32_t prio) {
   const std::uint32_t v = st(y).version;
-  bool only_here = have(y, g) == v && st(y).writer == d_.self;
+  // (A discarded datum's value is no part of the result: never written back.)
+  bool only_here = have(y, g) == v && st(y).writer == d_.self && !st(y).scratch;
   for (int e = 0; e <= G_ && only_here; ++e)
     if (e != g && have(y, e) == v) only_here = false;
   RunState::GpuCounters& c = s_.gpu_stats[g - 1];

@@ -167,7 +167,7 @@ class ProtocolSink final : public TaskSink {
     std::uint32_t list = 0;
     std::int16_t writer = 0;
     std::int8_t home = -1;
-    bool scratch = false;  // discarded: its value is no part of the result (in the padding)
+    bool scratch = false;  // its current version discarded: no part of the result (in the padding)
   };
   std::vector<Datum> st_;
   std::vector<std::uint32_t> have_;  // per datum and device: the version this node's copy holds

@@ -182,6 +182,32 @@ TEST(CliClaims2, GpuColumnsPutsEveryColumnOnTheGpus) {
   }
 }
 
+// Out of core, QR's panel copies (scratch: the tiles hold V and T too) never
+// cross PCIe: written on the GPU into a buffer, never written back when evicted
+// nor brought home, with the GPU's copies freed at Release_Tile or kept
+// (--keep-tiles), under both evictions; the factors still pass --check.
+TEST(CliClaims2, QrPanelCopiesNeverCrossOutOfCore) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/t.json";
+  for (const char* eviction : {"next-use", "lru"})
+    for (const bool keep : {false, true}) {
+      SCOPED_TRACE(std::string(eviction) + (keep ? " --keep-tiles" : ""));
+      std::vector<std::string> a = {"--m",        "600",    "--n",          "480",     "--B",       "120",
+                                    "--gpus",     "1",      "--gpu-memory", "600000",  "--threads", "1",
+                                    "--eviction", eviction, "--check",      "--trace", trace};
+      if (keep) a.push_back("--keep-tiles");
+      const auto j = run_ok(dir, base(a, "qr"));
+      EXPECT_EQ(j.at("check_passed"), true);
+      EXPECT_GT(j.at("gpu_stats").at(0).at("evictions").get<int>(), 0) << "out of core";
+      int tiles = 0, panels = 0;
+      const nlohmann::json events = read_json(trace).at("traceEvents");  // (a range-for would dangle)
+      for (const auto& e : events)
+        if (e.value("name", "") == "transfer") (e.at("args").at("tile").contains("panel") ? panels : tiles) += 1;
+      EXPECT_GT(tiles, 0);
+      EXPECT_EQ(panels, 0) << "a panel copy crossed PCIe";
+    }
+}
+
 // gpu-columns is refused where it would change nothing (no GPUs, s = 1) or
 // where something else places the columns (LU's --d, --b auto's balance).
 TEST(CliClaims2, GpuColumnsRefusedWhereItChangesNothing) {

@@ -76,7 +76,8 @@ def bytes_now(r):
 
 def expect_real_bytes(r, out):
     """Cholesky's runs moved exactly what this binary moves, QR's in core exactly that and their panel copies,
-    the others more, but by less than 10%."""
+    the others more (out of core an evicted panel copy was written back, and perhaps copied in again: 113.3 GB
+    for the H200's QR in two thirds of its bytes under LRU, 93.2 now), but not twice as much."""
     if r["args"][r["args"].index("--algo") + 1] == "cholesky":
         expect(abs(r["predicted_gb_in"] - r["real_gb_in"]) < 1e-6, "%s: the real bytes in" % r["name"], out)
         return
@@ -85,8 +86,8 @@ def expect_real_bytes(r, out):
         expect(abs(r["predicted_gb_in"] - now) < 1e-6, "%s: the real bytes in less QR's panel copies" % r["name"],
                out)
     else:
-        expect(0.9 * r["real_gb_in"] < r["predicted_gb_in"] < r["real_gb_in"],
-               "%s: fewer bytes in than the real run (its write-only outputs), not 10%% fewer" % r["name"], out)
+        expect(0.5 * r["real_gb_in"] < r["predicted_gb_in"] < r["real_gb_in"],
+               "%s: fewer bytes in than the real run (its write-only outputs), not half" % r["name"], out)
 
 
 def main():
@@ -143,6 +144,8 @@ def main():
     got = simulated_args(["--algo", "qr", "--gpu-kernel-depth", "2", "--gpu-streams=3"])
     expect(got == ["--algo", "qr", "--gpu-kernel-depth", "2", "--gpu-streams=3"], "simulated_args: %s" % got)
     got = simulated_args(["--algo", "cholesky", "--B", "2048", "--gpu-kernel-depth", "1"])
+    expect(got == ["--algo", "cholesky", "--B", "2048"], "simulated_args: %s" % got)
+    got = simulated_args(["--algo", "cholesky", "--pageable", "--B", "2048"])  # tessera refuses it on simulated GPUs
     expect(got == ["--algo", "cholesky", "--B", "2048"], "simulated_args: %s" % got)
 
     js = os.path.join(work, "predict.json")
