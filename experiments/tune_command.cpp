@@ -136,16 +136,23 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   if (o.s_given || cfg.b != kUnsetSize || cfg.auto_b)
     throw InputError(std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
                      " chooses --s and --b too: leave them out");
+  // The threads the run will have: with --gpus and no --threads, the node's
+  // cores less its GPUs' threads (run_on_backend, run_simulated).
+  int threads = cfg.threads;
+  if (o.threads_from_cores && !(o.simulated && o.machine.empty()))
+    threads = default_threads(o.simulated ? platform::Machine::load(o.machine).node.cores
+                                          : static_cast<int>(std::thread::hardware_concurrency()),
+                              cfg.gpus);
   if (!o.tuned.empty()) {
     const TunedChoice c = read_tuned(o.tuned);
     if (c.algo != cfg.algo || c.precision != cfg.precision)
       throw InputError(fmt::format("--tuned {} was tuned for --algo {} --precision {}, not --algo {} --precision {}",
                                    o.tuned, c.algo, c.precision, cfg.algo, cfg.precision));
-    if (c.n != cfg.n || c.threads != cfg.threads || c.gpus != cfg.gpus)
+    if (c.n != cfg.n || c.threads != threads || c.gpus != cfg.gpus)
       std::cerr << fmt::format(
                        "note: --tuned {} was tuned for --n {} --threads {} --gpus {}; this run has --n {} --threads "
                        "{} --gpus {}",
-                       o.tuned, c.n, c.threads, c.gpus, cfg.n, cfg.threads, cfg.gpus)
+                       o.tuned, c.n, c.threads, c.gpus, cfg.n, threads, cfg.gpus)
                 << std::endl;
     cfg.B = c.B;
     cfg.s = c.s;
@@ -154,6 +161,13 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
     return;
   }
   if (cfg.n == kUnsetSize) throw InputError("--B auto needs --n (the size to tune for)");
+  // The tuner ranks GPU tiles by a machine file's model, and a native run
+  // takes no --machine: say how, rather than ask for one it then refuses.
+  if (!o.simulated && cfg.gpus > 0)
+    throw InputError(fmt::format(
+        "--B auto with --gpus {} on a native run: the tuner ranks GPU tiles by a machine file's model, which a "
+        "native run does not take; tune once (tessera tune --gpus {} --machine FILE --out T) and run with --tuned T",
+        cfg.gpus, cfg.gpus));
   TuneRequest r;
   r.algo = cfg.algo;
   r.precision = cfg.precision;
@@ -162,11 +176,7 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   const int share = std::max(cfg.pr, cfg.pc);
   r.n = std::max<index_t>(1, cfg.n / share);
   r.m = cfg.m == kUnsetSize ? r.n : std::max<index_t>(1, cfg.m / share);
-  r.threads = cfg.threads;
-  if (o.threads_from_cores && !(o.simulated && o.machine.empty()))  // as the run will (run_on_backend, run_simulated)
-    r.threads = default_threads(o.simulated ? platform::Machine::load(o.machine).node.cores
-                                            : static_cast<int>(std::thread::hardware_concurrency()),
-                                cfg.gpus);
+  r.threads = threads;
   r.gpus = cfg.gpus;
   r.ib = cfg.ib;
   r.machine = o.machine;

@@ -467,6 +467,9 @@ TEST(CliClaims3, OptionsThatChangeNothingAreRefused) {
                       {std::string(name) + " " + value, "QR's kernels", std::string("--algo ") + algo});
   expect_rejected(kInvalidInput, base({"--n", "200", "--gpus", "1", "--pageable"}), {"--pageable", "emulated"});
   expect_rejected(kInvalidInput, base({"--n", "200", "--progress-file", ""}), {"--progress-file ''"});
+  // (Native --B auto with GPUs asked for --machine, which a native run then refused.)
+  expect_rejected(kInvalidInput, base({"--n", "512", "--gpus", "1", "--B", "auto"}),
+                  {"--B auto with --gpus 1", "--tuned T"});
   expect_rejected(kInvalidInput, {"tune", "--algo", "cholesky", "--n", "512", "--ib", "16"},
                   {"--ib 16", "--algo cholesky"});
   expect_rejected(kInvalidInput, {"tune", "--algo", "qr", "--n", "512", "--out", ""}, {"--out ''"});
@@ -502,6 +505,8 @@ TEST(CliClaims3, BAutoTunesTheRunItIsGiven) {
   EXPECT_EQ(tuned_by_run(sim({"--n", "4096", "--gpus", "3", "--B", "auto"})),
             tuned_by_tune({"tune", "--algo", "cholesky", "--n", "4096", "--gpus", "3", "--threads", "7", "--backend",
                            "sim", "--machine", kKeeneland}));
+  // That tuning's file fits the same run: no note that it was tuned for other threads (it compared with 1).
+  run_ok(dir, sim({"--n", "4096", "--gpus", "3", "--tuned", dir.path() + "/tuned.json"}), 2);
   EXPECT_EQ(tuned_by_run(base({"--n", "2048", "--threads", "2", "--pivot", "tournament", "--B", "auto", "--backend",
                                "sim", "--machine", local},
                               "lu")),
