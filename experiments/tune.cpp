@@ -312,8 +312,7 @@ TuneResult tune(const TuneRequest& req) {
     // One real run of candidate i; its time is the best of its runs.
     const auto run_real = [&](std::size_t i) {
       TuneCandidate& c = t.candidates[i];
-      std::vector<std::string> a = child_args(r, c);
-      a.insert(a.end(), r.run_args.begin(), r.run_args.end());
+      const std::vector<std::string> a = child_args(r, c);
       const auto w0 = std::chrono::steady_clock::now();
       const ChildRun run = run_child(r.program, a);
       wall_of[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();

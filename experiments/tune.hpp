@@ -82,8 +82,6 @@ struct TuneRequest {
   std::int64_t ib = 32;
   std::string machine;     // machine file: the model of step 3's simulations (and of the curve of a simulated run)
   bool simulated = false;  // tuning a simulated run: no real runs, the curve from the model
-  // Arguments every real child run gets in addition (e.g. --device cuda).
-  std::vector<std::string> run_args;
   // Arguments every child run, simulated and real, gets in addition: the
   // run's own options that shape its task graph or schedule (--tslu-tree, --d, --window).
   std::vector<std::string> graph_args;

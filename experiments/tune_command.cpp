@@ -182,8 +182,8 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   r.machine = o.machine;
   r.simulated = o.simulated;
   // Every child run, simulated and real, is this run's factorization: its own
-  // options (LU's pivoting, tree and CPU share) and its window; a real one on
-  // its kind of GPU.
+  // options (LU's pivoting, tree and CPU share) and its window. (A real one
+  // has no GPUs: native --B auto with --gpus is refused above.)
   r.pivot = cfg.pivot;
   for (const auto& [name, value] :
        {std::pair<const char*, const std::string*>{"--tslu-tree", &cfg.tslu_tree}, {"--window", &o.window}})
@@ -192,7 +192,6 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   // candidate's tiles (or one node's share) may have fewer.
   if (!cfg.d.empty() && !std::isdigit(static_cast<unsigned char>(cfg.d[0])))
     r.graph_args.insert(r.graph_args.end(), {"--d", cfg.d});
-  if (cfg.device == DeviceKind::Cuda) r.run_args = {"--device", "cuda"};
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);
   cfg.B = t.choice().B;
