@@ -60,10 +60,12 @@ void write_file(const std::string& path, const std::string& text) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError("--out " + path + ": cannot replace it");
 }
 
-// Progress lines on a terminal, each over the last.
+// Progress lines: on a terminal each over the last; into a file or a pipe one line each, written at once, so that
+// the log of a calibration stopped by a step's time limit (gpu_node.sh) says how far it got and what each shape took.
 std::function<void(const std::string&)> progress_line() {
   return [tty = isatty(fileno(stderr)) != 0](const std::string& line) {
     if (tty) std::cerr << "\r\033[K" << line << std::flush;
+    else std::cerr << line << std::endl;
   };
 }
 void clear_progress_line() {
