@@ -22,6 +22,7 @@
 #include "experiments/calibrate.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/balance.hpp"
+#include "models/kernel_model.hpp"
 #include "models/machine.hpp"
 #include "platform/native/native_platform.hpp"
 
@@ -125,6 +126,22 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
 
 namespace {
 
+// The largest square tile (a multiple of 64) at which a calibrated GPU model
+// measured `kernel` in `precision`; 0 for a model of another kind (a
+// peak-efficiency model's curve is an assumption beyond 000 App. A.1's
+// range, and rises forever). The lent H100's GEMM kept gaining past 2048:
+// Cholesky at B = 4096 ran at 0.88x cuSOLVER's dpotrf, at 2048 0.77x
+// (2026-11-27), and B = 2048, the old end of the range, was the tuner's choice.
+std::int64_t largest_calibrated_tile(const platform::Machine& machine, std::uint16_t kernel, char precision) {
+  const auto* cal = dynamic_cast<const models::CalibratedModel*>(&machine.model(machine.node.gpus.model));
+  std::int64_t largest = 0;
+  if (cal)
+    for (const models::CalibratedModel::Entry& e : cal->entries())
+      if (e.kernel == kernel && e.precision == precision && e.m == e.n && e.m % 64 == 0)
+        largest = std::max(largest, e.m);
+  return largest;
+}
+
 // Step 1: the dominant kernel's speed at each B of the range.
 std::vector<KernelSpeed> kernel_curve(const TuneRequest& r, std::uint16_t kernel, const platform::Machine* machine,
                                       std::string& source) {
@@ -213,7 +230,10 @@ TuneResult tune(const TuneRequest& req) {
     parse_lu_pivot(r.pivot);  // InputError naming --pivot and the value
   }
   // The papers' search: 256..2048 for a GPU's kernel (000 App. A.1), in
-  // steps of 64; a CPU core's kernels reach their plateau far earlier.
+  // steps of 64; a CPU core's kernels reach their plateau far earlier. A GPU
+  // calibrated on larger tiles may search up to them (below, once the
+  // machine file is read).
+  const bool default_max = r.B_max == 0;
   if (r.B_min == 0) r.B_min = r.gpus > 0 ? 256 : 128;
   if (r.B_max == 0) r.B_max = r.gpus > 0 ? 2048 : 640;
   if (r.B_step == 0) r.B_step = 64;
@@ -250,6 +270,10 @@ TuneResult tune(const TuneRequest& req) {
           r.machine, cal, t.blas_core, cal));
   }
   t.kernel = F.dominant_kernel();
+  if (default_max && r.gpus > 0) {
+    const std::int64_t most = r.B_min + r.B_step * (kMaxTuneCandidates / r.max_s - 1);  // within the bound above
+    r.B_max = std::max(r.B_max, std::min(most, largest_calibrated_tile(*machine, t.kernel, r.precision)));
+  }
   if (r.progress)
     r.progress(fmt::format("step 1: {} speed, B = {}..{} step {}", kernel_name(t.kernel), r.B_min, r.B_max, r.B_step));
   const bool curve_from_model = r.simulated || r.gpus > 0;

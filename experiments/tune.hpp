@@ -5,7 +5,8 @@
 //   1. B: the dominant kernel's speed (GEMM for Cholesky, SSRFB for QR, ...)
 //      at square B×B×B tiles over a search range; the plateau is the
 //      smallest B reaching `plateau_fraction` of the range's best speed
-//      (the papers search 256..2048 for a GPU; 128..640 here for a CPU core).
+//      (the papers search 256..2048 for a GPU, here up to the largest tile a
+//      calibrated GPU model measured where larger; 128..640 for a CPU core).
 //      The candidates are the plateau and the larger sizes of the range. Speeds come from timing the kernel on this
 //      machine with `threads` copies running at once (a native run), or from
 //      the machine file's kernel model (a simulated run, or a node's GPUs).

@@ -37,8 +37,10 @@ TuneCommand::TuneCommand(CLI::App& app) {
   tune_->add_option("--backend", backend_,
                     "native (the run to tune is real: finish with real runs) | sim (it is simulated: the "
                     "simulations decide); default native");
-  tune_->add_option("--B-range", range_,
-                    "MIN:MAX:STEP of step 1's search; default 128:640:64, with --gpus 256:2048:64 (000 App. A.1)");
+  tune_->add_option(
+      "--B-range", range_,
+      "MIN:MAX:STEP of step 1's search; default 128:640:64, with --gpus 256:2048:64 (000 App. A.1), or up to "
+      "the largest square tile a calibrated GPU model measured the dominant kernel at, where larger");
   tune_->add_option("--plateau", req_.plateau_fraction,
                     "the plateau: the smallest B whose speed reaches this fraction of the best; default 0.95");
   tune_->add_option("--sizes", req_.sizes,

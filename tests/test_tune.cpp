@@ -130,6 +130,48 @@ TEST(TuneCli, BAutoTunesInlineAndSaysSo) {
   EXPECT_EQ(r["tiles_from"], "--B auto: simulation");
 }
 
+// With --gpus the search ends at 2048 (000 App. A.1), or at the largest
+// square tile a calibrated GPU model measured the dominant kernel at: the
+// lent H100's file measured GEMM and SSRFB up to 4096, where Cholesky and QR
+// ran fastest on it (2026-11-27); Keeneland's peak-efficiency model keeps the
+// papers' range, and a range given is the range searched.
+TEST(TuneCli, AGpuCalibratedOnLargerTilesIsSearchedUpToThem) {
+  TempDir dir;
+  const std::string machines = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/";
+  const auto last_B = [&](const std::string& algo, const std::string& machine, std::vector<std::string> more) {
+    const std::string out = dir.path() + "/t.json";
+    std::vector<std::string> a{"tune",
+                               "--algo",
+                               algo,
+                               "--n",
+                               "8192",
+                               "--gpus",
+                               "1",
+                               "--threads",
+                               "2",
+                               "--backend",
+                               "sim",
+                               "--machine",
+                               machines + machine,
+                               "--sizes",
+                               "1",
+                               "--max-s",
+                               "1",
+                               "--quiet",
+                               "--out",
+                               out};
+    a.insert(a.end(), more.begin(), more.end());
+    const Outcome o = run_tessera(a);
+    EXPECT_TRUE(o.exited && o.status == 0) << o;
+    const nlohmann::json t = read_json(out);
+    return t["dominant_kernel"]["curve"].back()["B"].get<int>();
+  };
+  EXPECT_EQ(last_B("cholesky", "lent-h100-node.json", {}), 4096);
+  EXPECT_EQ(last_B("qr", "lent-h100-node.json", {}), 4096);
+  EXPECT_EQ(last_B("cholesky", "keeneland.json", {}), 2048);
+  EXPECT_EQ(last_B("cholesky", "lent-h100-node.json", {"--B-range", "256:2048:64"}), 2048);
+}
+
 // On this machine, no model: the candidates run for real (tiny sizes).
 TEST(TuneCli, WithoutAModelRealRunsDecide) {
   TempDir dir;
