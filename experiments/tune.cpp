@@ -114,7 +114,9 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
   if (r.status == 0) {
     try {
       std::ifstream in(json_path);
-      r.time_s = nlohmann::json::parse(in).at("time_s").get<double>();
+      const nlohmann::json j = nlohmann::json::parse(in);
+      r.time_s = j.at("time_s").get<double>();
+      if (j.contains("b")) r.b = j.at("b").get<std::int64_t>();
     } catch (const std::exception& e) {
       r.status = -1;
       r.error = std::string("its JSON is unreadable: ") + e.what();
@@ -181,7 +183,10 @@ std::vector<KernelSpeed> kernel_curve(const TuneRequest& r, std::uint16_t kernel
   return curve;
 }
 
-std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c) {
+// A child run of candidate c: simulated (the caller adds --backend sim and
+// the machine) or real (a native run's GPUs: its --device, and the width the
+// candidate's simulation resolved where it has --b auto).
+std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c, bool real) {
   std::vector<std::string> a{"--algo",      r.algo,
                              "--precision", std::string(1, r.precision),
                              "--n",         std::to_string(r.n),
@@ -191,7 +196,8 @@ std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c
                              "--s",         std::to_string(c.s)};
   if (r.algo == "qr") a.insert(a.end(), {"--ib", std::to_string(r.ib)});  // run refuses it with another
   if (r.gpus > 0) a.insert(a.end(), {"--gpus", std::to_string(r.gpus)});
-  if (c.auto_b) a.insert(a.end(), {"--b", "auto"});
+  if (real && r.gpus > 0) a.insert(a.end(), {"--device", r.device});
+  if (c.auto_b) a.insert(a.end(), {"--b", real && c.b > 0 ? std::to_string(c.b) : "auto"});
   if (!r.pivot.empty()) a.insert(a.end(), {"--pivot", r.pivot});
   a.insert(a.end(), r.graph_args.begin(), r.graph_args.end());
   return a;
@@ -246,6 +252,17 @@ TuneResult tune(const TuneRequest& req) {
       sizes * r.max_s > kMaxTuneCandidates)
     throw InputError(fmt::format("--B-range {}:{}:{} and --max-s {} make {:.0f} candidates, more than {}: narrow them",
                                  r.B_min, r.B_max, r.B_step, r.max_s, sizes * r.max_s, kMaxTuneCandidates));
+  if (!r.device.empty() && r.device != "cuda" && r.device != "emulated")
+    throw InputError(fmt::format("--device '{}' is not one of: cuda, emulated", r.device));
+  if (!r.device.empty() && (r.simulated || r.gpus == 0))
+    throw InputError(fmt::format("--device {}: {}", r.device,
+                                 r.simulated ? "a simulated run's GPUs are the machine file's (leave it out)"
+                                             : "the run has no GPUs (add --gpus G)"));
+  if (!r.simulated && r.gpus > 0 && r.device.empty())
+    throw InputError(fmt::format(
+        "--gpus {} on a native run: give --device cuda (the node's CUDA GPUs) or --device emulated, the GPUs its "
+        "real runs are to use",
+        r.gpus));
   if ((r.simulated || r.gpus > 0) && r.machine.empty())
     throw InputError(r.simulated ? "tuning a simulated run needs --machine FILE"
                                  : "tuning a run with --gpus needs --machine FILE (the GPUs' kernel model)");
@@ -290,10 +307,11 @@ TuneResult tune(const TuneRequest& req) {
   // Step 3a: simulate every candidate on the machine file's model.
   if (machine) {
     for (TuneCandidate& c : t.candidates) {
-      std::vector<std::string> a = child_args(r, c);
+      std::vector<std::string> a = child_args(r, c, false);
       a.insert(a.end(), {"--backend", "sim", "--machine", r.machine});
       const ChildRun run = run_child(r.program, a);
       if (run.time_s) c.predicted_s = run.time_s;
+      if (run.time_s && c.auto_b) c.b = run.b.value_or(0);
       else {
         c.failed = fmt::format("simulation: exit {}: {}", run.status, run.error);
         c.failed_status = run.status;
@@ -336,7 +354,7 @@ TuneResult tune(const TuneRequest& req) {
     // One real run of candidate i; its time is the best of its runs.
     const auto run_real = [&](std::size_t i) {
       TuneCandidate& c = t.candidates[i];
-      const std::vector<std::string> a = child_args(r, c);
+      const std::vector<std::string> a = child_args(r, c, true);
       const auto w0 = std::chrono::steady_clock::now();
       const ChildRun run = run_child(r.program, a);
       wall_of[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
@@ -421,11 +439,13 @@ nlohmann::json tune_json(const TuneResult& t) {
   j["gpus"] = r.gpus;
   j["machine"] = r.machine;
   j["simulated"] = r.simulated;
+  if (!r.device.empty()) j["device"] = r.device;
   j["blas_core"] = t.blas_core;
   j["choice"] = {{"B", c.B},
                  {"s", c.s},
                  {"b", c.auto_b ? nlohmann::json("auto") : nlohmann::json(nullptr)},
                  {"decided_by", t.decided_by}};
+  if (c.auto_b && c.b > 0) j["choice"]["b_width"] = c.b;  // what auto resolved to in its simulation
   nlohmann::json curve = nlohmann::json::array();
   for (const KernelSpeed& k : t.curve) curve.push_back({{"B", k.B}, {"gflops", k.gflops}});
   j["dominant_kernel"] = {{"name", kernel_name(t.kernel)},
@@ -436,6 +456,7 @@ nlohmann::json tune_json(const TuneResult& t) {
   nlohmann::json cands = nlohmann::json::array();
   for (const TuneCandidate& k : t.candidates) {
     nlohmann::json x{{"B", k.B}, {"s", k.s}, {"b", k.auto_b ? "auto" : "default"}};
+    if (k.auto_b && k.b > 0) x["b_width"] = k.b;
     x["predicted_s"] = k.predicted_s ? nlohmann::json(*k.predicted_s) : nlohmann::json(nullptr);
     x["real_s"] = k.real_s ? nlohmann::json(*k.real_s) : nlohmann::json(nullptr);
     x["real_runs"] = k.real_runs;
@@ -466,6 +487,7 @@ TunedChoice read_tuned(const std::string& path) {
     c.B = ch.at("B").get<std::int64_t>();
     c.s = ch.at("s").get<int>();
     c.auto_b = ch.at("b").is_string();
+    c.b = ch.value("b_width", std::int64_t{0});
   } catch (const std::exception& e) {
     throw InputError("--tuned " + path + ": " + e.what());
   }

@@ -53,6 +53,7 @@ struct TuneCandidate {
   std::int64_t B = 0;
   int s = 1;
   bool auto_b = false;                        // b from the host/GPU balance (--b auto); else the run's default
+  std::int64_t b = 0;                         // with auto_b: the width its simulation resolved (0: none ran)
   std::optional<double> predicted_s, real_s;  // real_s: the best of real_runs runs
   int real_runs = 0;
   std::string failed;     // why its simulation or real run failed (empty: it did not)
@@ -83,6 +84,10 @@ struct TuneRequest {
   std::int64_t ib = 32;
   std::string machine;     // machine file: the model of step 3's simulations (and of the curve of a simulated run)
   bool simulated = false;  // tuning a simulated run: no real runs, the curve from the model
+  // A native run's GPUs (with gpus > 0): cuda | emulated, the --device of its
+  // real runs, which run each candidate with the narrow width its simulation
+  // resolved (a native CUDA run cannot resolve --b auto: it has no model).
+  std::string device;
   // Arguments every child run, simulated and real, gets in addition: the
   // run's own options that shape its task graph or schedule (--tslu-tree, --d, --window).
   std::vector<std::string> graph_args;
@@ -133,6 +138,7 @@ struct TunedChoice {
   std::int64_t n = 0, B = 0;
   int s = 1, threads = 1, gpus = 0;
   bool auto_b = false;
+  std::int64_t b = 0;  // with auto_b: the width the simulation resolved, which a native CUDA run takes (0: unknown)
 };
 // Reads FILE (InputError naming it and what is wrong).
 TunedChoice read_tuned(const std::string& path);
@@ -143,6 +149,7 @@ struct ChildRun {
   int status = -1;
   std::string error;
   std::optional<double> time_s;
+  std::optional<std::int64_t> b;  // the narrow width it ran with
 };
 ChildRun run_child(const std::string& program, const std::vector<std::string>& args);
 

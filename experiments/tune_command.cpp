@@ -2,17 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/output_path.hpp"
-#include "experiments/run_simulated.hpp"
-#include "models/machine.hpp"
 
 namespace tessera {
 
@@ -34,6 +30,9 @@ TuneCommand::TuneCommand(CLI::App& app) {
                     "machine file whose kernel model ranks the candidates by simulation (for a native run: this "
                     "machine's calibration, made with the same OpenBLAS kernels); without it a native run is "
                     "ranked by real runs alone");
+  tune_->add_option("--device", req_.device,
+                    "a native run's GPUs (with --gpus): cuda | emulated, the --device of its real runs, which run "
+                    "each candidate with the narrow width its simulation resolved");
   tune_->add_option("--backend", backend_,
                     "native (the run to tune is real: finish with real runs) | sim (it is simulated: the "
                     "simulations decide); default native");
@@ -113,98 +112,6 @@ int TuneCommand::run() {
     if (!file) throw InputError("--out " + out_ + ": write failed");
   }
   return 0;
-}
-
-}  // namespace tessera
-
-namespace tessera {
-
-void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
-  bool auto_B = false;
-  if (!o.B.empty()) {
-    const auto B = parse_size_or_auto("--B", "a tile size", o.B);
-    if (B) cfg.B = *B;
-    else auto_B = true;
-  }
-  if (o.tuned.empty() && !auto_B) return;
-  // The tuner chooses among --s 1 and --b auto with GPUs (the host's narrow
-  // columns balanced against them), which gpu-columns has no use for.
-  if (cfg.dist == kDistGpuColumns)
-    throw InputError(
-        std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
-        " chooses tiles for --dist multi-level; with --dist gpu-columns give --B and --s (--b defaults to B/s)");
-  if (!o.tuned.empty() && !o.B.empty())
-    throw InputError("--tuned " + o.tuned + " and --B " + o.B + " both choose the tile size: give one");
-  if (o.s_given || cfg.b != kUnsetSize || cfg.auto_b)
-    throw InputError(std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
-                     " chooses --s and --b too: leave them out");
-  // The threads the run will have: with --gpus and no --threads, the node's
-  // cores less its GPUs' threads (run_on_backend, run_simulated).
-  int threads = cfg.threads;
-  if (o.threads_from_cores && !(o.simulated && o.machine.empty()))
-    threads = default_threads(o.simulated ? platform::Machine::load(o.machine).node.cores
-                                          : static_cast<int>(std::thread::hardware_concurrency()),
-                              cfg.gpus);
-  if (!o.tuned.empty()) {
-    const TunedChoice c = read_tuned(o.tuned);
-    if (c.algo != cfg.algo || c.precision != cfg.precision)
-      throw InputError(fmt::format("--tuned {} was tuned for --algo {} --precision {}, not --algo {} --precision {}",
-                                   o.tuned, c.algo, c.precision, cfg.algo, cfg.precision));
-    if (c.n != cfg.n || c.threads != threads || c.gpus != cfg.gpus)
-      std::cerr << fmt::format(
-                       "note: --tuned {} was tuned for --n {} --threads {} --gpus {}; this run has --n {} --threads "
-                       "{} --gpus {}",
-                       o.tuned, c.n, c.threads, c.gpus, cfg.n, threads, cfg.gpus)
-                << std::endl;
-    cfg.B = c.B;
-    cfg.s = c.s;
-    cfg.auto_b = c.auto_b;
-    cfg.tiles_from = "--tuned " + o.tuned;
-    return;
-  }
-  if (cfg.n == kUnsetSize) throw InputError("--B auto needs --n (the size to tune for)");
-  // The tuner ranks GPU tiles by a machine file's model, and a native run
-  // takes no --machine: say how, rather than ask for one it then refuses.
-  if (!o.simulated && cfg.gpus > 0)
-    throw InputError(fmt::format(
-        "--B auto with --gpus {} on a native run: the tuner ranks GPU tiles by a machine file's model, which a "
-        "native run does not take; tune once (tessera tune --gpus {} --machine FILE --out T) and run with --tuned T",
-        cfg.gpus, cfg.gpus));
-  TuneRequest r;
-  r.algo = cfg.algo;
-  r.precision = cfg.precision;
-  // A grid's node factors its 1/max(Pr, Pc) share of the order (000 §7.1's
-  // weak scaling keeps it constant): the node is tuned for that.
-  const int share = std::max(cfg.pr, cfg.pc);
-  r.n = std::max<index_t>(1, cfg.n / share);
-  r.m = cfg.m == kUnsetSize ? r.n : std::max<index_t>(1, cfg.m / share);
-  r.threads = threads;
-  r.gpus = cfg.gpus;
-  r.ib = cfg.ib;
-  r.machine = o.machine;
-  r.simulated = o.simulated;
-  // Every child run, simulated and real, is this run's factorization: its own
-  // options (LU's pivoting, tree and CPU share) and its window. (A real one
-  // has no GPUs: native --B auto with --gpus is refused above.)
-  r.pivot = cfg.pivot;
-  for (const auto& [name, value] :
-       {std::pair<const char*, const std::string*>{"--tslu-tree", &cfg.tslu_tree}, {"--window", &o.window}})
-    if (!value->empty()) r.graph_args.insert(r.graph_args.end(), {name, *value});
-  // --d as a rule (auto, eq1); a count of block columns is the run's, and a
-  // candidate's tiles (or one node's share) may have fewer.
-  if (!cfg.d.empty() && !std::isdigit(static_cast<unsigned char>(cfg.d[0])))
-    r.graph_args.insert(r.graph_args.end(), {"--d", cfg.d});
-  r.B_min = r.B_max = r.B_step = 0;
-  const TuneResult t = tune(r);
-  cfg.B = t.choice().B;
-  cfg.s = t.choice().s;
-  cfg.auto_b = t.choice().auto_b;
-  cfg.tiles_from = "--B auto: " + t.decided_by;
-  // A line of its own before the summary line, as a simulated run's cost line follows it.
-  std::cout << fmt::format("tuned: --B {} --s {}{} for --n {}{} (decided by {} in {:.1f} s)", cfg.B, cfg.s,
-                           cfg.auto_b ? " --b auto" : "", r.n, share > 1 ? " (one node's share)" : "", t.decided_by,
-                           t.seconds)
-            << std::endl;
 }
 
 }  // namespace tessera

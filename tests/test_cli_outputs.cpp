@@ -176,7 +176,8 @@ TEST(CliOutputs, TuneCalibrateAndModelRefuseWhatTheyCannotDo) {
   expect_rejected(kInvalidInput, with({"--B-range", "0:256:64"}), {"--B-range '0:256:64'"});
   expect_rejected(kInvalidInput, with({"--max-s", "100000"}), {"--max-s 100000", "candidates"});
   expect_rejected(kInvalidInput, with({"--budget", "nan"}), {"--budget nan"});
-  expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", local}), {"--gpus 1", local});
+  expect_rejected(kInvalidInput, with({"--gpus", "1", "--device", "emulated", "--machine", local}),
+                  {"--gpus 1", local});
   expect_rejected(kInvalidInput, {"calibrate", "--for-n", "-5", "--list"}, {"--for-n -5"});
   expect_rejected(kInvalidInput, {"calibrate", "--threads", "100000", "--list"}, {"--threads 100000"});
   expect_rejected(kInvalidInput, {"calibrate", "--device", "foo", "--base", local, "--list"}, {"--device 'foo'"});

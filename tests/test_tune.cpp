@@ -5,11 +5,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
 #include "cli_json.hpp"
+#include "experiments/driver.hpp"
 #include "experiments/tune.hpp"
+#include "experiments/tune_command.hpp"
 
 namespace tessera::test {
 namespace {
@@ -170,6 +175,97 @@ TEST(TuneCli, AGpuCalibratedOnLargerTilesIsSearchedUpToThem) {
   EXPECT_EQ(last_B("qr", "lent-h100-node.json", {}), 4096);
   EXPECT_EQ(last_B("cholesky", "keeneland.json", {}), 2048);
   EXPECT_EQ(last_B("cholesky", "lent-h100-node.json", {"--B-range", "256:2048:64"}), 2048);
+}
+
+// A native tuning with GPUs runs its real candidates on the device it names,
+// each with the narrow width its simulation resolved: a native CUDA run has no
+// model of its GPUs to resolve --b auto by (it refuses it), so before, every
+// real run of an s > 1 candidate on a CUDA node failed, and without --device
+// the real runs timed emulated GPUs, the cores' kernels. The children here are
+// a script that logs its arguments and reports b = 96, so what each child is
+// asked to run is checked exactly; then `run --tuned` on a CUDA device takes
+// that width.
+TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
+  TempDir dir;
+  const std::string with_gpu = std::string(kPlateauMachine)
+                                   .replace(std::string(kPlateauMachine).find("\"cores\""), 0,
+                                            "\"gpus\": {\"count\": 1, \"memory_bytes\": 1e9, \"pcie\": "
+                                            "{\"bandwidth_Bps\": 1e10, \"latency_s\": 1e-6}, \"model\": \"core\"}, ");
+  const std::string machine = dir.write("gpu.json", with_gpu), log = dir.path() + "/children.log";
+  const std::string child = dir.write("child.sh", "#!/bin/sh\necho \"$@\" >> " + log +
+                                                      "\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf "
+                                                      "'{\"time_s\": 0.5, \"b\": 96}' > \"$2\"; shift; done\n");
+  ASSERT_EQ(::chmod(child.c_str(), 0755), 0);
+  TuneRequest r;
+  r.algo = "cholesky";
+  r.n = 1024;
+  r.threads = 2;
+  r.gpus = 1;
+  r.device = "cuda";
+  r.machine = machine;
+  r.B_min = 128;
+  r.B_max = 256;
+  r.B_step = 64;
+  r.max_s = 2;
+  r.budget_s = 30;
+  r.program = child;
+  const TuneResult t = tune(r);
+  int simulated = 0, real = 0, real_narrow = 0;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    const bool sim = line.find("--backend sim") != std::string::npos;
+    const bool narrow = line.find("--s 2") != std::string::npos;
+    (sim ? simulated : real) += 1;
+    EXPECT_EQ(line.find("--device cuda") != std::string::npos, !sim) << line;
+    if (narrow) EXPECT_THAT(line, HasSubstr(sim ? "--b auto" : "--b 96")) << line;
+    real_narrow += !sim && narrow;
+  }
+  EXPECT_EQ(simulated, static_cast<int>(t.candidates.size()));
+  EXPECT_GT(real_narrow, 0) << "no s = 2 candidate ran for real";
+  EXPECT_GE(real, simulated);
+  for (const TuneCandidate& c : t.candidates) EXPECT_EQ(c.b, c.auto_b ? 96 : 0) << c.B << " s=" << c.s;
+
+  // The choice keeps the width; a native CUDA run of --tuned takes it, an emulated one balances for itself.
+  nlohmann::json j = tune_json(t);
+  j["choice"]["b"] = "auto";
+  j["choice"]["s"] = 2;
+  j["choice"]["b_width"] = 96;
+  const std::string tuned = dir.write("tuned.json", j.dump());
+  RunConfig cfg;
+  cfg.algo = "cholesky";
+  cfg.n = 1024;
+  cfg.threads = 2;
+  cfg.gpus = 1;
+  cfg.device = DeviceKind::Cuda;
+  TuningOptions o;
+  o.tuned = tuned;
+  apply_tuning(cfg, o);
+  EXPECT_FALSE(cfg.auto_b);
+  EXPECT_EQ(cfg.b, 96);
+  RunConfig emulated = cfg;
+  emulated.device = DeviceKind::Emulated;
+  emulated.b = kUnsetSize;
+  apply_tuning(emulated, o);
+  EXPECT_TRUE(emulated.auto_b);
+  j["choice"].erase("b_width");
+  const std::string old = dir.write("old.json", j.dump());
+  RunConfig cuda_again = cfg;
+  cuda_again.b = kUnsetSize;
+  o.tuned = old;
+  EXPECT_THROW(apply_tuning(cuda_again, o), InputError);
+
+  // What the command refuses.
+  const std::vector<std::string> base{"tune", "--algo", "cholesky", "--n", "512", "--quiet"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", machine}), {"--gpus 1", "--device cuda"});
+  expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", machine, "--device", "nope"}), {"--device 'nope'"});
+  expect_rejected(kInvalidInput, with({"--device", "cuda"}), {"--device cuda", "no GPUs"});
+  expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", machine, "--device", "cuda", "--backend", "sim"}),
+                  {"--device cuda", "machine file"});
 }
 
 // On this machine, no model: the candidates run for real (tiny sizes).
