@@ -21,6 +21,8 @@
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate.hpp"
 #include "experiments/calibrate_device.hpp"
+#include "experiments/calibrate_from_traces.hpp"
+#include "experiments/output_path.hpp"
 #include "experiments/preflight.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "kernels/cuda/cuda_api.hpp"
@@ -166,6 +168,12 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   in_run_n_opt_ =
       calibrate_->add_option("--in-run-n", in_run_n_, "with --in-run: the runs' orders N; default 4096,8192")
           ->delimiter(',');
+  calibrate_
+      ->add_option("--from-traces", from_traces_,
+                   "instead of timing kernels: the GPU tasks' own device times (gpu_span_us) in these traces of real "
+                   "runs (tessera run --gpus G --trace FILE), merged into --base's GPU model as --in-run merges the "
+                   "cores' (experiments/calibrate_from_traces.hpp); with --base and --out only")
+      ->delimiter(',');
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
                        "operands in a cache (as a run's tasks mostly do not); with --device, 64 MiB copied on the GPU "
@@ -175,6 +183,7 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
 int CalibrateCommand::run(int argc, char** argv) const {
   std::string command = "tessera";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  if (!from_traces_.empty()) return run_from_traces(command);
   kernels::CalibrationOptions o;
   o.cold = cold_;
   o.flush_restored = flush_restored_;
@@ -397,6 +406,39 @@ int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, cons
   check_writable(out_);
   write_file(out_, add_in_run(runs, base, base_, command));
   std::cout << "-> " << out_ << std::endl;
+  return 0;
+}
+
+int CalibrateCommand::run_from_traces(const std::string& command) const {
+  // It times nothing: every option of a calibration that does is refused, not ignored.
+  for (const CLI::Option* opt : calibrate_->get_options())
+    if (opt->count() > 0 && opt->get_name() != "--from-traces" && opt->get_name() != "--base" &&
+        opt->get_name() != "--out")
+      throw InputError(opt->get_name() +
+                       " is for a calibration that times kernels; --from-traces takes their times from the traces "
+                       "(with --base FILE and --out only)");
+  if (base_.empty())
+    throw InputError(
+        "--from-traces needs --base FILE: the node's GPU calibration (tessera calibrate --device cuda) "
+        "the traced times are merged into");
+  const std::string base = read_text_file("--base", base_);
+  (void)platform::Machine::parse(base, base_);
+  kernels::check_in_run_target(base, base_, {kernels::kGpuInRun});
+  check_distinct_paths({NamedPath{"--out", out_}}, {{"--base", base_}});
+  check_writable(out_);
+  const std::vector<kernels::InRunShape> shapes = kernels::gpu_in_run_shapes(from_traces_, 1);
+  nlohmann::ordered_json record;
+  record["command"] = command;
+  record["date"] = kernels::utc_now();
+  record["traces"] = from_traces_;
+  record["min_calls"] = 1;
+  record["shapes"] = shapes.size();
+  record["note"] =
+      "each GPU task's device span (gpu_span_us) in the traces, each trace's first call of each kernel left out";
+  write_file(out_, kernels::merge_in_run(base, base_, shapes, record.dump()));
+  std::cout << fmt::format("{} GPU kernel shapes from {} trace(s) merged into {} -> {}", shapes.size(),
+                           from_traces_.size(), base_, out_)
+            << std::endl;
   return 0;
 }
 

@@ -36,6 +36,9 @@ class CalibrateCommand {
                          const std::string& command) const;
   // --in-run --base FILE: the runs' times added to FILE, no isolated calibration.
   int run_in_run_only(const kernels::CalibrationOptions& o, const std::string& command) const;
+  // --from-traces T1,T2 --base FILE: the GPU's kernels timed inside the traced runs, added to FILE
+  // (experiments/calibrate_from_traces.hpp).
+  int run_from_traces(const std::string& command) const;
   CLI::App* calibrate_ = nullptr;
   CLI::Option *sizes_opt_ = nullptr, *for_n_opt_ = nullptr, *for_s_opt_ = nullptr, *in_run_n_opt_ = nullptr,
               *name_opt_ = nullptr, *ib_opt_ = nullptr;
@@ -51,6 +54,7 @@ class CalibrateCommand {
   std::string precisions_ = "d,s";
   bool quick_ = false, list_ = false, cold_ = false, flush_restored_ = false, in_run_ = false, stream_overlap_ = false;
   std::vector<std::int64_t> in_run_n_ = {4096, 8192};
+  std::vector<std::string> from_traces_;
   std::vector<std::string> kernels_;
   std::vector<std::int64_t> sizes_, for_n_;
   std::vector<int> for_s_;

@@ -1,10 +1,12 @@
 #include "experiments/calibrate_in_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -75,8 +77,17 @@ class CallRecorder final : public RuntimeObserver {
 };
 
 // The model a run of `threads` threads uses, by name: node.cores.model_by_threads,
-// or node.cores.model for one thread when the file has no per-thread models.
+// or node.cores.model for one thread when the file has no per-thread models;
+// threads 0: the node's GPUs' model (node.gpus.model).
 std::string model_for(const ordered& f, int threads, const std::string& path) {
+  if (threads == kGpuInRun) {
+    const ordered& node = f.at("node");
+    if (node.contains("gpus") && node["gpus"].is_object() && node["gpus"].contains("model"))
+      return node["gpus"]["model"].get<std::string>();
+    throw InputError(path +
+                     ": no GPU kernel model (node.gpus.model): in-run GPU times merge into a GPU's calibrated model "
+                     "(tessera calibrate --device cuda --base CORES.json writes one)");
+  }
   const ordered& cores = f.at("node").at("cores");
   if (cores.contains("model_by_threads")) {
     const auto it = cores["model_by_threads"].find(std::to_string(threads));
@@ -94,7 +105,8 @@ std::string model_for(const ordered& f, int threads, const std::string& path) {
 ordered& target_model(ordered& f, int threads, const std::string& path) {
   const std::string name = model_for(f, threads, path);
   if (!f.contains("kernel_models") || !f["kernel_models"].contains(name))
-    throw InputError(fmt::format("{}: node.cores names kernel model '{}', which kernel_models lacks", path, name));
+    throw InputError(fmt::format("{}: node.{} names kernel model '{}', which kernel_models lacks", path,
+                                 threads == kGpuInRun ? "gpus" : "cores", name));
   ordered& model = f["kernel_models"][name];
   if (model.value("type", "") != "calibrated" || !model.contains("measurements") || !model["measurements"].is_array())
     throw InputError(
@@ -112,13 +124,47 @@ ordered parse_machine(const std::string& text, const std::string& path) {
   }
 }
 
+// Where a file records the in-run times merged into it: the cores' or the GPUs'.
+const char* record_key(bool gpu) { return gpu ? "gpu_in_run" : "in_run"; }
+
 // check_in_run_target on a parsed file.
 void check_target(ordered& f, const std::string& path, const std::vector<int>& threads) {
-  if (f.contains("calibration") && f["calibration"].is_object() && f["calibration"].contains("in_run"))
-    throw InputError(path +
-                     " holds in-run times already (calibration.in_run): merging more would scale them as isolated "
-                     "ones; give the isolated calibration it was made from");
+  for (const bool gpu : {false, true}) {
+    if (std::count(threads.begin(), threads.end(), kGpuInRun) == 0 && gpu) continue;
+    if (std::count_if(threads.begin(), threads.end(), [](int t) { return t != kGpuInRun; }) == 0 && !gpu) continue;
+    if (f.contains("calibration") && f["calibration"].is_object() && f["calibration"].contains(record_key(gpu)))
+      throw InputError(
+          fmt::format("{} holds in-run times already (calibration.{}): merging more would scale them as "
+                      "isolated ones; give the isolated calibration it was made from",
+                      path, record_key(gpu)));
+  }
   for (const int t : threads) (void)target_model(f, t, path);
+}
+
+// In-run shapes carry no inner blocking into the merge's keys, so a GPU's
+// times merge only where the model measured each QR kernel at one blocking,
+// the one the runs used (a call clamped by its tile matches any): else the
+// times of one blocking would replace another's.
+void check_inner_blocking(const ordered& model, const std::vector<const InRunShape*>& measured,
+                          const std::string& path) {
+  constexpr auto any = std::numeric_limits<std::int64_t>::max();
+  std::map<std::pair<std::string, std::string>, std::set<std::int64_t>> levels;
+  for (const ordered& e : model["measurements"]) {
+    const std::optional<std::uint16_t> k = kernel_from_key(e.at("kernel").get<std::string>());
+    const std::int64_t ib = e.value("ib", std::int64_t{0});
+    if (k && ib > 0 && ib < kernel_ib(*k, e.value("n", 0), e.value("k", 0), any))
+      levels[{e["kernel"].get<std::string>(), e["precision"].get<std::string>()}].insert(ib);
+  }
+  for (const InRunShape* x : measured) {
+    const auto it = levels.find({kernel_key(x->shape.kernel), std::string(1, x->shape.precision)});
+    if (it == levels.end() || x->shape.ib >= kernel_ib(x->shape.kernel, x->shape.n, x->shape.k, any)) continue;
+    if (it->second.size() > 1 || *it->second.begin() != x->shape.ib)
+      throw InputError(fmt::format(
+          "{} measured {} ({}) at inner blocking(s) {}, and the runs called it at ib {}: in-run times merge into a "
+          "model of the blocking the runs used (calibrate the GPU with --ib {} alone)",
+          path, kernel_name(x->shape.kernel), x->shape.precision, fmt::join(it->second, ", "), x->shape.ib,
+          x->shape.ib));
+  }
 }
 
 }  // namespace
@@ -240,6 +286,7 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
       return Key{e.at("kernel").get<std::string>(), e.at("precision").get<std::string>(), e.value("m", 0),
                  e.value("n", 0), e.value("k", 0)};
     };
+    if (threads == kGpuInRun) check_inner_blocking(model, measured, path);
     std::map<Key, const InRunShape*> runs;
     for (const InRunShape* s : measured)
       runs[{std::string(kernel_key(s->shape.kernel)), std::string(1, s->shape.precision), s->shape.m, s->shape.n,
@@ -327,7 +374,7 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
                                "on a compute thread of the {}-thread runs, the pass with the smallest",
                                threads)}};
   if (!f.contains("calibration") || !f["calibration"].is_object()) f["calibration"] = ordered::object();
-  f["calibration"]["in_run"] = ordered::parse(record);
+  f["calibration"][record_key(threads == std::vector<int>{kGpuInRun})] = ordered::parse(record);
   return machine_file_text(f.dump());
 }
 

@@ -72,9 +72,13 @@ struct InRunCall {
   double seconds = 0;
 };
 
+// InRunShape::threads of a GPU's kernel (experiments/calibrate_from_traces.hpp):
+// its time goes into the node's GPU model, not a cores' one.
+inline constexpr int kGpuInRun = 0;
+
 struct InRunShape {
   KernelShape shape;  // kernel, precision, m, n, k
-  int threads = 1;
+  int threads = 1;    // the cores' model of this many threads; kGpuInRun: the GPUs'
   double median_s = 0;
   double spread_s = 0;  // interquartile range
   int calls = 0;

@@ -1,0 +1,92 @@
+#include "experiments/calibrate_from_traces.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "base/error.hpp"
+#include "base/input_file.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/calibrate.hpp"
+
+namespace tessera::kernels {
+
+namespace {
+
+// The calibrated kernel a trace's task name ("POTF2'") is; nullopt for a
+// kernel calibration does not time (its model takes another's rate).
+std::optional<std::uint16_t> calibrated_kernel_named(const std::string& name) {
+  for (const KernelInfo& k : kernel_table())
+    if (k.calibrated && k.key != nullptr && name == k.name) return k.id;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<InRunShape> gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls) {
+  if (traces.empty()) throw InputError("--from-traces: give one or more trace files");
+  if (min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", min_calls));
+  using Key = std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>;
+  std::map<Key, std::vector<double>> spans;
+  std::map<Key, std::set<std::int64_t>> ibs;
+  for (const std::string& path : traces) {
+    require_regular_file("--from-traces", path);
+    std::ifstream in(path);
+    const nlohmann::json t = nlohmann::json::parse(in, nullptr, false);
+    if (t.is_discarded() || !t.is_object() || !t.contains("traceEvents") ||
+        t.value("/otherData/format"_json_pointer, std::string()) != "tessera-trace")
+      throw InputError("--from-traces " + path + ": not a trace tessera run --trace wrote");
+    std::set<std::pair<std::uint16_t, char>> seen;
+    int used = 0;
+    for (const nlohmann::json& e : t["traceEvents"]) {
+      if (e.value("ph", "") != "X" || e.value("cat", "") != "task" || !e.contains("args")) continue;
+      const nlohmann::json& a = e["args"];
+      if (!a.contains("gpu_span_us")) continue;  // a core's task, or a GPU's without a device span
+      const std::optional<std::uint16_t> kernel = calibrated_kernel_named(e.value("name", ""));
+      if (!kernel) continue;
+      const char precision = a.value("precision", std::string("?"))[0];
+      if (!seen.insert({*kernel, precision}).second) {
+        const Key key{*kernel, precision, a.value("m", std::int64_t{0}), a.value("n", std::int64_t{0}),
+                      a.value("kdim", std::int64_t{0})};
+        spans[key].push_back(a["gpu_span_us"].get<double>() * 1e-6);
+        ibs[key].insert(a.value("ib", std::int64_t{0}));
+      }
+      ++used;
+    }
+    if (used == 0)
+      throw InputError("--from-traces " + path +
+                       ": no GPU task with its device span (gpu_span_us): trace a run with --gpus on a CUDA or "
+                       "simulated GPU");
+  }
+  std::vector<InRunShape> out;
+  for (auto& [key, v] : spans) {
+    const auto& [kernel, precision, m, n, k] = key;
+    if (ibs[key].size() > 1)
+      throw InputError(
+          fmt::format("--from-traces: {} ({}) {}x{}x{} ran at inner blockings {}: trace runs of one "
+                      "--ib",
+                      kernel_name(kernel), precision, m, n, k, fmt::join(ibs[key], " and ")));
+    if (static_cast<int>(v.size()) < min_calls) continue;
+    std::sort(v.begin(), v.end());
+    InRunShape s;
+    s.threads = kGpuInRun;
+    s.shape = KernelShape{kernel, precision, m, n, k, *ibs[key].begin()};
+    s.median_s = quantile(v, 0.5);
+    s.spread_s = quantile(v, 0.75) - quantile(v, 0.25);
+    s.calls = static_cast<int>(v.size());
+    out.push_back(s);
+  }
+  if (out.empty())
+    throw InputError(
+        fmt::format("--from-traces: no GPU kernel shape was called {} time(s) or more after each "
+                    "kernel's first call",
+                    min_calls));
+  return out;
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,39 @@
+#pragma once
+// A GPU's kernels timed inside real runs, from their traces
+// (`tessera calibrate --from-traces T1,T2 --base node.json --out F`).
+//
+// Why: on the lent H100 the simulator, calibrated on each kernel alone,
+// predicted Cholesky 19-32% fast in every lease while the GPU was busy
+// through each run (2026-11-25 to 2026-11-27): the GPU's own span of each
+// task's kernels, summed, was the run's time, so the kernels themselves took
+// longer inside the runs than alone. The CPU's in-run calibration
+// (experiments/calibrate_in_run.hpp) models kernels by their times inside
+// real runs; a GPU's real runs are on a lent machine, minutes at a time, so
+// their times come from the traces those runs write: each GPU task's
+// gpu_span_us, the device's own time from its first kernel's start to its
+// last one's end (CUDA events), which leaves out the host's launches before
+// it and the wait for its inputs.
+//
+// Per (kernel, precision, m, n, k): the median and interquartile range of the
+// spans over all traces, each trace's first call of each kernel left out
+// (its one-time library set-up), shapes called fewer than min_calls times
+// dropped. They are merged into the base file's GPU model as the CPU's are
+// (merge_in_run with kGpuInRun): a traced shape takes its median, the
+// kernel's other shapes the in-run / isolated ratio of the nearest traced
+// shape; the file records it under calibration.gpu_in_run. A prediction made
+// with it for a traced run is no test of the model; one for another
+// configuration is.
+#include <string>
+#include <vector>
+
+#include "experiments/calibrate_in_run.hpp"
+
+namespace tessera::kernels {
+
+// The GPU tasks' shapes of the traces (tessera run --trace FILE, format
+// tessera-trace), with threads = kGpuInRun. Throws InputError naming a file
+// that is not such a trace or has no GPU task with a span, and a shape the
+// traces ran at two inner blockings.
+std::vector<InRunShape> gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls);
+
+}  // namespace tessera::kernels

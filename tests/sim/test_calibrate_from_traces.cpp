@@ -1,0 +1,129 @@
+// A GPU's kernels timed inside runs, from their traces
+// (experiments/calibrate_from_traces.hpp, `tessera calibrate --from-traces`).
+// The simulator is the real run here: a machine file whose GPU kernels are
+// all 1.25x slower than the lent H100's plays the node, a traced run on it
+// gives the spans, and merging them into the H100's own file must give a
+// model that reproduces the run and predicts another configuration of it,
+// where the unmerged file is 20% fast (as the H100's isolated calibration
+// was, 2026-11-25 to 2026-11-27).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim_cli_util.hpp"
+
+namespace {
+
+using nlohmann::json;
+using tessera::test::Outcome;
+using tessera::test::read_text;
+using tessera::test::run_ok;
+using tessera::test::run_tessera;
+using tessera::test::TempDir;
+
+const std::string kH100 = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json";
+
+json& gpu_model(json& f) { return f["kernel_models"][f["node"]["gpus"]["model"].get<std::string>()]; }
+
+std::vector<std::string> cholesky(const std::string& machine, const std::string& B) {
+  return {"run", "--algo",    "cholesky", "--n",           "8192", "--B",       B,     "--s",       "1",    "--gpus",
+          "1",   "--threads", "2",        "--gpu-streams", "2",    "--backend", "sim", "--machine", machine};
+}
+
+TEST(CalibrateFromTraces, ARunsSpansMakeAModelThatReproducesItAndPredictsAnother) {
+  TempDir dir;
+  json slow = json::parse(read_text(kH100));
+  for (json& e : gpu_model(slow)["measurements"]) e["median_s"] = e["median_s"].get<double>() * 1.25;
+  const std::string node = dir.write("slow.json", slow.dump()), trace = dir.path() + "/t.json";
+  auto traced = cholesky(node, "1024");
+  traced.insert(traced.end(), {"--trace", trace});
+  const double real = run_ok(traced)["time_s"].get<double>();
+
+  const std::string merged = dir.path() + "/merged.json";
+  const Outcome o = run_tessera({"calibrate", "--from-traces", trace, "--base", kH100, "--out", merged});
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  json m = json::parse(read_text(merged));
+  ASSERT_TRUE(m["calibration"].contains("gpu_in_run"));
+  EXPECT_EQ(m["calibration"]["gpu_in_run"]["traces"], json::array({trace}));
+  json base = json::parse(read_text(kH100));
+  const json& before = gpu_model(base)["measurements"];
+  const json& after = gpu_model(m)["measurements"];
+  ASSERT_EQ(after.size(), before.size()) << "every traced shape was measured alone too";
+  int traced_shapes = 0, scaled = 0;
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    const double ratio = after[i]["median_s"].get<double>() / before[i]["median_s"].get<double>();
+    if (after[i].contains("in_run_calls")) {
+      ++traced_shapes;
+      EXPECT_EQ(after[i]["m"], 1024) << after[i];
+      // A span is the kernel's modeled time on the slow file, or longer where the two streams' kernels overlapped.
+      EXPECT_GE(ratio, 1.25 * (1 - 1e-4)) << after[i];
+    } else if (after[i].contains("in_run_scale")) {
+      ++scaled;
+      EXPECT_NEAR(ratio, after[i]["in_run_scale"].get<double>(), 1e-3) << after[i];
+      EXPECT_GE(ratio, 1.25 * (1 - 1e-3)) << after[i];
+    }
+  }
+  EXPECT_EQ(traced_shapes, 4) << "POTF2', TRSM, GSMM_DIAG and GSMM at 1024";
+  EXPECT_GT(scaled, 0);
+
+  const double unmerged = run_ok(cholesky(kH100, "1024"))["time_s"].get<double>();
+  const double reproduced = run_ok(cholesky(merged, "1024"))["time_s"].get<double>();
+  EXPECT_LT(unmerged, 0.85 * real);
+  EXPECT_NEAR(reproduced / real, 1.0, 0.02);
+  // Another tile size, none of whose shapes was traced: the scaled shapes carry the slowdown.
+  const double held_out_real = run_ok(cholesky(node, "2048"))["time_s"].get<double>();
+  const double held_out = run_ok(cholesky(merged, "2048"))["time_s"].get<double>();
+  EXPECT_NEAR(held_out / held_out_real, 1.0, 0.05);
+  EXPECT_LT(run_ok(cholesky(kH100, "2048"))["time_s"].get<double>(), 0.85 * held_out_real);
+}
+
+TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/t.json", one_stream = dir.path() + "/one.json";
+  auto traced = cholesky(kH100, "1024");
+  traced.insert(traced.end(), {"--trace", trace});
+  (void)run_ok(traced);
+  auto plain = cholesky(kH100, "1024");
+  plain[plain.size() - 5] = "1";  // --gpu-streams 1: a simulated GPU with one stream measures no span
+  plain.insert(plain.end(), {"--trace", one_stream});
+  (void)run_ok(plain);
+  const std::string out = dir.path() + "/m.json";
+  const auto refused = [&](const std::vector<std::string>& args, const std::vector<std::string>& words) {
+    std::vector<std::string> a{"calibrate"};
+    a.insert(a.end(), args.begin(), args.end());
+    const Outcome o = run_tessera(a);
+    EXPECT_TRUE(o.exited && o.status == 2) << o;
+    for (const std::string& w : words) EXPECT_NE(o.err.find(w), std::string::npos) << w << "\n" << o;
+  };
+  refused({"--from-traces", trace, "--out", out}, {"--base"});
+  refused({"--from-traces", trace, "--base", kH100, "--out", out, "--device", "cuda"}, {"--device", "--from-traces"});
+  refused({"--from-traces", kH100, "--base", kH100, "--out", out}, {kH100, "not a trace"});
+  refused({"--from-traces", one_stream, "--base", kH100, "--out", out}, {one_stream, "gpu_span_us"});
+  refused({"--from-traces", trace, "--base", std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json", "--out",
+           out},
+          {"local.json", "no GPU kernel model"});
+  // Merged once: merging again would scale in-run times as isolated ones.
+  ASSERT_EQ(run_tessera({"calibrate", "--from-traces", trace, "--base", kH100, "--out", out}).status, 0);
+  refused({"--from-traces", trace, "--base", out, "--out", dir.path() + "/again.json"}, {"gpu_in_run"});
+  // QR's kernels measured at two inner blockings: a trace's times would replace one blocking's with another's.
+  json two = json::parse(read_text(kH100));
+  json extra = json::array();
+  for (const json& e : gpu_model(two)["measurements"])
+    if (e.value("kernel", "") == "ssrfb" && e.value("ib", 0) == 32) {
+      json x = e;
+      x["ib"] = 128;
+      extra.push_back(x);
+    }
+  ASSERT_FALSE(extra.empty());
+  for (const json& x : extra) gpu_model(two)["measurements"].push_back(x);
+  const std::string two_ib = dir.write("two-ib.json", two.dump()), qr_trace = dir.path() + "/qr.json";
+  auto qr = cholesky(kH100, "1024");
+  qr[2] = "qr";
+  qr.insert(qr.end(), {"--trace", qr_trace});
+  (void)run_ok(qr);
+  refused({"--from-traces", qr_trace, "--base", two_ib, "--out", out}, {"SSRFB", "32, 128", "--ib 32"});
+}
+
+}  // namespace
