@@ -53,15 +53,16 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
     cfg.B = c.B;
     cfg.s = c.s;
     cfg.auto_b = c.auto_b;
-    // A native CUDA run has no model of its GPUs to balance b by: it takes the
-    // width the tuner's simulation resolved (its real runs ran with it).
-    if (c.auto_b && !o.simulated && cfg.device == DeviceKind::Cuda) {
-      if (c.b < 1)
-        throw InputError("--tuned " + o.tuned +
-                         " chose --b auto without the width it resolved to, which a native CUDA run needs: tune "
-                         "again (tessera tune --device cuda)");
+    // A native run takes the width the tuner's simulation resolved, which its
+    // real runs ran with (a native CUDA run has no model of its GPUs to
+    // balance b by; emulated ones would balance at equal speeds, another width).
+    if (c.auto_b && !o.simulated && c.b > 0) {
       cfg.auto_b = false;
       cfg.b = c.b;
+    } else if (c.auto_b && !o.simulated && cfg.device == DeviceKind::Cuda) {
+      throw InputError("--tuned " + o.tuned +
+                       " chose --b auto without the width it resolved to, which a native CUDA run needs: tune "
+                       "again (tessera tune --device cuda)");
     }
     cfg.tiles_from = "--tuned " + o.tuned;
     return;

@@ -421,22 +421,36 @@ int CalibrateCommand::run_from_traces(const std::string& command) const {
     throw InputError(
         "--from-traces needs --base FILE: the node's GPU calibration (tessera calibrate --device cuda) "
         "the traced times are merged into");
+  if (calibrate_->get_option("--out")->count() == 0)
+    throw InputError("--from-traces needs --out FILE: the merged machine file (--base " + base_ + " stays as it is)");
   const std::string base = read_text_file("--base", base_);
   (void)platform::Machine::parse(base, base_);
   kernels::check_in_run_target(base, base_, {kernels::kGpuInRun});
-  check_distinct_paths({NamedPath{"--out", out_}}, {{"--base", base_}});
+  std::vector<NamedPath> inputs{{"--base", base_}};
+  for (const std::string& t : from_traces_) inputs.push_back({"--from-traces", t});
+  check_distinct_paths({NamedPath{"--out", out_}}, inputs);
   check_writable(out_);
-  const std::vector<kernels::InRunShape> shapes = kernels::gpu_in_run_shapes(from_traces_, 1);
+  const kernels::GpuInRunTraces traced = kernels::gpu_in_run_shapes(from_traces_, 1);
+  // The traced QR panels must be those the base's GEQRT and TSQRT were timed with.
+  const auto doc = nlohmann::json::parse(base);
+  const std::string base_panel = doc.value("/calibration/gpu/qr_panel"_json_pointer, std::string());
+  if (!traced.qr_panel.empty() && !base_panel.empty() && traced.qr_panel != base_panel)
+    throw InputError("--from-traces: the traced QR runs factored panels by " + traced.qr_panel + ", and --base " +
+                     base_ + " timed " + base_panel + " panels (calibrate the GPU with --gpu-qr-panel " +
+                     traced.qr_panel + ")");
   nlohmann::ordered_json record;
   record["command"] = command;
   record["date"] = kernels::utc_now();
   record["traces"] = from_traces_;
+  if (!traced.qr_panel.empty()) record["qr_panel"] = traced.qr_panel;
   record["min_calls"] = 1;
-  record["shapes"] = shapes.size();
+  record["shapes"] = traced.shapes.size();
   record["note"] =
-      "each GPU task's device span (gpu_span_us) in the traces, each trace's first call of each kernel left out";
-  write_file(out_, kernels::merge_in_run(base, base_, shapes, record.dump()));
-  std::cout << fmt::format("{} GPU kernel shapes from {} trace(s) merged into {} -> {}", shapes.size(),
+      "each GPU task's device span (gpu_span_us) in the traces, each trace lane's first call of each kernel left out";
+  const std::string text = kernels::merge_in_run(base, base_, traced.shapes, record.dump());
+  (void)platform::Machine::parse(text, out_);  // what is written loads
+  write_file(out_, text);
+  std::cout << fmt::format("{} GPU kernel shapes from {} trace(s) merged into {} -> {}", traced.shapes.size(),
                            from_traces_.size(), base_, out_)
             << std::endl;
   return 0;
@@ -504,6 +518,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   if (device_ == "cuda") {
     result.host_waits = kernels::cuda_host_waiting_kernels(qr_panel == QrPanel::CholQr);
     result.stream_reserve = kernels::cuda_stream_reserve(qr_panel == QrPanel::CholQr);
+    result.qr_panel = qr_panel == QrPanel::CholQr ? "cholqr" : "householder";
   }
   if (stream_overlap_) {
     // On a device of its own with two compute streams (the one above keeps the one-stream capacity it recorded).

@@ -435,6 +435,7 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["min_reps"] = o.min_reps;
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;
+  if (!c.qr_panel.empty()) cal["qr_panel"] = c.qr_panel;
   if (!o.more_ib.empty()) cal["qr_more_ib"] = o.more_ib;
   cal["sizes"] = o.sizes;
   if (!c.overlap_error.empty()) cal["stream_overlap_error"] = c.overlap_error;
@@ -460,6 +461,8 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["for_s"] = o.for_s;
   cal["for_narrow"] = o.for_narrow;
   f["calibration"]["gpu"] = cal;
+  // The GPU model is new: in-run times merged into the base's are gone with it.
+  if (f["calibration"].contains("gpu_in_run")) f["calibration"].erase("gpu_in_run");
   return machine_file_text(f.dump());
 }
 

@@ -62,6 +62,9 @@ struct DeviceCalibration {
   // Memory the device keeps per compute stream beyond the first (a CUDA
   // GPU's library reserve), written as node.gpus.stream_reserve_bytes.
   std::size_t stream_reserve = 0;
+  // A CUDA GPU's QR panels (--gpu-qr-panel: "householder", "cholqr"), as
+  // calibration.gpu.qr_panel; empty for a device that has one kind.
+  std::string qr_panel;
 };
 
 // One shape's operands in `dev`'s memory (two copies, used in turn), ready to time one call after another:

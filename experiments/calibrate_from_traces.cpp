@@ -28,8 +28,13 @@ std::optional<std::uint16_t> calibrated_kernel_named(const std::string& name) {
 
 }  // namespace
 
-std::vector<InRunShape> gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls) {
+GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls) {
   if (traces.empty()) throw InputError("--from-traces: give one or more trace files");
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    if (std::find(traces.begin(), traces.begin() + static_cast<std::ptrdiff_t>(i), traces[i]) !=
+        traces.begin() + static_cast<std::ptrdiff_t>(i))
+      throw InputError("--from-traces names " + traces[i] + " twice: its calls would count twice");
+  GpuInRunTraces out;
   if (min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", min_calls));
   using Key = std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>;
   std::map<Key, std::vector<double>> spans;
@@ -41,7 +46,13 @@ std::vector<InRunShape> gpu_in_run_shapes(const std::vector<std::string>& traces
     if (t.is_discarded() || !t.is_object() || !t.contains("traceEvents") ||
         t.value("/otherData/format"_json_pointer, std::string()) != "tessera-trace")
       throw InputError("--from-traces " + path + ": not a trace tessera run --trace wrote");
-    std::set<std::pair<std::uint16_t, char>> seen;
+    if (const std::string panel = t.value("/otherData/gpu_qr_panel"_json_pointer, std::string()); !panel.empty()) {
+      if (!out.qr_panel.empty() && out.qr_panel != panel)
+        throw InputError("--from-traces: the traced QR runs factored panels by " + out.qr_panel + " and " + panel +
+                         " (" + path + "): trace runs of one --gpu-qr-panel");
+      out.qr_panel = panel;
+    }
+    std::set<std::tuple<int, std::uint16_t, char>> seen;  // per GPU lane: its own library set-up
     int used = 0;
     for (const nlohmann::json& e : t["traceEvents"]) {
       if (e.value("ph", "") != "X" || e.value("cat", "") != "task" || !e.contains("args")) continue;
@@ -50,20 +61,21 @@ std::vector<InRunShape> gpu_in_run_shapes(const std::vector<std::string>& traces
       const std::optional<std::uint16_t> kernel = calibrated_kernel_named(e.value("name", ""));
       if (!kernel) continue;
       const char precision = a.value("precision", std::string("?"))[0];
-      if (!seen.insert({*kernel, precision}).second) {
-        const Key key{*kernel, precision, a.value("m", std::int64_t{0}), a.value("n", std::int64_t{0}),
-                      a.value("kdim", std::int64_t{0})};
+      if (precision != 'd' && precision != 's') continue;
+      if (!seen.insert({e.value("tid", 0), *kernel, precision}).second) {
+        const std::int64_t n = a.value("n", std::int64_t{0}), k = a.value("kdim", std::int64_t{0});
+        const Key key{*kernel, precision, a.value("m", std::int64_t{0}), n, k};
         spans[key].push_back(a["gpu_span_us"].get<double>() * 1e-6);
-        ibs[key].insert(a.value("ib", std::int64_t{0}));
+        ibs[key].insert(kernel_ib(*kernel, n, k, a.value("ib", std::int64_t{0})));  // the blocking it ran with
       }
       ++used;
     }
     if (used == 0)
       throw InputError("--from-traces " + path +
-                       ": no GPU task with its device span (gpu_span_us): trace a run with --gpus on a CUDA or "
-                       "simulated GPU");
+                       ": no GPU task of a calibrated kernel with its device span (gpu_span_us): trace a run with "
+                       "--gpus on CUDA GPUs, or on simulated ones with --gpu-streams 2 or more (one stream measures "
+                       "no span)");
   }
-  std::vector<InRunShape> out;
   for (auto& [key, v] : spans) {
     const auto& [kernel, precision, m, n, k] = key;
     if (ibs[key].size() > 1)
@@ -79,9 +91,9 @@ std::vector<InRunShape> gpu_in_run_shapes(const std::vector<std::string>& traces
     s.median_s = quantile(v, 0.5);
     s.spread_s = quantile(v, 0.75) - quantile(v, 0.25);
     s.calls = static_cast<int>(v.size());
-    out.push_back(s);
+    out.shapes.push_back(s);
   }
-  if (out.empty())
+  if (out.shapes.empty())
     throw InputError(
         fmt::format("--from-traces: no GPU kernel shape was called {} time(s) or more after each "
                     "kernel's first call",

@@ -30,10 +30,18 @@
 
 namespace tessera::kernels {
 
+struct GpuInRunTraces {
+  std::vector<InRunShape> shapes;  // threads = kGpuInRun
+  // How the traced QR runs' GPUs factored panels (the traces' gpu_qr_panel:
+  // "householder", "cholqr"); empty where no trace records one.
+  std::string qr_panel;
+};
+
 // The GPU tasks' shapes of the traces (tessera run --trace FILE, format
-// tessera-trace), with threads = kGpuInRun. Throws InputError naming a file
-// that is not such a trace or has no GPU task with a span, and a shape the
-// traces ran at two inner blockings.
-std::vector<InRunShape> gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls);
+// tessera-trace). Each GPU's (trace lane's) first call of each kernel is left
+// out. Throws InputError naming a file that is not such a trace, has no GPU
+// task with a span or is given twice, a shape the traces ran at two
+// effective inner blockings, and traces of different QR panels.
+GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls);
 
 }  // namespace tessera::kernels

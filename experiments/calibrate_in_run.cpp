@@ -155,10 +155,15 @@ void check_inner_blocking(const ordered& model, const std::vector<const InRunSha
     if (k && ib > 0 && ib < kernel_ib(*k, e.value("n", 0), e.value("k", 0), any))
       levels[{e["kernel"].get<std::string>(), e["precision"].get<std::string>()}].insert(ib);
   }
+  // x's ib is the blocking it ran with (its tile's limit where that is less
+  // than the run's); the model's entry of x's shape at level L ran with
+  // kernel_ib(L) for that shape. Every level's must be x's.
   for (const InRunShape* x : measured) {
-    const auto it = levels.find({kernel_key(x->shape.kernel), std::string(1, x->shape.precision)});
-    if (it == levels.end() || x->shape.ib >= kernel_ib(x->shape.kernel, x->shape.n, x->shape.k, any)) continue;
-    if (it->second.size() > 1 || *it->second.begin() != x->shape.ib)
+    const KernelShape& sh = x->shape;
+    const auto it = levels.find({kernel_key(sh.kernel), std::string(1, sh.precision)});
+    if (it == levels.end()) continue;
+    if (std::any_of(it->second.begin(), it->second.end(),
+                    [&](std::int64_t l) { return kernel_ib(sh.kernel, sh.n, sh.k, l) != sh.ib; }))
       throw InputError(fmt::format(
           "{} measured {} ({}) at inner blocking(s) {}, and the runs called it at ib {}: in-run times merge into a "
           "model of the blocking the runs used (calibrate the GPU with --ib {} alone)",
@@ -363,9 +368,11 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
     model["measurements"] = std::move(merged);
     model["source"] =
         model.value("source", std::string()) +
-        "; then in-run (calibration.in_run): shapes a real factorization ran take its median "
-        "(in_run_calls), the kernel's other shapes the in-run / isolated ratio of the nearest run shape in "
-        "(log m, log n, log k) (in_run_scale)";
+        fmt::format(
+            "; then in-run (calibration.{}): shapes a real factorization ran take its median "
+            "(in_run_calls), the kernel's other shapes the in-run / isolated ratio of the nearest run shape "
+            "in (log m, log n, log k) (in_run_scale)",
+            record_key(threads == kGpuInRun));
   }
   for (const auto& [threads, seconds] : task_s)
     target_model(f, threads, path)["task_s"] = {

@@ -310,9 +310,10 @@ TuneResult tune(const TuneRequest& req) {
       std::vector<std::string> a = child_args(r, c, false);
       a.insert(a.end(), {"--backend", "sim", "--machine", r.machine});
       const ChildRun run = run_child(r.program, a);
-      if (run.time_s) c.predicted_s = run.time_s;
-      if (run.time_s && c.auto_b) c.b = run.b.value_or(0);
-      else {
+      if (run.time_s) {
+        c.predicted_s = run.time_s;
+        if (c.auto_b) c.b = run.b.value_or(0);
+      } else {
         c.failed = fmt::format("simulation: exit {}: {}", run.status, run.error);
         c.failed_status = run.status;
       }

@@ -143,7 +143,9 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
   const auto dur = [&](double a, double b) { return micro(ns(b) - ns(a)); };
   out << "{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"format\":\"tessera-trace\",\"version\":1,\"backend\":"
       << quoted(info.backend) << ",\"tile_rows\":" << info.tile_rows << ",\"tile_cols\":" << info.tile_cols
-      << ",\"run\":" << quoted(info.run) << "},\n\"traceEvents\":[\n";
+      << ",\"run\":" << quoted(info.run)
+      << (info.gpu_qr_panel.empty() ? std::string() : ",\"gpu_qr_panel\":" + quoted(info.gpu_qr_panel))
+      << "},\n\"traceEvents\":[\n";
   out << fmt::format(R"x({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"node {} ({})"}}}})x", node_, node_,
                      info.backend);
   const std::size_t cpus =

@@ -57,6 +57,10 @@ struct TraceInfo {
   int tile_cols = 0;
   std::string run;  // free text: the configuration (summary line)
   int gpus = 0;     // the last `gpus` workers are GPU managers (named gpu1..)
+  // A QR run on CUDA GPUs: how their GEQRT and TSQRT factored panels
+  // ("householder", "cholqr"); empty otherwise. A calibration from the trace
+  // (tessera calibrate --from-traces) must have timed the same panels.
+  std::string gpu_qr_panel;
 };
 
 // A RuntimeObserver that records one event per task of one node. Each worker

@@ -105,6 +105,7 @@ TEST(TuneCli, FindsThePlateauBuiltIntoTheMachineAndTheSimulationsDecide) {
   double best = 1e300;
   for (const auto& c : t["candidates"]) {
     EXPECT_GE(c["B"].get<int>(), 512);
+    EXPECT_FALSE(c.contains("failed")) << "its simulation succeeded: " << c;
     ASSERT_TRUE(c["predicted_s"].is_number()) << c;
     EXPECT_TRUE(c["real_s"].is_null()) << "a simulated run is not run for real: " << c;
     best = std::min(best, c["predicted_s"].get<double>());
@@ -223,9 +224,12 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
   EXPECT_EQ(simulated, static_cast<int>(t.candidates.size()));
   EXPECT_GT(real_narrow, 0) << "no s = 2 candidate ran for real";
   EXPECT_GE(real, simulated);
-  for (const TuneCandidate& c : t.candidates) EXPECT_EQ(c.b, c.auto_b ? 96 : 0) << c.B << " s=" << c.s;
+  for (const TuneCandidate& c : t.candidates) {
+    EXPECT_EQ(c.b, c.auto_b ? 96 : 0) << c.B << " s=" << c.s;
+    EXPECT_EQ(c.failed, "") << c.B << " s=" << c.s;
+  }
 
-  // The choice keeps the width; a native CUDA run of --tuned takes it, an emulated one balances for itself.
+  // The choice keeps the width; a native run of --tuned takes it, on CUDA or emulated GPUs, as its real runs did.
   nlohmann::json j = tune_json(t);
   j["choice"]["b"] = "auto";
   j["choice"]["s"] = 2;
@@ -246,7 +250,8 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
   emulated.device = DeviceKind::Emulated;
   emulated.b = kUnsetSize;
   apply_tuning(emulated, o);
-  EXPECT_TRUE(emulated.auto_b);
+  EXPECT_FALSE(emulated.auto_b);
+  EXPECT_EQ(emulated.b, 96);
   j["choice"].erase("b_width");
   const std::string old = dir.write("old.json", j.dump());
   RunConfig cuda_again = cfg;

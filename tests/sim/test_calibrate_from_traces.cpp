@@ -8,7 +8,9 @@
 // was, 2026-11-25 to 2026-11-27).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,15 @@ TEST(CalibrateFromTraces, ARunsSpansMakeAModelThatReproducesItAndPredictsAnother
     }
   }
   EXPECT_EQ(traced_shapes, 4) << "POTF2', TRSM, GSMM_DIAG and GSMM at 1024";
+  // Every GPU task of the trace counted, but each kernel's first on its lane (its library set-up).
+  const json t = json::parse(read_text(trace));
+  std::map<std::string, int> tasks;
+  for (const json& e : t["traceEvents"])
+    if (e.value("cat", "") == "task" && e["args"].contains("gpu_span_us")) ++tasks[e["name"].get<std::string>()];
+  const std::map<std::string, std::string> key = {
+      {"potf2p", "POTF2'"}, {"trsm", "TRSM"}, {"gsmm_diag", "GSMM_DIAG"}, {"gsmm", "GSMM"}};
+  for (const json& e : after)
+    if (e.contains("in_run_calls")) EXPECT_EQ(e["in_run_calls"], tasks[key.at(e["kernel"])] - 1) << e;
   EXPECT_GT(scaled, 0);
 
   const double unmerged = run_ok(cholesky(kH100, "1024"))["time_s"].get<double>();
@@ -77,6 +88,42 @@ TEST(CalibrateFromTraces, ARunsSpansMakeAModelThatReproducesItAndPredictsAnother
   const double held_out = run_ok(cholesky(merged, "2048"))["time_s"].get<double>();
   EXPECT_NEAR(held_out / held_out_real, 1.0, 0.05);
   EXPECT_LT(run_ok(cholesky(kH100, "2048"))["time_s"].get<double>(), 0.85 * held_out_real);
+}
+
+// Each GPU pays its own first call of each kernel (its library set-up): with
+// two GPUs, two calls of each kernel are left out, one per GPU that ran it.
+TEST(CalibrateFromTraces, EachGpuLeavesOutItsOwnFirstCall) {
+  TempDir dir;
+  json two = json::parse(read_text(kH100));
+  two["node"]["gpus"]["count"] = 2;
+  const std::string node = dir.write("two.json", two.dump()), trace = dir.path() + "/t.json";
+  auto traced = cholesky(node, "1024");
+  traced[10] = "2";  // --gpus 2
+  traced.insert(traced.end(), {"--trace", trace});
+  (void)run_ok(traced);
+  const json t = json::parse(read_text(trace));
+  std::map<std::string, int> tasks;
+  std::map<std::string, std::set<int>> lanes;
+  for (const json& e : t["traceEvents"])
+    if (e.value("cat", "") == "task" && e["args"].contains("gpu_span_us")) {
+      ++tasks[e["name"].get<std::string>()];
+      lanes[e["name"].get<std::string>()].insert(e["tid"].get<int>());
+    }
+  ASSERT_EQ(lanes["GSMM"].size(), 2u) << "both GPUs ran GSMMs";
+  const std::string out = dir.path() + "/m.json";
+  const Outcome o = run_tessera({"calibrate", "--from-traces", trace, "--base", node, "--out", out});
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  const json m = json::parse(read_text(out));
+  const std::map<std::string, std::string> name = {
+      {"potf2p", "POTF2'"}, {"trsm", "TRSM"}, {"gsmm_diag", "GSMM_DIAG"}, {"gsmm", "GSMM"}};
+  int checked = 0;
+  for (const json& e : m["kernel_models"]["gpu"]["measurements"])
+    if (e.contains("in_run_calls")) {
+      const std::string& k = name.at(e["kernel"]);
+      EXPECT_EQ(e["in_run_calls"].get<int>(), tasks[k] - static_cast<int>(lanes[k].size())) << e;
+      ++checked;
+    }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {
@@ -98,6 +145,9 @@ TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {
     for (const std::string& w : words) EXPECT_NE(o.err.find(w), std::string::npos) << w << "\n" << o;
   };
   refused({"--from-traces", trace, "--out", out}, {"--base"});
+  refused({"--from-traces", trace, "--base", kH100}, {"--out"});
+  refused({"--from-traces", trace, "--base", kH100, "--out", trace}, {trace});
+  refused({"--from-traces", trace + "," + trace, "--base", kH100, "--out", out}, {trace, "twice"});
   refused({"--from-traces", trace, "--base", kH100, "--out", out, "--device", "cuda"}, {"--device", "--from-traces"});
   refused({"--from-traces", kH100, "--base", kH100, "--out", out}, {kH100, "not a trace"});
   refused({"--from-traces", one_stream, "--base", kH100, "--out", out}, {one_stream, "gpu_span_us"});
@@ -124,6 +174,19 @@ TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {
   qr.insert(qr.end(), {"--trace", qr_trace});
   (void)run_ok(qr);
   refused({"--from-traces", qr_trace, "--base", two_ib, "--out", out}, {"SSRFB", "32, 128", "--ib 32"});
+  // A CUDA run's trace names its QR panels, a CUDA calibration the panels it timed: they must agree.
+  json qt = json::parse(read_text(qr_trace));
+  qt["otherData"]["gpu_qr_panel"] = "householder";
+  const std::string householder = dir.write("qr-householder.json", qt.dump());
+  json cholqr = json::parse(read_text(kH100));
+  cholqr["calibration"]["gpu"]["qr_panel"] = "cholqr";
+  const std::string cholqr_base = dir.write("cholqr.json", cholqr.dump());
+  refused({"--from-traces", householder, "--base", cholqr_base, "--out", out},
+          {"householder", "cholqr", "--gpu-qr-panel householder"});
+  cholqr["calibration"]["gpu"]["qr_panel"] = "householder";
+  const std::string householder_base = dir.write("householder.json", cholqr.dump());
+  EXPECT_EQ(run_tessera({"calibrate", "--from-traces", householder, "--base", householder_base, "--out", out}).status,
+            0);
 }
 
 }  // namespace
