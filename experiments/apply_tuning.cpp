@@ -90,7 +90,7 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   r.machine = o.machine;
   r.simulated = o.simulated;
   // Every child run, simulated and real, is this run's factorization: its own
-  // options (LU's pivoting, tree and CPU share) and its window. (A real one
+  // options (LU's pivoting, tree and CPU share), its window and its GPUs' options. (A real one
   // has no GPUs: native --B auto with --gpus is refused above.)
   r.pivot = cfg.pivot;
   for (const auto& [name, value] :
@@ -100,6 +100,7 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   // candidate's tiles (or one node's share) may have fewer.
   if (!cfg.d.empty() && !std::isdigit(static_cast<unsigned char>(cfg.d[0])))
     r.graph_args.insert(r.graph_args.end(), {"--d", cfg.d});
+  r.graph_args.insert(r.graph_args.end(), o.gpu_args.begin(), o.gpu_args.end());
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);
   cfg.B = t.choice().B;

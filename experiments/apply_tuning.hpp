@@ -3,6 +3,7 @@
 // tiles; `tessera tune` writes FILE): what the run's configuration takes
 // from them.
 #include <string>
+#include <vector>
 
 #include "experiments/driver.hpp"
 
@@ -18,6 +19,10 @@ struct TuningOptions {
   // GPUs' threads (default_threads), and so does the tuning of --B auto.
   bool threads_from_cores = false;
   std::string window;  // --window as given (empty: not given)
+  // The run's GPU options as given (--gpu-streams, --gpu-memory, --eviction,
+  // --keep-tiles, --gpu-kernel-depth), for every child run of --B auto: they
+  // decide which tiles fit a GPU and how fast its kernels run beside each other.
+  std::vector<std::string> gpu_args;
 };
 void apply_tuning(RunConfig& cfg, const TuningOptions& o);
 

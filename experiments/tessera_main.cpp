@@ -515,6 +515,11 @@ int main(int argc, char** argv) {
     tuning.machine = backend.machine;
     tuning.threads_from_cores = backend.threads_from_cores;
     if (window_opt->count()) tuning.window = window_text;
+    for (const char* name : {"--gpu-streams", "--gpu-memory", "--eviction", "--keep-tiles", "--gpu-kernel-depth"})
+      if (const CLI::Option* o = run->get_option(name); o->count() > 0) {
+        tuning.gpu_args.emplace_back(name);
+        if (o->get_expected_max() != 0) tuning.gpu_args.push_back(o->as<std::string>());
+      }
     if (*run && tuning.B == "auto" && !tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun())
       throw tessera::InputError(
           "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");

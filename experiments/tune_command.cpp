@@ -33,6 +33,10 @@ TuneCommand::TuneCommand(CLI::App& app) {
   tune_->add_option("--device", req_.device,
                     "a native run's GPUs (with --gpus): cuda | emulated, the --device of its real runs, which run "
                     "each candidate with the narrow width its simulation resolved");
+  tune_->add_option("--gpu-streams", gpu_streams_, "the run's compute streams per GPU, for every child run");
+  tune_->add_option("--gpu-memory", gpu_memory_,
+                    "the run's bytes of memory per GPU (its --gpu-memory), for every child run: which tiles fit");
+  tune_->add_option("--eviction", eviction_, "the run's GPU eviction (next-use | lru), for every child run");
   tune_->add_option("--backend", backend_,
                     "native (the run to tune is real: finish with real runs) | sim (it is simulated: the "
                     "simulations decide); default native");
@@ -92,6 +96,12 @@ int TuneCommand::run() {
     req_.B_max = b;
     req_.B_step = c;
   }
+  for (const auto& [name, value] : {std::pair{"--gpu-streams", &gpu_streams_}, std::pair{"--gpu-memory", &gpu_memory_},
+                                    std::pair{"--eviction", &eviction_}})
+    if (tune_->get_option(name)->count() > 0) {
+      if (req_.gpus < 1) throw InputError(std::string(name) + " " + *value + " describes the run's GPUs: add --gpus G");
+      req_.graph_args.insert(req_.graph_args.end(), {name, *value});
+    }
   if (req_.algo != "qr" && tune_->get_option("--ib")->count() > 0)
     throw InputError("--ib " + std::to_string(req_.ib) + " sets QR's kernels, and the tuning is --algo " + req_.algo);
   if (tune_->get_option("--out")->count() > 0 && out_.empty()) throw InputError("--out '': give a file");

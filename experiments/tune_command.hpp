@@ -25,6 +25,7 @@ class TuneCommand {
   CLI::App* tune_ = nullptr;
   TuneRequest req_;
   std::string precision_ = "d", backend_ = "native", range_, out_;
+  std::string gpu_streams_, gpu_memory_, eviction_;  // as given: every child run gets them
   bool quiet_ = false;
 };
 

@@ -482,7 +482,7 @@ TEST(CliClaims3, OptionsThatChangeNothingAreRefused) {
 // --B auto tunes the run it is given: with --gpus and no --threads, for the
 // threads the run takes (the node's cores less its GPUs' threads: 7 of
 // Keeneland's 12 with 3 GPUs, where it tuned for 1), and LU with the run's
-// pivoting. Each choice equals tessera tune's for the same run.
+// pivoting, and its GPUs' memory. Each choice equals tessera tune's for the same run.
 TEST(CliClaims3, BAutoTunesTheRunItIsGiven) {
   if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
   TempDir dir;
@@ -507,6 +507,14 @@ TEST(CliClaims3, BAutoTunesTheRunItIsGiven) {
                            "sim", "--machine", kKeeneland}));
   // That tuning's file fits the same run: no note that it was tuned for other threads (it compared with 1).
   run_ok(dir, sim({"--n", "4096", "--gpus", "3", "--tuned", dir.path() + "/tuned.json"}), 2);
+  // The run's GPU options reach every child run: with 200 MB per GPU other tiles fit (B = 1216, where the GPU's
+  // full 6 GB gives 1152; before, the children had the machine file's memory and chose 1152 for this run too).
+  const std::string small_gpu =
+      tuned_by_run(sim({"--n", "8192", "--gpus", "1", "--gpu-memory", "200000000", "--B", "auto"}));
+  EXPECT_EQ(small_gpu, tuned_by_tune({"tune", "--algo", "cholesky", "--n", "8192", "--gpus", "1", "--threads", "9",
+                                      "--gpu-memory", "200000000", "--backend", "sim", "--machine", kKeeneland}));
+  EXPECT_NE(small_gpu, tuned_by_tune({"tune", "--algo", "cholesky", "--n", "8192", "--gpus", "1", "--threads", "9",
+                                      "--backend", "sim", "--machine", kKeeneland}));
   EXPECT_EQ(tuned_by_run(base({"--n", "2048", "--threads", "2", "--pivot", "tournament", "--B", "auto", "--backend",
                                "sim", "--machine", local},
                               "lu")),
