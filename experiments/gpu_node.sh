@@ -47,6 +47,11 @@
 #                    interval is its own; a row's own --threads replaces the default),
 #                    OUT/trace_I.json and trace_I.run.json, for
 #                    analysis/trace_compare.py against its simulation
+#         tune       tessera tune on the GPU for $TUNE_ALGOS (default cholesky qr; QR at
+#                    --ib 128), N = $TUNE_N (default 32,768): candidates ranked on
+#                    $TUNE_MACHINE (default OUT/node.json, the calibrate step's), the best
+#                    run for real on the CUDA device within $TUNE_BUDGET s (default 60);
+#                    OUT/tune_ALGO.json
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_N, default 16,384;
 #                    $MPI_THREADS compute threads per rank, default 3; $MPI_TILE_ARGS:
@@ -123,8 +128,8 @@ run() {
   IFS=, read -ra todo <<<"$steps"
   for s in "${todo[@]}"; do
     case $s in
-      tests | sanitizer | check | calibrate | kernels | ooc | bench | trace | mpi) ;;
-      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, kernels, ooc, bench, trace, mpi)" >&2
+      tests | sanitizer | check | calibrate | kernels | ooc | bench | trace | tune | mpi) ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, kernels, ooc, bench, trace, tune, mpi)" >&2
          exit 2 ;;
     esac
   done
@@ -139,7 +144,9 @@ run() {
   [[ ${MPI_THREADS:-3} =~ ^[1-9][0-9]*$ ]] ||
     { echo "gpu_node.sh run: MPI_THREADS '$MPI_THREADS' is not a positive number of threads" >&2; exit 2; }
   local order
-  for order in MPI_N OOC_N TRACE_N; do
+  [[ ${TUNE_BUDGET:-60} =~ ^[0-9]+([.][0-9]+)?$ ]] ||
+    { echo "gpu_node.sh run: TUNE_BUDGET '$TUNE_BUDGET' is not a number of seconds" >&2; exit 2; }
+  for order in MPI_N OOC_N TRACE_N TUNE_N; do
     [[ ${!order:-1} =~ ^[1-9][0-9]*$ ]] ||
       { echo "gpu_node.sh run: $order '${!order}' is not a positive matrix order" >&2; exit 2; }
   done
@@ -288,6 +295,14 @@ run() {
           step "trace_$i" $b/tessera run --algo "${row%%:*}" --n "${TRACE_N:-32768}" "${row_args[@]}" --gpus 1 \
             --device cuda "${threads_arg[@]}" --trace "$out/trace_$i.json" --json "$out/trace_$i.run.json"
           i=$((i + 1))
+        done ;;
+      tune)
+        # Does the tuner, its real runs on the GPU, choose what the bench rows measured fastest?
+        local a
+        for a in ${TUNE_ALGOS:-cholesky qr}; do
+          step "tune_$a" $b/tessera tune --algo "$a" --n "${TUNE_N:-32768}" --gpus 1 --device cuda --threads $t \
+            --machine "${TUNE_MACHINE:-$out/node.json}" --budget "${TUNE_BUDGET:-60}" \
+            $([[ $a == qr ]] && echo --ib 128) --out "$out/tune_$a.json"
         done ;;
       mpi)
         # One step per tessera configuration ($MPI_TILE_ARGS, ';'-separated),

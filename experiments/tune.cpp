@@ -389,6 +389,16 @@ TuneResult tune(const TuneRequest& req) {
           wall_per_predicted = std::max(wall_per_predicted, wall_of[i] / *c.predicted_s);
       }
     }
+    // Every real run failed: the run being tuned would too (no CUDA device, no
+    // memory for any tile), and a choice by simulation would hide it.
+    if (ran.empty()) {
+      const auto f = std::find_if(t.candidates.begin(), t.candidates.end(),
+                                  [](const TuneCandidate& c) { return c.failed.starts_with("real run"); });
+      if (f != t.candidates.end()) {
+        const int status = f->failed_status >= 2 && f->failed_status <= 4 ? f->failed_status : 5;
+        throw Error(fmt::format("every real run failed; the first, {}: {}", label(*f), f->failed), status);
+      }
+    }
     std::sort(ran.begin(), ran.end(),
               [&](std::size_t a, std::size_t b) { return *t.candidates[a].real_s < *t.candidates[b].real_s; });
     ran.resize(std::min<std::size_t>(ran.size(), 3));

@@ -229,6 +229,25 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
     EXPECT_EQ(c.failed, "") << c.B << " s=" << c.s;
   }
 
+  // Real runs that all fail (here: a node without a CUDA device) fail the tuning with their status, rather than
+  // let the simulations choose for a run that cannot run.
+  const std::string broken =
+      dir.write("broken.sh",
+                "#!/bin/sh\ncase \"$*\" in *'--backend sim'*) ;; *) echo 'tessera: error: no CUDA device' >&2; "
+                "exit 2 ;; esac\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf '{\"time_s\": 0.5, \"b\": "
+                "96}' > \"$2\"; shift; done\n");
+  ASSERT_EQ(::chmod(broken.c_str(), 0755), 0);
+  TuneRequest no_gpu = r;
+  no_gpu.program = broken;
+  try {
+    (void)tune(no_gpu);
+    ADD_FAILURE() << "a tuning whose every real run failed chose";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_status(), 2);
+    EXPECT_THAT(e.what(), HasSubstr("every real run failed"));
+    EXPECT_THAT(e.what(), HasSubstr("no CUDA device"));
+  }
+
   // The choice keeps the width; a native run of --tuned takes it, on CUDA or emulated GPUs, as its real runs did.
   nlohmann::json j = tune_json(t);
   j["choice"]["b"] = "auto";
