@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "experiments/driver_parts.hpp"
 #include "experiments/run_simulated.hpp"
 #include "experiments/tune.hpp"
 #include "models/machine.hpp"
@@ -68,6 +69,11 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
     return;
   }
   if (cfg.n == kUnsetSize) throw InputError("--B auto needs --n (the size to tune for)");
+  {
+    RunConfig as_run = cfg;  // its machine file is set later, with the backend's
+    if (o.simulated) as_run.machine = o.machine;
+    driver::check_gpu_options(as_run);
+  }
   // The tuner ranks GPU tiles by a machine file's model, and a native run
   // takes no --machine: say how, rather than ask for one it then refuses.
   if (!o.simulated && cfg.gpus > 0)

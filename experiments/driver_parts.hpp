@@ -34,6 +34,11 @@ class PhantomExecutor final : public Executor {
 double process_cpu_s();
 // Resolves the defaults of `c` and checks every option (InputError naming it).
 void resolve(RunConfig& c, const DenseMatrix* input);
+// The GPU options' values and combinations (--gpu-streams, --gpu-kernel-depth)
+// against the run's GPUs and backend (c.machine: a simulated run's file);
+// InputError naming them. resolve() calls it; --B auto first, so that a bad
+// combination is refused before every child run of the tuning fails on it.
+void check_gpu_options(const RunConfig& c);
 RuntimeOptions runtime_options(const RunConfig& c);
 
 template <class T>

@@ -47,7 +47,7 @@
 #                    interval is its own; a row's own --threads replaces the default),
 #                    OUT/trace_I.json and trace_I.run.json, for
 #                    analysis/trace_compare.py against its simulation
-#         tune       tessera tune on the GPU for $TUNE_ALGOS (default cholesky qr; QR at
+#         tune       tessera tune on the GPU for $TUNE_ALGOS (default cholesky,qr; QR at
 #                    --ib 128), N = $TUNE_N (default 32,768): candidates ranked on
 #                    $TUNE_MACHINE (default OUT/node.json, the calibrate step's), the best
 #                    run for real on the CUDA device within $TUNE_BUDGET s (default 60);
@@ -144,8 +144,13 @@ run() {
   [[ ${MPI_THREADS:-3} =~ ^[1-9][0-9]*$ ]] ||
     { echo "gpu_node.sh run: MPI_THREADS '$MPI_THREADS' is not a positive number of threads" >&2; exit 2; }
   local order
-  [[ ${TUNE_BUDGET:-60} =~ ^[0-9]+([.][0-9]+)?$ ]] ||
-    { echo "gpu_node.sh run: TUNE_BUDGET '$TUNE_BUDGET' is not a number of seconds" >&2; exit 2; }
+  [[ ${TUNE_BUDGET:-60} =~ ^[0-9]*[1-9][0-9]*([.][0-9]+)?$|^0*[.][0-9]*[1-9][0-9]*$ ]] ||
+    { echo "gpu_node.sh run: TUNE_BUDGET '$TUNE_BUDGET' is not a positive number of seconds (real runs decide)" >&2; exit 2; }
+  [[ ${TUNE_ALGOS:-cholesky,qr} =~ ^(cholesky|qr)(,(cholesky|qr))*$ ]] ||
+    { echo "gpu_node.sh run: TUNE_ALGOS '$TUNE_ALGOS' is not a comma-separated list of cholesky, qr" >&2; exit 2; }
+  if [[ ,$steps, == *,tune,* && -n ${TUNE_MACHINE:-} && ! -f $TUNE_MACHINE ]]; then
+    echo "gpu_node.sh run: TUNE_MACHINE '$TUNE_MACHINE' is not a file" >&2; exit 2
+  fi
   for order in MPI_N OOC_N TRACE_N TUNE_N; do
     [[ ${!order:-1} =~ ^[1-9][0-9]*$ ]] ||
       { echo "gpu_node.sh run: $order '${!order}' is not a positive matrix order" >&2; exit 2; }
@@ -298,8 +303,8 @@ run() {
         done ;;
       tune)
         # Does the tuner, its real runs on the GPU, choose what the bench rows measured fastest?
-        local a
-        for a in ${TUNE_ALGOS:-cholesky qr}; do
+        local a algos=${TUNE_ALGOS:-cholesky,qr}
+        for a in ${algos//,/ }; do
           step "tune_$a" $b/tessera tune --algo "$a" --n "${TUNE_N:-32768}" --gpus 1 --device cuda --threads $t \
             --machine "${TUNE_MACHINE:-$out/node.json}" --budget "${TUNE_BUDGET:-60}" \
             $([[ $a == qr ]] && echo --ib 128) --out "$out/tune_$a.json"

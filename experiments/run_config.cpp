@@ -147,6 +147,25 @@ void resolve_split(RunConfig& c, const Factorization& F) {
 
 }  // namespace
 
+void check_gpu_options(const RunConfig& c) {
+  if (c.gpu_kernel_depth < 0)
+    throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
+                     " must be >= 0 (0: the device's own)");
+  if (c.gpu_streams < 1) throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) + " must be >= 1");
+  if (c.gpu_streams > 1 && (c.gpus == 0 || (c.machine.empty() && c.device != DeviceKind::Cuda)))
+    throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
+                     ": only CUDA GPUs (--gpus G --device cuda) and simulated ones (--machine FILE --gpus G) have "
+                     "compute streams");
+  if (c.gpu_streams > 1 && c.gpu_kernel_depth == 1)
+    throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
+                     " with --gpu-kernel-depth 1: one task at a time runs on one stream (give a depth of 0 or > 1)");
+  // A depth changes only a GPU that queues several tasks (node_runtime.cpp: min(depth, the device's)).
+  if (c.gpu_kernel_depth > 0 && c.gpus > 0 && c.device != DeviceKind::Cuda && c.gpu_streams == 1)
+    throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
+                     " sets how many tasks a GPU queues, and these GPUs queue one (emulated ones always, simulated "
+                     "ones with one compute stream): give --device cuda or --gpu-streams S");
+}
+
 void resolve(RunConfig& c, const DenseMatrix* input) {
   const Factorization& F = factorization(c.algo);  // throws for an unknown --algo
   if (c.impl == Impl::Cusolver && c.gpus != 0)
@@ -199,22 +218,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.b == kUnsetSize) c.b = default_narrow_width(c.B, c.s, c.dist == kDistGpuColumns);
   if (c.ib < 1) throw InputError("--ib " + std::to_string(c.ib) + " must be >= 1");
   if (c.window < 1) throw InputError("--window " + std::to_string(c.window) + " must be >= 1");
-  if (c.gpu_kernel_depth < 0)
-    throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
-                     " must be >= 0 (0: the device's own)");
-  if (c.gpu_streams < 1) throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) + " must be >= 1");
-  if (c.gpu_streams > 1 && (c.gpus == 0 || (c.machine.empty() && c.device != DeviceKind::Cuda)))
-    throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
-                     ": only CUDA GPUs (--gpus G --device cuda) and simulated ones (--machine FILE --gpus G) have "
-                     "compute streams");
-  if (c.gpu_streams > 1 && c.gpu_kernel_depth == 1)
-    throw InputError("--gpu-streams " + std::to_string(c.gpu_streams) +
-                     " with --gpu-kernel-depth 1: one task at a time runs on one stream (give a depth of 0 or > 1)");
-  // A depth changes only a GPU that queues several tasks (node_runtime.cpp: min(depth, the device's)).
-  if (c.gpu_kernel_depth > 0 && c.gpus > 0 && c.device != DeviceKind::Cuda && c.gpu_streams == 1)
-    throw InputError("--gpu-kernel-depth " + std::to_string(c.gpu_kernel_depth) +
-                     " sets how many tasks a GPU queues, and these GPUs queue one (emulated ones always, simulated "
-                     "ones with one compute stream): give --device cuda or --gpu-streams S");
+  check_gpu_options(c);
   if (c.gpu_trsm_inverse < 0)
     throw InputError("--gpu-trsm-inverse " + std::to_string(c.gpu_trsm_inverse) + " must be >= 0 (0: none)");
   if (c.gpu_trsm_inverse > 0 && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))

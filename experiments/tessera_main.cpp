@@ -515,11 +515,10 @@ int main(int argc, char** argv) {
     tuning.machine = backend.machine;
     tuning.threads_from_cores = backend.threads_from_cores;
     if (window_opt->count()) tuning.window = window_text;
-    for (const char* name : {"--gpu-streams", "--gpu-memory", "--eviction", "--keep-tiles", "--gpu-kernel-depth"})
-      if (const CLI::Option* o = run->get_option(name); o->count() > 0) {
-        tuning.gpu_args.emplace_back(name);
-        if (o->get_expected_max() != 0) tuning.gpu_args.push_back(o->as<std::string>());
-      }
+    for (const char* name : {"--gpu-streams", "--gpu-memory", "--eviction", "--gpu-kernel-depth"})
+      if (const CLI::Option* o = run->get_option(name); o->count() > 0)
+        tuning.gpu_args.insert(tuning.gpu_args.end(), {name, o->as<std::string>()});
+    if (cfg.keep_tiles) tuning.gpu_args.emplace_back("--keep-tiles");  // (--keep-tiles=false counts as given)
     if (*run && tuning.B == "auto" && !tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun())
       throw tessera::InputError(
           "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");

@@ -451,6 +451,7 @@ nlohmann::json tune_json(const TuneResult& t) {
   j["machine"] = r.machine;
   j["simulated"] = r.simulated;
   if (!r.device.empty()) j["device"] = r.device;
+  j["child_args"] = r.graph_args;  // what every child run got besides its tiles (the run's own options)
   j["blas_core"] = t.blas_core;
   j["choice"] = {{"B", c.B},
                  {"s", c.s},

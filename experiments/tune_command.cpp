@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/driver.hpp"
 #include "experiments/output_path.hpp"
 
 namespace tessera {
@@ -102,6 +103,17 @@ int TuneCommand::run() {
       if (req_.gpus < 1) throw InputError(std::string(name) + " " + *value + " describes the run's GPUs: add --gpus G");
       req_.graph_args.insert(req_.graph_args.end(), {name, *value});
     }
+  // Their values, before a pass of simulations whose every child would refuse them.
+  if (!gpu_memory_.empty() && parse_count("--gpu-memory", gpu_memory_) < 1)
+    throw InputError("--gpu-memory " + gpu_memory_ + " must be >= 1 byte");
+  if (!eviction_.empty()) (void)parse_eviction(eviction_);
+  if (!gpu_streams_.empty()) {
+    const std::uint64_t s = parse_count("--gpu-streams", gpu_streams_);
+    if (s < 1) throw InputError("--gpu-streams " + gpu_streams_ + " must be >= 1");
+    if (s > 1 && backend_ == "native" && req_.device != "cuda")
+      throw InputError("--gpu-streams " + gpu_streams_ +
+                       ": only CUDA GPUs (--device cuda) and simulated ones (--backend sim) have compute streams");
+  }
   if (req_.algo != "qr" && tune_->get_option("--ib")->count() > 0)
     throw InputError("--ib " + std::to_string(req_.ib) + " sets QR's kernels, and the tuning is --algo " + req_.algo);
   if (tune_->get_option("--out")->count() > 0 && out_.empty()) throw InputError("--out '': give a file");

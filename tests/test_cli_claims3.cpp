@@ -513,8 +513,15 @@ TEST(CliClaims3, BAutoTunesTheRunItIsGiven) {
       tuned_by_run(sim({"--n", "8192", "--gpus", "1", "--gpu-memory", "200000000", "--B", "auto"}));
   EXPECT_EQ(small_gpu, tuned_by_tune({"tune", "--algo", "cholesky", "--n", "8192", "--gpus", "1", "--threads", "9",
                                       "--gpu-memory", "200000000", "--backend", "sim", "--machine", kKeeneland}));
+  EXPECT_EQ(read_json(dir.path() + "/tuned.json").at("child_args"), json::array({"--gpu-memory", "200000000"}));
   EXPECT_NE(small_gpu, tuned_by_tune({"tune", "--algo", "cholesky", "--n", "8192", "--gpus", "1", "--threads", "9",
                                       "--backend", "sim", "--machine", kKeeneland}));
+  // A combination the run refuses is refused before the tuning, not as the failure of every child run.
+  const Outcome streams =
+      run_tessera(base({"--n", "512", "--gpu-streams", "2", "--B", "auto", "--backend", "sim", "--machine", local}));
+  EXPECT_EQ(streams.status, kInvalidInput) << streams;
+  EXPECT_THAT(streams.err, ::testing::HasSubstr("--gpu-streams 2: only CUDA GPUs")) << streams;
+  EXPECT_THAT(streams.err, ::testing::Not(::testing::HasSubstr("every candidate failed"))) << streams;
   EXPECT_EQ(tuned_by_run(base({"--n", "2048", "--threads", "2", "--pivot", "tournament", "--B", "auto", "--backend",
                                "sim", "--machine", local},
                               "lu")),

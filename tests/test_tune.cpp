@@ -287,6 +287,18 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
   };
   expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", machine}), {"--gpus 1", "--device cuda"});
   expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", machine, "--device", "nope"}), {"--device 'nope'"});
+  // The run's GPU options, checked before any child runs (each would refuse them).
+  const std::vector<std::string> gpu{"--gpus", "1", "--machine", machine, "--device", "emulated"};
+  auto gpu_with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = with(gpu);
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_rejected(kInvalidInput, gpu_with({"--gpu-streams", "2"}), {"--gpu-streams 2", "--device cuda"});
+  expect_rejected(kInvalidInput, gpu_with({"--gpu-streams", "0"}), {"--gpu-streams 0"});
+  expect_rejected(kInvalidInput, gpu_with({"--gpu-memory", "0"}), {"--gpu-memory 0"});
+  expect_rejected(kInvalidInput, gpu_with({"--eviction", "fifo"}), {"--eviction", "fifo"});
+  expect_rejected(kInvalidInput, with({"--gpu-memory", "1000000"}), {"--gpu-memory 1000000", "--gpus"});
   expect_rejected(kInvalidInput, with({"--device", "cuda"}), {"--device cuda", "no GPUs"});
   expect_rejected(kInvalidInput, with({"--gpus", "1", "--machine", machine, "--device", "cuda", "--backend", "sim"}),
                   {"--device cuda", "machine file"});
