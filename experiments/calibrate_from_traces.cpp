@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,7 +11,6 @@
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "base/kernel_table.hpp"
-#include "experiments/calibrate.hpp"
 
 namespace tessera::kernels {
 
@@ -30,14 +28,14 @@ std::optional<std::uint16_t> calibrated_kernel_named(const std::string& name) {
 
 GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls) {
   if (traces.empty()) throw InputError("--from-traces: give one or more trace files");
-  for (std::size_t i = 0; i < traces.size(); ++i)
-    if (std::find(traces.begin(), traces.begin() + static_cast<std::ptrdiff_t>(i), traces[i]) !=
-        traces.begin() + static_cast<std::ptrdiff_t>(i))
-      throw InputError("--from-traces names " + traces[i] + " twice: its calls would count twice");
+  std::set<std::string> named;
+  for (const std::string& path : traces)
+    if (!named.insert(path).second)
+      throw InputError("--from-traces names " + path + " twice: its calls would count twice");
   GpuInRunTraces out;
   if (min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", min_calls));
   using Key = std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>;
-  std::map<Key, std::vector<double>> spans;
+  std::vector<InRunCall> calls;
   std::map<Key, std::set<std::int64_t>> ibs;
   for (const std::string& path : traces) {
     require_regular_file("--from-traces", path);
@@ -63,10 +61,12 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
       const char precision = a.value("precision", std::string("?"))[0];
       if (precision != 'd' && precision != 's') continue;
       if (!seen.insert({e.value("tid", 0), *kernel, precision}).second) {
-        const std::int64_t n = a.value("n", std::int64_t{0}), k = a.value("kdim", std::int64_t{0});
-        const Key key{*kernel, precision, a.value("m", std::int64_t{0}), n, k};
-        spans[key].push_back(a["gpu_span_us"].get<double>() * 1e-6);
-        ibs[key].insert(kernel_ib(*kernel, n, k, a.value("ib", std::int64_t{0})));  // the blocking it ran with
+        const std::int64_t m = a.value("m", std::int64_t{0}), n = a.value("n", std::int64_t{0}),
+                           k = a.value("kdim", std::int64_t{0});
+        calls.push_back(
+            {KernelShape{*kernel, precision, m, n, k, 0}, kGpuInRun, a["gpu_span_us"].get<double>() * 1e-6});
+        ibs[{*kernel, precision, m, n, k}].insert(
+            kernel_ib(*kernel, n, k, a.value("ib", std::int64_t{0})));  // the blocking it ran with
       }
       ++used;
     }
@@ -76,23 +76,18 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
                        "--gpus on CUDA GPUs, or on simulated ones with --gpu-streams 2 or more (one stream measures "
                        "no span)");
   }
-  for (auto& [key, v] : spans) {
-    const auto& [kernel, precision, m, n, k] = key;
-    if (ibs[key].size() > 1)
+  for (const auto& [key, blockings] : ibs)
+    if (blockings.size() > 1) {
+      const auto& [kernel, precision, m, n, k] = key;
       throw InputError(
           fmt::format("--from-traces: {} ({}) {}x{}x{} ran at inner blockings {}: trace runs of one "
                       "--ib",
-                      kernel_name(kernel), precision, m, n, k, fmt::join(ibs[key], " and ")));
-    if (static_cast<int>(v.size()) < min_calls) continue;
-    std::sort(v.begin(), v.end());
-    InRunShape s;
-    s.threads = kGpuInRun;
-    s.shape = KernelShape{kernel, precision, m, n, k, *ibs[key].begin()};
-    s.median_s = quantile(v, 0.5);
-    s.spread_s = quantile(v, 0.75) - quantile(v, 0.25);
-    s.calls = static_cast<int>(v.size());
-    out.shapes.push_back(s);
-  }
+                      kernel_name(kernel), precision, m, n, k, fmt::join(blockings, " and ")));
+    }
+  // Median and interquartile range per shape, as the CPU's in-run calls; each keeps the one blocking it ran with.
+  out.shapes = summarize_in_run(calls, min_calls);
+  for (InRunShape& s : out.shapes)
+    s.shape.ib = *ibs.at({s.shape.kernel, s.shape.precision, s.shape.m, s.shape.n, s.shape.k}).begin();
   if (out.shapes.empty())
     throw InputError(
         fmt::format("--from-traces: no GPU kernel shape was called {} time(s) or more after each "

@@ -203,6 +203,11 @@ std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c
   return a;
 }
 
+// A failed child's status where it is one of the documented errors (2 input, 3 pivot, 4 memory), else internal.
+int failure_status(const TuneCandidate& c) {
+  return c.failed_status >= 2 && c.failed_status <= 4 ? c.failed_status : 5;
+}
+
 std::string label(const TuneCandidate& c) { return fmt::format("B={} s={}{}", c.B, c.s, c.auto_b ? " b=auto" : ""); }
 
 }  // namespace
@@ -395,8 +400,7 @@ TuneResult tune(const TuneRequest& req) {
       const auto f = std::find_if(t.candidates.begin(), t.candidates.end(),
                                   [](const TuneCandidate& c) { return c.failed.starts_with("real run"); });
       if (f != t.candidates.end()) {
-        const int status = f->failed_status >= 2 && f->failed_status <= 4 ? f->failed_status : 5;
-        throw Error(fmt::format("every real run failed; the first, {}: {}", label(*f), f->failed), status);
+        throw Error(fmt::format("every real run failed; the first, {}: {}", label(*f), f->failed), failure_status(*f));
       }
     }
     std::sort(ran.begin(), ran.end(),
@@ -424,9 +428,7 @@ TuneResult tune(const TuneRequest& req) {
                                          [](const TuneCandidate& c) { return !c.failed.empty(); });
              f != t.candidates.end()) {
     // Every candidate that was simulated or run failed: no choice stands on a measurement.
-    // Its status where it is one of the documented errors (2 input, 3 pivot, 4 memory), else internal.
-    const int status = f->failed_status >= 2 && f->failed_status <= 4 ? f->failed_status : 5;
-    throw Error(fmt::format("every candidate failed; the first, {}: {}", label(*f), f->failed), status);
+    throw Error(fmt::format("every candidate failed; the first, {}: {}", label(*f), f->failed), failure_status(*f));
   } else if (!t.candidates.empty()) {
     t.chosen = 0;
     t.decided_by = "kernel plateau";
