@@ -151,6 +151,9 @@ struct RunConfig {
   // reflector_group); kUnsetGroup: the device's default.
   static constexpr int kUnsetGroup = -(1 << 30);
   int gpu_qr_group = kUnsetGroup;
+  // Native runs: nice levels of the compute threads below the node's other
+  // threads (--compute-nice; platform::NativePlatform::set_compute_nice).
+  int compute_nice = 0;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };

@@ -55,7 +55,8 @@
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_N, default 16,384;
 #                    $MPI_THREADS compute threads per rank, default 3; $MPI_TILE_ARGS:
-#                    tessera's arguments, ';'-separated sets, one step mpi_I each)
+#                    tessera's arguments, ';'-separated sets, one step mpi_I each;
+#                    $MPI_MPIRUN_ARGS: mpirun's for both peers, default '--bind-to none')
 #       Logs and JSON go to OUT (default results/gpu_node); a failing step is
 #       recorded in OUT/steps.txt and the next one runs. $STEP_FILTER (regex on
 #       the step names of OUT/steps.txt) runs a part; $STEP_TIMEOUT (s) bounds
@@ -317,7 +318,8 @@ run() {
         for row in "${mpi_rows[@]}"; do
           step "mpi_$i" /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b \
             --algos "${MPI_ALGOS:-qr,cholesky}" --grid 2x2 --n "${MPI_N:-16384}" --threads "${MPI_THREADS:-3}" \
-            --scalapack-threads 4 --mpirun-args '--bind-to none' --reps 3 --markdown --out "$out/mpi_$i" \
+            --scalapack-threads 4 --mpirun-args "${MPI_MPIRUN_ARGS:---bind-to none}" --reps 3 --markdown \
+            --out "$out/mpi_$i" \
             --tile-args "$row"
           i=$((i + 1))
         done ;;

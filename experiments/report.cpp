@@ -1,6 +1,8 @@
 // What a run reports: the one summary line and the result JSON.
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "experiments/driver_parts.hpp"
@@ -75,6 +77,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["tiles_from"] = c.tiles_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.tiles_from);
   j["precision"] = std::string(1, c.precision);
   j["threads"] = c.threads;
+  if (std::string_view(backend) == "native" && c.impl == Impl::Tile) j["compute_nice"] = c.compute_nice;  // 0: off
   j["seed"] = c.seed;
   j["blas_core"] = kernels::blas_core();
   j["input"] = c.input.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.input);

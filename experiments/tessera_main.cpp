@@ -33,6 +33,7 @@
 #include "experiments/model_command.hpp"
 #include "experiments/output_path.hpp"
 #include "experiments/progress_file.hpp"
+#include "experiments/run_options.hpp"
 #include "experiments/run_simulated.hpp"
 #include "experiments/sim_failure_option.hpp"
 #include "experiments/tune_command.hpp"
@@ -139,6 +140,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const tessera::Backend
       cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
     platform::NativePlatform native;
     backend_name = native.backend_name();
+    native.set_compute_nice(cfg.compute_nice);
     if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
     // One process per node, started by mpirun: each runs this same command.
     platform::MpiNetwork& net = mpi.emplace(nullptr, nullptr);
@@ -334,6 +336,10 @@ int main(int argc, char** argv) {
       "CPU compute threads; native: with the GPU manager and communication threads at most max(4 x cores, 64) "
       "(threads beyond the cores only take turns on them); simulated: at most the machine file's cores per node; "
       "default 1, with --gpus G the node's cores - G - 2");
+  auto* nice_opt = run->add_option(
+      "--compute-nice", cfg.compute_nice,
+      "native runs: the compute threads' nice levels below the node's other threads (0-19), so that those (generator, "
+      "GPU managers, communication) win a core they share when they have work; default 0");
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
   run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
@@ -461,6 +467,11 @@ int main(int argc, char** argv) {
     // Given sizes and counts are >= 1 (a given --n is never the "not given" marker).
     for (const auto& [o, v] : {std::pair{n_opt, cfg.n}, {m_opt, cfg.m}, {nodes_opt, tessera::index_t{backend.nodes}}})
       if (o->count() && v < 1) throw tessera::InputError(o->get_name() + " " + o->as<std::string>() + " must be >= 1");
+    if (nice_opt->count() && (cfg.compute_nice < 0 || cfg.compute_nice > 19))
+      throw tessera::InputError("--compute-nice " + std::to_string(cfg.compute_nice) + " must be within 0..19");
+    if (nice_opt->count() && backend_choice == "sim")
+      throw tessera::InputError("--compute-nice " + std::to_string(cfg.compute_nice) +
+                                " sets the priority of a native run's threads; a simulated node has none");
     if (qr_domain_opt->count() && cfg.qr_domain < 0)
       throw tessera::InputError("--qr-domain " + std::to_string(cfg.qr_domain) + " must be >= 0");
     cfg.precision = precision[0];
@@ -523,53 +534,7 @@ int main(int argc, char** argv) {
       throw tessera::InputError(
           "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");
     if (*run) {
-      // An option that would change nothing is refused, not ignored.
-      const auto given = [&](const char* name) {  // "--device cuda", "--keep-tiles"
-        const CLI::Option* o = run->get_option(name);
-        return std::string(name) + (o->get_expected_max() == 0 ? "" : " " + o->as<std::string>());
-      };
-      if (cfg.gpus == 0)
-        for (const char* name : {"--device", "--gpu-memory", "--gpu-bandwidth", "--gpu-latency", "--keep-tiles",
-                                 "--pageable", "--eviction", "--gpu-kernel-depth"})
-          // (cuSOLVER runs on a GPU without --gpus: --device may name it, --pageable its matrix.)
-          if (run->get_option(name)->count() > 0 &&
-              !(cfg.impl == tessera::Impl::Cusolver &&
-                (std::string_view(name) == "--device" || std::string_view(name) == "--pageable")))
-            throw tessera::InputError(given(name) + " describes the run's GPUs, and it has none: add --gpus G");
-      if (cfg.impl != tessera::Impl::Tile) {
-        for (const auto& [name, does] : {std::pair{"--B", "sizes tiles"},
-                                         {"--s", "sizes tiles"},
-                                         {"--b", "sizes tiles"},
-                                         {"--tuned", "sizes tiles"},
-                                         {"--dist", "places tiles"},
-                                         {"--ib", "sets the tile kernels' inner blocking"},
-                                         {"--qr-tree", "chooses the tile reduction tree"},
-                                         {"--qr-domain", "cuts the tile reduction tree's domains"},
-                                         {"--tslu-tree", "chooses the tournament's tree"},
-                                         {"--d", "splits the tile columns between cores and GPUs"},
-                                         {"--window", "sizes the task window"},
-                                         {"--policy", "orders the ready tile tasks"},
-                                         {"--broadcast", "sends tiles between nodes"},
-                                         {"--trace", "traces the tile tasks"}})
-          if (run->get_option(name)->count() > 0)
-            throw tessera::InputError(given(name) + " " + does + ", and --impl " + impl_name +
-                                      " factors the dense matrix whole");
-        // The peers' LU is getrf: partial pivoting.
-        if (!cfg.pivot.empty() && cfg.pivot != "partial")
-          throw tessera::InputError("--pivot " + cfg.pivot + ": --impl " + impl_name +
-                                    " runs getrf, whose pivoting is partial");
-      }
-      // Only a CUDA GPU copies from page-locked host memory (an emulated or simulated one models its link).
-      if (run->get_option("--pageable")->count() > 0 && cfg.gpus > 0 &&
-          (cfg.device != tessera::DeviceKind::Cuda || backend.backend == tessera::Backend::Sim))
-        throw tessera::InputError(
-            "--pageable leaves the host tiles of CUDA GPUs unlocked (--device cuda); the run's GPUs are " +
-            std::string(backend.backend == tessera::Backend::Sim ? "simulated" : "emulated"));
-      // QR's own options, given with another factorization (even at their defaults).
-      if (cfg.algo != "qr")
-        for (const char* name : {"--ib", "--gpu-qr-panel", "--gpu-qr-group"})
-          if (run->get_option(name)->count() > 0)
-            throw tessera::InputError(given(name) + " sets QR's kernels, and the run is --algo " + cfg.algo);
+      tessera::refuse_idle_options(*run, cfg, backend.backend, impl_name);
       for (const auto& [name, path] :
            {std::pair{"--json", &json_path}, {"--trace", &trace_path}, {"--progress-file", &progress_path}})
         if (run->get_option(name)->count() > 0 && path->empty())

@@ -43,6 +43,14 @@ class Lock {
   Mutex& m_;
 };
 
+// What a thread started by Platform::spawn does for its node (000 §5.1's
+// thread roles; the network's own communication thread is the network's).
+// A platform may treat them differently: the native one can run the compute
+// threads at a lower priority (NativePlatform::set_compute_nice), so that
+// the others, which wait mostly and then have latency-critical work, get a
+// shared core at once.
+enum class ThreadRole { Generator, Compute, GpuManager, DeviceComm };
+
 // Threads, synchronization and time for the threads of one node.
 class Platform {
  public:
@@ -50,7 +58,7 @@ class Platform {
   virtual std::unique_ptr<Mutex> make_mutex() = 0;
   virtual std::unique_ptr<Condition> make_condition() = 0;
   // Starts a thread of this node running `body`; `name` shows in traces.
-  virtual void spawn(const std::string& name, std::function<void()> body) = 0;
+  virtual void spawn(ThreadRole role, const std::string& name, std::function<void()> body) = 0;
   // Waits for every thread started with spawn().
   virtual void join_all() = 0;
   // Seconds since an arbitrary origin fixed for the platform's lifetime.

@@ -100,7 +100,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   RuntimeObserver* obs = options_.observer;
   if (obs) obs->on_run_start(options_.threads + G, executor, t0);
 
-  platform_.spawn("generator", [&] {
+  platform_.spawn(platform::ThreadRole::Generator, "generator", [&] {
     try {
       if (dist) {
         ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast,
@@ -336,14 +336,14 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   };
 
   for (int w = 0; w < options_.threads; ++w) {
-    platform_.spawn("cpu" + std::to_string(w), [&, w] {
+    platform_.spawn(platform::ThreadRole::Compute, "cpu" + std::to_string(w), [&, w] {
       WorkerContext ctx(w, platform_.core_kernels());
       serve(s.ready, ctx, executor, options_.model, nullptr, stats.busy_s[w]);
     });
   }
   for (int g = 1; g <= G; ++g) {
     GpuContext& gc = s.gpus[g - 1];
-    platform_.spawn("gpu" + std::to_string(g), [&, g] {
+    platform_.spawn(platform::ThreadRole::GpuManager, "gpu" + std::to_string(g), [&, g] {
       WorkerContext ctx(options_.threads + g - 1, g, gc.device->kernels_d(), gc.device->kernels_s());
       const int depth = options_.gpu_kernel_depth > 0 ? std::min(options_.gpu_kernel_depth, gc.device->kernel_depth())
                                                       : gc.device->kernel_depth();
@@ -355,7 +355,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   }
   // The device communication thread (000 §5.4): moves copies from the
   // mailboxes to idle streams, and FIREs the copies the devices report done.
-  if (G > 0) platform_.spawn("gpu-comm", [&] { device_communication(s, platform_, obs); });
+  if (G > 0)
+    platform_.spawn(platform::ThreadRole::DeviceComm, "gpu-comm", [&] { device_communication(s, platform_, obs); });
   platform_.join_all();
   if (networked) dist->network->stop();
   for (int g = 1; g <= G; ++g) {

@@ -295,9 +295,21 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
     const Outcome o = run_tessera(base(two));
     EXPECT_TRUE(o.exited && o.status == 0) << o;
   }
+  // The compute threads' priority: a native tile run's, within Linux's 0..19 levels.
+  expect_rejected(kInvalidInput, base({"--n", "64", "--compute-nice", "20"}), {"--compute-nice 20", "0..19"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--compute-nice", "-1"}), {"--compute-nice -1", "0..19"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--compute-nice", "3", "--impl", "lapack"}),
+                  {"--compute-nice 3", "--impl lapack"});
+  expect_rejected(kInvalidInput,
+                  base({"--n", "64", "--compute-nice", "3", "--backend", "sim", "--machine",
+                        std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json"}),
+                  {"--compute-nice 3", "simulated node"});
   // The same options with what they describe run.
   expect_success(run_tessera(base({"--n", "64", "--s", "2", "--b", "4"})));
   expect_success(run_tessera(base({"--n", "64", "--gpus", "1", "--keep-tiles", "--eviction", "lru"})));
+  const TempDir dir;
+  EXPECT_EQ(run_ok(dir, {"run", "--algo", "cholesky", "--n", "64", "--compute-nice", "4"})["compute_nice"], 4);
+  EXPECT_EQ(run_ok(dir, {"run", "--algo", "cholesky", "--n", "64"})["compute_nice"], 0);
 }
 
 // Forming Q for a simulated QR's --check runs LARFB_Q and SSRFB_Q, which a

@@ -4,7 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -255,6 +261,69 @@ TEST(NodeRuntime, NegativeGpuKernelDepthIsRejected) {
   RuntimeOptions opt;
   opt.gpu_kernel_depth = -1;
   expect_rejected(opt, "gpu_kernel_depth = -1");
+}
+
+// Where a node has fewer cores than threads, its compute threads run some
+// nice levels below the rest (NativePlatform::set_compute_nice), so that the
+// generator and the communication threads get a shared core when they have
+// work: every task runs on a thread that many levels below the one that
+// started the run, the generator on one at its level, and without the
+// setting nothing changes.
+class NiceRecorder final : public Executor {
+ public:
+  void execute(const TaskDesc&, WorkerContext&) override {
+    std::lock_guard lk(m_);
+    seen_.push_back(this_thread_nice());
+  }
+  std::vector<int> seen() const {
+    std::lock_guard lk(m_);
+    return seen_;
+  }
+  static int this_thread_nice() {
+    errno = 0;
+    const int v = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+    EXPECT_EQ(errno, 0);
+    return v;
+  }
+
+ private:
+  mutable std::mutex m_;
+  std::vector<int> seen_;
+};
+
+TEST(NativePlatform, ComputeThreadsRunTheGivenNiceLevelsBelowTheOthers) {
+  const int base = NiceRecorder::this_thread_nice();
+  for (int levels : {0, 3, 19}) {
+    SCOPED_TRACE("levels " + std::to_string(levels));
+    platform::NativePlatform plat;
+    plat.set_compute_nice(levels);
+    EXPECT_EQ(plat.compute_nice(), levels);
+    RuntimeOptions opt;
+    opt.threads = 2;
+    NodeRuntime rt(plat, opt);
+    NiceRecorder rec;
+    int generator_nice = -100;
+    rt.run(
+        4,
+        [&](TaskSink& s) {
+          generator_nice = NiceRecorder::this_thread_nice();
+          for (int n = 0; n < 40; ++n) {
+            TaskDesc d;
+            d.kernel = kNop;
+            d.add(static_cast<DataId>(n % 4), AccessMode::ReadWrite);
+            s.insert(d);
+          }
+        },
+        rec);
+    EXPECT_EQ(generator_nice, base);
+    const std::vector<int> seen = rec.seen();
+    ASSERT_EQ(seen.size(), 40u);
+    for (int v : seen) EXPECT_EQ(v, std::min(19, base + levels));
+  }
+  EXPECT_EQ(NiceRecorder::this_thread_nice(), base);  // the caller's own level is left alone
+  platform::NativePlatform plat;
+  EXPECT_THROW(plat.set_compute_nice(20), InputError);
+  EXPECT_THROW(plat.set_compute_nice(-1), InputError);
 }
 
 // Platform::settle before a timed run: while another thread of the process

@@ -264,7 +264,9 @@ class ObservedPlatform final : public platform::Platform {
   std::unique_ptr<platform::Condition> make_condition() override {
     return std::make_unique<Cond>(*this, inner_.make_condition());
   }
-  void spawn(const std::string& name, std::function<void()> body) override { inner_.spawn(name, std::move(body)); }
+  void spawn(platform::ThreadRole role, const std::string& name, std::function<void()> body) override {
+    inner_.spawn(role, name, std::move(body));
+  }
   void join_all() override { inner_.join_all(); }
   double now() const override { return inner_.now(); }
   void run_kernel(double modeled_s, FunctionRef<void()> kernel) override { inner_.run_kernel(modeled_s, kernel); }

@@ -1,5 +1,7 @@
 #include "platform/native/native_platform.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +10,7 @@
 #include <system_error>
 
 #if defined(__linux__)
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -51,9 +54,40 @@ NativePlatform::~NativePlatform() { join_all(); }
 std::unique_ptr<Mutex> NativePlatform::make_mutex() { return std::make_unique<NativeMutex>(); }
 std::unique_ptr<Condition> NativePlatform::make_condition() { return std::make_unique<NativeCondition>(); }
 
-void NativePlatform::spawn(const std::string& name, std::function<void()> body) {
+void NativePlatform::set_compute_nice(int levels) {
+  if (levels < 0 || levels > 19)
+    throw InputError("compute threads' nice levels " + std::to_string(levels) + " must be within 0..19");
+  compute_nice_ = levels;
+}
+
+namespace {
+
+// Lowers the calling thread's priority by `levels` nice levels (Linux: a
+// thread's nice value is its own; lowering one's priority needs no
+// privilege, so a failure is not expected and the thread runs on as it is).
+void lower_this_thread(int levels) {
+#if defined(__linux__)
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, tid);
+  if (errno == 0) (void)setpriority(PRIO_PROCESS, tid, std::min(19, now + levels));
+#else
+  (void)levels;
+#endif
+}
+
+}  // namespace
+
+void NativePlatform::spawn(ThreadRole role, const std::string& name, std::function<void()> body) {
   try {
-    threads_.emplace_back(std::move(body));
+    if (role == ThreadRole::Compute && compute_nice_ > 0) {
+      threads_.emplace_back([levels = compute_nice_, body = std::move(body)] {
+        lower_this_thread(levels);
+        body();
+      });
+    } else {
+      threads_.emplace_back(std::move(body));
+    }
   } catch (const std::system_error& e) {
     // EAGAIN: no room for the thread's stack (an address-space limit) or a
     // process or thread limit reached. The preflight check counts the

@@ -298,7 +298,7 @@ std::unique_ptr<Condition> SimGridPlatform::make_condition() {
   return std::make_unique<SimCondition>();
 }
 
-void SimGridPlatform::spawn(const std::string& name, std::function<void()> body) {
+void SimGridPlatform::spawn(ThreadRole /*role*/, const std::string& name, std::function<void()> body) {
   Actors* a = actors_.get();
   a->started.push_back(sg4::Actor::create(name, sim_.node_host(node_), [a, body = std::move(body)] {
     try {

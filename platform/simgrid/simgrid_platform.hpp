@@ -114,7 +114,7 @@ class SimGridPlatform final : public Platform {
   ~SimGridPlatform() override;
   std::unique_ptr<Mutex> make_mutex() override;
   std::unique_ptr<Condition> make_condition() override;
-  void spawn(const std::string& name, std::function<void()> body) override;
+  void spawn(ThreadRole role, const std::string& name, std::function<void()> body) override;
   void join_all() override;
   double now() const override;
   void run_kernel(double modeled_s, FunctionRef<void()> kernel) override;

@@ -29,7 +29,7 @@ SimGridPlatform::SimGridPlatform(Simulation& sim, int node, bool sim_data, SimSy
 SimGridPlatform::~SimGridPlatform() = default;
 std::unique_ptr<Mutex> SimGridPlatform::make_mutex() { throw NotCompiled("SimGrid"); }
 std::unique_ptr<Condition> SimGridPlatform::make_condition() { throw NotCompiled("SimGrid"); }
-void SimGridPlatform::spawn(const std::string&, std::function<void()>) { throw NotCompiled("SimGrid"); }
+void SimGridPlatform::spawn(ThreadRole, const std::string&, std::function<void()>) { throw NotCompiled("SimGrid"); }
 void SimGridPlatform::join_all() {}
 double SimGridPlatform::now() const { return 0; }
 kernels::KernelPair SimGridPlatform::core_kernels() { throw NotCompiled("SimGrid"); }
