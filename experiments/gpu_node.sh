@@ -115,10 +115,13 @@ step() {  # step NAME COMMAND...: runs it with its log in $out/NAME.log, records
   # $STEP_TIMEOUT (seconds) stops a step that hangs, so that one stuck run
   # cannot spend a short lease.
   selected "$name" || return 0
-  local t0=$SECONDS
+  local t0=$SECONDS start
+  start=$(date -u +%FT%T.%3N)
   timeout -k 10 "${STEP_TIMEOUT:-0}" "$@" >"$out/$name.log" 2>&1
   local rc=$?
   echo "$name rc=$rc $((SECONDS - t0))s" | tee -a "$out/steps.txt"
+  # UTC start and end, for analysis/gpu_clocks.py to cut gpu_clocks.csv by step.
+  echo "$name $start $(date -u +%FT%T.%3N)" >>"$out/step_times.txt"
   tail -n 25 "$out/$name.log"
 }
 
@@ -194,6 +197,21 @@ run() {
     OPENBLAS_VERBOSE=2 "$root/build/bench_kernels" --benchmark_filter=NONE 2>&1 | grep -i core | head -1
   } | tee "$out/machine.txt"
   : >"$out/steps.txt"
+  : >"$out/step_times.txt"
+  # The GPU's clocks, power, temperature and what holds its clocks back,
+  # every 200 ms while the steps run (OUT/gpu_clocks.csv; analysis/gpu_clocks.py
+  # sums them up per step): the calibration times each kernel for a few
+  # milliseconds, a benchmark loads the GPU for minutes, and a GPU that slows
+  # under a sustained load would make every prediction from the calibration
+  # fast. (The reasons' field is clocks_event_reasons since driver 535,
+  # clocks_throttle_reasons before.)
+  local clocks_pid='' reasons=clocks_event_reasons.active
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=$reasons --format=csv,noheader >/dev/null 2>&1 || reasons=clocks_throttle_reasons.active
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,$reasons \
+      --format=csv,nounits -lms 200 >"$out/gpu_clocks.csv" 2>&1 &
+    clocks_pid=$!
+  fi
   # Rows: bench_gpu.py's defaults unless BENCH_ROWS names others (pinned
   # against pageable memory, say: 'cholesky:--B 2048 --s 1;cholesky:--B 2048 --s 1 --pageable').
   local bench_rows=()
@@ -325,6 +343,7 @@ run() {
         done ;;
     esac
   done
+  [[ -n $clocks_pid ]] && kill "$clocks_pid" 2>/dev/null
   cat "$out/steps.txt"
 }
 

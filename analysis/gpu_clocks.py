@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""What the GPU's clocks did during each step of a lent machine's call.
+
+    /usr/bin/python3 analysis/gpu_clocks.py OUT [--markdown] [--json FILE]
+
+OUT is a folder that `experiments/gpu_node.sh run` wrote: gpu_clocks.csv
+(nvidia-smi every 200 ms: timestamp, SM and memory clocks in MHz, power in W,
+temperature in C, utilization in %, and the bit mask of what held the clocks
+back) and step_times.txt (each step's name and its UTC start and end). For
+each step with samples it prints the SM clock's median, lowest and highest,
+the share of samples below 95% of the call's highest (a GPU slowed under
+load), the median and highest power, the highest temperature and every
+reason the driver gave (NVML's clocks event reasons: SwPowerCap, HwSlowdown,
+SwThermalSlowdown, ...), busy samples only (utilization above 0), so that
+an idle GPU's low clocks do not count. Why: `tessera calibrate --device
+cuda` times each kernel for milliseconds, a benchmark keeps the GPU busy for
+minutes, and if the GPU slows under a sustained load every prediction from
+the calibration comes out fast by that much.
+
+Exit 2 with one line naming the file for a folder without the two files, a
+sample or step line that cannot be read; a step without busy samples is
+listed with a dash.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+
+# NVML's clocks event reasons (nvmlClocksEventReason*), by bit.
+REASONS = [(0x1, "GpuIdle"), (0x2, "ApplicationsClocksSetting"), (0x4, "SwPowerCap"), (0x8, "HwSlowdown"),
+           (0x10, "SyncBoost"), (0x20, "SwThermalSlowdown"), (0x40, "HwThermalSlowdown"),
+           (0x80, "HwPowerBrakeSlowdown"), (0x100, "DisplayClockSetting")]
+
+
+def fail(msg):
+    print("gpu_clocks.py: error: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def reason_names(mask):
+    names = [name for bit, name in REASONS if mask & bit]
+    rest = mask & ~sum(bit for bit, _ in REASONS)
+    return names + (["0x%x" % rest] if rest else [])
+
+
+def read_samples(path):
+    """[(datetime, sm_mhz, mem_mhz, watts, celsius, util, reasons)] from nvidia-smi's CSV (header line first)."""
+    out = []
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for no, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        try:
+            if len(cells) != 7:
+                raise ValueError("%d fields, not 7" % len(cells))
+            when = datetime.datetime.strptime(cells[0], "%Y/%m/%d %H:%M:%S.%f")
+            sm, mem, watts, temp, util = (float(c) for c in cells[1:6])
+            reasons = int(cells[6], 16)
+        except ValueError as e:
+            fail("%s line %d: %r is no sample (%s)" % (path, no, line, e))
+        out.append((when, sm, mem, watts, temp, util, reasons))
+    return out
+
+
+def read_steps(path):
+    """[(name, start, end)] from step_times.txt."""
+    out = []
+    with open(path) as f:
+        for no, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            cells = line.split()
+            try:
+                if len(cells) != 3:
+                    raise ValueError("%d fields, not 3" % len(cells))
+                start, end = (datetime.datetime.strptime(c, "%Y-%m-%dT%H:%M:%S.%f") for c in cells[1:])
+            except ValueError as e:
+                fail("%s line %d: %r is no step (%s)" % (path, no, line.rstrip("\n"), e))
+            out.append((cells[0], start, end))
+    return out
+
+
+def summarize(samples, steps):
+    busy_all = [s for s in samples if s[5] > 0]
+    top = max((s[1] for s in busy_all), default=0.0)
+    rows = []
+    for name, start, end in steps:
+        busy = [s for s in samples if start <= s[0] <= end and s[5] > 0]
+        row = {"step": name, "busy_samples": len(busy)}
+        if busy:
+            sm = [s[1] for s in busy]
+            mask = 0
+            for s in busy:
+                mask |= s[6]
+            row.update({
+                "sm_mhz_median": statistics.median(sm), "sm_mhz_min": min(sm), "sm_mhz_max": max(sm),
+                "slow_share": sum(1 for v in sm if v < 0.95 * top) / len(sm),
+                "watts_median": statistics.median(s[3] for s in busy), "watts_max": max(s[3] for s in busy),
+                "celsius_max": max(s[4] for s in busy), "reasons": reason_names(mask & ~0x1)})
+        rows.append(row)
+    return {"sm_mhz_top": top, "steps": rows}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    paths = [os.path.join(a.out, f) for f in ("gpu_clocks.csv", "step_times.txt")]
+    for p in paths:
+        if not os.path.isfile(p):
+            fail("%s is missing (gpu_node.sh run writes it where nvidia-smi is present)" % p)
+    result = summarize(read_samples(paths[0]), read_steps(paths[1]))
+    head = ["step", "busy samples", "SM MHz median", "min", "max", "below 95%% of %g" % result["sm_mhz_top"],
+            "W median", "W max", "C max", "reasons"]
+    lines = []
+    for r in result["steps"]:
+        if not r["busy_samples"]:
+            lines.append([r["step"], "0"] + ["-"] * 8)
+            continue
+        lines.append([r["step"], str(r["busy_samples"]), "%g" % r["sm_mhz_median"], "%g" % r["sm_mhz_min"],
+                      "%g" % r["sm_mhz_max"], "%.0f%%" % (100 * r["slow_share"]), "%.0f" % r["watts_median"],
+                      "%.0f" % r["watts_max"], "%g" % r["celsius_max"], ", ".join(r["reasons"]) or "none"])
+    if a.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for l in lines:
+            print("| " + " | ".join(l) + " |")
+    else:
+        for l in [head] + lines:
+            print("  ".join(l))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

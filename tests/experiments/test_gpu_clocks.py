@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""analysis/gpu_clocks.py on a folder laid out as gpu_node.sh writes it, with
+nvidia-smi's CSV made here: each step gets the busy samples between its start
+and end (an idle sample, utilization 0, is left out however low its clock),
+the SM clock's median, lowest and highest, the share below 95% of the call's
+highest, and the reasons decoded from the bit mask (GpuIdle not among them);
+a step without busy samples gets a dash. A missing file or a line that is no
+sample or step exits 2 naming it.
+
+    test_gpu_clocks.py WORK_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "analysis", "gpu_clocks.py")
+
+HEADER = ("timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W], temperature.gpu, "
+          "utilization.gpu [%], clocks_event_reasons.active")
+
+
+def expect(cond, what, out=""):
+    if not cond:
+        print("FAIL: %s\n%s" % (what, out))
+        sys.exit(1)
+
+
+def run(*args):
+    p = subprocess.run(["/usr/bin/python3", SCRIPT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def write(folder, samples, steps):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "gpu_clocks.csv"), "w") as f:
+        f.write(HEADER + "\n" + "".join(line + "\n" for line in samples))
+    with open(os.path.join(folder, "step_times.txt"), "w") as f:
+        f.write("".join(line + "\n" for line in steps))
+
+
+def main():
+    work = sys.argv[1]
+    shutil.rmtree(work, ignore_errors=True)
+    good = os.path.join(work, "good")
+    write(good, [
+        "2026/11/28 01:00:00.100, 1980, 2619, 310.5, 40, 100, 0x0000000000000000",
+        "2026/11/28 01:00:00.300, 1980, 2619, 320.0, 41, 100, 0x0000000000000000",
+        "2026/11/28 01:00:01.100, 1980, 2619, 600.0, 60, 100, 0x0000000000000000",
+        "2026/11/28 01:00:01.300, 1700, 2619, 690.0, 70, 100, 0x0000000000000004",
+        "2026/11/28 01:00:01.500, 345, 2619, 90.0, 66, 0, 0x0000000000000001",
+        "2026/11/28 01:00:01.700, 1650, 2619, 699.0, 72, 100, 0x0000000000000024",
+        "2026/11/28 01:00:01.900, 1600, 2619, 700.0, 73, 100, 0x0000000000000004",
+    ], [
+        "calibrate 2026-11-28T01:00:00.000 2026-11-28T01:00:00.900",
+        "bench 2026-11-28T01:00:01.000 2026-11-28T01:00:02.000",
+        "tests 2026-11-28T01:00:03.000 2026-11-28T01:00:04.000",
+    ])
+    rc, out, err = run(good, "--markdown", "--json", os.path.join(work, "c.json"))
+    expect(rc == 0 and err == "", "a good folder: exit 0, nothing on stderr", out + err)
+    expect("| bench | 4 | 1675 | 1600 | 1980 | 75% |" in out, "bench's row: 4 busy samples, median 1675", out)
+    expect("SwPowerCap, SwThermalSlowdown" in out, "the reasons decoded", out)
+    expect("| tests | 0 | - |" in out, "a step without samples gets a dash", out)
+    with open(os.path.join(work, "c.json")) as f:
+        j = json.load(f)
+    steps = {s["step"]: s for s in j["steps"]}
+    expect(j["sm_mhz_top"] == 1980, "the call's highest busy clock", j)
+    expect(steps["calibrate"]["busy_samples"] == 2 and steps["calibrate"]["slow_share"] == 0 and
+           steps["calibrate"]["reasons"] == [], "calibrate: full clocks, no reason", j)
+    expect(steps["bench"]["busy_samples"] == 4 and steps["bench"]["sm_mhz_min"] == 1600 and
+           steps["bench"]["watts_max"] == 700 and steps["bench"]["celsius_max"] == 73, "bench's values", j)
+    expect(steps["bench"]["reasons"] == ["SwPowerCap", "SwThermalSlowdown"], "GpuIdle is no reason", j)
+
+    missing = os.path.join(work, "missing")
+    os.makedirs(missing)
+    rc, out, err = run(missing)
+    expect(rc == 2 and "gpu_clocks.csv is missing" in err and err.count("\n") == 1, "a missing CSV", err)
+    bad = os.path.join(work, "bad")
+    write(bad, ["2026/11/28 01:00:00.100, 1980, [N/A], 310.5, 40, 100, 0x0"], [])
+    rc, out, err = run(bad)
+    expect(rc == 2 and "gpu_clocks.csv line 2" in err and "[N/A]" in err, "a sample that cannot be read", err)
+    write(bad, [], ["bench 2026-11-28T01:00:01.000"])
+    rc, out, err = run(bad)
+    expect(rc == 2 and "step_times.txt line 1" in err, "a step line that cannot be read", err)
+    print("gpu_clocks: ok")
+
+
+if __name__ == "__main__":
+    main()
