@@ -19,6 +19,12 @@
 // LARFB also with groups of 512 reflectors and the whole column's at once,
 // ".../group2048"; ".../m30720" at width 2048: the first GSMM_DIAG and the
 // TRSM inside POTF2', the last also by inverted blocks of 256);
+// Cholesky QR panels with their Gram matrices summed from blocks of 512,
+// 2048 or all of the 32,768 rows (".../gramR", CudaKernelOptions::
+// cholqr_gram_rows; cholqr1 forms them by SYRK), and profiled (".../profile1":
+// a counter ms_OP per operation of the panels, its milliseconds per call of
+// the kernel, cholqr_panel.hpp's names: gram, potrf, solve_lt, lu_sign, ...;
+// GEQRT at m32768 and TSQRT at 4096, ib 128);
 // the unsuffixed rows: CudaKernelOptions' defaults.
 //
 //   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
@@ -60,6 +66,13 @@ double gemm_rate(platform::Device& dev, std::int64_t B, char p) {
   return rates[key] = 10 * flops(g) / t;
 }
 
+// The device's profiled phases by name: (calls, seconds).
+std::map<std::string, std::pair<std::uint64_t, double>> phases(const platform::Device& dev) {
+  std::map<std::string, std::pair<std::uint64_t, double>> out;
+  for (const platform::Device::KernelPhase& p : dev.kernel_phases()) out[p.name] = {p.calls, p.seconds};
+  return out;
+}
+
 void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
   kernels::CalibrationOptions o;
   if (s.ib > 0) o.ib = s.ib;
@@ -67,6 +80,7 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
     kernels::DeviceKernelTimer timer(dev, s, o);
     for (int i = 0; i < 3; ++i) timer.call();
     const std::uint64_t fallbacks = dev.kernel_fallbacks();
+    const auto phases_before = phases(dev);
     double total = 0;
     for (auto _ : st) {
       const double t = timer.call();
@@ -82,6 +96,12 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
     st.counters["of_gemm"] = rate / gemm_rate(dev, s.n, s.precision);
     // Timed calls that took the slower path after a failed check (Cholesky QR panels: 0 on these random tiles).
     st.counters["fallbacks"] = static_cast<double>(dev.kernel_fallbacks() - fallbacks);
+    // A profiled device's phases: milliseconds per timed call of the kernel.
+    for (const auto& [name, p] : phases(dev)) {
+      const auto before = phases_before.find(name);
+      const double s0 = before == phases_before.end() ? 0 : before->second.second;
+      st.counters["ms_" + name] = (p.second - s0) * 1e3 / double(st.iterations());
+    }
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());
   }
@@ -97,7 +117,8 @@ int main(int argc, char** argv) {
   // ".../leafL", ".../groupG", ".../inverseL" and ".../cholqr1" that choose
   // the defaults (cuda_api.hpp).
   std::unique_ptr<platform::Device> dev;
-  std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group, other_inverse, other_cholqr;
+  std::map<int, std::unique_ptr<platform::Device>> other_leaf, other_group, other_inverse, other_cholqr, other_gram,
+      other_profile;
   try {
     dev = kernels::make_cuda_device(1, 0, 0);
     for (const int leaf : {128, 256, 512}) {
@@ -119,6 +140,13 @@ int main(int argc, char** argv) {
       kernels::CudaKernelOptions o;
       o.cholqr_panels = true;
       other_cholqr[1] = kernels::make_cuda_device(1, 0, 0, o);
+      for (const int rows : {512, 2048, 32768}) {
+        o.cholqr_gram_rows = rows;
+        other_gram[rows] = kernels::make_cuda_device(1, 0, 0, o);
+      }
+      o.cholqr_gram_rows = 0;
+      o.profile_panels = true;
+      other_profile[1] = kernels::make_cuda_device(1, 0, 0, o);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_kernels: no CUDA GPU to measure: %s\n", e.what());
@@ -141,6 +169,8 @@ int main(int argc, char** argv) {
                                : variant == "group"   ? other_group.at(value).get()
                                : variant == "inverse" ? other_inverse.at(value).get()
                                : variant == "cholqr"  ? other_cholqr.at(value).get()
+                               : variant == "gram"    ? other_gram.at(value).get()
+                               : variant == "profile" ? other_profile.at(value).get()
                                                       : dev.get();
         benchmark::RegisterBenchmark(name.c_str(), [on, s](benchmark::State& st) { run_case(st, *on, s); })
             ->UseManualTime()
@@ -158,6 +188,7 @@ int main(int argc, char** argv) {
               if (group <= 512) add(k, ib, "group", group);
           if (k == kGeqrt || k == kTsqrt) add(k, ib, "cholqr", 1);
         }
+      if (B == 4096) add(kTsqrt, 128, "profile", 1);
       for (const auto k : lu) add(k, 0);
       // LU's panel as --d 0 factors it on the GPU: all the rows of a column of N = 32,768.
       add(kLuPanel, 0, "", 0, 32768);
@@ -169,6 +200,8 @@ int main(int argc, char** argv) {
         add(kTrsm, 0, "inverse", 256, 32768 - B);
         add(kGeqrt, 128, "", 0, 32768);
         add(kGeqrt, 128, "cholqr", 1, 32768);
+        for (const auto& [rows, d] : other_gram) add(kGeqrt, 128, "gram", rows, 32768);
+        add(kGeqrt, 128, "profile", 1, 32768);
         add(kLarfb, 128, "", 0, 32768);
         for (const int group : {512, 2048}) add(kLarfb, 128, "group", group, 32768);
       }

@@ -47,6 +47,7 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
   options.trsm_inverse_leaf = c.gpu_trsm_inverse;
   options.compute_streams = c.gpu_streams;
   options.cholqr_panels = c.gpu_qr_panel == QrPanel::CholQr;
+  options.cholqr_gram_rows = c.gpu_cholqr_gram;
   if (c.gpu_qr_group != RunConfig::kUnsetGroup) options.reflector_group = c.gpu_qr_group;
   return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap, options);
 }

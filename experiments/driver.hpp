@@ -147,6 +147,9 @@ struct RunConfig {
   int gpu_streams = 1;
   // --device cuda: QR's panels (--gpu-qr-panel).
   QrPanel gpu_qr_panel = QrPanel::Householder;
+  // --device cuda, --gpu-qr-panel cholqr: the panels' Gram matrices from blocks of
+  // this many rows (--gpu-cholqr-gram; kernels::CudaKernelOptions::cholqr_gram_rows; 0: SYRK).
+  int gpu_cholqr_gram = 0;
   // --device cuda: reflectors QR's kernels apply at once (--gpu-qr-group; kernels/cuda/cuda_api.hpp
   // reflector_group); kUnsetGroup: the device's default.
   static constexpr int kUnsetGroup = -(1 << 30);

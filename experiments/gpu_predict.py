@@ -51,7 +51,7 @@ TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "
 # times instead: dropped, with their value, from a prediction's arguments (a file calibrated with them, such as
 # `tessera calibrate --device cuda --gpu-qr-panel cholqr`'s, predicts such runs). --gpu-streams stays: a simulated
 # GPU runs that many streams.
-CUDA_KERNEL_OPTIONS = ("--gpu-trsm-inverse", "--gpu-qr-panel", "--gpu-qr-group")
+CUDA_KERNEL_OPTIONS = ("--gpu-trsm-inverse", "--gpu-qr-panel", "--gpu-qr-group", "--gpu-cholqr-gram")
 
 
 def _option_value(args, name):

@@ -155,6 +155,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     if (c.gpu_streams > 1) j["gpu_streams"] = c.gpu_streams;
     if (c.gpu_qr_panel != QrPanel::Householder) j["gpu_qr_panel"] = to_string(c.gpu_qr_panel);
     if (c.gpu_qr_group != RunConfig::kUnsetGroup) j["gpu_qr_group"] = c.gpu_qr_group;
+    if (c.gpu_cholqr_gram > 0) j["gpu_cholqr_gram"] = c.gpu_cholqr_gram;
     j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
     if (c.machine.empty() && c.device == DeviceKind::Emulated)
       j["emulated_gpu"] = {{"memory_bytes", c.emulated.memory_bytes},

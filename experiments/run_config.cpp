@@ -226,6 +226,11 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
                      ": only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   if (c.gpu_qr_panel == QrPanel::CholQr && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
+  if (c.gpu_cholqr_gram < 0)
+    throw InputError("--gpu-cholqr-gram " + std::to_string(c.gpu_cholqr_gram) + " must be >= 0 (0: SYRK)");
+  if (c.gpu_cholqr_gram > 0 && c.gpu_qr_panel != QrPanel::CholQr)
+    throw InputError("--gpu-cholqr-gram " + std::to_string(c.gpu_cholqr_gram) +
+                     " sets how Cholesky QR panels form their Gram matrices: add --gpu-qr-panel cholqr");
   if (c.gpu_qr_group != RunConfig::kUnsetGroup) {
     const std::string given = "--gpu-qr-group " + std::to_string(c.gpu_qr_group);
     if (c.gpu_qr_group < 0) throw InputError(given + " must be >= 0 (0: one block of ib at a time)");

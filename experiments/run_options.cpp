@@ -47,7 +47,7 @@ void refuse_idle_options(const CLI::App& run, const RunConfig& cfg, Backend back
                      std::string(backend == Backend::Sim ? "simulated" : "emulated"));
   // QR's own options, given with another factorization (even at their defaults).
   if (cfg.algo != "qr")
-    for (const char* name : {"--ib", "--gpu-qr-panel", "--gpu-qr-group"})
+    for (const char* name : {"--ib", "--gpu-qr-panel", "--gpu-qr-group", "--gpu-cholqr-gram"})
       if (run.get_option(name)->count() > 0)
         throw InputError(given(name) + " sets QR's kernels, and the run is --algo " + cfg.algo);
 }

@@ -378,6 +378,9 @@ int main(int argc, char** argv) {
                   "--device cuda: how QR's GEQRT and TSQRT factor a panel of ib columns: householder (cuSOLVER's "
                   "GEQRF; default) | cholqr (shifted Cholesky QR and Householder vectors rebuilt from Q: "
                   "kernels/cuda/cholqr_panel.hpp; a tile that fails its check is factored again with GEQRF)");
+  run->add_option("--gpu-cholqr-gram", cfg.gpu_cholqr_gram,
+                  "--gpu-qr-panel cholqr: each panel's Gram matrix as the sum over blocks of R rows (a batched GEMM "
+                  "and a GEMV; R at least the panel's rows: one GEMM); default 0, one SYRK");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;

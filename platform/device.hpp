@@ -125,6 +125,16 @@ class Device {
   // check (a CUDA GPU's Cholesky QR panels refactored with GEQRF), in the
   // device's life.
   virtual std::uint64_t kernel_fallbacks() const { return 0; }
+  // Where a device's kernels spent their time, step by step, for a device
+  // that profiles them (a CUDA GPU made with CudaKernelOptions::
+  // profile_panels: its Cholesky QR panels' operations), in the device's
+  // life; empty for the others.
+  struct KernelPhase {
+    std::string name;
+    std::uint64_t calls = 0;
+    double seconds = 0;
+  };
+  virtual std::vector<KernelPhase> kernel_phases() const { return {}; }
 
   // How many tasks' kernels the manager thread may have queued at once. 1:
   // it waits (synchronize) for a task's kernels before it takes the next. A

@@ -312,6 +312,31 @@ TEST(CholqrPanel, AFailedPotrfRaisesTheFlag) {
   EXPECT_TRUE((run<double, FailingPotrf>(120, 16, x).flag));
 }
 
+// Marked (the CUDA kernels' profile of a panel's operations) forwards every
+// operation unchanged and names each before it runs, in factor()'s order:
+// three passes of Gram, POTRF, solve and R update (the first with its
+// shift), the check, then the Householder vectors' reconstruction.
+TEST(CholqrPanel, MarkedOpsNameEachOperationAndChangeNothing) {
+  const index_t n = 90, b = 12;
+  const Mat x = test::uniform_matrix(n, b, 41);
+  const Panel<double> plain = run<double>(n, b, x);
+  Mat xm = x, t(static_cast<std::size_t>(b * b)), g(static_cast<std::size_t>(b * b)),
+      r(static_cast<std::size_t>(b * b)), s(static_cast<std::size_t>(b));
+  CpuOps<double> inner;
+  std::vector<std::string> names;
+  auto mark = [&](const char* name) { names.emplace_back(name); };
+  Marked<CpuOps<double>, decltype(mark)> ops{inner, mark};
+  factor<double>(n, b, xm.data(), n, t.data(), b, g.data(), r.data(), s.data(), ops);
+  EXPECT_EQ(xm, plain.x);
+  EXPECT_EQ(t, plain.t);
+  EXPECT_FALSE(inner.flag);
+  const std::vector<std::string> pass = {"gram", "potrf", "solve_lt", "mul_lt"};
+  std::vector<std::string> want = {"identity", "gram", "shift", "potrf", "solve_lt", "mul_lt"};
+  for (int k = 1; k < 3; ++k) want.insert(want.end(), pass.begin(), pass.end());
+  want.insert(want.end(), {"gram", "check", "lu_sign", "solve_u", "t_from", "r_out"});
+  EXPECT_EQ(names, want);
+}
+
 TEST(CholqrPanel, BadSizesAreRefused) {
   Mat x(100), t(100), g(100), r(100), s(10);
   CpuOps<double> ops;

@@ -295,6 +295,13 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
     const Outcome o = run_tessera(base(two));
     EXPECT_TRUE(o.exited && o.status == 0) << o;
   }
+  // A Cholesky QR panel's Gram from blocks of rows: QR's, with those panels.
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-cholqr-gram", "512"}),
+                  {"--gpu-cholqr-gram 512", "--algo cholesky"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-cholqr-gram", "512"}, "qr"),
+                  {"--gpu-cholqr-gram 512", "add --gpu-qr-panel cholqr"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-cholqr-gram", "-1"}, "qr"),
+                  {"--gpu-cholqr-gram -1", ">= 0"});
   // The compute threads' priority: a native tile run's, within Linux's 0..19 levels.
   expect_rejected(kInvalidInput, base({"--n", "64", "--compute-nice", "20"}), {"--compute-nice 20", "0..19"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--compute-nice", "-1"}), {"--compute-nice -1", "0..19"});

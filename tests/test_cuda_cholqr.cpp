@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -89,28 +91,10 @@ class CudaCholqrTest : public cuda_test::CudaTilesTest<T> {
     expect_close(magnitudes(upper_of(cpu, s.m, s.m, s.n)), magnitudes(upper_of(got, s.m, s.m, s.n)), s.m, s.n, s.m,
                  "|R| against the CPU's");
   }
-};
-
-using Precisions = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(CudaCholqrTest, Precisions);
-
-// ib divides n or not, one panel, square and tall, a group wider than 256,
-// and panels of 192 columns, whose signed LU in double is too large for
-// shared memory (288 KB: lu_sign_kernel in global memory; float's 144 KB
-// fits an H100's 227 KB: lu_sign_shared_kernel, as every other shape).
-const Shape kShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {600, 560, 64}, {420, 384, 192}};
-
-TYPED_TEST(CudaCholqrTest, GeqrtFactorsTakeATileToItsR) {
-  for (const Shape& s : kShapes) {
-    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " ib=" << s.ib);
-    this->expect_geqrt_factors(random_matrix<TypeParam>(s.m, s.n, 41), s);
-  }
-}
-
-TYPED_TEST(CudaCholqrTest, TsqrtFactorsTakeTheStackToItsR) {
-  using T = TypeParam;
-  for (const Shape& s : kShapes) {
-    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " ib=" << s.ib);
+  // TSQRT's V, T and R from the GPU, checked by the CPU: the CPU's SSRFB with
+  // them takes [triu(R0); A0] to [R; 0], R's rows are the CPU's up to sign,
+  // and R's strict lower triangle is left alone.
+  void expect_tsqrt_factors(const Shape& s) {
     const index_t ldr = s.n + 3;
     std::vector<T> r0(static_cast<std::size_t>(ldr * s.n)), a0 = random_matrix<T>(s.m, s.n, 42);
     const std::vector<T> base = random_matrix<T>(ldr, s.n, 43);
@@ -136,6 +120,73 @@ TYPED_TEST(CudaCholqrTest, TsqrtFactorsTakeTheStackToItsR) {
     expect_close(magnitudes(upper_of(r_cpu, ldr, s.n, s.n)), magnitudes(upper_of(r, ldr, s.n, s.n)), s.n, s.n,
                  s.m + s.n, "|R| against the CPU's");
   }
+};
+
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaCholqrTest, Precisions);
+
+// ib divides n or not, one panel, square and tall, a group wider than 256,
+// and panels of 192 columns, whose signed LU in double is too large for
+// shared memory (288 KB: lu_sign_kernel in global memory; float's 144 KB
+// fits an H100's 227 KB: lu_sign_shared_kernel, as every other shape).
+const Shape kShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {600, 560, 64}, {420, 384, 192}};
+
+TYPED_TEST(CudaCholqrTest, GeqrtFactorsTakeATileToItsR) {
+  for (const Shape& s : kShapes) {
+    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " ib=" << s.ib);
+    this->expect_geqrt_factors(random_matrix<TypeParam>(s.m, s.n, 41), s);
+  }
+}
+
+TYPED_TEST(CudaCholqrTest, TsqrtFactorsTakeTheStackToItsR) {
+  for (const Shape& s : kShapes) {
+    SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " ib=" << s.ib);
+    this->expect_tsqrt_factors(s);
+  }
+}
+
+// The Gram matrices as sums over blocks of rows (CudaKernelOptions::
+// cholqr_gram_rows): 37 rows leave a short last block in every shape; with
+// 64, panels of at most 64 rows take one GEMM and the others a batch; 4096,
+// more rows than any panel has, one GEMM for every panel. The factors pass
+// the same checks as SYRK's.
+TYPED_TEST(CudaCholqrTest, GramsSummedFromBlocksOfRowsGiveTheSameFactors) {
+  for (const int rows : {37, 64, 4096}) {
+    if (!this->dev_) GTEST_SKIP() << "no CUDA device";
+    kernels::CudaKernelOptions o;
+    o.cholqr_panels = true;
+    o.cholqr_gram_rows = rows;
+    this->reopen(o);
+    for (const Shape& s : kShapes) {
+      SCOPED_TRACE(testing::Message() << "gram rows " << rows << " m=" << s.m << " n=" << s.n << " ib=" << s.ib);
+      this->expect_geqrt_factors(random_matrix<TypeParam>(s.m, s.n, 41), s);
+      this->expect_tsqrt_factors(s);
+    }
+  }
+}
+
+// Profiled panels (CudaKernelOptions::profile_panels) time each operation
+// of each panel, cholqr_panel.hpp's names and counts: a 200 x 150 tile at
+// ib 32 has 5 panels, each with 4 Grams, 3 POTRFs, 3 solves and 3 R
+// updates, one of the others; and the factors are still right.
+TYPED_TEST(CudaCholqrTest, ProfiledPanelsTimeEachOperation) {
+  if (!this->dev_) GTEST_SKIP() << "no CUDA device";
+  kernels::CudaKernelOptions o;
+  o.cholqr_panels = true;
+  o.profile_panels = true;
+  this->reopen(o);
+  EXPECT_TRUE(this->dev_->kernel_phases().empty());
+  const Shape s{200, 150, 32};
+  this->expect_geqrt_factors(random_matrix<TypeParam>(s.m, s.n, 41), s);
+  std::map<std::string, std::uint64_t> calls;
+  for (const platform::Device::KernelPhase& p : this->dev_->kernel_phases()) {
+    calls[p.name] = p.calls;
+    EXPECT_GT(p.seconds, 0) << p.name;
+  }
+  const std::map<std::string, std::uint64_t> want = {{"check", 5},     {"gram", 20},   {"identity", 5}, {"lu_sign", 5},
+                                                     {"mul_lt", 15},   {"potrf", 15},  {"r_out", 5},    {"shift", 5},
+                                                     {"solve_lt", 15}, {"solve_u", 5}, {"t_from", 5}};
+  EXPECT_EQ(calls, want);
 }
 
 // A first panel of condition 1e20 (singular values 1 .. 1e-20), past what

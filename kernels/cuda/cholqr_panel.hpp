@@ -50,6 +50,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tessera::kernels::cholqr {
 
@@ -122,5 +123,34 @@ void factor(index_t n, index_t b, S* x, index_t ldx, S* t, index_t ldt, S* g, S*
   ops.t_from(b, x, ldx, s, t, ldt);
   ops.r_out(b, r, s, x, ldx);
 }
+
+// The operations of `inner` with mark(name) called before each (its name as
+// the Ops list above gives it), to time them where they run (a CUDA stream:
+// an event per mark, the time to the next mark the operation's). After a
+// panel the caller marks nullptr, so that what runs between two panels
+// counts for none of them.
+template <class Inner, class Mark>
+struct Marked {
+  Inner& in;
+  Mark& mark;
+#define TESSERA_CHOLQR_MARKED(op) \
+  template <class... A>           \
+  void op(A&&... a) {             \
+    mark(#op);                    \
+    in.op(std::forward<A>(a)...); \
+  }
+  TESSERA_CHOLQR_MARKED(gram)
+  TESSERA_CHOLQR_MARKED(shift)
+  TESSERA_CHOLQR_MARKED(potrf)
+  TESSERA_CHOLQR_MARKED(solve_lt)
+  TESSERA_CHOLQR_MARKED(identity)
+  TESSERA_CHOLQR_MARKED(mul_lt)
+  TESSERA_CHOLQR_MARKED(check)
+  TESSERA_CHOLQR_MARKED(lu_sign)
+  TESSERA_CHOLQR_MARKED(solve_u)
+  TESSERA_CHOLQR_MARKED(t_from)
+  TESSERA_CHOLQR_MARKED(r_out)
+#undef TESSERA_CHOLQR_MARKED
+};
 
 }  // namespace tessera::kernels::cholqr

@@ -85,12 +85,28 @@ std::string cuda_backend_unavailable();
 //     panel instead of cuSOLVER's GEQRF, whose cost is per column; a tile
 //     whose panels fail the orthogonality check is factored again with
 //     GEQRF. false (the default, until a lent GPU has measured it): GEQRF.
+//   cholqr_gram_rows: how a Cholesky QR panel forms its Gram matrix X^T X
+//     (b columns, n rows): 0 (the default) one SYRK, whose b x b output
+//     gives the GPU few thread blocks to spread n over; R > 0 as the sum of
+//     X_i^T X_i over blocks of R rows, one strided batched GEMM and a GEMV
+//     adding their products (R >= n: one GEMM, cuBLAS's own choice of a
+//     split). The suspect of the panels' cost on the lent H100 (2026-11-27:
+//     a 32,768 x 2,048 GEQRT at 0.12 of DGEMM, about 2 ms per 128-column
+//     panel where its flops need 0.5); bench_cuda_kernels' ".../gramR" rows
+//     measure it.
+//   profile_panels: each Cholesky QR panel records a timing event before
+//     each of its operations (gram, potrf, solve_lt, ..., cholqr_panel.hpp
+//     Marked); Device::kernel_phases then says where the panels' time went
+//     (bench_cuda_kernels' ".../profile1" rows). Off in runs: the events
+//     cost a few microseconds of the host's time each.
 struct CudaKernelOptions {
   int recursion_leaf = 0;
   int reflector_group = 256;
   int trsm_inverse_leaf = 0;
   int compute_streams = 1;
   bool cholqr_panels = false;
+  int cholqr_gram_rows = 0;
+  bool profile_panels = false;
 };
 std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, std::size_t memory_cap,
                                                    CudaKernelOptions options = {});

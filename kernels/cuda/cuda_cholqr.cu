@@ -126,6 +126,13 @@ __global__ void r_out_kernel(int b, const T* r, const T* s, T* x, int ldx) {
   x[i + static_cast<std::size_t>(j) * ldx] = s[i] * r[i + static_cast<std::size_t>(j) * b];
 }
 
+// v (count) = 1: the GEMV's vector that adds the Gram's partial products.
+template <class T>
+__global__ void ones_kernel(int count, T* v) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) v[i] = T(1);
+}
+
 // R (b×b) = I.
 template <class T>
 __global__ void identity_kernel(int b, T* r) {
@@ -157,11 +164,16 @@ std::size_t shared_lu_limit() {
   return static_cast<std::size_t>(optin);
 }
 
-// The workspace's pieces for panels of up to ib columns, laid out in order.
+// Blocks of `rows` rows of an n-row panel, the last one shorter (0: none,
+// the Gram by SYRK; one: a single GEMM, no sum).
+index_t gram_blocks(index_t n, index_t rows) { return rows > 0 ? (n + rows - 1) / rows : 0; }
+
+// The workspace's pieces for panels of up to ib columns, laid out in order;
+// `slots`: the Gram's partial products (ib×ib each) and their GEMV's ones.
 template <class T>
 struct Layout {
-  std::size_t g, r, s, lapack, info, flag, total;
-  Layout(index_t ib, int lwork) {
+  std::size_t g, r, s, lapack, info, flag, partial, ones, total;
+  Layout(index_t ib, int lwork, index_t slots) {
     constexpr std::size_t kAlign = 256;
     const auto round = [](std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
     const std::size_t square = round(static_cast<std::size_t>(ib * ib) * sizeof(T));
@@ -171,7 +183,9 @@ struct Layout {
     lapack = s + round(static_cast<std::size_t>(ib) * sizeof(T));
     info = lapack + round(static_cast<std::size_t>(lwork) * sizeof(T));  // one status per pass
     flag = info + kAlign;
-    total = flag + kAlign;
+    partial = flag + kAlign;
+    ones = partial + round(static_cast<std::size_t>(slots * ib * ib) * sizeof(T));
+    total = ones + round(static_cast<std::size_t>(slots) * sizeof(T));
   }
 };
 
@@ -182,7 +196,10 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
   // Room for the panels' workspace and the saved blocks (each grows only,
   // after the stream is done with the old buffer).
   const int lwork = potrf_lwork(solver_.get(), to_int(ib), first.p, to_int(ib), TESSERA_HERE);
-  const Layout<T> layout(ib, lwork);
+  // A panel has at most the blocks' rows (TSQRT's: the triangle's ib and the tile's).
+  const index_t blocks = gram_blocks(first.rows + second.rows, gram_rows_);
+  const index_t slots = blocks > 1 ? blocks : 0;
+  const Layout<T> layout(ib, lwork, slots);
   const std::size_t saved = static_cast<std::size_t>(first.rows * first.cols + second.rows * second.cols) * sizeof(T);
   if (cholqr_work_.bytes() < layout.total || backup_.bytes() < saved) {
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -197,6 +214,7 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
   }
   cholqr_ib_ = ib;
   cholqr_lwork_ = lwork;
+  cholqr_slots_ = slots;
   if (!cholqr_shared_known_) {
     cholqr_shared_ = shared_lu_limit<T>();
     cholqr_shared_known_ = true;
@@ -216,7 +234,7 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
   if (b > cholqr_ib_)
     throw std::logic_error("cholqr_factor: a panel of " + std::to_string(b) + " columns, workspace for " +
                            std::to_string(cholqr_ib_));
-  const Layout<T> layout(cholqr_ib_, cholqr_lwork_);
+  const Layout<T> layout(cholqr_ib_, cholqr_lwork_, cholqr_slots_);
   std::byte* base = cholqr_work_.data();
   T* g = reinterpret_cast<T*>(base + layout.g);
   T* r = reinterpret_cast<T*>(base + layout.r);
@@ -224,6 +242,8 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
   T* lapack = reinterpret_cast<T*>(base + layout.lapack);
   int* info = reinterpret_cast<int*>(base + layout.info);
   int* flag = reinterpret_cast<int*>(base + layout.flag);
+  T* partial = reinterpret_cast<T*>(base + layout.partial);
+  T* ones = reinterpret_cast<T*>(base + layout.ones);
   cublasHandle_t h = blas_.get();
   cudaStream_t st = stream_;
   const int lwork = cholqr_lwork_;
@@ -238,9 +258,37 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
     int* info;
     int* flag;
     std::size_t shared;  // dynamic shared memory lu_sign_shared_kernel may take
+    index_t rows;        // CudaKernelOptions::cholqr_gram_rows
+    index_t slots;       // room for partial products
+    T* partial;
+    T* ones;
     void gram(index_t nn, index_t bb, const T* xx, index_t ld, T* gg) {
-      syrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, to_int(bb), to_int(nn), T(1), xx, to_int(ld), T(0), gg, to_int(bb),
-           TESSERA_HERE);
+      const index_t blocks = gram_blocks(nn, rows);
+      if (blocks == 0) {
+        syrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, to_int(bb), to_int(nn), T(1), xx, to_int(ld), T(0), gg, to_int(bb),
+             TESSERA_HERE);
+        return;
+      }
+      if (blocks == 1) {  // the whole square: G's upper triangle too, which no operation reads
+        gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(nn), T(1), xx, to_int(ld), xx, to_int(ld),
+             T(0), gg, to_int(bb), TESSERA_HERE);
+        return;
+      }
+      if (blocks > slots)
+        throw std::logic_error("cholqr gram: " + std::to_string(blocks) + " blocks of " + std::to_string(rows) +
+                               " rows, room for " + std::to_string(slots));
+      // P_i = X_i^T X_i (bb×bb, one after another), the full blocks in one
+      // batched call and the short last one alone; then G = Σ P_i = P · 1.
+      const index_t full = nn / rows, last = nn - full * rows, square = bb * bb;
+      if (full > 0)
+        gemm_strided(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(rows), T(1), xx, to_int(ld), rows, xx,
+                     to_int(ld), rows, T(0), partial, to_int(bb), square, to_int(full), TESSERA_HERE);
+      if (last > 0)
+        gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(last), T(1), xx + full * rows, to_int(ld),
+             xx + full * rows, to_int(ld), T(0), partial + full * square, to_int(bb), TESSERA_HERE);
+      ones_kernel<T><<<blocks_for(blocks), kThreads, 0, st>>>(to_int(blocks), ones);
+      launched("ones_kernel launch");
+      gemv_n(h, to_int(square), to_int(blocks), partial, to_int(square), ones, gg, TESSERA_HERE);
     }
     void shift(index_t bb, T* gg, double c) {
       shift_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), gg, c);
@@ -289,17 +337,48 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       r_out_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), rr, ss, xx, to_int(ld));
       launched("r_out_kernel launch");
     }
-  } ops{h, solver, st, lapack, lwork, info, flag, cholqr_shared_};
-  cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, ops, top_upper);
+  } ops{h, solver, st, lapack, lwork, info, flag, cholqr_shared_, gram_rows_, cholqr_slots_, partial, ones};
+  if (!profile_) {
+    cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, ops, top_upper);
+    return;
+  }
+  auto record = [this](const char* name) { mark(name); };
+  cholqr::Marked<Ops, decltype(record)> marked{ops, record};
+  cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, marked, top_upper);
+  mark(nullptr);
+}
+
+template <class T>
+void CudaTileKernels<T>::mark(const char* name) {
+  if (marks_used_ == mark_events_.size()) {
+    mark_events_.push_back(cuda::Event::create(cudaEventDefault));  // (with timing)
+    mark_names_.push_back(nullptr);
+  }
+  mark_events_[marks_used_].record(stream_);
+  mark_names_[marks_used_++] = name;
+}
+
+template <class T>
+void CudaTileKernels<T>::add_marks() {
+  for (std::size_t i = 0; i + 1 < marks_used_; ++i) {
+    if (mark_names_[i] == nullptr) continue;
+    float ms = 0;
+    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, mark_events_[i].get(), mark_events_[i + 1].get()));
+    PhaseTime& p = phases_[mark_names_[i]];
+    ++p.calls;
+    p.seconds += ms / 1e3;
+  }
+  marks_used_ = 0;
 }
 
 template <class T>
 bool CudaTileKernels<T>::cholqr_failed(Block first, Block second) {
-  const Layout<T> layout(cholqr_ib_, cholqr_lwork_);
+  const Layout<T> layout(cholqr_ib_, cholqr_lwork_, cholqr_slots_);
   int flag = 0;
   TESSERA_CUDA_CHECK(
       cudaMemcpyAsync(&flag, cholqr_work_.data() + layout.flag, sizeof(int), cudaMemcpyDeviceToHost, stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  add_marks();
   if (flag == 0) return false;
   ++cholqr_fallbacks_;
   const T* from = reinterpret_cast<const T*>(backup_.data());
@@ -349,6 +428,8 @@ void CudaTileKernels<T>::tsqrt(index_t m, index_t n, index_t ib, T* r, index_t l
   template void CudaTileKernels<T>::cholqr_begin(index_t, Block, Block);                             \
   template void CudaTileKernels<T>::cholqr_factor(index_t, index_t, T*, index_t, T*, index_t, bool); \
   template bool CudaTileKernels<T>::cholqr_failed(Block, Block);                                     \
+  template void CudaTileKernels<T>::mark(const char*);                                               \
+  template void CudaTileKernels<T>::add_marks();                                                     \
   template void CudaTileKernels<T>::geqrt(index_t, index_t, index_t, T*, index_t, T*, index_t);      \
   template void CudaTileKernels<T>::tsqrt(index_t, index_t, index_t, T*, index_t, T*, index_t, T*, index_t);
 TESSERA_CHOLQR_MEMBERS(float)

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -279,6 +280,25 @@ std::optional<std::uint64_t> CudaDevice::wait_any_kernels(const std::vector<std:
     if (waited < 1e-4) std::this_thread::yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+}
+
+std::vector<Device::KernelPhase> CudaDevice::kernel_phases() const {
+  std::map<std::string, KernelPhase> sum;
+  const auto add = [&](const auto& phases) {
+    for (const auto& [name, p] : phases) {
+      KernelPhase& s = sum[name];
+      s.name = name;
+      s.calls += p.calls;
+      s.seconds += p.seconds;
+    }
+  };
+  for (const Lane& l : lanes_) {
+    add(l.d->panel_phases());
+    add(l.s->panel_phases());
+  }
+  std::vector<KernelPhase> out;
+  for (auto& [name, p] : sum) out.push_back(std::move(p));
+  return out;
 }
 
 void CudaDevice::synchronize() {

@@ -81,6 +81,8 @@ class CudaDevice final : public Device {
     for (const Lane& l : lanes_) n += l.d->cholqr_fallbacks() + l.s->cholqr_fallbacks();
     return n;
   }
+  // The Cholesky QR panels' operations, every lane's, both precisions (CudaKernelOptions::profile_panels).
+  std::vector<KernelPhase> kernel_phases() const override;
   int kernel_depth() const override { return std::max(2, static_cast<int>(lanes_.size())); }
   std::uint64_t end_kernels() override;
   // Any outstanding mark, in any order (with one stream, a later mark's end

@@ -24,7 +24,8 @@ namespace tessera::kernels {
 // wait_any_kernels; CudaKernelOptions' trsm_inverse_leaf and compute_streams.
 // 6 (2026-11-27): wait_any_kernels(marks, timeout_s) returns an optional.
 // 7 (2026-11-27): CudaKernelOptions::cholqr_panels, Device::kernel_fallbacks.
-inline constexpr int kCudaModuleAbi = 7;
+// 8 (2026-11-28): CudaKernelOptions' cholqr_gram_rows and profile_panels, Device::kernel_phases.
+inline constexpr int kCudaModuleAbi = 8;
 inline constexpr const char* kCudaModuleEntry = "tessera_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libtessera_cuda.so";
 

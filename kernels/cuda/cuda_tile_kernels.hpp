@@ -25,6 +25,9 @@
 // Cholesky QR panels, GEQRT, TSQRT and TTQRT wait once per call, for the
 // panels' check.
 #include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -77,6 +80,14 @@ class CudaTileKernels final : public TileKernels<T> {
   // Tiles whose Cholesky QR panels failed their check and were factored
   // again with GEQRF, in this object's life.
   std::uint64_t cholqr_fallbacks() const { return cholqr_fallbacks_; }
+  // With CudaKernelOptions::profile_panels: each Cholesky QR panel operation's
+  // calls and seconds (on the stream, between the events before it and
+  // before the next), in this object's life; empty without.
+  struct PhaseTime {
+    std::uint64_t calls = 0;
+    double seconds = 0;
+  };
+  const std::map<std::string, PhaseTime>& panel_phases() const { return phases_; }
 
  private:
   // Pieces of the workspace for one call (null where not asked for).
@@ -162,6 +173,20 @@ class CudaTileKernels final : public TileKernels<T> {
   std::size_t cholqr_shared_ = 0;  // shared memory a panel's signed LU may take (cuda_cholqr.cu shared_lu_limit)
   bool cholqr_shared_known_ = false;
   std::uint64_t cholqr_fallbacks_ = 0;
+  index_t gram_rows_ = 0;     // CudaKernelOptions::cholqr_gram_rows
+  index_t cholqr_slots_ = 0;  // the Gram's partial products cholqr_work_ holds room for
+  bool profile_ = false;      // CudaKernelOptions::profile_panels
+  // The panel operations' timing events on stream_ (reused), each with the
+  // name of the operation it starts (null: none, the end of a panel), the
+  // first marks_used_ of them recorded since the last wait.
+  std::vector<cuda::Event> mark_events_;
+  std::vector<const char*> mark_names_;
+  std::size_t marks_used_ = 0;
+  std::map<std::string, PhaseTime> phases_;
+  // Records the next event, starting operation `name` (null: a panel's end).
+  void mark(const char* name);
+  // After a wait for the stream: the recorded marks' intervals added to phases_.
+  void add_marks();
 };
 
 extern template class CudaTileKernels<float>;
