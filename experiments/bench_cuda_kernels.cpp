@@ -10,15 +10,15 @@
 // sets targets on (QR kernels >= 0.6, Cholesky's >= 0.8). POTF2' and TRSM
 // also recursing to leaves of 128, 256 and 512 (".../leafL"; the default is
 // cuSOLVER's POTRF and cuBLAS's TRSM on the whole tile), TRSM through the
-// inverses of its diagonal blocks of 128, 256 and 512 (".../inverseL"), QR's at ib 32 and 64 with other groups of
-// reflectors applied at once (".../group0": one block of ib at a time); LU's
-// panel (lu_panel, cuSOLVER's getrf) as --d 0 runs it, 32,768 rows tall
+// inverses of its diagonal blocks of 128 to 1024 below the tile's order (".../inverseL"), QR's at ib 32 and 64 with
+// other groups of reflectors applied at once (".../group0": one block of ib at a time); LU's panel (lu_panel,
+// cuSOLVER's getrf) as --d 0 runs it, 32,768 rows tall
 // (".../m32768"); and the kernels of --dist gpu-columns at N = 32,768 and
 // columns of 1024 and 2048, the first (tallest) column's (".../m32768":
 // POTF2', GEQRT and LARFB at ib 128, GEQRT also by Cholesky QR panels,
 // LARFB also with groups of 512 reflectors and the whole column's at once,
 // ".../group2048"; ".../m30720" at width 2048: the first GSMM_DIAG and the
-// TRSM inside POTF2', the last also by inverted blocks of 256);
+// TRSM inside POTF2', the last also by inverted blocks of 128 to 1024);
 // Cholesky QR panels with their Gram matrices summed from blocks of 512,
 // 2048 or all of the 32,768 rows (".../gramR", CudaKernelOptions::
 // cholqr_gram_rows; cholqr1 forms them by SYRK), and profiled (".../profile1":
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
       o.reflector_group = group;
       other_group[group] = kernels::make_cuda_device(1, 0, 0, o);
     }
-    for (const int inverse : {128, 256, 512}) {
+    for (const int inverse : {128, 256, 512, 1024}) {
       kernels::CudaKernelOptions o;
       o.trsm_inverse_leaf = inverse;
       other_inverse[inverse] = kernels::make_cuda_device(1, 0, 0, o);
@@ -179,7 +179,8 @@ int main(int argc, char** argv) {
       for (const auto k : cholesky) add(k, 0);
       for (const auto k : {kTrsm, kPotf2p})
         for (const auto& [leaf, d] : other_leaf) add(k, 0, "leaf", leaf);
-      for (const auto& [inverse, d] : other_inverse) add(kTrsm, 0, "inverse", inverse);
+      for (const auto& [inverse, d] : other_inverse)
+        if (inverse < B) add(kTrsm, 0, "inverse", inverse);  // (one leaf: the library's TRSM)
       for (const auto k : qr)
         for (const std::int64_t ib : {32, 64, 128, 256}) {
           add(k, ib);
@@ -197,7 +198,8 @@ int main(int argc, char** argv) {
         // POTF2' on all 32,768 rows; the first update and POTF2''s own TRSM on the 32,768 - B below.
         add(kPotf2p, 0, "", 0, 32768);
         for (const auto k : {kGsmmDiag, kTrsm}) add(k, 0, "", 0, 32768 - B);
-        add(kTrsm, 0, "inverse", 256, 32768 - B);
+        for (const auto& [inverse, d] : other_inverse)
+          if (inverse < B) add(kTrsm, 0, "inverse", inverse, 32768 - B);
         add(kGeqrt, 128, "", 0, 32768);
         add(kGeqrt, 128, "cholqr", 1, 32768);
         for (const auto& [rows, d] : other_gram) add(kGeqrt, 128, "gram", rows, 32768);
