@@ -17,8 +17,14 @@ cuda` times each kernel for milliseconds, a benchmark keeps the GPU busy for
 minutes, and if the GPU slows under a sustained load every prediction from
 the calibration comes out fast by that much.
 
-Exit 2 with one line naming the file for a folder without the two files, a
-sample or step line that cannot be read; a step without busy samples is
+A field nvidia-smi could not read ("[N/A]", "[Not Supported]": utilization
+under MIG, power on some virtual GPUs) counts as missing: a sample without
+utilization counts as busy, one without power or temperature leaves those
+statistics alone. A line that is no sample (an error nvidia-smi printed, the
+last line cut short when the logger was stopped, a repeated header) is
+skipped, and the count of skipped lines is printed. Exit 2 with one line
+naming the file for a folder without the two files, a file without a single
+sample, or a step line that cannot be read; a step without busy samples is
 listed with a dash.
 """
 import argparse
@@ -45,25 +51,35 @@ def reason_names(mask):
     return names + (["0x%x" % rest] if rest else [])
 
 
+def value(cell, parse=float):
+    """A field's value, or None where nvidia-smi could not read it ("[N/A]", "[Not Supported]", ...)."""
+    return None if cell.startswith("[") else parse(cell)
+
+
 def read_samples(path):
-    """[(datetime, sm_mhz, mem_mhz, watts, celsius, util, reasons)] from nvidia-smi's CSV (header line first)."""
-    out = []
-    with open(path) as f:
+    """([(datetime, sm_mhz, mem_mhz, watts, celsius, util, reasons)], lines skipped) from nvidia-smi's CSV; the
+    timestamp and SM clock are required, any other field may be None."""
+    out, skipped = [], 0
+    with open(path, errors="replace") as f:
         lines = f.read().splitlines()
-    for no, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+    for line in lines:
+        if not line.strip() or line.startswith("timestamp"):
             continue
         cells = [c.strip() for c in line.split(",")]
         try:
             if len(cells) != 7:
                 raise ValueError("%d fields, not 7" % len(cells))
             when = datetime.datetime.strptime(cells[0], "%Y/%m/%d %H:%M:%S.%f")
-            sm, mem, watts, temp, util = (float(c) for c in cells[1:6])
-            reasons = int(cells[6], 16)
-        except ValueError as e:
-            fail("%s line %d: %r is no sample (%s)" % (path, no, line, e))
+            sm = float(cells[1])
+            mem, watts, temp, util = (value(c) for c in cells[2:6])
+            reasons = value(cells[6], lambda c: int(c, 16))
+        except ValueError:
+            skipped += 1
+            continue
         out.append((when, sm, mem, watts, temp, util, reasons))
-    return out
+    if not out:
+        fail("%s holds no sample (%d lines that are none)" % (path, skipped))
+    return out, skipped
 
 
 def read_steps(path):
@@ -84,23 +100,28 @@ def read_steps(path):
     return out
 
 
+def is_busy(s):
+    return s[5] is None or s[5] > 0  # (no utilization reading: counted as busy)
+
+
 def summarize(samples, steps):
-    busy_all = [s for s in samples if s[5] > 0]
-    top = max((s[1] for s in busy_all), default=0.0)
+    top = max((s[1] for s in samples if is_busy(s)), default=0.0)
     rows = []
     for name, start, end in steps:
-        busy = [s for s in samples if start <= s[0] <= end and s[5] > 0]
+        busy = [s for s in samples if start <= s[0] <= end and is_busy(s)]
         row = {"step": name, "busy_samples": len(busy)}
         if busy:
             sm = [s[1] for s in busy]
+            watts = [s[3] for s in busy if s[3] is not None]
+            temps = [s[4] for s in busy if s[4] is not None]
             mask = 0
             for s in busy:
-                mask |= s[6]
+                mask |= s[6] or 0
             row.update({
                 "sm_mhz_median": statistics.median(sm), "sm_mhz_min": min(sm), "sm_mhz_max": max(sm),
                 "slow_share": sum(1 for v in sm if v < 0.95 * top) / len(sm),
-                "watts_median": statistics.median(s[3] for s in busy), "watts_max": max(s[3] for s in busy),
-                "celsius_max": max(s[4] for s in busy), "reasons": reason_names(mask & ~0x1)})
+                "watts_median": statistics.median(watts) if watts else None, "watts_max": max(watts, default=None),
+                "celsius_max": max(temps, default=None), "reasons": reason_names(mask & ~0x1)})
         rows.append(row)
     return {"sm_mhz_top": top, "steps": rows}
 
@@ -115,7 +136,9 @@ def main():
     for p in paths:
         if not os.path.isfile(p):
             fail("%s is missing (gpu_node.sh run writes it where nvidia-smi is present)" % p)
-    result = summarize(read_samples(paths[0]), read_steps(paths[1]))
+    samples, skipped = read_samples(paths[0])
+    result = summarize(samples, read_steps(paths[1]))
+    result["lines_skipped"] = skipped
     head = ["step", "busy samples", "SM MHz median", "min", "max", "below 95%% of %g" % result["sm_mhz_top"],
             "W median", "W max", "C max", "reasons"]
     lines = []
@@ -123,9 +146,10 @@ def main():
         if not r["busy_samples"]:
             lines.append([r["step"], "0"] + ["-"] * 8)
             continue
+        num = lambda fmt, v: "-" if v is None else fmt % v
         lines.append([r["step"], str(r["busy_samples"]), "%g" % r["sm_mhz_median"], "%g" % r["sm_mhz_min"],
-                      "%g" % r["sm_mhz_max"], "%.0f%%" % (100 * r["slow_share"]), "%.0f" % r["watts_median"],
-                      "%.0f" % r["watts_max"], "%g" % r["celsius_max"], ", ".join(r["reasons"]) or "none"])
+                      "%g" % r["sm_mhz_max"], "%.0f%%" % (100 * r["slow_share"]), num("%.0f", r["watts_median"]),
+                      num("%.0f", r["watts_max"]), num("%g", r["celsius_max"]), ", ".join(r["reasons"]) or "none"])
     if a.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -134,6 +158,8 @@ def main():
     else:
         for l in [head] + lines:
             print("  ".join(l))
+    if skipped:
+        print("(%d lines of %s were no sample and were skipped)" % (skipped, paths[0]))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=1)

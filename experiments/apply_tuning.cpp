@@ -107,6 +107,8 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   if (!cfg.d.empty() && !std::isdigit(static_cast<unsigned char>(cfg.d[0])))
     r.graph_args.insert(r.graph_args.end(), {"--d", cfg.d});
   r.graph_args.insert(r.graph_args.end(), o.gpu_args.begin(), o.gpu_args.end());
+  // The real ones run at this run's priorities too (a simulated node has no threads to lower).
+  if (cfg.compute_nice > 0) r.real_args = {"--compute-nice", std::to_string(cfg.compute_nice)};
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);
   cfg.B = t.choice().B;

@@ -204,13 +204,17 @@ run() {
   # milliseconds, a benchmark loads the GPU for minutes, and a GPU that slows
   # under a sustained load would make every prediction from the calibration
   # fast. (The reasons' field is clocks_event_reasons since driver 535,
-  # clocks_throttle_reasons before.)
-  local clocks_pid='' reasons=clocks_event_reasons.active
+  # clocks_throttle_reasons before. nvidia-smi's timestamps are local time:
+  # TZ=UTC makes them the steps' UTC. The logger stops when this script
+  # ends, however it ends.)
+  local reasons=clocks_event_reasons.active
+  clocks_pid=''
   if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=$reasons --format=csv,noheader >/dev/null 2>&1 || reasons=clocks_throttle_reasons.active
-    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,$reasons \
-      --format=csv,nounits -lms 200 >"$out/gpu_clocks.csv" 2>&1 &
+    TZ=UTC nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,$reasons \
+      --format=csv,nounits -lms 200 >"$out/gpu_clocks.csv" 2>"$out/gpu_clocks.err" &
     clocks_pid=$!
+    trap '[[ -n ${clocks_pid:-} ]] && kill "$clocks_pid" 2>/dev/null' EXIT
   fi
   # Rows: bench_gpu.py's defaults unless BENCH_ROWS names others (pinned
   # against pageable memory, say: 'cholesky:--B 2048 --s 1;cholesky:--B 2048 --s 1 --pageable').
@@ -336,14 +340,13 @@ run() {
         for row in "${mpi_rows[@]}"; do
           step "mpi_$i" /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b \
             --algos "${MPI_ALGOS:-qr,cholesky}" --grid 2x2 --n "${MPI_N:-16384}" --threads "${MPI_THREADS:-3}" \
-            --scalapack-threads 4 --mpirun-args "${MPI_MPIRUN_ARGS:---bind-to none}" --reps 3 --markdown \
+            --scalapack-threads 4 --mpirun-args="${MPI_MPIRUN_ARGS---bind-to none}" --reps 3 --markdown \
             --out "$out/mpi_$i" \
             --tile-args "$row"
           i=$((i + 1))
         done ;;
     esac
   done
-  [[ -n $clocks_pid ]] && kill "$clocks_pid" 2>/dev/null
   cat "$out/steps.txt"
 }
 

@@ -11,6 +11,7 @@
 #include "experiments/input_matrix.hpp"
 #include "experiments/preflight.hpp"
 #include "experiments/test_fault.hpp"
+#include "kernels/cuda/cuda_api.hpp"
 #include "models/balance.hpp"
 #include "models/lu_split.hpp"
 #include "runtime/distribution.hpp"
@@ -226,8 +227,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
                      ": only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   if (c.gpu_qr_panel == QrPanel::CholQr && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
-  if (c.gpu_cholqr_gram < 0)
-    throw InputError("--gpu-cholqr-gram " + std::to_string(c.gpu_cholqr_gram) + " must be >= 0 (0: SYRK)");
+  if (c.gpu_cholqr_gram < 0 || (c.gpu_cholqr_gram > 0 && c.gpu_cholqr_gram < kernels::kMinCholqrGramRows))
+    throw InputError("--gpu-cholqr-gram " + std::to_string(c.gpu_cholqr_gram) + " must be 0 (SYRK) or >= " +
+                     std::to_string(kernels::kMinCholqrGramRows) + " (smaller blocks only add calls and workspace)");
   if (c.gpu_cholqr_gram > 0 && c.gpu_qr_panel != QrPanel::CholQr)
     throw InputError("--gpu-cholqr-gram " + std::to_string(c.gpu_cholqr_gram) +
                      " sets how Cholesky QR panels form their Gram matrices: add --gpu-qr-panel cholqr");

@@ -32,8 +32,7 @@ void refuse_idle_options(const CLI::App& run, const RunConfig& cfg, Backend back
                                      {"--window", "sizes the task window"},
                                      {"--policy", "orders the ready tile tasks"},
                                      {"--broadcast", "sends tiles between nodes"},
-                                     {"--trace", "traces the tile tasks"},
-                                     {"--compute-nice", "sets the priority of the tile runtime's threads"}})
+                                     {"--trace", "traces the tile tasks"}})
       if (run.get_option(name)->count() > 0)
         throw InputError(given(name) + " " + does + ", and --impl " + impl_name + " factors the dense matrix whole");
     // The peers' LU is getrf: partial pivoting.
@@ -45,6 +44,12 @@ void refuse_idle_options(const CLI::App& run, const RunConfig& cfg, Backend back
       (cfg.device != DeviceKind::Cuda || backend == Backend::Sim))
     throw InputError("--pageable leaves the host tiles of CUDA GPUs unlocked (--device cuda); the run's GPUs are " +
                      std::string(backend == Backend::Sim ? "simulated" : "emulated"));
+  // Lowered compute threads (0, the default, lowers nothing anywhere).
+  if (cfg.compute_nice > 0 && (backend == Backend::Sim || cfg.impl != Impl::Tile))
+    throw InputError("--compute-nice " + std::to_string(cfg.compute_nice) + " sets the priority of " +
+                     (backend == Backend::Sim
+                          ? "a native run's threads; a simulated node has none"
+                          : "the tile runtime's threads, and --impl " + impl_name + " factors the dense matrix whole"));
   // QR's own options, given with another factorization (even at their defaults).
   if (cfg.algo != "qr")
     for (const char* name : {"--ib", "--gpu-qr-panel", "--gpu-qr-group", "--gpu-cholqr-gram"})

@@ -472,9 +472,6 @@ int main(int argc, char** argv) {
       if (o->count() && v < 1) throw tessera::InputError(o->get_name() + " " + o->as<std::string>() + " must be >= 1");
     if (nice_opt->count() && (cfg.compute_nice < 0 || cfg.compute_nice > 19))
       throw tessera::InputError("--compute-nice " + std::to_string(cfg.compute_nice) + " must be within 0..19");
-    if (nice_opt->count() && backend_choice == "sim")
-      throw tessera::InputError("--compute-nice " + std::to_string(cfg.compute_nice) +
-                                " sets the priority of a native run's threads; a simulated node has none");
     if (qr_domain_opt->count() && cfg.qr_domain < 0)
       throw tessera::InputError("--qr-domain " + std::to_string(cfg.qr_domain) + " must be >= 0");
     cfg.precision = precision[0];

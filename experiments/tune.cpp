@@ -200,6 +200,7 @@ std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c
   if (c.auto_b) a.insert(a.end(), {"--b", real && c.b > 0 ? std::to_string(c.b) : "auto"});
   if (!r.pivot.empty()) a.insert(a.end(), {"--pivot", r.pivot});
   a.insert(a.end(), r.graph_args.begin(), r.graph_args.end());
+  if (real) a.insert(a.end(), r.real_args.begin(), r.real_args.end());
   return a;
 }
 
@@ -454,6 +455,7 @@ nlohmann::json tune_json(const TuneResult& t) {
   j["simulated"] = r.simulated;
   if (!r.device.empty()) j["device"] = r.device;
   j["child_args"] = r.graph_args;  // what every child run got besides its tiles (the run's own options)
+  if (!r.real_args.empty()) j["real_child_args"] = r.real_args;  // and the real ones besides
   j["blas_core"] = t.blas_core;
   j["choice"] = {{"B", c.B},
                  {"s", c.s},

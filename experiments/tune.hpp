@@ -92,6 +92,8 @@ struct TuneRequest {
   // run's own options that shape its task graph or schedule (--tslu-tree, --d, --window).
   std::vector<std::string> graph_args;
   std::string pivot;  // LU's --pivot for every child run, simulated and real (empty: the run's default)
+  // Arguments the real child runs get besides (--compute-nice: a simulated run has no threads to lower).
+  std::vector<std::string> real_args;
   // Step 1's range and plateau.
   std::int64_t B_min = 128, B_max = 640, B_step = 64;
   double plateau_fraction = 0.95;

@@ -128,7 +128,8 @@ class Device {
   // Where a device's kernels spent their time, step by step, for a device
   // that profiles them (a CUDA GPU made with CudaKernelOptions::
   // profile_panels: its Cholesky QR panels' operations), in the device's
-  // life; empty for the others.
+  // life; empty for the others. Call it while the device is idle (after
+  // synchronize()): the manager thread adds to the phases as kernels end.
   struct KernelPhase {
     std::string name;
     std::uint64_t calls = 0;

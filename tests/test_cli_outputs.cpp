@@ -300,8 +300,9 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
                   {"--gpu-cholqr-gram 512", "--algo cholesky"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-cholqr-gram", "512"}, "qr"),
                   {"--gpu-cholqr-gram 512", "add --gpu-qr-panel cholqr"});
-  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-cholqr-gram", "-1"}, "qr"),
-                  {"--gpu-cholqr-gram -1", ">= 0"});
+  for (const char* rows : {"-1", "255"})
+    expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-cholqr-gram", rows}, "qr"),
+                    {std::string("--gpu-cholqr-gram ") + rows, "must be 0 (SYRK) or >= 256"});
   // The compute threads' priority: a native tile run's, within Linux's 0..19 levels.
   expect_rejected(kInvalidInput, base({"--n", "64", "--compute-nice", "20"}), {"--compute-nice 20", "0..19"});
   expect_rejected(kInvalidInput, base({"--n", "64", "--compute-nice", "-1"}), {"--compute-nice -1", "0..19"});
@@ -311,6 +312,8 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
                   base({"--n", "64", "--compute-nice", "3", "--backend", "sim", "--machine",
                         std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json"}),
                   {"--compute-nice 3", "simulated node"});
+  // ... and 0, the default, is accepted wherever it changes nothing.
+  expect_success(run_tessera(base({"--n", "64", "--compute-nice", "0", "--impl", "lapack"})));
   // The same options with what they describe run.
   expect_success(run_tessera(base({"--n", "64", "--s", "2", "--b", "4"})));
   expect_success(run_tessera(base({"--n", "64", "--gpus", "1", "--keep-tiles", "--eviction", "lru"})));

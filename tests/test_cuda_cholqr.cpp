@@ -91,6 +91,10 @@ class CudaCholqrTest : public cuda_test::CudaTilesTest<T> {
     expect_close(magnitudes(upper_of(cpu, s.m, s.m, s.n)), magnitudes(upper_of(got, s.m, s.m, s.n)), s.m, s.n, s.m,
                  "|R| against the CPU's");
   }
+  // Every shape's GEQRT and TSQRT checked on a device whose Cholesky QR
+  // panels sum their Grams from blocks of `rows` rows (0: SYRK); the tiles
+  // that fell back to GEQRF.
+  std::uint64_t fallbacks_with_gram_rows(int rows);
   // TSQRT's V, T and R from the GPU, checked by the CPU: the CPU's SSRFB with
   // them takes [triu(R0); A0] to [R; 0], R's rows are the CPU's up to sign,
   // and R's strict lower triangle is left alone.
@@ -131,6 +135,20 @@ TYPED_TEST_SUITE(CudaCholqrTest, Precisions);
 // fits an H100's 227 KB: lu_sign_shared_kernel, as every other shape).
 const Shape kShapes[] = {{200, 150, 32}, {96, 96, 32}, {64, 50, 50}, {130, 70, 16}, {600, 560, 64}, {420, 384, 192}};
 
+template <class T>
+std::uint64_t CudaCholqrTest<T>::fallbacks_with_gram_rows(int rows) {
+  kernels::CudaKernelOptions o;
+  o.cholqr_panels = true;
+  o.cholqr_gram_rows = rows;
+  this->reopen(o);
+  for (const Shape& s : kShapes) {
+    SCOPED_TRACE(testing::Message() << "gram rows " << rows << " m=" << s.m << " n=" << s.n << " ib=" << s.ib);
+    expect_geqrt_factors(random_matrix<T>(s.m, s.n, 41), s);
+    expect_tsqrt_factors(s);
+  }
+  return this->dev_->kernel_fallbacks();
+}
+
 TYPED_TEST(CudaCholqrTest, GeqrtFactorsTakeATileToItsR) {
   for (const Shape& s : kShapes) {
     SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " ib=" << s.ib);
@@ -146,23 +164,22 @@ TYPED_TEST(CudaCholqrTest, TsqrtFactorsTakeTheStackToItsR) {
 }
 
 // The Gram matrices as sums over blocks of rows (CudaKernelOptions::
-// cholqr_gram_rows): 37 rows leave a short last block in every shape; with
-// 64, panels of at most 64 rows take one GEMM and the others a batch; 4096,
-// more rows than any panel has, one GEMM for every panel. The factors pass
-// the same checks as SYRK's.
+// cholqr_gram_rows): blocks of 256 and 300 rows split the tall panels of
+// kShapes (600 and 420 rows, TSQRT's stacks of up to 664) into batches,
+// most with a short last block; 4096, more rows than any panel has, one
+// GEMM for every panel. The factors pass the same checks as SYRK's, and no
+// more tiles fall back to GEQRF than with SYRK's Grams (a wrong Gram fails
+// the orthogonality check, and the fallback's factors would pass the checks
+// all the same). Blocks below kMinCholqrGramRows are refused.
 TYPED_TEST(CudaCholqrTest, GramsSummedFromBlocksOfRowsGiveTheSameFactors) {
-  for (const int rows : {37, 64, 4096}) {
-    if (!this->dev_) GTEST_SKIP() << "no CUDA device";
-    kernels::CudaKernelOptions o;
-    o.cholqr_panels = true;
-    o.cholqr_gram_rows = rows;
-    this->reopen(o);
-    for (const Shape& s : kShapes) {
-      SCOPED_TRACE(testing::Message() << "gram rows " << rows << " m=" << s.m << " n=" << s.n << " ib=" << s.ib);
-      this->expect_geqrt_factors(random_matrix<TypeParam>(s.m, s.n, 41), s);
-      this->expect_tsqrt_factors(s);
-    }
-  }
+  if (!this->dev_) GTEST_SKIP() << "no CUDA device";
+  const std::uint64_t syrk = this->fallbacks_with_gram_rows(0);
+  if (std::is_same_v<TypeParam, double>) EXPECT_EQ(syrk, 0u) << "random tiles are well within sCholQR3's reach";
+  for (const int rows : {256, 300, 4096}) EXPECT_EQ(this->fallbacks_with_gram_rows(rows), syrk) << "gram rows " << rows;
+  kernels::CudaKernelOptions o;
+  o.cholqr_panels = true;
+  o.cholqr_gram_rows = 255;
+  EXPECT_THROW(this->reopen(o), std::logic_error);
 }
 
 // Profiled panels (CudaKernelOptions::profile_panels) time each operation
@@ -178,6 +195,7 @@ TYPED_TEST(CudaCholqrTest, ProfiledPanelsTimeEachOperation) {
   EXPECT_TRUE(this->dev_->kernel_phases().empty());
   const Shape s{200, 150, 32};
   this->expect_geqrt_factors(random_matrix<TypeParam>(s.m, s.n, 41), s);
+  EXPECT_EQ(this->dev_->kernel_fallbacks(), 0u) << "the factors checked must be the Cholesky QR panels'";
   std::map<std::string, std::uint64_t> calls;
   for (const platform::Device::KernelPhase& p : this->dev_->kernel_phases()) {
     calls[p.name] = p.calls;

@@ -210,6 +210,7 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
   r.max_s = 2;
   r.budget_s = 30;
   r.program = child;
+  r.real_args = {"--compute-nice", "7"};  // (what run --B auto --compute-nice 7 passes)
   const TuneResult t = tune(r);
   int simulated = 0, real = 0, real_narrow = 0;
   std::ifstream in(log);
@@ -218,6 +219,7 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
     const bool narrow = line.find("--s 2") != std::string::npos;
     (sim ? simulated : real) += 1;
     EXPECT_EQ(line.find("--device cuda") != std::string::npos, !sim) << line;
+    EXPECT_EQ(line.find("--compute-nice 7") != std::string::npos, !sim) << line;
     if (narrow) EXPECT_THAT(line, HasSubstr(sim ? "--b auto" : "--b 96")) << line;
     real_narrow += !sim && narrow;
   }

@@ -31,7 +31,9 @@ namespace tessera::kernels {
 // given (platform::CudaDevice); with Cholesky QR panels (cholqr_panels) more,
 // for the tiles GEQRT, TSQRT and TTQRT save for their fallback beside TTQRT's
 // triangle, per precision (each only grows): at B = 8192, 1.07 + 0.54 GB in
-// double and 0.81 GB more once single precision ran on the same device.
+// double and 0.81 GB more once single precision ran on the same device;
+// with cholqr_gram_rows R also the Gram's partial products, ceil(rows / R)
+// squares of ib (17 MB at R = 256, ib 128, 32,768 rows; R < 256 is refused).
 // Tiles above 8192 need a --gpu-memory cap that leaves room for them.
 inline constexpr std::size_t kCudaLibraryReserve = std::size_t{512} << 20;
 inline constexpr std::size_t kCudaCholqrReserve = std::size_t{3} << 30;
@@ -90,7 +92,7 @@ std::string cuda_backend_unavailable();
 //     gives the GPU few thread blocks to spread n over; R > 0 as the sum of
 //     X_i^T X_i over blocks of R rows, one strided batched GEMM and a GEMV
 //     adding their products (R >= n: one GEMM, cuBLAS's own choice of a
-//     split). The suspect of the panels' cost on the lent H100 (2026-11-27:
+//     split; at least kMinCholqrGramRows). The suspect of the panels' cost on the lent H100 (2026-11-27:
 //     a 32,768 x 2,048 GEQRT at 0.12 of DGEMM, about 2 ms per 128-column
 //     panel where its flops need 0.5); bench_cuda_kernels' ".../gramR" rows
 //     measure it.
@@ -99,6 +101,8 @@ std::string cuda_backend_unavailable();
 //     Marked); Device::kernel_phases then says where the panels' time went
 //     (bench_cuda_kernels' ".../profile1" rows). Off in runs: the events
 //     cost a few microseconds of the host's time each.
+// Smaller blocks only add calls and workspace (CudaTileKernels refuses them).
+inline constexpr int kMinCholqrGramRows = 256;
 struct CudaKernelOptions {
   int recursion_leaf = 0;
   int reflector_group = 256;

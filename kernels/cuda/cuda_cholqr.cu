@@ -206,6 +206,7 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
     if (cholqr_work_.bytes() < layout.total) {
       cholqr_work_ = cuda::DeviceBuffer();
       cholqr_work_ = cuda::DeviceBuffer::create(layout.total);
+      ones_buffer_ = nullptr;  // (a new buffer may have the old one's address)
     }
     if (backup_.bytes() < saved) {
       backup_ = cuda::DeviceBuffer();
@@ -215,6 +216,16 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
   cholqr_ib_ = ib;
   cholqr_lwork_ = lwork;
   cholqr_slots_ = slots;
+  marks_used_ = 0;  // (a call that threw left its marks: they time nothing)
+  // The GEMV's ones, once per buffer and layout (not per Gram: launches are the panels' cost).
+  if (slots > 0 && (ones_at_ != layout.ones || ones_count_ < slots || cholqr_work_.data() != ones_buffer_)) {
+    ones_kernel<T><<<blocks_for(slots), kThreads, 0, stream_>>>(
+        to_int(slots), reinterpret_cast<T*>(cholqr_work_.data() + layout.ones));
+    launched("ones_kernel launch");
+    ones_at_ = layout.ones;
+    ones_count_ = slots;
+    ones_buffer_ = cholqr_work_.data();
+  }
   if (!cholqr_shared_known_) {
     cholqr_shared_ = shared_lu_limit<T>();
     cholqr_shared_known_ = true;
@@ -278,7 +289,8 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
         throw std::logic_error("cholqr gram: " + std::to_string(blocks) + " blocks of " + std::to_string(rows) +
                                " rows, room for " + std::to_string(slots));
       // P_i = X_i^T X_i (bb×bb, one after another), the full blocks in one
-      // batched call and the short last one alone; then G = Σ P_i = P · 1.
+      // batched call and the short last one alone; then G = Σ P_i = P · 1
+      // (the ones cholqr_begin wrote).
       const index_t full = nn / rows, last = nn - full * rows, square = bb * bb;
       if (full > 0)
         gemm_strided(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(rows), T(1), xx, to_int(ld), rows, xx,
@@ -286,8 +298,6 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
       if (last > 0)
         gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(last), T(1), xx + full * rows, to_int(ld),
              xx + full * rows, to_int(ld), T(0), partial + full * square, to_int(bb), TESSERA_HERE);
-      ones_kernel<T><<<blocks_for(blocks), kThreads, 0, st>>>(to_int(blocks), ones);
-      launched("ones_kernel launch");
       gemv_n(h, to_int(square), to_int(blocks), partial, to_int(square), ones, gg, TESSERA_HERE);
     }
     void shift(index_t bb, T* gg, double c) {

@@ -126,10 +126,12 @@ CudaTileKernels<T>::CudaTileKernels(int ordinal, cudaStream_t stream, CudaKernel
       solver_(cuda::CusolverHandle::create(stream)), leaf_(options.recursion_leaf), group_(options.reflector_group),
       inverse_leaf_(options.trsm_inverse_leaf), cholqr_(options.cholqr_panels), gram_rows_(options.cholqr_gram_rows),
       profile_(options.profile_panels) {
-  if (leaf_ < 0 || group_ < 0 || inverse_leaf_ < 0 || gram_rows_ < 0)
+  if (leaf_ < 0 || group_ < 0 || inverse_leaf_ < 0 || gram_rows_ < 0 ||
+      (gram_rows_ > 0 && gram_rows_ < kMinCholqrGramRows))
     throw std::logic_error("CUDA tile kernels: recursion leaf " + std::to_string(leaf_) + ", reflector group " +
                            std::to_string(group_) + ", TRSM inverse leaf " + std::to_string(inverse_leaf_) +
-                           " or Gram rows " + std::to_string(gram_rows_) + " < 0");
+                           " < 0, or Gram rows " + std::to_string(gram_rows_) +
+                           " neither 0 nor >= " + std::to_string(kMinCholqrGramRows));
 }
 
 template <class T>

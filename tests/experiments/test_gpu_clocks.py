@@ -4,8 +4,11 @@ nvidia-smi's CSV made here: each step gets the busy samples between its start
 and end (an idle sample, utilization 0, is left out however low its clock),
 the SM clock's median, lowest and highest, the share below 95% of the call's
 highest, and the reasons decoded from the bit mask (GpuIdle not among them);
-a step without busy samples gets a dash. A missing file or a line that is no
-sample or step exits 2 naming it.
+a step without busy samples gets a dash. Fields nvidia-smi could not read
+("[N/A]") are missing values, not errors (no utilization: busy); lines that
+are no sample (an error message, a line cut short) are skipped and counted.
+A missing file, a file without a sample, or a step line that cannot be read
+exits 2 naming it.
 
     test_gpu_clocks.py WORK_DIR
 """
@@ -54,16 +57,22 @@ def main():
         "2026/11/28 01:00:01.500, 345, 2619, 90.0, 66, 0, 0x0000000000000001",
         "2026/11/28 01:00:01.700, 1650, 2619, 699.0, 72, 100, 0x0000000000000024",
         "2026/11/28 01:00:01.900, 1600, 2619, 700.0, 73, 100, 0x0000000000000004",
+        "Unable to determine the device handle for GPU0000:00:00.0: Unknown Error",
+        "2026/11/28 01:00:03.200, 1500, [N/A], [N/A], 50, [N/A], 0x0000000000000004",
+        "2026/11/28 01:00:03.4",
     ], [
         "calibrate 2026-11-28T01:00:00.000 2026-11-28T01:00:00.900",
         "bench 2026-11-28T01:00:01.000 2026-11-28T01:00:02.000",
         "tests 2026-11-28T01:00:03.000 2026-11-28T01:00:04.000",
+        "ooc 2026-11-28T01:00:05.000 2026-11-28T01:00:06.000",
     ])
     rc, out, err = run(good, "--markdown", "--json", os.path.join(work, "c.json"))
     expect(rc == 0 and err == "", "a good folder: exit 0, nothing on stderr", out + err)
     expect("| bench | 4 | 1675 | 1600 | 1980 | 75% |" in out, "bench's row: 4 busy samples, median 1675", out)
     expect("SwPowerCap, SwThermalSlowdown" in out, "the reasons decoded", out)
-    expect("| tests | 0 | - |" in out, "a step without samples gets a dash", out)
+    expect("| tests | 1 | 1500 | 1500 | 1500 | 100% | - | - | 50 | SwPowerCap |" in out,
+           "a sample without utilization or power counts as busy, without a power statistic", out)
+    expect("(2 lines of" in out and "were no sample and were skipped)" in out, "the skipped lines counted", out)
     with open(os.path.join(work, "c.json")) as f:
         j = json.load(f)
     steps = {s["step"]: s for s in j["steps"]}
@@ -73,16 +82,18 @@ def main():
     expect(steps["bench"]["busy_samples"] == 4 and steps["bench"]["sm_mhz_min"] == 1600 and
            steps["bench"]["watts_max"] == 700 and steps["bench"]["celsius_max"] == 73, "bench's values", j)
     expect(steps["bench"]["reasons"] == ["SwPowerCap", "SwThermalSlowdown"], "GpuIdle is no reason", j)
+    expect(steps["ooc"]["busy_samples"] == 0 and "| ooc | 0 | - |" in out, "a step without samples gets a dash", out)
+    expect(j["lines_skipped"] == 2, "two lines skipped", j)
 
     missing = os.path.join(work, "missing")
     os.makedirs(missing)
     rc, out, err = run(missing)
     expect(rc == 2 and "gpu_clocks.csv is missing" in err and err.count("\n") == 1, "a missing CSV", err)
     bad = os.path.join(work, "bad")
-    write(bad, ["2026/11/28 01:00:00.100, 1980, [N/A], 310.5, 40, 100, 0x0"], [])
+    write(bad, ["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."], [])
     rc, out, err = run(bad)
-    expect(rc == 2 and "gpu_clocks.csv line 2" in err and "[N/A]" in err, "a sample that cannot be read", err)
-    write(bad, [], ["bench 2026-11-28T01:00:01.000"])
+    expect(rc == 2 and "gpu_clocks.csv holds no sample (1 lines that are none)" in err, "no sample at all", err)
+    write(bad, ["2026/11/28 01:00:00.100, 1980, 2619, 310.5, 40, 100, 0x0"], ["bench 2026-11-28T01:00:01.000"])
     rc, out, err = run(bad)
     expect(rc == 2 and "step_times.txt line 1" in err, "a step line that cannot be read", err)
     print("gpu_clocks: ok")
