@@ -22,12 +22,12 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
     else auto_B = true;
   }
   if (o.tuned.empty() && !auto_B) return;
-  // The tuner chooses among --s 1 and --b auto with GPUs (the host's narrow
-  // columns balanced against them), which gpu-columns has no use for.
+  // The tuner chooses whether every column goes to the GPUs, and which
+  // width they have (gpu_column_candidates): it is not told.
   if (cfg.dist == kDistGpuColumns)
-    throw InputError(
-        std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
-        " chooses tiles for --dist multi-level; with --dist gpu-columns give --B and --s (--b defaults to B/s)");
+    throw InputError(std::string(auto_B ? "--B auto" : "--tuned " + o.tuned) +
+                     " chooses whether every column goes to the GPUs (--dist gpu-columns) and their width: leave "
+                     "--dist out, or give --B and --s (--b defaults to B/s)");
   if (!o.tuned.empty() && !o.B.empty())
     throw InputError("--tuned " + o.tuned + " and --B " + o.B + " both choose the tile size: give one");
   if (o.s_given || cfg.b != kUnsetSize || cfg.auto_b)
@@ -51,9 +51,16 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
                        "{} --gpus {}",
                        o.tuned, c.n, c.threads, c.gpus, cfg.n, threads, cfg.gpus)
                 << std::endl;
+    if (c.gpu_columns && o.dist_given)
+      throw InputError("--tuned " + o.tuned + " chose --dist gpu-columns, and the run gives --dist " + cfg.dist +
+                       ": leave --dist out");
     cfg.B = c.B;
     cfg.s = c.s;
     cfg.auto_b = c.auto_b;
+    if (c.gpu_columns) {
+      cfg.dist = kDistGpuColumns;
+      cfg.b = c.b;
+    }
     // A native run takes the width the tuner's simulation resolved, which its
     // real runs ran with (a native CUDA run has no model of its GPUs to
     // balance b by; emulated ones would balance at equal speeds, another width).
@@ -109,16 +116,25 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   r.graph_args.insert(r.graph_args.end(), o.gpu_args.begin(), o.gpu_args.end());
   // The real ones run at this run's priorities too (a simulated node has no threads to lower).
   if (cfg.compute_nice > 0) r.real_args = {"--compute-nice", std::to_string(cfg.compute_nice)};
+  // Every column on the GPUs is a one-node map of the whole matrix, not of a grid node's share.
+  r.gpu_columns = !o.dist_given && share == 1;
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);
   cfg.B = t.choice().B;
   cfg.s = t.choice().s;
   cfg.auto_b = t.choice().auto_b;
+  if (t.choice().gpu_columns) {
+    cfg.dist = kDistGpuColumns;
+    cfg.b = t.choice().b;
+  }
   cfg.tiles_from = "--B auto: " + t.decided_by;
   // A line of its own before the summary line, as a simulated run's cost line follows it.
-  std::cout << fmt::format("tuned: --B {} --s {}{} for --n {}{} (decided by {} in {:.1f} s)", cfg.B, cfg.s,
-                           cfg.auto_b ? " --b auto" : "", r.n, share > 1 ? " (one node's share)" : "", t.decided_by,
-                           t.seconds)
+  std::cout << fmt::format("tuned: {}--B {} --s {}{} for --n {}{} (decided by {} in {:.1f} s)",
+                           t.choice().gpu_columns ? "--dist gpu-columns " : "", cfg.B, cfg.s,
+                           cfg.auto_b               ? " --b auto"
+                           : t.choice().gpu_columns ? " --b " + std::to_string(cfg.b)
+                                                    : "",
+                           r.n, share > 1 ? " (one node's share)" : "", t.decided_by, t.seconds)
             << std::endl;
 }
 

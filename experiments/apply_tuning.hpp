@@ -15,6 +15,9 @@ namespace tessera {
 struct TuningOptions {
   std::string B, tuned, machine;
   bool s_given = false, simulated = false;
+  // --dist given: the tuning keeps it (no gpu-columns candidates; a tuned
+  // file that chose another distribution is refused).
+  bool dist_given = false;
   // --threads not given with --gpus: the run takes the node's cores less its
   // GPUs' threads (default_threads), and so does the tuning of --B auto.
   bool threads_from_cores = false;

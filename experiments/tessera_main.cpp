@@ -522,6 +522,7 @@ int main(int argc, char** argv) {
         if (run->get_option(name)->count() > 0 && given == unset)
           throw tessera::InputError(std::string(name) + " " + std::to_string(given) + " must be " + rule);
     tuning.s_given = s_opt->count() > 0;
+    tuning.dist_given = run->get_option("--dist")->count() > 0;
     tuning.simulated = backend.backend == tessera::Backend::Sim;
     tuning.machine = backend.machine;
     tuning.threads_from_cores = backend.threads_from_cores;

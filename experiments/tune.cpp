@@ -74,6 +74,28 @@ std::vector<TuneCandidate> tall_candidates(std::int64_t m, std::int64_t n, int t
   return out;
 }
 
+std::vector<TuneCandidate> gpu_column_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
+                                                 std::int64_t n, int gpus) {
+  std::vector<TuneCandidate> out;
+  std::int64_t widest = 0;
+  for (const KernelSpeed& k : curve)
+    if (k.B >= plateau) widest = std::max(widest, k.B);
+  if (gpus < 1 || widest == 0 || plateau < 1) return out;
+  // One candidate per column count: the narrowest width of 64's multiples that gives it.
+  const std::int64_t most = (n + plateau - 1) / plateau, fewest = std::max<std::int64_t>(2, (n + widest - 1) / widest);
+  for (std::int64_t s = most; s >= fewest; --s) {
+    const std::int64_t w = ((n + s - 1) / s + 63) / 64 * 64;
+    if (w < plateau || w > widest || (s - 1) * w >= n || (sizes > 0 && static_cast<int>(out.size()) == sizes)) continue;
+    TuneCandidate c;
+    c.gpu_columns = true;
+    c.B = n;
+    c.s = static_cast<int>(s);
+    c.b = w;
+    out.push_back(c);
+  }
+  return out;
+}
+
 ChildRun run_child(const std::string& program, const std::vector<std::string>& args) {
   ChildRun r;
   char json_path[] = "/tmp/tessera-tune-XXXXXX";
@@ -198,6 +220,7 @@ std::vector<std::string> child_args(const TuneRequest& r, const TuneCandidate& c
   if (r.gpus > 0) a.insert(a.end(), {"--gpus", std::to_string(r.gpus)});
   if (real && r.gpus > 0) a.insert(a.end(), {"--device", r.device});
   if (c.auto_b) a.insert(a.end(), {"--b", real && c.b > 0 ? std::to_string(c.b) : "auto"});
+  if (c.gpu_columns) a.insert(a.end(), {"--b", std::to_string(c.b), "--dist", "gpu-columns"});
   if (!r.pivot.empty()) a.insert(a.end(), {"--pivot", r.pivot});
   a.insert(a.end(), r.graph_args.begin(), r.graph_args.end());
   if (real) a.insert(a.end(), r.real_args.begin(), r.real_args.end());
@@ -209,7 +232,10 @@ int failure_status(const TuneCandidate& c) {
   return c.failed_status >= 2 && c.failed_status <= 4 ? c.failed_status : 5;
 }
 
-std::string label(const TuneCandidate& c) { return fmt::format("B={} s={}{}", c.B, c.s, c.auto_b ? " b=auto" : ""); }
+std::string label(const TuneCandidate& c) {
+  if (c.gpu_columns) return fmt::format("gpu-columns B={} s={} b={}", c.B, c.s, c.b);
+  return fmt::format("B={} s={}{}", c.B, c.s, c.auto_b ? " b=auto" : "");
+}
 
 }  // namespace
 
@@ -306,6 +332,9 @@ TuneResult tune(const TuneRequest& req) {
   std::int64_t largest = 0;
   for (const TuneCandidate& c : t.candidates) largest = std::max(largest, c.B);
   for (const TuneCandidate& c : tall_candidates(r.m, r.n, r.threads, r.gpus, largest)) t.candidates.push_back(c);
+  if (r.gpu_columns && r.gpus > 0 && r.m == r.n && !F.splits_columns())
+    for (const TuneCandidate& c : gpu_column_candidates(t.curve, t.plateau, r.sizes, r.n, r.gpus))
+      t.candidates.push_back(c);
   if (r.progress)
     r.progress(fmt::format("step 2: plateau B = {} ({:.0f}% of the best speed); {} candidates", t.plateau,
                            100 * r.plateau_fraction, t.candidates.size()));
@@ -346,10 +375,12 @@ TuneResult tune(const TuneRequest& req) {
       if (!machine || t.candidates[i].predicted_s) order.push_back(i);
     if (machine) {
       std::vector<std::size_t> firsts, rest;
-      std::vector<int> seen;
+      std::vector<std::pair<bool, int>> seen;  // (every column on the GPUs, s): a family of tile shapes
       for (const std::size_t i : order) {
-        const bool first = std::find(seen.begin(), seen.end(), t.candidates[i].s) == seen.end();
-        if (first) seen.push_back(t.candidates[i].s);
+        const std::pair<bool, int> family{t.candidates[i].gpu_columns,
+                                          t.candidates[i].gpu_columns ? 0 : t.candidates[i].s};
+        const bool first = std::find(seen.begin(), seen.end(), family) == seen.end();
+        if (first) seen.push_back(family);
         (first ? firsts : rest).push_back(i);
       }
       order = firsts;
@@ -461,7 +492,9 @@ nlohmann::json tune_json(const TuneResult& t) {
                  {"s", c.s},
                  {"b", c.auto_b ? nlohmann::json("auto") : nlohmann::json(nullptr)},
                  {"decided_by", t.decided_by}};
-  if (c.auto_b && c.b > 0) j["choice"]["b_width"] = c.b;  // what auto resolved to in its simulation
+  if ((c.auto_b || c.gpu_columns) && c.b > 0)
+    j["choice"]["b_width"] = c.b;  // auto's in its simulation, or the columns'
+  if (c.gpu_columns) j["choice"]["dist"] = "gpu-columns";
   nlohmann::json curve = nlohmann::json::array();
   for (const KernelSpeed& k : t.curve) curve.push_back({{"B", k.B}, {"gflops", k.gflops}});
   j["dominant_kernel"] = {{"name", kernel_name(t.kernel)},
@@ -471,8 +504,9 @@ nlohmann::json tune_json(const TuneResult& t) {
                           {"plateau_fraction", r.plateau_fraction}};
   nlohmann::json cands = nlohmann::json::array();
   for (const TuneCandidate& k : t.candidates) {
-    nlohmann::json x{{"B", k.B}, {"s", k.s}, {"b", k.auto_b ? "auto" : "default"}};
-    if (k.auto_b && k.b > 0) x["b_width"] = k.b;
+    nlohmann::json x{{"B", k.B}, {"s", k.s}, {"b", k.auto_b ? "auto" : k.gpu_columns ? "given" : "default"}};
+    if ((k.auto_b || k.gpu_columns) && k.b > 0) x["b_width"] = k.b;
+    if (k.gpu_columns) x["dist"] = "gpu-columns";
     x["predicted_s"] = k.predicted_s ? nlohmann::json(*k.predicted_s) : nlohmann::json(nullptr);
     x["real_s"] = k.real_s ? nlohmann::json(*k.real_s) : nlohmann::json(nullptr);
     x["real_runs"] = k.real_runs;
@@ -504,10 +538,17 @@ TunedChoice read_tuned(const std::string& path) {
     c.s = ch.at("s").get<int>();
     c.auto_b = ch.at("b").is_string();
     c.b = ch.value("b_width", std::int64_t{0});
+    const std::string dist = ch.value("dist", std::string("multi-level"));
+    if (dist != "multi-level" && dist != "gpu-columns")
+      throw InputError("choice.dist '" + dist + "' is not one of: multi-level, gpu-columns");
+    c.gpu_columns = dist == "gpu-columns";
   } catch (const std::exception& e) {
     throw InputError("--tuned " + path + ": " + e.what());
   }
   if (c.B < 1 || c.s < 1) throw InputError(fmt::format("--tuned {}: choice B={} s={} is not a tiling", path, c.B, c.s));
+  if (c.gpu_columns && (c.b < 1 || c.s < 2 || (c.s - 1) * c.b >= c.B))
+    throw InputError(
+        fmt::format("--tuned {}: choice gpu-columns B={} s={} b_width={} is not a tiling", path, c.B, c.s, c.b));
   return c;
 }
 

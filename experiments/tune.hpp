@@ -12,7 +12,11 @@
 //      the machine file's kernel model (a simulated run, or a node's GPUs).
 //   2. b and s: each candidate B with s = 1..max_s; with GPUs b is the
 //      host/GPU balance width B_h/(s-1) (`--b auto`, models/balance.hpp),
-//      without them the runtime's default B/(2s).
+//      without them the runtime's default B/(2s). With GPUs on one node,
+//      Cholesky and QR also try every column on the GPUs (`--dist
+//      gpu-columns --B n --s S --b W`: one tile row, S >= 2 columns of a
+//      width W on the curve's plateau), which on the lent H100 ran QR 1.3x
+//      faster than its best square tiles (2026-11-27).
 //   3. Refinement, cheapest trustworthy measurement first: every candidate
 //      is simulated at the run's size on the machine file's model (001
 //      refines by running the factorization; a simulation costs a fraction
@@ -58,6 +62,8 @@ struct TuneCandidate {
   int real_runs = 0;
   std::string failed;     // why its simulation or real run failed (empty: it did not)
   int failed_status = 0;  // that run's exit status
+  // --dist gpu-columns: B is the order, b (not auto) the columns' width.
+  bool gpu_columns = false;
 };
 
 // Step 2: the first `sizes` B of `curve` (sorted by B; 0: all) from
@@ -76,6 +82,14 @@ std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve
 // They are candidates like the others: the model and the real runs decide.
 std::vector<TuneCandidate> tall_candidates(std::int64_t m, std::int64_t n, int threads, int gpus, std::int64_t above);
 
+// Step 2 with every column on the GPUs (an n x n matrix, gpus > 0): B = n,
+// one candidate per column count s >= 2 whose width W (ceil(n / s) rounded
+// up to a multiple of 64; the last column n - (s - 1) W wide) lies between
+// `plateau` and the curve's widest size, narrowest first (the first `sizes`
+// of them; 0: all).
+std::vector<TuneCandidate> gpu_column_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
+                                                 std::int64_t n, int gpus);
+
 struct TuneRequest {
   std::string algo = "cholesky";
   char precision = 'd';
@@ -92,6 +106,9 @@ struct TuneRequest {
   // run's own options that shape its task graph or schedule (--tslu-tree, --d, --window).
   std::vector<std::string> graph_args;
   std::string pivot;  // LU's --pivot for every child run, simulated and real (empty: the run's default)
+  // With GPUs: also try every column on them (gpu_column_candidates), for a
+  // square Cholesky or QR; off for a node of a grid (--B auto's share).
+  bool gpu_columns = true;
   // Arguments the real child runs get besides (--compute-nice: a simulated run has no threads to lower).
   std::vector<std::string> real_args;
   // Step 1's range and plateau.
@@ -141,6 +158,7 @@ struct TunedChoice {
   int s = 1, threads = 1, gpus = 0;
   bool auto_b = false;
   std::int64_t b = 0;  // with auto_b: the width the simulation resolved, which a native CUDA run takes (0: unknown)
+  bool gpu_columns = false;  // --dist gpu-columns with columns of width b
 };
 // Reads FILE (InputError naming it and what is wrong).
 TunedChoice read_tuned(const std::string& path);

@@ -68,13 +68,16 @@ std::string tune_report(const TuneResult& t) {
   std::string s = fmt::format("{} ({}), B = {}..{}:", kernel_name(t.kernel), t.curve_source, r.B_min, r.B_max);
   for (const KernelSpeed& k : t.curve) s += fmt::format(" {}:{:.1f}", k.B, k.gflops);
   s += fmt::format(" GFlop/s\nplateau B = {} ({:.0f}% of the best)\n", t.plateau, 100 * r.plateau_fraction);
-  s += fmt::format("{:>6} {:>3} {:>7} {:>13} {:>10}\n", "B", "s", "b", "simulated s", "real s");
+  s += fmt::format("{:>11} {:>6} {:>3} {:>7} {:>13} {:>10}\n", "dist", "B", "s", "b", "simulated s", "real s");
   for (std::size_t i = 0; i < t.candidates.size(); ++i) {
     const TuneCandidate& c = t.candidates[i];
-    s += fmt::format("{:>6} {:>3} {:>7} {:>13} {:>10}{}{}\n", c.B, c.s, c.auto_b ? "auto" : "default",
-                     c.predicted_s ? fmt::format("{:.4f}", *c.predicted_s) : "-",
-                     c.real_s ? fmt::format("{:.4f}", *c.real_s) : "-", i == t.chosen ? "  <- chosen" : "",
-                     c.failed.empty() ? "" : "  (" + c.failed + ")");
+    s += fmt::format(
+        "{:>11} {:>6} {:>3} {:>7} {:>13} {:>10}{}{}\n", c.gpu_columns ? "gpu-columns" : "multi-level", c.B, c.s,
+        c.auto_b        ? "auto"
+        : c.gpu_columns ? std::to_string(c.b)
+                        : "default",
+        c.predicted_s ? fmt::format("{:.4f}", *c.predicted_s) : "-", c.real_s ? fmt::format("{:.4f}", *c.real_s) : "-",
+        i == t.chosen ? "  <- chosen" : "", c.failed.empty() ? "" : "  (" + c.failed + ")");
   }
   return s;
 }
@@ -125,8 +128,12 @@ int TuneCommand::run() {
   const TuneResult t = tune(req_);
   if (!quiet_) std::cout << tune_report(t);
   const TuneCandidate& c = t.choice();
-  std::cout << fmt::format("tuned: --B {} --s {}{} (decided by {}, {:.1f} s; OpenBLAS kernels {})", c.B, c.s,
-                           c.auto_b ? " --b auto" : "", t.decided_by, t.seconds, t.blas_core)
+  std::cout << fmt::format("tuned: {}--B {} --s {}{} (decided by {}, {:.1f} s; OpenBLAS kernels {})",
+                           c.gpu_columns ? "--dist gpu-columns " : "", c.B, c.s,
+                           c.auto_b        ? " --b auto"
+                           : c.gpu_columns ? " --b " + std::to_string(c.b)
+                                           : "",
+                           t.decided_by, t.seconds, t.blas_core)
             << std::endl;
   if (!out_.empty()) {
     std::ofstream file(out_);

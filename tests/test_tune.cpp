@@ -62,6 +62,28 @@ TEST(TuneCandidates, ArePlateauSizesOnwardTimesEveryS) {
 // A tall matrix adds tiles a 32nd, 16th and 8th of a thread's rows tall with
 // 256-wide columns, above the largest plateau candidate; none for a square or
 // merely tall (m < 8n) matrix, none with GPUs, none wider than the matrix.
+// Every column on the GPUs: one candidate per column count whose width (a
+// multiple of 64, the last column the rest) lies on the plateau.
+TEST(TuneCandidates, EveryColumnOnTheGpusTakesOneWidthPerColumnCount) {
+  std::vector<KernelSpeed> curve;
+  for (std::int64_t B = 256; B <= 4096; B += 64) curve.push_back({B, B >= 1984 ? 100.0 : 50.0});
+  const auto c = gpu_column_candidates(curve, 1984, 0, 16384, 1);
+  std::vector<std::pair<int, std::int64_t>> got;
+  for (const TuneCandidate& x : c) {
+    EXPECT_TRUE(x.gpu_columns);
+    EXPECT_FALSE(x.auto_b);
+    EXPECT_EQ(x.B, 16384);
+    EXPECT_LT((x.s - 1) * x.b, x.B) << "the last column has a width";
+    got.emplace_back(x.s, x.b);
+  }
+  // s = 9 would need 1856 < 1984; 16384 / s rounded up to 64 for s = 8..4.
+  const std::vector<std::pair<int, std::int64_t>> want{{8, 2048}, {7, 2368}, {6, 2752}, {5, 3328}, {4, 4096}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(gpu_column_candidates(curve, 1984, 2, 16384, 1).size(), 2u);  // the narrowest two
+  EXPECT_TRUE(gpu_column_candidates(curve, 1984, 0, 16384, 0).empty());   // no GPU
+  EXPECT_TRUE(gpu_column_candidates(curve, 1984, 0, 3000, 1).empty());    // no two columns on the plateau
+}
+
 TEST(TuneCandidates, TallMatricesAlsoGetTallTiles) {
   const auto c = tall_candidates(65536, 1024, 2, 0, 640);
   ASSERT_EQ(c.size(), 3u);
@@ -178,6 +200,60 @@ TEST(TuneCli, AGpuCalibratedOnLargerTilesIsSearchedUpToThem) {
   EXPECT_EQ(last_B("cholesky", "lent-h100-node.json", {"--B-range", "256:2048:64"}), 2048);
 }
 
+// With GPUs the tuner also tries every column on them (--dist gpu-columns),
+// Cholesky and QR alike; each such candidate's simulation runs (its
+// arguments are a valid run), the JSON names them, and a tuned file that
+// chose one gives `run --tuned` the distribution and the width, unless the
+// run names another distribution. LU's --d places its columns: none there.
+TEST(TuneCli, GpusAlsoTryEveryColumnOnThemAndRunTunedTakesIt) {
+  TempDir dir;
+  const std::string machine = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json";
+  const auto tuned = [&](const std::string& algo) {
+    const std::string out = dir.path() + "/" + algo + ".json";
+    const Outcome o = run_tessera({"tune", "--algo", algo, "--n", "8192", "--gpus", "1", "--threads", "2", "--backend",
+                                   "sim", "--machine", machine, "--max-s", "1", "--quiet", "--out", out});
+    EXPECT_TRUE(o.exited && o.status == 0) << o;
+    return read_json(out);
+  };
+  for (const char* algo : {"cholesky", "qr", "lu"}) {
+    SCOPED_TRACE(algo);
+    const nlohmann::json t = tuned(algo);
+    int columns = 0;
+    for (const nlohmann::json& c : t["candidates"]) {
+      EXPECT_FALSE(c.contains("failed")) << c;
+      if (c.value("dist", "") != "gpu-columns") continue;
+      ++columns;
+      EXPECT_EQ(c["B"], 8192);
+      EXPECT_EQ(c["b"], "given");
+      EXPECT_LT((c["s"].get<int>() - 1) * c["b_width"].get<int>(), 8192);
+      EXPECT_TRUE(c["predicted_s"].is_number()) << c;
+    }
+    EXPECT_EQ(columns > 0, std::string(algo) != "lu");
+  }
+  // A file that chose every column on the GPUs.
+  nlohmann::json t = tuned("qr");
+  t["choice"] = {
+      {"B", 8192}, {"s", 4}, {"b", nullptr}, {"b_width", 2048}, {"dist", "gpu-columns"}, {"decided_by", "simulation"}};
+  const std::string file = dir.write("columns.json", t.dump());
+  const std::vector<std::string> run{"run", "--algo",    "qr",    "--n",     "8192", "--gpus",
+                                     "1",   "--threads", "2",     "--ib",    "32",   "--backend",
+                                     "sim", "--machine", machine, "--tuned", file};
+  std::string out;
+  const nlohmann::json r = run_ok(dir, run, 2, &out);
+  EXPECT_EQ(r["dist"], "gpu-columns");
+  EXPECT_EQ(r["B"], 8192);
+  EXPECT_EQ(r["s"], 4);
+  EXPECT_EQ(r["b"], 2048);
+  std::vector<std::string> other = run;
+  other.insert(other.end(), {"--dist", "multi-level"});
+  expect_rejected(kInvalidInput, other, {"--tuned", "chose --dist gpu-columns", "--dist multi-level"});
+  t["choice"]["s"] = 5;  // 4 columns of 2048 fill 8192: no fifth
+  const std::string bad = dir.write("bad.json", t.dump());
+  std::vector<std::string> bad_run = run;
+  bad_run.back() = bad;
+  expect_rejected(kInvalidInput, bad_run, {"--tuned", "is not a tiling"});
+}
+
 // A native tuning with GPUs runs its real candidates on the device it names,
 // each with the narrow width its simulation resolved: a native CUDA run has no
 // model of its GPUs to resolve --b auto by (it refuses it), so before, every
@@ -226,10 +302,14 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
   EXPECT_EQ(simulated, static_cast<int>(t.candidates.size()));
   EXPECT_GT(real_narrow, 0) << "no s = 2 candidate ran for real";
   EXPECT_GE(real, simulated);
+  int columns = 0;
   for (const TuneCandidate& c : t.candidates) {
-    EXPECT_EQ(c.b, c.auto_b ? 96 : 0) << c.B << " s=" << c.s;
+    // (every column on the GPU: the width it was given, 1024 / s rounded up to 64, on the plateau)
+    EXPECT_EQ(c.b, c.auto_b ? 96 : c.gpu_columns ? (1024 / c.s + 63) / 64 * 64 : 0) << c.B << " s=" << c.s;
     EXPECT_EQ(c.failed, "") << c.B << " s=" << c.s;
+    columns += c.gpu_columns;
   }
+  EXPECT_GT(columns, 0) << "no candidate with every column on the GPU";
 
   // Real runs that all fail (here: a node without a CUDA device) fail the tuning with their status, rather than
   // let the simulations choose for a run that cannot run.
