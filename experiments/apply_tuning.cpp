@@ -45,12 +45,6 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
     if (c.algo != cfg.algo || c.precision != cfg.precision)
       throw InputError(fmt::format("--tuned {} was tuned for --algo {} --precision {}, not --algo {} --precision {}",
                                    o.tuned, c.algo, c.precision, cfg.algo, cfg.precision));
-    if (c.n != cfg.n || c.threads != threads || c.gpus != cfg.gpus)
-      std::cerr << fmt::format(
-                       "note: --tuned {} was tuned for --n {} --threads {} --gpus {}; this run has --n {} --threads "
-                       "{} --gpus {}",
-                       o.tuned, c.n, c.threads, c.gpus, cfg.n, threads, cfg.gpus)
-                << std::endl;
     if (c.gpu_columns && o.dist_given)
       throw InputError("--tuned " + o.tuned + " chose --dist gpu-columns, and the run gives --dist " + cfg.dist +
                        ": leave --dist out");
@@ -58,9 +52,30 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
     cfg.s = c.s;
     cfg.auto_b = c.auto_b;
     if (c.gpu_columns) {
+      // One tile row of columns of the tuned width, for this run's order.
+      const std::string chose = "--tuned " + o.tuned + " chose every column on the GPUs (--dist gpu-columns)";
+      if (cfg.pr * cfg.pc > 1)
+        throw InputError(chose + ", a one-node map, and the run has --grid " + std::to_string(cfg.pr) + "x" +
+                         std::to_string(cfg.pc) + ": tune with tessera tune --dist multi-level");
+      if (cfg.m != kUnsetSize && cfg.m != cfg.n)
+        throw InputError(chose + " for a square matrix, and the run's is " + std::to_string(cfg.m) + " x " +
+                         std::to_string(cfg.n));
+      const index_t s = (cfg.n + c.b - 1) / c.b;
+      if (s < 2)
+        throw InputError(chose + " with columns of " + std::to_string(c.b) + ", and --n " + std::to_string(cfg.n) +
+                         " holds fewer than two of them");
       cfg.dist = kDistGpuColumns;
+      cfg.B = cfg.n;
+      cfg.s = static_cast<int>(s);
       cfg.b = c.b;
     }
+    // (After the refusals above: a refused run says one line.)
+    if (c.n != cfg.n || c.threads != threads || c.gpus != cfg.gpus)
+      std::cerr << fmt::format(
+                       "note: --tuned {} was tuned for --n {} --threads {} --gpus {}; this run has --n {} --threads "
+                       "{} --gpus {}",
+                       o.tuned, c.n, c.threads, c.gpus, cfg.n, threads, cfg.gpus)
+                << std::endl;
     // A native run takes the width the tuner's simulation resolved, which its
     // real runs ran with (a native CUDA run has no model of its GPUs to
     // balance b by; emulated ones would balance at equal speeds, another width).
@@ -117,7 +132,7 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   // The real ones run at this run's priorities too (a simulated node has no threads to lower).
   if (cfg.compute_nice > 0) r.real_args = {"--compute-nice", std::to_string(cfg.compute_nice)};
   // Every column on the GPUs is a one-node map of the whole matrix, not of a grid node's share.
-  r.gpu_columns = !o.dist_given && share == 1;
+  if (o.dist_given || share > 1) r.dist = "multi-level";
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);
   cfg.B = t.choice().B;

@@ -74,18 +74,12 @@ std::vector<TuneCandidate> tall_candidates(std::int64_t m, std::int64_t n, int t
   return out;
 }
 
-std::vector<TuneCandidate> gpu_column_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
-                                                 std::int64_t n, int gpus) {
+std::vector<TuneCandidate> gpu_column_candidates(std::int64_t widest, int sizes, std::int64_t n, int gpus) {
   std::vector<TuneCandidate> out;
-  std::int64_t widest = 0;
-  for (const KernelSpeed& k : curve)
-    if (k.B >= plateau) widest = std::max(widest, k.B);
-  if (gpus < 1 || widest == 0 || plateau < 1) return out;
-  // One candidate per column count: the narrowest width of 64's multiples that gives it.
-  const std::int64_t most = (n + plateau - 1) / plateau, fewest = std::max<std::int64_t>(2, (n + widest - 1) / widest);
-  for (std::int64_t s = most; s >= fewest; --s) {
-    const std::int64_t w = ((n + s - 1) / s + 63) / 64 * 64;
-    if (w < plateau || w > widest || (s - 1) * w >= n || (sizes > 0 && static_cast<int>(out.size()) == sizes)) continue;
+  if (gpus < 1) return out;
+  for (std::int64_t w = 512; w <= widest && 2 * w <= n; w *= 2) {
+    if (sizes > 0 && static_cast<int>(out.size()) == sizes) break;
+    const std::int64_t s = (n + w - 1) / w;  // (s - 1) w < n: the last column is n - (s - 1) w wide
     TuneCandidate c;
     c.gpu_columns = true;
     c.B = n;
@@ -284,6 +278,13 @@ TuneResult tune(const TuneRequest& req) {
       sizes * r.max_s > kMaxTuneCandidates)
     throw InputError(fmt::format("--B-range {}:{}:{} and --max-s {} make {:.0f} candidates, more than {}: narrow them",
                                  r.B_min, r.B_max, r.B_step, r.max_s, sizes * r.max_s, kMaxTuneCandidates));
+  if (!r.dist.empty() && r.dist != "multi-level" && r.dist != "gpu-columns")
+    throw InputError(fmt::format("--dist '{}' is not one of: multi-level, gpu-columns", r.dist));
+  if (r.dist == "gpu-columns" && (r.gpus < 1 || r.m != r.n || F.splits_columns()))
+    throw InputError(fmt::format("--dist gpu-columns puts every column of a square Cholesky or QR on the GPUs: {}",
+                                 r.gpus < 1   ? "add --gpus G"
+                                 : r.m != r.n ? "the matrix is not square"
+                                              : "--algo " + r.algo + " places its columns by --d"));
   if (!r.device.empty() && r.device != "cuda" && r.device != "emulated")
     throw InputError(fmt::format("--device '{}' is not one of: cuda, emulated", r.device));
   if (!r.device.empty() && (r.simulated || r.gpus == 0))
@@ -332,9 +333,9 @@ TuneResult tune(const TuneRequest& req) {
   std::int64_t largest = 0;
   for (const TuneCandidate& c : t.candidates) largest = std::max(largest, c.B);
   for (const TuneCandidate& c : tall_candidates(r.m, r.n, r.threads, r.gpus, largest)) t.candidates.push_back(c);
-  if (r.gpu_columns && r.gpus > 0 && r.m == r.n && !F.splits_columns())
-    for (const TuneCandidate& c : gpu_column_candidates(t.curve, t.plateau, r.sizes, r.n, r.gpus))
-      t.candidates.push_back(c);
+  if (r.dist == "gpu-columns") t.candidates.clear();
+  if (r.dist != "multi-level" && r.gpus > 0 && r.m == r.n && !F.splits_columns())
+    for (const TuneCandidate& c : gpu_column_candidates(r.B_max, r.sizes, r.n, r.gpus)) t.candidates.push_back(c);
   if (r.progress)
     r.progress(fmt::format("step 2: plateau B = {} ({:.0f}% of the best speed); {} candidates", t.plateau,
                            100 * r.plateau_fraction, t.candidates.size()));
@@ -383,6 +384,13 @@ TuneResult tune(const TuneRequest& req) {
         if (first) seen.push_back(family);
         (first ? firsts : rest).push_back(i);
       }
+      // Every column on the GPUs second, whatever its prediction: the model's
+      // errors are largest between distributions (2026-11-27: the H100's
+      // calibration predicted that QR 34-60% slow).
+      const auto columns =
+          std::find_if(firsts.begin(), firsts.end(), [&](std::size_t i) { return t.candidates[i].gpu_columns; });
+      if (columns != firsts.end() && columns != firsts.begin() && columns != firsts.begin() + 1)
+        std::rotate(firsts.begin() + 1, columns, columns + 1);
       order = firsts;
       order.insert(order.end(), rest.begin(), rest.end());
     }
@@ -490,7 +498,9 @@ nlohmann::json tune_json(const TuneResult& t) {
   j["blas_core"] = t.blas_core;
   j["choice"] = {{"B", c.B},
                  {"s", c.s},
-                 {"b", c.auto_b ? nlohmann::json("auto") : nlohmann::json(nullptr)},
+                 {"b", c.auto_b        ? nlohmann::json("auto")
+                       : c.gpu_columns ? nlohmann::json(c.b)
+                                       : nlohmann::json(nullptr)},
                  {"decided_by", t.decided_by}};
   if ((c.auto_b || c.gpu_columns) && c.b > 0)
     j["choice"]["b_width"] = c.b;  // auto's in its simulation, or the columns'
@@ -542,6 +552,8 @@ TunedChoice read_tuned(const std::string& path) {
     if (dist != "multi-level" && dist != "gpu-columns")
       throw InputError("choice.dist '" + dist + "' is not one of: multi-level, gpu-columns");
     c.gpu_columns = dist == "gpu-columns";
+    if (c.gpu_columns && c.auto_b)
+      throw InputError("choice.b 'auto' with choice.dist gpu-columns (whose host has no columns to balance)");
   } catch (const std::exception& e) {
     throw InputError("--tuned " + path + ": " + e.what());
   }

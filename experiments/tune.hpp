@@ -14,9 +14,12 @@
 //      host/GPU balance width B_h/(s-1) (`--b auto`, models/balance.hpp),
 //      without them the runtime's default B/(2s). With GPUs on one node,
 //      Cholesky and QR also try every column on the GPUs (`--dist
-//      gpu-columns --B n --s S --b W`: one tile row, S >= 2 columns of a
-//      width W on the curve's plateau), which on the lent H100 ran QR 1.3x
-//      faster than its best square tiles (2026-11-27).
+//      gpu-columns --B n --s S --b W`: one tile row, columns of W = 512,
+//      1024, 2048, 4096 up to the range's end, at least two of them), which
+//      on the lent H100 ran QR at 25.86 TFlop/s with columns of 2048 where
+//      its best square tiles ran at 19.56 (2026-11-27 evening; both with
+//      Cholesky QR panels and two streams, which `tessera tune
+//      --gpu-qr-panel cholqr --gpu-streams 2` gives its real runs).
 //   3. Refinement, cheapest trustworthy measurement first: every candidate
 //      is simulated at the run's size on the machine file's model (001
 //      refines by running the factorization; a simulation costs a fraction
@@ -83,12 +86,12 @@ std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve
 std::vector<TuneCandidate> tall_candidates(std::int64_t m, std::int64_t n, int threads, int gpus, std::int64_t above);
 
 // Step 2 with every column on the GPUs (an n x n matrix, gpus > 0): B = n,
-// one candidate per column count s >= 2 whose width W (ceil(n / s) rounded
-// up to a multiple of 64; the last column n - (s - 1) W wide) lies between
-// `plateau` and the curve's widest size, narrowest first (the first `sizes`
-// of them; 0: all).
-std::vector<TuneCandidate> gpu_column_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
-                                                 std::int64_t n, int gpus);
+// columns of width W = 512, 1024, 2048, ... up to `widest` (the range's
+// end) that leave at least two of them, s = ceil(n / W) (the last one
+// n - (s - 1) W wide), narrowest first (the first `sizes` of them; 0: all).
+// Not the dominant kernel's plateau: these columns' kernels are tall panels
+// and updates whose GEMMs have W as their inner size, not square tiles.
+std::vector<TuneCandidate> gpu_column_candidates(std::int64_t widest, int sizes, std::int64_t n, int gpus);
 
 struct TuneRequest {
   std::string algo = "cholesky";
@@ -106,10 +109,13 @@ struct TuneRequest {
   // run's own options that shape its task graph or schedule (--tslu-tree, --d, --window).
   std::vector<std::string> graph_args;
   std::string pivot;  // LU's --pivot for every child run, simulated and real (empty: the run's default)
-  // With GPUs: also try every column on them (gpu_column_candidates), for a
-  // square Cholesky or QR; off for a node of a grid (--B auto's share).
-  bool gpu_columns = true;
-  // Arguments the real child runs get besides (--compute-nice: a simulated run has no threads to lower).
+  // Which distributions the candidates use: "" both, where every column on
+  // the GPUs applies (GPUs, a square Cholesky or QR: gpu_column_candidates),
+  // else multi-level's; "multi-level" or "gpu-columns" that one only (--B
+  // auto on a grid's node or with --dist given: multi-level).
+  std::string dist;
+  // Arguments only the real child runs get: --compute-nice (a simulated run
+  // has no threads to lower) and a CUDA GPU's kernel options (--gpu-qr-panel).
   std::vector<std::string> real_args;
   // Step 1's range and plateau.
   std::int64_t B_min = 128, B_max = 640, B_step = 64;

@@ -35,6 +35,11 @@ TuneCommand::TuneCommand(CLI::App& app) {
                     "a native run's GPUs (with --gpus): cuda | emulated, the --device of its real runs, which run "
                     "each candidate with the narrow width its simulation resolved");
   tune_->add_option("--gpu-streams", gpu_streams_, "the run's compute streams per GPU, for every child run");
+  tune_->add_option("--gpu-qr-panel", gpu_qr_panel_,
+                    "--device cuda, QR: the run's panels (householder | cholqr), for every real child run");
+  tune_->add_option("--dist", req_.dist,
+                    "with --gpus: multi-level (square tiles, narrow columns on the host) or gpu-columns (every "
+                    "column on the GPUs, one tile row) only; default both, for a square Cholesky or QR");
   tune_->add_option("--gpu-memory", gpu_memory_,
                     "the run's bytes of memory per GPU (its --gpu-memory), for every child run: which tiles fit");
   tune_->add_option("--eviction", eviction_, "the run's GPU eviction (next-use | lru), for every child run");
@@ -48,7 +53,8 @@ TuneCommand::TuneCommand(CLI::App& app) {
   tune_->add_option("--plateau", req_.plateau_fraction,
                     "the plateau: the smallest B whose speed reaches this fraction of the best; default 0.95");
   tune_->add_option("--sizes", req_.sizes,
-                    "candidate B: the plateau and the next sizes of the range, this many (0: all of them); default 0");
+                    "candidate B: the plateau and the next sizes of the range, this many (0: all of them), and as many "
+                    "widths of every column on the GPUs, narrowest first; default 0");
   tune_->add_option("--max-s", req_.max_s, "candidates have s = 1..MAX; default 3");
   tune_->add_option("--real-top", req_.real_top,
                     "real runs of at most this many candidates in the first pass (0: as many as 60% of the budget "
@@ -116,6 +122,14 @@ int TuneCommand::run() {
     if (s > 1 && backend_ == "native" && req_.device != "cuda")
       throw InputError("--gpu-streams " + gpu_streams_ +
                        ": only CUDA GPUs (--device cuda) and simulated ones (--backend sim) have compute streams");
+  }
+  if (!gpu_qr_panel_.empty()) {
+    (void)parse_qr_panel(gpu_qr_panel_);  // InputError naming it and the value
+    if (req_.algo != "qr" || req_.device != "cuda" || req_.gpus < 1)
+      throw InputError(
+          "--gpu-qr-panel " + gpu_qr_panel_ + " sets the QR kernels of CUDA GPUs: " +
+          (req_.algo != "qr" ? "the tuning is --algo " + req_.algo : std::string("add --gpus G --device cuda")));
+    req_.real_args.insert(req_.real_args.end(), {"--gpu-qr-panel", gpu_qr_panel_});
   }
   if (req_.algo != "qr" && tune_->get_option("--ib")->count() > 0)
     throw InputError("--ib " + std::to_string(req_.ib) + " sets QR's kernels, and the tuning is --algo " + req_.algo);

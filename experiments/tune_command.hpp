@@ -26,6 +26,7 @@ class TuneCommand {
   TuneRequest req_;
   std::string precision_ = "d", backend_ = "native", range_, out_;
   std::string gpu_streams_, gpu_memory_, eviction_;  // as given: every child run gets them
+  std::string gpu_qr_panel_;                         // as given: every real child run gets it
   bool quiet_ = false;
 };
 

@@ -7,8 +7,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "cli_json.hpp"
@@ -62,26 +64,24 @@ TEST(TuneCandidates, ArePlateauSizesOnwardTimesEveryS) {
 // A tall matrix adds tiles a 32nd, 16th and 8th of a thread's rows tall with
 // 256-wide columns, above the largest plateau candidate; none for a square or
 // merely tall (m < 8n) matrix, none with GPUs, none wider than the matrix.
-// Every column on the GPUs: one candidate per column count whose width (a
-// multiple of 64, the last column the rest) lies on the plateau.
-TEST(TuneCandidates, EveryColumnOnTheGpusTakesOneWidthPerColumnCount) {
-  std::vector<KernelSpeed> curve;
-  for (std::int64_t B = 256; B <= 4096; B += 64) curve.push_back({B, B >= 1984 ? 100.0 : 50.0});
-  const auto c = gpu_column_candidates(curve, 1984, 0, 16384, 1);
-  std::vector<std::pair<int, std::int64_t>> got;
-  for (const TuneCandidate& x : c) {
+// Every column on the GPUs: columns of 512, 1024, 2048, ... up to the
+// range's end, at least two of them, the last one the rest.
+TEST(TuneCandidates, EveryColumnOnTheGpusTakesWidthsOfPowersOfTwo) {
+  std::vector<std::tuple<std::int64_t, int, std::int64_t>> got;
+  for (const TuneCandidate& x : gpu_column_candidates(4096, 0, 10000, 1)) {
     EXPECT_TRUE(x.gpu_columns);
     EXPECT_FALSE(x.auto_b);
-    EXPECT_EQ(x.B, 16384);
     EXPECT_LT((x.s - 1) * x.b, x.B) << "the last column has a width";
-    got.emplace_back(x.s, x.b);
+    got.emplace_back(x.B, x.s, x.b);
   }
-  // s = 9 would need 1856 < 1984; 16384 / s rounded up to 64 for s = 8..4.
-  const std::vector<std::pair<int, std::int64_t>> want{{8, 2048}, {7, 2368}, {6, 2752}, {5, 3328}, {4, 4096}};
+  const std::vector<std::tuple<std::int64_t, int, std::int64_t>> want{
+      {10000, 20, 512}, {10000, 10, 1024}, {10000, 5, 2048}, {10000, 3, 4096}};
   EXPECT_EQ(got, want);
-  EXPECT_EQ(gpu_column_candidates(curve, 1984, 2, 16384, 1).size(), 2u);  // the narrowest two
-  EXPECT_TRUE(gpu_column_candidates(curve, 1984, 0, 16384, 0).empty());   // no GPU
-  EXPECT_TRUE(gpu_column_candidates(curve, 1984, 0, 3000, 1).empty());    // no two columns on the plateau
+  EXPECT_EQ(gpu_column_candidates(2048, 0, 10000, 1).size(), 3u);  // up to the range's end
+  EXPECT_EQ(gpu_column_candidates(4096, 2, 10000, 1).size(), 2u);  // the narrowest two
+  EXPECT_EQ(gpu_column_candidates(4096, 0, 4096, 1).size(), 3u);   // 512, 1024, 2048: two columns at least
+  EXPECT_TRUE(gpu_column_candidates(4096, 0, 10000, 0).empty());   // no GPU
+  EXPECT_TRUE(gpu_column_candidates(4096, 0, 1000, 1).empty());    // not two columns of 512
 }
 
 TEST(TuneCandidates, TallMatricesAlsoGetTallTiles) {
@@ -201,55 +201,95 @@ TEST(TuneCli, AGpuCalibratedOnLargerTilesIsSearchedUpToThem) {
 }
 
 // With GPUs the tuner also tries every column on them (--dist gpu-columns),
-// Cholesky and QR alike; each such candidate's simulation runs (its
-// arguments are a valid run), the JSON names them, and a tuned file that
-// chose one gives `run --tuned` the distribution and the width, unless the
-// run names another distribution. LU's --d places its columns: none there.
+// Cholesky and QR alike: columns of 512 to 4096 at N = 8192 on the H100's
+// file, each candidate's simulation runs (its arguments are a valid run), and
+// the JSON names them; LU's --d places its columns: none there. `tune --dist`
+// keeps one distribution; a choice of every column, the tuner's own, gives
+// `run --tuned` the distribution and the width, with the column count for
+// the run's order, and is refused on a grid or with another --dist.
 TEST(TuneCli, GpusAlsoTryEveryColumnOnThemAndRunTunedTakesIt) {
   TempDir dir;
   const std::string machine = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json";
-  const auto tuned = [&](const std::string& algo) {
-    const std::string out = dir.path() + "/" + algo + ".json";
-    const Outcome o = run_tessera({"tune", "--algo", algo, "--n", "8192", "--gpus", "1", "--threads", "2", "--backend",
-                                   "sim", "--machine", machine, "--max-s", "1", "--quiet", "--out", out});
+  const std::string out = dir.path() + "/t.json";
+  const auto tune = [&](const std::string& algo, std::vector<std::string> more, std::string* stdout_text = nullptr) {
+    std::vector<std::string> a{"tune",  "--algo",    algo, "--n",       "8192",  "--gpus",
+                               "1",     "--threads", "2",  "--backend", "sim",   "--machine",
+                               machine, "--max-s",   "1",  "--quiet",   "--out", out};
+    a.insert(a.end(), more.begin(), more.end());
+    const Outcome o = run_tessera(a);
     EXPECT_TRUE(o.exited && o.status == 0) << o;
+    if (stdout_text) *stdout_text = o.out;
     return read_json(out);
   };
-  for (const char* algo : {"cholesky", "qr", "lu"}) {
-    SCOPED_TRACE(algo);
-    const nlohmann::json t = tuned(algo);
-    int columns = 0;
+  const auto widths = [](const nlohmann::json& t) {
+    std::vector<int> w;
     for (const nlohmann::json& c : t["candidates"]) {
       EXPECT_FALSE(c.contains("failed")) << c;
       if (c.value("dist", "") != "gpu-columns") continue;
-      ++columns;
       EXPECT_EQ(c["B"], 8192);
       EXPECT_EQ(c["b"], "given");
-      EXPECT_LT((c["s"].get<int>() - 1) * c["b_width"].get<int>(), 8192);
+      EXPECT_EQ(c["s"].get<int>(), 8192 / c["b_width"].get<int>());
       EXPECT_TRUE(c["predicted_s"].is_number()) << c;
+      w.push_back(c["b_width"].get<int>());
     }
-    EXPECT_EQ(columns > 0, std::string(algo) != "lu");
-  }
-  // A file that chose every column on the GPUs.
-  nlohmann::json t = tuned("qr");
-  t["choice"] = {
-      {"B", 8192}, {"s", 4}, {"b", nullptr}, {"b_width", 2048}, {"dist", "gpu-columns"}, {"decided_by", "simulation"}};
+    std::sort(w.begin(), w.end());  // (the candidates are in predicted order)
+    return w;
+  };
+  const std::vector<int> ladder{512, 1024, 2048, 4096};
+  EXPECT_EQ(widths(tune("cholesky", {})), ladder);
+  EXPECT_EQ(widths(tune("qr", {})), ladder);
+  EXPECT_TRUE(widths(tune("lu", {})).empty());
+  EXPECT_TRUE(widths(tune("qr", {"--dist", "multi-level"})).empty());
+  std::string said;
+  const nlohmann::json only = tune("qr", {"--dist", "gpu-columns"}, &said);
+  EXPECT_EQ(only["candidates"].size(), ladder.size());
+  const nlohmann::json& choice = only["choice"];
+  EXPECT_EQ(choice["dist"], "gpu-columns");
+  EXPECT_EQ(choice["b"], choice["b_width"]);
+  EXPECT_THAT(said, HasSubstr("tuned: --dist gpu-columns --B 8192 --s " + std::to_string(choice["s"].get<int>()) +
+                              " --b " + std::to_string(choice["b"].get<int>())));
+  expect_rejected(kInvalidInput,
+                  {"tune", "--algo", "lu", "--n", "8192", "--gpus", "1", "--backend", "sim", "--machine", machine,
+                   "--dist", "gpu-columns"},
+                  {"--dist gpu-columns", "--algo lu places its columns by --d"});
+  expect_rejected(kInvalidInput,
+                  {"tune", "--algo", "qr", "--n", "8192", "--gpus", "1", "--backend", "sim", "--machine", machine,
+                   "--gpu-qr-panel", "cholqr"},
+                  {"--gpu-qr-panel cholqr", "add --gpus G --device cuda"});
+  // `run --tuned` with a tuned choice of columns of 2048.
+  nlohmann::json t = only;
+  t["choice"]["s"] = 4;
+  t["choice"]["b"] = 2048;
+  t["choice"]["b_width"] = 2048;
   const std::string file = dir.write("columns.json", t.dump());
-  const std::vector<std::string> run{"run", "--algo",    "qr",    "--n",     "8192", "--gpus",
-                                     "1",   "--threads", "2",     "--ib",    "32",   "--backend",
-                                     "sim", "--machine", machine, "--tuned", file};
-  std::string out;
-  const nlohmann::json r = run_ok(dir, run, 2, &out);
+  const auto run = [&](const std::string& n, std::vector<std::string> more) {
+    std::vector<std::string> a{"run",  "--algo", "qr",        "--n", n,           "--gpus", "1",       "--threads", "2",
+                               "--ib", "32",     "--backend", "sim", "--machine", machine,  "--tuned", file};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  nlohmann::json r = run_ok(dir, run("8192", {}), 2);
   EXPECT_EQ(r["dist"], "gpu-columns");
   EXPECT_EQ(r["B"], 8192);
   EXPECT_EQ(r["s"], 4);
   EXPECT_EQ(r["b"], 2048);
-  std::vector<std::string> other = run;
-  other.insert(other.end(), {"--dist", "multi-level"});
-  expect_rejected(kInvalidInput, other, {"--tuned", "chose --dist gpu-columns", "--dist multi-level"});
+  // Another order: one tile row of it, in columns of 2048 and the rest (and a note that it was tuned for 8192).
+  std::vector<std::string> other_n = run("5000", {});
+  other_n.insert(other_n.end(), {"--json", dir.path() + "/n5000.json"});
+  const Outcome o = run_tessera(other_n);
+  EXPECT_TRUE(o.exited && o.status == 0) << o;
+  EXPECT_THAT(o.err, HasSubstr("was tuned for --n 8192"));
+  r = read_json(dir.path() + "/n5000.json");
+  EXPECT_EQ(r["B"], 5000);
+  EXPECT_EQ(r["s"], 3);
+  EXPECT_EQ(r["b"], 2048);
+  expect_rejected(kInvalidInput, run("8192", {"--dist", "multi-level"}),
+                  {"--tuned", "chose --dist gpu-columns", "--dist multi-level"});
+  expect_rejected(kInvalidInput, run("8192", {"--grid", "1x2"}), {"--tuned", "a one-node map", "--grid 1x2"});
+  expect_rejected(kInvalidInput, run("2000", {}), {"--tuned", "fewer than two"});
   t["choice"]["s"] = 5;  // 4 columns of 2048 fill 8192: no fifth
   const std::string bad = dir.write("bad.json", t.dump());
-  std::vector<std::string> bad_run = run;
+  std::vector<std::string> bad_run = run("8192", {});
   bad_run.back() = bad;
   expect_rejected(kInvalidInput, bad_run, {"--tuned", "is not a tiling"});
 }
@@ -302,14 +342,11 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
   EXPECT_EQ(simulated, static_cast<int>(t.candidates.size()));
   EXPECT_GT(real_narrow, 0) << "no s = 2 candidate ran for real";
   EXPECT_GE(real, simulated);
-  int columns = 0;
   for (const TuneCandidate& c : t.candidates) {
-    // (every column on the GPU: the width it was given, 1024 / s rounded up to 64, on the plateau)
-    EXPECT_EQ(c.b, c.auto_b ? 96 : c.gpu_columns ? (1024 / c.s + 63) / 64 * 64 : 0) << c.B << " s=" << c.s;
+    EXPECT_FALSE(c.gpu_columns) << "columns of 512 and more, past the range's end (256)";
+    EXPECT_EQ(c.b, c.auto_b ? 96 : 0) << c.B << " s=" << c.s;
     EXPECT_EQ(c.failed, "") << c.B << " s=" << c.s;
-    columns += c.gpu_columns;
   }
-  EXPECT_GT(columns, 0) << "no candidate with every column on the GPU";
 
   // Real runs that all fail (here: a node without a CUDA device) fail the tuning with their status, rather than
   // let the simulations choose for a run that cannot run.
