@@ -51,7 +51,8 @@
 #                    --ib 128), N = $TUNE_N (default 32,768): candidates ranked on
 #                    $TUNE_MACHINE (default OUT/node.json, the calibrate step's), the best
 #                    run for real on the CUDA device within $TUNE_BUDGET s (default 60);
-#                    OUT/tune_ALGO.json
+#                    QR's tuning also gets $TUNE_QR_ARGS (e.g. '--gpu-streams 2
+#                    --gpu-qr-panel cholqr'); OUT/tune_ALGO.json
 #         mpi        experiments/bench_mpi.py: 2x2 ranks x 4 cores against ScaLAPACK
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_N, default 16,384;
 #                    $MPI_THREADS compute threads per rank, default 3; $MPI_TILE_ARGS:
@@ -330,7 +331,7 @@ run() {
         for a in ${algos//,/ }; do
           step "tune_$a" $b/tessera tune --algo "$a" --n "${TUNE_N:-32768}" --gpus 1 --device cuda --threads $t \
             --machine "${TUNE_MACHINE:-$out/node.json}" --budget "${TUNE_BUDGET:-60}" \
-            $([[ $a == qr ]] && echo --ib 128) --out "$out/tune_$a.json"
+            $([[ $a == qr ]] && echo --ib 128 ${TUNE_QR_ARGS:-}) --out "$out/tune_$a.json"
         done ;;
       mpi)
         # One step per tessera configuration ($MPI_TILE_ARGS, ';'-separated),
