@@ -147,6 +147,9 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   calibrate_->add_option("--gpu-qr-panel", qr_panel_,
                          "with --device cuda: the QR kernels' panels, as tessera run's option: householder (default) "
                          "| cholqr");
+  calibrate_->add_option("--gpu-cholqr-gram", cholqr_gram_,
+                         "with --gpu-qr-panel cholqr: the panels' Gram matrices from blocks of R rows, as tessera "
+                         "run's option; default 0, SYRK");
   calibrate_
       ->add_option("--for-b", for_b_,
                    "with --for-n: these top-level tile sizes B instead of the default tiles' (GPU runs use larger)")
@@ -191,6 +194,11 @@ int CalibrateCommand::run(int argc, char** argv) const {
   const QrPanel qr_panel = parse_qr_panel(qr_panel_);
   if (qr_panel == QrPanel::CholQr && device_ != "cuda")
     throw InputError("--gpu-qr-panel cholqr needs --device cuda (the CUDA kernels' panels)");
+  if (cholqr_gram_ != 0 && (qr_panel != QrPanel::CholQr || cholqr_gram_ < kernels::kMinCholqrGramRows))
+    throw InputError("--gpu-cholqr-gram " + std::to_string(cholqr_gram_) +
+                     (qr_panel != QrPanel::CholQr
+                          ? std::string(" sets Cholesky QR panels' Grams: add --gpu-qr-panel cholqr")
+                          : " must be 0 (SYRK) or >= " + std::to_string(kernels::kMinCholqrGramRows)));
   if (stream_overlap_ && device_ != "cuda")
     throw InputError("--stream-overlap needs --device cuda (" +
                      (device_.empty() ? std::string("the cores have no compute streams")
@@ -491,6 +499,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   const auto cuda_device = [&](int streams) {
     kernels::CudaKernelOptions options;
     options.cholqr_panels = qr_panel == QrPanel::CholQr;
+    options.cholqr_gram_rows = cholqr_gram_;
     options.compute_streams = streams;
     return kernels::make_cuda_device(1, 0, 0, options);
   };
@@ -519,6 +528,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
     result.host_waits = kernels::cuda_host_waiting_kernels(qr_panel == QrPanel::CholQr);
     result.stream_reserve = kernels::cuda_stream_reserve(qr_panel == QrPanel::CholQr);
     result.qr_panel = qr_panel == QrPanel::CholQr ? "cholqr" : "householder";
+    result.cholqr_gram = cholqr_gram_;
   }
   if (stream_overlap_) {
     // On a device of its own with two compute streams (the one above keeps the one-stream capacity it recorded).

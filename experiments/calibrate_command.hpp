@@ -44,6 +44,7 @@ class CalibrateCommand {
               *name_opt_ = nullptr, *ib_opt_ = nullptr;
   std::string device_, base_;
   std::string qr_panel_ = "householder";  // with --device cuda: --gpu-qr-panel
+  int cholqr_gram_ = 0;                   // with --gpu-qr-panel cholqr: --gpu-cholqr-gram
   int gpus_ = 1;
   std::vector<std::int64_t> ib_{32};  // the first: qr_ib; the rest: CalibrationOptions::more_ib
   std::vector<std::int64_t> for_b_;

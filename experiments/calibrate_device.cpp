@@ -436,6 +436,7 @@ std::string device_machine_file(const std::string& base, const std::string& orig
   cal["min_time_s"] = o.min_time_s;
   cal["qr_ib"] = o.ib;
   if (!c.qr_panel.empty()) cal["qr_panel"] = c.qr_panel;
+  if (c.cholqr_gram > 0) cal["cholqr_gram"] = c.cholqr_gram;
   if (!o.more_ib.empty()) cal["qr_more_ib"] = o.more_ib;
   cal["sizes"] = o.sizes;
   if (!c.overlap_error.empty()) cal["stream_overlap_error"] = c.overlap_error;

@@ -65,6 +65,9 @@ struct DeviceCalibration {
   // A CUDA GPU's QR panels (--gpu-qr-panel: "householder", "cholqr"), as
   // calibration.gpu.qr_panel; empty for a device that has one kind.
   std::string qr_panel;
+  // Cholesky QR panels' Gram matrices from blocks of this many rows
+  // (--gpu-cholqr-gram; 0: SYRK), as calibration.gpu.cholqr_gram where > 0.
+  int cholqr_gram = 0;
 };
 
 // One shape's operands in `dev`'s memory (two copies, used in turn), ready to time one call after another:

@@ -181,6 +181,12 @@ TEST(CliOutputs, TuneCalibrateAndModelRefuseWhatTheyCannotDo) {
   expect_rejected(kInvalidInput, {"calibrate", "--for-n", "-5", "--list"}, {"--for-n -5"});
   expect_rejected(kInvalidInput, {"calibrate", "--threads", "100000", "--list"}, {"--threads 100000"});
   expect_rejected(kInvalidInput, {"calibrate", "--device", "foo", "--base", local, "--list"}, {"--device 'foo'"});
+  expect_rejected(kInvalidInput, {"calibrate", "--device", "cuda", "--base", local, "--gpu-cholqr-gram", "512"},
+                  {"--gpu-cholqr-gram 512", "add --gpu-qr-panel cholqr"});
+  expect_rejected(
+      kInvalidInput,
+      {"calibrate", "--device", "cuda", "--base", local, "--gpu-qr-panel", "cholqr", "--gpu-cholqr-gram", "100"},
+      {"--gpu-cholqr-gram 100", "must be 0 (SYRK) or >= 256"});
   // A machine without a GPU (or its driver) is the user's input, not an internal error (it exited 5).
   if (kernels::cuda_device_count() < 1) {
     TempDir dir;
