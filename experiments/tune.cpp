@@ -324,6 +324,11 @@ TuneResult tune(const TuneRequest& req) {
     const std::int64_t most = r.B_min + r.B_step * (kMaxTuneCandidates / r.max_s - 1);  // within the bound above
     r.B_max = std::max(r.B_max, std::min(most, largest_calibrated_tile(*machine, t.kernel, r.precision)));
   }
+  if (r.dist == "gpu-columns" && gpu_column_candidates(r.B_max, r.sizes, r.n, r.gpus).empty())
+    throw InputError(
+        fmt::format("--dist gpu-columns: --n {} holds fewer than two columns of 512 (or --B-range ends "
+                    "below 512, at {})",
+                    r.n, r.B_max));
   if (r.progress)
     r.progress(fmt::format("step 1: {} speed, B = {}..{} step {}", kernel_name(t.kernel), r.B_min, r.B_max, r.B_step));
   const bool curve_from_model = r.simulated || r.gpus > 0;
@@ -495,6 +500,7 @@ nlohmann::json tune_json(const TuneResult& t) {
   if (!r.device.empty()) j["device"] = r.device;
   j["child_args"] = r.graph_args;  // what every child run got besides its tiles (the run's own options)
   if (!r.real_args.empty()) j["real_child_args"] = r.real_args;  // and the real ones besides
+  if (!r.dist.empty()) j["dist"] = r.dist;                       // the one distribution asked for
   j["blas_core"] = t.blas_core;
   j["choice"] = {{"B", c.B},
                  {"s", c.s},

@@ -243,6 +243,7 @@ TEST(TuneCli, GpusAlsoTryEveryColumnOnThemAndRunTunedTakesIt) {
   std::string said;
   const nlohmann::json only = tune("qr", {"--dist", "gpu-columns"}, &said);
   EXPECT_EQ(only["candidates"].size(), ladder.size());
+  EXPECT_EQ(only["dist"], "gpu-columns");
   const nlohmann::json& choice = only["choice"];
   EXPECT_EQ(choice["dist"], "gpu-columns");
   EXPECT_EQ(choice["b"], choice["b_width"]);
@@ -252,6 +253,10 @@ TEST(TuneCli, GpusAlsoTryEveryColumnOnThemAndRunTunedTakesIt) {
                   {"tune", "--algo", "lu", "--n", "8192", "--gpus", "1", "--backend", "sim", "--machine", machine,
                    "--dist", "gpu-columns"},
                   {"--dist gpu-columns", "--algo lu places its columns by --d"});
+  expect_rejected(kInvalidInput,
+                  {"tune", "--algo", "qr", "--n", "1000", "--gpus", "1", "--backend", "sim", "--machine", machine,
+                   "--dist", "gpu-columns"},
+                  {"--dist gpu-columns: --n 1000 holds fewer than two columns of 512"});
   expect_rejected(kInvalidInput,
                   {"tune", "--algo", "qr", "--n", "8192", "--gpus", "1", "--backend", "sim", "--machine", machine,
                    "--gpu-qr-panel", "cholqr"},
