@@ -133,6 +133,9 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   if (cfg.compute_nice > 0) r.real_args = {"--compute-nice", std::to_string(cfg.compute_nice)};
   // Every column on the GPUs is a one-node map of the whole matrix, not of a grid node's share.
   if (o.dist_given || share > 1) r.dist = "multi-level";
+  // ... and the run's own distribution, where it names one, for every child (they were ranked as multi-level).
+  if (o.dist_given) r.graph_args.insert(r.graph_args.end(), {"--dist", cfg.dist});
+  r.program = o.program;
   r.B_min = r.B_max = r.B_step = 0;
   const TuneResult t = tune(r);
   cfg.B = t.choice().B;

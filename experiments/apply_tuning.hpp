@@ -26,6 +26,8 @@ struct TuningOptions {
   // --keep-tiles, --gpu-kernel-depth), for every child run of --B auto: they
   // decide which tiles fit a GPU and how fast its kernels run beside each other.
   std::vector<std::string> gpu_args;
+  // The tessera binary --B auto's child runs run (TuneRequest::program; empty: this one).
+  std::string program;
 };
 void apply_tuning(RunConfig& cfg, const TuningOptions& o);
 

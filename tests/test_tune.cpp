@@ -429,6 +429,40 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
 }
 
 // On this machine, no model: the candidates run for real (tiny sizes).
+// `run --B auto --dist D` ranks its candidates with child runs of that
+// distribution (they were run as multi-level, the default); without --dist
+// the children get none, and every column on the GPUs is among the
+// candidates only then. The children are a script that logs its arguments.
+TEST(TuneCli, BAutoChildrenRunTheRunsOwnDistribution) {
+  TempDir dir;
+  const std::string machine = dir.write("m.json", kPlateauMachine), log = dir.path() + "/children.log";
+  const std::string child = dir.write("child.sh", "#!/bin/sh\necho \"$@\" >> " + log +
+                                                      "\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf "
+                                                      "'{\"time_s\": 0.5}' > \"$2\"; shift; done\n");
+  ASSERT_EQ(::chmod(child.c_str(), 0755), 0);
+  for (const bool given : {true, false}) {
+    SCOPED_TRACE(given ? "--dist column-cyclic" : "no --dist");
+    std::remove(log.c_str());
+    RunConfig cfg;
+    cfg.algo = "cholesky";
+    cfg.n = 1024;
+    cfg.threads = 2;
+    if (given) cfg.dist = kDistColumnCyclic;
+    TuningOptions o;
+    o.B = "auto";
+    o.simulated = true;
+    o.machine = machine;
+    o.dist_given = given;
+    o.program = child;
+    apply_tuning(cfg, o);
+    std::ifstream in(log);
+    int lines = 0;
+    for (std::string line; std::getline(in, line); ++lines)
+      EXPECT_EQ(line.find("--dist column-cyclic") != std::string::npos, given) << line;
+    EXPECT_GT(lines, 0);
+  }
+}
+
 TEST(TuneCli, WithoutAModelRealRunsDecide) {
   TempDir dir;
   const std::string out = dir.path() + "/t.json";
