@@ -206,7 +206,6 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
     if (cholqr_work_.bytes() < layout.total) {
       cholqr_work_ = cuda::DeviceBuffer();
       cholqr_work_ = cuda::DeviceBuffer::create(layout.total);
-      ones_buffer_ = nullptr;  // (a new buffer may have the old one's address)
     }
     if (backup_.bytes() < saved) {
       backup_ = cuda::DeviceBuffer();
@@ -217,14 +216,11 @@ void CudaTileKernels<T>::cholqr_begin(index_t ib, Block first, Block second) {
   cholqr_lwork_ = lwork;
   cholqr_slots_ = slots;
   marks_used_ = 0;  // (a call that threw left its marks: they time nothing)
-  // The GEMV's ones, once per buffer and layout (not per Gram: launches are the panels' cost).
-  if (slots > 0 && (ones_at_ != layout.ones || ones_count_ < slots || cholqr_work_.data() != ones_buffer_)) {
+  // The GEMV's ones, once per call (not per Gram: launches are the panels' cost).
+  if (slots > 0) {
     ones_kernel<T><<<blocks_for(slots), kThreads, 0, stream_>>>(
         to_int(slots), reinterpret_cast<T*>(cholqr_work_.data() + layout.ones));
     launched("ones_kernel launch");
-    ones_at_ = layout.ones;
-    ones_count_ = slots;
-    ones_buffer_ = cholqr_work_.data();
   }
   if (!cholqr_shared_known_) {
     cholqr_shared_ = shared_lu_limit<T>();

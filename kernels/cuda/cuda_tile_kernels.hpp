@@ -24,7 +24,6 @@
 // old one (a few times in an object's life: the workspace only grows). With
 // Cholesky QR panels, GEQRT, TSQRT and TTQRT wait once per call, for the
 // panels' check.
-#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -184,10 +183,6 @@ class CudaTileKernels final : public TileKernels<T> {
   std::vector<const char*> mark_names_;
   std::size_t marks_used_ = 0;
   std::map<std::string, PhaseTime> phases_;
-  // Where cholqr_begin last wrote the Gram's ones (ones_count_ of them).
-  std::size_t ones_at_ = 0;
-  index_t ones_count_ = 0;
-  const std::byte* ones_buffer_ = nullptr;
   // Records the next event, starting operation `name` (null: a panel's end).
   void mark(const char* name);
   // After a wait for the stream: the recorded marks' intervals added to phases_.
