@@ -194,11 +194,7 @@ int CalibrateCommand::run(int argc, char** argv) const {
   const QrPanel qr_panel = parse_qr_panel(qr_panel_);
   if (qr_panel == QrPanel::CholQr && device_ != "cuda")
     throw InputError("--gpu-qr-panel cholqr needs --device cuda (the CUDA kernels' panels)");
-  if (cholqr_gram_ != 0 && (qr_panel != QrPanel::CholQr || cholqr_gram_ < kernels::kMinCholqrGramRows))
-    throw InputError("--gpu-cholqr-gram " + std::to_string(cholqr_gram_) +
-                     (qr_panel != QrPanel::CholQr
-                          ? std::string(" sets Cholesky QR panels' Grams: add --gpu-qr-panel cholqr")
-                          : " must be 0 (SYRK) or >= " + std::to_string(kernels::kMinCholqrGramRows)));
+  check_cholqr_gram(cholqr_gram_, qr_panel);
   if (stream_overlap_ && device_ != "cuda")
     throw InputError("--stream-overlap needs --device cuda (" +
                      (device_.empty() ? std::string("the cores have no compute streams")

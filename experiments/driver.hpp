@@ -32,6 +32,10 @@ Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
 Impl parse_impl(const std::string& name);
 QrPanel parse_qr_panel(const std::string& name);
+// --gpu-cholqr-gram `rows` (run's and calibrate's): 0 (SYRK) or at least
+// kernels::kMinCholqrGramRows, and above 0 only with Cholesky QR panels;
+// InputError naming it otherwise.
+void check_cholqr_gram(int rows, QrPanel panel);
 Broadcast parse_broadcast(const std::string& name);
 Eviction parse_eviction(const std::string& name);
 const char* to_string(Eviction e);

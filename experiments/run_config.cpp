@@ -227,12 +227,7 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
                      ": only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   if (c.gpu_qr_panel == QrPanel::CholQr && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
-  if (c.gpu_cholqr_gram < 0 || (c.gpu_cholqr_gram > 0 && c.gpu_cholqr_gram < kernels::kMinCholqrGramRows))
-    throw InputError("--gpu-cholqr-gram " + std::to_string(c.gpu_cholqr_gram) + " must be 0 (SYRK) or >= " +
-                     std::to_string(kernels::kMinCholqrGramRows) + " (smaller blocks only add calls and workspace)");
-  if (c.gpu_cholqr_gram > 0 && c.gpu_qr_panel != QrPanel::CholQr)
-    throw InputError("--gpu-cholqr-gram " + std::to_string(c.gpu_cholqr_gram) +
-                     " sets how Cholesky QR panels form their Gram matrices: add --gpu-qr-panel cholqr");
+  check_cholqr_gram(c.gpu_cholqr_gram, c.gpu_qr_panel);
   if (c.gpu_qr_group != RunConfig::kUnsetGroup) {
     const std::string given = "--gpu-qr-group " + std::to_string(c.gpu_qr_group);
     if (c.gpu_qr_group < 0) throw InputError(given + " must be >= 0 (0: one block of ib at a time)");
@@ -347,6 +342,15 @@ Impl parse_impl(const std::string& name) { return parse_choice("--impl", name, k
 const char* to_string(Backend b) { return name_of(b, kBackends); }
 const char* to_string(DeviceKind d) { return name_of(d, kDevices); }
 const char* to_string(Impl i) { return name_of(i, kImpls); }
+void check_cholqr_gram(int rows, QrPanel panel) {
+  if (rows < 0 || (rows > 0 && rows < kernels::kMinCholqrGramRows))
+    throw InputError("--gpu-cholqr-gram " + std::to_string(rows) + " must be 0 (SYRK) or >= " +
+                     std::to_string(kernels::kMinCholqrGramRows) + " (smaller blocks only add calls and workspace)");
+  if (rows > 0 && panel != QrPanel::CholQr)
+    throw InputError("--gpu-cholqr-gram " + std::to_string(rows) +
+                     " sets how Cholesky QR panels form their Gram matrices: add --gpu-qr-panel cholqr");
+}
+
 QrPanel parse_qr_panel(const std::string& name) { return parse_choice("--gpu-qr-panel", name, kQrPanels); }
 const char* to_string(QrPanel p) { return name_of(p, kQrPanels); }
 Broadcast parse_broadcast(const std::string& name) { return parse_choice("--broadcast", name, kBroadcasts); }
