@@ -147,12 +147,8 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   }
   cfg.tiles_from = "--B auto: " + t.decided_by;
   // A line of its own before the summary line, as a simulated run's cost line follows it.
-  std::cout << fmt::format("tuned: {}--B {} --s {}{} for --n {}{} (decided by {} in {:.1f} s)",
-                           t.choice().gpu_columns ? "--dist gpu-columns " : "", cfg.B, cfg.s,
-                           cfg.auto_b               ? " --b auto"
-                           : t.choice().gpu_columns ? " --b " + std::to_string(cfg.b)
-                                                    : "",
-                           r.n, share > 1 ? " (one node's share)" : "", t.decided_by, t.seconds)
+  std::cout << fmt::format("tuned: {} for --n {}{} (decided by {} in {:.1f} s)", tuned_args(t.choice()), r.n,
+                           share > 1 ? " (one node's share)" : "", t.decided_by, t.seconds)
             << std::endl;
 }
 

@@ -280,7 +280,9 @@ TuneResult tune(const TuneRequest& req) {
                                  r.B_min, r.B_max, r.B_step, r.max_s, sizes * r.max_s, kMaxTuneCandidates));
   if (!r.dist.empty() && r.dist != "multi-level" && r.dist != "gpu-columns")
     throw InputError(fmt::format("--dist '{}' is not one of: multi-level, gpu-columns", r.dist));
-  if (r.dist == "gpu-columns" && (r.gpus < 1 || r.m != r.n || F.splits_columns()))
+  // Every column on the GPUs: one node's GPUs, a square matrix, a factorization whose columns no --d places.
+  const bool columns_fit = r.gpus > 0 && r.m == r.n && !F.splits_columns();
+  if (r.dist == "gpu-columns" && !columns_fit)
     throw InputError(fmt::format("--dist gpu-columns puts every column of a square Cholesky or QR on the GPUs: {}",
                                  r.gpus < 1   ? "add --gpus G"
                                  : r.m != r.n ? "the matrix is not square"
@@ -339,7 +341,7 @@ TuneResult tune(const TuneRequest& req) {
   for (const TuneCandidate& c : t.candidates) largest = std::max(largest, c.B);
   for (const TuneCandidate& c : tall_candidates(r.m, r.n, r.threads, r.gpus, largest)) t.candidates.push_back(c);
   if (r.dist == "gpu-columns") t.candidates.clear();
-  if (r.dist != "multi-level" && r.gpus > 0 && r.m == r.n && !F.splits_columns())
+  if (r.dist != "multi-level" && columns_fit)
     for (const TuneCandidate& c : gpu_column_candidates(r.B_max, r.sizes, r.n, r.gpus)) t.candidates.push_back(c);
   if (r.progress)
     r.progress(fmt::format("step 2: plateau B = {} ({:.0f}% of the best speed); {} candidates", t.plateau,
@@ -482,6 +484,11 @@ TuneResult tune(const TuneRequest& req) {
   }
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return t;
+}
+
+std::string tuned_args(const TuneCandidate& c) {
+  if (c.gpu_columns) return fmt::format("--dist gpu-columns --B {} --s {} --b {}", c.B, c.s, c.b);
+  return fmt::format("--B {} --s {}{}", c.B, c.s, c.auto_b ? " --b auto" : "");
 }
 
 nlohmann::json tune_json(const TuneResult& t) {

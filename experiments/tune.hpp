@@ -154,6 +154,10 @@ struct TuneResult {
 // Throws InputError for a bad request (naming the option and value).
 TuneResult tune(const TuneRequest& r);
 
+// A candidate as `tessera run` options, for the "tuned: ..." lines: "--B 4096 --s 1",
+// "--B 1152 --s 2 --b auto", "--dist gpu-columns --B 32768 --s 16 --b 2048".
+std::string tuned_args(const TuneCandidate& c);
+
 // The tuned-configuration file `tessera run --tuned FILE` reads.
 nlohmann::json tune_json(const TuneResult& t);
 

@@ -142,12 +142,8 @@ int TuneCommand::run() {
   const TuneResult t = tune(req_);
   if (!quiet_) std::cout << tune_report(t);
   const TuneCandidate& c = t.choice();
-  std::cout << fmt::format("tuned: {}--B {} --s {}{} (decided by {}, {:.1f} s; OpenBLAS kernels {})",
-                           c.gpu_columns ? "--dist gpu-columns " : "", c.B, c.s,
-                           c.auto_b        ? " --b auto"
-                           : c.gpu_columns ? " --b " + std::to_string(c.b)
-                                           : "",
-                           t.decided_by, t.seconds, t.blas_core)
+  std::cout << fmt::format("tuned: {} (decided by {}, {:.1f} s; OpenBLAS kernels {})", tuned_args(c), t.decided_by,
+                           t.seconds, t.blas_core)
             << std::endl;
   if (!out_.empty()) {
     std::ofstream file(out_);
