@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/device_buffers.hpp"
 #include "experiments/host_pinning.hpp"
 #include "experiments/kernel_call.hpp"
 #include "platform/device.hpp"
@@ -28,43 +29,6 @@ using clock = std::chrono::steady_clock;
 using calibration::KernelCall;
 
 double since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
-
-// Device buffers for the lifetime of one measurement.
-class Buffers {
- public:
-  explicit Buffers(platform::Device& dev) : dev_(dev) {}
-  ~Buffers() {
-    // Never throws: after a device error, freeing may fail too, and the first error is the one to report.
-    for (const auto& [p, bytes] : held_) try {
-        dev_.release(p, bytes);
-      } catch (...) {
-      }
-  }
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
-  // A device copy of `host` (nullptr for an empty one).
-  template <class T>
-  T* upload(std::vector<T>& host) {
-    if (host.empty()) return nullptr;
-    const std::size_t bytes = host.size() * sizeof(T);
-    held_.reserve(held_.size() + 1);
-    std::byte* p = dev_.allocate(bytes);
-    held_.emplace_back(p, bytes);
-    const platform::HostRange r{reinterpret_cast<std::byte*>(host.data()), bytes};
-    dev_.copy(0, p, &r, 1, true);
-    return reinterpret_cast<T*>(p);
-  }
-
- private:
-  platform::Device& dev_;
-  std::vector<std::pair<std::byte*, std::size_t>> held_;
-};
-
-template <class T>
-TileKernels<T>& kernels_of(platform::Device& dev) {
-  if constexpr (std::is_same_v<T, float>) return dev.kernels_s();
-  else return dev.kernels_d();
-}
 
 // The inner blocking a QR kernel of shape `s` is called with (0: none), clamped to the tile as the runtime does.
 std::int64_t shape_ib(const KernelShape& s, const CalibrationOptions& o) {
@@ -108,7 +72,7 @@ class TimerOn final : public DeviceKernelTimer::Impl {
   static constexpr int kSets = 2;
   platform::Device& dev_;
   TileKernels<T>& K_;
-  Buffers buffers_;
+  DeviceBuffers buffers_;
   std::int64_t ib_;
   Call call_;
   std::array<std::array<T*, Call::kOperands>, kSets> sets_{};
@@ -125,7 +89,7 @@ OverlapMeasurement overlap_on(platform::Device& dev, const KernelShape& panel, c
   m.panel = panel;
   m.panel.ib = shape_ib(panel, o);
   const KernelShape gemm{kGsmm, panel.precision, panel.m, panel.n, panel.k > 0 ? panel.k : panel.n, 0};
-  Buffers buffers(dev);
+  DeviceBuffers buffers(dev);
   Call p(panel, m.panel.ib, 1, 7, false), g(gemm, 0, 1, 8, false);
   std::array<T*, Call::kOperands> po{}, go{};
   for (int w = 0; w < Call::kOperands; ++w)

@@ -11,6 +11,7 @@
 
 #include "algorithms/check.hpp"
 #include "algorithms/factorization.hpp"
+#include "experiments/gpu_warmup.hpp"
 #include "models/kernel_noise.hpp"
 #include "platform/device.hpp"
 #include "platform/native/emulated_device.hpp"
@@ -28,10 +29,13 @@ enum class Backend { Native, Sim };          // --backend: real threads, or a Si
 enum class DeviceKind { Emulated, Cuda };    // --device: a native run's GPUs (a simulated run's are the machine file's)
 enum class Impl { Tile, Lapack, Cusolver };  // --impl: tessera's runtime, or a vendor library's peer
 enum class QrPanel { Householder, CholQr };  // --gpu-qr-panel: how a CUDA GPU's GEQRT and TSQRT factor a panel
+enum class Warmup { Auto, On, Off };         // --gpu-warmup: a native run's GPUs warmed before its clock starts
 Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
 Impl parse_impl(const std::string& name);
 QrPanel parse_qr_panel(const std::string& name);
+Warmup parse_warmup(const std::string& name);
+const char* to_string(Warmup w);
 // --gpu-cholqr-gram `rows` (run's and calibrate's): 0 (SYRK) or at least
 // kernels::kMinCholqrGramRows, and above 0 only with Cholesky QR panels;
 // InputError naming it otherwise.
@@ -161,6 +165,11 @@ struct RunConfig {
   // Native runs: nice levels of the compute threads below the node's other
   // threads (--compute-nice; platform::NativePlatform::set_compute_nice).
   int compute_nice = 0;
+  // Native runs with GPUs: each GPU calls every kernel shape of the run once
+  // before the factorization's clock starts (--gpu-warmup;
+  // experiments/gpu_warmup.hpp). Auto: on for CUDA GPUs, off for emulated
+  // ones (resolve() leaves On or Off).
+  Warmup gpu_warmup = Warmup::Auto;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;
 };
@@ -187,6 +196,8 @@ struct RunResult {
   // (experiments/host_pinning.hpp), and what locking and unlocking took.
   std::size_t pinned_bytes = 0;
   double pin_s = 0, unpin_s = 0;
+  // The GPUs' warm-up (--gpu-warmup), before the factorization; not part of time_s.
+  std::optional<driver::GpuWarmup> gpu_warmup;
   // 001 §5.3: max / average of the devices' loads on this node, the host's
   // load being its cores' mean kernel time and a GPU's its kernel time.
   double imbalance = 0;
@@ -225,7 +236,8 @@ CommMax comm_max(const RunResult& r);
 
 std::string summary_line(const RunResult& r, const char* backend);
 // What a simulated run cost this machine (wall time, peak memory), printed
-// on the line after its summary line; empty for real runs. Kept out of the summary line,
+// on the line after its summary line; of a real run, its GPUs' warm-up
+// (--gpu-warmup), if they had one; else empty. Kept out of the summary line,
 // which traces embed and which is bit-reproducible for simulated runs.
 std::string cost_note(const RunResult& r);
 std::string result_json(const RunResult& r, const char* backend);

@@ -52,6 +52,10 @@ TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "
 # `tessera calibrate --device cuda --gpu-qr-panel cholqr`'s, predicts such runs). --gpu-streams stays: a simulated
 # GPU runs that many streams.
 CUDA_KERNEL_OPTIONS = ("--gpu-trsm-inverse", "--gpu-qr-panel", "--gpu-qr-group", "--gpu-cholqr-gram")
+# A native run's GPU warm-up (experiments/gpu_warmup.hpp), which tessera refuses on simulated GPUs: their kernel
+# models have no first-call cost, so they predict a warmed run (the default on CUDA GPUs); a run with
+# --gpu-warmup off is predicted without its first calls (the per-kernel table's "first s" shows them).
+REAL_ONLY_OPTIONS = ("--gpu-warmup",)
 
 
 def _option_value(args, name):
@@ -66,9 +70,9 @@ def _option_value(args, name):
 
 def simulated_args(args):
     """A real run's arguments as the prediction's: without --check, --pageable (a simulated GPU models its link, and
-    tessera refuses it there) and the CUDA kernel options (and their values), and without --gpu-kernel-depth where
+    tessera refuses it there), the CUDA kernel options and --gpu-warmup (and their values), and without --gpu-kernel-depth where
     the simulated GPU queues one task anyway (one stream: tessera refuses a depth that changes nothing)."""
-    drop = CUDA_KERNEL_OPTIONS
+    drop = CUDA_KERNEL_OPTIONS + REAL_ONLY_OPTIONS
     try:
         one_stream = int(_option_value(args, "--gpu-streams") or 1) <= 1
     except ValueError:
@@ -155,14 +159,17 @@ def gpu_model(machine, path):
 
 
 def trace_by_kernel(path, model):
-    """Per GPU kernel and shape: tasks, their real seconds in the trace, the model's seconds, and the seconds the GPU
-    itself spent in their kernels (the trace's gpu_span_us, where the device measured it; NaN where not)."""
+    """Per GPU kernel and shape: tasks, their real seconds in the trace, the model's seconds, the seconds the GPU
+    itself spent in their kernels (the trace's gpu_span_us, where the device measured it; NaN where not), and the
+    real seconds of the first of them to start (a kernel's first call in a process pays the libraries' module loading
+    and set-up unless the run warmed its GPUs: experiments/gpu_warmup.hpp)."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         t = json.load(f)
     events = t["traceEvents"] if isinstance(t, dict) else t
     threads = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    rows = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+    rows = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
+    first_ts = {}
     for e in events:
         if e.get("ph") != "X" or e.get("cat") != "task" or not threads.get(e["tid"], "").startswith("gpu"):
             continue
@@ -173,6 +180,9 @@ def trace_by_kernel(path, model):
         r[1] += e["dur"] * 1e-6
         r[2] += model.get(key, float("nan"))
         r[3] += a["gpu_span_us"] * 1e-6 if "gpu_span_us" in a else float("nan")
+        if key not in first_ts or e["ts"] < first_ts[key]:
+            first_ts[key] = e["ts"]
+            r[4] = e["dur"] * 1e-6
     return rows
 
 
@@ -275,9 +285,11 @@ def predict(args, manifest, machine_path, model, tmp):
                                 "predicted_s": pred["time_s"], "error": err, "real_gb_in": real_in,
                                 "predicted_gb_in": pred_in, "measured_policy": is_real_policy})
     print()
-    print("Per GPU kernel (runs with a trace): real seconds of its tasks in the run against the calibrated model.")
-    print("| run | kernel | prec | shape | tasks | real s | model s | real / model | GPU span s (the device's own) |")
-    print("|---|---|---|---|---:|---:|---:|---:|---:|")
+    print("Per GPU kernel (runs with a trace): real seconds of its tasks in the run against the calibrated model; first "
+          "s: the first task's; the rest: the others' against the model's time for as many.")
+    print("| run | kernel | prec | shape | tasks | real s | first s | model s | real / model | the rest: real / model "
+          "| GPU span s (the device's own) |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for run in manifest["runs"]:
         if "trace" not in run:
             continue
@@ -288,19 +300,24 @@ def predict(args, manifest, machine_path, model, tmp):
             left_out(run["name"], "trace %s: %s" % (path, "missing %s" % e if isinstance(e, KeyError) else e))
             failed += 1
             continue
-        total = [0.0, 0.0]
-        for key, (n, real_s, model_s, span_s) in sorted(rows.items()):
+        total = [0.0, 0.0, 0.0, 0.0]  # real, model, first, the rest's model
+        for key, (n, real_s, model_s, span_s, first_s) in sorted(rows.items()):
             k, p, m, nn, kk = key
             span = "-" if span_s != span_s else "%.4f" % span_s  # NaN: the trace has no spans
-            print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {model_s:.4f} | "
-                  f"{real_s / model_s if model_s else float('nan'):.2f} | {span} |")
+            rest_model = model_s * (n - 1) / n
+            rest = "%.2f" % ((real_s - first_s) / rest_model) if rest_model else "-"
+            print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {first_s:.4f} | {model_s:.4f} | "
+                  f"{real_s / model_s if model_s else float('nan'):.2f} | {rest} | {span} |")
             total[0] += real_s
             total[1] += model_s
+            total[2] += first_s
+            total[3] += rest_model
             out["kernels"].setdefault(run["name"], []).append(
                 {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "tasks": n, "real_s": real_s,
-                 "model_s": model_s, "gpu_span_s": None if span_s != span_s else span_s})
-        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[1]:.4f} | "
-              f"{total[0] / total[1] if total[1] else float('nan'):.2f} | |")
+                 "first_s": first_s, "model_s": model_s, "gpu_span_s": None if span_s != span_s else span_s})
+        rest_all = "%.2f" % ((total[0] - total[2]) / total[3]) if total[3] else "-"
+        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[2]:.4f} | {total[1]:.4f} | "
+              f"{total[0] / total[1] if total[1] else float('nan'):.2f} | {rest_all} | |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

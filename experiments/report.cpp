@@ -22,7 +22,13 @@ CommMax comm_max(const RunResult& r) {
 }
 
 std::string cost_note(const RunResult& r) {
-  if (r.config.machine.empty()) return "";
+  if (r.config.machine.empty()) {
+    if (!r.gpu_warmup) return "";
+    std::string note = fmt::format("gpu warm-up before the clock: {:.3f} s, {} kernel calls", r.gpu_warmup->seconds,
+                                   r.gpu_warmup->calls);
+    for (const std::string& s : r.gpu_warmup->skipped) note += "; skipped " + s;
+    return note;
+  }
   // Simulated tasks (every node's, with the runtime's own) and messages per
   // second of wall time: the simulator's speed, comparable across sizes.
   const double tasks = static_cast<double>(r.tasks_all_nodes ? r.tasks_all_nodes : r.tasks);
@@ -61,6 +67,17 @@ std::string summary_line(const RunResult& r, const char* backend) {
       to_string(c.impl), c.precision, c.m, c.n, c.B, c.s, c.b, r.p, r.q, c.threads, grid, backend, variant, r.time_s,
       r.gflops, res, verdict);
 }
+
+namespace {
+
+// The GPUs' warm-up before the clock (experiments/gpu_warmup.hpp; the
+// cuSOLVER peer's: one call on an identity); null: none.
+nlohmann::json warmup_json(const RunResult& r) {
+  if (!r.gpu_warmup) return nullptr;
+  return {{"s", r.gpu_warmup->seconds}, {"calls", r.gpu_warmup->calls}, {"skipped", r.gpu_warmup->skipped}};
+}
+
+}  // namespace
 
 std::string result_json(const RunResult& r, const char* backend) {
   const RunConfig& c = r.config;
@@ -114,6 +131,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["pinned_bytes"] = r.pinned_bytes;  // the matrix page-locked for its copies (0 with --pageable)
     j["pin_s"] = r.pin_s;
     j["unpin_s"] = r.unpin_s;
+    j["gpu_warmup"] = warmup_json(r);
   }
   if (r.residuals) {
     j["residual"] = r.residuals->factor;
@@ -187,6 +205,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["pinned_bytes"] = r.pinned_bytes;
     j["pin_s"] = r.pin_s;
     j["unpin_s"] = r.unpin_s;
+    if (c.machine.empty()) j["gpu_warmup"] = warmup_json(r);  // a native run's GPUs
     j["imbalance_ratio"] = r.imbalance;
     j["release_tiles"] = !c.keep_tiles;
   }

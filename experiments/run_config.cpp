@@ -228,6 +228,13 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpu_qr_panel == QrPanel::CholQr && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   check_cholqr_gram(c.gpu_cholqr_gram, c.gpu_qr_panel);
+  // Only a native run's GPUs have first calls to warm: a simulated GPU's kernel model has no first-call cost.
+  if (c.gpu_warmup != Warmup::Auto && (c.gpus == 0 || !c.machine.empty()))
+    throw InputError(std::string("--gpu-warmup ") + to_string(c.gpu_warmup) +
+                     ": only the GPUs of a native run of tessera's runtime (--gpus G) are warmed" +
+                     (c.machine.empty() ? "" : "; a simulated GPU's kernel model has no first-call cost"));
+  if (c.gpu_warmup == Warmup::Auto)
+    c.gpu_warmup = c.gpus > 0 && c.machine.empty() && c.device == DeviceKind::Cuda ? Warmup::On : Warmup::Off;
   if (c.gpu_qr_group != RunConfig::kUnsetGroup) {
     const std::string given = "--gpu-qr-group " + std::to_string(c.gpu_qr_group);
     if (c.gpu_qr_group < 0) throw InputError(given + " must be >= 0 (0: one block of ib at a time)");
@@ -326,6 +333,8 @@ constexpr std::pair<const char*, Impl> kImpls[] = {
     {"tile", Impl::Tile}, {"lapack", Impl::Lapack}, {"cusolver", Impl::Cusolver}};
 constexpr std::pair<const char*, QrPanel> kQrPanels[] = {{"householder", QrPanel::Householder},
                                                          {"cholqr", QrPanel::CholQr}};
+constexpr std::pair<const char*, Warmup> kWarmups[] = {
+    {"auto", Warmup::Auto}, {"on", Warmup::On}, {"off", Warmup::Off}};
 
 template <class E, std::size_t N>
 const char* name_of(E e, const std::pair<const char*, E> (&choices)[N]) {
@@ -353,6 +362,8 @@ void check_cholqr_gram(int rows, QrPanel panel) {
 
 QrPanel parse_qr_panel(const std::string& name) { return parse_choice("--gpu-qr-panel", name, kQrPanels); }
 const char* to_string(QrPanel p) { return name_of(p, kQrPanels); }
+Warmup parse_warmup(const std::string& name) { return parse_choice("--gpu-warmup", name, kWarmups); }
+const char* to_string(Warmup w) { return name_of(w, kWarmups); }
 Broadcast parse_broadcast(const std::string& name) { return parse_choice("--broadcast", name, kBroadcasts); }
 const char* to_string(Broadcast b) { return name_of(b, kBroadcasts); }
 Eviction parse_eviction(const std::string& name) { return parse_choice("--eviction", name, kEvictions); }

@@ -147,6 +147,9 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
   // input), so time_s, the slowest node's, is measured from a common start.
   auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
     require_fits(store, n_data, where, self, c.devices);
+    if (G > 0 && store.has_data() && c.gpu_warmup == Warmup::On)
+      r.gpu_warmup = warm_up_gpus(
+          c.devices, warmup_shapes(gen, [&](const TaskDesc& t) { return F.shape(L, t, c.precision, c.ib); }));
     RuntimeOptions fo = opt;
     fo.gpus = std::move(gpus);
     fo.release_tiles = !c.keep_tiles;

@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
   std::string precision = "d", json_path, policy = "priority", trace_path, progress_path;
   tessera::BackendOptions backend;
   std::string impl_name = "tile", backend_choice = "native", device_name = "emulated", broadcast = "binomial",
-              eviction = "next-use", qr_panel = "householder";
+              eviction = "next-use", qr_panel = "householder", warmup = "auto";
   auto* run =
       app.add_subcommand("run", "factor one matrix and report time, GFlop/s and (with --check) the scaled residual");
   run->add_option("--algo", cfg.algo, "the factorization: one of " + tessera::factorization_list())->required();
@@ -381,6 +381,10 @@ int main(int argc, char** argv) {
   run->add_option("--gpu-cholqr-gram", cfg.gpu_cholqr_gram,
                   "--gpu-qr-panel cholqr: each panel's Gram matrix as the sum over blocks of R rows (a batched GEMM "
                   "and a GEMV; R at least the panel's rows: one GEMM); default 0, one SYRK");
+  run->add_option("--gpu-warmup", warmup,
+                  "native runs with --gpus: each GPU calls every kernel shape of the run once before the clock starts "
+                  "(library loading and workspaces: experiments/gpu_warmup.hpp; the time is the JSON's gpu_warmup.s): "
+                  "auto (on for --device cuda; default) | on | off");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;
@@ -480,6 +484,7 @@ int main(int argc, char** argv) {
     cfg.broadcast = tessera::parse_broadcast(broadcast);
     cfg.eviction = tessera::parse_eviction(eviction);
     cfg.gpu_qr_panel = tessera::parse_qr_panel(qr_panel);
+    cfg.gpu_warmup = tessera::parse_warmup(warmup);
     cfg.device = tessera::parse_device_kind(device_name);
     backend.backend = tessera::parse_backend(backend_choice);
     if (!grid.empty()) std::tie(cfg.pr, cfg.pc) = tessera::parse_grid(grid);

@@ -56,6 +56,12 @@ class Device {
   // Bytes allocated now, and the most allocated at any time since construction.
   virtual std::size_t in_use() const = 0;
   virtual std::size_t peak() const = 0;
+  // Frees what the device keeps of released buffers for reuse (a CUDA GPU:
+  // cudaFree, which waits for the whole device), so that a run starts from
+  // the memory it had before set-up work that allocated buffers of other
+  // sizes (experiments/gpu_warmup.hpp). Outside a run; a no-op for devices
+  // that keep nothing.
+  virtual void free_kept() {}
 
   // Copies one datum between `host` (n ranges, in order) and the device
   // buffer `dev` on `stream` (0: to the device, 1: to the host); returns when

@@ -131,6 +131,7 @@ class WatchedDevice final : public platform::Device {
   }
   std::size_t in_use() const override { return d_->in_use(); }
   std::size_t peak() const override { return d_->peak(); }
+  void free_kept() override { d_->free_kept(); }
   void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override {
     d_->copy(stream, dev, host, n, to_device);
   }

@@ -328,6 +328,43 @@ TEST(CliOutputs, OptionsThatWouldChangeNothingAreRefused) {
   EXPECT_EQ(run_ok(dir, {"run", "--algo", "cholesky", "--n", "64"})["compute_nice"], 0);
 }
 
+// --gpu-warmup: a native run's GPUs call each kernel shape of the run once
+// before the clock (experiments/gpu_warmup.hpp); on by default for CUDA GPUs
+// only. The warm-up leaves the factors as they were (the same residual, to
+// the bit) and says what it did on the line after the summary.
+TEST(CliOutputs, GpuWarmupRunsBeforeTheClockOnNativeGpusOnly) {
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpus", "1", "--gpu-warmup", "maybe"}),
+                  {"--gpu-warmup", "maybe", "auto, on, off"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-warmup", "on"}), {"--gpu-warmup on", "(--gpus G)"});
+  expect_rejected(kInvalidInput, base({"--n", "64", "--gpu-warmup", "off", "--impl", "lapack"}),
+                  {"--gpu-warmup off", "(--gpus G)"});
+  if (TESSERA_HAVE_SIMGRID)
+    expect_rejected(kInvalidInput, sim({"--n", "2304", "--gpus", "1", "--gpu-warmup", "on"}),
+                    {"--gpu-warmup on", "no first-call cost"});
+  const TempDir dir;
+  const std::vector<std::string> run = {"run", "--algo", "cholesky", "--n",       "256", "--B",
+                                        "64",  "--gpus", "1",        "--threads", "1",   "--check"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  std::string out;
+  const nlohmann::json on = run_ok(dir, with({"--gpu-warmup", "on"}), 2, &out);
+  // Four tile rows of 64: POTF2', TRSM, GSMM_DIAG and GSMM of 64, one call each (one stream).
+  EXPECT_EQ(on["gpu_warmup"]["calls"], 4);
+  EXPECT_TRUE(on["gpu_warmup"]["skipped"].empty());
+  EXPECT_GT(on["gpu_warmup"]["s"].get<double>(), 0.0);
+  EXPECT_NE(out.find("gpu warm-up before the clock: "), std::string::npos) << out;
+  EXPECT_NE(out.find(", 4 kernel calls"), std::string::npos) << out;
+  const nlohmann::json off = run_ok(dir, with({"--gpu-warmup", "off"}));
+  EXPECT_TRUE(off["gpu_warmup"].is_null());
+  EXPECT_EQ(on["residual"].get<double>(), off["residual"].get<double>());
+  EXPECT_EQ(on["check_passed"], true);
+  // Emulated GPUs have no libraries to load: auto leaves them cold.
+  EXPECT_TRUE(run_ok(dir, run)["gpu_warmup"].is_null());
+}
+
 // Forming Q for a simulated QR's --check runs LARFB_Q and SSRFB_Q, which a
 // calibration does not measure: they take LARFB's and SSRFB's rates
 // (kernel_rate_proxy), where the run exited 2 on every calibrated file.

@@ -123,12 +123,13 @@ std::unique_ptr<platform::Device> make_cuda_device(int gpu_index, int ordinal, s
 // `a`; LAPACK's 1-based ipiv, min(m, n) of them, in `tau` as T values; tau
 // has n elements). potrf leaves `tau` alone (it may be null).
 // factor_s: the factorization alone, between stream synchronizations, after a
-// warm-up call; copy_s: both copies. info: LAPACK's (> 0: potrf: the leading
+// warm-up call on an identity of the same size (warmup_s, not part of the
+// others); copy_s: both copies. info: LAPACK's (> 0: potrf: the leading
 // minor of that order is not positive definite; getrf: U(info, info) is
 // exactly zero). The 32-bit cuSOLVER API: at most 2^31 - 1 elements. Throws
 // platform::CudaError (NotCompiled without CUDA).
 struct CusolverRun {
-  double factor_s = 0, copy_s = 0;
+  double factor_s = 0, copy_s = 0, warmup_s = 0;
   int info = 0;
 };
 CusolverRun cusolver_factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, double* a, double* tau);

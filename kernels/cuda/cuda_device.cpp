@@ -142,6 +142,11 @@ void CudaDevice::free_kept_largest() {
   kept_bytes_ -= it->first;
 }
 
+void CudaDevice::free_kept() {
+  std::lock_guard<std::mutex> lk(kept_mutex_);
+  while (kept_bytes_ > 0) free_kept_largest();
+}
+
 // Portable: pinned for every CUDA context of the process, so one
 // registration serves all of a node's GPUs.
 bool CudaDevice::pin_host(std::byte* p, std::size_t bytes) {

@@ -50,6 +50,7 @@ class CudaDevice final : public Device {
   void release(std::byte* p, std::size_t bytes) override;
   std::size_t in_use() const override { return in_use_.load(std::memory_order_relaxed); }
   std::size_t peak() const override { return peak_.load(std::memory_order_relaxed); }
+  void free_kept() override;
 
   void copy(int stream, std::byte* dev, const HostRange* host, int n, bool to_device) override;
   void copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) override;

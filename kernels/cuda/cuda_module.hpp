@@ -25,7 +25,8 @@ namespace tessera::kernels {
 // 6 (2026-11-27): wait_any_kernels(marks, timeout_s) returns an optional.
 // 7 (2026-11-27): CudaKernelOptions::cholqr_panels, Device::kernel_fallbacks.
 // 8 (2026-11-28): CudaKernelOptions' cholqr_gram_rows and profile_panels, Device::kernel_phases.
-inline constexpr int kCudaModuleAbi = 8;
+// 9 (2026-11-28): Device::free_kept.
+inline constexpr int kCudaModuleAbi = 9;
 inline constexpr const char* kCudaModuleEntry = "tessera_cuda_module";
 inline constexpr const char* kCudaModuleFile = "libtessera_cuda.so";
 

@@ -147,6 +147,8 @@ def main():
     expect(got == ["--algo", "cholesky", "--B", "2048"], "simulated_args: %s" % got)
     got = simulated_args(["--algo", "cholesky", "--pageable", "--B", "2048"])  # tessera refuses it on simulated GPUs
     expect(got == ["--algo", "cholesky", "--B", "2048"], "simulated_args: %s" % got)
+    got = simulated_args(["--algo", "cholesky", "--gpu-warmup", "off", "--B", "2048", "--gpu-warmup=on"])  # and this
+    expect(got == ["--algo", "cholesky", "--B", "2048"], "simulated_args: %s" % got)
 
     js = os.path.join(work, "predict.json")
     rc, out, err = run([sys.executable, PREDICT, H200, "--binary", tessera, "--json", js])
@@ -165,6 +167,15 @@ def main():
     qr = [r for r in runs if r["name"] == "qr_d"]
     expect(qr and abs(qr[0]["error"]) < 0.10, "QR d at 32,768 within 10%", out)
     expect("| cholesky_d | trsm | d |" in out, "the per-kernel table", out)
+    # Its first calls (experiments/gpu_warmup.hpp): the H200's cold Cholesky spent 70 ms on its first TRSM, against
+    # 0.9 ms for each of the others, and without each kernel's first task the run's tasks took what the model says.
+    with open(js) as f:
+        kernels = {k["kernel"]: k for k in json.load(f)["kernels"]["cholesky_d"]}
+    trsm = kernels["trsm"]
+    expect(0.06 < trsm["first_s"] < 0.08, "the first TRSM's 70 ms", str(trsm))
+    real = sum(k["real_s"] - k["first_s"] for k in kernels.values())
+    model = sum(k["model_s"] * (k["tasks"] - 1) / k["tasks"] for k in kernels.values())
+    expect(abs(real / model - 1) < 0.03, "the other tasks within 3%% of the model: %.3f" % (real / model), out)
 
     # The H100's runs of 2026-11-26 against its calibration (lent-h100-node.json's source):
     # LU with its panels on the GPU (--d 0) at B = 2048 and QR within 12% in every run, each

@@ -1,0 +1,155 @@
+// A run's GPU warm-up (experiments/gpu_warmup.hpp): which kernel shapes it
+// calls (per kernel, precision and inner blocking the most frequent and the
+// largest, GPU kernels only), that it calls each once per compute stream a
+// task of it may take, that a shape that does not fit is skipped and named,
+// and that it leaves the device's memory as it found it. On emulated GPUs:
+// the same code warms a CUDA one (whose first calls are what it is for).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/factorization.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/gpu_warmup.hpp"
+#include "platform/native/emulated_device.hpp"
+#include "platform/native/host_memory_device.hpp"
+
+namespace tessera {
+namespace {
+
+using driver::warm_up_gpus;
+using driver::warmup_shapes;
+
+TaskDesc task(std::uint16_t kernel, int tag) {
+  TaskDesc t{};
+  t.kernel = kernel;
+  t.arg[0] = tag;
+  return t;
+}
+
+bool same(const KernelShape& a, const KernelShape& b) {
+  return a.kernel == b.kernel && a.precision == b.precision && a.m == b.m && a.n == b.n && a.k == b.k && a.ib == b.ib;
+}
+
+std::string text(const KernelShape& s) {
+  return std::string(kernel_name(s.kernel)) + " " + s.precision + " " + std::to_string(s.m) + "x" +
+         std::to_string(s.n) + " k" + std::to_string(s.k) + " ib" + std::to_string(s.ib);
+}
+
+// Tasks tagged 0..4; the shape function maps each tag to a shape.
+TEST(GpuWarmup, ShapesAreEachKernelsMostFrequentAndLargest) {
+  const std::vector<KernelShape> by_tag = {
+      {kGsmm, 'd', 100, 100, 100, 0},  // 0: three GEMMs of 100
+      {kGsmm, 'd', 300, 300, 300, 0},  // 1: one of 300 (the largest)
+      {kGsmm, 'd', 200, 100, 100, 0},  // 2: one between them: neither
+      {kPotf2p, 'd', 100, 100, 0, 0},  // 3: a POTF2' of 100, twice (frequent and largest: once)
+      {kLuLeaf, 'd', 500, 100, 0, 0},  // 4: LU's candidate selection runs on CPU cores only
+      {kGeqrt, 'd', 100, 100, 0, 32},  // 5: GEQRT at two inner blockings: one per ib
+      {kGeqrt, 'd', 100, 100, 0, 64},  // 6
+  };
+  const auto generate = [&](TaskSink& s) {
+    for (int tag : {0, 3, 0, 1, 4, 0, 2, 3, 5, 6, 4}) s.insert(task(by_tag[tag].kernel, tag));
+  };
+  const std::vector<KernelShape> got =
+      warmup_shapes(generate, [&](const TaskDesc& t) { return by_tag[static_cast<std::size_t>(t.arg[0])]; });
+  // Kernel-table order: POTF2', GSMM (frequent, then largest), GEQRT per ib.
+  const std::vector<KernelShape> want = {by_tag[3], by_tag[0], by_tag[1], by_tag[5], by_tag[6]};
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(same(got[i], want[i])) << i << ": " << text(got[i]);
+}
+
+// A Cholesky of 1000 in tiles of 300: four tile rows, the last of 100.
+// POTF2': three of 300, one of 100. TRSM (rows below the diagonal) and
+// GSMM_DIAG: three of 300 rows and three of 100 (a tie: the larger). GSMM:
+// one of 300 x 300 (tile row 2 by column 1), three of 100 x 300 (row 3): the
+// frequent shape and the largest differ.
+TEST(GpuWarmup, CholeskyOfUnevenTilesWarmsFiveShapes) {
+  const Factorization& F = factorization("cholesky");
+  const TileLayout L(1000, 1000, 300, 1, 0);
+  const std::vector<KernelShape> got =
+      warmup_shapes([&](TaskSink& s) { F.tasks(L, s); }, [&](const TaskDesc& t) { return F.shape(L, t, 'd', 32); });
+  ASSERT_EQ(got.size(), 5u);
+  const std::uint16_t kernel[] = {kPotf2p, kTrsm, kGsmmDiag, kGsmm, kGsmm};
+  const std::int64_t m[] = {300, 300, 300, 100, 300};
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].kernel, kernel[i]) << text(got[i]);
+    EXPECT_EQ(got[i].m, m[i]) << text(got[i]);
+    EXPECT_EQ(got[i].n, 300) << text(got[i]);
+  }
+}
+
+// An emulated GPU that says it has `streams` compute streams and records,
+// per task, whether it was queued as a panel, and what it was asked to free.
+class StreamsDevice final : public platform::HostMemoryDevice {
+ public:
+  StreamsDevice(int streams, std::size_t capacity) : HostMemoryDevice(1, capacity, true), streams_(streams) {}
+  std::string name() const override { return "GPU 1 (warm-up test)"; }
+  int kernel_streams() const override { return streams_; }
+  void begin_kernels(bool panel) override { panels.push_back(panel); }
+  void free_kept() override { ++freed; }
+  std::vector<bool> panels;
+  int freed = 0;
+
+ private:
+  void transfer(int, std::size_t, bool, double) override {}
+  void launch(int, std::function<void()> job) override { job(); }
+  int streams_;
+};
+
+TEST(GpuWarmup, CallsEachShapeOnEveryStreamItsTasksMayTake) {
+  const std::vector<KernelShape> shapes = {
+      {kPotf2p, 'd', 64, 64, 0, 0},   // a panel: its stream, then beside a panel there, the other two
+      {kGsmm, 's', 64, 64, 64, 0},    // an update: the two streams after the panels'
+      {kSsrfb, 'd', 64, 48, 64, 16},  // its V and T made on the device first
+  };
+  StreamsDevice three(3, std::size_t{64} << 20);
+  const driver::GpuWarmup w = warm_up_gpus({&three}, shapes);
+  EXPECT_EQ(w.calls, 3 + 2 + 2);
+  EXPECT_TRUE(w.skipped.empty());
+  EXPECT_EQ(three.panels, (std::vector<bool>{true, false, false, false, false, false, false}));
+  EXPECT_EQ(three.in_use(), 0u);  // every scratch buffer released
+  EXPECT_GT(three.peak(), 0u);
+  EXPECT_EQ(three.freed, 1);  // and what the device kept of them freed
+  // One stream: one call per shape.
+  StreamsDevice one(1, std::size_t{64} << 20);
+  EXPECT_EQ(warm_up_gpus({&one}, shapes).calls, 3);
+  EXPECT_EQ(one.panels.size(), 3u);
+}
+
+// A shape whose operands do not fit the device is skipped and named; the
+// others are still called.
+TEST(GpuWarmup, AShapeThatDoesNotFitIsSkippedAndNamed) {
+  // A GEMM of 512 needs three 2 MiB operands; one of 64 fits in 1 MiB.
+  StreamsDevice small(1, std::size_t{1} << 20);
+  const driver::GpuWarmup w = warm_up_gpus({&small}, {{kGsmm, 'd', 512, 512, 512, 0}, {kGsmm, 'd', 64, 64, 64, 0}});
+  EXPECT_EQ(w.calls, 1);
+  ASSERT_EQ(w.skipped.size(), 1u);
+  EXPECT_NE(w.skipped[0].find("GPU 1 (warm-up test): GSMM d 512x512 k 512"), std::string::npos) << w.skipped[0];
+  EXPECT_NE(w.skipped[0].find("does not fit"), std::string::npos) << w.skipped[0];
+  EXPECT_EQ(small.in_use(), 0u);
+}
+
+// Every kernel a GPU runs for Cholesky, QR and LU, in both precisions, through
+// the emulated device's kernels: the scratch operands suit each call (a
+// POTF2' that met a matrix that is not SPD, or an LU_DIAG a zero pivot, would
+// throw) and every buffer goes back.
+TEST(GpuWarmup, EveryFactorizationsShapesRunOnAnEmulatedGpu) {
+  for (const char* algo : {"cholesky", "qr", "lu"})
+    for (const char precision : {'d', 's'}) {
+      const Factorization& F = factorization(algo);
+      const TileLayout L(200, 200, 64, 2, 16);
+      const std::vector<KernelShape> shapes = warmup_shapes(
+          [&](TaskSink& s) { F.tasks(L, s); }, [&](const TaskDesc& t) { return F.shape(L, t, precision, 8); });
+      ASSERT_FALSE(shapes.empty()) << algo;
+      platform::EmulatedDevice gpu(1, platform::EmulatedDeviceOptions{});
+      const driver::GpuWarmup w = warm_up_gpus({&gpu}, shapes);
+      EXPECT_EQ(w.calls, static_cast<int>(shapes.size())) << algo << " " << precision;
+      EXPECT_TRUE(w.skipped.empty()) << algo;
+      EXPECT_EQ(gpu.in_use(), 0u) << algo;
+    }
+}
+
+}  // namespace
+}  // namespace tessera
