@@ -161,15 +161,16 @@ def gpu_model(machine, path):
 def trace_by_kernel(path, model):
     """Per GPU kernel and shape: tasks, their real seconds in the trace, the model's seconds, the seconds the GPU
     itself spent in their kernels (the trace's gpu_span_us, where the device measured it; NaN where not), and the
-    real seconds of the first of them to start (a kernel's first call in a process pays the libraries' module loading
-    and set-up unless the run warmed its GPUs: experiments/gpu_warmup.hpp)."""
+    real seconds and the number of the tasks that were their GPU's first of the kernel in the precision (whatever the
+    shape: a kernel's first call on a GPU pays the libraries' module loading and set-up unless the run warmed its
+    GPUs, experiments/gpu_warmup.hpp)."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         t = json.load(f)
     events = t["traceEvents"] if isinstance(t, dict) else t
     threads = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    rows = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
-    first_ts = {}
+    rows = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0])
+    first = {}  # (GPU thread, kernel, precision) -> (start, row key, seconds)
     for e in events:
         if e.get("ph") != "X" or e.get("cat") != "task" or not threads.get(e["tid"], "").startswith("gpu"):
             continue
@@ -180,9 +181,12 @@ def trace_by_kernel(path, model):
         r[1] += e["dur"] * 1e-6
         r[2] += model.get(key, float("nan"))
         r[3] += a["gpu_span_us"] * 1e-6 if "gpu_span_us" in a else float("nan")
-        if key not in first_ts or e["ts"] < first_ts[key]:
-            first_ts[key] = e["ts"]
-            r[4] = e["dur"] * 1e-6
+        gpu = (e["tid"], e["name"], a["precision"])
+        if gpu not in first or e["ts"] < first[gpu][0]:
+            first[gpu] = (e["ts"], key, e["dur"] * 1e-6)
+    for _, key, seconds in first.values():
+        rows[key][4] += seconds
+        rows[key][5] += 1
     return rows
 
 
@@ -286,7 +290,7 @@ def predict(args, manifest, machine_path, model, tmp):
                                 "predicted_gb_in": pred_in, "measured_policy": is_real_policy})
     print()
     print("Per GPU kernel (runs with a trace): real seconds of its tasks in the run against the calibrated model; first "
-          "s: the first task's; the rest: the others' against the model's time for as many.")
+          "s: its GPU's first task of the kernel (any shape); the rest: the others' against the model's for as many.")
     print("| run | kernel | prec | shape | tasks | real s | first s | model s | real / model | the rest: real / model "
           "| GPU span s (the device's own) |")
     print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -301,10 +305,10 @@ def predict(args, manifest, machine_path, model, tmp):
             failed += 1
             continue
         total = [0.0, 0.0, 0.0, 0.0]  # real, model, first, the rest's model
-        for key, (n, real_s, model_s, span_s, first_s) in sorted(rows.items()):
+        for key, (n, real_s, model_s, span_s, first_s, firsts) in sorted(rows.items()):
             k, p, m, nn, kk = key
             span = "-" if span_s != span_s else "%.4f" % span_s  # NaN: the trace has no spans
-            rest_model = model_s * (n - 1) / n
+            rest_model = model_s * (n - firsts) / n
             rest = "%.2f" % ((real_s - first_s) / rest_model) if rest_model else "-"
             print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {first_s:.4f} | {model_s:.4f} | "
                   f"{real_s / model_s if model_s else float('nan'):.2f} | {rest} | {span} |")
@@ -314,7 +318,7 @@ def predict(args, manifest, machine_path, model, tmp):
             total[3] += rest_model
             out["kernels"].setdefault(run["name"], []).append(
                 {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "tasks": n, "real_s": real_s,
-                 "first_s": first_s, "model_s": model_s, "gpu_span_s": None if span_s != span_s else span_s})
+                 "first_s": first_s, "first_tasks": firsts, "model_s": model_s, "gpu_span_s": None if span_s != span_s else span_s})
         rest_all = "%.2f" % ((total[0] - total[2]) / total[3]) if total[3] else "-"
         print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[2]:.4f} | {total[1]:.4f} | "
               f"{total[0] / total[1] if total[1] else float('nan'):.2f} | {rest_all} | |")

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "base/error.hpp"
@@ -19,21 +20,32 @@ namespace tessera::driver {
 
 namespace {
 
-// Counts the kernel shapes of the tasks inserted.
+// Counts the kernel shapes of the GPU tasks inserted, and notes the kernels
+// among them the warm-up cannot call.
 class ShapeCounter final : public TaskSink {
  public:
-  explicit ShapeCounter(const std::function<KernelShape(const TaskDesc&)>& shape) : shape_(shape) {}
+  ShapeCounter(const std::function<KernelShape(const TaskDesc&)>& shape,
+               const std::function<bool(const TaskDesc&)>& on_gpu)
+      : shape_(shape), on_gpu_(on_gpu) {}
   void insert(const TaskDesc& t) override {
-    if (!kernels::runs_on_device(t.kernel)) return;
+    if (!on_gpu_(t)) return;
+    // (The kernels experiments/kernel_call.hpp calls on a device.)
+    if (!kernels::runs_on_device(t.kernel)) {
+      cold_.insert(t.kernel);
+      return;
+    }
     const KernelShape s = shape_(t);
     ++count_[{s.kernel, s.precision, s.ib, s.m, s.n, s.k}];
   }
   using Key = std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
   const std::map<Key, std::uint64_t>& counts() const { return count_; }
+  const std::set<std::uint16_t>& cold() const { return cold_; }
 
  private:
   const std::function<KernelShape(const TaskDesc&)>& shape_;
+  const std::function<bool(const TaskDesc&)>& on_gpu_;
   std::map<Key, std::uint64_t> count_;
+  std::set<std::uint16_t> cold_;
 };
 
 KernelShape shape_of(const ShapeCounter::Key& key) {
@@ -76,9 +88,10 @@ int warm_shape(platform::Device& dev, const KernelShape& s) {
 
 }  // namespace
 
-std::vector<KernelShape> warmup_shapes(const std::function<void(TaskSink&)>& generate,
-                                       const std::function<KernelShape(const TaskDesc&)>& shape) {
-  ShapeCounter counter(shape);
+WarmupPlan plan_warmup(const std::function<void(TaskSink&)>& generate,
+                       const std::function<KernelShape(const TaskDesc&)>& shape,
+                       const std::function<bool(const TaskDesc&)>& on_gpu) {
+  ShapeCounter counter(shape, on_gpu);
   generate(counter);
   // Per (kernel, precision, ib): the most frequent shape (the largest among
   // equals) and the largest by flops, then by output size.
@@ -112,17 +125,20 @@ std::vector<KernelShape> warmup_shapes(const std::function<void(TaskSink&)>& gen
     if (p.largest != p.frequent) ordered.emplace_back(rank(std::get<0>(group)), shape_of(p.largest));
   }
   std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<KernelShape> out;
-  for (const auto& [r, s] : ordered) out.push_back(s);
-  return out;
+  WarmupPlan plan;
+  for (const auto& [r, s] : ordered) plan.shapes.push_back(s);
+  for (const std::uint16_t k : counter.cold()) plan.cold.emplace_back(kernel_name(k));
+  return plan;
 }
 
-GpuWarmup warm_up_gpus(const std::vector<platform::Device*>& devices, const std::vector<KernelShape>& shapes) {
+GpuWarmup warm_up_gpus(const std::vector<platform::Device*>& devices, const WarmupPlan& plan) {
   using clock = std::chrono::steady_clock;
   GpuWarmup w;
+  w.cold = plan.cold;
+  for (const KernelShape& s : plan.shapes) w.shapes.push_back(describe(s));
   const auto t0 = clock::now();
   for (platform::Device* dev : devices) {
-    for (const KernelShape& s : shapes) {
+    for (const KernelShape& s : plan.shapes) {
       try {
         w.calls += s.precision == 's' ? warm_shape<float>(*dev, s) : warm_shape<double>(*dev, s);
       } catch (const DeviceOutOfMemory& e) {

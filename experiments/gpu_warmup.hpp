@@ -17,8 +17,10 @@
 // simulator's error on it (issue 15 point 7): without them the run's task
 // times are within 4% of the calibration's medians.
 //
-// Which shapes: the run's tasks' kernel shapes (Factorization::shape) of the
-// kernels a GPU runs (calibrate_device.hpp runs_on_device), per kernel,
+// Which shapes: the kernel shapes (Factorization::shape) of the run's tasks
+// that run on one of this node's GPUs (the device of the task's main output
+// or the one the task names: 000 §6 rule 1; not the host's tasks, nor other
+// nodes'), per kernel,
 // precision and inner blocking the most frequent and the largest (a library
 // picks its kernels by size, and the largest sets the workspaces' high-water
 // mark): at most two calls per kernel. Each on every compute stream a task
@@ -28,7 +30,10 @@
 // workspaces. A shape whose operands do not fit beside the device's
 // capacity is skipped and named in the report. Afterwards the device frees
 // what it kept of the scratch buffers (Device::free_kept), so that the run
-// starts from the memory it had.
+// starts from the memory it had. A kernel the warm-up cannot call (one that
+// experiments/kernel_call.hpp has no device case for: the binary tree's
+// TTQRT and TTMQR, LU's row moves) keeps its first call in the run: the plan
+// names it (`cold`).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -42,19 +47,27 @@ class Device;
 
 namespace tessera::driver {
 
-// The shapes to warm, from the run's tasks: `generate` inserts them into a
-// sink, `shape` gives a task's kernel shape. In kernel-table order, then by
-// size.
-std::vector<KernelShape> warmup_shapes(const std::function<void(TaskSink&)>& generate,
-                                       const std::function<KernelShape(const TaskDesc&)>& shape);
+struct WarmupPlan {
+  std::vector<KernelShape> shapes;  // in kernel-table order, then by size
+  std::vector<std::string> cold;    // kernels of GPU tasks the warm-up cannot call ("TTQRT")
+};
+
+// The plan from the run's tasks: `generate` inserts them into a sink,
+// `shape` gives a task's kernel shape, `on_gpu` whether a task runs on one of
+// this node's GPUs.
+WarmupPlan plan_warmup(const std::function<void(TaskSink&)>& generate,
+                       const std::function<KernelShape(const TaskDesc&)>& shape,
+                       const std::function<bool(const TaskDesc&)>& on_gpu);
 
 struct GpuWarmup {
   double seconds = 0;                // every device, from the first upload to the last call's end
   int calls = 0;                     // kernel calls made, over devices and streams
+  std::vector<std::string> shapes;   // the plan's shapes: "TRSM d 2048x2048", "SSRFB d 4096x4096 k 4096 ib 32"
   std::vector<std::string> skipped;  // "GPU 1: TSQRT d 4096x4096 ib 32: <why>"
+  std::vector<std::string> cold;     // the plan's
 };
 
-// Warms each device with `shapes` (one device after another).
-GpuWarmup warm_up_gpus(const std::vector<platform::Device*>& devices, const std::vector<KernelShape>& shapes);
+// Warms each device with the plan's shapes (one device after another).
+GpuWarmup warm_up_gpus(const std::vector<platform::Device*>& devices, const WarmupPlan& plan);
 
 }  // namespace tessera::driver

@@ -50,7 +50,7 @@ void run_peer(RunResult& r, platform::Platform& platform, const DenseMatrix* inp
     const kernels::CusolverRun g = kernels::cusolver_factor(F.cusolver_routine(), 0, c.m, c.n, d, aux.data());
     r.time_s = g.factor_s;
     r.copy_s = g.copy_s;
-    r.gpu_warmup = GpuWarmup{g.warmup_s, 1, {}};  // the routine on an identity of the same size, untimed
+    r.gpu_warmup = GpuWarmup{g.warmup_s, 1, {}, {}, {}};  // the routine on an identity of the same size, untimed
     info = g.info;
     if (pinned) r.unpin_s = pinned->unpin();
   } else {

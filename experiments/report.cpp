@@ -27,6 +27,7 @@ std::string cost_note(const RunResult& r) {
     std::string note = fmt::format("gpu warm-up before the clock: {:.3f} s, {} kernel calls", r.gpu_warmup->seconds,
                                    r.gpu_warmup->calls);
     for (const std::string& s : r.gpu_warmup->skipped) note += "; skipped " + s;
+    for (const std::string& k : r.gpu_warmup->cold) note += "; " + k + " not warmed";
     return note;
   }
   // Simulated tasks (every node's, with the runtime's own) and messages per
@@ -74,7 +75,11 @@ namespace {
 // cuSOLVER peer's: one call on an identity); null: none.
 nlohmann::json warmup_json(const RunResult& r) {
   if (!r.gpu_warmup) return nullptr;
-  return {{"s", r.gpu_warmup->seconds}, {"calls", r.gpu_warmup->calls}, {"skipped", r.gpu_warmup->skipped}};
+  return {{"s", r.gpu_warmup->seconds},
+          {"calls", r.gpu_warmup->calls},
+          {"shapes", r.gpu_warmup->shapes},
+          {"skipped", r.gpu_warmup->skipped},
+          {"cold", r.gpu_warmup->cold}};
 }
 
 }  // namespace

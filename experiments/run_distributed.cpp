@@ -147,9 +147,17 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
   // input), so time_s, the slowest node's, is measured from a common start.
   auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
     require_fits(store, n_data, where, self, c.devices);
-    if (G > 0 && store.has_data() && c.gpu_warmup == Warmup::On)
-      r.gpu_warmup = warm_up_gpus(
-          c.devices, warmup_shapes(gen, [&](const TaskDesc& t) { return F.shape(L, t, c.precision, c.ib); }));
+    if (G > 0 && store.has_data() && c.gpu_warmup == Warmup::On) {
+      // A task runs on its main output's node, on the device it names or else its output's (000 §6 rule 1).
+      const auto on_gpu = [&](const TaskDesc& t) {
+        const int out = t.main_output();
+        if (out < 0) return false;
+        const Location loc = where(t.access[out].data);
+        return loc.node == self && (t.device >= 0 ? t.device : loc.device) > 0;
+      };
+      const auto shape = [&](const TaskDesc& t) { return F.shape(L, t, c.precision, c.ib); };
+      r.gpu_warmup = warm_up_gpus(c.devices, plan_warmup(gen, shape, on_gpu));
+    }
     RuntimeOptions fo = opt;
     fo.gpus = std::move(gpus);
     fo.release_tiles = !c.keep_tiles;

@@ -7,7 +7,8 @@
 // workspace; a task that read a tile before its writer's stream had passed
 // it, or two tasks sharing a workspace, would change the factors. --check
 // against the threshold of algorithms/check.hpp; skips where no CUDA
-// device is present.
+// device is present. Each run warms its GPU first (--gpu-warmup), on every
+// stream, which these runs are the first to do on a GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -47,6 +48,11 @@ TEST(CudaComputeStreams, CholeskyAndQrPassTheirCheck) {
         EXPECT_LT(r.residuals->factor, kResidualThreshold);
         ASSERT_EQ(r.gpus.size(), 1u);
         EXPECT_GT(r.gpus[0].busy_s, 0.0);
+        // The GPU was warmed first (--gpu-warmup auto is on for CUDA GPUs): every shape on every stream a task
+        // of it may take, none skipped (experiments/gpu_warmup.hpp).
+        ASSERT_TRUE(r.gpu_warmup.has_value());
+        EXPECT_GE(r.gpu_warmup->calls, 4);
+        EXPECT_TRUE(r.gpu_warmup->skipped.empty()) << r.gpu_warmup->skipped.front();
         // In double a random matrix's panels all pass sCholQR3's check (in single, a
         // diagonal tile's last square panel can be past its reach: a fallback is right there).
         if (precision == 'd') EXPECT_EQ(r.gpus[0].kernel_fallbacks, 0u) << "a random matrix's panels";

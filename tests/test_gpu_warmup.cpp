@@ -6,21 +6,36 @@
 // the same code warms a CUDA one (whose first calls are what it is for).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "algorithms/factorization.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/driver.hpp"
 #include "experiments/gpu_warmup.hpp"
+#include "platform/kernel_lanes.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/native/host_memory_device.hpp"
+#include "platform/native/native_platform.hpp"
 
 namespace tessera {
 namespace {
 
+using driver::plan_warmup;
 using driver::warm_up_gpus;
-using driver::warmup_shapes;
+using driver::WarmupPlan;
+
+const auto kEveryTask = [](const TaskDesc&) { return true; };
+
+// The plan's shapes for a factorization's whole graph (every task on a GPU).
+std::vector<KernelShape> shapes_of(const Factorization& F, const TileLayout& L, char precision, index_t ib) {
+  return plan_warmup([&](TaskSink& s) { F.tasks(L, s); },
+                     [&](const TaskDesc& t) { return F.shape(L, t, precision, ib); }, kEveryTask)
+      .shapes;
+}
 
 TaskDesc task(std::uint16_t kernel, int tag) {
   TaskDesc t{};
@@ -38,7 +53,7 @@ std::string text(const KernelShape& s) {
          std::to_string(s.n) + " k" + std::to_string(s.k) + " ib" + std::to_string(s.ib);
 }
 
-// Tasks tagged 0..4; the shape function maps each tag to a shape.
+// Tasks tagged 0..7; the shape function maps each tag to a shape.
 TEST(GpuWarmup, ShapesAreEachKernelsMostFrequentAndLargest) {
   const std::vector<KernelShape> by_tag = {
       {kGsmm, 'd', 100, 100, 100, 0},  // 0: three GEMMs of 100
@@ -48,12 +63,17 @@ TEST(GpuWarmup, ShapesAreEachKernelsMostFrequentAndLargest) {
       {kLuLeaf, 'd', 500, 100, 0, 0},  // 4: LU's candidate selection runs on CPU cores only
       {kGeqrt, 'd', 100, 100, 0, 32},  // 5: GEQRT at two inner blockings: one per ib
       {kGeqrt, 'd', 100, 100, 0, 64},  // 6
+      {kGsmm, 'd', 900, 900, 900, 0},  // 7: the largest GEMM of all, three of them, on the host: not warmed
   };
   const auto generate = [&](TaskSink& s) {
-    for (int tag : {0, 3, 0, 1, 4, 0, 2, 3, 5, 6, 4}) s.insert(task(by_tag[tag].kernel, tag));
+    for (int tag : {0, 3, 7, 0, 1, 4, 0, 2, 7, 3, 5, 6, 4, 7}) s.insert(task(by_tag[tag].kernel, tag));
   };
-  const std::vector<KernelShape> got =
-      warmup_shapes(generate, [&](const TaskDesc& t) { return by_tag[static_cast<std::size_t>(t.arg[0])]; });
+  const WarmupPlan plan = plan_warmup(
+      generate, [&](const TaskDesc& t) { return by_tag[static_cast<std::size_t>(t.arg[0])]; },
+      [](const TaskDesc& t) { return t.arg[0] != 7; });
+  const std::vector<KernelShape>& got = plan.shapes;
+  // LU_LEAF went to a GPU here, which the warm-up cannot call (in a run it never does): named, not warmed.
+  EXPECT_EQ(plan.cold, std::vector<std::string>{"LU_LEAF"});
   // Kernel-table order: POTF2', GSMM (frequent, then largest), GEQRT per ib.
   const std::vector<KernelShape> want = {by_tag[3], by_tag[0], by_tag[1], by_tag[5], by_tag[6]};
   ASSERT_EQ(got.size(), want.size());
@@ -68,8 +88,7 @@ TEST(GpuWarmup, ShapesAreEachKernelsMostFrequentAndLargest) {
 TEST(GpuWarmup, CholeskyOfUnevenTilesWarmsFiveShapes) {
   const Factorization& F = factorization("cholesky");
   const TileLayout L(1000, 1000, 300, 1, 0);
-  const std::vector<KernelShape> got =
-      warmup_shapes([&](TaskSink& s) { F.tasks(L, s); }, [&](const TaskDesc& t) { return F.shape(L, t, 'd', 32); });
+  const std::vector<KernelShape> got = shapes_of(F, L, 'd', 32);
   ASSERT_EQ(got.size(), 5u);
   const std::uint16_t kernel[] = {kPotf2p, kTrsm, kGsmmDiag, kGsmm, kGsmm};
   const std::int64_t m[] = {300, 300, 300, 100, 300};
@@ -81,21 +100,39 @@ TEST(GpuWarmup, CholeskyOfUnevenTilesWarmsFiveShapes) {
 }
 
 // An emulated GPU that says it has `streams` compute streams and records,
-// per task, whether it was queued as a panel, and what it was asked to free.
+// per task, whether it was queued as a panel and the stream a CUDA GPU
+// would give it (platform/kernel_lanes.hpp, with the tasks outstanding),
+// and what it was asked to free.
 class StreamsDevice final : public platform::HostMemoryDevice {
  public:
   StreamsDevice(int streams, std::size_t capacity) : HostMemoryDevice(1, capacity, true), streams_(streams) {}
   std::string name() const override { return "GPU 1 (warm-up test)"; }
   int kernel_streams() const override { return streams_; }
-  void begin_kernels(bool panel) override { panels.push_back(panel); }
+  int kernel_depth() const override { return streams_; }
+  void begin_kernels(bool panel) override {
+    panels.push_back(panel);
+    std::vector<int> busy(static_cast<std::size_t>(streams_), 0);
+    for (const auto& [mark, lane] : outstanding_) ++busy[lane];
+    open_lane_ = platform::choose_lane(panel, busy, next_mark_);
+    lanes.push_back(static_cast<int>(open_lane_));
+  }
+  std::uint64_t end_kernels() override {
+    outstanding_[next_mark_] = open_lane_;
+    return next_mark_++;
+  }
+  void wait_kernels(std::uint64_t mark) override { outstanding_.erase(mark); }
   void free_kept() override { ++freed; }
   std::vector<bool> panels;
+  std::vector<int> lanes;
   int freed = 0;
 
  private:
   void transfer(int, std::size_t, bool, double) override {}
   void launch(int, std::function<void()> job) override { job(); }
   int streams_;
+  std::map<std::uint64_t, std::size_t> outstanding_;
+  std::size_t open_lane_ = 0;
+  std::uint64_t next_mark_ = 0;
 };
 
 TEST(GpuWarmup, CallsEachShapeOnEveryStreamItsTasksMayTake) {
@@ -105,25 +142,29 @@ TEST(GpuWarmup, CallsEachShapeOnEveryStreamItsTasksMayTake) {
       {kSsrfb, 'd', 64, 48, 64, 16},  // its V and T made on the device first
   };
   StreamsDevice three(3, std::size_t{64} << 20);
-  const driver::GpuWarmup w = warm_up_gpus({&three}, shapes);
+  const driver::GpuWarmup w = warm_up_gpus({&three}, WarmupPlan{shapes, {}});
   EXPECT_EQ(w.calls, 3 + 2 + 2);
   EXPECT_TRUE(w.skipped.empty());
   EXPECT_EQ(three.panels, (std::vector<bool>{true, false, false, false, false, false, false}));
+  // POTF2' on streams 0, 1 and 2; GSMM and SSRFB each on 1 and 2 (in turn: the device's marks go on).
+  EXPECT_EQ(three.lanes, (std::vector<int>{0, 2, 1, 2, 1, 2, 1}));
   EXPECT_EQ(three.in_use(), 0u);  // every scratch buffer released
   EXPECT_GT(three.peak(), 0u);
   EXPECT_EQ(three.freed, 1);  // and what the device kept of them freed
   // One stream: one call per shape.
   StreamsDevice one(1, std::size_t{64} << 20);
-  EXPECT_EQ(warm_up_gpus({&one}, shapes).calls, 3);
+  EXPECT_EQ(warm_up_gpus({&one}, WarmupPlan{shapes, {}}).calls, 3);
   EXPECT_EQ(one.panels.size(), 3u);
 }
 
 // A shape whose operands do not fit the device is skipped and named; the
 // others are still called.
 TEST(GpuWarmup, AShapeThatDoesNotFitIsSkippedAndNamed) {
-  // A GEMM of 512 needs three 2 MiB operands; one of 64 fits in 1 MiB.
-  StreamsDevice small(1, std::size_t{1} << 20);
-  const driver::GpuWarmup w = warm_up_gpus({&small}, {{kGsmm, 'd', 512, 512, 512, 0}, {kGsmm, 'd', 64, 64, 64, 0}});
+  // A GEMM of 512 needs three 2 MiB operands: in 5 MiB the third does not fit (the first two go back); one
+  // of 64 fits.
+  StreamsDevice small(1, std::size_t{5} << 20);
+  const driver::GpuWarmup w =
+      warm_up_gpus({&small}, WarmupPlan{{{kGsmm, 'd', 512, 512, 512, 0}, {kGsmm, 'd', 64, 64, 64, 0}}, {}});
   EXPECT_EQ(w.calls, 1);
   ASSERT_EQ(w.skipped.size(), 1u);
   EXPECT_NE(w.skipped[0].find("GPU 1 (warm-up test): GSMM d 512x512 k 512"), std::string::npos) << w.skipped[0];
@@ -140,15 +181,57 @@ TEST(GpuWarmup, EveryFactorizationsShapesRunOnAnEmulatedGpu) {
     for (const char precision : {'d', 's'}) {
       const Factorization& F = factorization(algo);
       const TileLayout L(200, 200, 64, 2, 16);
-      const std::vector<KernelShape> shapes = warmup_shapes(
-          [&](TaskSink& s) { F.tasks(L, s); }, [&](const TaskDesc& t) { return F.shape(L, t, precision, 8); });
+      const std::vector<KernelShape> shapes = shapes_of(F, L, precision, 8);
       ASSERT_FALSE(shapes.empty()) << algo;
       platform::EmulatedDevice gpu(1, platform::EmulatedDeviceOptions{});
-      const driver::GpuWarmup w = warm_up_gpus({&gpu}, shapes);
+      const driver::GpuWarmup w = warm_up_gpus({&gpu}, WarmupPlan{shapes, {}});
       EXPECT_EQ(w.calls, static_cast<int>(shapes.size())) << algo << " " << precision;
       EXPECT_TRUE(w.skipped.empty()) << algo;
       EXPECT_EQ(gpu.in_use(), 0u) << algo;
     }
+}
+
+// Through the driver (tessera run --gpus 1 --gpu-warmup on, an emulated GPU):
+// only what runs on the GPU is warmed. LU with --d 1 factors its panels on
+// the cores (002 Alg. 2), so its GPU is warmed without LU_PANEL; with --d 0
+// the GPU factors them too. QR's binary tree runs TTQRT and TTMQR on the GPU,
+// and LU the row interchanges, which the warm-up cannot call: named cold.
+TEST(GpuWarmup, TheDriverWarmsWhatRunsOnTheGpuAndNamesWhatItCannot) {
+  const auto run = [](const std::string& algo, const std::string& d, const std::string& tree) {
+    RunConfig c;
+    c.algo = algo;
+    c.n = 256;
+    c.B = 64;
+    c.threads = 1;
+    c.gpus = 1;
+    c.gpu_warmup = Warmup::On;
+    if (algo == "lu") c.pivot = "partial", c.d = d;
+    c.qr_tree = tree;
+    if (!tree.empty()) c.qr_domain = 1;  // a binary tree over every tile row
+    c.check = true;
+    platform::NativePlatform plat;
+    const RunResult r = run_factorization(c, plat);
+    EXPECT_TRUE(r.residuals && r.residuals->passed()) << algo << " --d " << d << " --qr-tree " << tree;
+    EXPECT_TRUE(r.gpu_warmup.has_value());
+    return r.gpu_warmup.value_or(driver::GpuWarmup{});
+  };
+  const auto has = [](const driver::GpuWarmup& w, const std::string& kernel) {
+    for (const std::string& s : w.shapes)
+      if (s.rfind(kernel + " ", 0) == 0) return true;
+    return false;
+  };
+  const driver::GpuWarmup lu1 = run("lu", "1", "");
+  EXPECT_FALSE(has(lu1, "LU_PANEL")) << lu1.shapes.size();
+  EXPECT_TRUE(has(lu1, "LU_GEMM"));
+  // The GPU's row interchanges (tessera's own kernels) are no kernel the warm-up calls.
+  EXPECT_EQ(lu1.cold, (std::vector<std::string>{"LU_SWAP", "LU_EXCHANGE"}));
+  const driver::GpuWarmup lu0 = run("lu", "0", "");
+  EXPECT_TRUE(has(lu0, "LU_PANEL"));
+  EXPECT_EQ(lu0.calls, static_cast<int>(lu0.shapes.size()));
+  const driver::GpuWarmup binary = run("qr", "", "binary");
+  EXPECT_TRUE(has(binary, "LARFB"));
+  EXPECT_NE(std::find(binary.cold.begin(), binary.cold.end(), "TTQRT"), binary.cold.end());
+  EXPECT_TRUE(run("qr", "", "").cold.empty());
 }
 
 }  // namespace

@@ -73,9 +73,19 @@ CusolverRun factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_
     TESSERA_CUDA_CHECK(cudaMemsetAsync(A, 0, bytes, stream.get()));
     const std::size_t diag = static_cast<std::size_t>(std::min(m, n));
     const std::vector<T> ones(diag, T(1));
-    // The diagonal in one strided copy: element i at A + i * (M + 1).
-    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(A, sizeof(T) * (static_cast<std::size_t>(M) + 1), ones.data(), sizeof(T),
-                                         sizeof(T), diag, cudaMemcpyHostToDevice, stream.get()));
+    // The diagonal in one strided copy: element i at A + i * (M + 1); a pitch
+    // beyond the device's (a very tall matrix of a few columns) copy by copy.
+    const std::size_t pitch = sizeof(T) * (static_cast<std::size_t>(M) + 1);
+    int max_pitch = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, ordinal));
+    if (pitch <= static_cast<std::size_t>(max_pitch)) {
+      TESSERA_CUDA_CHECK(
+          cudaMemcpy2DAsync(A, pitch, ones.data(), sizeof(T), sizeof(T), diag, cudaMemcpyHostToDevice, stream.get()));
+    } else {
+      for (std::size_t i = 0; i < diag; ++i)
+        TESSERA_CUDA_CHECK(cudaMemcpyAsync(A + i * (static_cast<std::size_t>(M) + 1), &ones[i], sizeof(T),
+                                           cudaMemcpyHostToDevice, stream.get()));
+    }
     run(M, N);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     r.warmup_s = std::chrono::duration<double>(clock::now() - w0).count();
