@@ -11,7 +11,6 @@
 
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
-#include "experiments/calibrate_device.hpp"
 #include "experiments/device_buffers.hpp"
 #include "experiments/kernel_call.hpp"
 #include "platform/device.hpp"
@@ -29,8 +28,7 @@ class ShapeCounter final : public TaskSink {
       : shape_(shape), on_gpu_(on_gpu) {}
   void insert(const TaskDesc& t) override {
     if (!on_gpu_(t)) return;
-    // (The kernels experiments/kernel_call.hpp calls on a device.)
-    if (!kernels::runs_on_device(t.kernel)) {
+    if (!kernels::calibration::has_device_call(t.kernel)) {
       cold_.insert(t.kernel);
       return;
     }

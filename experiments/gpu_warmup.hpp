@@ -31,9 +31,9 @@
 // capacity is skipped and named in the report. Afterwards the device frees
 // what it kept of the scratch buffers (Device::free_kept), so that the run
 // starts from the memory it had. A kernel the warm-up cannot call (one that
-// experiments/kernel_call.hpp has no device case for: the binary tree's
-// TTQRT and TTMQR, LU's row moves) keeps its first call in the run: the plan
-// names it (`cold`).
+// experiments/kernel_call.hpp has no device case for: LU's row moves on a
+// GPU, GATHER, SCATTER, SWAP and EXCHANGE) keeps its first call in the run:
+// the plan names it (`cold`).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -49,7 +49,7 @@ namespace tessera::driver {
 
 struct WarmupPlan {
   std::vector<KernelShape> shapes;  // in kernel-table order, then by size
-  std::vector<std::string> cold;    // kernels of GPU tasks the warm-up cannot call ("TTQRT")
+  std::vector<std::string> cold;    // kernels of GPU tasks the warm-up cannot call ("LU_SWAP")
 };
 
 // The plan from the run's tasks: `generate` inserts them into a sink,

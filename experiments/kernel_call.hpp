@@ -39,6 +39,32 @@ void fill(std::vector<T>& v, std::uint64_t seed) {
   }
 }
 
+// Whether run_on has a case for `kernel`: every calibrated kernel but LU's
+// candidate selection (LEAF, MERGE: CPU cores only), and the QR binary
+// tree's TTQRT and TTMQR (which a calibration does not time: they take
+// TSQRT's and SSRFB's rates; a run's GPU warm-up calls them,
+// experiments/gpu_warmup.hpp).
+inline bool has_device_call(std::uint16_t kernel) {
+  switch (kernel) {
+    case kPotf2p:
+    case kTrsm:
+    case kGsmm:
+    case kGsmmDiag:
+    case kGeqrt:
+    case kLarfb:
+    case kTsqrt:
+    case kSsrfb:
+    case kTtqrt:
+    case kTtmqr:
+    case kLuPanel:
+    case kLuDiag:
+    case kLuTrsmL:
+    case kLuTrsmU:
+    case kLuGemm: return true;
+    default: return false;
+  }
+}
+
 // One kernel call's operands, in `sets` copies.
 template <class T>
 class KernelCall {
@@ -58,8 +84,10 @@ class KernelCall {
       case kGsmmDiag: e = m * k + m * n; break;
       case kGeqrt: e = 2 * m * n + 2 * ib * n; break;
       case kLarfb: e = m * k + ib * k + m * n + ib * n; break;
-      case kTsqrt: e = 2 * (n * n + m * n) + 2 * ib * n; break;
-      case kSsrfb: e = m * k + ib * k + k * n + m * n + ib * n; break;
+      case kTsqrt:
+      case kTtqrt: e = 2 * (n * n + m * n) + 2 * ib * n; break;
+      case kSsrfb:
+      case kTtmqr: e = m * k + ib * k + k * n + m * n + ib * n; break;
       case kLuLeaf:
       case kLuMerge: e = m * n + std::min(m, n); break;
       case kLuPanel: e = 2 * m * n + std::min(m, n); break;
@@ -102,6 +130,10 @@ class KernelCall {
       case kGeqrt: geqrt<T>(m_, n_, ib_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
       case kLarfb: larfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.c.data(), m_, x.w.data()); break;
       case kTsqrt: tsqrt<T>(m_, n_, ib_, x.b.data(), n_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
+      case kTtqrt: ttqrt<T>(m_, n_, ib_, x.b.data(), n_, x.a.data(), m_, x.t.data(), ib_, x.w.data()); break;
+      case kTtmqr:
+        ttmqr<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.a.data(), k_, x.c.data(), m_, x.w.data());
+        break;
       case kSsrfb:
         ssrfb<T>(true, m_, n_, k_, ib_, x.b.data(), m_, x.t.data(), ib_, x.a.data(), k_, x.c.data(), m_, x.w.data());
         break;
@@ -138,6 +170,7 @@ class KernelCall {
     if (host_factors_) return;
     if (s_.kernel == kLarfb) K.geqrt(m_, k_, ib_, p[kB], m_, p[kT], ib_);
     if (s_.kernel == kSsrfb) K.tsqrt(m_, k_, ib_, p[kR], k_, p[kB], m_, p[kT], ib_);
+    if (s_.kernel == kTtmqr) K.ttqrt(m_, k_, ib_, p[kR], k_, p[kB], m_, p[kT], ib_);
   }
   // prepare() on the device: the destroyed inputs restored from their pristine copies.
   void prepare_on(TileKernels<T>& K, T* const* p) {
@@ -160,6 +193,8 @@ class KernelCall {
       case kLarfb: K.larfb(true, m_, n_, k_, ib_, p[kB], m_, p[kT], ib_, p[kC], m_); break;
       case kTsqrt: K.tsqrt(m_, n_, ib_, p[kB], n_, p[kA], m_, p[kT], ib_); break;
       case kSsrfb: K.ssrfb(true, m_, n_, k_, ib_, p[kB], m_, p[kT], ib_, p[kA], k_, p[kC], m_); break;
+      case kTtqrt: K.ttqrt(m_, n_, ib_, p[kB], n_, p[kA], m_, p[kT], ib_); break;
+      case kTtmqr: K.ttmqr(true, m_, n_, k_, ib_, p[kB], m_, p[kT], ib_, p[kA], k_, p[kC], m_); break;
       case kLuPanel:
         device_pivots_.resize(static_cast<std::size_t>(std::min(m_, n_)));
         K.lu_getrf(m_, n_, p[kA], m_, device_pivots_.data());
@@ -183,6 +218,7 @@ class KernelCall {
       case kTrsm:
       case kGeqrt:
       case kTsqrt:
+      case kTtqrt:
       case kLuPanel:
       case kLuDiag:
       case kLuTrsmL:
@@ -190,7 +226,7 @@ class KernelCall {
       default: return false;
     }
   }
-  bool restores_b() const { return s_.kernel == kTsqrt; }
+  bool restores_b() const { return s_.kernel == kTsqrt || s_.kernel == kTtqrt; }
   static void flush(const std::vector<T>& v) {
 #if defined(__x86_64__) || defined(__i386__)
     const auto* p = reinterpret_cast<const char*>(v.data());
@@ -258,6 +294,7 @@ class KernelCall {
         fill(x.c, seed + 2);
         break;
       case kTsqrt:
+      case kTtqrt:  // (A's upper trapezoid only, for TTQRT)
         x.b0.resize(sz(n_, n_));
         fill(x.b0, seed);
         for (std::int64_t i = 0; i < n_; ++i) x.b0[i + i * n_] += T(n_);
@@ -268,8 +305,9 @@ class KernelCall {
         x.t.resize(sz(ib_, n_));
         x.w.resize(sz(ib_, n_));
         break;
-      case kSsrfb: {
-        // V and T from a real TSQRT of [R (k×k); A (m×k)].
+      case kSsrfb:
+      case kTtmqr: {
+        // V and T from a real TSQRT (TTMQR: TTQRT) of [R (k×k); A (m×k)].
         std::vector<T> r(sz(k_, k_));
         fill(r, seed + 3);
         for (std::int64_t i = 0; i < k_; ++i) r[i + i * k_] += T(k_);
@@ -277,7 +315,9 @@ class KernelCall {
         fill(x.b, seed);
         x.t.resize(sz(ib_, k_));
         x.w.resize(sz(ib_, std::max(n_, k_)));
-        if (host_factors_) tsqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        if (host_factors_ && s_.kernel == kSsrfb)
+          tsqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
+        else if (host_factors_) ttqrt<T>(m_, k_, ib_, r.data(), k_, x.b.data(), m_, x.t.data(), ib_, x.w.data());
         else x.r = std::move(r);
         x.a.resize(sz(k_, n_));
         x.c.resize(sz(m_, n_));

@@ -14,8 +14,10 @@
 
 #include "algorithms/factorization.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/calibrate_device.hpp"
 #include "experiments/driver.hpp"
 #include "experiments/gpu_warmup.hpp"
+#include "experiments/kernel_call.hpp"
 #include "platform/kernel_lanes.hpp"
 #include "platform/native/emulated_device.hpp"
 #include "platform/native/host_memory_device.hpp"
@@ -191,11 +193,23 @@ TEST(GpuWarmup, EveryFactorizationsShapesRunOnAnEmulatedGpu) {
     }
 }
 
+// The warm-up calls every kernel a calibration times on a device (the
+// kernels a GPU runs for Cholesky, QR and LU's panels and updates), and the
+// binary tree's TTQRT and TTMQR besides.
+TEST(GpuWarmup, EveryKernelACalibrationTimesOnADeviceHasACall) {
+  for (const KernelInfo& k : kernel_table())
+    if (kernels::runs_on_device(k.id)) EXPECT_TRUE(kernels::calibration::has_device_call(k.id)) << k.name;
+  EXPECT_TRUE(kernels::calibration::has_device_call(kTtqrt));
+  EXPECT_TRUE(kernels::calibration::has_device_call(kTtmqr));
+  EXPECT_FALSE(kernels::calibration::has_device_call(kLuLeaf));
+}
+
 // Through the driver (tessera run --gpus 1 --gpu-warmup on, an emulated GPU):
 // only what runs on the GPU is warmed. LU with --d 1 factors its panels on
 // the cores (002 Alg. 2), so its GPU is warmed without LU_PANEL; with --d 0
-// the GPU factors them too. QR's binary tree runs TTQRT and TTMQR on the GPU,
-// and LU the row interchanges, which the warm-up cannot call: named cold.
+// the GPU factors them too. QR's binary tree runs TTQRT and TTMQR on the GPU:
+// warmed too. LU's row interchanges on the GPU are tessera's own small
+// kernels, which the warm-up cannot call: named cold.
 TEST(GpuWarmup, TheDriverWarmsWhatRunsOnTheGpuAndNamesWhatItCannot) {
   const auto run = [](const std::string& algo, const std::string& d, const std::string& tree) {
     RunConfig c;
@@ -230,7 +244,10 @@ TEST(GpuWarmup, TheDriverWarmsWhatRunsOnTheGpuAndNamesWhatItCannot) {
   EXPECT_EQ(lu0.calls, static_cast<int>(lu0.shapes.size()));
   const driver::GpuWarmup binary = run("qr", "", "binary");
   EXPECT_TRUE(has(binary, "LARFB"));
-  EXPECT_NE(std::find(binary.cold.begin(), binary.cold.end(), "TTQRT"), binary.cold.end());
+  EXPECT_TRUE(has(binary, "TTQRT"));
+  EXPECT_TRUE(has(binary, "TTMQR"));
+  EXPECT_TRUE(binary.cold.empty());
+  EXPECT_EQ(binary.calls, static_cast<int>(binary.shapes.size()));
   EXPECT_TRUE(run("qr", "", "").cold.empty());
 }
 
