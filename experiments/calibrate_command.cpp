@@ -442,11 +442,18 @@ int CalibrateCommand::run_from_traces(const std::string& command) const {
     throw InputError("--from-traces: the traced QR runs factored panels by " + traced.qr_panel + ", and --base " +
                      base_ + " timed " + base_panel + " panels (calibrate the GPU with --gpu-qr-panel " +
                      traced.qr_panel + ")");
+  const int base_gram = doc.value("/calibration/gpu/cholqr_gram"_json_pointer, 0);
+  if (traced.qr_panel == "cholqr" && base_panel == "cholqr" && traced.cholqr_gram != base_gram)
+    throw InputError(fmt::format(
+        "--from-traces: the traced QR runs formed their Cholesky QR Grams with --gpu-cholqr-gram {}, and --base {} "
+        "timed panels with --gpu-cholqr-gram {} (calibrate the GPU with --gpu-cholqr-gram {})",
+        traced.cholqr_gram, base_, base_gram, traced.cholqr_gram));
   nlohmann::ordered_json record;
   record["command"] = command;
   record["date"] = kernels::utc_now();
   record["traces"] = from_traces_;
   if (!traced.qr_panel.empty()) record["qr_panel"] = traced.qr_panel;
+  if (traced.qr_panel == "cholqr") record["cholqr_gram"] = traced.cholqr_gram;
   record["min_calls"] = 1;
   record["shapes"] = traced.shapes.size();
   record["note"] =

@@ -48,7 +48,16 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
       if (!out.qr_panel.empty() && out.qr_panel != panel)
         throw InputError("--from-traces: the traced QR runs factored panels by " + out.qr_panel + " and " + panel +
                          " (" + path + "): trace runs of one --gpu-qr-panel");
+      // Cholesky QR panels: how their Grams were formed (a trace before 2026-11-28 says nothing: SYRK, the only way
+      // then).
+      const int gram = t.value("/otherData/gpu_cholqr_gram"_json_pointer, 0);
+      if (panel == "cholqr" && out.qr_panel == "cholqr" && gram != out.cholqr_gram)
+        throw InputError(fmt::format(
+            "--from-traces: the traced QR runs formed their Cholesky QR Grams with --gpu-cholqr-gram {} and {} ({}): "
+            "trace runs of one --gpu-cholqr-gram",
+            out.cholqr_gram, gram, path));
       out.qr_panel = panel;
+      if (panel == "cholqr") out.cholqr_gram = gram;
     }
     std::set<std::tuple<int, std::uint16_t, char>> seen;  // per GPU lane: its own library set-up
     int used = 0;

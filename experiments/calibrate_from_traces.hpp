@@ -35,6 +35,8 @@ struct GpuInRunTraces {
   // How the traced QR runs' GPUs factored panels (the traces' gpu_qr_panel:
   // "householder", "cholqr"); empty where no trace records one.
   std::string qr_panel;
+  // With qr_panel "cholqr": the traces' gpu_cholqr_gram (0: SYRK Grams).
+  int cholqr_gram = 0;
 };
 
 // The GPU tasks' shapes of the traces (tessera run --trace FILE, format

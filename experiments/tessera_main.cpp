@@ -207,8 +207,10 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
     trace.set_node(r.node);
     if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
     TraceInfo info{name, r.p, r.q, summary, r.config.gpus, {}};
-    if (r.config.algo == "qr" && r.config.gpus > 0 && r.config.device == DeviceKind::Cuda)
+    if (r.config.algo == "qr" && r.config.gpus > 0 && r.config.device == DeviceKind::Cuda) {
       info.gpu_qr_panel = r.config.gpu_qr_panel == QrPanel::CholQr ? "cholqr" : "householder";
+      info.gpu_cholqr_gram = r.config.gpu_cholqr_gram;
+    }
     trace.write(trace_file, info);
     trace_file.flush();
     if (!trace_file) throw InputError("--trace " + path + ": write failed");

@@ -145,6 +145,7 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
       << quoted(info.backend) << ",\"tile_rows\":" << info.tile_rows << ",\"tile_cols\":" << info.tile_cols
       << ",\"run\":" << quoted(info.run)
       << (info.gpu_qr_panel.empty() ? std::string() : ",\"gpu_qr_panel\":" + quoted(info.gpu_qr_panel))
+      << (info.gpu_qr_panel == "cholqr" ? ",\"gpu_cholqr_gram\":" + std::to_string(info.gpu_cholqr_gram) : "")
       << "},\n\"traceEvents\":[\n";
   out << fmt::format(R"x({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"node {} ({})"}}}})x", node_, node_,
                      info.backend);

@@ -61,6 +61,9 @@ struct TraceInfo {
   // ("householder", "cholqr"); empty otherwise. A calibration from the trace
   // (tessera calibrate --from-traces) must have timed the same panels.
   std::string gpu_qr_panel;
+  // With "cholqr": the rows of the blocks its Gram matrices were summed over
+  // (--gpu-cholqr-gram; 0: one SYRK), written as gpu_cholqr_gram.
+  int gpu_cholqr_gram = 0;
 };
 
 // A RuntimeObserver that records one event per task of one node. Each worker

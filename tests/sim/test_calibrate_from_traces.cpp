@@ -187,6 +187,22 @@ TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {
   const std::string householder_base = dir.write("householder.json", cholqr.dump());
   EXPECT_EQ(run_tessera({"calibrate", "--from-traces", householder, "--base", householder_base, "--out", out}).status,
             0);
+  // Cholesky QR panels also say how their Grams were formed (--gpu-cholqr-gram; 0: SYRK): traces of one way only,
+  // and the base's calibration timed the same.
+  qt["otherData"]["gpu_qr_panel"] = "cholqr";
+  qt["otherData"]["gpu_cholqr_gram"] = 512;
+  const std::string gram512 = dir.write("qr-gram512.json", qt.dump());
+  qt["otherData"].erase("gpu_cholqr_gram");  // a trace from before it was recorded: SYRK
+  const std::string syrk = dir.write("qr-syrk.json", qt.dump());
+  refused({"--from-traces", syrk + "," + gram512, "--base", cholqr_base, "--out", out},
+          {"--gpu-cholqr-gram 0 and 512", gram512, "one --gpu-cholqr-gram"});
+  refused({"--from-traces", gram512, "--base", cholqr_base, "--out", out},
+          {"--gpu-cholqr-gram 512", "--gpu-cholqr-gram 0", "calibrate the GPU with --gpu-cholqr-gram 512"});
+  cholqr["calibration"]["gpu"]["qr_panel"] = "cholqr";
+  cholqr["calibration"]["gpu"]["cholqr_gram"] = 512;
+  const std::string gram_base = dir.write("gram512.json", cholqr.dump());
+  EXPECT_EQ(run_tessera({"calibrate", "--from-traces", gram512, "--base", gram_base, "--out", out}).status, 0);
+  EXPECT_EQ(json::parse(read_text(out))["calibration"]["gpu_in_run"]["cholqr_gram"], 512);
 }
 
 }  // namespace
