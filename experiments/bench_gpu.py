@@ -10,7 +10,9 @@ and prints one line per row: the medians of --reps runs of tessera and of
 cuSOLVER, cuSOLVER with and without its copies (the matrix starts and ends in
 host memory for both: tessera's time includes every copy; the peer's time_s is
 the factorization alone and copy_s its host<->GPU copies), and the ratios of
-the medians. A run that fails (exit status, timeout, no JSON) is reported on
+the medians; then tessera's copy rates, its GPU's busy time and span, and
+both sides' warm-ups before their clocks (gpu_warmup.s: neither time holds
+its libraries' first calls). A run that fails (exit status, timeout, no JSON) is reported on
 stderr and left out; the sweep goes on; the exit status is 1 when a row got
 no tessera or no cuSOLVER value.
 
@@ -92,6 +94,7 @@ def main():
     tile, peer = {}, {}
     copies, link = {}, {}  # tessera's copies' GB/s (in, out) per run; the peer's copies' GB/s
     spans = {}  # tessera's (run time, GPU manager's busy time, GPU's own kernel span) per run, seconds
+    warm, peer_warm = {}, {}  # the warm-ups' seconds before the clock: tessera's per row, the peer's per algo
     for prec in precisions:
         for r in range(args.reps):
             done_peer = set()
@@ -103,6 +106,8 @@ def main():
                         args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec,
                         "--impl", "cusolver", "--json", path], path, args.timeout)
                     if res is not None:
+                        if res.get("gpu_warmup"):
+                            peer_warm.setdefault((prec, algo), []).append(float(res["gpu_warmup"]["s"]))
                         gf, t, c = float(res["gflops"]), float(res["time_s"]), float(res.get("copy_s", 0.0))
                         peer.setdefault((prec, algo), []).append((gf * t / (t + c), gf))
                         # The matrix in and out, one after the other: the link's bandwidth.
@@ -115,6 +120,8 @@ def main():
                     "--device", "cuda", "--threads", str(args.threads), *extra, "--json", path], path, args.timeout)
                 if res is not None:
                     tile.setdefault((prec, i), []).append(float(res["gflops"]))
+                    if res.get("gpu_warmup"):
+                        warm.setdefault((prec, i), []).append(float(res["gpu_warmup"]["s"]))
                     for g in res.get("gpu_stats", [])[:1]:
                         spans.setdefault((prec, i), []).append(
                             (float(res["time_s"]), g.get("busy_s", 0.0), g.get("kernel_span_s", 0.0)))
@@ -171,6 +178,17 @@ def main():
             print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(run_s, 3)} | {fmt(busy, 3)} | {fmt(span, 3)} | "
                   f"{fmt(busy - span if busy is not None and span is not None else None, 3)} |")
             rows_out[pi * len(args.rows) + i]["time_busy_span_s"] = sp
+    print()
+    print("Warm-up before the clock (medians, seconds, not in the times above: tessera's GPU calls each kernel shape "
+          "once, --gpu-warmup; cuSOLVER its routine on an identity of the matrix's size; - where a run did none):")
+    print("| algo | prec | tessera args | tessera | cuSOLVER |")
+    print("|---|---|---|---:|---:|")
+    for pi, prec in enumerate(precisions):
+        for i, (algo, extra) in enumerate(args.rows):
+            w, pw = warm.get((prec, i), []), peer_warm.get((prec, algo), [])
+            print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median(w), 3)} | {fmt(median(pw), 3)} |")
+            rows_out[pi * len(args.rows) + i]["warmup_s"] = w
+            rows_out[pi * len(args.rows) + i]["cusolver_warmup_s"] = pw
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "rows": rows_out}, f, indent=1)

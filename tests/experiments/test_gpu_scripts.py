@@ -127,8 +127,8 @@ def main():
     expect(len(failures) == 8, "every failing run reported (8), got %d" % len(failures), err)
     expect(any("--impl cusolver" in l or "CUDA" in l for l in failures), "the reason named", err)
     rows = [l for l in out.splitlines() if l.startswith("| cholesky") or l.startswith("| lu")]
-    expect(len(rows) == 6 and all("| - |" in l for l in rows),
-           "the three tables (rates, copies, the GPU's time) have both rows, without values", out)
+    expect(len(rows) == 8 and all("| - |" in l for l in rows),
+           "the four tables (rates, copies, the GPU's time, the warm-ups) have both rows, without values", out)
     with open(js) as f:
         data = json.load(f)
     expect(len(data["rows"]) == 2 and data["rows"][0]["tessera_gflops"] == [], "the JSON has both rows", str(data))
