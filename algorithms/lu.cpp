@@ -315,7 +315,9 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
   const int t = L.col_top(k);
   const index_t dk = L.col_local_offset(k), wk = L.col_width(k), ht = L.row_height(t);
   const std::size_t B = b_.B();
-  T* top = a_.tile(t, k) + dk;  // column k's diagonal block
+  // Column k's diagonal block, looked up only by the tasks that access tile (t, k): another task's lookup would
+  // read a GPU table's slot that the device communication thread may be changing (a buffer freed or placed).
+  const auto top = [&] { return a_.tile(t, k) + dk; };
   switch (d.kernel) {
     case kLuLeaf: {
       // C_i = the rows GEPP pivots on in tile (i,k)'s panel rows, with their values (002 §2.4 Steps 1-2)
@@ -419,22 +421,22 @@ void LuExecutor<T>::execute(const TaskDesc& d, WorkerContext& w) {
     }
     case kLuDiag: {
       // (L_kk, U_kk) = LU(A_tk[Δ:Δ+w, :]), and the L rows below it in tile t (Step 5)
-      const index_t info = K.lu_getrf_nopiv(ht - dk, wk, top, ht);
+      const index_t info = K.lu_getrf_nopiv(ht - dk, wk, top(), ht);
       if (info > 0) throw SingularMatrix(L.col_offset(k) + info, to_string(pivot_));
       break;
     }
     case kLuTrsmL:
       // L_ik = A_ik U_kk^{-1}
-      K.lu_trsm_l(L.row_height(i), wk, top, ht, a_.tile(i, k), a_.ld(i));
+      K.lu_trsm_l(L.row_height(i), wk, top(), ht, a_.tile(i, k), a_.ld(i));
       break;
     case kLuTrsmU:
       // U_kj = L_kk^{-1} A_tj[Δ:Δ+w, :]
-      K.lu_trsm_u(wk, L.col_width(j), top, ht, a_.tile(t, j) + dk, ht);
+      K.lu_trsm_u(wk, L.col_width(j), top(), ht, a_.tile(t, j) + dk, ht);
       break;
     case kLuGemm: {
       // A_ij -= L_ik U_kj (in tile row t: the rows below the diagonal block)
       const T* u = a_.tile(t, j) + dk;
-      if (i == t) K.lu_gemm(ht - dk - wk, L.col_width(j), wk, top + wk, ht, u, ht, a_.tile(t, j) + dk + wk, ht);
+      if (i == t) K.lu_gemm(ht - dk - wk, L.col_width(j), wk, top() + wk, ht, u, ht, a_.tile(t, j) + dk + wk, ht);
       else K.lu_gemm(L.row_height(i), L.col_width(j), wk, a_.tile(i, k), a_.ld(i), u, ht, a_.tile(i, j), a_.ld(i));
       break;
     }
