@@ -11,8 +11,10 @@ cuSOLVER, cuSOLVER with and without its copies (the matrix starts and ends in
 host memory for both: tessera's time includes every copy; the peer's time_s is
 the factorization alone and copy_s its host<->GPU copies), and the ratios of
 the medians; then tessera's copy rates, its GPU's busy time and span, and
-both sides' warm-ups before their clocks (gpu_warmup.s: neither time holds
-its libraries' first calls). A run that fails (exit status, timeout, no JSON) is reported on
+both sides' warm-ups before their clocks (gpu_warmup.s: tessera's GPU calls
+the most frequent and the largest shape of each kernel once on each stream,
+cuSOLVER its routine once, so that neither time holds its libraries' first
+calls, but for LU's row moves on a GPU, which tessera's warm-up cannot call). A run that fails (exit status, timeout, no JSON) is reported on
 stderr and left out; the sweep goes on; the exit status is 1 when a row got
 no tessera or no cuSOLVER value.
 
@@ -179,8 +181,9 @@ def main():
                   f"{fmt(busy - span if busy is not None and span is not None else None, 3)} |")
             rows_out[pi * len(args.rows) + i]["time_busy_span_s"] = sp
     print()
-    print("Warm-up before the clock (medians, seconds, not in the times above: tessera's GPU calls each kernel shape "
-          "once, --gpu-warmup; cuSOLVER its routine on an identity of the matrix's size; - where a run did none):")
+    print("Warm-up before the clock (medians, seconds, not in the times above: tessera's GPU calls each kernel's most "
+          "frequent and largest shape once on each stream, --gpu-warmup; cuSOLVER its routine on an identity of the "
+          "matrix's size; - where a run did none):")
     print("| algo | prec | tessera args | tessera | cuSOLVER |")
     print("|---|---|---|---:|---:|")
     for pi, prec in enumerate(precisions):

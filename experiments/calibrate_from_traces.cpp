@@ -48,8 +48,8 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
       if (!out.qr_panel.empty() && out.qr_panel != panel)
         throw InputError("--from-traces: the traced QR runs factored panels by " + out.qr_panel + " and " + panel +
                          " (" + path + "): trace runs of one --gpu-qr-panel");
-      // Cholesky QR panels: how their Grams were formed (a trace before 2026-11-28 says nothing: SYRK, the only way
-      // then).
+      // Cholesky QR panels: how their Grams were formed (traces written before commit 1bca9c3 do not say, and
+      // are read as SYRK's, 0: none of the lent GPUs' traces ran with --gpu-cholqr-gram).
       const int gram = t.value("/otherData/gpu_cholqr_gram"_json_pointer, 0);
       if (panel == "cholqr" && out.qr_panel == "cholqr" && gram != out.cholqr_gram)
         throw InputError(fmt::format(

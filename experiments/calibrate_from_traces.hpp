@@ -43,7 +43,8 @@ struct GpuInRunTraces {
 // tessera-trace). Each GPU's (trace lane's) first call of each kernel is left
 // out. Throws InputError naming a file that is not such a trace, has no GPU
 // task with a span or is given twice, a shape the traces ran at two
-// effective inner blockings, and traces of different QR panels.
+// effective inner blockings, traces of different QR panels, and traces of
+// Cholesky QR panels whose Grams were formed differently (--gpu-cholqr-gram).
 GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls);
 
 }  // namespace tessera::kernels

@@ -76,7 +76,7 @@ int warm_shape(platform::Device& dev, const KernelShape& s) {
   for (int c = 0; c < calls; ++c) {
     dev.begin_kernels(panel && c == 0);
     kernels::TileKernels<T>& K = kernels::kernels_of<T>(dev);
-    if (c == 0) call.setup_on(K, ops.data());  // LARFB's and SSRFB's V and T, made on the device
+    if (c == 0) call.setup_on(K, ops.data());  // LARFB's, SSRFB's and TTMQR's V and T, made on the device
     call.prepare_on(K, ops.data());
     call.run_on(K, ops.data());
     dev.wait_kernels(dev.end_kernels());

@@ -2,8 +2,10 @@
 // One kernel call's operands and the call itself, as `tessera calibrate`
 // (experiments/calibrate.cpp) times it: the operands in a few copies, what a
 // call overwrites put back before the next (prepare, untimed), the call
-// (run). One case per calibrated kernel of the kernel table; LU's are the
-// kernels/cpu/lu_kernels.hpp calls the CPU TileKernels make.
+// (run). One case per calibrated kernel of the kernel table, and the QR
+// binary tree's TTQRT and TTMQR (not calibrated: a run's GPU warm-up calls
+// them, experiments/gpu_warmup.hpp); LU's are the kernels/cpu/lu_kernels.hpp
+// calls the CPU TileKernels make.
 //
 // A device's calibration (experiments/calibrate_device.cpp) keeps the
 // operands in the device's memory: it mirrors the host copies there
@@ -164,8 +166,8 @@ class KernelCall {
     std::vector<T>* all[kOperands] = {&x.a, &x.a0, &x.b, &x.b0, &x.c, &x.t, &x.r};
     return *all[which];
   }
-  // Makes LARFB's and SSRFB's V and T on the device from the random panel it
-  // holds (host_factors false), as GEQRT and TSQRT leave them.
+  // Makes LARFB's, SSRFB's and TTMQR's V and T on the device from the random
+  // panel it holds (host_factors false), as GEQRT, TSQRT and TTQRT leave them.
   void setup_on(TileKernels<T>& K, T* const* p) {
     if (host_factors_) return;
     if (s_.kernel == kLarfb) K.geqrt(m_, k_, ib_, p[kB], m_, p[kT], ib_);
@@ -238,7 +240,7 @@ class KernelCall {
   }
   struct Set {
     std::vector<T> a, a0, b, b0, c, t, w;
-    std::vector<T> r;          // SSRFB on a device: the R its TSQRT starts from
+    std::vector<T> r;          // SSRFB (TTMQR) on a device: the R its TSQRT (TTQRT) starts from
     std::vector<index_t> piv;  // LU: pivot rows
   };
   Set make_set(std::uint64_t seed) {

@@ -8,7 +8,7 @@ experiments/gpu_node.sh: no mode prints its usage and exits 2; an unknown step,
 a missing archive and a build folder without the programs exit 2 naming them,
 before anything is unpacked or run. experiments/bench_gpu.py: a bad --rows or
 --precisions exits 2 naming it; with no GPU every run fails, each failure is
-reported with its reason, the sweep goes on to the end, prints its two tables with
+reported with its reason, the sweep goes on to the end, prints its four tables with
 every row, writes its JSON, and exits 1. experiments/gpu_predict.py on the
 committed H200 runs (results/gpu-node/2026-11-25-h200): every run gets its
 prediction; the runs that went out of core under least recently used are
