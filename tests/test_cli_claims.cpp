@@ -206,13 +206,18 @@ TEST(CliClaims, CudaEndToEnd) {
   if (!TESSERA_HAVE_CUDA) GTEST_SKIP() << "built without CUDA";
   if (kernels::cuda_device_count() < 1) GTEST_SKIP() << "no CUDA GPU on this machine";
   TempDir dir;
+  // Two lines each: the summary, then the GPU's warm-up before the clock (--gpu-warmup, on for CUDA GPUs; the
+  // peer's: its routine on an identity of the matrix's size).
   for (const char* algo : {"cholesky", "qr"}) {
     const auto t = run_ok(dir, base({"--n", "2048", "--B", "512", "--gpus", "1", "--device", "cuda", "--check"}, algo),
-                          1, nullptr, std::string(algo) + "-tile.json");
+                          2, nullptr, std::string(algo) + "-tile.json");
     EXPECT_EQ(t.at("check_passed"), true) << algo;
-    const auto p = run_ok(dir, base({"--n", "2048", "--impl", "cusolver", "--check"}, algo), 1, nullptr,
+    EXPECT_GE(t.at("gpu_warmup").at("calls"), 4) << algo;
+    EXPECT_TRUE(t.at("gpu_warmup").at("skipped").empty()) << algo;
+    const auto p = run_ok(dir, base({"--n", "2048", "--impl", "cusolver", "--check"}, algo), 2, nullptr,
                           std::string(algo) + "-cusolver.json");
     EXPECT_EQ(p.at("check_passed"), true) << algo;
+    EXPECT_EQ(p.at("gpu_warmup").at("calls"), 1) << algo;
   }
 }
 
