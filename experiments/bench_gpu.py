@@ -155,43 +155,47 @@ def main():
                              "cusolver_gflops_with_copies": [x[0] for x in p],
                              "cusolver_gflops_without_copies": [x[1] for x in p],
                              "ratio_with_copies": rw, "ratio_without_copies": ro})
+
+    def each_row():
+        """(JSON row, precision, row index, algo, row args) in the rates table's order."""
+        for pi, prec in enumerate(precisions):
+            for i, (algo, extra) in enumerate(args.rows):
+                yield rows_out[pi * len(args.rows) + i], prec, i, algo, extra
+
     print()
     print("Copies (GB/s; tessera: bytes over the time its streams spent copying, medians; cuSOLVER: the matrix in and "
           "out over its copy_s, the link's bandwidth):")
     print("| algo | prec | tessera args | tessera in | tessera out | cuSOLVER |")
     print("|---|---|---|---:|---:|---:|")
-    for pi, prec in enumerate(precisions):
-        for i, (algo, extra) in enumerate(args.rows):
-            c = copies.get((prec, i), [])
-            print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median([x[0] for x in c]), 1)} | "
-                  f"{fmt(median([x[1] for x in c]), 1)} | {fmt(median(link.get((prec, algo), [])), 1)} |")
-            rows_out[pi * len(args.rows) + i]["copies_gbps_in_out"] = c
-            rows_out[pi * len(args.rows) + i]["cusolver_copies_gbps"] = link.get((prec, algo), [])
+    for row, prec, i, algo, extra in each_row():
+        c = copies.get((prec, i), [])
+        print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median([x[0] for x in c]), 1)} | "
+              f"{fmt(median([x[1] for x in c]), 1)} | {fmt(median(link.get((prec, algo), [])), 1)} |")
+        row["copies_gbps_in_out"] = c
+        row["cusolver_copies_gbps"] = link.get((prec, algo), [])
     print()
     print("The GPU's time (tessera, medians, seconds: the run; the manager thread's busy time, from each task's start "
           "to its kernels' end; the GPU's own span of each task's kernels; busy less span is the host's share of "
           "each task, launches and waits):")
     print("| algo | prec | tessera args | run | manager busy | kernel span | busy - span |")
     print("|---|---|---|---:|---:|---:|---:|")
-    for pi, prec in enumerate(precisions):
-        for i, (algo, extra) in enumerate(args.rows):
-            sp = spans.get((prec, i), [])
-            run_s, busy, span = (median([x[k] for x in sp]) for k in range(3))
-            print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(run_s, 3)} | {fmt(busy, 3)} | {fmt(span, 3)} | "
-                  f"{fmt(busy - span if busy is not None and span is not None else None, 3)} |")
-            rows_out[pi * len(args.rows) + i]["time_busy_span_s"] = sp
+    for row, prec, i, algo, extra in each_row():
+        sp = spans.get((prec, i), [])
+        run_s, busy, span = (median([x[k] for x in sp]) for k in range(3))
+        print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(run_s, 3)} | {fmt(busy, 3)} | {fmt(span, 3)} | "
+              f"{fmt(busy - span if busy is not None and span is not None else None, 3)} |")
+        row["time_busy_span_s"] = sp
     print()
     print("Warm-up before the clock (medians, seconds, not in the times above: tessera's GPU calls each kernel's most "
           "frequent and largest shape once on each stream, --gpu-warmup; cuSOLVER its routine on an identity of the "
           "matrix's size; - where a run did none):")
     print("| algo | prec | tessera args | tessera | cuSOLVER |")
     print("|---|---|---|---:|---:|")
-    for pi, prec in enumerate(precisions):
-        for i, (algo, extra) in enumerate(args.rows):
-            w, pw = warm.get((prec, i), []), peer_warm.get((prec, algo), [])
-            print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median(w), 3)} | {fmt(median(pw), 3)} |")
-            rows_out[pi * len(args.rows) + i]["warmup_s"] = w
-            rows_out[pi * len(args.rows) + i]["cusolver_warmup_s"] = pw
+    for row, prec, i, algo, extra in each_row():
+        w, pw = warm.get((prec, i), []), peer_warm.get((prec, algo), [])
+        print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median(w), 3)} | {fmt(median(pw), 3)} |")
+        row["warmup_s"] = w
+        row["cusolver_warmup_s"] = pw
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "rows": rows_out}, f, indent=1)

@@ -182,12 +182,10 @@ void measure_overlaps(platform::Device& dev, const std::vector<KernelShape>& sha
   }
 }
 
+// The calibrated kernels KernelCall can call on a device: one list of them (kernel_call.hpp has_device_call).
 bool runs_on_device(std::uint16_t kernel) {
-  switch (kernel) {
-    case kLuLeaf:
-    case kLuMerge: return false;
-    default: return kernel_info(kernel) && kernel_info(kernel)->calibrated;
-  }
+  const KernelInfo* info = kernel_info(kernel);
+  return info && info->calibrated && calibration::has_device_call(kernel);
 }
 
 DeviceKernelTimer::DeviceKernelTimer(platform::Device& dev, const KernelShape& shape, const CalibrationOptions& o) {
