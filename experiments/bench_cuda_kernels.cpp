@@ -25,6 +25,7 @@
 // a counter ms_OP per operation of the panels, its milliseconds per call of
 // the kernel, cholqr_panel.hpp's names: gram, potrf, solve_lt, lu_sign, ...;
 // GEQRT at m32768 and TSQRT at 4096, ib 128);
+// cuSOLVER's own potrf and geqrf of the whole tile (".../vendor0", run_vendor below);
 // the unsuffixed rows: CudaKernelOptions' defaults.
 //
 //   build/bench_cuda_kernels --benchmark_filter='ssrfb' --benchmark_out=k.json
@@ -36,9 +37,12 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate_device.hpp"
@@ -102,6 +106,49 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
       const double s0 = before == phases_before.end() ? 0 : before->second.second;
       st.counters["ms_" + name] = (p.second - s0) * 1e3 / double(st.iterations());
     }
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+  }
+}
+
+// The vendor's own factorization of a whole tile (cuSOLVER's potrf or geqrf,
+// kernels::cusolver_factor: the operand already on the GPU, after a warm-up
+// call on an identity of the same size; only the factorization is timed),
+// as ".../vendor": how close the library itself comes to its GEMM on one
+// tile's panel work, the yardstick for POTF2' and GEQRT's point 4 targets. A
+// tile kernel runs the same panel plus what the tile's layout adds (GEQRT:
+// its T factor), so a vendor row below 0.6 (QR) or 0.8 (Cholesky) of DGEMM
+// is a measured bound on what one-call panels of the library can give. The
+// operand: a random matrix (geqrf) or that matrix's Gram plus m on the
+// diagonal (potrf, positive definite); fresh operands each call, on the host
+// (the copies are outside the timed part).
+template <class T>
+void run_vendor(benchmark::State& st, platform::Device& dev, KernelShape s) {
+  const bool potrf = s.kernel == kPotf2p;
+  const std::size_t count = static_cast<std::size_t>(s.m) * static_cast<std::size_t>(s.n);
+  std::vector<T> a(count), tau(static_cast<std::size_t>(s.n));
+  std::mt19937_64 gen(12345);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> fresh(count);
+  for (T& x : fresh) x = static_cast<T>(u(gen));
+  if (potrf)  // diagonally dominant: SPD without an O(n^3) product on the host
+    for (std::int64_t i = 0; i < s.n; ++i) {
+      for (std::int64_t j = 0; j < i; ++j) fresh[i + j * s.m] = fresh[j + i * s.m];
+      fresh[i + i * s.m] = static_cast<T>(s.n);
+    }
+  const PeerRoutine routine = potrf ? PeerRoutine::Potrf : PeerRoutine::Geqrf;
+  try {
+    double total = 0;
+    for (auto _ : st) {
+      a = fresh;
+      const kernels::CusolverRun r = kernels::cusolver_factor(routine, 0, s.m, s.n, a.data(), tau.data());
+      if (r.info != 0) throw std::runtime_error("cuSOLVER returned info " + std::to_string(r.info));
+      st.SetIterationTime(r.factor_s);
+      total += r.factor_s;
+    }
+    const double rate = flops(s) * double(st.iterations()) / total;
+    st.counters["TFlops"] = rate / 1e12;
+    st.counters["of_gemm"] = rate / gemm_rate(dev, s.n, s.precision);
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());
   }
@@ -190,6 +237,24 @@ int main(int argc, char** argv) {
           if (k == kGeqrt || k == kTsqrt) add(k, ib, "cholqr", 1);
         }
       if (B == 4096) add(kTsqrt, 128, "profile", 1);
+      // The vendor's whole-tile POTRF and GEQRF ("vendor0"; POTF2' of a square tile is the former plus nothing).
+      const auto vendor = [&](std::uint16_t k, std::int64_t m) {
+        const KernelShape s{k, p, m, B, 0, 0};
+        std::string name = std::string(kernel_key(k)) + "/" + p + "/" + std::to_string(B);
+        if (m != B) name += "/m" + std::to_string(m);
+        name += "/vendor0";
+        platform::Device* on = dev.get();
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [on, s](benchmark::State& st) {
+                                       if (s.precision == 'd') run_vendor<double>(st, *on, s);
+                                       else run_vendor<float>(st, *on, s);
+                                     })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      };
+      vendor(kPotf2p, B);
+      vendor(kGeqrt, B);
+      if (B == 2048) vendor(kGeqrt, 32768);
       for (const auto k : lu) add(k, 0);
       // LU's panel as --d 0 factors it on the GPU: all the rows of a column of N = 32,768.
       add(kLuPanel, 0, "", 0, 32768);
