@@ -458,12 +458,28 @@ int CalibrateCommand::run_from_traces(const std::string& command) const {
   record["shapes"] = traced.shapes.size();
   record["note"] =
       "each GPU task's device span (gpu_span_us) in the traces, each trace lane's first call of each kernel left out";
-  const std::string text = kernels::merge_in_run(base, base_, traced.shapes, record.dump());
+  record["cold_traces"] = traced.cold_traces;
+  record["first_calls"] = traced.first_calls;
+  // (Traces without spans give first calls only: the base's shapes stay.)
+  const std::string text = kernels::set_first_calls(
+      traced.shapes.empty() ? base : kernels::merge_in_run(base, base_, traced.shapes, record.dump()), out_,
+      kernels::kGpuInRun, traced.first_call_s,
+      fmt::format("calibration.gpu_in_run: each GPU lane's first call of each kernel in {} trace(s) of cold runs "
+                  "(gpu_warmup off), its device span (in a trace without spans, its interval) less the median of "
+                  "its shape's other calls in the same trace; median of {} such calls",
+                  traced.cold_traces, traced.first_calls),
+      traced.shapes.empty() ? record.dump() : std::string());
   (void)platform::Machine::parse(text, out_);  // what is written loads
   write_file(out_, text);
   std::cout << fmt::format("{} GPU kernel shapes from {} trace(s) merged into {} -> {}", traced.shapes.size(),
                            from_traces_.size(), base_, out_)
             << std::endl;
+  if (!traced.first_call_s.empty())
+    std::cout << fmt::format(
+                     "first calls of {} GPU kernel(s) from {} cold trace(s): the simulator charges them with "
+                     "--gpu-warmup off",
+                     traced.first_call_s.size(), traced.cold_traces)
+              << std::endl;
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,12 @@ std::optional<std::uint16_t> calibrated_kernel_named(const std::string& name) {
   return std::nullopt;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 == 1 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
 }  // namespace
 
 GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls) {
@@ -36,6 +43,8 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
   if (min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", min_calls));
   using Key = std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>;
   std::vector<InRunCall> calls;
+  // (kernel, precision) -> each cold first call's excess.
+  std::map<std::pair<std::uint16_t, char>, std::vector<double>> excess;
   std::map<Key, std::set<std::int64_t>> ibs;
   for (const std::string& path : traces) {
     require_regular_file("--from-traces", path);
@@ -59,31 +68,64 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
       out.qr_panel = panel;
       if (panel == "cholqr") out.cholqr_gram = gram;
     }
-    std::set<std::tuple<int, std::uint16_t, char>> seen;  // per GPU lane: its own library set-up
-    int used = 0;
+    // Cold: its GPUs' first calls paid their set-up inside the run.
+    const bool cold = t.value("/otherData/gpu_warmup"_json_pointer, std::string("off")) != "on";
+    // The GPU lanes (threads named gpu1, gpu2, ...) and whether any task has a device span.
+    std::set<int> gpu_lanes;
+    bool spans = false;
+    for (const nlohmann::json& e : t["traceEvents"]) {
+      if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
+          e.value("/args/name"_json_pointer, std::string()).rfind("gpu", 0) == 0)
+        gpu_lanes.insert(e.value("tid", -1));
+      spans = spans || (e.contains("args") && e["args"].contains("gpu_span_us"));
+    }
+    // Per GPU lane, its calls in order; a task's time is its device span, or
+    // in a trace without spans (before 2026-11-27; a simulated GPU with one
+    // stream) its interval, which only the first calls' excess uses.
+    std::map<int, std::vector<InRunCall>> lanes;
     for (const nlohmann::json& e : t["traceEvents"]) {
       if (e.value("ph", "") != "X" || e.value("cat", "") != "task" || !e.contains("args")) continue;
       const nlohmann::json& a = e["args"];
-      if (!a.contains("gpu_span_us")) continue;  // a core's task, or a GPU's without a device span
+      const int lane = e.value("tid", -1);
+      if (spans ? !a.contains("gpu_span_us") : gpu_lanes.count(lane) == 0) continue;  // a core's task
       const std::optional<std::uint16_t> kernel = calibrated_kernel_named(e.value("name", ""));
       if (!kernel) continue;
       const char precision = a.value("precision", std::string("?"))[0];
       if (precision != 'd' && precision != 's') continue;
-      if (!seen.insert({e.value("tid", 0), *kernel, precision}).second) {
-        const std::int64_t m = a.value("m", std::int64_t{0}), n = a.value("n", std::int64_t{0}),
-                           k = a.value("kdim", std::int64_t{0});
-        calls.push_back(
-            {KernelShape{*kernel, precision, m, n, k, 0}, kGpuInRun, a["gpu_span_us"].get<double>() * 1e-6});
+      const std::int64_t m = a.value("m", std::int64_t{0}), n = a.value("n", std::int64_t{0}),
+                         k = a.value("kdim", std::int64_t{0});
+      const double seconds = spans ? a["gpu_span_us"].get<double>() * 1e-6 : e.value("dur", 0.0) * 1e-6;
+      lanes[lane].push_back({KernelShape{*kernel, precision, m, n, k, 0}, kGpuInRun, seconds});
+      if (spans)
         ibs[{*kernel, precision, m, n, k}].insert(
             kernel_ib(*kernel, n, k, a.value("ib", std::int64_t{0})));  // the blocking it ran with
-      }
-      ++used;
     }
-    if (used == 0)
+    if (lanes.empty() || (!spans && !cold))
       throw InputError("--from-traces " + path +
-                       ": no GPU task of a calibrated kernel with its device span (gpu_span_us): trace a run with "
-                       "--gpus on CUDA GPUs, or on simulated ones with --gpu-streams 2 or more (one stream measures "
-                       "no span)");
+                       ": no GPU task of a calibrated kernel with its device span (gpu_span_us), nor a cold run's "
+                       "GPU tasks: trace a run with --gpus on CUDA GPUs, or on simulated ones with --gpu-streams 2 or "
+                       "more (one stream measures no span)");
+    // Each lane's first call of each kernel apart: its one-time set-up.
+    std::vector<InRunCall> trace_calls, trace_first;
+    for (const auto& [lane, lane_calls] : lanes) {
+      std::set<std::pair<std::uint16_t, char>> seen;
+      for (const InRunCall& c : lane_calls)
+        (seen.insert({c.shape.kernel, c.shape.precision}).second ? trace_first : trace_calls).push_back(c);
+    }
+    if (spans) calls.insert(calls.end(), trace_calls.begin(), trace_calls.end());
+    if (cold) {
+      // Against the other calls of its shape in the same trace, timed the same way.
+      ++out.cold_traces;
+      std::map<Key, std::vector<double>> same;
+      for (const InRunCall& c : trace_calls)
+        same[{c.shape.kernel, c.shape.precision, c.shape.m, c.shape.n, c.shape.k}].push_back(c.seconds);
+      for (const InRunCall& c : trace_first)
+        if (const auto it = same.find({c.shape.kernel, c.shape.precision, c.shape.m, c.shape.n, c.shape.k});
+            it != same.end()) {
+          excess[{c.shape.kernel, c.shape.precision}].push_back(std::max(0.0, c.seconds - median_of(it->second)));
+          ++out.first_calls;
+        }
+    }
   }
   for (const auto& [key, blockings] : ibs)
     if (blockings.size() > 1) {
@@ -97,10 +139,11 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
   out.shapes = summarize_in_run(calls, min_calls);
   for (InRunShape& s : out.shapes)
     s.shape.ib = *ibs.at({s.shape.kernel, s.shape.precision, s.shape.m, s.shape.n, s.shape.k}).begin();
-  if (out.shapes.empty())
+  for (auto& [kp, v] : excess) out.first_call_s[kp] = median_of(v);
+  if (out.shapes.empty() && out.first_call_s.empty())
     throw InputError(
-        fmt::format("--from-traces: no GPU kernel shape was called {} time(s) or more after each "
-                    "kernel's first call",
+        fmt::format("--from-traces: no GPU kernel shape with a device span was called {} time(s) or more after "
+                    "each kernel's first call, and no cold run's first call had another call of its shape",
                     min_calls));
   return out;
 }

@@ -17,13 +17,27 @@
 // Per (kernel, precision, m, n, k): the median and interquartile range of the
 // spans over all traces, each trace's first call of each kernel left out
 // (its one-time library set-up), shapes called fewer than min_calls times
-// dropped. They are merged into the base file's GPU model as the CPU's are
+// dropped.
+//
+// The first calls themselves, in traces of cold runs (otherData.gpu_warmup
+// "off", or no gpu_warmup: written before GPUs were warmed, 2026-11-28),
+// give the GPU model's first_call_s (models/cold_start.hpp): per kernel and
+// precision, the median over GPU lanes and traces of each first call's span
+// less the median of the other calls of its shape (none below 0; a first
+// call whose shape has no other call counts for nothing). On the lent H200
+// (2026-11-25) each kernel's first call, tens of milliseconds of module
+// loading and library set-up, held all of Cholesky's 19-32% prediction
+// error; with them the simulator predicts a cold run (`tessera run
+// --backend sim --gpu-warmup off`). They are merged into the base file's GPU model as the CPU's are
 // (merge_in_run with kGpuInRun): a traced shape takes its median, the
 // kernel's other shapes the in-run / isolated ratio of the nearest traced
 // shape; the file records it under calibration.gpu_in_run. A prediction made
 // with it for a traced run is no test of the model; one for another
 // configuration is.
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/calibrate_in_run.hpp"
@@ -37,6 +51,10 @@ struct GpuInRunTraces {
   std::string qr_panel;
   // With qr_panel "cholqr": the traces' gpu_cholqr_gram (0: SYRK Grams).
   int cholqr_gram = 0;
+  // (kernel, precision) -> seconds of a GPU's first call over a warm one (see above).
+  std::map<std::pair<std::uint16_t, char>, double> first_call_s;
+  int cold_traces = 0;  // traces whose first calls were read
+  int first_calls = 0;  // first calls that counted
 };
 
 // The GPU tasks' shapes of the traces (tessera run --trace FILE, format

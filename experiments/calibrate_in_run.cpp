@@ -385,4 +385,22 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
   return machine_file_text(f.dump());
 }
 
+std::string set_first_calls(const std::string& text, const std::string& path, int threads,
+                            const std::map<std::pair<std::uint16_t, char>, double>& first_call,
+                            const std::string& source, const std::string& record) {
+  ordered f = parse_machine(text, path);
+  if (!first_call.empty()) {
+    ordered fc;
+    fc["source"] = source;
+    for (const auto& [kp, x] : first_call)
+      fc[kernel_key(kp.first)][std::string(1, kp.second)] = std::stod(fmt::format("{:.4g}", x));
+    target_model(f, threads, path)["first_call_s"] = std::move(fc);
+  }
+  if (!record.empty()) {
+    if (!f.contains("calibration") || !f["calibration"].is_object()) f["calibration"] = ordered::object();
+    f["calibration"][record_key(threads == kGpuInRun)] = ordered::parse(record);
+  }
+  return machine_file_text(f.dump());
+}
+
 }  // namespace tessera::kernels

@@ -137,4 +137,14 @@ void check_in_run_target(const std::string& text, const std::string& path, const
 std::string merge_in_run(const std::string& text, const std::string& path, const std::vector<InRunShape>& shapes,
                          const std::string& record, const std::map<int, double>& task_s = {});
 
+// The machine file `text` with the first-call costs of the model of
+// `threads` (kGpuInRun: the GPUs') set to `first_call` (the model's
+// first_call_s, models/cold_start.hpp), `source` saying where they came from;
+// the model's earlier ones replaced; `record` (JSON object text), if not
+// empty, set as the calibration's record as merge_in_run sets it (for first
+// calls merged without any shape).
+std::string set_first_calls(const std::string& text, const std::string& path, int threads,
+                            const std::map<std::pair<std::uint16_t, char>, double>& first_call,
+                            const std::string& source, const std::string& record = "");
+
 }  // namespace tessera::kernels

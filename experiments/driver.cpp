@@ -6,8 +6,12 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <deque>
+#include <set>
+
 #include "experiments/driver_parts.hpp"
 #include "experiments/input_matrix.hpp"
+#include "experiments/kernel_call.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "models/cold_start.hpp"
 #include "platform/native/local_network.hpp"
@@ -71,10 +75,24 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   const KernelTimeModel* gpu_base = config.gpu_model;
   if (config.noise.active() && core_base) core_base = &core_noisy.emplace(*core_base, config.noise, node, 0);
   if (config.noise.active() && gpu_base) gpu_base = &gpu_noisy.emplace(*gpu_base, config.noise, node, 1);
+  // The host is domain 0, GPU g domain g: each initializes on its own. A
+  // warmed GPU (--gpu-warmup on) has called every kernel it can call before
+  // the clock; LU's row moves stay cold (experiments/gpu_warmup.hpp).
   const auto cold = std::make_shared<models::ColdStartState>();
-  std::optional<models::ColdStartModel> core_model, gpu_model;
+  std::optional<models::ColdStartModel> core_model;
+  std::deque<models::ColdStartModel> gpu_models;
   if (core_base) r.config.model = &core_model.emplace(*core_base, cold);
-  if (gpu_base) r.config.gpu_model = &gpu_model.emplace(*gpu_base, cold);
+  if (gpu_base) {
+    std::set<std::uint16_t> warm;
+    if (config.gpu_warmup == Warmup::On)
+      for (const KernelInfo& k : kernel_table())
+        if (kernels::calibration::has_device_call(k.id)) warm.insert(k.id);
+    for (int g = 1; g <= std::max(config.gpus, 1); ++g) {
+      gpu_models.emplace_back(*gpu_base, cold, g, warm);
+      r.config.gpu_model_each.push_back(&gpu_models.back());
+    }
+    r.config.gpu_model = r.config.gpu_model_each.front();
+  }
   if (config.impl != Impl::Tile) {
     if (config.precision == 'd') driver::run_peer<double>(r, platform, in);
     else driver::run_peer<float>(r, platform, in);
@@ -102,6 +120,7 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   }
   r.config.model = config.model;
   r.config.gpu_model = config.gpu_model;
+  r.config.gpu_model_each = config.gpu_model_each;
   r.gflops = r.time_s > 0 ? flop_count(config.algo, config.m, config.n) / r.time_s * 1e-9 : 0.0;
   return r;
 }

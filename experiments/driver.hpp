@@ -139,6 +139,10 @@ struct RunConfig {
   std::size_t gpu_memory_cap = 0;  // cuda: bytes a GPU may use (0: all free)
   std::vector<platform::Device*> devices;
   const KernelTimeModel* gpu_model = nullptr;
+  // Per GPU, its model with its own start-up costs (models/cold_start.hpp: a
+  // GPU initializes apart from the host and the other GPUs); the driver
+  // fills it from gpu_model, empty: gpu_model for every GPU.
+  std::vector<const KernelTimeModel*> gpu_model_each;
   // Keep every device copy to the end instead of freeing it at Release_Tile.
   bool keep_tiles = false;
   // CUDA GPUs: leave host tiles pageable (experiments/host_pinning.hpp).

@@ -52,9 +52,11 @@ TRACE_KEYS = {"POTF2'": "potf2p", "TRSM": "trsm", "GSMM": "gsmm", "GSMM_DIAG": "
 # `tessera calibrate --device cuda --gpu-qr-panel cholqr`'s, predicts such runs). --gpu-streams stays: a simulated
 # GPU runs that many streams.
 CUDA_KERNEL_OPTIONS = ("--gpu-trsm-inverse", "--gpu-qr-panel", "--gpu-qr-group", "--gpu-cholqr-gram")
-# A native run's GPU warm-up (experiments/gpu_warmup.hpp), which tessera refuses on simulated GPUs: their kernel
-# models have no first-call cost, so they predict a warmed run (the default on CUDA GPUs); a run with
-# --gpu-warmup off is predicted without its first calls (the per-kernel table's "first s" shows them).
+# A native run's GPU warm-up (experiments/gpu_warmup.hpp): dropped from the real run's arguments, and chosen
+# from what its result says instead (the JSON's gpu_warmup, absent where the run was cold: --gpu-warmup off, or
+# made before 2026-11-28): a cold run is predicted with `--gpu-warmup off` where the machine file's GPU model has
+# first-call costs in the run's precision (`tessera calibrate --from-traces` of cold runs' traces writes them),
+# else as a warm one (its table row says "paid, not modeled"; the per-kernel table's "first s" shows them).
 REAL_ONLY_OPTIONS = ("--gpu-warmup",)
 
 
@@ -90,6 +92,25 @@ def simulated_args(args):
         elif a not in ("--check", "--pageable"):
             out.append(a)
     return out
+
+
+def gpu_first_call_precisions(machine):
+    """The precisions ("d", "s") in which the machine file's GPU model charges first calls (first_call_s)."""
+    try:
+        fc = machine["kernel_models"][machine["node"]["gpus"]["model"]].get("first_call_s") or {}
+    except (KeyError, TypeError, AttributeError):
+        return set()
+    return {p for k, per in fc.items() if k != "source" and isinstance(per, dict)
+            for p, x in per.items() if isinstance(x, (int, float)) and x > 0}
+
+
+def first_calls(real, sim_args, modeled):
+    """How the prediction of a real run treats its GPUs' first calls: "warmed" (the run warmed its GPUs before the
+    clock), "paid" (a cold run, predicted cold: the model has first-call costs in its precision) or "paid, not
+    modeled" (a cold run predicted as a warm one)."""
+    if isinstance(real.get("gpu_warmup"), dict):
+        return "warmed"
+    return "paid" if (_option_value(sim_args, "--precision") or "d") in modeled else "paid, not modeled"
 
 
 def _strings(v):
@@ -202,12 +223,12 @@ def main():
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
     try:
-        manifest, machine_path, model = inputs(args)
+        manifest, machine_path, model, modeled = inputs(args)
     except UsageError as e:
         print("gpu_predict.py: %s" % e, file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="tessera-gpu-predict-") as tmp:
-        return predict(args, manifest, machine_path, model, os.path.join(tmp, "predicted.json"))
+        return predict(args, manifest, machine_path, model, modeled, os.path.join(tmp, "predicted.json"))
 
 
 def inputs(args):
@@ -237,19 +258,21 @@ def inputs(args):
         args.threads = manifest.get("threads") or 13
     machine_path = args.machine or os.path.join(args.dir, manifest["machine_file"])
     machine = outputs.load_json("--machine" if args.machine else "machine file", machine_path)
-    return manifest, machine_path, gpu_model(machine, machine_path)
+    return manifest, machine_path, gpu_model(machine, machine_path), gpu_first_call_precisions(machine)
 
 
 def left_out(name, why):
     print("gpu_predict.py: %s: %s; left out" % (name, why), file=sys.stderr)
 
 
-def predict(args, manifest, machine_path, model, tmp):
-    """The two tables (and --json) of every run of the manifest; 1 when a run was left out, else 0."""
+def predict(args, manifest, machine_path, model, modeled, tmp):
+    """The two tables (and --json) of every run of the manifest; 1 when a run was left out, else 0. `modeled`: the
+    precisions whose GPU first calls the machine file charges."""
     out = {"dir": args.dir, "machine_file": machine_path, "runs": [], "kernels": {}}
     print(f"Real runs in {args.dir} against `tessera run ... --backend sim --machine {machine_path}` (phantom).")
-    print("| run | tessera run options | eviction | real s | predicted s | error | real GB in | predicted GB in |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
+    print("| run | tessera run options | eviction | GPU first calls | real s | predicted s | error | real GB in "
+          "| predicted GB in |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|")
     failed = 0
     for run in manifest["runs"]:
         try:
@@ -266,6 +289,9 @@ def predict(args, manifest, machine_path, model, tmp):
         capacities = [g["capacity_bytes"] for g in real.get("gpu_stats", []) if "capacity_bytes" in g]
         if capacities and not any(a.split("=", 1)[0] == "--gpu-memory" for a in sim_args):
             sim_args += ["--gpu-memory", str(min(capacities))]
+        cold = first_calls(real, sim_args, modeled)
+        if cold == "paid":
+            sim_args += ["--gpu-warmup", "off"]
         eviction = run.get("eviction")
         # A run that named its eviction is predicted with it; one the manifest marks as run under
         # least recently used (before next use was the default) with both.
@@ -283,11 +309,12 @@ def predict(args, manifest, machine_path, model, tmp):
             is_real_policy = policy == "lru" if eviction and not explicit else True
             err = (pred["time_s"] - real["time_s"]) / real["time_s"] if is_real_policy else None
             print(f"| {run['name']} | `{' '.join(sim_args)}` | {policy}{'' if is_real_policy else ' (not run)'} | "
-                  f"{real['time_s']:.3f} | {pred['time_s']:.3f} | "
+                  f"{cold} | {real['time_s']:.3f} | {pred['time_s']:.3f} | "
                   f"{'%+.1f%%' % (100 * err) if err is not None else '-'} | {real_in:.1f} | {pred_in:.1f} |")
             out["runs"].append({"name": run["name"], "args": sim_args, "eviction": policy, "real_s": real["time_s"],
                                 "predicted_s": pred["time_s"], "error": err, "real_gb_in": real_in,
-                                "predicted_gb_in": pred_in, "measured_policy": is_real_policy})
+                                "predicted_gb_in": pred_in, "measured_policy": is_real_policy,
+                                "gpu_first_calls": cold})
     print()
     print("Per GPU kernel (runs with a trace): real seconds of its tasks in the run against the calibrated model; first "
           "s: its GPU's first task of the kernel (any shape); the rest: the others' against the model's for as many.")

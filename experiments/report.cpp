@@ -211,6 +211,8 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["pin_s"] = r.pin_s;
     j["unpin_s"] = r.unpin_s;
     if (c.machine.empty()) j["gpu_warmup"] = warmup_json(r);  // a native run's GPUs
+    // A simulated run's GPUs: their models' first-call costs skipped (warmed, the default) or paid (--gpu-warmup off).
+    else j["gpu_first_calls"] = c.gpu_warmup == Warmup::Off ? "paid" : "warmed";
     j["imbalance_ratio"] = r.imbalance;
     j["release_tiles"] = !c.keep_tiles;
   }

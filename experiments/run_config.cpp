@@ -228,13 +228,24 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.gpu_qr_panel == QrPanel::CholQr && (c.device != DeviceKind::Cuda || !c.machine.empty() || c.gpus == 0))
     throw InputError("--gpu-qr-panel cholqr: only the CUDA GPUs of a native run (--gpus G --device cuda) have it");
   check_cholqr_gram(c.gpu_cholqr_gram, c.gpu_qr_panel);
-  // Only a native run's GPUs have first calls to warm: a simulated GPU's kernel model has no first-call cost.
-  if (c.gpu_warmup != Warmup::Auto && (c.gpus == 0 || !c.machine.empty()))
+  // GPUs to warm: a native run's call their kernels before the clock; a
+  // simulated run's skip the first-call costs of their machine file's GPU
+  // model (models/cold_start.hpp), or with `off` pay them, as a cold CUDA
+  // run does. `auto`: what a CUDA run does, on.
+  if (c.gpu_warmup != Warmup::Auto && c.gpus == 0)
     throw InputError(std::string("--gpu-warmup ") + to_string(c.gpu_warmup) +
-                     ": only the GPUs of a native run of tessera's runtime (--gpus G) are warmed" +
-                     (c.machine.empty() ? "" : "; a simulated GPU's kernel model has no first-call cost"));
+                     ": only the GPUs of a run of tessera's runtime (--gpus G) are warmed");
+  if (c.gpu_warmup == Warmup::Off && !c.machine.empty() && c.gpu_model != nullptr) {
+    bool any = false;
+    for (const KernelInfo& k : kernel_table()) any = any || c.gpu_model->first_call_s(k.id, c.precision) > 0;
+    if (!any)
+      throw InputError(std::string("--gpu-warmup off: the GPU model of ") + c.machine + " has no first-call cost (" +
+                       c.precision +
+                       "): a simulated cold GPU would run as a warm one; tessera calibrate --from-traces writes them "
+                       "from traces of cold runs (--gpu-warmup off)");
+  }
   if (c.gpu_warmup == Warmup::Auto)
-    c.gpu_warmup = c.gpus > 0 && c.machine.empty() && c.device == DeviceKind::Cuda ? Warmup::On : Warmup::Off;
+    c.gpu_warmup = c.gpus > 0 && (!c.machine.empty() || c.device == DeviceKind::Cuda) ? Warmup::On : Warmup::Off;
   if (c.gpu_qr_group != RunConfig::kUnsetGroup) {
     const std::string given = "--gpu-qr-group " + std::to_string(c.gpu_qr_group);
     if (c.gpu_qr_group < 0) throw InputError(given + " must be >= 0 (0: one block of ib at a time)");

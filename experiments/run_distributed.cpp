@@ -16,6 +16,11 @@
 namespace tessera::driver {
 namespace {
 
+// GPU g's (0-based) kernel model: its own start-up costs where the driver made them.
+const KernelTimeModel* gpu_model_of(const RunConfig& c, int g) {
+  return c.gpu_model_each.empty() ? c.gpu_model : c.gpu_model_each.at(static_cast<std::size_t>(g));
+}
+
 // The host bytes of this node's own data as the run starts: what its GPUs'
 // copies read and write. Data without host memory yet (QR's panel copies:
 // made during the run) are left out and copied unpinned.
@@ -147,7 +152,7 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
   // input), so time_s, the slowest node's, is measured from a common start.
   auto factor = [&](Executor& ex, DataStore& store, std::vector<GpuContext> gpus) {
     require_fits(store, n_data, where, self, c.devices);
-    if (G > 0 && store.has_data() && c.gpu_warmup == Warmup::On) {
+    if (G > 0 && store.has_data() && c.machine.empty() && c.gpu_warmup == Warmup::On) {  // (simulated: the models)
       // A task runs on its main output's node, on the device it names or else its output's (000 §6 rule 1).
       const auto on_gpu = [&](const TaskDesc& t) {
         const int out = t.main_output();
@@ -187,7 +192,7 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
     PhantomExecutor ex(F, L, c);
     PhantomDataStore store(F.phantom_bytes(L, c.ib, sizeof(T)), sizeof(T));
     std::vector<GpuContext> gpus;
-    for (int g = 0; g < G; ++g) gpus.push_back({c.devices[g], &ex, &store, c.gpu_model});
+    for (int g = 0; g < G; ++g) gpus.push_back({c.devices[g], &ex, &store, gpu_model_of(c, g)});
     factor(ex, store, gpus);
     return;
   }
@@ -204,7 +209,7 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
     std::vector<GpuContext> gpus;
     for (int g = 0; g < G; ++g) {
       tables.push_back(F.gpu_tables(L, c.ib, T{}));
-      gpus.push_back({c.devices[g], &tables.back()->executor(), &tables.back()->tables, c.gpu_model});
+      gpus.push_back({c.devices[g], &tables.back()->executor(), &tables.back()->tables, gpu_model_of(c, g)});
     }
     factor(data->executor(), store, gpus);
   }

@@ -35,6 +35,7 @@ namespace {
 RunResult without_handles(RunResult r, const RunConfig& given) {
   r.config.model = nullptr;
   r.config.gpu_model = nullptr;
+  r.config.gpu_model_each.clear();
   r.config.devices.clear();
   r.config.network = nullptr;
   r.config.relevance = nullptr;

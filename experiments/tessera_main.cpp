@@ -206,11 +206,12 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
     std::ofstream trace_file(path);
     trace.set_node(r.node);
     if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
-    TraceInfo info{name, r.p, r.q, summary, r.config.gpus, {}};
+    TraceInfo info{name, r.p, r.q, summary, r.config.gpus, {}, 0, {}};
     if (r.config.algo == "qr" && r.config.gpus > 0 && r.config.device == DeviceKind::Cuda) {
       info.gpu_qr_panel = r.config.gpu_qr_panel == QrPanel::CholQr ? "cholqr" : "householder";
       info.gpu_cholqr_gram = r.config.gpu_cholqr_gram;
     }
+    if (r.config.gpus > 0) info.gpu_warmup = r.config.gpu_warmup == Warmup::On ? "on" : "off";
     trace.write(trace_file, info);
     trace_file.flush();
     if (!trace_file) throw InputError("--trace " + path + ": write failed");
@@ -384,9 +385,10 @@ int main(int argc, char** argv) {
                   "--gpu-qr-panel cholqr: each panel's Gram matrix as the sum over blocks of R rows (a batched GEMM "
                   "and a GEMV; R at least the panel's rows: one GEMM); default 0, one SYRK");
   run->add_option("--gpu-warmup", warmup,
-                  "native runs with --gpus: each GPU calls every kernel shape of the run once before the clock starts "
-                  "(library loading and workspaces: experiments/gpu_warmup.hpp; the time is the JSON's gpu_warmup.s): "
-                  "auto (on for --device cuda; default) | on | off");
+                  "runs with --gpus: each GPU calls every kernel shape of the run once before the clock starts "
+                  "(library loading and workspaces: experiments/gpu_warmup.hpp; the time is the JSON's gpu_warmup.s); "
+                  "simulated GPUs skip their model's first-call costs, or with off pay them: "
+                  "auto (on for --device cuda and simulated GPUs; default) | on | off");
   run->add_option("--backend", backend_choice, "native (real threads) | sim (SimGrid-modeled machine); default native");
   run->add_option("--machine", backend.machine, "machine file of a simulated run (platform/machines/*.json)");
   std::string grid;

@@ -64,6 +64,11 @@ struct TraceInfo {
   // With "cholqr": the rows of the blocks its Gram matrices were summed over
   // (--gpu-cholqr-gram; 0: one SYRK), written as gpu_cholqr_gram.
   int gpu_cholqr_gram = 0;
+  // A run with GPUs: "on" where they were warmed before the clock (a
+  // simulated run: their first-call costs skipped), "off" where the run paid
+  // their first calls; written as gpu_warmup. Empty without GPUs (traces
+  // written before 2026-11-28 have none: their GPUs were cold).
+  std::string gpu_warmup;
 };
 
 // A RuntimeObserver that records one event per task of one node. Each worker

@@ -126,6 +126,66 @@ TEST(CalibrateFromTraces, EachGpuLeavesOutItsOwnFirstCall) {
   EXPECT_GT(checked, 0);
 }
 
+// A GPU's first call of each kernel (models/cold_start.hpp): a machine file
+// with GPU first-call costs plays a cold GPU node (--gpu-warmup off), its
+// trace gives them back, and the file they are merged into predicts the cold
+// run. With one stream a simulated GPU measures no span: the tasks' intervals
+// time the first calls, as in the lent H200's traces (2026-11-25). A warmed
+// run (the default) pays none, to the bit.
+TEST(CalibrateFromTraces, ColdRunsTracesGiveTheGpusFirstCalls) {
+  TempDir dir;
+  json cold = json::parse(read_text(kH100));
+  gpu_model(cold)["first_call_s"] = {{"source", "test"}, {"potf2p", {{"d", 0.02}}}, {"trsm", {{"d", 0.05}}}};
+  const std::string node = dir.write("cold.json", cold.dump()), trace = dir.path() + "/t.json";
+  auto one_stream = cholesky(node, "1024");
+  one_stream[one_stream.size() - 5] = "1";  // --gpu-streams 1
+  const auto with = [](std::vector<std::string> a, const std::vector<std::string>& extra) {
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const json warm = run_ok(one_stream);
+  EXPECT_EQ(warm["gpu_first_calls"], "warmed");
+  auto plain = one_stream;
+  plain[plain.size() - 1] = kH100;
+  EXPECT_EQ(warm["time_s"].get<double>(), run_ok(plain)["time_s"].get<double>()) << "warmed: no first call charged";
+  const json paid = run_ok(with(one_stream, {"--gpu-warmup", "off", "--trace", trace}));
+  EXPECT_EQ(paid["gpu_first_calls"], "paid");
+  // POTF2'(0) and then the first TRSMs are each on the critical path.
+  EXPECT_GE(paid["time_s"].get<double>() - warm["time_s"].get<double>(), 0.07 - 1e-9);
+  EXPECT_LT(paid["time_s"].get<double>() - warm["time_s"].get<double>(), 0.2);
+  EXPECT_EQ(json::parse(read_text(trace))["otherData"]["gpu_warmup"], "off");
+
+  const std::string merged = dir.path() + "/merged.json";
+  const Outcome o = run_tessera({"calibrate", "--from-traces", trace, "--base", kH100, "--out", merged});
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  EXPECT_NE(o.out.find("first calls of 4 GPU kernel(s) from 1 cold trace(s)"), std::string::npos) << o;
+  json m = json::parse(read_text(merged));
+  const json& fc = gpu_model(m)["first_call_s"];
+  EXPECT_NEAR(fc["potf2p"]["d"].get<double>(), 0.02, 1e-6) << fc;
+  EXPECT_NEAR(fc["trsm"]["d"].get<double>(), 0.05, 1e-6) << fc;
+  EXPECT_NEAR(fc["gsmm"]["d"].get<double>(), 0.0, 1e-6) << fc;
+  EXPECT_EQ(m["calibration"]["gpu_in_run"]["cold_traces"], 1);
+  EXPECT_EQ(m["calibration"]["gpu_in_run"]["shapes"], 0) << "no spans: the base's shapes stay";
+  EXPECT_EQ(gpu_model(m)["measurements"], gpu_model(cold)["measurements"]);
+  auto again = one_stream;
+  again[again.size() - 1] = merged;
+  EXPECT_NEAR(run_ok(with(again, {"--gpu-warmup", "off"}))["time_s"].get<double>() / paid["time_s"].get<double>(), 1.0,
+              1e-4);
+
+  // A warmed run's trace has no first calls to give, and without spans nothing else.
+  const std::string warm_trace = dir.path() + "/warm.json";
+  (void)run_ok(with(one_stream, {"--trace", warm_trace}));
+  EXPECT_EQ(json::parse(read_text(warm_trace))["otherData"]["gpu_warmup"], "on");
+  const Outcome w = run_tessera({"calibrate", "--from-traces", warm_trace, "--base", kH100, "--out", merged});
+  EXPECT_TRUE(w.exited && w.status == 2) << w;
+  EXPECT_NE(w.err.find("nor a cold run's GPU tasks"), std::string::npos) << w;
+  // A cold simulated run needs first calls in its machine file's GPU model; --gpu-warmup needs GPUs.
+  const Outcome r = run_tessera(with(plain, {"--gpu-warmup", "off"}));
+  EXPECT_TRUE(r.exited && r.status == 2) << r;
+  EXPECT_NE(r.err.find("has no first-call cost (d)"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("--from-traces"), std::string::npos) << r;
+}
+
 TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {
   TempDir dir;
   const std::string trace = dir.path() + "/t.json", one_stream = dir.path() + "/one.json";
