@@ -172,10 +172,12 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
       calibrate_->add_option("--in-run-n", in_run_n_, "with --in-run: the runs' orders N; default 4096,8192")
           ->delimiter(',');
   calibrate_
-      ->add_option("--from-traces", from_traces_,
-                   "instead of timing kernels: the GPU tasks' own device times (gpu_span_us) in these traces of real "
-                   "runs (tessera run --gpus G --trace FILE), merged into --base's GPU model as --in-run merges the "
-                   "cores' (experiments/calibrate_from_traces.hpp); with --base and --out only")
+      ->add_option(
+          "--from-traces", from_traces_,
+          "instead of timing kernels: the GPU tasks' own device times (gpu_span_us) in these traces of real "
+          "runs (tessera run --gpus G --trace FILE), merged into --base's GPU model as --in-run merges the "
+          "cores', and cold runs' first calls as its first_call_s (experiments/calibrate_from_traces.hpp); with "
+          "--base and --out only")
       ->delimiter(',');
   calibrate_->add_flag("--cold", cold_,
                        "cold operands: copies spanning 128 MiB, restored right after each call, so no call finds its "
