@@ -119,9 +119,14 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
 // tile kernel runs the same panel plus what the tile's layout adds (GEQRT:
 // its T factor), so a vendor row below 0.6 (QR) or 0.8 (Cholesky) of DGEMM
 // is a measured bound on what one-call panels of the library can give. The
-// operand: a random matrix (geqrf) or that matrix's Gram plus m on the
-// diagonal (potrf, positive definite); fresh operands each call, on the host
-// (the copies are outside the timed part).
+// operand: a random matrix (geqrf), or for potrf its symmetric part with n
+// on the diagonal (strictly diagonally dominant, so positive definite);
+// fresh operands each call, on the host (the copies, the stream and handle
+// made per call and the identity warm-up are outside the timed part, which
+// is why a row runs a fixed 10 iterations: Google Benchmark's minimum time
+// counts manual time only, and a 1 ms POTRF would take hundreds of calls,
+// each with tens of milliseconds around it). The time is the host's, from
+// the launch to the stream's end: a launch's latency is in it.
 template <class T>
 void run_vendor(benchmark::State& st, platform::Device& dev, KernelShape s) {
   const bool potrf = s.kernel == kPotf2p;
@@ -250,6 +255,7 @@ int main(int argc, char** argv) {
                                        else run_vendor<float>(st, *on, s);
                                      })
             ->UseManualTime()
+            ->Iterations(10)
             ->Unit(benchmark::kMillisecond);
       };
       vendor(kPotf2p, B);

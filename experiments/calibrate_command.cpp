@@ -459,7 +459,11 @@ int CalibrateCommand::run_from_traces(const std::string& command) const {
   record["min_calls"] = 1;
   record["shapes"] = traced.shapes.size();
   record["note"] =
-      "each GPU task's device span (gpu_span_us) in the traces, each trace lane's first call of each kernel left out";
+      traced.shapes.empty()
+          ? "first calls only (the traces have no device spans): each GPU lane's first call of each kernel in the "
+            "cold runs' traces, against its shape's other calls"
+          : "each GPU task's device span (gpu_span_us) in the traces, each trace lane's first call of each kernel "
+            "left out; the cold runs' first calls as the GPU model's first_call_s";
   record["cold_traces"] = traced.cold_traces;
   record["first_calls"] = traced.first_calls;
   // (Traces without spans give first calls only: the base's shapes stay.)

@@ -68,8 +68,14 @@ GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min
       out.qr_panel = panel;
       if (panel == "cholqr") out.cholqr_gram = gram;
     }
-    // Cold: its GPUs' first calls paid their set-up inside the run.
-    const bool cold = t.value("/otherData/gpu_warmup"_json_pointer, std::string("off")) != "on";
+    // Cold: its GPUs' first calls paid their set-up inside the run. Not
+    // recorded: a native trace from before 2026-11-28 (CUDA GPUs were never
+    // warmed), a simulated one from then (no GPU first call was charged).
+    // Emulated GPUs run the CPU's kernels: their first calls are no GPU's.
+    const std::string warmup = t.value("/otherData/gpu_warmup"_json_pointer, std::string());
+    const bool cold =
+        t.value("/otherData/gpu_device"_json_pointer, std::string()) != "emulated" &&
+        (warmup.empty() ? t.value("/otherData/backend"_json_pointer, std::string()) == "native" : warmup == "off");
     // The GPU lanes (threads named gpu1, gpu2, ...) and whether any task has a device span.
     std::set<int> gpu_lanes;
     bool spans = false;

@@ -17,23 +17,28 @@
 // Per (kernel, precision, m, n, k): the median and interquartile range of the
 // spans over all traces, each trace's first call of each kernel left out
 // (its one-time library set-up), shapes called fewer than min_calls times
-// dropped.
-//
-// The first calls themselves, in traces of cold runs (otherData.gpu_warmup
-// "off", or no gpu_warmup: written before GPUs were warmed, 2026-11-28),
-// give the GPU model's first_call_s (models/cold_start.hpp): per kernel and
-// precision, the median over GPU lanes and traces of each first call's span
-// less the median of the other calls of its shape (none below 0; a first
-// call whose shape has no other call counts for nothing). On the lent H200
-// (2026-11-25) each kernel's first call, tens of milliseconds of module
-// loading and library set-up, held all of Cholesky's 19-32% prediction
-// error; with them the simulator predicts a cold run (`tessera run
-// --backend sim --gpu-warmup off`). They are merged into the base file's GPU model as the CPU's are
+// dropped. They are merged into the base file's GPU model as the CPU's are
 // (merge_in_run with kGpuInRun): a traced shape takes its median, the
 // kernel's other shapes the in-run / isolated ratio of the nearest traced
 // shape; the file records it under calibration.gpu_in_run. A prediction made
 // with it for a traced run is no test of the model; one for another
 // configuration is.
+//
+// The first calls themselves, in traces of cold runs (otherData.gpu_warmup
+// "off"; or none in a native trace: written before GPUs were warmed,
+// 2026-11-28; never an emulated GPU's, whose kernels are the CPU's), give
+// the GPU model's first_call_s (models/cold_start.hpp): per kernel and
+// precision, the median over GPU lanes and traces of each first call's time
+// less the median of the other calls of its shape in the same trace (none
+// below 0; a first call whose shape has no other call counts for nothing).
+// On the lent H200 (2026-11-25) each kernel's first call, tens of
+// milliseconds of module loading and library set-up, held all of
+// Cholesky's 19-32% prediction error; with them the simulator predicts a
+// cold run (`tessera run --backend sim --gpu-warmup off`). A trace without
+// device spans (before 2026-11-27; a simulated GPU with one stream) gives
+// its GPU tasks' intervals for this, and first calls only; a merge of first
+// calls alone is recorded as calibration.gpu_first_calls, which leaves the
+// file open to a later merge of spans.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -58,9 +63,10 @@ struct GpuInRunTraces {
 };
 
 // The GPU tasks' shapes of the traces (tessera run --trace FILE, format
-// tessera-trace). Each GPU's (trace lane's) first call of each kernel is left
-// out. Throws InputError naming a file that is not such a trace, has no GPU
-// task with a span or is given twice, a shape the traces ran at two
+// tessera-trace), and the cold ones' first calls. Each GPU's (trace lane's)
+// first call of each kernel is left out of the shapes. Throws InputError
+// naming a file that is not such a trace, has no GPU task with a span (a
+// cold run's trace: no GPU task) or is given twice, a shape the traces ran at two
 // effective inner blockings, traces of different QR panels, and traces of
 // Cholesky QR panels whose Grams were formed differently (--gpu-cholqr-gram).
 GpuInRunTraces gpu_in_run_shapes(const std::vector<std::string>& traces, int min_calls);

@@ -398,7 +398,8 @@ std::string set_first_calls(const std::string& text, const std::string& path, in
   }
   if (!record.empty()) {
     if (!f.contains("calibration") || !f["calibration"].is_object()) f["calibration"] = ordered::object();
-    f["calibration"][record_key(threads == kGpuInRun)] = ordered::parse(record);
+    // Not the in-run record's key: first calls alone leave the file open to a merge of in-run times.
+    f["calibration"][threads == kGpuInRun ? "gpu_first_calls" : "first_calls"] = ordered::parse(record);
   }
   return machine_file_text(f.dump());
 }

@@ -141,8 +141,9 @@ std::string merge_in_run(const std::string& text, const std::string& path, const
 // `threads` (kGpuInRun: the GPUs') set to `first_call` (the model's
 // first_call_s, models/cold_start.hpp), `source` saying where they came from;
 // the model's earlier ones replaced; `record` (JSON object text), if not
-// empty, set as the calibration's record as merge_in_run sets it (for first
-// calls merged without any shape).
+// empty, set as calibration.gpu_first_calls (the GPUs'; else first_calls):
+// first calls merged without any shape, which leave the file open to a
+// merge of in-run times (check_in_run_target looks for those records only).
 std::string set_first_calls(const std::string& text, const std::string& path, int threads,
                             const std::map<std::pair<std::uint16_t, char>, double>& first_call,
                             const std::string& source, const std::string& record = "");

@@ -87,6 +87,7 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
     if (config.gpu_warmup == Warmup::On)
       for (const KernelInfo& k : kernel_table())
         if (kernels::calibration::has_device_call(k.id)) warm.insert(k.id);
+    r.config.gpu_model_each.clear();  // (the caller's models are the base, wrapped here)
     for (int g = 1; g <= std::max(config.gpus, 1); ++g) {
       gpu_models.emplace_back(*gpu_base, cold, g, warm);
       r.config.gpu_model_each.push_back(&gpu_models.back());

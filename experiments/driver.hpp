@@ -29,7 +29,7 @@ enum class Backend { Native, Sim };          // --backend: real threads, or a Si
 enum class DeviceKind { Emulated, Cuda };    // --device: a native run's GPUs (a simulated run's are the machine file's)
 enum class Impl { Tile, Lapack, Cusolver };  // --impl: tessera's runtime, or a vendor library's peer
 enum class QrPanel { Householder, CholQr };  // --gpu-qr-panel: how a CUDA GPU's GEQRT and TSQRT factor a panel
-enum class Warmup { Auto, On, Off };         // --gpu-warmup: a native run's GPUs warmed before its clock starts
+enum class Warmup { Auto, On, Off };         // --gpu-warmup: a run's GPUs warmed before its clock starts
 Backend parse_backend(const std::string& name);
 DeviceKind parse_device_kind(const std::string& name);
 Impl parse_impl(const std::string& name);
@@ -169,10 +169,11 @@ struct RunConfig {
   // Native runs: nice levels of the compute threads below the node's other
   // threads (--compute-nice; platform::NativePlatform::set_compute_nice).
   int compute_nice = 0;
-  // Native runs with GPUs: each GPU calls every kernel shape of the run once
+  // Runs with GPUs: a native run's call every kernel shape of the run once
   // before the factorization's clock starts (--gpu-warmup;
-  // experiments/gpu_warmup.hpp). Auto: on for CUDA GPUs, off for emulated
-  // ones (resolve() leaves On or Off).
+  // experiments/gpu_warmup.hpp); a simulated run's skip their model's
+  // first-call costs (models/cold_start.hpp). Auto: on for CUDA and
+  // simulated GPUs, off for emulated ones (resolve() leaves On or Off).
   Warmup gpu_warmup = Warmup::Auto;
   // Test-only: corrupt-factor | internal-error (experiments/test_fault.hpp).
   std::string test_fault;

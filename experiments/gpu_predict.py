@@ -55,7 +55,7 @@ CUDA_KERNEL_OPTIONS = ("--gpu-trsm-inverse", "--gpu-qr-panel", "--gpu-qr-group",
 # A native run's GPU warm-up (experiments/gpu_warmup.hpp): dropped from the real run's arguments, and chosen
 # from what its result says instead (the JSON's gpu_warmup, absent where the run was cold: --gpu-warmup off, or
 # made before 2026-11-28): a cold run is predicted with `--gpu-warmup off` where the machine file's GPU model has
-# first-call costs in the run's precision (`tessera calibrate --from-traces` of cold runs' traces writes them),
+# first-call costs of the run's factorization's kernels in its precision (`tessera calibrate --from-traces` of cold runs' traces writes them),
 # else as a warm one (its table row says "paid, not modeled"; the per-kernel table's "first s" shows them).
 REAL_ONLY_OPTIONS = ("--gpu-warmup",)
 
@@ -94,23 +94,35 @@ def simulated_args(args):
     return out
 
 
+CHOLESKY_KERNELS = ("potf2p", "trsm", "gsmm", "gsmm_diag")
+QR_KERNELS = ("geqrt", "larfb", "tsqrt", "ssrfb", "ttqrt", "ttmqr")
+
+
+def _family(key):
+    """The factorization a kernel key (base/kernel_table.cpp) belongs to."""
+    return "cholesky" if key in CHOLESKY_KERNELS else "qr" if key in QR_KERNELS else \
+        "lu" if key.startswith("lu_") else ""
+
+
 def gpu_first_call_precisions(machine):
-    """The precisions ("d", "s") in which the machine file's GPU model charges first calls (first_call_s)."""
+    """The (factorization, precision) pairs, such as ("cholesky", "d"), whose kernels the machine file's GPU model
+    charges first calls for (first_call_s): tessera refuses a cold simulated run of any other."""
     try:
         fc = machine["kernel_models"][machine["node"]["gpus"]["model"]].get("first_call_s") or {}
     except (KeyError, TypeError, AttributeError):
         return set()
-    return {p for k, per in fc.items() if k != "source" and isinstance(per, dict)
+    return {(_family(k), p) for k, per in fc.items() if k != "source" and isinstance(per, dict)
             for p, x in per.items() if isinstance(x, (int, float)) and x > 0}
 
 
 def first_calls(real, sim_args, modeled):
     """How the prediction of a real run treats its GPUs' first calls: "warmed" (the run warmed its GPUs before the
-    clock), "paid" (a cold run, predicted cold: the model has first-call costs in its precision) or "paid, not
-    modeled" (a cold run predicted as a warm one)."""
+    clock), "paid" (a cold run, predicted cold: the model has first-call costs of its factorization's kernels in its
+    precision) or "paid, not modeled" (a cold run predicted as a warm one)."""
     if isinstance(real.get("gpu_warmup"), dict):
         return "warmed"
-    return "paid" if (_option_value(sim_args, "--precision") or "d") in modeled else "paid, not modeled"
+    key = (_option_value(sim_args, "--algo") or "cholesky", _option_value(sim_args, "--precision") or "d")
+    return "paid" if key in modeled else "paid, not modeled"
 
 
 def _strings(v):

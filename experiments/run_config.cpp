@@ -237,10 +237,11 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
                      ": only the GPUs of a run of tessera's runtime (--gpus G) are warmed");
   if (c.gpu_warmup == Warmup::Off && !c.machine.empty() && c.gpu_model != nullptr) {
     bool any = false;
-    for (const KernelInfo& k : kernel_table()) any = any || c.gpu_model->first_call_s(k.id, c.precision) > 0;
+    for (const KernelInfo& k : kernel_table())
+      any = any || (c.algo == k.family && c.gpu_model->first_call_s(k.id, c.precision) > 0);
     if (!any)
-      throw InputError(std::string("--gpu-warmup off: the GPU model of ") + c.machine + " has no first-call cost (" +
-                       c.precision +
+      throw InputError(std::string("--gpu-warmup off: the GPU model of ") + c.machine + " has no first-call cost of " +
+                       c.algo + "'s kernels (" + c.precision +
                        "): a simulated cold GPU would run as a warm one; tessera calibrate --from-traces writes them "
                        "from traces of cold runs (--gpu-warmup off)");
   }

@@ -206,12 +206,15 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
     std::ofstream trace_file(path);
     trace.set_node(r.node);
     if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
-    TraceInfo info{name, r.p, r.q, summary, r.config.gpus, {}, 0, {}};
+    TraceInfo info{name, r.p, r.q, summary, r.config.gpus, {}, 0, {}, {}};
     if (r.config.algo == "qr" && r.config.gpus > 0 && r.config.device == DeviceKind::Cuda) {
       info.gpu_qr_panel = r.config.gpu_qr_panel == QrPanel::CholQr ? "cholqr" : "householder";
       info.gpu_cholqr_gram = r.config.gpu_cholqr_gram;
     }
-    if (r.config.gpus > 0) info.gpu_warmup = r.config.gpu_warmup == Warmup::On ? "on" : "off";
+    if (r.config.gpus > 0) {
+      info.gpu_warmup = r.config.gpu_warmup == Warmup::On ? "on" : "off";
+      info.gpu_device = !r.config.machine.empty() ? "simulated" : to_string(r.config.device);
+    }
     trace.write(trace_file, info);
     trace_file.flush();
     if (!trace_file) throw InputError("--trace " + path + ": write failed");

@@ -13,7 +13,8 @@
 //
 // `warm`: kernels called before the run's clock starts (a GPU's warm-up,
 // experiments/gpu_warmup.hpp), which pay no first-call cost; a kernel the
-// warm-up cannot call still pays its own.
+// warm-up cannot call still pays its own. A warmed domain (`warm` not
+// empty) has started before the clock too: it pays no start_s.
 //
 // One state per node and run (the driver makes them): a simulated cluster
 // runs many nodes in one process, each with its own.
@@ -31,9 +32,10 @@ namespace tessera::models {
 class ColdStartState {
  public:
   // The extra seconds of a call of `sh` on `domain` starting at `now` whose
-  // warm duration is `base` (`warm`: the kernel was called before the clock).
+  // warm duration is `base` (`warm`: the kernel was called before the clock;
+  // `warmed`: the domain was, so its start-up is paid already).
   double extra(const KernelTimeModel& m, const KernelShape& sh, double now, double base, int domain = 0,
-               bool warm = false);
+               bool warm = false, bool warmed = false);
 
  private:
   SpinLock lock_;
@@ -50,13 +52,13 @@ class ColdStartModel final : public KernelTimeModel {
   double seconds(const KernelShape& s) const override { return inner_.seconds(s); }
   double seconds_at(const KernelShape& s, double now) const override {
     const double base = inner_.seconds(s);
-    return base + state_->extra(inner_, s, now, base, domain_, warm_.count(s.kernel) > 0);
+    return base + state_->extra(inner_, s, now, base, domain_, warm_.count(s.kernel) > 0, !warm_.empty());
   }
   // The inner model's time for the task (with its variation, if it draws
   // one), plus the start-up costs.
   double seconds_for(const KernelShape& s, double now, std::uint64_t task) const override {
     const double base = inner_.seconds_for(s, now, task);
-    return base + state_->extra(inner_, s, now, base, domain_, warm_.count(s.kernel) > 0);
+    return base + state_->extra(inner_, s, now, base, domain_, warm_.count(s.kernel) > 0, !warm_.empty());
   }
   double first_call_s(std::uint16_t kernel, char precision) const override {
     return inner_.first_call_s(kernel, precision);

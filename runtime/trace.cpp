@@ -147,6 +147,7 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
       << (info.gpu_qr_panel.empty() ? std::string() : ",\"gpu_qr_panel\":" + quoted(info.gpu_qr_panel))
       << (info.gpu_qr_panel == "cholqr" ? ",\"gpu_cholqr_gram\":" + std::to_string(info.gpu_cholqr_gram) : "")
       << (info.gpu_warmup.empty() ? std::string() : ",\"gpu_warmup\":" + quoted(info.gpu_warmup))
+      << (info.gpu_device.empty() ? std::string() : ",\"gpu_device\":" + quoted(info.gpu_device))
       << "},\n\"traceEvents\":[\n";
   out << fmt::format(R"x({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"node {} ({})"}}}})x", node_, node_,
                      info.backend);

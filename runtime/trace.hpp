@@ -66,9 +66,13 @@ struct TraceInfo {
   int gpu_cholqr_gram = 0;
   // A run with GPUs: "on" where they were warmed before the clock (a
   // simulated run: their first-call costs skipped), "off" where the run paid
-  // their first calls; written as gpu_warmup. Empty without GPUs (traces
-  // written before 2026-11-28 have none: their GPUs were cold).
+  // their first calls; written as gpu_warmup. Empty without GPUs (native CUDA
+  // traces written before 2026-11-28 have none: their GPUs were cold; a
+  // simulated run's then charged no GPU first call).
   std::string gpu_warmup;
+  // A run with GPUs: "cuda", "emulated" (the CPU's kernels: no GPU library to
+  // load) or "simulated"; written as gpu_device.
+  std::string gpu_device;
 };
 
 // A RuntimeObserver that records one event per task of one node. Each worker

@@ -164,13 +164,39 @@ TEST(CalibrateFromTraces, ColdRunsTracesGiveTheGpusFirstCalls) {
   EXPECT_NEAR(fc["potf2p"]["d"].get<double>(), 0.02, 1e-6) << fc;
   EXPECT_NEAR(fc["trsm"]["d"].get<double>(), 0.05, 1e-6) << fc;
   EXPECT_NEAR(fc["gsmm"]["d"].get<double>(), 0.0, 1e-6) << fc;
-  EXPECT_EQ(m["calibration"]["gpu_in_run"]["cold_traces"], 1);
-  EXPECT_EQ(m["calibration"]["gpu_in_run"]["shapes"], 0) << "no spans: the base's shapes stay";
+  EXPECT_EQ(m["calibration"]["gpu_first_calls"]["cold_traces"], 1);
+  EXPECT_EQ(m["calibration"]["gpu_first_calls"]["shapes"], 0) << "no spans: the base's shapes stay";
+  EXPECT_FALSE(m["calibration"].contains("gpu_in_run")) << "first calls alone leave the file open to spans";
   EXPECT_EQ(gpu_model(m)["measurements"], gpu_model(cold)["measurements"]);
   auto again = one_stream;
   again[again.size() - 1] = merged;
   EXPECT_NEAR(run_ok(with(again, {"--gpu-warmup", "off"}))["time_s"].get<double>() / paid["time_s"].get<double>(), 1.0,
               1e-4);
+
+  // Spans merged into it afterwards (a two-stream trace of a warmed run) keep its first calls.
+  const std::string spans = dir.path() + "/spans.json", both = dir.path() + "/both.json";
+  (void)run_ok(with(cholesky(kH100, "1024"), {"--trace", spans}));
+  const Outcome o2 = run_tessera({"calibrate", "--from-traces", spans, "--base", merged, "--out", both});
+  ASSERT_TRUE(o2.exited && o2.status == 0) << o2;
+  json b = json::parse(read_text(both));
+  EXPECT_EQ(gpu_model(b)["first_call_s"], fc);
+  EXPECT_TRUE(b["calibration"].contains("gpu_in_run"));
+
+  // Each GPU pays its own first calls: with two, both GPUs' first TRSMs are 0.05 s slower (one GPU paying for
+  // both would give a median of 0.025).
+  json two = cold;
+  two["node"]["gpus"]["count"] = 2;
+  const std::string two_node = dir.write("cold2.json", two.dump()), two_trace = dir.path() + "/two.json";
+  auto on_two = with(one_stream, {"--gpu-warmup", "off", "--trace", two_trace});
+  on_two[10] = "2";  // --gpus 2
+  on_two[on_two.size() - 5] = two_node;
+  (void)run_ok(on_two);
+  const std::string two_merged = dir.path() + "/two-merged.json";
+  ASSERT_EQ(run_tessera({"calibrate", "--from-traces", two_trace, "--base", kH100, "--out", two_merged}).status, 0);
+  json t2 = json::parse(read_text(two_merged));
+  EXPECT_NEAR(gpu_model(t2)["first_call_s"]["trsm"]["d"].get<double>(), 0.05, 1e-6);
+  EXPECT_NEAR(gpu_model(t2)["first_call_s"]["potf2p"]["d"].get<double>(), 0.02, 1e-6);
+  EXPECT_EQ(t2["calibration"]["gpu_first_calls"]["first_calls"], 8) << "4 kernels on each of 2 GPUs";
 
   // A warmed run's trace has no first calls to give, and without spans nothing else.
   const std::string warm_trace = dir.path() + "/warm.json";
@@ -182,8 +208,21 @@ TEST(CalibrateFromTraces, ColdRunsTracesGiveTheGpusFirstCalls) {
   // A cold simulated run needs first calls in its machine file's GPU model; --gpu-warmup needs GPUs.
   const Outcome r = run_tessera(with(plain, {"--gpu-warmup", "off"}));
   EXPECT_TRUE(r.exited && r.status == 2) << r;
-  EXPECT_NE(r.err.find("has no first-call cost (d)"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("has no first-call cost of cholesky's kernels (d)"), std::string::npos) << r;
   EXPECT_NE(r.err.find("--from-traces"), std::string::npos) << r;
+  // Cholesky's first calls do not make a cold QR.
+  auto qr = with(one_stream, {"--gpu-warmup", "off"});
+  qr[2] = "qr";
+  const Outcome q = run_tessera(qr);
+  EXPECT_TRUE(q.exited && q.status == 2) << q;
+  EXPECT_NE(q.err.find("no first-call cost of qr's kernels (d)"), std::string::npos) << q;
+  // An emulated GPU runs the CPU's kernels: its run's trace gives no GPU first calls.
+  const std::string emulated = dir.path() + "/emulated.json";
+  (void)run_ok(
+      {"run", "--algo", "cholesky", "--n", "256", "--B", "64", "--gpus", "1", "--threads", "1", "--trace", emulated});
+  EXPECT_EQ(json::parse(read_text(emulated))["otherData"]["gpu_device"], "emulated");
+  const Outcome e = run_tessera({"calibrate", "--from-traces", emulated, "--base", kH100, "--out", merged});
+  EXPECT_TRUE(e.exited && e.status == 2) << e;
 }
 
 TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {

@@ -137,25 +137,27 @@ TEST(KernelModels, RowMovesTakeNoModeledTime) {
 }
 
 // Start-up costs per domain (models/cold_start.hpp): the host and each GPU
-// initialize on their own, so GPU 1's first TRSM pays although the host's
-// has ended, GPU 2's although GPU 1's has; a warmed GPU's kernels pay
-// nothing, a kernel its warm-up cannot call still does; each domain's first
-// task pays its own model's start_s.
+// initialize on their own, so a GPU's first task pays its start_s although
+// the host has started, GPU 1's first TRSM pays although the host's has
+// ended, GPU 2's although GPU 1's has; a warmed GPU pays no start_s and its
+// warmed kernels no first call, a kernel its warm-up cannot call still does.
 TEST(KernelModels, ColdStartsArePerHostAndPerGpu) {
   const CalibratedModel host("host", {{kTrsm, 'd', 64, 64, 0, 1.0, 0}, {kGsmm, 'd', 64, 64, 64, 1.0, 0}},
                              {{{kTrsm, 'd'}, 10.0}}, 100.0);
   const CalibratedModel gpu("gpu", {{kTrsm, 'd', 64, 64, 0, 1.0, 0}, {kGsmm, 'd', 64, 64, 64, 1.0, 0}},
-                            {{{kTrsm, 'd'}, 20.0}, {{kGsmm, 'd'}, 40.0}}, 0.0);
+                            {{{kTrsm, 'd'}, 20.0}, {{kGsmm, 'd'}, 40.0}}, 50.0);
   const auto state = std::make_shared<ColdStartState>();
   const ColdStartModel h(host, state, 0), g1(gpu, state, 1), g2(gpu, state, 2), warm(gpu, state, 3, {kTrsm});
   const KernelShape trsm{kTrsm, 'd', 64, 64, 0, 0}, gsmm{kGsmm, 'd', 64, 64, 64, 0};
-  EXPECT_EQ(h.seconds_at(trsm, 0), 1 + 100 + 10);
-  EXPECT_EQ(h.seconds_at(trsm, 200), 1) << "the host's TRSM is warm";
+  EXPECT_EQ(g1.seconds_at(gsmm, 0), 1 + 50 + 40) << "GPU 1 starts first";
+  EXPECT_EQ(h.seconds_at(trsm, 100), 1 + 100 + 10) << "the host starts on its own";
+  EXPECT_EQ(h.seconds_at(trsm, 300), 1) << "the host's TRSM is warm";
   EXPECT_EQ(g1.seconds_at(trsm, 300), 1 + 20) << "GPU 1 loads its own";
   EXPECT_EQ(g1.seconds_at(trsm, 305), 1 + 20) << "started before GPU 1's first one ended: it waits too";
   EXPECT_EQ(g1.seconds_at(trsm, 400), 1);
-  EXPECT_EQ(g2.seconds_at(trsm, 400), 1 + 20) << "GPU 2 loads its own";
-  EXPECT_EQ(warm.seconds_at(trsm, 400), 1) << "warmed before the clock";
+  EXPECT_EQ(g2.seconds_at(trsm, 400), 1 + 50 + 20) << "GPU 2 starts and loads its own";
+  EXPECT_EQ(g2.seconds_at(trsm, 500), 1);
+  EXPECT_EQ(warm.seconds_at(trsm, 400), 1) << "warmed before the clock: no start, no first call";
   EXPECT_EQ(warm.seconds_at(gsmm, 400), 1 + 40) << "not among the warmed kernels";
   EXPECT_EQ(g1.seconds(trsm), 1) << "seconds() has no start-up costs";
 }
