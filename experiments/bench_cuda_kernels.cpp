@@ -77,6 +77,17 @@ std::map<std::string, std::pair<std::uint64_t, double>> phases(const platform::D
   return out;
 }
 
+// The row's TFlops and of_gemm counters from its timed calls' total seconds.
+void set_rate(benchmark::State& st, platform::Device& dev, const KernelShape& s, double total) {
+  const double rate = flops(s) * double(st.iterations()) / total;
+  st.counters["TFlops"] = rate / 1e12;
+  // Against the square GEMM of the tile's width: the same as its height but for
+  // LU's tall panel, whose m-sized GEMM (32,768³, 26 GB of operands) is no
+  // reference for a 1,024-wide panel and cost minutes of a lent machine (the
+  // H100's kernels step ran out of its 90 s two rows after that one).
+  st.counters["of_gemm"] = rate / gemm_rate(dev, s.n, s.precision);
+}
+
 void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
   kernels::CalibrationOptions o;
   if (s.ib > 0) o.ib = s.ib;
@@ -91,13 +102,7 @@ void run_case(benchmark::State& st, platform::Device& dev, KernelShape s) {
       st.SetIterationTime(t);
       total += t;
     }
-    const double rate = flops(s) * double(st.iterations()) / total;
-    st.counters["TFlops"] = rate / 1e12;
-    // Against the square GEMM of the tile's width: the same as its height but for
-    // LU's tall panel, whose m-sized GEMM (32,768³, 26 GB of operands) is no
-    // reference for a 1,024-wide panel and cost minutes of a lent machine (the
-    // H100's kernels step ran out of its 90 s two rows after that one).
-    st.counters["of_gemm"] = rate / gemm_rate(dev, s.n, s.precision);
+    set_rate(st, dev, s, total);
     // Timed calls that took the slower path after a failed check (Cholesky QR panels: 0 on these random tiles).
     st.counters["fallbacks"] = static_cast<double>(dev.kernel_fallbacks() - fallbacks);
     // A profiled device's phases: milliseconds per timed call of the kernel.
@@ -151,9 +156,7 @@ void run_vendor(benchmark::State& st, platform::Device& dev, KernelShape s) {
       st.SetIterationTime(r.factor_s);
       total += r.factor_s;
     }
-    const double rate = flops(s) * double(st.iterations()) / total;
-    st.counters["TFlops"] = rate / 1e12;
-    st.counters["of_gemm"] = rate / gemm_rate(dev, s.n, s.precision);
+    set_rate(st, dev, s, total);
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());
   }
@@ -209,7 +212,8 @@ int main(int argc, char** argv) {
   for (const char p : {'d', 's'})
     for (const std::int64_t B : {1024, 2048, 4096}) {
       // variant: "" (the default device), "leaf", "group" or "inverse" with its
-      // value, or "cholqr" (value 1: Cholesky QR panels).
+      // value, "cholqr" (value 1: Cholesky QR panels), or "vendor" (value 0:
+      // cuSOLVER's own routine on the tile, run_vendor, 10 iterations).
       const auto add = [&](std::uint16_t k, std::int64_t ib, const std::string& variant = "", int value = 0,
                            std::int64_t m = 0) {
         const KernelShape s{k, p, m > 0 ? m : B, B, kernel_info(k)->has_k ? B : 0, ib};
@@ -224,9 +228,14 @@ int main(int argc, char** argv) {
                                : variant == "gram"    ? other_gram.at(value).get()
                                : variant == "profile" ? other_profile.at(value).get()
                                                       : dev.get();
-        benchmark::RegisterBenchmark(name.c_str(), [on, s](benchmark::State& st) { run_case(st, *on, s); })
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
+        const bool vendor = variant == "vendor";
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), [on, s, vendor](benchmark::State& st) {
+          if (!vendor) run_case(st, *on, s);
+          else if (s.precision == 'd') run_vendor<double>(st, *on, s);
+          else run_vendor<float>(st, *on, s);
+        });
+        b->UseManualTime()->Unit(benchmark::kMillisecond);
+        if (vendor) b->Iterations(10);
       };
       for (const auto k : cholesky) add(k, 0);
       for (const auto k : {kTrsm, kPotf2p})
@@ -243,24 +252,9 @@ int main(int argc, char** argv) {
         }
       if (B == 4096) add(kTsqrt, 128, "profile", 1);
       // The vendor's whole-tile POTRF and GEQRF ("vendor0"; POTF2' of a square tile is the former plus nothing).
-      const auto vendor = [&](std::uint16_t k, std::int64_t m) {
-        const KernelShape s{k, p, m, B, 0, 0};
-        std::string name = std::string(kernel_key(k)) + "/" + p + "/" + std::to_string(B);
-        if (m != B) name += "/m" + std::to_string(m);
-        name += "/vendor0";
-        platform::Device* on = dev.get();
-        benchmark::RegisterBenchmark(name.c_str(),
-                                     [on, s](benchmark::State& st) {
-                                       if (s.precision == 'd') run_vendor<double>(st, *on, s);
-                                       else run_vendor<float>(st, *on, s);
-                                     })
-            ->UseManualTime()
-            ->Iterations(10)
-            ->Unit(benchmark::kMillisecond);
-      };
-      vendor(kPotf2p, B);
-      vendor(kGeqrt, B);
-      if (B == 2048) vendor(kGeqrt, 32768);
+      add(kPotf2p, 0, "vendor", 0);
+      add(kGeqrt, 0, "vendor", 0);
+      if (B == 2048) add(kGeqrt, 0, "vendor", 0, 32768);
       for (const auto k : lu) add(k, 0);
       // LU's panel as --d 0 factors it on the GPU: all the rows of a column of N = 32,768.
       add(kLuPanel, 0, "", 0, 32768);

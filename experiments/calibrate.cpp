@@ -118,6 +118,13 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+double median_of(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return std::max(0.0, quantile(v, 0.5));
+}
+
 double five_digits(double x) { return std::stod(fmt::format("{:.5g}", x)); }
 
 KernelMeasurement sample_calls(const KernelShape& shape, int concurrency, const CalibrationOptions& o,
@@ -267,13 +274,6 @@ std::vector<double> in_child(const std::function<std::vector<double>()>& body) {
   int status = 0;
   waitpid(pid, &status, 0);
   return x;
-}
-
-double median_of(std::vector<double> v) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return std::max(0.0, quantile(v, 0.5));
 }
 
 // In a fresh process: each kernel of `seq` once at the default tile, in the

@@ -128,6 +128,9 @@ std::string measurement_json(const KernelMeasurement& m);
 bool calibration_wants(const std::vector<std::uint16_t>& kernels, std::uint16_t k);
 // The q-quantile of sorted (not empty), linear between order statistics.
 double quantile(const std::vector<double>& sorted, double q);
+// The median of v's finite values, at least 0 (0 when none): of times, or of
+// a time's excess over another.
+double median_of(std::vector<double> v);
 // x to five significant digits, as machine files record times: more than
 // the measurements' own precision.
 double five_digits(double x);

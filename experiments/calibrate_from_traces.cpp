@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "base/kernel_table.hpp"
+#include "experiments/calibrate.hpp"
 
 namespace tessera::kernels {
 
@@ -23,12 +24,6 @@ std::optional<std::uint16_t> calibrated_kernel_named(const std::string& name) {
   for (const KernelInfo& k : kernel_table())
     if (k.calibrated && k.key != nullptr && name == k.name) return k.id;
   return std::nullopt;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 == 1 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
 }  // namespace

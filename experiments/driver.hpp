@@ -179,6 +179,10 @@ struct RunConfig {
   std::string test_fault;
 };
 
+// A run's GPUs as its JSON and trace name them: "cuda", "emulated", or
+// "simulated" (a machine file's).
+const char* gpu_device_name(const RunConfig& c);
+
 struct RunResult {
   RunConfig config;  // with defaults resolved
   int p = 0, q = 0;  // tile rows and columns

@@ -179,7 +179,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     if (c.gpu_qr_panel != QrPanel::Householder) j["gpu_qr_panel"] = to_string(c.gpu_qr_panel);
     if (c.gpu_qr_group != RunConfig::kUnsetGroup) j["gpu_qr_group"] = c.gpu_qr_group;
     if (c.gpu_cholqr_gram > 0) j["gpu_cholqr_gram"] = c.gpu_cholqr_gram;
-    j["device"] = c.machine.empty() ? to_string(c.device) : "simulated";
+    j["device"] = gpu_device_name(c);
     if (c.machine.empty() && c.device == DeviceKind::Emulated)
       j["emulated_gpu"] = {{"memory_bytes", c.emulated.memory_bytes},
                            {"bandwidth_Bps", c.emulated.bandwidth_Bps},

@@ -362,6 +362,7 @@ DeviceKind parse_device_kind(const std::string& name) { return parse_choice("--d
 Impl parse_impl(const std::string& name) { return parse_choice("--impl", name, kImpls); }
 const char* to_string(Backend b) { return name_of(b, kBackends); }
 const char* to_string(DeviceKind d) { return name_of(d, kDevices); }
+const char* gpu_device_name(const RunConfig& c) { return c.machine.empty() ? to_string(c.device) : "simulated"; }
 const char* to_string(Impl i) { return name_of(i, kImpls); }
 void check_cholqr_gram(int rows, QrPanel panel) {
   if (rows < 0 || (rows > 0 && rows < kernels::kMinCholqrGramRows))

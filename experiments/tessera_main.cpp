@@ -213,7 +213,7 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
     }
     if (r.config.gpus > 0) {
       info.gpu_warmup = r.config.gpu_warmup == Warmup::On ? "on" : "off";
-      info.gpu_device = !r.config.machine.empty() ? "simulated" : to_string(r.config.device);
+      info.gpu_device = gpu_device_name(r.config);
     }
     trace.write(trace_file, info);
     trace_file.flush();
