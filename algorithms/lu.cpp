@@ -48,6 +48,13 @@ void apply_plan(const T* plan, std::size_t B, index_t h, index_t* seq) {
 
 }  // namespace
 
+std::size_t lu_stride(const TileLayout& L) {
+  index_t widest = 0;
+  for (int i = 0; i < L.tile_rows(); ++i) widest = std::max(widest, L.row_height(i));
+  for (int j = 0; j < L.tile_cols(); ++j) widest = std::max(widest, L.col_width(j));
+  return static_cast<std::size_t>(widest);
+}
+
 LuPivot parse_lu_pivot(const std::string& name) {
   if (name == "partial") return LuPivot::Partial;
   if (name == "tournament") return LuPivot::Tournament;
@@ -74,7 +81,7 @@ const char* to_string(LuTree t) { return t == LuTree::Binary ? "binary" : "flat"
 
 template <class T>
 LuBuffers<T>::LuBuffers(const TileLayout& L, LuPivot pivot, const std::function<bool(int, int)>& keep)
-    : p_(static_cast<std::size_t>(L.tile_rows())), B_(static_cast<std::size_t>(L.B())), m_(L.m()), pivot_(pivot),
+    : p_(static_cast<std::size_t>(L.tile_rows())), B_(lu_stride(L)), m_(L.m()), pivot_(pivot),
       ptr_(p_ + 1 + static_cast<std::size_t>(L.tile_cols()), nullptr) {
   require_tall(L);
   auto alloc = [&](std::size_t x, int i, int j) {
@@ -251,7 +258,7 @@ std::vector<index_t> lu_row_permutation(const TileLayout& L, LuPivot pivot,
     const index_t r0 = L.row_offset(t) + L.col_local_offset(k), h = L.row_height(t) - L.col_local_offset(k);
     const T* plan = plan_of(k);
     if (!plan) throw std::logic_error("LU permutation: the plan of column " + std::to_string(k) + " is not here");
-    apply_plan(plan, static_cast<std::size_t>(L.B()), h, perm.data() + r0);
+    apply_plan(plan, lu_stride(L), h, perm.data() + r0);
   }
   return perm;
 }

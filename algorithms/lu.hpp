@@ -85,6 +85,12 @@ struct LuOptions {
   int grid_cols = 1;
 };
 
+// The stride of LU's buffers below (their "B"): the tallest tile row and
+// the widest tile column, so at most the layout's B. A --B beyond the matrix
+// (one tile of the whole matrix) then sizes them by the matrix, not by B:
+// with B = 2^31 and n = 192 the panel buffer alone was once m * B elements.
+std::size_t lu_stride(const TileLayout& layout);
+
 // The buffers of an LU factorization besides the matrix, reached through a
 // pointer table (like TileMatrix's) so that a node points the entries it
 // does not own at received copies. Layouts, in elements of T, with int64
@@ -149,7 +155,7 @@ KernelShape lu_shape(const TileLayout& layout, const TaskDesc& t, char precision
 
 // The row permutation of the finished factorization: perm[x] = the row of A
 // that ends at row x of P A (0-based), replayed from the plans.
-// plan(k): column k's plan (LuBuffers' layout, B = layout.B()).
+// plan(k): column k's plan (LuBuffers' layout, B = lu_stride(layout)).
 template <class T>
 std::vector<index_t> lu_row_permutation(const TileLayout& layout, LuPivot pivot,
                                         const std::function<const T*(int)>& plan);

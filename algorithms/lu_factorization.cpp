@@ -53,7 +53,7 @@ class LuData final : public FactorData<T> {
           }
       }
     // A plan's int64 fields as doubles (exact below 2^53), its values unused.
-    const std::size_t ints = 2 + 3 * static_cast<std::size_t>(L.B());
+    const std::size_t ints = 2 + 3 * lu_stride(L);
     for (int k = 0; k < L.tile_cols() && pivot_ != LuPivot::None; ++k)
       if (dist.owner(L.col_top(k), k).node == self)
         for (std::size_t f = 0; f < ints; ++f) all[2 * mn + k * ints + f] = static_cast<double>(lu_ints(b_.plan(k))[f]);

@@ -1,5 +1,7 @@
 #include "experiments/run_options.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <string_view>
 
 namespace tessera {
@@ -55,6 +57,23 @@ void refuse_idle_options(const CLI::App& run, const RunConfig& cfg, Backend back
     for (const char* name : {"--ib", "--gpu-qr-panel", "--gpu-qr-group", "--gpu-cholqr-gram"})
       if (run.get_option(name)->count() > 0)
         throw InputError(given(name) + " sets QR's kernels, and the run is --algo " + cfg.algo);
+}
+
+void refuse_saturated_integers(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    // (Text options that are counts, --seed and --window, have their own messages.)
+    if (o->get_type_name() != "INT" && o->get_type_name() != "UINT") continue;
+    for (const std::string& v : o->results()) {
+      std::string_view digits(v);
+      if (!digits.empty() && (digits.front() == '-' || digits.front() == '+')) digits.remove_prefix(1);
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) continue;
+      std::int64_t value = 0;
+      const char* first = v.data() + (v.front() == '+' ? 1 : 0);
+      if (std::from_chars(first, v.data() + v.size(), value).ec == std::errc::result_out_of_range)
+        throw InputError(o->get_name() + " " + v + " is beyond the largest whole number a run takes (2^63 - 1)");
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) refuse_saturated_integers(*sub);
 }
 
 }  // namespace tessera

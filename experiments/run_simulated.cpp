@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "experiments/driver_parts.hpp"
 #include "models/machine.hpp"
 
 namespace tessera {
@@ -101,6 +102,10 @@ RunResult run_simulated(RunConfig cfg, const BackendOptions& b, std::string& bac
     throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} per node of {}", cfg.gpus,
                                  machine.node.gpus.count, b.machine));
   if (cfg.gpus > 0) cfg.gpu_model = &machine.model(machine.node.gpus.model);
+  // The GPUs below are built from these options before the run resolves its
+  // configuration: --gpu-streams 0 must be refused as input here, not met by
+  // the simulated GPU's own check as an internal error.
+  driver::check_gpu_options(cfg);
   // --kernel-noise auto: the sigmas from the calibration, once (and refused
   // here, before any simulation, where the file measured none).
   models::take_measured_sigmas(cfg.noise, *cfg.model, cfg.gpu_model);

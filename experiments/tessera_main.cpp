@@ -474,6 +474,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    tessera::refuse_saturated_integers(app);
     if (precision.size() != 1) throw tessera::InputError("--precision '" + precision + "' is not one of: d, s");
     if (seed_opt->count()) cfg.seed = tessera::parse_count("--seed", seed_text);
     if (window_opt->count()) cfg.window = tessera::parse_count("--window", window_text);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "algorithms/check.hpp"
+#include "algorithms/lu.hpp"
 #include "base/error.hpp"
 #include "experiments/driver.hpp"
 #include "models/machine.hpp"
@@ -381,6 +382,25 @@ TEST(LuPivoting, PartialHasLapacksGrowthFactor) {
     const double g_tile = tile.residuals->value("growth"), g_lapack = lapack.residuals->value("growth");
     ASSERT_GT(g_lapack, 1.0) << "a general random matrix grows under elimination";
     EXPECT_NEAR(g_tile, g_lapack, 1e-12 * g_lapack) << "tile " << g_tile << ", LAPACK " << g_lapack;
+  }
+}
+
+// A tile size beyond the matrix is one tile of the whole matrix, and LU's
+// buffers (the gathered panel, candidate sets, plans) are sized by its
+// tallest tile row and widest tile column, not by B: with B = 2^31 and
+// n = 192 the panel buffer was m x B elements, 1584 GiB (tests/cli_fuzz.py
+// found it through the out-of-memory refusal).
+TEST(LuBuffersSize, TileSizeBeyondTheMatrixIsBoundedByIt) {
+  const TileLayout one(192, 150, index_t{1} << 31, 1, 0);  // one 192 x 150 tile
+  EXPECT_EQ(lu_stride(one), 192u);
+  const LuBuffers<double> buffers(one, LuPivot::Partial);
+  EXPECT_EQ(buffers.panel_elems(), 192u * 192u);
+  // Several columns: the tallest row (64) beyond the widest column (48 = 64 - 16) sizes a plan's permutation.
+  EXPECT_EQ(lu_stride(TileLayout(500, 300, 64, 2, 16)), 64u);
+  EXPECT_EQ(lu_stride(TileLayout(40, 30, 64, 1, 0)), 40u);
+  for (const char* pivot : {"partial", "tournament"}) {
+    LuCase c{pivot, "", 'd', 192, 192, index_t{1} << 31};
+    expect_checked(c, run_lu(c));
   }
 }
 
