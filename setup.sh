@@ -5,6 +5,9 @@
 #   ./setup.sh test    install packages, build (MPI, the ScaLAPACK peer and
 #                      SimGrid required), run the test suite, then the
 #                      runtime tests again under ThreadSanitizer (build-tsan/)
+#   ./setup.sh asan    install packages, build build-asan/ under AddressSanitizer
+#                      and UndefinedBehaviorSanitizer, run the test suite there
+#                      (not part of `test`: about 35 min of build and 20 of tests)
 #   ./setup.sh deps    only install the Debian packages
 #   ./setup.sh build   install packages and build build/ (Release, with tests)
 #
@@ -18,6 +21,7 @@ cd "$ROOT"
 
 BUILD_DIR=build
 TSAN_DIR=build-tsan
+ASAN_DIR=build-asan
 LOG_DIR="$ROOT/$BUILD_DIR/setup-logs"
 
 PACKAGES=(
@@ -114,8 +118,26 @@ run_tests() {
   step "test: ThreadSanitizer runtime tests passed in $((SECONDS - start)) s"
 }
 
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer
+# (TESSERA_ASAN; simulated actors then run on threads, see
+# platform/simgrid/simgrid_platform.cpp). Left out, because the sanitizer
+# itself defeats what they test: the address-space limits (ulimit -v) of the
+# out-of-memory tests, which cannot hold its shadow memory, and the reuse of
+# freed memory, which it quarantines. Leaks are not checked (the MPI and
+# SimGrid libraries keep theirs to the end).
+ASAN_EXCLUDE='^(CliBadInput\.MatrixTooLargeForMemoryNamesTheSize|CliPreflight\.AnAddressSpaceLimitExitsFourNamingIt|scalapack_peer_out_of_memory|tessera_mpi_host_memory|ParallelUnits\.NewTileMatricesReadAsZeros)$'
+run_asan_tests() {
+  configure_and_build "$ASAN_DIR" RelWithDebInfo -DTESSERA_ASAN=ON -DTESSERA_BUILD_BENCHMARKS=OFF \
+    -DTESSERA_REQUIRE_TEST_BACKENDS=ON
+  local start=$SECONDS
+  step "test: ctest in $ASAN_DIR under AddressSanitizer and UndefinedBehaviorSanitizer"
+  ASAN_OPTIONS="detect_leaks=0" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+    ctest --test-dir "$ASAN_DIR" -E "$ASAN_EXCLUDE" --no-tests=error --output-on-failure -j2 --timeout 1200
+  step "test: sanitized suite passed in $((SECONDS - start)) s"
+}
+
 usage() {
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-2}"
 }
 
@@ -134,9 +156,10 @@ case "$1" in
     experiments/main_job.sh
     ;;
   test) deps; build ON; run_tests ;;
+  asan) deps; run_asan_tests ;;
   -h|--help|help) usage 0 ;;
   *) trap - EXIT  # not a failed step: the command is unknown
-     printf "setup.sh: unknown command '%s' (main, test, deps or build; ./setup.sh --help)\n" "$1" >&2
+     printf "setup.sh: unknown command '%s' (main, test, asan, deps or build; ./setup.sh --help)\n" "$1" >&2
      exit 2 ;;
 esac
 step "done: ./setup.sh $1"
