@@ -70,7 +70,7 @@ void refuse_saturated_integers(const CLI::App& app) {
       std::int64_t value = 0;
       const char* first = v.data() + (v.front() == '+' ? 1 : 0);
       if (std::from_chars(first, v.data() + v.size(), value).ec == std::errc::result_out_of_range)
-        throw InputError(o->get_name() + " " + v + " is beyond the largest whole number a run takes (2^63 - 1)");
+        throw InputError(o->get_name() + " " + v + " is outside the whole numbers a run takes (-2^63 to 2^63 - 1)");
     }
   }
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) refuse_saturated_integers(*sub);

@@ -19,7 +19,7 @@ namespace tessera {
 void refuse_idle_options(const CLI::App& run, const RunConfig& cfg, Backend backend, const std::string& impl_name);
 
 // Throws InputError naming the first option of `app` or its subcommands given
-// a whole number beyond int64: CLI11 reads one as the largest int64, so that
+// a whole number outside int64: CLI11 reads one as int64's bound, so that
 // --n 99999999999999999999 went on as --n 9223372036854775807 and the
 // refusal that followed named a value the user never gave.
 void refuse_saturated_integers(const CLI::App& app);
