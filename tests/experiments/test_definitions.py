@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,7 +54,6 @@ class CommittedReport(unittest.TestCase):
         """Every figure and results file experiments/REPRODUCTION.md links is in the repository: results/ is
         git-ignored, so a sweep's results must be added with `git add -f`; once one definition's were not, and the
         report showed a figure a clone did not have."""
-        import re
         report = os.path.join(ROOT, "experiments", "REPRODUCTION.md")
         with open(report) as f:
             links = sorted(set(re.findall(r"\]\((\.\./results/[^)#\s]+)\)", f.read())))
