@@ -39,8 +39,10 @@ def paper_label(entry):
 
 
 def references(spec, reported):
-    """The reported entries with a number that belong to this plot."""
-    return [r for r in reported if r.get("plot") == spec["file"] and r.get("value") is not None]
+    """The reported entries with a number in the plot's unit that belong to this plot (not a ratio
+    between points, relative_to, nor a parameter's value, best_of)."""
+    return [r for r in reported if r.get("plot") == spec["file"] and r.get("value") is not None
+            and "relative_to" not in r and "best_of" not in r]
 
 
 def draw_references(ax, refs, xpos):

@@ -21,7 +21,8 @@ TOP_KEYS = {"name", "title", "description", "paper", "machine", "backend", "fixe
 REQUIRED_KEYS = ("name", "title", "paper", "backend", "sweep")
 QUICK_KEYS = {"fixed", "sweep", "derived", "repeats", "note"}
 PAPER_KEYS = {"id", "figure", "section", "page"}
-REPORTED_KEYS = {"id", "plot", "where", "metric", "value", "source", "text", "headline", "derived_from", "aggregate"}
+REPORTED_KEYS = {"id", "plot", "where", "metric", "value", "source", "text", "headline", "derived_from", "aggregate",
+                 "relative_to", "best_of"}
 AGGREGATES = ("single", "median", "max", "min")
 PLOT_KEYS = {"file", "kind", "title", "x", "y", "series", "where", "xlabel", "ylabel", "logx", "logy", "hline",
              "pair", "categories", "ymin"}
@@ -319,7 +320,7 @@ def _validate(path, doc):
         _keys(path, "skip[%d]" % i, s, SKIP_KEYS, SKIP_KEYS)
         _check_where(path, "skip[%d].where" % i, s["where"], known)
     _check_plots(path, doc, known, set(metrics))
-    _check_reported(path, doc, known | set(metrics))
+    _check_reported(path, doc, known, set(metrics))
 
 
 def _check_params(path, section, prefix, known):
@@ -430,8 +431,10 @@ def _result_field(name):
     return name in ("time_s", "gflops", "imbalance_ratio", "tasks", "wall_s", "cpu_s", "B", "b")
 
 
-def _check_reported(path, doc, known):
+def _check_reported(path, doc, params, metrics):
+    known = params | metrics
     plots = {p["file"] for p in doc.get("plots", [])}
+    derived = set(doc.get("derived") or {}) | set((doc.get("quick") or {}).get("derived") or {})
     ids = set()
     for i, r in enumerate(_list(path, "reported", doc.get("reported", []))):
         where = "reported[%d]" % i
@@ -454,3 +457,23 @@ def _check_reported(path, doc, known):
             _fail(path, where + ".aggregate", "value %s must be one of %s" % (json.dumps(r["aggregate"]), ", ".join(AGGREGATES)))
         if "where" in r:
             _check_where(path, where + ".where", r["where"], known)
+        _check_relative(path, where, r, params, derived)
+
+
+def _check_relative(path, where, r, params, derived):
+    """relative_to (a ratio against other points) and best_of (the parameter value of the best point)."""
+    if ("relative_to" in r or "best_of" in r) and "metric" not in r:
+        _fail(path, where + ".metric", "missing (relative_to and best_of compare a metric across points)")
+    if "relative_to" in r and "best_of" in r:
+        _fail(path, where + ".best_of", "cannot be combined with relative_to")
+    if "relative_to" in r:
+        ref = r["relative_to"]
+        if not isinstance(ref, dict) or not ref:
+            _fail(path, where + ".relative_to", "value %s must be a non-empty object of parameters" % json.dumps(ref))
+        _check_where(path, where + ".relative_to", ref, params)
+        for k in ref:
+            if k in derived:
+                _fail(path, "%s.relative_to.%s" % (where, k),
+                      "is derived: name the swept parameter it is derived from")
+    if "best_of" in r and (not isinstance(r["best_of"], str) or r["best_of"] not in params):
+        _fail(path, where + ".best_of", "value %s is not a parameter" % json.dumps(r["best_of"]))

@@ -33,26 +33,75 @@ def fmt(v):
 
 
 def ours(results, entry):
-    """(value, how) of our side of a reported entry: (number, None) or (None, why there is none)."""
+    """(value, how) of our side of a reported entry: (number, None) or (None, why there is none).
+
+    Plain entries take the metric at the points matching `where`; `relative_to`
+    divides it by the same point's metric with those parameters changed (a list
+    of values: the largest of those points), one ratio per point; `best_of`
+    gives the named parameter's value at the point with the largest metric."""
     where = entry.get("where", {})
     pts = results.points(where)
-    vals = [p.value(entry["metric"]) for p in pts]
-    good = [v for v in vals if v is not None]
-    if good:
-        agg = entry.get("aggregate", "single")
-        if agg == "single" and len(good) > 1:
-            return statistics.median(good), "median of %d points" % len(good)
-        value = {"single": good[0], "median": statistics.median(good) if good else None, "max": max(good),
-                 "min": min(good)}[agg]
-        return value, None if agg == "single" else "%s of %d points" % (agg, len(good))
+    if "best_of" in entry:
+        return best_of(results, entry, pts)
+    if "relative_to" in entry:
+        good = ratios(results, entry, pts)
+        against = "against " + ", ".join(
+            "the best of %d values of %s" % (len(v), k) if isinstance(v, list) else "%s = %s" % (k, v)
+            for k, v in sorted(entry["relative_to"].items()))
+    else:
+        good = [v for v in (p.value(entry["metric"]) for p in pts) if v is not None]
+        against = None
+    if not good:
+        return None, missing(results, where, pts)
+    agg = entry.get("aggregate", "single")
+    if agg == "single" and len(good) > 1:
+        agg = "median"
+    value = {"single": good[0], "median": statistics.median(good), "max": max(good), "min": min(good)}[agg]
+    how = [against] if against else []
+    if agg != "single":
+        how.append("%s of %d points" % (agg, len(good)))
+    return value, "; ".join(how) or None
+
+
+def ratios(results, entry, pts):
+    """Each point's metric over its reference's: the point's own swept and fixed parameters (derived ones
+    follow them) with relative_to's values in place; several references: the largest."""
+    metric, ref = entry["metric"], entry["relative_to"]
+    derived = set(results.definition.get("derived") or {})
+    out = []
+    for p in pts:
+        v = p.value(metric)
+        if v is None:
+            continue
+        key = {k: x for k, x in p.params.items() if k not in derived}
+        key.update(ref)
+        refs = [r for r in (q.value(metric) for q in results.points(key)) if r]
+        if refs:
+            out.append(v / max(refs))
+    return out
+
+
+def best_of(results, entry, pts):
+    """(the best_of parameter's value at the point with the largest metric, how)."""
+    name, metric = entry["best_of"], entry["metric"]
+    cands = [(p.value(metric), p.params.get(name)) for p in pts]
+    cands = [(v, x) for v, x in cands if v is not None and isinstance(x, (int, float)) and not isinstance(x, bool)]
+    if not cands:
+        return None, missing(results, entry.get("where", {}), pts)
+    best = max(cands, key=lambda c: c[0])
+    return best[1], "%s of the largest %s among %d points (%s)" % (name, metric, len(cands), fmt(best[0]))
+
+
+def missing(results, where, pts):
+    """Why the points matching `where` give no value: a failure, a skipped point, or none there."""
     failures = [p.failure() for p in pts if p.failure()]
     if failures:
-        return None, "run failed: %s" % failures[0]
+        return "run failed: %s" % failures[0]
     skipped = [s for s in results.meta.get("skipped") or [] if all(
         s["params"].get(k) in (v if isinstance(v, list) else [v]) for k, v in where.items())]
     if skipped:
-        return None, "not run: %s" % skipped[0].get("reason")
-    return None, "no result for %s" % where
+        return "not run: %s" % skipped[0].get("reason")
+    return "no result for %s" % where
 
 
 def figure_link(results, entry, defn, report_dir):
@@ -72,8 +121,10 @@ def entry_row(name, defn, results, entry, causes, report_dir):
     if paper is None:
         note = defn.notes.get(entry["id"], "the paper gives no number here")
         causes.append((entry["id"], note))
-        return "| %s | %s | %s (%s) | — | — | %s |" % (name, entry["id"], paper_text, entry["source"],
-                                                    figure_link(results, entry, defn, report_dir))
+        value, how = ours(results, entry) if "metric" in entry else (None, None)
+        mine = fmt(value) + (" (%s)" % how if how and value is not None else "") if value is not None else "—"
+        return "| %s | %s | %s (%s) | %s | — | %s |" % (name, entry["id"], paper_text, entry["source"], mine,
+                                                     figure_link(results, entry, defn, report_dir))
     value, how = ours(results, entry)
     if value is None:
         causes.append((entry["id"], how + (". " + defn.notes[entry["id"]] if entry["id"] in defn.notes else "")))
@@ -118,6 +169,10 @@ def section(name, defn, results, report_dir, headline):
         lines.append("")
         for eid, text in causes:
             lines.append("- **%s**: %s" % (eid, text))
+        for entry in defn.reported:
+            if entry.get("derived_from") and entry.get("value") is not None:
+                lines.append("- **%s** (the paper's value, %s): %s" % (entry["id"], fmt(entry["value"]),
+                                                                       entry["derived_from"]))
         lines.append("")
     for plot in defn.plots:
         png = os.path.join(results.dir, "figures", plot["file"] + ".png")

@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""The report's numbers for statements the papers make across runs.
+
+Many of the papers' claims compare runs ("35% faster than magma_dgetrf",
+"the best d is 8", "a dip of 1/12 from one node to two"), so a reported
+entry can give our side as a ratio against other points of the sweep
+(`relative_to`) or as the parameter value of the best point (`best_of`).
+These tests build a small results folder by hand, so every expected number
+is known, and hold the report to it; and they check that a definition that
+asks for a comparison the results cannot give is refused with its key.
+"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "experiments"))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+
+from runner import definition, report  # noqa: E402
+from experiment_results import Results  # noqa: E402
+
+
+def run(cid, params, gflops, status="ok"):
+    r = {"config_id": cid, "repeat": 0, "params": params, "status": status, "metrics": {}}
+    if status == "ok":
+        r["result"] = {"gflops": gflops}
+    else:
+        r["stderr"] = "tessera: error: something named"
+        r["exit_status"] = 2
+    return r
+
+
+def results(runs, derived=None, skipped=None):
+    """A results folder holding `runs` (n derived from nodes, as the Fig. 6/7 definitions derive it)."""
+    folder = tempfile.mkdtemp(prefix="report-values-")
+    meta = {"definition": {"derived": derived or {}, "plots": []}, "skipped": skipped or []}
+    with open(os.path.join(folder, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    with open(os.path.join(folder, "runs.jsonl"), "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    return Results(folder)
+
+
+# A d sweep of two pivotings (zipped variant/pivot, as 002-fig5-d-sweep) plus an automatic d.
+SWEEP = [run("t1", {"variant": "calu", "pivot": "tournament", "d": 1}, 100.0),
+         run("t2", {"variant": "calu", "pivot": "tournament", "d": 2}, 150.0),
+         run("t4", {"variant": "calu", "pivot": "tournament", "d": 4}, 120.0),
+         run("ta", {"variant": "calu", "pivot": "tournament", "d": "auto"}, 170.0),
+         run("p1", {"variant": "gepp", "pivot": "partial", "d": 1}, 80.0),
+         run("p2", {"variant": "gepp", "pivot": "partial", "d": 2}, 90.0)]
+
+
+class RelativeTo(unittest.TestCase):
+    def test_ratio_against_the_point_with_the_named_parameters_changed(self):
+        res = results(SWEEP)
+        entry = {"where": {"variant": "calu", "d": 2}, "metric": "gflops",
+                 "relative_to": {"variant": "gepp", "pivot": "partial", "d": 1}}
+        value, how = report.ours(res, entry)
+        self.assertAlmostEqual(value, 150.0 / 80.0)
+        self.assertIn("against", how)
+        self.assertIn("variant = gepp", how)
+
+    def test_each_point_paired_then_aggregated(self):
+        # Against the same pivoting's d = 1: 100/100, 150/100, 120/100 (d = auto has a partner too: 170/100).
+        res = results(SWEEP)
+        entry = {"where": {"variant": "calu", "d": [1, 2, 4]}, "metric": "gflops", "relative_to": {"d": 1},
+                 "aggregate": "max"}
+        self.assertAlmostEqual(report.ours(res, entry)[0], 1.5)
+        entry["aggregate"] = "min"
+        self.assertAlmostEqual(report.ours(res, entry)[0], 1.0)
+        # Pairs are made within a point's own other parameters: gepp d = 2 against gepp d = 1 only.
+        entry = {"where": {"variant": "gepp", "d": 2}, "metric": "gflops", "relative_to": {"d": 1}}
+        self.assertAlmostEqual(report.ours(res, entry)[0], 90.0 / 80.0)
+
+    def test_a_list_of_references_takes_the_best(self):
+        res = results(SWEEP)
+        entry = {"where": {"d": "auto"}, "metric": "gflops", "relative_to": {"d": [1, 2, 4]}}
+        value, how = report.ours(res, entry)
+        self.assertAlmostEqual(value, 170.0 / 150.0)
+        self.assertIn("the best of 3 values of d", how)
+
+    def test_derived_parameters_follow_the_swept_one(self):
+        # n is derived from nodes: a 2-node point pairs with the 1-node point whatever their n.
+        runs = [run("a", {"algo": "cholesky", "nodes": 1, "n": 1000}, 120.0),
+                run("b", {"algo": "cholesky", "nodes": 2, "n": 1414}, 220.0),
+                run("c", {"algo": "qr", "nodes": 1, "n": 1000}, 100.0)]
+        res = results(runs, derived={"n": "round(1000 * sqrt(nodes))"})
+        entry = {"where": {"algo": "cholesky", "nodes": 2}, "metric": "gflops", "relative_to": {"nodes": 1}}
+        self.assertAlmostEqual(report.ours(res, entry)[0], 220.0 / 120.0)
+
+    def test_no_reference_no_number(self):
+        runs = SWEEP + [run("p4", {"variant": "gepp", "pivot": "partial", "d": 4}, 0.0, status="failed")]
+        res = results(runs, skipped=[{"params": {"variant": "gepp", "pivot": "partial", "d": 8}, "reason": "cost"}])
+        value, how = report.ours(res, {"where": {"variant": "calu", "d": 4}, "metric": "gflops",
+                                       "relative_to": {"variant": "gepp", "pivot": "partial"}})
+        self.assertIsNone(value)
+        self.assertIn("no result", how)
+        # A numerator that failed says so.
+        value, how = report.ours(res, {"where": {"variant": "gepp", "d": 4}, "metric": "gflops",
+                                       "relative_to": {"d": 1}})
+        self.assertIsNone(value)
+        self.assertIn("run failed", how)
+
+
+class BestOf(unittest.TestCase):
+    def test_the_parameter_at_the_largest_metric(self):
+        res = results(SWEEP)
+        value, how = report.ours(res, {"where": {"variant": "calu"}, "metric": "gflops", "best_of": "d"})
+        # d = auto is faster (170) but not a number: the best numeric d is 2.
+        self.assertEqual(value, 2)
+        self.assertIn("150", how)
+        value, _ = report.ours(res, {"where": {"variant": "gepp"}, "metric": "gflops", "best_of": "d"})
+        self.assertEqual(value, 2)
+
+    def test_no_numeric_point(self):
+        res = results(SWEEP)
+        value, how = report.ours(res, {"where": {"d": "auto"}, "metric": "gflops", "best_of": "d"})
+        self.assertIsNone(value)
+        self.assertIn("no result", how)
+
+
+class Rows(unittest.TestCase):
+    def test_a_statement_without_a_number_shows_ours(self):
+        """A paper's words without a number still get our number when the entry names a metric."""
+        res = results(SWEEP)
+        defn = type("D", (), {"notes": {}, "plots": []})()
+        entry = {"id": "scales", "where": {"variant": "calu", "d": 4}, "metric": "gflops", "relative_to": {"d": 1},
+                 "source": "test", "text": "scales"}
+        causes = []
+        row = report.entry_row("x", defn, res, entry, causes, res.dir)
+        cells = [c.strip() for c in row.split("|")]
+        self.assertTrue(cells[4].startswith("1.2 (against d = 1"), row)
+        self.assertEqual(cells[5], "—")
+        self.assertEqual(causes, [("scales", "the paper gives no number here")])
+
+
+class Validation(unittest.TestCase):
+    def doc(self, **entry):
+        e = {"id": "r", "metric": "gflops", "value": 1.2, "source": "test", "where": {"d": 2}}
+        e.update(entry)
+        e = {k: v for k, v in e.items() if v is not None}
+        return {"name": "v", "title": "t", "paper": {"id": "test", "figure": "none"}, "backend": "sim",
+                "machine": "platform/machines/keeneland.json", "fixed": {"algo": "lu", "n": 512},
+                "variables": {"variant": "v"}, "derived": {"threads": "2 * d"},
+                "sweep": [{"d": [1, 2]}], "reported": [e]}
+
+    def expect(self, key, needle, **entry):
+        with self.assertRaises(definition.DefinitionError) as cm:
+            definition._validate("v.json", self.doc(**entry))
+        self.assertIn(key, str(cm.exception))
+        self.assertIn(needle, str(cm.exception))
+
+    def test_good(self):
+        definition._validate("v.json", self.doc(relative_to={"d": 1}))
+        definition._validate("v.json", self.doc(best_of="d", value=2))
+
+    def test_refused(self):
+        self.expect("reported[0].relative_to.gpu", "not a parameter", relative_to={"gpu": 1})
+        self.expect("reported[0].relative_to", "non-empty object", relative_to={})
+        self.expect("reported[0].relative_to", "non-empty object", relative_to=[1])
+        self.expect("reported[0].relative_to.threads", "derived", relative_to={"threads": 2})
+        self.expect("reported[0].best_of", "not a parameter", best_of="gflops")
+        self.expect("reported[0].best_of", "cannot be combined", best_of="d", relative_to={"d": 1})
+        self.expect("reported[0].metric", "missing", best_of="d", value=None, metric=None, text="words")
+
+
+if __name__ == "__main__":
+    unittest.main()
