@@ -451,6 +451,8 @@ def _check_reported(path, doc, params, metrics):
             _fail(path, where + ".text", "missing (a reported entry without a number needs the paper's words)")
         if value is not None and "metric" not in r:
             _fail(path, where + ".metric", "missing (which of our numbers compares with %s)" % json.dumps(value))
+        if "metric" in r and not _text(r["metric"]):
+            _fail(path, where + ".metric", "value %s must be a name" % json.dumps(r["metric"]))
         if "metric" in r and r["metric"] not in known and not _result_field(r["metric"]):
             _fail(path, where + ".metric", "value %s is neither a metric nor a result field" % json.dumps(r["metric"]))
         if r.get("aggregate", "single") not in AGGREGATES:
@@ -471,9 +473,14 @@ def _check_relative(path, where, r, params, derived):
         if not isinstance(ref, dict) or not ref:
             _fail(path, where + ".relative_to", "value %s must be a non-empty object of parameters" % json.dumps(ref))
         _check_where(path, where + ".relative_to", ref, params)
+        for k, v in ref.items():
+            if v == []:
+                _fail(path, "%s.relative_to.%s" % (where, k), "value [] names no reference")
         for k in ref:
             if k in derived:
                 _fail(path, "%s.relative_to.%s" % (where, k),
                       "is derived: name the swept parameter it is derived from")
     if "best_of" in r and (not isinstance(r["best_of"], str) or r["best_of"] not in params):
         _fail(path, where + ".best_of", "value %s is not a parameter" % json.dumps(r["best_of"]))
+    if "best_of" in r and "aggregate" in r:
+        _fail(path, where + ".aggregate", "does not apply to best_of (one point, the best)")

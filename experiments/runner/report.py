@@ -44,10 +44,12 @@ def ours(results, entry):
     if "best_of" in entry:
         return best_of(results, entry, pts)
     if "relative_to" in entry:
-        good = ratios(results, entry, pts)
+        good, short, problem = ratios(results, entry, pts)
         against = "against " + ", ".join(
             "the best of %d values of %s" % (len(v), k) if isinstance(v, list) else "%s = %s" % (k, v)
-            for k, v in sorted(entry["relative_to"].items()))
+            for k, v in sorted(entry["relative_to"].items())) + short
+        if not good and problem:
+            return None, problem
     else:
         good = [v for v in (p.value(entry["metric"]) for p in pts) if v is not None]
         against = None
@@ -64,21 +66,33 @@ def ours(results, entry):
 
 
 def ratios(results, entry, pts):
-    """Each point's metric over its reference's: the point's own swept and fixed parameters (derived ones
-    follow them) with relative_to's values in place; several references: the largest."""
+    """(ratios, shortfall, problem): each point's metric over its reference's, the reference being the points
+    with the point's own swept and fixed parameters (derived ones follow them) and relative_to's values in
+    place, several of them: the largest. A point that is its own reference (it already has those values) is
+    left out, not counted as 1. shortfall says when a list's references did not all give a value; problem why
+    no point had a reference."""
     metric, ref = entry["metric"], entry["relative_to"]
-    derived = set(results.definition.get("derived") or {})
-    out = []
+    definition_ = results.definition
+    derived = set(definition_.get("derived") or {}) | set((definition_.get("quick") or {}).get("derived") or {})
+    wanted = max((len(v) for v in ref.values() if isinstance(v, list)), default=1)
+    out, fewest, problem = [], None, None
     for p in pts:
         v = p.value(metric)
         if v is None:
             continue
         key = {k: x for k, x in p.params.items() if k not in derived}
         key.update(ref)
-        refs = [r for r in (q.value(metric) for q in results.points(key)) if r]
+        matches = results.points(key)
+        others = [q for q in matches if q.params != p.params]
+        refs = [r for r in (q.value(metric) for q in others) if r]
         if refs:
             out.append(v / max(refs))
-    return out
+            fewest = len(refs) if fewest is None else min(fewest, len(refs))
+        elif problem is None and len(others) == len(matches):  # not merely its own reference
+            failed = [q.failure() for q in others if q.failure()]
+            problem = ("reference run failed: %s" % failed[0]) if failed else "no reference run for %s" % key
+    short = " (%d of %d references ran)" % (fewest, wanted) if fewest is not None and fewest < wanted else ""
+    return out, short, problem
 
 
 def best_of(results, entry, pts):
@@ -87,6 +101,8 @@ def best_of(results, entry, pts):
     cands = [(p.value(metric), p.params.get(name)) for p in pts]
     cands = [(v, x) for v, x in cands if v is not None and isinstance(x, (int, float)) and not isinstance(x, bool)]
     if not cands:
+        if any(p.value(metric) is not None for p in pts):
+            return None, "no point matching %s has a numeric %s" % (entry.get("where", {}), name)
         return None, missing(results, entry.get("where", {}), pts)
     best = max(cands, key=lambda c: c[0])
     return best[1], "%s of the largest %s among %d points (%s)" % (name, metric, len(cands), fmt(best[0]))
@@ -120,6 +136,8 @@ def entry_row(name, defn, results, entry, causes, report_dir):
     paper_text = fmt(paper) if paper is not None else "“%s”" % entry["text"]
     if paper is None:
         note = defn.notes.get(entry["id"], "the paper gives no number here")
+        if entry.get("derived_from") and "metric" in entry:
+            note += " Ours: " + entry["derived_from"]
         causes.append((entry["id"], note))
         value, how = ours(results, entry) if "metric" in entry else (None, None)
         mine = fmt(value) + (" (%s)" % how if how and value is not None else "") if value is not None else "—"

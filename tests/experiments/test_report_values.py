@@ -65,16 +65,30 @@ class RelativeTo(unittest.TestCase):
         self.assertIn("variant = gepp", how)
 
     def test_each_point_paired_then_aggregated(self):
-        # Against the same pivoting's d = 1: 100/100, 150/100, 120/100 (d = auto has a partner too: 170/100).
+        # Against the same pivoting's d = 1: 150/100, 120/100; d = 1 is its own reference and left out, not a 1.0.
         res = results(SWEEP)
         entry = {"where": {"variant": "calu", "d": [1, 2, 4]}, "metric": "gflops", "relative_to": {"d": 1},
                  "aggregate": "max"}
         self.assertAlmostEqual(report.ours(res, entry)[0], 1.5)
         entry["aggregate"] = "min"
-        self.assertAlmostEqual(report.ours(res, entry)[0], 1.0)
+        value, how = report.ours(res, entry)
+        self.assertAlmostEqual(value, 1.2)
+        self.assertIn("min of 2 points", how)
         # Pairs are made within a point's own other parameters: gepp d = 2 against gepp d = 1 only.
         entry = {"where": {"variant": "gepp", "d": 2}, "metric": "gflops", "relative_to": {"d": 1}}
         self.assertAlmostEqual(report.ours(res, entry)[0], 90.0 / 80.0)
+
+    def test_pairs_follow_the_parameters_where_leaves_open(self):
+        # where pins only the variant: each tile size's point pairs with the same tile size's baseline
+        # (a key built from where alone would take every baseline as a reference).
+        runs = [run("c1", {"B": 128, "variant": "calu"}, 100.0), run("g1", {"B": 128, "variant": "gepp"}, 50.0),
+                run("c2", {"B": 256, "variant": "calu"}, 90.0), run("g2", {"B": 256, "variant": "gepp"}, 60.0)]
+        res = results(runs)
+        entry = {"where": {"variant": "calu"}, "metric": "gflops", "relative_to": {"variant": "gepp"},
+                 "aggregate": "min"}
+        self.assertAlmostEqual(report.ours(res, entry)[0], 1.5)
+        entry["aggregate"] = "max"
+        self.assertAlmostEqual(report.ours(res, entry)[0], 2.0)
 
     def test_a_list_of_references_takes_the_best(self):
         res = results(SWEEP)
@@ -82,6 +96,20 @@ class RelativeTo(unittest.TestCase):
         value, how = report.ours(res, entry)
         self.assertAlmostEqual(value, 170.0 / 150.0)
         self.assertIn("the best of 3 values of d", how)
+
+    def test_missing_references_in_a_list_are_said(self):
+        res = results(SWEEP)
+        value, how = report.ours(res, {"where": {"d": "auto"}, "metric": "gflops", "relative_to": {"d": [1, 2, 8]}})
+        self.assertAlmostEqual(value, 170.0 / 150.0)
+        self.assertIn("2 of 3 references ran", how)
+
+    def test_quick_derived_parameters_follow_too(self):
+        runs = [run("a", {"nodes": 1, "n": 100}, 10.0), run("b", {"nodes": 4, "n": 200}, 36.0)]
+        folder = results(runs).dir
+        with open(os.path.join(folder, "meta.json"), "w") as f:
+            json.dump({"definition": {"quick": {"derived": {"n": "100 * sqrt(nodes)"}}, "plots": []}}, f)
+        entry = {"where": {"nodes": 4}, "metric": "gflops", "relative_to": {"nodes": 1}}
+        self.assertAlmostEqual(report.ours(Results(folder), entry)[0], 3.6)
 
     def test_derived_parameters_follow_the_swept_one(self):
         # n is derived from nodes: a 2-node point pairs with the 1-node point whatever their n.
@@ -98,7 +126,12 @@ class RelativeTo(unittest.TestCase):
         value, how = report.ours(res, {"where": {"variant": "calu", "d": 4}, "metric": "gflops",
                                        "relative_to": {"variant": "gepp", "pivot": "partial"}})
         self.assertIsNone(value)
-        self.assertIn("no result", how)
+        self.assertIn("reference run failed", how)
+        value, how = report.ours(res, {"where": {"variant": "calu", "d": 2}, "metric": "gflops",
+                                       "relative_to": {"variant": "gepp", "pivot": "partial", "d": 99}})
+        self.assertIsNone(value)
+        self.assertIn("no reference run for", how)
+        self.assertIn("99", how)
         # A numerator that failed says so.
         value, how = report.ours(res, {"where": {"variant": "gepp", "d": 4}, "metric": "gflops",
                                        "relative_to": {"d": 1}})
@@ -119,6 +152,9 @@ class BestOf(unittest.TestCase):
     def test_no_numeric_point(self):
         res = results(SWEEP)
         value, how = report.ours(res, {"where": {"d": "auto"}, "metric": "gflops", "best_of": "d"})
+        self.assertIsNone(value)
+        self.assertIn("has a numeric d", how)
+        value, how = report.ours(res, {"where": {"d": 64}, "metric": "gflops", "best_of": "d"})
         self.assertIsNone(value)
         self.assertIn("no result", how)
 
@@ -166,6 +202,9 @@ class Validation(unittest.TestCase):
         self.expect("reported[0].best_of", "not a parameter", best_of="gflops")
         self.expect("reported[0].best_of", "cannot be combined", best_of="d", relative_to={"d": 1})
         self.expect("reported[0].metric", "missing", best_of="d", value=None, metric=None, text="words")
+        self.expect("reported[0].relative_to.d", "names no reference", relative_to={"d": []})
+        self.expect("reported[0].aggregate", "does not apply", best_of="d", aggregate="max")
+        self.expect("reported[0].metric", "must be a name", metric=["gflops"])
 
 
 if __name__ == "__main__":
