@@ -119,14 +119,18 @@ class Results:
         """One Point per configuration whose parameters match `where` ({name: value or [values]})."""
         out = []
         for runs in self.groups.values():
-            params = runs[0]["params"]
-            if all(params.get(k) in (v if isinstance(v, list) else [v]) for k, v in (where or {}).items()):
+            if matches(runs[0]["params"], where):
                 out.append(Point(runs))
         return out
 
     def find(self, where):
         """The points whose parameters match `where` exactly on the keys it names."""
         return self.points(where)
+
+
+def matches(params, where):
+    """Whether a point's parameters match a `where` filter ({name: value or [values]}; None: every point)."""
+    return all(params.get(k) in (v if isinstance(v, list) else [v]) for k, v in (where or {}).items())
 
 
 class Point:

@@ -434,7 +434,7 @@ def _result_field(name):
 def _check_reported(path, doc, params, metrics):
     known = params | metrics
     plots = {p["file"] for p in doc.get("plots", [])}
-    derived = set(doc.get("derived") or {}) | set((doc.get("quick") or {}).get("derived") or {})
+    derived = derived_names(doc)
     ids = set()
     for i, r in enumerate(_list(path, "reported", doc.get("reported", []))):
         where = "reported[%d]" % i
@@ -462,6 +462,11 @@ def _check_reported(path, doc, params, metrics):
         _check_relative(path, where, r, params, derived)
 
 
+def derived_names(doc):
+    """The parameters a definition (as a JSON object) derives, in its full or its quick sweep."""
+    return set(doc.get("derived") or {}) | set((doc.get("quick") or {}).get("derived") or {})
+
+
 def _check_relative(path, where, r, params, derived):
     """relative_to (a ratio against other points) and best_of (the parameter value of the best point)."""
     if ("relative_to" in r or "best_of" in r) and "metric" not in r:
@@ -476,10 +481,8 @@ def _check_relative(path, where, r, params, derived):
         for k, v in ref.items():
             if v == []:
                 _fail(path, "%s.relative_to.%s" % (where, k), "value [] names no reference")
-        for k in ref:
             if k in derived:
-                _fail(path, "%s.relative_to.%s" % (where, k),
-                      "is derived: name the swept parameter it is derived from")
+                _fail(path, "%s.relative_to.%s" % (where, k), "is derived: name the swept parameter it is derived from")
     if "best_of" in r and (not isinstance(r["best_of"], str) or r["best_of"] not in params):
         _fail(path, where + ".best_of", "value %s is not a parameter" % json.dumps(r["best_of"]))
     if "best_of" in r and "aggregate" in r:

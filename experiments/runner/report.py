@@ -18,7 +18,7 @@ from .definition import ROOT
 from .execute import default_out
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
-from experiment_results import Results  # noqa: E402
+from experiment_results import Results, matches  # noqa: E402
 
 THRESHOLD = 0.15
 
@@ -72,8 +72,7 @@ def ratios(results, entry, pts):
     left out, not counted as 1. shortfall says when a list's references did not all give a value; problem why
     no point had a reference."""
     metric, ref = entry["metric"], entry["relative_to"]
-    definition_ = results.definition
-    derived = set(definition_.get("derived") or {}) | set((definition_.get("quick") or {}).get("derived") or {})
+    derived = definition.derived_names(results.definition)
     wanted = max((len(v) for v in ref.values() if isinstance(v, list)), default=1)
     out, fewest, problem = [], None, None
     for p in pts:
@@ -113,8 +112,7 @@ def missing(results, where, pts):
     failures = [p.failure() for p in pts if p.failure()]
     if failures:
         return "run failed: %s" % failures[0]
-    skipped = [s for s in results.meta.get("skipped") or [] if all(
-        s["params"].get(k) in (v if isinstance(v, list) else [v]) for k, v in where.items())]
+    skipped = [s for s in results.meta.get("skipped") or [] if matches(s["params"], where)]
     if skipped:
         return "not run: %s" % skipped[0].get("reason")
     return "no result for %s" % where
@@ -140,7 +138,7 @@ def entry_row(name, defn, results, entry, causes, report_dir):
             note += " Ours: " + entry["derived_from"]
         causes.append((entry["id"], note))
         value, how = ours(results, entry) if "metric" in entry else (None, None)
-        mine = fmt(value) + (" (%s)" % how if how and value is not None else "") if value is not None else "—"
+        mine = "—" if value is None else fmt(value) + (" (%s)" % how if how else "")
         return "| %s | %s | %s (%s) | %s | — | %s |" % (name, entry["id"], paper_text, entry["source"], mine,
                                                      figure_link(results, entry, defn, report_dir))
     value, how = ours(results, entry)
