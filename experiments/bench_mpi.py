@@ -106,14 +106,20 @@ def check_options(args):
             shlex.split(getattr(args, option))
         except ValueError as e:
             return f"--{option.replace('_', '-')} {getattr(args, option)!r}: {e}"
-    for program in ("scalapack_peer", "tessera"):
-        path = os.path.join(args.build, program)
+    return build_or_out_problem(args.build, ("scalapack_peer", "tessera"), args.out)
+
+
+def build_or_out_problem(build, programs, out, hint=""):
+    """Why folder `build` lacks one of `programs` or folder `out` cannot take the results (one line naming the
+    option and its value), or None; creates `out`."""
+    for program in programs:
+        path = os.path.join(build, program)
         if not os.path.isfile(path) or not os.access(path, os.X_OK):
-            return f"--build {args.build}: no {program} there (build it: cmake --build {args.build})"
-    if args.out:
-        why = outputs.folder_problem(args.out)
+            return f"--build {build}: no {program} there (build it: cmake --build {build}{hint})"
+    if out:
+        why = outputs.folder_problem(out)
         if why:
-            return f"--out {args.out}: {why}"
+            return f"--out {out}: {why}"
     return None
 
 

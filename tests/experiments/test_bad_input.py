@@ -360,6 +360,33 @@ class Scripts(Case):
             with self.subTest(args=args):
                 self.refused(py("experiments/bench_mpi.py", "--build", build, *args), needle)
 
+    def test_bench_starpu(self):
+        bench, build = "experiments/bench_starpu.py", fresh("bench_starpu_build")
+        for program in ("tessera", "starpu_peer"):
+            shutil.copy(FAKE, os.path.join(build, program))
+        for args, needle in ((["--configs", "3840x320"], "--configs '3840x320'"), (["--configs", ","], "--configs ','"),
+                             (["--configs", "0:64"], "'0:64'"), (["--sched", ","], "--sched ','"),
+                             (["--sched", "lws;rm"], "--sched 'lws;rm'"), (["--precision", "z"], "--precision 'z'"),
+                             (["--reps", "0"], "--reps 0"), (["--timeout", "nan"], "--timeout nan"),
+                             (["--out", "/proc/xx"], "--out /proc/xx"), (["--build", WORK], "--build " + WORK)):
+            with self.subTest(args=args):
+                self.refused(py(bench, "--build", build, *args, env={"FAKE_LOG": self.log}), needle)
+                self.assertEqual(self.calls(), [])
+        # The 'prio' policy's runs fail: each is reported, the row keeps tessera's and lws's values.
+        rc, stdout, err = py(bench, "--build", build, "--configs", "640:64,1280:128", "--reps", "2",
+                             "--sched", "lws,prio", env={"FAKE_FAIL": "--sched prio", "FAKE_LOG": self.log})
+        self.assertEqual(rc, 0, stdout + err)
+        self.assertEqual(err.count("exit 2: tessera: error: refused --sched prio"), 4, err)
+        rows = [l.split() for l in stdout.splitlines() if l.split()[:1] in (["640"], ["1280"])]
+        self.assertEqual([r[:7] for r in rows], [["640", "64", "220", "10.0", "10.0", "failed", "1.00x"],
+                                                  ["1280", "128", "220", "10.0", "10.0", "failed", "1.00x"]], stdout)
+        self.assertEqual(len(self.calls()), 12)  # 2 configurations x 2 reps x (tessera, lws, prio), alternating
+        # Every StarPU run fails: no reference, exit 1.
+        rc, stdout, err = py(bench, "--build", build, "--configs", "640:64", "--reps", "1", "--sched", "lws",
+                             env={"FAKE_FAIL": "--sched"})
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertNotIn("Traceback", err)
+
     def test_lu_002_sim(self):
         names = ("002-fig5-d-sweep", "002-fig6-7-model-d", "002-fig10-scalability", "002-fig11-tall-skinny")
         rec = {"config_id": "c", "repeat": 0, "params": {"B": 128, "pivot": "partial", "d": 1, "threads": 12,
