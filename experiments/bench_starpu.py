@@ -9,22 +9,30 @@ differ in the runtime alone. For each (N, tile) configuration, alternating in on
     build/starpu_peer --n N --nb NB --threads T --precision P --sched S --json F      (for each S in --sched)
 
 It prints one row per configuration: the median GFlop/s of tessera and of each StarPU scheduling policy, and the
-ratio of tessera's median to the best policy's. A run that fails (exit status, timeout, no JSON) is reported on
-stderr and left out; the sweep goes on; the exit status is 1 when a configuration got no StarPU value, 2 for a bad
-option (one line naming it, before any run).
+ratio of tessera's median to the best policy's. A run that fails (exit status, timeout, no JSON), and a peer run that
+did not run what was asked (its workers, its policy, or a task count other than tessera's), is reported on stderr
+and left out; the sweep goes on; the exit status is 1 when a configuration got no value of tessera's or of
+StarPU's, 2 for a bad option (one line naming it, before any run; each --sched policy is tried on a one-tile
+matrix first). StarPU keeps its bus calibration under OUT/starpu-home (STARPU_HOME), not in $HOME.
 
     /usr/bin/python3 experiments/bench_starpu.py                        # the sweep below, d, all cores
     /usr/bin/python3 experiments/bench_starpu.py --configs 3840:128 --reps 1 --markdown
     /usr/bin/python3 experiments/bench_starpu.py --blas-core Haswell --precision s
+    /usr/bin/python3 experiments/bench_starpu.py --grid 1x2 --threads 1 --configs 7680:320   # StarPU-MPI, mpirun
+
+With --grid PrxPc both run under `mpirun -np Pr*Pc` (--mpirun-args for both): tessera with --grid, the peer through
+StarPU-MPI on tessera's placement of the tiles, --threads workers per rank each.
 """
 import argparse
 import os
+import shlex
 import statistics
+import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_mpi import build_or_out_problem, fmt_values, run_json  # noqa: E402
+from bench_mpi import MPIRUN, build_or_out_problem, fmt_values, parse_grid, run_json  # noqa: E402
 
 # (N, tile order): tessera's default tiles on this node's sizes, and smaller tiles, down to tasks of a few
 # microseconds, where a runtime's own cost per task shows (000 Fig. 8's "250% faster when N <= 7680" is a
@@ -66,6 +74,10 @@ def check_options(args):
             return f"--{option} {getattr(args, option)}: must be at least 1"
     if not args.timeout > 0:
         return f"--timeout {args.timeout}: must be a positive number of seconds"
+    try:
+        shlex.split(args.mpirun_args)
+    except ValueError as e:
+        return f"--mpirun-args {args.mpirun_args!r}: {e}"
     if args.precision not in ("d", "s"):
         return f"--precision {args.precision!r}: must be d or s"
     scheds = [s for s in args.sched.split(",") if s]
@@ -77,7 +89,10 @@ def check_options(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--configs", default=CONFIGS, help=f"N:NB pairs (default {CONFIGS})")
-    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="compute threads / StarPU CPU workers")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="compute threads / StarPU CPU workers, per rank (default: the cores, or 1 with --grid)")
+    ap.add_argument("--grid", type=parse_grid, default=None, help="PrxPc: both under mpirun on Pr*Pc ranks")
+    ap.add_argument("--mpirun-args", default="", help="extra mpirun arguments for both, with --grid")
     ap.add_argument("--precision", default="d", help="d or s")
     ap.add_argument("--sched", default="lws,prio", help="StarPU scheduling policies, each run in turn (default lws,prio)")
     ap.add_argument("--reps", type=int, default=3)
@@ -88,6 +103,8 @@ def main():
     ap.add_argument("--blas-core", default=None,
                     help="OpenBLAS kernel set for both (OPENBLAS_CORETYPE, e.g. Haswell); default: OpenBLAS's choice")
     args = ap.parse_args()
+    if args.threads is None:
+        args.threads = 1 if args.grid else os.cpu_count()
     why = check_options(args)
     if why:
         print(f"bench_starpu.py: {why}", file=sys.stderr)
@@ -98,12 +115,28 @@ def main():
     configs = parse_configs(args.configs)
     scheds = [s for s in args.sched.split(",") if s]
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-starpu-")
+    os.environ["STARPU_HOME"] = os.path.join(out_dir, "starpu-home")
     peer = os.path.join(args.build, "starpu_peer")
+    for s in scheds:  # a policy StarPU does not have, or workers it cannot start: refused before the sweep
+        probe = subprocess.run([peer, "--n", "1", "--nb", "1", "--threads", str(args.threads), "--sched", s],
+                               capture_output=True, text=True)
+        if probe.returncode == 2:
+            lines = [l for l in probe.stderr.splitlines() if "error:" in l]
+            print(f"bench_starpu.py: --sched {s}: {lines[0] if lines else 'starpu_peer refused it'}", file=sys.stderr)
+            return 2
     tessera_bin = os.path.join(args.build, "tessera")
     tty = sys.stderr.isatty()
+    mpirun, grid = [], []
+    if args.grid:
+        pr, pc = args.grid
+        grid = ["--grid", f"{pr}x{pc}"]
+        mpirun = MPIRUN + shlex.split(args.mpirun_args) + ["-np", str(pr * pc)]
+        if args.blas_core:
+            mpirun += ["-x", "OPENBLAS_CORETYPE"]
+        mpirun += ["-x", "OPENBLAS_NUM_THREADS", "-x", "STARPU_HOME"]
 
-    print(f"cholesky {args.precision} threads={args.threads} reps={args.reps} (alternating tessera / StarPU "
-          f"{', '.join(scheds)}), JSON in {out_dir}", flush=True)
+    print(f"cholesky {args.precision} threads={args.threads}{' grid=' + grid[1] if grid else ''} reps={args.reps} "
+          f"(alternating tessera / StarPU {', '.join(scheds)}), JSON in {out_dir}", flush=True)
     heads = ["N", "NB", "tasks", "tessera GFlop/s"] + [f"StarPU {s}" for s in scheds] + ["tessera/best StarPU", "reps"]
     if args.markdown:
         print("| " + " | ".join(heads) + " |")
@@ -118,23 +151,33 @@ def main():
             if tty:
                 print(f"\r  N={n} NB={nb} rep {r + 1}/{args.reps} ...", end="", file=sys.stderr, flush=True)
             path = os.path.join(out_dir, f"cholesky_{args.precision}_{n}_{nb}_tessera_r{r}.json")
-            cmd = [tessera_bin, "run", "--algo", "cholesky", "--n", str(n), "--B", str(nb), "--s", "1",
-                   "--threads", str(args.threads), "--precision", args.precision, "--json", path]
+            cmd = mpirun + [tessera_bin, "run", "--algo", "cholesky", "--n", str(n), "--B", str(nb), "--s", "1",
+                            "--threads", str(args.threads), "--precision", args.precision, "--json", path] + grid
             runs = [("tessera", cmd, path)]
             for s in scheds:
                 path = os.path.join(out_dir, f"cholesky_{args.precision}_{n}_{nb}_starpu-{s}_r{r}.json")
-                runs.append((s, [peer, "--n", str(n), "--nb", str(nb), "--threads", str(args.threads), "--precision",
-                                 args.precision, "--sched", s, "--json", path], path))
+                runs.append((s, mpirun + [peer, "--n", str(n), "--nb", str(nb), "--threads", str(args.threads),
+                                          "--precision", args.precision, "--sched", s, "--json", path] + grid, path))
             for key, cmd, path in runs:
-                result = run_json(f"{key} N={n} NB={nb} rep {r + 1}", cmd, path, args.timeout)
-                if result is not None:
-                    values[key].append(float(result["gflops"]))
-                    cores.add(result.get("blas_core", "?"))
+                label = f"{key} N={n} NB={nb} rep {r + 1}"
+                result = run_json(label, cmd, path, args.timeout)
+                if result is None:
+                    continue
+                # The tasks of the same graph, and for the peer the workers and the policy asked for.
+                asked = {"tasks": cholesky_tasks(n, nb)}
+                if key != "tessera":
+                    asked |= {"threads": args.threads, "sched": key}
+                wrong = [f"{k} {result.get(k)} (asked {v})" for k, v in asked.items() if result.get(k) != v]
+                if wrong:
+                    print(f"  {label}: ran something else: {', '.join(wrong)}", file=sys.stderr)
+                    continue
+                values[key].append(float(result["gflops"]))
+                cores.add(result.get("blas_core", "?"))
         if tty:
             print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
         med = {k: statistics.median(v) if v else None for k, v in values.items()}
         peers = [med[s] for s in scheds if med[s] is not None]
-        missing |= not peers
+        missing |= not peers or med["tessera"] is None
         best = max(peers) if peers else None
         ratio = f"{med['tessera'] / best:.2f}x" if best and med["tessera"] is not None else "-"
         cells = [str(n), str(nb), str(cholesky_tasks(n, nb))] + [f"{med[k]:.1f}" if med[k] is not None else "failed" for k in values] + [ratio]

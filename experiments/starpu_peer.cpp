@@ -1,5 +1,5 @@
-// The StarPU peer of tessera's one-node runs (000 §7.3, Fig. 8 compares the
-// paper's runtime with StarPU on one node): the same tile Cholesky as
+// The StarPU peer of tessera's runs (000 §7.3, Fig. 8 compares the paper's
+// runtime with StarPU on one node): the same tile Cholesky as
 // `tessera run --algo cholesky --s 1` (001 Alg. 1 with square tiles), on the
 // same tiles, with the same kernels (tessera's CPU tile kernels,
 // kernels/cpu/tile_kernels.hpp, one OpenBLAS thread each), submitted in the
@@ -9,22 +9,41 @@
 //
 //   starpu_peer --n N --nb NB [--threads T] [--precision d|s] [--sched POLICY]
 //               [--no-prio] [--check] [--matrix KIND] [--seed K] [--json FILE]
+//   mpirun -np P starpu_peer --grid PrxPc ...          (StarPU-MPI, P = Pr x Pc)
+//
+// With --grid the tiles are placed as tessera places them on that grid
+// (runtime/distribution.hpp, 2-D block-cyclic for s = 1) and every rank
+// submits every task through starpu_mpi_task_insert: a task runs on the rank
+// that owns the tile it writes, and StarPU-MPI sends the tiles it reads from
+// their owners, as tessera's nodes decide without coordination (000 §6) what
+// moves where.
 //
 // The matrix is tessera's (base/matrix_gen.hpp: --matrix spd, the default,
 // graded or illcond; general, whose lower triangle is not positive definite,
-// shows the breakdown's exit), the check tessera's (||A - L L^T||_1 / (N ||A||_1 eps) < 30, algorithms/check.hpp).
-// The time runs from the first task's submission to the end of the last
-// (starpu_task_wait_for_all), the tiles registered before, as tessera times
-// its factorization after generating the matrix. StarPU's CPU workers are
-// --threads; no CUDA or OpenCL worker. --sched names a StarPU scheduling
-// policy (lws, prio, eager, dmdas, ...); without it StarPU's default (or
-// STARPU_SCHED) applies.
+// shows the breakdown's exit), the check tessera's (||A - L L^T||_1 /
+// (N ||A||_1 eps) < 30, algorithms/check.hpp; with --grid on rank 0, the
+// factor gathered there after the timing). The time runs from the first
+// task's submission to the end of the last (starpu_task_wait_for_all; with
+// --grid from a barrier to starpu_mpi_wait_for_all, the slowest rank's), the
+// tiles registered before, as tessera times its factorization after
+// generating the matrix. StarPU's CPU workers are --threads (per rank; at most
+// STARPU_MAXCPUS, 4 in Debian's build); no CUDA or OpenCL worker. --sched names
+// a StarPU scheduling policy (lws, prio, eager, ...); without it StarPU's
+// default. The options take precedence over StarPU's environment variables
+// (STARPU_NCPU, STARPU_SCHED), and a run that StarPU starts otherwise stops
+// (exit 4), so a run is what its output line says. StarPU
+// keeps its bus calibration under $STARPU_HOME (else $HOME)/.starpu. Debian
+// builds StarPU with non-blocking drivers: an idle worker polls for work.
 //
-// Exit status: 0 success, 1 a --check failed, 2 invalid input (one message
-// naming the option and the value), 3 the matrix is not positive definite,
-// 4 out of memory for the matrix, or StarPU could not start (its return code
-// in the message).
+// Exit status: 0 success, 1 a --check failed, 2 invalid input (one message,
+// rank 0's, naming the option and the value), 3 the matrix is not positive
+// definite, 4 out of memory for the matrix, or StarPU could not start or
+// refused a task (its return code in the message).
 #include <starpu.h>
+#ifdef TESSERA_STARPU_MPI
+#include <mpi.h>
+#include <starpu_mpi.h>
+#endif
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -49,6 +68,7 @@
 #include "base/tile_matrix.hpp"
 #include "experiments/output_path.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
+#include "runtime/distribution.hpp"
 
 namespace {
 
@@ -61,11 +81,41 @@ struct Options {
   bool no_prio = false, check = false;
   std::string matrix = "spd";
   std::uint64_t seed = 1;
+  std::string grid;  // empty: one process, StarPU without MPI
+  int pr = 1, pc = 1;
 };
 
-// The first column (1-based, global) where a POTF2' met a pivot that was not
-// positive; 0 while none did. A codelet cannot throw into StarPU.
-std::atomic<index_t> g_breakdown{0};
+// Where this process stands: its rank and the ranks' count (0 and 1 without
+// --grid), and whether it started MPI, which it then finalizes before exiting.
+struct Process {
+  int rank = 0, size = 1;
+  bool mpi = false;
+  // Every rank calls this together: one message (rank 0's) and the exit status.
+  [[noreturn]] void fail(int status, const std::string& message) const {
+    if (rank == 0) std::fprintf(stderr, "starpu_peer: error: %s\n", message.c_str());
+#ifdef TESSERA_STARPU_MPI
+    if (mpi) MPI_Finalize();
+#endif
+    std::exit(status);
+  }
+  // One rank alone: its message, and with MPI every rank ends (MPI_Abort).
+  [[noreturn]] void abort(int status, const std::string& message) const {
+    std::fprintf(stderr, "starpu_peer: error: %s%s\n", mpi ? fmt::format("rank {}: ", rank).c_str() : "",
+                 message.c_str());
+#ifdef TESSERA_STARPU_MPI
+    if (mpi) MPI_Abort(MPI_COMM_WORLD, status);
+#endif
+    std::exit(status);
+  }
+};
+
+// What a POTF2' codelet gets besides its tile: the tile's first global column
+// and where to record the first column (1-based, global) whose pivot was not
+// positive (0 while none was). A codelet cannot throw into StarPU.
+struct PotfArgs {
+  index_t col0;
+  std::atomic<index_t>* breakdown;
+};
 
 // A tile as StarPU hands it to a codelet: pointer, leading dimension, rows, columns.
 template <class T>
@@ -84,11 +134,11 @@ Tile<T> tile_of(void* buffer) {
 template <class T>
 void potf2p_cpu(void* buffers[], void* arg) {
   const Tile<T> a = tile_of<T>(buffers[0]);
-  index_t col0 = 0;
-  starpu_codelet_unpack_args(arg, &col0);
+  PotfArgs args{};
+  starpu_codelet_unpack_args(arg, &args);
   const int info = tessera::kernels::potf2p<T>(a.m, a.n, a.p, a.ld);
   index_t none = 0;
-  if (info > 0) g_breakdown.compare_exchange_strong(none, col0 + info);
+  if (info > 0) args.breakdown->compare_exchange_strong(none, args.col0 + info);
 }
 template <class T>
 void trsm_cpu(void* buffers[], void*) {  // L_ik = A_ik L_kk^{-T}
@@ -123,15 +173,23 @@ struct Codelets {
   }
 };
 
-[[noreturn]] void fail(int status, const std::string& message) {
-  std::fprintf(stderr, "starpu_peer: error: %s\n", message.c_str());
-  std::exit(status);
+// starpu_task_insert, or with --grid starpu_mpi_task_insert (every rank
+// submits every task; the owner of the written tile runs it).
+template <class... A>
+int insert(const Process& proc, starpu_codelet* cl, A... args) {
+#ifdef TESSERA_STARPU_MPI
+  if (proc.mpi) return starpu_mpi_task_insert(MPI_COMM_WORLD, cl, args...);
+#endif
+  (void)proc;
+  return starpu_task_insert(cl, args...);
 }
 
 // Submits the tasks of tessera's cholesky_tasks (square tiles) in its order,
 // with its priorities, mapped onto the scheduler's range when it is narrower.
+// Returns the number of tasks submitted.
 template <class T>
-void submit(const tessera::TileLayout& L, std::vector<starpu_data_handle_t>& h, bool prio) {
+std::int64_t submit(const Process& proc, const tessera::TileLayout& L, std::vector<starpu_data_handle_t>& h, bool prio,
+                    std::atomic<index_t>& breakdown) {
   static Codelets<T> cl;
   const int q = L.tile_cols();
   const auto handle = [&](int i, int j) { return h[static_cast<std::size_t>(i + j * q)]; };
@@ -143,129 +201,245 @@ void submit(const tessera::TileLayout& L, std::vector<starpu_data_handle_t>& h, 
     if (hi - lo >= top) return static_cast<int>(std::min(hi, lo + p));
     return static_cast<int>(lo + p * (hi - lo) / std::max(top, 1L));
   };
-  const auto check = [](int rc, const char* what) {
-    if (rc != 0) fail(4, fmt::format("starpu_task_insert({}) returned {}", what, rc));
+  std::int64_t tasks = 0;
+  const auto check = [&](int rc, const char* what) {
+    if (rc != 0) proc.abort(4, fmt::format("starpu_task_insert({}) returned {}", what, rc));
+    ++tasks;
   };
   for (int k = 0; k < q; ++k) {
-    const index_t col0 = L.col_offset(k);
-    check(starpu_task_insert(&cl.potf2p, STARPU_RW, handle(k, k), STARPU_PRIORITY, priority(k, k), STARPU_VALUE, &col0,
-                             sizeof(col0), 0),
+    const PotfArgs args{L.col_offset(k), &breakdown};
+    check(insert(proc, &cl.potf2p, STARPU_RW, handle(k, k), STARPU_PRIORITY, priority(k, k), STARPU_VALUE, &args,
+                 sizeof(args), 0),
           "potf2p");
     for (int i = k + 1; i < q; ++i)
-      check(starpu_task_insert(&cl.trsm, STARPU_R, handle(k, k), STARPU_RW, handle(i, k), STARPU_PRIORITY,
-                               priority(k, k), 0),
+      check(insert(proc, &cl.trsm, STARPU_R, handle(k, k), STARPU_RW, handle(i, k), STARPU_PRIORITY, priority(k, k), 0),
             "trsm");
     for (int i = k + 1; i < q; ++i)
       for (int j = k + 1; j <= i; ++j) {
         if (j == i)
-          check(starpu_task_insert(&cl.diag, STARPU_R, handle(i, k), STARPU_RW, handle(i, i), STARPU_PRIORITY,
-                                   priority(j, k), 0),
+          check(insert(proc, &cl.diag, STARPU_R, handle(i, k), STARPU_RW, handle(i, i), STARPU_PRIORITY, priority(j, k),
+                       0),
                 "gsmm_diag");
         else
-          check(starpu_task_insert(&cl.gemm, STARPU_R, handle(i, k), STARPU_R, handle(j, k), STARPU_RW, handle(i, j),
-                                   STARPU_PRIORITY, priority(j, k), 0),
+          check(insert(proc, &cl.gemm, STARPU_R, handle(i, k), STARPU_R, handle(j, k), STARPU_RW, handle(i, j),
+                       STARPU_PRIORITY, priority(j, k), 0),
                 "gsmm");
       }
   }
+  return tasks;
+}
+
+// The factor's lower tiles, each from the rank that owns it, in rank 0's
+// `whole` (other ranks send theirs; plain MPI after StarPU-MPI has shut down).
+template <class T>
+void gather(const Process& proc, const tessera::Distribution& dist, tessera::TileMatrix<T>& mine,
+            tessera::TileMatrix<T>* whole) {
+  const tessera::TileLayout& L = mine.layout();
+  const int q = L.tile_cols();
+  for (int j = 0; j < q; ++j)
+    for (int i = j; i < q; ++i) {
+      const int owner = dist.owner(i, j).node;
+      const std::size_t count = static_cast<std::size_t>(L.row_height(i) * L.col_width(j));
+      if (proc.rank == 0 && owner == 0) std::copy_n(mine.tile(i, j), count, whole->tile(i, j));
+#ifdef TESSERA_STARPU_MPI
+      const MPI_Datatype type = sizeof(T) == 8 ? MPI_DOUBLE : MPI_FLOAT;
+      if (proc.rank == 0 && owner != 0)
+        MPI_Recv(whole->tile(i, j), static_cast<int>(count), type, owner, i + j * q, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      else if (proc.rank != 0 && owner == proc.rank)
+        MPI_Send(mine.tile(i, j), static_cast<int>(count), type, 0, i + j * q, MPI_COMM_WORLD);
+#endif
+    }
 }
 
 template <class T>
-int run(const Options& o) {
+int run(const Options& o, Process& proc) {
   const tessera::TileLayout L(o.n, o.n, o.nb, 1, 0);
-  tessera::TileMatrix<T> a(L);
-  tessera::generate(a, *tessera::matrix_kind_from_name(o.matrix), o.seed);
+  const int q = L.tile_cols();
+  const tessera::MultiLevelBlockCyclic dist(L, o.pr, o.pc, 0);
+  const auto owner = [&](int i, int j) { return dist.owner(i, j).node; };
+  const tessera::MatrixKind kind = *tessera::matrix_kind_from_name(o.matrix);
+  // This rank's tiles of the lower triangle, generated where they live.
+  tessera::TileMatrix<T> a(L, [&](int i, int j) { return j <= i && owner(i, j) == proc.rank; });
+  tessera::generate(a, kind, o.seed);
   std::vector<T> original;
-  if (o.check) original = a.to_dense();
+  std::optional<tessera::TileMatrix<T>> whole;  // rank 0 with --check: the factor, gathered
+  if (o.check && proc.rank == 0) {
+    whole.emplace(L);
+    tessera::generate(*whole, kind, o.seed);
+    original = whole->to_dense();
+  }
   tessera::kernels::set_blas_threads(1);
 
+  // StarPU 1.3 lets STARPU_SCHED win over the configuration's policy: --sched removes it.
+  if (!o.sched.empty()) unsetenv("STARPU_SCHED");
   starpu_conf conf;
   starpu_conf_init(&conf);
   conf.ncpus = o.threads;
   conf.ncuda = 0;
   conf.nopencl = 0;
+  conf.precedence_over_environment_variables = 1;
   if (!o.sched.empty()) conf.sched_policy_name = o.sched.c_str();
-  if (const int rc = starpu_init(&conf); rc != 0) fail(4, fmt::format("starpu_init returned {}", rc));
-  const int q = L.tile_cols();
+#ifdef TESSERA_STARPU_MPI
+  const int rc = proc.mpi ? starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, &conf) : starpu_init(&conf);
+#else
+  const int rc = starpu_init(&conf);
+#endif
+  if (rc != 0) proc.abort(4, fmt::format("starting StarPU returned {}", rc));
+  if (const unsigned workers = starpu_cpu_worker_get_count(); workers != static_cast<unsigned>(o.threads))
+    proc.abort(4, fmt::format("StarPU started {} CPU workers, not --threads {}", workers, o.threads));
+  // Every tile of the lower triangle has a handle on every rank: its owner's
+  // memory there, elsewhere a buffer StarPU allocates when a task needs it.
   std::vector<starpu_data_handle_t> h(static_cast<std::size_t>(q) * q, nullptr);
   for (int j = 0; j < q; ++j)
-    for (int i = j; i < q; ++i)
-      starpu_matrix_data_register(&h[static_cast<std::size_t>(i + j * q)], STARPU_MAIN_RAM,
-                                  reinterpret_cast<uintptr_t>(a.tile(i, j)), static_cast<std::uint32_t>(a.ld(i)),
+    for (int i = j; i < q; ++i) {
+      starpu_data_handle_t& x = h[static_cast<std::size_t>(i + j * q)];
+      const bool here = owner(i, j) == proc.rank;
+      starpu_matrix_data_register(&x, here ? STARPU_MAIN_RAM : -1, here ? reinterpret_cast<uintptr_t>(a.tile(i, j)) : 0,
+                                  static_cast<std::uint32_t>(L.row_height(i)),
                                   static_cast<std::uint32_t>(L.row_height(i)),
                                   static_cast<std::uint32_t>(L.col_width(j)), sizeof(T));
-  const int lo = starpu_sched_get_min_priority(), hi = starpu_sched_get_max_priority();
-  const auto t0 = std::chrono::steady_clock::now();
-  submit<T>(L, h, !o.no_prio);
-  starpu_task_wait_for_all();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // The policy that ran (--sched, STARPU_SCHED or StarPU's default), as
+#ifdef TESSERA_STARPU_MPI
+      if (proc.mpi) starpu_mpi_data_register(x, i + j * q, owner(i, j));
+#endif
+    }
+  // The policy that runs (--sched, STARPU_SCHED or StarPU's default), as
   // StarPU names it; context 0 is the initial, global one.
   const starpu_sched_policy* ran = starpu_sched_ctx_get_sched_policy(0);
   const std::string sched = ran && ran->policy_name ? ran->policy_name : "?";
+  if (!o.sched.empty() && sched != o.sched)
+    proc.abort(4, fmt::format("StarPU runs scheduling policy {}, not --sched {}", sched, o.sched));
+  const int lo = starpu_sched_get_min_priority(), hi = starpu_sched_get_max_priority();
+  std::atomic<index_t> breakdown{0};
+#ifdef TESSERA_STARPU_MPI
+  if (proc.mpi) starpu_mpi_barrier(MPI_COMM_WORLD);
+#endif
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t tasks = submit<T>(proc, L, h, !o.no_prio, breakdown);
+#ifdef TESSERA_STARPU_MPI
+  if (proc.mpi) starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+#endif
+  starpu_task_wait_for_all();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (starpu_data_handle_t x : h)
-    if (x) starpu_data_unregister(x);
-  starpu_shutdown();
-
-  if (const index_t col = g_breakdown.load())
-    fail(3, fmt::format("the matrix is not positive definite (column {})", col));
-  const double n = static_cast<double>(o.n), gflops = n * n * n / 3.0 / seconds / 1e9;
-  std::optional<double> residual;
-  if (o.check) residual = tessera::cholesky_residual(original, a).factor;
-  const bool passed = !residual || *residual < tessera::kResidualThreshold;
-  std::printf("starpu cholesky %s n=%lld nb=%lld threads=%d sched=%s prio=%s time=%.4fs gflops=%.2f residual=%s %s\n",
-              o.precision.c_str(), static_cast<long long>(o.n), static_cast<long long>(o.nb), o.threads, sched.c_str(),
-              o.no_prio ? "off" : "on", seconds, gflops, residual ? fmt::format("{:.3g}", *residual).c_str() : "-",
-              residual ? (passed ? "passed" : "FAILED") : "unchecked");
-  if (!o.json.empty()) {
-    nlohmann::json j{
-        {"impl", "starpu"},
-        {"algo", "cholesky"},
-        {"precision", o.precision},
-        {"n", o.n},
-        {"nb", o.nb},
-        {"threads", o.threads},
-        {"sched", sched},
-        {"priorities", !o.no_prio},
-        {"sched_priority_range", {lo, hi}},
-        {"starpu_version", fmt::format("{}.{}.{}", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION)},
-        {"blas_core", tessera::kernels::blas_core()},
-        {"time_s", seconds},
-        {"gflops", gflops},
-        {"residual", residual ? nlohmann::json(*residual) : nlohmann::json(nullptr)},
-        {"check_passed", residual ? nlohmann::json(passed) : nlohmann::json(nullptr)},
-        {"residual_threshold", tessera::kResidualThreshold}};
-    std::ofstream(o.json) << j.dump(1) << "\n";
+    if (x) starpu_data_unregister(x);  // an owner's tile holds its last version again
+#ifdef TESSERA_STARPU_MPI
+  index_t column = breakdown.load();
+  if (proc.mpi) {
+    starpu_mpi_shutdown();
+    // The slowest rank's time, and the first breakdown any rank met.
+    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    long long c = column;
+    MPI_Allreduce(MPI_IN_PLACE, &c, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    column = static_cast<index_t>(c);
+  } else {
+    starpu_shutdown();
   }
-  return passed ? 0 : 1;
+#else
+  starpu_shutdown();
+  const index_t column = breakdown.load();
+#endif
+  if (column) proc.fail(3, fmt::format("the matrix is not positive definite (column {})", column));
+  if (o.check) gather(proc, dist, a, whole ? &*whole : nullptr);
+  int status = 0;
+  if (proc.rank == 0) {
+    const double n = static_cast<double>(o.n), gflops = n * n * n / 3.0 / seconds / 1e9;
+    std::optional<double> residual;
+    if (o.check) residual = tessera::cholesky_residual(original, *whole).factor;
+    const bool passed = !residual || *residual < tessera::kResidualThreshold;
+    status = passed ? 0 : 1;
+    const std::string grid = proc.mpi ? fmt::format(" grid={}x{}", o.pr, o.pc) : "";
+    std::printf(
+        "starpu cholesky %s n=%lld nb=%lld threads=%d%s sched=%s prio=%s tasks=%lld time=%.4fs gflops=%.2f residual=%s "
+        "%s\n",
+        o.precision.c_str(), static_cast<long long>(o.n), static_cast<long long>(o.nb), o.threads, grid.c_str(),
+        sched.c_str(), o.no_prio ? "off" : "on", static_cast<long long>(tasks), seconds, gflops,
+        residual ? fmt::format("{:.3g}", *residual).c_str() : "-",
+        residual ? (passed ? "passed" : "FAILED") : "unchecked");
+    std::fflush(stdout);
+    if (!o.json.empty()) {
+      nlohmann::json j{{"impl", "starpu"},
+                       {"algo", "cholesky"},
+                       {"precision", o.precision},
+                       {"n", o.n},
+                       {"nb", o.nb},
+                       {"threads", o.threads},
+                       {"grid", {o.pr, o.pc}},
+                       {"sched", sched},
+                       {"priorities", !o.no_prio},
+                       {"tasks", tasks},
+                       {"sched_priority_range", {lo, hi}},
+                       {"starpu_version",
+                        fmt::format("{}.{}.{}", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION)},
+                       {"blas_core", tessera::kernels::blas_core()},
+                       {"time_s", seconds},
+                       {"gflops", gflops},
+                       {"residual", residual ? nlohmann::json(*residual) : nlohmann::json(nullptr)},
+                       {"check_passed", residual ? nlohmann::json(passed) : nlohmann::json(nullptr)},
+                       {"residual_threshold", tessera::kResidualThreshold}};
+      std::ofstream(o.json) << j.dump(1) << "\n";
+    }
+  }
+#ifdef TESSERA_STARPU_MPI
+  if (proc.mpi) MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every rank exits with rank 0's verdict
+#endif
+  return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"StarPU peer of tessera's one-node tile Cholesky (same tiles, kernels, task order and priorities)"};
+  Process proc;
+  CLI::App app{"StarPU peer of tessera's tile Cholesky (same tiles, kernels, task order and priorities)"};
   app.add_option("--n", o.n, "matrix order")->required();
   app.add_option("--nb", o.nb, "tile order (tessera's --B, with --s 1)")->required();
-  app.add_option("--threads", o.threads, "StarPU CPU workers");
+  app.add_option("--threads", o.threads, "StarPU CPU workers (per rank)");
   app.add_option("--precision", o.precision, "d or s");
-  app.add_option("--sched", o.sched, "StarPU scheduling policy (lws, prio, eager, dmdas, ...); default StarPU's");
+  app.add_option("--grid", o.grid, "PrxPc: StarPU-MPI on Pr x Pc ranks (mpirun -np Pr*Pc), tessera's placement");
+  app.add_option("--sched", o.sched, "StarPU scheduling policy (lws, prio, eager, ...); default StarPU's");
   app.add_flag("--no-prio", o.no_prio, "submit every task at priority 0");
   app.add_flag("--check", o.check, "compute the scaled residual, exit 1 when it reaches 30");
   app.add_option("--matrix", o.matrix, "spd (default), graded, illcond or general (tessera's --matrix)");
   app.add_option("--seed", o.seed, "matrix seed (tessera's --seed)");
-  app.add_option("--json", o.json, "write the result as JSON");
+  app.add_option("--json", o.json, "write the result as JSON (rank 0)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (o.n < 1) fail(2, fmt::format("--n {}: must be >= 1", o.n));
-  if (o.nb < 1) fail(2, fmt::format("--nb {}: must be >= 1", o.nb));
-  if (o.threads < 1) fail(2, fmt::format("--threads {}: must be >= 1", o.threads));
-  if (o.precision != "d" && o.precision != "s") fail(2, fmt::format("--precision {}: must be d or s", o.precision));
+  if (!o.grid.empty()) {
+#ifdef TESSERA_STARPU_MPI
+    // StarPU-MPI's own thread calls MPI while the main thread submits; it asks for SERIALIZED.
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    proc.mpi = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &proc.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &proc.size);
+    char x = 0, rest = 0;
+    if (std::sscanf(o.grid.c_str(), "%d%c%d%c", &o.pr, &x, &o.pc, &rest) != 3 || x != 'x' || o.pr < 1 || o.pc < 1)
+      proc.fail(2, fmt::format("--grid {}: must be PrxPc with Pr, Pc >= 1 (e.g. 1x2)", o.grid));
+    if (o.pr * o.pc != proc.size)
+      proc.fail(
+          2, fmt::format("--grid {} needs {} ranks, but {} were started (mpirun -np)", o.grid, o.pr * o.pc, proc.size));
+#else
+    proc.fail(2, fmt::format("--grid {}: this starpu_peer was built without StarPU-MPI (apt-get install libstarpu-dev "
+                             "libopenmpi-dev, then reconfigure)",
+                             o.grid));
+#endif
+  }
+  if (o.n < 1) proc.fail(2, fmt::format("--n {}: must be >= 1", o.n));
+  if (o.nb < 1) proc.fail(2, fmt::format("--nb {}: must be >= 1", o.nb));
+  if (o.threads < 1) proc.fail(2, fmt::format("--threads {}: must be >= 1", o.threads));
+  if (o.threads > STARPU_MAXCPUS)
+    proc.fail(
+        2, fmt::format("--threads {}: this StarPU ({}.{}.{}) runs at most {} CPU workers per process "
+                       "(STARPU_MAXCPUS; with --grid, more ranks)",
+                       o.threads, STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION, STARPU_MAXCPUS));
+  if (o.precision != "d" && o.precision != "s")
+    proc.fail(2, fmt::format("--precision {}: must be d or s", o.precision));
   const std::optional<tessera::MatrixKind> kind = tessera::matrix_kind_from_name(o.matrix);
   if (!kind || *kind == tessera::MatrixKind::RankDeficient)
-    fail(2, fmt::format("--matrix {}: must be spd, graded, illcond or general", o.matrix));
+    proc.fail(2, fmt::format("--matrix {}: must be spd, graded, illcond or general", o.matrix));
   if (!o.sched.empty()) {
     std::string known;
     bool found = false;
@@ -274,18 +448,30 @@ int main(int argc, char** argv) {
       found |= o.sched == (*p)->policy_name;
     }
     if (!found)
-      fail(2, fmt::format("--sched {}: not a StarPU scheduling policy (StarPU {}.{} has: {})", o.sched,
-                          STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, known));
+      proc.fail(2, fmt::format("--sched {}: not a StarPU scheduling policy (StarPU {}.{} has: {})", o.sched,
+                               STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, known));
   }
+  // --json is rank 0's to write: checked there, the verdict shared.
+  std::string bad_json;
   try {
-    if (!o.json.empty()) tessera::check_output_path({"--json", o.json});
+    if (!o.json.empty() && proc.rank == 0) tessera::check_output_path({"--json", o.json});
   } catch (const tessera::InputError& e) {
-    fail(2, e.what());
+    bad_json = e.what();
   }
+  int refused = bad_json.empty() ? 0 : 1;
+#ifdef TESSERA_STARPU_MPI
+  if (proc.mpi) MPI_Bcast(&refused, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+  if (refused) proc.fail(2, bad_json);
+  int status = 0;
   try {
-    return o.precision == "d" ? run<double>(o) : run<float>(o);
+    status = o.precision == "d" ? run<double>(o, proc) : run<float>(o, proc);
   } catch (const std::bad_alloc&) {
     const double bytes = static_cast<double>(o.n) * static_cast<double>(o.n) * (o.precision == "d" ? 8 : 4);
-    fail(4, fmt::format("out of memory for the {} x {} matrix ({:.3g} GB, --n {})", o.n, o.n, bytes / 1e9, o.n));
+    proc.abort(4, fmt::format("out of memory for the {} x {} matrix ({:.3g} GB, --n {})", o.n, o.n, bytes / 1e9, o.n));
   }
+#ifdef TESSERA_STARPU_MPI
+  if (proc.mpi) MPI_Finalize();
+#endif
+  return status;
 }

@@ -52,7 +52,8 @@ for bad in ["--bogus"] + [x for x in os.environ.get("FAKE_FAIL", "").split(";") 
         sys.exit(2)
 opt = lambda name, default: args[args.index(name) + 1] if name in args else default
 result = {"algo": opt("--algo", "cholesky"), "n": int(opt("--n", "64")), "B": 64, "s": 1, "time_s": 1.0,
-          "gflops": 10.0, "blas_core": "Fake", "gpu_stats": []}
+          "gflops": 10.0, "blas_core": "Fake", "gpu_stats": [], "threads": int(opt("--threads", "1")),
+          "sched": os.environ.get("FAKE_SCHED", opt("--sched", None)), "tasks": int(os.environ.get("FAKE_TASKS", "0"))}
 if "--json" in args:
     with open(opt("--json", ""), "w") as f:
         json.dump(result, f)
@@ -372,20 +373,36 @@ class Scripts(Case):
             with self.subTest(args=args):
                 self.refused(py(bench, "--build", build, *args, env={"FAKE_LOG": self.log}), needle)
                 self.assertEqual(self.calls(), [])
-        # The 'prio' policy's runs fail: each is reported, the row keeps tessera's and lws's values.
-        rc, stdout, err = py(bench, "--build", build, "--configs", "640:64,1280:128", "--reps", "2",
-                             "--sched", "lws,prio", env={"FAKE_FAIL": "--sched prio", "FAKE_LOG": self.log})
+        # The 'prio' policy's runs fail (not its one-tile probe): each is reported, the row keeps tessera's and lws's.
+        sweep = ["--build", build, "--configs", "640:64,1280:128", "--reps", "2", "--threads", "2", "--sched",
+                 "lws,prio"]
+        rc, stdout, err = py(bench, *sweep, env={"FAKE_FAIL": "--sched prio --json", "FAKE_LOG": self.log,
+                                                 "FAKE_TASKS": "220"})
         self.assertEqual(rc, 0, stdout + err)
-        self.assertEqual(err.count("exit 2: tessera: error: refused --sched prio"), 4, err)
+        self.assertEqual(err.count("exit 2: tessera: error: refused --sched prio --json"), 4, err)
         rows = [l.split() for l in stdout.splitlines() if l.split()[:1] in (["640"], ["1280"])]
         self.assertEqual([r[:7] for r in rows], [["640", "64", "220", "10.0", "10.0", "failed", "1.00x"],
                                                   ["1280", "128", "220", "10.0", "10.0", "failed", "1.00x"]], stdout)
-        self.assertEqual(len(self.calls()), 12)  # 2 configurations x 2 reps x (tessera, lws, prio), alternating
+        # 2 probes, then 2 configurations x 2 reps x (tessera, lws, prio), alternating.
+        self.assertEqual(len(self.calls()), 14)
+        # A policy the peer refuses on its probe: exit 2 before the sweep, its message quoted.
+        open(self.log, "w").close()
+        self.refused(py(bench, *sweep, env={"FAKE_FAIL": "--sched prio", "FAKE_LOG": self.log}), "--sched prio",
+                     "refused --sched prio")
+        self.assertEqual(len(self.calls()), 2)
         # Every StarPU run fails: no reference, exit 1.
-        rc, stdout, err = py(bench, "--build", build, "--configs", "640:64", "--reps", "1", "--sched", "lws",
-                             env={"FAKE_FAIL": "--sched"})
+        rc, stdout, err = py(bench, *sweep, env={"FAKE_FAIL": "--precision d --sched", "FAKE_TASKS": "220"})
         self.assertEqual(rc, 1, stdout + err)
         self.assertNotIn("Traceback", err)
+        # Runs of another graph (a task count other than tessera's, for both): each named, exit 1.
+        rc, stdout, err = py(bench, *sweep, env={"FAKE_TASKS": "219"})
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertEqual(err.count("ran something else: tasks 219 (asked 220)"), 12, err)
+        # A peer that ran another policy than asked (as STARPU_SCHED would make it): its runs left out, exit 1.
+        rc, stdout, err = py(bench, "--build", build, "--configs", "640:64", "--reps", "1", "--threads", "2",
+                             "--sched", "lws", env={"FAKE_TASKS": "220", "FAKE_SCHED": "eager"})
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertEqual(err.count("ran something else: sched eager (asked lws)"), 1, err)
 
     def test_lu_002_sim(self):
         names = ("002-fig5-d-sweep", "002-fig6-7-model-d", "002-fig10-scalability", "002-fig11-tall-skinny")
