@@ -58,6 +58,11 @@
 #                    $MPI_THREADS compute threads per rank, default 3; $MPI_TILE_ARGS:
 #                    tessera's arguments, ';'-separated sets, one step mpi_I each;
 #                    $MPI_MPIRUN_ARGS: mpirun's for both peers, default '--bind-to none')
+#         starpu     experiments/bench_starpu.py: tessera against its Cholesky on StarPU
+#                    (build/starpu_peer, packed when it was built), one process of 4
+#                    workers (Debian's StarPU runs at most 4; $STARPU_CONFIGS, N:NB
+#                    pairs, default 1920:32,3840:128,7680:320), then with
+#                    $STARPU_GRID_CONFIGS set, 2x2 ranks of 3 workers each on StarPU-MPI
 #       Logs and JSON go to OUT (default results/gpu_node); a failing step is
 #       recorded in OUT/steps.txt and the next one runs. $STEP_FILTER (regex on
 #       the step names of OUT/steps.txt) runs a part; $STEP_TIMEOUT (s) bounds
@@ -80,6 +85,8 @@ pack() {
   cp "$build/tessera" "$build/libtessera_cuda.so" "$build/scalapack_peer" "$build/bench_kernels" \
     "$build/bench_cuda_kernels" "$stage/build/"
   cp "$build/tests/tessera_cuda_tests" "$stage/build/tests/"
+  # The StarPU peer where it was built (libstarpu-dev): its libraries come with the others below.
+  [[ -e $build/starpu_peer ]] && cp "$build/starpu_peer" "$stage/build/"
   # Open MPI 4.1 as Debian lays it out: launcher, daemon, plugins, help
   # texts, PMIx and its plugins. Copied to the same paths there.
   local mpi_paths=(/usr/bin/orterun /usr/bin/orted /usr/lib/x86_64-linux-gnu/openmpi/lib
@@ -100,6 +107,10 @@ pack() {
       [[ -e $stage/lib/$(basename "$real") ]] || cp "$real" "$stage/lib/"
       [[ $(basename "$lib") == $(basename "$real") ]] || ln -sf "$(basename "$real")" "$stage/lib/$(basename "$lib")"
     done
+  # A machine with its own Open MPI gets the carried hwloc removed (below); the
+  # StarPU peer needs one, so a copy waits in lib/fallback for a machine without.
+  mkdir -p "$stage/lib/fallback"
+  cp -a "$stage"/lib/libhwloc* "$stage/lib/fallback/" 2>/dev/null || true
   mkdir -p "$dir"
   tar -C "$stage" -cJf "$dir/gpu_node.tar.xz" .
   rm -rf "$stage"
@@ -133,8 +144,8 @@ run() {
   IFS=, read -ra todo <<<"$steps"
   for s in "${todo[@]}"; do
     case $s in
-      tests | sanitizer | check | calibrate | kernels | ooc | bench | trace | tune | mpi) ;;
-      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, kernels, ooc, bench, trace, tune, mpi)" >&2
+      tests | sanitizer | check | calibrate | kernels | ooc | bench | trace | tune | mpi | starpu) ;;
+      *) echo "gpu_node.sh run: unknown step '$s' (tests, sanitizer, check, calibrate, kernels, ooc, bench, trace, tune, mpi, starpu)" >&2
          exit 2 ;;
     esac
   done
@@ -346,6 +357,19 @@ run() {
             --tile-args "$row"
           i=$((i + 1))
         done ;;
+      starpu)
+        # The carried hwloc only where the machine's own Open MPI left none (a library not found).
+        local lp=$LD_LIBRARY_PATH
+        ldd "$b/starpu_peer" 2>/dev/null | grep -q "not found" && lp=$lp:$root/lib/fallback
+        step starpu /usr/bin/env LD_LIBRARY_PATH="$lp" PYTHONUNBUFFERED=1 python3 experiments/bench_starpu.py \
+          --build $b --threads 4 \
+          --configs "${STARPU_CONFIGS:-1920:32,3840:128,7680:320}" --reps 3 --markdown --out "$out/starpu"
+        if [[ -n ${STARPU_GRID_CONFIGS:-} ]]; then
+          step starpu_2x2 /usr/bin/env LD_LIBRARY_PATH="$lp" PYTHONUNBUFFERED=1 python3 experiments/bench_starpu.py \
+            --build $b --grid 2x2 \
+            --threads 3 --mpirun-args="--bind-to none" --configs "$STARPU_GRID_CONFIGS" --reps 3 --markdown \
+            --out "$out/starpu_2x2"
+        fi ;;
     esac
   done
   cat "$out/steps.txt"
