@@ -2,8 +2,9 @@
 // runtime with StarPU on one node): the same tile Cholesky as
 // `tessera run --algo cholesky --s 1` (001 Alg. 1 with square tiles), on the
 // same tiles, with the same kernels (tessera's CPU tile kernels,
-// kernels/cpu/tile_kernels.hpp, one OpenBLAS thread each), submitted in the
-// same order with the same priorities (column_priority), to StarPU's runtime
+// kernels/cpu/tile_kernels.hpp, one OpenBLAS thread each): the tasks that
+// tessera's generator (cholesky_tasks) inserts, in its order with its
+// priorities, submitted to StarPU's runtime
 // (starpu_task_insert, dependencies inferred from the data accesses) instead
 // of tessera's. What differs between the two runs is the runtime alone.
 //
@@ -61,6 +62,7 @@
 #include <vector>
 
 #include "algorithms/check.hpp"
+#include "algorithms/cholesky.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "base/matrix_gen.hpp"
@@ -173,61 +175,74 @@ struct Codelets {
   }
 };
 
-// starpu_task_insert, or with --grid starpu_mpi_task_insert (every rank
-// submits every task; the owner of the written tile runs it).
-template <class... A>
-int insert(const Process& proc, starpu_codelet* cl, A... args) {
-#ifdef TESSERA_STARPU_MPI
-  if (proc.mpi) return starpu_mpi_task_insert(MPI_COMM_WORLD, cl, args...);
-#endif
-  (void)proc;
-  return starpu_task_insert(cl, args...);
-}
-
-// Submits the tasks of tessera's cholesky_tasks (square tiles) in its order,
-// with its priorities, mapped onto the scheduler's range when it is narrower.
-// Returns the number of tasks submitted.
+// tessera's own generator feeding StarPU: each task cholesky_tasks inserts
+// (square tiles, so POTF2', TRSM, the diagonal update and GEMM) becomes one
+// StarPU task on the same tiles (a tile's data id is its handle's index), in
+// the generator's order, with its priority, mapped onto the scheduler's range
+// when that is narrower.
 template <class T>
-std::int64_t submit(const Process& proc, const tessera::TileLayout& L, std::vector<starpu_data_handle_t>& h, bool prio,
-                    std::atomic<index_t>& breakdown) {
-  static Codelets<T> cl;
-  const int q = L.tile_cols();
-  const auto handle = [&](int i, int j) { return h[static_cast<std::size_t>(i + j * q)]; };
-  const long lo = starpu_sched_get_min_priority(), hi = starpu_sched_get_max_priority();
-  const long top = tessera::column_priority(q, 0, 0);  // the largest priority of the run
-  const auto priority = [&](int j, int k) {
-    if (!prio) return 0;
-    const long p = tessera::column_priority(q, j, k);
-    if (hi - lo >= top) return static_cast<int>(std::min(hi, lo + p));
-    return static_cast<int>(lo + p * (hi - lo) / std::max(top, 1L));
-  };
-  std::int64_t tasks = 0;
-  const auto check = [&](int rc, const char* what) {
-    if (rc != 0) proc.abort(4, fmt::format("starpu_task_insert({}) returned {}", what, rc));
-    ++tasks;
-  };
-  for (int k = 0; k < q; ++k) {
-    const PotfArgs args{L.col_offset(k), &breakdown};
-    check(insert(proc, &cl.potf2p, STARPU_RW, handle(k, k), STARPU_PRIORITY, priority(k, k), STARPU_VALUE, &args,
-                 sizeof(args), 0),
-          "potf2p");
-    for (int i = k + 1; i < q; ++i)
-      check(insert(proc, &cl.trsm, STARPU_R, handle(k, k), STARPU_RW, handle(i, k), STARPU_PRIORITY, priority(k, k), 0),
-            "trsm");
-    for (int i = k + 1; i < q; ++i)
-      for (int j = k + 1; j <= i; ++j) {
-        if (j == i)
-          check(insert(proc, &cl.diag, STARPU_R, handle(i, k), STARPU_RW, handle(i, i), STARPU_PRIORITY, priority(j, k),
-                       0),
-                "gsmm_diag");
-        else
-          check(insert(proc, &cl.gemm, STARPU_R, handle(i, k), STARPU_R, handle(j, k), STARPU_RW, handle(i, j),
-                       STARPU_PRIORITY, priority(j, k), 0),
-                "gsmm");
+class StarpuSink final : public tessera::TaskSink {
+ public:
+  StarpuSink(const Process& proc, const tessera::TileLayout& L, std::vector<starpu_data_handle_t>& h, bool prio,
+             std::atomic<index_t>& breakdown)
+      : proc_(proc), L_(L), h_(h), prio_(prio), breakdown_(breakdown), lo_(starpu_sched_get_min_priority()),
+        hi_(starpu_sched_get_max_priority()), top_(tessera::column_priority(L.tile_cols(), 0, 0)) {
+  }  // the largest priority of the run
+
+  void insert(const tessera::TaskDesc& t) override {
+    const auto handle = [&](int a) { return h_[t.access[a].data]; };
+    const int priority = this->priority(t.priority);
+    int rc = 0;
+    switch (t.kernel) {
+      case tessera::kPotf2p: {
+        const PotfArgs args{L_.col_offset(t.arg[0]), &breakdown_};
+        rc = insert_task(&cl_.potf2p, STARPU_RW, handle(0), STARPU_PRIORITY, priority, STARPU_VALUE, &args,
+                         sizeof(args), 0);
+        break;
       }
+      case tessera::kTrsm:  // L_kk, A_ik
+        rc = insert_task(&cl_.trsm, STARPU_R, handle(0), STARPU_RW, handle(1), STARPU_PRIORITY, priority, 0);
+        break;
+      case tessera::kGsmmDiag:  // L_ik (read twice, one access: TaskDesc::add merges a repeated datum), A_ii
+        rc = insert_task(&cl_.diag, STARPU_R, handle(0), STARPU_RW, handle(t.n_access - 1), STARPU_PRIORITY, priority,
+                         0);
+        break;
+      case tessera::kGsmm:  // L_ik, L_jk, A_ij
+        rc = insert_task(&cl_.gemm, STARPU_R, handle(0), STARPU_R, handle(1), STARPU_RW, handle(2), STARPU_PRIORITY,
+                         priority, 0);
+        break;
+      default: proc_.abort(4, fmt::format("no StarPU codelet for tessera's kernel {}", t.kernel));
+    }
+    if (rc != 0) proc_.abort(4, fmt::format("starpu_task_insert (kernel {}) returned {}", t.kernel, rc));
+    ++tasks_;
   }
-  return tasks;
-}
+  std::int64_t tasks() const { return tasks_; }
+
+ private:
+  int priority(long p) const {
+    if (!prio_) return 0;
+    if (hi_ - lo_ >= top_) return static_cast<int>(std::min(hi_, lo_ + p));
+    return static_cast<int>(lo_ + p * (hi_ - lo_) / std::max(top_, 1L));
+  }
+  // starpu_task_insert, or with --grid starpu_mpi_task_insert (every rank
+  // submits every task; the owner of the written tile runs it).
+  template <class... A>
+  int insert_task(starpu_codelet* cl, A... args) {
+#ifdef TESSERA_STARPU_MPI
+    if (proc_.mpi) return starpu_mpi_task_insert(MPI_COMM_WORLD, cl, args...);
+#endif
+    return starpu_task_insert(cl, args...);
+  }
+
+  static inline Codelets<T> cl_;
+  const Process& proc_;
+  const tessera::TileLayout& L_;
+  std::vector<starpu_data_handle_t>& h_;
+  bool prio_;
+  std::atomic<index_t>& breakdown_;
+  long lo_, hi_, top_;
+  std::int64_t tasks_ = 0;
+};
 
 // The factor's lower tiles, each from the rank that owns it, in rank 0's
 // `whole` (other ranks send theirs; plain MPI after StarPU-MPI has shut down).
@@ -314,7 +329,9 @@ int run(const Options& o, Process& proc) {
   if (proc.mpi) starpu_mpi_barrier(MPI_COMM_WORLD);
 #endif
   const auto t0 = std::chrono::steady_clock::now();
-  const std::int64_t tasks = submit<T>(proc, L, h, !o.no_prio, breakdown);
+  StarpuSink<T> sink(proc, L, h, !o.no_prio, breakdown);
+  tessera::cholesky_tasks(L, sink);
+  const std::int64_t tasks = sink.tasks();
 #ifdef TESSERA_STARPU_MPI
   if (proc.mpi) starpu_mpi_wait_for_all(MPI_COMM_WORLD);
 #endif
