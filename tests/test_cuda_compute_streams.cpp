@@ -17,6 +17,7 @@
 #include "experiments/driver.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "platform/native/native_platform.hpp"
+#include "test_helpers.hpp"
 
 namespace tessera {
 namespace {
@@ -40,9 +41,7 @@ TEST(CudaComputeStreams, CholeskyAndQrPassTheirCheck) {
         cfg.device = DeviceKind::Cuda;
         cfg.gpu_streams = streams;
         if (algo == "cholesky") cfg.gpu_trsm_inverse = 96;  // 256 = 2 x 96 + 64: a short last block
-        // In single precision the default spd matrix's residual does not see an omitted update
-        // (tests/CMakeLists.txt, check_matrix); illcond's does.
-        if (algo == "cholesky" && precision == 's') cfg.matrix = "illcond";
+        cfg.matrix = test::checked_matrix(algo, precision);
         cfg.check = true;
         platform::NativePlatform plat;
         const RunResult r = run_factorization(cfg, plat);

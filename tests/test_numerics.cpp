@@ -21,6 +21,7 @@
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/native_platform.hpp"
+#include "test_helpers.hpp"
 
 namespace tessera {
 namespace {
@@ -55,11 +56,7 @@ RunResult run_checked(const Case& c) {
   cfg.b = c.s > 1 ? cfg.B / 4 : 0;
   cfg.threads = c.threads;
   cfg.check = true;
-  // Cholesky in single precision on illcond: the default spd matrix is so
-  // diagonally dominant that its scaled residual stays below the threshold
-  // even with every diagonal update left out (tests/CMakeLists.txt,
-  // check_matrix).
-  if (c.algo == "cholesky" && c.precision == 's') cfg.matrix = "illcond";
+  cfg.matrix = test::checked_matrix(c.algo, c.precision);
   platform::NativePlatform plat;
   return run_factorization(cfg, plat);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../cli_expect.hpp"
+#include "../test_helpers.hpp"
 #include "sim_cli_util.hpp"
 
 namespace {
@@ -43,11 +44,10 @@ void expect_gpus_used(const json& j, int gpus) {
   EXPECT_GE(j.at("imbalance_ratio").get<double>(), 1.0);
 }
 
-// A checked run's arguments: Cholesky in single precision factors illcond,
-// whose scaled residual sees an omitted update; the default spd matrix's
-// does not in single precision (tests/CMakeLists.txt, check_matrix).
+// A checked run's arguments, with test::checked_matrix's --matrix.
 std::vector<std::string> checked(const std::string& algo, const std::string& precision, std::vector<std::string> args) {
-  if (algo == "cholesky" && precision == "s") args.insert(args.end(), {"--matrix", "illcond"});
+  if (const std::string m = tessera::test::checked_matrix(algo, precision.at(0)); !m.empty())
+    args.insert(args.end(), {"--matrix", m});
   return args;
 }
 
