@@ -219,6 +219,10 @@ TEST(CheckDetectsErrors, RatioOfAnOverflowedNormFails) {
   const Residuals overflowed{scaled_ratio(1.0, inf, 10, 1e-16), {}};
   EXPECT_FALSE(overflowed.passed());
   EXPECT_EQ(scaled_ratio(0.0, 0.0, 10, 1e-16), 0.0);  // a zero matrix factored exactly
+  // A zero matrix factored into a nonzero one: the residual, which has no
+  // norm of A to scale by, is taken against n eps alone, and fails.
+  EXPECT_DOUBLE_EQ(scaled_ratio(1e-14, 0.0, 10, 1e-16), 10.0);
+  EXPECT_FALSE((Residuals{scaled_ratio(1.0, 0.0, 10, 1e-16), {}}.passed()));
   EXPECT_DOUBLE_EQ(scaled_ratio(1e-14, 2.0, 10, 1e-16), 5.0);
   const std::vector<double> sums = {1, nan, 3};
   EXPECT_TRUE(std::isnan(max_nan_of(sums.begin(), sums.end())));

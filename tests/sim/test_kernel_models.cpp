@@ -74,6 +74,22 @@ TEST(KernelModels, ShapeInterpolationFollowsTheNearestShape) {
   EXPECT_EQ(shape.seconds({kGsmm, 'd', 512, 512, 512}), e[1].median_s);
 }
 
+// Between measured shapes the rate is their blend, weighted by inverse
+// squared distance in log dimensions: a call as far from a 64-square as from
+// a 256x64x64 panel takes the mean of their rates, not the one listed first.
+TEST(KernelModels, ShapeInterpolationBlendsEquallyNearShapes) {
+  const std::vector<CalibratedModel::Entry> e{{kGsmm, 'd', 64, 64, 64, 2.0 * 64 * 64 * 64 / 10e9, 0},
+                                              {kGsmm, 'd', 256, 64, 64, 2.0 * 256 * 64 * 64 / 30e9, 0}};
+  const CalibratedModel shape("t", e, {}, 0, Interpolation::Shape);
+  const KernelShape between{kGsmm, 'd', 128, 64, 64};
+  EXPECT_NEAR(kernel_flops(between) / shape.seconds(between), 20e9, 1e-6 * 20e9);
+  // Three quarters of the way in log m: weights about 1 to 9, about 28 GFlop/s.
+  const KernelShape near_panel{kGsmm, 'd', 181, 64, 64};
+  const double r = kernel_flops(near_panel) / shape.seconds(near_panel);
+  EXPECT_GT(r, 25e9);
+  EXPECT_LT(r, 30e9);
+}
+
 // A GPU's QR kernels depend on the inner blocking (on the lent H100 a
 // Householder panel costs per column, so TSQRT at ib = 128 took 0.9x its time
 // at 32 in a whole run): a table measured at several ib times a call at the
