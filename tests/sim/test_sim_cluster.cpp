@@ -150,6 +150,39 @@ TEST(SimCluster, QrBinaryTreeMessagesFollowTheirModel) {
   }
 }
 
+// One message between two simulated nodes, timed by hand. Cholesky of 2x2
+// tiles of 64 on a 2x1 grid, one compute thread per node, kernel times powers
+// of two: POTF2'(0) on node 0 (0.5 s), its tile to node 1, then TRSM, the
+// diagonal GSMM and POTF2'(1) there (0.875 s), a chain of 1.375 s plus the
+// message. The message takes the machine's latency once (each node's link
+// holds half of it: a route crosses two) and its wire bytes (the 32 KiB tile
+// and platform/network.hpp's 64-byte header) over the link's bandwidth, which
+// SimGrid's TCP cross-traffic model (its default, kept) shares with 5% of
+// the flow going back: 1.05 x bytes / bandwidth.
+TEST(SimCluster, AMessageTakesTheLatencyAndItsBytesOverTheBandwidth) {
+  const auto run = [](double bandwidth, double latency) {
+    TempDir dir;
+    const std::string machine = dir.write("two-nodes.json", R"({
+      "name": "hand-made", "nodes": 2,
+      "node": { "cores": { "count": 2, "model": "pow2" } },
+      "network": { "topology": "star", "bandwidth_Bps": )" + std::to_string(bandwidth) +
+                                                                R"(, "latency_s": )" + std::to_string(latency) + R"( },
+      "kernel_models": { "pow2": { "type": "calibrated", "measurements": [
+        { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
+        { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
+        { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
+        { "kernel": "gsmm",      "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.0625 } ] } } })");
+    const json j = run_ok(sim_run("cholesky", "2x1", {"--n", "128", "--B", "64", "--threads", "1"}, machine));
+    EXPECT_EQ(j.at("comm").at("per_node").at(0).at("messages_sent"), 1) << j.dump();
+    EXPECT_EQ(j.at("comm").at("per_node").at(0).at("bytes_sent"), 64 * 64 * 8) << j.dump();
+    return j.at("time_s").get<double>();
+  };
+  const double wire = 64 * 64 * 8 + 64;
+  for (const auto& [bandwidth, latency] : {std::pair{524288.0, 0.0625}, {524288.0, 0.125}, {1048576.0, 0.0625}})
+    EXPECT_NEAR(run(bandwidth, latency), 1.375 + latency + 1.05 * wire / bandwidth, 1e-9)
+        << bandwidth << " B/s, " << latency << " s";
+}
+
 // --trace on a simulated 2x2 grid: one file per node (node k > 0 in
 // FILE.nodeK.json), each naming only its node, holding its share of the
 // kernels (together: every task once) and one "node" transfer per message it
