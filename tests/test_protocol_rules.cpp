@@ -1,0 +1,103 @@
+// Rule 7 of 000 §6 as the generator plans it (runtime/protocol_sink.hpp): a
+// version a task writes away from its datum's home device goes back to that
+// device at once, and a task pinned to a device (TaskDesc::device, 002's
+// moving CPU/GPU split) leaves what it wrote where it ran. Results cannot
+// show the rule (every reader finds the current version wherever it is, and
+// the end of generation brings each datum home): the plan can. The shipped
+// algorithms reach it only where a task's outputs live on two devices of a
+// node (LU's panel buffer beside the step's plan with two GPUs), and a plan
+// without it passed every other test.
+//
+// The sink plans into a RunState no thread runs: the tasks stay in the
+// window, where each slot's list (TaskWindow::list_of) shows the plan.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "base/kernel_table.hpp"
+#include "platform/native/emulated_device.hpp"
+#include "platform/native/native_platform.hpp"
+#include "runtime/node_runtime.hpp"
+#include "runtime/phantom_data_store.hpp"
+#include "runtime/protocol_sink.hpp"
+#include "runtime/run_state.hpp"
+
+namespace tessera {
+namespace {
+
+using detail::ProtocolSink;
+using detail::RunState;
+using platform::EmulatedDevice;
+using platform::EmulatedDeviceOptions;
+
+// One node, two emulated GPUs, three data of 1 KiB: 0 and 1 homed on GPU 1,
+// 2 on GPU 2. A task whose main output is datum 2 (so it runs on GPU 2, rule
+// 1) and which also writes datum 0 (`device`: -1, or the device it is pinned to).
+struct OneTask {
+  static constexpr std::size_t kData = 3;
+  platform::NativePlatform platform;
+  EmulatedDevice g1{1, EmulatedDeviceOptions{}}, g2{2, EmulatedDeviceOptions{}};
+  PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
+  DistContext ctx;
+  RuntimeOptions options;
+  std::unique_ptr<RunState> state;
+
+  explicit OneTask(int device) {
+    ctx.self = 0;
+    ctx.where = [](DataId x) { return Location{0, x == 2 ? 2 : 1}; };
+    ctx.store = &store;
+    options.dist = &ctx;
+    options.gpus = {GpuContext{&g1}, GpuContext{&g2}};
+    state = std::make_unique<RunState>(kData, options, platform);
+    state->dist = &ctx;
+    ProtocolSink sink(*state, kData, 2, true, Broadcast::Binomial);
+    TaskDesc t = make_task(kGsmm, 0, 0, 0, 0);
+    t.add(2, AccessMode::ReadWrite).add(0, AccessMode::ReadWrite).add(1, AccessMode::Read);
+    t.device = static_cast<std::int8_t>(device);
+    sink.insert(t);
+  }
+  // The tasks planned on slot (x, dev), in window order.
+  std::vector<const Task*> on(DataId x, int dev) const { return state->window.list_of(dev * kData + x); }
+};
+
+// The copy task of `tasks` that brings datum x's version v onto device `to`
+// (nullptr: none).
+const Task* copy_to(const std::vector<const Task*>& tasks, DataId x, int to, std::uint32_t v) {
+  for (const Task* t : tasks)
+    if (t->desc.kernel == kRuntimeCopy && t->desc.arg[0] == to && t->desc.arg[1] == static_cast<std::int32_t>(x) &&
+        t->desc.arg[2] == static_cast<std::int32_t>(v) && t->desc.arg[3] != kCopyToHost)
+      return t;
+  return nullptr;
+}
+
+TEST(ProtocolRules, AVersionWrittenAwayFromItsHomeDeviceGoesBackAtOnce) {
+  const OneTask run(-1);
+  // The task ran on GPU 2: it is the writer of datum 2's and datum 0's slots there.
+  const std::vector<const Task*> on_g2 = run.on(0, 2);
+  const Task* task = nullptr;
+  for (const Task* t : run.on(2, 2))
+    if (t->desc.kernel == kGsmm) task = t;
+  ASSERT_NE(task, nullptr) << "the task was not planned on GPU 2, the device of its main output";
+  // Datum 0's new version (1) goes back to GPU 1, its home, after the task, through host memory (000 §5.4).
+  const Task* back = copy_to(run.on(0, 1), 0, 1, 1);
+  ASSERT_NE(back, nullptr) << "rule 7: datum 0, written on GPU 2, must be copied back to GPU 1 at once";
+  EXPECT_GT(back->seq, task->seq);
+  bool to_host = false;
+  for (const Task* t : run.on(0, 0))
+    to_host |= t->desc.kernel == kRuntimeCopy && t->desc.arg[0] == 2 && t->desc.arg[3] == kCopyToHost &&
+               t->seq > task->seq && t->seq < back->seq;
+  EXPECT_TRUE(to_host) << "the copy home is relayed through host memory";
+  // The main output is home already, and datum 1 was only read: nothing else moves back.
+  EXPECT_EQ(copy_to(run.on(2, 2), 2, 2, 1), nullptr);
+  EXPECT_EQ(copy_to(run.on(1, 1), 1, 1, 0), nullptr);
+}
+
+TEST(ProtocolRules, APinnedTaskLeavesWhatItWroteOnItsDevice) {
+  const OneTask run(2);
+  EXPECT_EQ(copy_to(run.on(0, 1), 0, 1, 1), nullptr)
+      << "a task pinned to GPU 2 (TaskDesc::device) leaves datum 0 there until a task elsewhere needs it";
+  EXPECT_TRUE(run.on(0, 1).empty());
+}
+
+}  // namespace
+}  // namespace tessera
