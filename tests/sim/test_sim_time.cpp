@@ -2,9 +2,12 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "experiments/driver.hpp"
 #include "models/machine.hpp"
@@ -94,6 +97,70 @@ TEST(SimTime, SimDataDoesNotChangeSimulatedTime) { EXPECT_EQ(simulated_cholesky(
 TEST(SimTime, S4uSyncGivesTheSameSchedule) {
   EXPECT_EQ(simulated_cholesky(2, 2, 192, false, platform::SimSync::S4U), 2.25);
   EXPECT_EQ(simulated_cholesky(1, 1, 192, false, platform::SimSync::S4U), 2.6875);
+}
+
+// A node keeps kSendsInFlight (16) messages in flight and queues the rest,
+// as the MPI communication thread does (platform/network.hpp): on two nodes
+// with a 1 s latency and a link too fast for 1 KiB to take long, node 0 posts
+// one message more than that at once; all but the last arrive after one
+// latency, the last, which waits for one of them to end, after two. (A
+// simulated node once started every message at once.)
+TEST(SimTime, MessagesInFlightAtOnceAndTheRestQueued) {
+  constexpr int kMessages = platform::kSendsInFlight + 1;
+  const std::string out = run_in_child([&] {
+    std::string text = machine_text(1);
+    const auto set = [&text](const std::string& from, const std::string& to) {
+      text.replace(text.find(from), from.size(), to);
+    };
+    set("\"nodes\": 1", "\"nodes\": 2");
+    set("\"latency_s\": 0", "\"latency_s\": 1");
+    set("\"bandwidth_Bps\": 1e9", "\"bandwidth_Bps\": 1e15");
+    const auto machine = platform::Machine::parse(text, "hand-made.json");
+    platform::Simulation sim(machine);
+    platform::SimCluster cluster(sim, 2);
+    platform::SimGridPlatform node0(sim, 0, false), node1(sim, 1, false);
+    std::vector<double> arrivals;
+    platform::run_on_nodes(sim, 2, [&](int k) {
+      platform::NodeNetwork& net = cluster.node(k);
+      if (k == 0) {
+        net.start([](int, platform::Message&&) {});
+        for (int i = 0; i < kMessages; ++i)
+          net.send(1, platform::Message::phantom(static_cast<std::uint64_t>(i), 1024));
+        net.stop();
+        return;
+      }
+      const auto mutex = node1.make_mutex();
+      const auto arrived = node1.make_condition();
+      net.start([&](int, platform::Message&&) {
+        platform::Lock lk(*mutex);
+        arrivals.push_back(node1.now());
+        arrived->notify_one();
+      });
+      {
+        platform::Lock lk(*mutex);
+        while (arrivals.size() < kMessages) arrived->wait(*mutex);
+      }
+      net.stop();
+    });
+    std::string times;
+    for (const double t : arrivals) times += exact(t) + " ";
+    return times;
+  });
+  std::vector<double> t;
+  for (const char* p = out.c_str(); *p;) {
+    char* end = nullptr;
+    const double x = std::strtod(p, &end);  // exact() writes hexadecimal floats
+    if (end == p) break;
+    t.push_back(x);
+    p = end;
+  }
+  ASSERT_EQ(t.size(), static_cast<std::size_t>(kMessages)) << out;
+  std::sort(t.begin(), t.end());
+  // Within 1% of the latencies: SimGrid's TCP window bound (gamma / 2 latency,
+  // 2 MB/s here) makes each 1 KiB transfer take 0.5 ms.
+  EXPECT_NEAR(t[0], 1.0, 0.01) << out;
+  EXPECT_NEAR(t[kMessages - 2], 1.0, 0.01) << out;
+  EXPECT_NEAR(t[kMessages - 1], 2.0, 0.01) << out;
 }
 
 // An EXPECT that fails in run_in_child's child, on the body's thread or on
