@@ -52,7 +52,7 @@ for bad in ["--bogus"] + [x for x in os.environ.get("FAKE_FAIL", "").split(";") 
         sys.exit(2)
 opt = lambda name, default: args[args.index(name) + 1] if name in args else default
 result = {"algo": opt("--algo", "cholesky"), "n": int(opt("--n", "64")), "B": 64, "s": 1, "time_s": 1.0,
-          "gflops": 10.0, "blas_core": "Fake", "gpu_stats": [], "threads": int(opt("--threads", "1")),
+          "gflops": float(os.environ.get("FAKE_GFLOPS_" + os.path.basename(sys.argv[0]), "10.0")), "blas_core": "Fake", "gpu_stats": [], "threads": int(opt("--threads", "1")),
           "sched": os.environ.get("FAKE_SCHED", opt("--sched", None)), "tasks": int(os.environ.get("FAKE_TASKS", "0"))}
 if "--json" in args:
     with open(opt("--json", ""), "w") as f:
@@ -360,6 +360,15 @@ class Scripts(Case):
                              (["--build", WORK], "--build " + WORK)):
             with self.subTest(args=args):
                 self.refused(py("experiments/bench_mpi.py", "--build", build, *args), needle)
+        # A good sweep under mpirun, one rank: each side's GFlop/s (ScaLAPACK 10, tessera 35) and tessera over
+        # ScaLAPACK, 3.50x, per algorithm.
+        rc, stdout, err = py("experiments/bench_mpi.py", "--build", build, "--grid", "1x1", "--reps", "1",
+                             "--algos", "cholesky,qr", "--n", "64",
+                             env={"FAKE_GFLOPS_scalapack_peer": "10.0", "FAKE_GFLOPS_tessera": "35.0"})
+        self.assertEqual(rc, 0, stdout + err)
+        rows = [l.split() for l in stdout.splitlines() if l.split()[:1] in (["cholesky"], ["qr"])]
+        self.assertEqual([r[:6] for r in rows], [["cholesky", "64", "1x1", "10.0", "35.0", "3.50x"],
+                                                  ["qr", "64", "1x1", "10.0", "35.0", "3.50x"]], stdout)
 
     def test_bench_starpu(self):
         bench, build = "experiments/bench_starpu.py", fresh("bench_starpu_build")

@@ -139,6 +139,17 @@ class RelativeTo(unittest.TestCase):
         self.assertIn("run failed", how)
 
 
+class Aggregate(unittest.TestCase):
+    def test_several_points_default_to_their_median(self):
+        # Three points of calu at d = 1, 2, 4 (100, 150, 120): the median is 120 (the mean would be 123.3).
+        res = results(SWEEP)
+        value, how = report.ours(res, {"where": {"variant": "calu", "d": [1, 2, 4]}, "metric": "gflops"})
+        self.assertEqual(value, 120.0)
+        self.assertIn("median of 3 points", how)
+        value, how = report.ours(res, {"where": {"variant": "calu", "d": 2}, "metric": "gflops"})
+        self.assertEqual((value, how), (150.0, None))
+
+
 class BestOf(unittest.TestCase):
     def test_the_parameter_at_the_largest_metric(self):
         res = results(SWEEP)
