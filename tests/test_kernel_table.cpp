@@ -142,4 +142,22 @@ TEST(KernelTable, KnownKeysText) {
   EXPECT_EQ(all.find('?'), std::string::npos);
 }
 
+// The generators' priorities (column_priority): every task whose output is
+// an earlier column runs first (that column's panel is next on the critical
+// path: the lookahead), and among tasks of one output column the earlier
+// step first; every (column, step) pair has its own priority.
+TEST(KernelTable, ColumnPriorityOrdersByOutputColumnThenStep) {
+  const int q = 6;
+  std::set<std::int32_t> seen;
+  for (int j = 0; j < q; ++j)
+    for (int k = 0; k <= j; ++k) {
+      EXPECT_TRUE(seen.insert(column_priority(q, j, k)).second) << "column " << j << " step " << k;
+      for (int j2 = 0; j2 < q; ++j2)
+        for (int k2 = 0; k2 <= j2; ++k2)
+          if (j < j2 || (j == j2 && k < k2))
+            EXPECT_GT(column_priority(q, j, k), column_priority(q, j2, k2))
+                << "column " << j << " step " << k << " against column " << j2 << " step " << k2;
+    }
+}
+
 }  // namespace
