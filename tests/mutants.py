@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""Mutation runs: would the tests notice a plausible bug?
+
+Each mutant changes one piece of source text the way a bug would (a rule left
+out, a formula changed, an off-by-one), rebuilds, runs the tests that could
+notice it (ctest --stop-on-failure on the mutant's labels), and restores the
+file. KILLED: a test failed. SURVIVED: every test passed, which means either a
+missing test or a change that cannot matter (an equivalent mutant, said in
+its `why`). STALE: the source text is no longer there (the code changed:
+update the mutant). Exit status 1 when a mutant without a `why` survived.
+Not part of the test command: one run of every mutant
+takes about an hour on 2 cores.
+
+    /usr/bin/python3 tests/mutants.py --build build              # every mutant
+    /usr/bin/python3 tests/mutants.py --build build --only rule7  # names containing 'rule7'
+    /usr/bin/python3 tests/mutants.py --list
+
+It edits the working tree: the files it mutates must have no uncommitted
+changes, and each is restored (also on Ctrl-C) before the next mutant; the
+build folder is rebuilt from the restored sources at the end.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORE = '-L "unit|runtime|sim|numerics"'
+WITH_CLI = '-L "unit|runtime|sim|numerics|cli"'
+SCRIPTS = "-L experiments"
+
+
+def m(name, path, old, new, tests=CORE, why=""):
+    return {"name": name, "file": path, "old": old, "new": new, "tests": tests, "why": why}
+
+
+PS, TW, DI = "runtime/protocol_sink.cpp", "runtime/task_window.cpp", "runtime/distribution.cpp"
+LU, QT, CM = "kernels/cpu/lu_kernels.cpp", "algorithms/qr_tree.cpp", "models/comm_model.cpp"
+KM, KN, SG = "models/kernel_model.cpp", "models/kernel_noise.cpp", "platform/simgrid/simgrid_platform.cpp"
+RQ, KT, RP = "runtime/ready_queue.cpp", "base/kernel_table.hpp", "experiments/runner/report.py"
+PRIO = "{ return (q - out_col) * (q + 1) + (q - k); }"
+
+MUTANTS = [
+    # The protocol (000 §6) and the task window.
+    m("protocol_flat_broadcast", PS, "return parent == 0 ? w : c[parent - 1];", "return parent == 0 ? w : w;"),
+    m("protocol_no_write_back", PS, "  if (only_here) {", "  if (false && only_here) {"),
+    m("protocol_evicts_planned_inputs", PS,
+      "    if (stamp > pin_floor_) break;  // the task being planned uses it (stamps only grow)\n", ""),
+    m("protocol_no_rule7", PS, "if (t.device < 0 && st(y).home >= 0 && st(y).home != dm) ensure",
+      "if (false && t.device < 0 && st(y).home >= 0 && st(y).home != dm) ensure"),
+    m("protocol_rule7_on_pinned_tasks", PS, "if (t.device < 0 && st(y).home >= 0 && st(y).home != dm) ensure",
+      "if (st(y).home >= 0 && st(y).home != dm) ensure"),
+    m("protocol_keeps_holders_of_old_version", PS, "      forget_copies(t.access[a].data);  // a new version",
+      "      // a new version"),
+    m("window_write_after_read", TW, "e->fired = w ? list.head == nullptr : list.writers == 0;",
+      "e->fired = list.writers == 0;"),
+    m("next_use_never", "runtime/next_use.cpp", "return c < start_[x + 1] ? uses_[c] : kNever;",
+      "return c < start_[x + 1] ? kNever : kNever;"),
+    m("ready_queue_ignores_priority", RQ, "    if (a.priority != b.priority) return a.priority < b.priority;\n", ""),
+    m("ready_queue_later_first", RQ, "    return a.seq > b.seq;", "    return a.seq < b.seq;"),
+    m("priority_all_zero", KT, PRIO, "{ return 0 * ((q - out_col) * (q + 1) + (q - k)); }", WITH_CLI),
+    m("priority_by_step_only", KT, PRIO, "{ return 0 * (q - out_col) + (q - k); }", WITH_CLI),
+    # Distribution and algorithms.
+    m("distribution_gpu_not_cyclic_per_node", DI,
+      "else if (layout_.is_remainder(j)) l.device = (top / Pc_) % G_ + 1;",
+      "else if (layout_.is_remainder(j)) l.device = top % G_ + 1;"),
+    m("distribution_default_v", DI, "return std::max(1, p / (8 * Pr));", "return std::max(1, p / (4 * Pr));"),
+    m("cholesky_skips_last_narrow_column", "algorithms/cholesky.cpp",
+      "    for (int j = k + 1; j < L.first_col_of_top(t + 1); ++j)\n      sink.insert(make_task(kGsmmDiag",
+      "    for (int j = k + 1; j + 1 < L.first_col_of_top(t + 1); ++j)\n      sink.insert(make_task(kGsmmDiag",
+      WITH_CLI),
+    m("lu_tournament_drops_odd_set", LU, "          up.push_back(std::move(level[i]));\n", ""),
+    m("lu_tournament_no_pivoting", LU, "  out.assign(order.begin(), order.begin() + k);",
+      "  out.assign(rows.begin(), rows.begin() + k);"),
+    m("lu_flat_tournament_skips_last_block", LU, "    for (index_t blk = 1; blk < nblocks; ++blk) {",
+      "    for (index_t blk = 1; blk + 1 < nblocks; ++blk) {"),
+    m("qr_tree_short_row_heads", QT, "if (h == t || (h > t && tall_[h])) return h;", "if (h == t || (h > t)) return h;"),
+    m("qr_tree_stride_3", QT, "for (std::size_t s = 1; s < rows.size(); s *= 2)",
+      "for (std::size_t s = 1; s < rows.size(); s *= 3)"),
+    m("check_zero_matrix_always_passes", "algorithms/check.cpp",
+      "  if (anorm <= 0) return resid <= 0 ? 0.0 : resid / (scale * eps);", "  if (anorm <= 0) return 0.0;"),
+    # Models.
+    m("comm_qr_closed_form", CM, "n2s_over_b2_sqrt_p(c) / 4 * std::log2(P);", "n2s_over_b2_sqrt_p(c) / 2 * std::log2(P);"),
+    m("comm_cholesky_words", CM, "n * n / sqrt_p * (lg / 4 + 0.5);", "n * n / sqrt_p * (lg / 4 + 0.25);"),
+    m("comm_binary_tree_sends", CM, "return D <= 1 ? 0 : (D - 1) + D / 2;", "return D <= 1 ? 0 : (D - 1) + (D + 1) / 2;"),
+    m("lu_split_rounds", "models/lu_split.cpp", "std::floor(exact * (1 + 1e-9))", "std::round(exact * (1 + 1e-9))"),
+    m("lu_split_without_panels", "models/lu_split.cpp", "cpu += mk - 1.0 / 3.0;", "cpu += 0 * (mk - 1.0 / 3.0);"),
+    m("kernel_model_lower_point", KM,
+      "const double rate = lo->rate + (f - lo->flops) / (hi->flops - lo->flops) * (hi->rate - lo->rate);",
+      "const double rate = lo->rate;"),
+    m("kernel_model_nearest_shape_only", KM, "constexpr std::size_t kNearest = 4;", "constexpr std::size_t kNearest = 1;"),
+    m("balance_truncates", "models/balance.cpp", "std::llround(b / granularity) * granularity",
+      "static_cast<std::int64_t>(b / granularity) * granularity"),
+    m("cold_start_when_warm", "models/cold_start.cpp",
+      "const double fc = warm ? 0.0 : m.first_call_s(sh.kernel, sh.precision);",
+      "const double fc = m.first_call_s(sh.kernel, sh.precision);"),
+    m("noise_quartile_span", KN, "constexpr double kQuartileSpan = 2 * 0.6744897501960817;",
+      "constexpr double kQuartileSpan = 0.6744897501960817;"),
+    m("noise_box_muller_half_angle", KN, "std::cos(2.0 * std::numbers::pi * u2);", "std::cos(std::numbers::pi * u2);",
+      why="equivalent: cos(pi u) and cos(2 pi u) have the same distribution for u uniform on (0, 1)"),
+    m("noise_one_factor_for_all_nodes", KN, '0x6E6F6465ull /* "node" */, static_cast<std::uint64_t>(node)));',
+      '0x6E6F6465ull /* "node" */, 0));'),
+    # The simulator.
+    m("sim_latency_on_each_link", SG, "->set_latency(m.network.link.latency_s / 2)",
+      "->set_latency(m.network.link.latency_s)"),
+    m("sim_pcie_without_latency", SG, "->set_latency(m.node.gpus.pcie.latency_s)", "->set_latency(0)"),
+    m("sim_every_message_at_once", SG, "    for (int k = 0; k < kSendsInFlight; ++k)\n      senders_.push_back",
+      "    for (int k = 0; k < 64; ++k)\n      senders_.push_back"),
+    m("sends_in_flight_1", "platform/network.hpp", "inline constexpr int kSendsInFlight = 16;",
+      "inline constexpr int kSendsInFlight = 1;", '-L "unit|runtime|sim|numerics|mpi"',
+      why="a design constant (the MPI thread's and the simulator's alike); the tests pin that both follow it"),
+    # Experiment scripts.
+    m("report_mean_for_median", RP, '"median": statistics.median(good)', '"median": statistics.mean(good)', SCRIPTS),
+    m("report_smallest_reference", RP, "out.append(v / max(refs))", "out.append(v / min(refs))", SCRIPTS),
+    m("report_best_of_smallest", RP, "best = max(cands, key=lambda c: c[0])", "best = min(cands, key=lambda c: c[0])",
+      SCRIPTS),
+    m("bench_mpi_ratio_upside_down", "experiments/bench_mpi.py", 'ratio = f"{t / s:.2f}x"', 'ratio = f"{s / t:.2f}x"',
+      SCRIPTS),
+    m("runner_timeout_as_failure", "experiments/runner/execute.py",
+      'record["status"] = "ok" if result is not None else ("timeout" if timed_out else "failed")',
+      'record["status"] = "ok" if result is not None else ("failed" if timed_out else "failed")', SCRIPTS),
+]
+
+
+def sh(cmd, cwd):
+    return subprocess.run(cmd, cwd=cwd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def run_one(mu, build):
+    path = os.path.join(ROOT, mu["file"])
+    with open(path) as f:
+        src = f.read()
+    if src.count(mu["old"]) != 1:
+        return "STALE", "the text occurs %d times in %s" % (src.count(mu["old"]), mu["file"])
+    try:
+        with open(path, "w") as f:
+            f.write(src.replace(mu["old"], mu["new"]))
+        b = sh("ninja", build)
+        if b.returncode != 0:
+            return "BUILD FAILED", b.stdout[-600:]
+        t = sh("ctest -j2 --stop-on-failure --timeout 300 -E tessera_format %s" % mu["tests"], build)
+        failed = [l.split(":", 1)[1].split()[0] for l in t.stdout.splitlines()
+                  if ("***Failed" in l or "***Exception" in l or "***Timeout" in l) and ":" in l]
+        return ("KILLED", ", ".join(failed[:2])) if t.returncode != 0 else ("SURVIVED", mu["why"])
+    finally:
+        with open(path, "w") as f:
+            f.write(src)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="a configured build folder (ninja) of this checkout")
+    ap.add_argument("--only", default="", help="run the mutants whose name contains this text")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    args = ap.parse_args()
+    chosen = [x for x in MUTANTS if args.only in x["name"]]
+    if args.list:
+        for x in chosen:
+            print("%-40s %s" % (x["name"], x["file"]))
+        return 0
+    if not chosen:
+        print("mutants.py: --only %r: no mutant's name contains it (--list names them)" % args.only, file=sys.stderr)
+        return 2
+    build = os.path.abspath(args.build)
+    if not os.path.isfile(os.path.join(build, "build.ninja")):
+        print("mutants.py: --build %s: no build.ninja there (./setup.sh build makes one)" % args.build, file=sys.stderr)
+        return 2
+    files = sorted({x["file"] for x in chosen})
+    dirty = sh("git status --porcelain -- " + " ".join(files), ROOT).stdout.strip()
+    if dirty:
+        print("mutants.py: uncommitted changes in files it would mutate:\n" + dirty, file=sys.stderr)
+        return 2
+    survived = 0
+    try:
+        for x in chosen:
+            start = time.time()
+            verdict, detail = run_one(x, build)
+            survived += verdict == "SURVIVED" and not x["why"]
+            print("%-12s %-40s %5.0f s  %s" % (verdict, x["name"], time.time() - start, detail), flush=True)
+    finally:
+        sh("ninja", build)  # the restored sources
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
