@@ -96,4 +96,30 @@ inline std::string exact(double x) {
   return b;
 }
 
+// A hand-made machine file: `nodes` nodes of `cores` cores on a star network
+// of the given link, and the kernel model "pow2" for tiles of 64, every
+// Cholesky kernel call timed by a power of two so that sums of durations are
+// exact in binary (POTF2' 0.5 s, TRSM 0.25, the diagonal GSMM 0.125, GSMM
+// 0.0625). `task_s`: the model's per-task cost of the runtime, when given.
+inline std::string pow2_machine(int nodes, int cores, double bandwidth_Bps = 1e9, double latency_s = 0,
+                                const std::string& task_s = "") {
+  char net[160];
+  std::snprintf(net, sizeof net, R"("network": { "topology": "star", "bandwidth_Bps": %.17g, "latency_s": %.17g },)",
+                bandwidth_Bps, latency_s);
+  return R"({
+    "name": "hand-made", "nodes": )" +
+         std::to_string(nodes) + R"(,
+    "node": { "cores": { "count": )" +
+         std::to_string(cores) + R"(, "model": "pow2" } },
+    )" + net +
+         R"(
+    "kernel_models": { "pow2": { "type": "calibrated", )" +
+         (task_s.empty() ? std::string() : "\"task_s\": " + task_s + ", ") + R"("measurements": [
+      { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
+      { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
+      { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
+      { "kernel": "gsmm",      "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.0625 } ] } }
+  })";
+}
+
 }  // namespace tessera::test

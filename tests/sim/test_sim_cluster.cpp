@@ -14,6 +14,7 @@
 
 #include "models/comm_model.hpp"
 #include "sim_cli_util.hpp"
+#include "sim_test_util.hpp"
 
 namespace {
 using nlohmann::json;
@@ -162,16 +163,7 @@ TEST(SimCluster, QrBinaryTreeMessagesFollowTheirModel) {
 TEST(SimCluster, AMessageTakesTheLatencyAndItsBytesOverTheBandwidth) {
   const auto run = [](double bandwidth, double latency) {
     TempDir dir;
-    const std::string machine = dir.write("two-nodes.json", R"({
-      "name": "hand-made", "nodes": 2,
-      "node": { "cores": { "count": 2, "model": "pow2" } },
-      "network": { "topology": "star", "bandwidth_Bps": )" + std::to_string(bandwidth) +
-                                                                R"(, "latency_s": )" + std::to_string(latency) + R"( },
-      "kernel_models": { "pow2": { "type": "calibrated", "measurements": [
-        { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
-        { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
-        { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
-        { "kernel": "gsmm",      "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.0625 } ] } } })");
+    const std::string machine = dir.write("two-nodes.json", tessera::test::pow2_machine(2, 2, bandwidth, latency));
     const json j = run_ok(sim_run("cholesky", "2x1", {"--n", "128", "--B", "64", "--threads", "1"}, machine));
     EXPECT_EQ(j.at("comm").at("per_node").at(0).at("messages_sent"), 1) << j.dump();
     EXPECT_EQ(j.at("comm").at("per_node").at(0).at("bytes_sent"), 64 * 64 * 8) << j.dump();

@@ -17,31 +17,14 @@
 namespace {
 using namespace tessera;
 using test::exact;
+using test::pow2_machine;
 using test::run_in_child;
-
-// Tiles of 64: every Cholesky kernel call has one shape, timed by powers of
-// two so that sums of durations are exact in binary.
-// `task_s`: the model's per-task cost of the runtime, when given.
-std::string machine_text(int cores, const std::string& task_s = "") {
-  return R"({
-    "name": "hand-made", "nodes": 1,
-    "node": { "cores": { "count": )" +
-         std::to_string(cores) + R"(, "model": "pow2" } },
-    "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
-    "kernel_models": { "pow2": { "type": "calibrated", )" +
-         (task_s.empty() ? std::string() : "\"task_s\": " + task_s + ", ") + R"("measurements": [
-      { "kernel": "potf2p",    "precision": "d", "m": 64, "n": 64,          "median_s": 0.5 },
-      { "kernel": "trsm",      "precision": "d", "m": 64, "n": 64,          "median_s": 0.25 },
-      { "kernel": "gsmm_diag", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.125 },
-      { "kernel": "gsmm",      "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.0625 } ] } }
-  })";
-}
 
 // Simulated makespan of a phantom Cholesky of n (tiles of 64) on `threads` cores.
 double simulated_cholesky(int cores, int threads, index_t n, bool sim_data = false,
                           platform::SimSync sync = platform::SimSync::Cooperative, const std::string& task_s = "") {
   const std::string out = run_in_child([&] {
-    const auto machine = platform::Machine::parse(machine_text(cores, task_s), "hand-made.json");
+    const auto machine = platform::Machine::parse(pow2_machine(1, cores, 1e9, 0, task_s), "hand-made.json");
     platform::Simulation sim(machine);
     platform::SimGridPlatform node0(sim, 0, sim_data, sync);
     RunConfig c;
@@ -108,14 +91,7 @@ TEST(SimTime, S4uSyncGivesTheSameSchedule) {
 TEST(SimTime, MessagesInFlightAtOnceAndTheRestQueued) {
   constexpr int kMessages = platform::kSendsInFlight + 1;
   const std::string out = run_in_child([&] {
-    std::string text = machine_text(1);
-    const auto set = [&text](const std::string& from, const std::string& to) {
-      text.replace(text.find(from), from.size(), to);
-    };
-    set("\"nodes\": 1", "\"nodes\": 2");
-    set("\"latency_s\": 0", "\"latency_s\": 1");
-    set("\"bandwidth_Bps\": 1e9", "\"bandwidth_Bps\": 1e15");
-    const auto machine = platform::Machine::parse(text, "hand-made.json");
+    const auto machine = platform::Machine::parse(pow2_machine(2, 1, 1e15, 1), "hand-made.json");
     platform::Simulation sim(machine);
     platform::SimCluster cluster(sim, 2);
     platform::SimGridPlatform node0(sim, 0, false), node1(sim, 1, false);
