@@ -110,6 +110,67 @@ MUTANTS = [
     m("sends_in_flight_1", "platform/network.hpp", "inline constexpr int kSendsInFlight = 16;",
       "inline constexpr int kSendsInFlight = 1;", '-L "unit|runtime|sim|numerics|mpi"',
       why="a design constant (the MPI thread's and the simulator's alike); the tests pin that both follow it"),
+    # Checks, generators, executors' edge cases, machine files, the tuner (second round).
+    # A distributed check summing only the stored lower triangle.
+    m("dist_check_cholesky_norm_lower_only", "algorithms/dist_check.cpp",
+      "          if (r0 + r > c0 + c) colsum[r0 + r] += x;\n", "", CORE),
+    # QR's residual scaled by n, not max(m, n).
+    m("check_qr_residual_scaled_by_n", "algorithms/check.cpp",
+      "  return {scaled_ratio(resid, anorm, static_cast<double>(std::max(m, n)), eps),",
+      "  return {scaled_ratio(resid, anorm, static_cast<double>(n), eps),", CORE),
+    # LU's solve ratio n times looser (LuCheck.SolveRatioIsTheScaledResidualOfASolve).
+    m("lu_solve_check_scaled_by_n_squared", "algorithms/lu_check.cpp",
+      "      ratio = scaled_ratio(rnorm, ainf * xnorm, static_cast<double>(n), eps);",
+      "      ratio = scaled_ratio(rnorm, ainf * xnorm, static_cast<double>(n * n), eps);", CORE),
+    # LU's flops counted as QR's (Driver.FlopCounts).
+    m("lu_flops_counted_like_qr", "algorithms/lu_factorization.cpp",
+      "    return M * N * N - N * N * N / 3.0;",
+      "    return 2.0 * M * N * N - 2.0 * N * N * N / 3.0;", WITH_CLI),
+    # 002's CPU share one column wider (LuTaskGraph.TheCpuShareHoldsColumnsKToKPlusD).
+    m("lu_split_one_extra_cpu_column", "algorithms/lu.cpp",
+      "    return o.d > 0 && j < k + o.d ? 0", "    return o.d > 0 && j <= k + o.d ? 0", CORE),
+    # A single row below the diagonal block left out (LuTaskGraph.TheTopRowUpdates...).
+    m("lu_top_row_gemm_skips_single_row", "algorithms/lu.cpp",
+      "      if (L.row_height(t) > L.col_local_offset(k) + L.col_width(k))",
+      "      if (L.row_height(t) > L.col_local_offset(k) + L.col_width(k) + 1)", CORE),
+    # QR's final R rows released only at the end (TaskGraphReleases).
+    m("qr_row_tiles_never_released", "algorithms/qr.cpp",
+      "    if (k + 1 == q || L.col_top(k + 1) != t)", "    if (k + 1 == q)", CORE),
+    # GSMM_DIAG timed over rows above the diagonal (CholeskyShapes).
+    m("cholesky_shape_gsmm_diag_full_height", "algorithms/cholesky.cpp",
+      "      s.m = L.row_height(i) - L.col_local_offset(j);", "      s.m = L.row_height(i);", CORE),
+    # Rank floor(n/2) for odd n (MatrixGen.RankDeficientOfOddOrderHasRankCeilHalf).
+    m("matrix_gen_rankdef_floor", "base/matrix_gen.cpp",
+      "  const index_t rank = (n + 1) / 2;", "  const index_t rank = n / 2;", CORE),
+    # A tall graded matrix scaled over n (MatrixGen.GradedIsTheSpdKindScaledOverTheRows).
+    m("matrix_gen_graded_by_columns", "base/matrix_gen.cpp",
+      "std::pow(10.0, -6.0 * static_cast<double>(i) / static_cast<double>(m - 1))",
+      "std::pow(10.0, -6.0 * static_cast<double>(i) / static_cast<double>(n - 1))", CORE),
+    # "calibrated": false ignored (MachineFiles, SimCluster.AMessageTakes...).
+    m("machine_calibrated_flag_ignored", "models/machine.cpp",
+      "    m.network.calibrated = c.get<bool>();", "    m.network.calibrated = true;", WITH_CLI),
+    # A model_by_threads key 0 accepted (MachineFiles.ModelByThreadsKeysAreThreadCounts).
+    m("machine_bad_thread_key_accepted", "models/machine.cpp",
+      "      if (t < 1) by.fail(key, value, \"key must be a thread count >= 1\");",
+      "      if (t < 0) by.fail(key, value, \"key must be a thread count >= 1\");", WITH_CLI),
+    # The slowest of a candidate's runs kept (TuneCli.RealRunsRepeatTheFastest...).
+    m("tune_keeps_slowest_repeat", "experiments/tune.cpp",
+      "        c.real_s = c.real_s ? std::min(*c.real_s, *run.time_s) : *run.time_s;",
+      "        c.real_s = c.real_s ? std::max(*c.real_s, *run.time_s) : *run.time_s;", WITH_CLI),
+    # The slowest three repeated (TuneCli.RealRunsRepeatTheFastest...).
+    m("tune_repeats_slowest_three", "experiments/tune.cpp",
+      "[&](std::size_t a, std::size_t b) { return *t.candidates[a].real_s < *t.candidates[b].real_s; });",
+      "[&](std::size_t a, std::size_t b) { return *t.candidates[a].real_s > *t.candidates[b].real_s; });",
+      WITH_CLI),
+    # --B auto on a grid tuned for N/(Pr Pc) (TuneCli.BAutoChildrenRunTheRunsOwnDistribution).
+    m("apply_tuning_share_of_all_nodes", "experiments/apply_tuning.cpp",
+      "  const int share = std::max(cfg.pr, cfg.pc);", "  const int share = cfg.pr * cfg.pc;", WITH_CLI),
+    # One simulated node's GPU buffers (PreflightMemory.SimulatedGpusWithData...).
+    m("preflight_sim_gpu_buffers_one_node", "experiments/preflight.cpp",
+      "  need.gpu_buffers = gpus * need.nodes_here;", "  need.gpu_buffers = gpus;", WITH_CLI),
+    # A pipe refused as input (CliOutputs.AnInputThroughAPipeIsRead).
+    m("input_file_refuses_pipes", "base/input_file.cpp",
+      "  if (!fs::is_regular_file(st) && !fs::is_fifo(st))", "  if (!fs::is_regular_file(st))", WITH_CLI),
     # Experiment scripts.
     m("report_mean_for_median", RP, '"median": statistics.median(good)', '"median": statistics.mean(good)', SCRIPTS),
     m("report_smallest_reference", RP, "out.append(v / max(refs))", "out.append(v / min(refs))", SCRIPTS),

@@ -7,10 +7,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_expect.hpp"
@@ -266,6 +274,42 @@ TEST(CliOutputs, InputsMustBeRegularFiles) {
   expect_rejected(kInvalidInput, {"calibrate", "--in-run", "--list", "--base", dir.path()}, {"--base", "directory"});
   expect_rejected(kInvalidInput, {"calibrate", "--device", "emulated", "--base", "/dev/zero", "--list"},
                   {"--base /dev/zero"});
+}
+
+// A pipe is an input like a file (`--machine <(zcat m.json.gz)`): read once.
+// The writer opens its end only once tessera opens the other (retrying a
+// non-blocking open), so a refused pipe fails the test instead of hanging it.
+TEST(CliOutputs, AnInputThroughAPipeIsRead) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/machine.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string local = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json";
+  std::ifstream in(local);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    int fd = -1;
+    while (!done && (fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK)) < 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (fd < 0) return;
+    ::fcntl(fd, F_SETFL, 0);  // blocking writes from here
+    for (std::size_t at = 0; at < text.size();) {
+      const ssize_t w = ::write(fd, text.data() + at, text.size() - at);
+      if (w <= 0) break;
+      at += static_cast<std::size_t>(w);
+    }
+    ::close(fd);
+  });
+  const Outcome o = run_tessera({"model", "kernels", "--machine", fifo});
+  done = true;
+  writer.join();
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  // What the same file gives read directly.
+  const Outcome direct = run_tessera({"model", "kernels", "--machine", local});
+  ASSERT_TRUE(direct.exited && direct.status == 0) << direct;
+  EXPECT_THAT(o.out, ::testing::HasSubstr("measurements")) << o;
+  EXPECT_EQ(o.out, direct.out);
 }
 
 // An option that would change nothing is refused, not ignored: GPU options

@@ -151,9 +151,11 @@ std::vector<LuCase> variant_grid() {
     index_t b;
   };
   // N not a multiple of B, tall m > n, N < B (one partial tile), two- and
-  // three-level tiles with narrow columns b.
-  const Shape shapes[] = {{700, 700, 96, 1, 0},  {1000, 333, 96, 1, 0}, {50, 50, 96, 1, 0},
-                          {700, 700, 96, 2, 24}, {700, 700, 96, 3, 16}, {1000, 333, 96, 3, 16}};
+  // three-level tiles with narrow columns b, and B = 97 with two columns of
+  // 48: a single row of the top tile row left below the second one's
+  // diagonal block (and a 1-wide remainder column).
+  const Shape shapes[] = {{700, 700, 96, 1, 0},  {1000, 333, 96, 1, 0},  {50, 50, 96, 1, 0},   {700, 700, 96, 2, 24},
+                          {700, 700, 96, 3, 16}, {1000, 333, 96, 3, 16}, {300, 300, 97, 3, 48}};
   // 1 and 3 threads alternate along the list, so each variant, precision and
   // shape runs once and every variant meets both thread counts in both
   // precisions (the full cross product doubled the suite's LU time for no

@@ -146,6 +146,36 @@ TYPED_TEST(LuCheck, PerturbedUFails) {
   }
 }
 
+// The solve ratio is ||A x - b||_inf / (n ||A||_inf ||x||_inf eps): checked
+// against a matrix A + delta I with the factors of A, whose solve leaves
+// r = delta x (up to rounding, O(1) in the ratio), so the ratio must come out
+// as delta / (n ||A + delta I||_inf eps), chosen at 1000, whatever b and x.
+TYPED_TEST(LuCheck, SolveRatioIsTheScaledResidualOfASolve) {
+  using T = TypeParam;
+  const index_t n = 200;
+  Factored<T> x = factor_with_lapack(random_matrix<T>(n, n, 15), layout(n, n));
+  const std::vector<index_t> perm = lu_permutation_from_ipiv(n, x.ipiv);
+  const auto norm_inf = [n](const std::vector<T>& a) {
+    double best = 0;
+    for (index_t i = 0; i < n; ++i) {
+      double row = 0;
+      for (index_t j = 0; j < n; ++j) row += std::abs(static_cast<double>(a[i + j * n]));
+      best = std::max(best, row);
+    }
+    return best;
+  };
+  const double eps = std::numeric_limits<T>::epsilon(), want = 1000;
+  const T delta = static_cast<T>(want * static_cast<double>(n) * norm_inf(x.a) * eps);
+  std::vector<T> shifted = x.a;
+  for (index_t i = 0; i < n; ++i) shifted[i + i * n] += delta;
+  const double expected = static_cast<double>(delta) / (static_cast<double>(n) * norm_inf(shifted) * eps);
+  for (const std::uint64_t seed : {1u, 2u}) {
+    const Residuals r = lu_residual(shifted, x.f, perm, seed);
+    EXPECT_NEAR(r.value("solve"), expected, 0.03 * expected) << "seed " << seed;
+    EXPECT_FALSE(r.passed());
+  }
+}
+
 TYPED_TEST(LuCheck, WrongPermutationFails) {
   using T = TypeParam;
   for (auto [m, n] : {std::pair<index_t, index_t>{200, 200}, {300, 120}}) {

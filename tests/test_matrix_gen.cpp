@@ -6,8 +6,10 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/matrix_gen.hpp"
@@ -135,6 +137,35 @@ TEST(MatrixGen, DocumentedConditionNumbers) {
     const double graded = kappa(singular_values<double>(MatrixKind::Graded, n, n));
     EXPECT_LE(graded, documented_condition(MatrixKind::Graded, 'd'));
     EXPECT_GE(graded, 1e11);
+  }
+}
+
+// An odd order: rank ceil(n/2), square and tall (n = 121: 61 singular values 1).
+TEST(MatrixGen, RankDeficientOfOddOrderHasRankCeilHalf) {
+  for (const index_t m : {index_t{121}, index_t{150}}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    const auto def = singular_values<double>(MatrixKind::RankDeficient, m, 121);
+    EXPECT_NEAR(def[60], 1.0, 1e-12);
+    EXPECT_LT(def[61], 1e-13);
+  }
+}
+
+// Graded is D S D with D = diag(10^(-6 i/(m-1))) over the m rows (and the
+// first n of them for the columns), S the Spd kind of the same seed and
+// shape: square, tall, and one column.
+TEST(MatrixGen, GradedIsTheSpdKindScaledOverTheRows) {
+  for (const auto& [m, n] : {std::pair<index_t, index_t>{40, 40}, {150, 40}, {90, 1}}) {
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+    const MatrixGenerator graded(MatrixKind::Graded, 9, m, n), spd(MatrixKind::Spd, 9, m, n);
+    const auto d = [m](index_t i) {
+      return std::pow(10.0, -6.0 * static_cast<double>(i) / static_cast<double>(m - 1));
+    };
+    for (index_t c = 0; c < n; ++c)
+      for (index_t r = 0; r < m; ++r) {
+        const double want = d(r) * spd(r, c) * d(c);
+        ASSERT_NEAR(graded(r, c), want, 1e-14 * std::abs(want)) << "(" << r << "," << c << ")";
+      }
+    EXPECT_NEAR(std::abs(graded(m - 1, 0) / spd(m - 1, 0)), 1e-6, 1e-20);
   }
 }
 

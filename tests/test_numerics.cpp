@@ -428,6 +428,9 @@ TEST(Driver, NotPositiveDefiniteNamesTheGlobalColumn) {
 TEST(Driver, FlopCounts) {
   EXPECT_DOUBLE_EQ(flop_count("cholesky", 300, 300), 300.0 * 300 * 300 / 3);
   EXPECT_DOUBLE_EQ(flop_count("qr", 1000, 300), 2.0 * 1000 * 300 * 300 - 2.0 * 300 * 300 * 300 / 3);
+  // LAPACK's xGETRF: mn² - n³/3, so 2n³/3 when square.
+  EXPECT_DOUBLE_EQ(flop_count("lu", 1000, 300), 1000.0 * 300 * 300 - 300.0 * 300 * 300 / 3);
+  EXPECT_DOUBLE_EQ(flop_count("lu", 300, 300), 2.0 * 300 * 300 * 300 / 3);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "experiments/preflight.hpp"
 #include "platform/kernel_time_model.hpp"
+#include "platform/native/emulated_device.hpp"
 #ifdef TESSERA_BIN
 #include "cli_expect.hpp"
 #endif
@@ -283,6 +284,24 @@ TEST(PreflightMemory, ASimulatedClusterHoldsEveryNodeAndAPhantomOneNothing) {
   const MemoryNeed none = memory_need(c, kNoBudget);
   EXPECT_FALSE(none.checked);
   EXPECT_THAT(memory_refusal(c, none, Available{1, "test"}), IsEmpty());
+}
+
+// A simulated cluster whose GPUs hold data (--sim-data) keeps every node's
+// GPU buffers in this process: one 1e6-byte GPU per node (under each node's
+// 2e6 bytes of data) on each of the four nodes.
+TEST(PreflightMemory, SimulatedGpusWithDataHoldBuffersOnEveryNode) {
+  const ZeroModel model;
+  RunConfig c = resolved("cholesky", 1000, 100);
+  c.pr = 2;
+  c.pc = 2;
+  c.model = &model;
+  platform::EmulatedDeviceOptions o;
+  o.memory_bytes = 1000000;
+  platform::EmulatedDevice gpu(1, o);
+  c.devices = {&gpu};
+  const MemoryNeed need = memory_need(c, kNoBudget);
+  EXPECT_EQ(need.nodes_here, 4);
+  EXPECT_EQ(need.gpu_buffers, 4e6);
 }
 
 TEST(PreflightMemory, EmulatedGpusBuffersAreHostMemory) {

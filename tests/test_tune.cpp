@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "base/error.hpp"
 #include "cli_json.hpp"
@@ -432,7 +435,8 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
 // `run --B auto --dist D` ranks its candidates with child runs of that
 // distribution (they were run as multi-level, the default); without --dist
 // the children get none, and every column on the GPUs is among the
-// candidates only then. The children are a script that logs its arguments.
+// candidates only then; on a grid they run a node's share of the order.
+// The children are a script that logs its arguments.
 TEST(TuneCli, BAutoChildrenRunTheRunsOwnDistribution) {
   TempDir dir;
   const std::string machine = dir.write("m.json", kPlateauMachine), log = dir.path() + "/children.log";
@@ -461,6 +465,25 @@ TEST(TuneCli, BAutoChildrenRunTheRunsOwnDistribution) {
       EXPECT_EQ(line.find("--dist column-cyclic") != std::string::npos, given) << line;
     EXPECT_GT(lines, 0);
   }
+  // On a 2x4 grid a node factors its 1/max(Pr, Pc) share of the order (000
+  // §7.1): N = 2048 is tuned as 512 (not 2048/8 = 256).
+  std::remove(log.c_str());
+  RunConfig grid;
+  grid.algo = "cholesky";
+  grid.n = 2048;
+  grid.threads = 2;
+  grid.pr = 2;
+  grid.pc = 4;
+  TuningOptions o;
+  o.B = "auto";
+  o.simulated = true;
+  o.machine = machine;
+  o.program = child;
+  apply_tuning(grid, o);
+  std::ifstream in(log);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) EXPECT_THAT(line, HasSubstr("--n 512 ")) << line;
+  EXPECT_GT(lines, 0);
 }
 
 TEST(TuneCli, WithoutAModelRealRunsDecide) {
@@ -496,6 +519,48 @@ TEST(TuneCli, WithoutAModelRealRunsDecide) {
     EXPECT_EQ(c["real_runs"], c["real_s"].is_number() ? 1 : 0) << c;
   }
   EXPECT_EQ(ran, 1);
+}
+
+// The real runs' two passes, with children that report scripted times: every
+// candidate once (B = 64 0.4 s, 128 0.1, 192 0.3, 256 0.2), then the three
+// fastest of that pass (128, 256, 192) twice more; a candidate's time is the
+// best of its runs (128's later 0.35 s runs do not replace its 0.1), and the
+// choice the best of those (256's third run, 0.05 s).
+TEST(TuneCli, RealRunsRepeatTheFastestAndKeepEachOnesBest) {
+  TempDir dir;
+  const std::map<int, std::string> times = {
+      {64, "0.4"}, {128, "0.1\n0.35\n0.35"}, {192, "0.3\n0.3\n0.3"}, {256, "0.2\n0.2\n0.05"}};
+  for (const auto& [B, lines] : times) dir.write("times_" + std::to_string(B), lines + "\n");
+  const std::string d = dir.path();
+  const std::string child =
+      dir.write("child.sh",
+                "#!/bin/sh\nB=; J=\nwhile [ $# -gt 0 ]; do case \"$1\" in --B) B=$2 ;; --json) J=$2 ;; esac; "
+                "shift; done\necho x >> " +
+                    d + "/calls_$B\nn=$(wc -l < " + d + "/calls_$B)\nt=$(sed -n \"${n}p\" " + d +
+                    "/times_$B)\nprintf '{\"time_s\": %s}' \"$t\" > \"$J\"\n");
+  ASSERT_EQ(::chmod(child.c_str(), 0755), 0);
+  TuneRequest r;
+  r.algo = "cholesky";
+  r.n = 512;
+  r.threads = 1;
+  r.B_min = 64;
+  r.B_max = 256;
+  r.B_step = 64;
+  r.max_s = 1;
+  r.plateau_fraction = 1e-9;  // every size of the range is a candidate
+  r.budget_s = 60;
+  r.program = child;
+  const TuneResult t = tune(r);
+  EXPECT_EQ(t.decided_by, "real runs");
+  std::map<std::int64_t, std::pair<double, int>> got;  // B -> best time, runs
+  for (const TuneCandidate& c : t.candidates) {
+    ASSERT_TRUE(c.real_s) << c.B << ": " << c.failed;
+    got[c.B] = {*c.real_s, c.real_runs};
+  }
+  const std::map<std::int64_t, std::pair<double, int>> want = {
+      {64, {0.4, 1}}, {128, {0.1, 3}}, {192, {0.3, 3}}, {256, {0.05, 3}}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(t.choice().B, 256);
 }
 
 TEST(TuneCli, BadInputExitsTwoNamingIt) {

@@ -160,6 +160,37 @@ TEST(MachineFiles, GpuStreamOverlapIsAFraction) {
                {"bad.json", "node.gpus.stream_overlap", "-0.5", "between 0 and 1"});
 }
 
+// network.calibrated: optional (true: the figures are end-to-end measurements,
+// SimGrid applies no LV08 correction); false is kept, so the simulator corrects
+// them; anything but a boolean is named.
+TEST(MachineFiles, NetworkCalibratedIsReadAsGiven) {
+  EXPECT_TRUE(Machine::parse(kGood, "good.json").network.calibrated);
+  const auto with = [](const char* value) {
+    return replaced(kGood, R"("latency_s": 1e-6 })",
+                    std::string(R"("latency_s": 1e-6, "calibrated": )") + value + " }");
+  };
+  EXPECT_FALSE(Machine::parse(with("false"), "f.json").network.calibrated);
+  EXPECT_TRUE(Machine::parse(with("true"), "t.json").network.calibrated);
+  expect_names(rejection(with("\"no\"")), {"bad.json", "network.calibrated", "\"no\"", "true or false"});
+}
+
+// node.cores.model_by_threads: thread counts (>= 1, whole numbers) to models;
+// "source" is a note; any other key is named.
+TEST(MachineFiles, ModelByThreadsKeysAreThreadCounts) {
+  const auto with = [](const std::string& entries) {
+    return replaced(kGood, R"("model": "m" } })", R"("model": "m", "model_by_threads": { )" + entries + " } } }");
+  };
+  const Machine m = Machine::parse(with(R"("1": "m", "3": "m", "source": "test")"), "g.json");
+  EXPECT_EQ(m.node.core_model_by_threads.size(), 2u);
+  EXPECT_TRUE(m.node.core_model_by_threads.count(1) && m.node.core_model_by_threads.count(3));
+  for (const char* key : {"0", "-2", "x", "2a", ""}) {
+    SCOPED_TRACE(key);
+    expect_names(rejection(with("\"" + std::string(key) + R"(": "m")")),
+                 {"bad.json", "node.cores.model_by_threads", "thread count >= 1"});
+  }
+  expect_names(rejection(with(R"("2": "nosuch")")), {"bad.json", "model_by_threads", "nosuch"});
+}
+
 TEST(MachineFiles, MissingFileIsNamed) {
   try {
     Machine::load("/nonexistent/machine.json");

@@ -173,6 +173,17 @@ TEST(SimCluster, AMessageTakesTheLatencyAndItsBytesOverTheBandwidth) {
   for (const auto& [bandwidth, latency] : {std::pair{524288.0, 0.0625}, {524288.0, 0.125}, {1048576.0, 0.0625}})
     EXPECT_NEAR(run(bandwidth, latency), 1.375 + latency + 1.05 * wire / bandwidth, 1e-9)
         << bandwidth << " B/s, " << latency << " s";
+  // "calibrated": false: the figures are nominal, and SimGrid's LV08 model
+  // corrects them (latency x 13.01, bandwidth x 0.97), so the message takes
+  // twelve more latencies and a little longer on the wire.
+  TempDir dir;
+  std::string text = tessera::test::pow2_machine(2, 2, 524288.0, 0.0625);
+  const std::string from = R"("latency_s": 0.0625 })";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), R"("latency_s": 0.0625, "calibrated": false })");
+  const json j = run_ok(
+      sim_run("cholesky", "2x1", {"--n", "128", "--B", "64", "--threads", "1"}, dir.write("nominal.json", text)));
+  EXPECT_GT(j.at("time_s").get<double>(), 1.375 + 13 * 0.0625 + 1.05 * wire / 524288.0) << j.dump();
 }
 
 // --trace on a simulated 2x2 grid: one file per node (node k > 0 in
