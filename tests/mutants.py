@@ -110,6 +110,52 @@ MUTANTS = [
     m("sends_in_flight_1", "platform/network.hpp", "inline constexpr int kSendsInFlight = 16;",
       "inline constexpr int kSendsInFlight = 1;", '-L "unit|runtime|sim|numerics|mpi"',
       why="a design constant (the MPI thread's and the simulator's alike); the tests pin that both follow it"),
+    # GPU memory, the protocol's copies and the counters a run reports (second round).
+    # A task's inputs already on its GPU left evictable while its other inputs get buffers.
+    m("protocol_task_inputs_not_pinned", PS, "  if (dm > 0)  // the copies this task uses are the GPU's most recent: not evicted for it\n    for (int a = 0; a < t.n_access; ++a)\n      if (have(t.access[a].data, dm) != kNone) touch(t.access[a].data, dm);\n",
+      "", CORE),
+    # A discarded (scratch) copy written back on eviction.
+    m("protocol_writes_back_scratch", PS, "bool only_here = have(y, g) == v && st(y).writer == d_.self && !st(y).scratch;",
+      "bool only_here = have(y, g) == v && st(y).writer == d_.self;", WITH_CLI),
+    # An evicted copy written back although the host (or another GPU) holds its version.
+    m("protocol_writes_back_what_the_host_has", PS, "  for (int e = 0; e <= G_ && only_here; ++e)",
+      "  for (int e = 0; e <= G_ && false; ++e)", WITH_CLI),
+    # Bytes written back not counted.
+    m("protocol_written_back_bytes_uncounted", PS, "c.bytes_written_back.fetch_add(d_.store->bytes(y), std::memory_order_relaxed);",
+      "c.bytes_written_back.fetch_add(0, std::memory_order_relaxed);", WITH_CLI),
+    # A dropped copy's bytes kept in the GPU's plan.
+    m("protocol_drop_keeps_planned_bytes", PS, "    planned_[dev - 1] -= d_.store->bytes(x);\n",
+      "", CORE),
+    # A buffer that fits exactly evicts another.
+    m("protocol_exact_fit_evicts", PS, "while (planned_[g - 1] + bytes > budget_[g - 1])",
+      "while (planned_[g - 1] + bytes >= budget_[g - 1])", CORE),
+    # A released datum homed on a GPU not brought to host memory before its copies go.
+    m("protocol_release_leaves_gpu_home", PS, "  if (st(x).home >= 0) ensure(x, 0, 0);  // from a GPU",
+      "  if (false) ensure(x, 0, 0);  // from a GPU", CORE),
+    # A node's copies of its own datum kept current when another node writes it.
+    m("protocol_own_copies_not_staled", PS, "      for (int e = 0; e <= G_; ++e)  // this node's own copies are old versions now",
+      "      for (int e = 0; e <= G_ && false; ++e)  // this node's own copies are old versions now", CORE,
+      why="equivalent: a copy's version number already differs from the new version; kStale only names it"),
+    # A task's inputs not followed by the node that runs it.
+    m("relevance_only_main_output", "runtime/relevance.cpp", "        r.set(at, x);",
+      "        if (a == main) r.set(at, x);", CORE),
+    # Copies admitted together each checked against the free memory alone.
+    m("admission_forgets_admitted", "runtime/run_state.hpp", "dev.in_use() + admitted[g - 1] + bytes > dev.capacity()",
+      "dev.in_use() + bytes > dev.capacity()", CORE),
+    # Distinct bytes counted at every crossing.
+    m("distinct_bytes_every_copy", "runtime/run_state.hpp", "    if (!(crossed & bit)) {",
+      "    if (true) {", WITH_CLI),
+    # A GPU's peak bytes never recorded.
+    m("gpu_peak_never_updated", "runtime/run_state.hpp", "      while (now > p && !peak.compare_exchange_weak(p, now)) {",
+      "      while (false && !peak.compare_exchange_weak(p, now)) {", WITH_CLI),
+    # A queued copy's stream busy from when it was queued.
+    m("copy_busy_counts_queueing", "runtime/device_comm.cpp", "      const double began = std::max(f.started, st.last_ended);",
+      "      const double began = f.started;", WITH_CLI,
+      why="real clocks only (the simulated GPU queues one copy per stream): GpuRuntimeCopyDepth bounds the busy "
+          "time from below; an upper bound on an emulated device's sleeps would be flaky on a loaded 2-core machine"),
+    # A buffer-only copy counted as moving bytes (busy time, trace).
+    m("copy_busy_counts_buffer_only", "runtime/device_comm.cpp", "      const bool moved = f.task->desc.arg[3] != kCopyBufferOnly;",
+      "      const bool moved = true;", WITH_CLI),
     # Checks, generators, executors' edge cases, machine files, the tuner (second round).
     # A distributed check summing only the stored lower triangle.
     m("dist_check_cholesky_norm_lower_only", "algorithms/dist_check.cpp",

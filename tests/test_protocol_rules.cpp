@@ -8,6 +8,8 @@
 // node (LU's panel buffer beside the step's plan with two GPUs), and a plan
 // without it passed every other test.
 //
+// Then eviction: what goes home when a GPU's buffer is reused.
+//
 // The sink plans into a RunState no thread runs: the tasks stay in the
 // window, where each slot's list (TaskWindow::list_of) shows the plan.
 #include <gtest/gtest.h>
@@ -97,6 +99,44 @@ TEST(ProtocolRules, APinnedTaskLeavesWhatItWroteOnItsDevice) {
   EXPECT_EQ(copy_to(run.on(0, 1), 0, 1, 1), nullptr)
       << "a task pinned to GPU 2 (TaskDesc::device) leaves datum 0 there until a task elsewhere needs it";
   EXPECT_TRUE(run.on(0, 1).empty());
+}
+
+// Eviction (issue 12 point 2): a copy the GPU alone holds goes home before
+// its buffer is reused, a clean one is dropped. One GPU with room for two
+// 1 KiB data; data 0 and 1 homed on host memory, 2 and 3 on the GPU. Task A
+// (on the GPU: datum 2 its main output) updates 2 reading 0; task B updates
+// 3 reading 1, and its two buffers evict A's, least recently used first:
+// datum 2, whose new version only the GPU holds (written back), then datum
+// 0, an input copy host memory holds as well (dropped, no copy).
+TEST(ProtocolRules, AnEvictedCopyGoesHomeOnlyWhenTheGpuAloneHoldsIt) {
+  constexpr std::size_t kData = 4;
+  platform::NativePlatform platform;
+  EmulatedDeviceOptions room;
+  room.memory_bytes = 2048;
+  EmulatedDevice gpu{1, room};
+  PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
+  DistContext ctx;
+  ctx.self = 0;
+  ctx.where = [](DataId x) { return Location{0, x >= 2 ? 1 : 0}; };
+  ctx.store = &store;
+  RuntimeOptions options;
+  options.dist = &ctx;
+  options.gpus = {GpuContext{&gpu}};
+  RunState state(kData, options, platform);
+  state.dist = &ctx;
+  ProtocolSink sink(state, kData, 1, true, Broadcast::Binomial);
+  sink.insert(make_task(kGsmm, 0, 0, 0, 0).add(2, AccessMode::ReadWrite).add(0, AccessMode::Read));
+  sink.insert(make_task(kGsmm, 1, 0, 0, 0).add(3, AccessMode::ReadWrite).add(1, AccessMode::Read));
+  const auto to_host = [&](DataId x) {
+    int n = 0;
+    for (const Task* t : state.window.list_of(x))  // slot (x, host memory)
+      n += t->desc.kernel == kRuntimeCopy && t->desc.arg[3] == kCopyToHost;
+    return n;
+  };
+  EXPECT_EQ(to_host(2), 1) << "datum 2's new version, on the GPU alone, must go home before its buffer is reused";
+  EXPECT_EQ(to_host(0), 0) << "datum 0's copy on the GPU is the version host memory holds: dropped, not copied";
+  EXPECT_EQ(state.gpu_stats[0].evictions.load(), 2u);
+  EXPECT_EQ(state.gpu_stats[0].bytes_written_back.load(), 1024u);
 }
 
 }  // namespace
