@@ -156,6 +156,22 @@ MUTANTS = [
     # A buffer-only copy counted as moving bytes (busy time, trace).
     m("copy_busy_counts_buffer_only", "runtime/device_comm.cpp", "      const bool moved = f.task->desc.arg[3] != kCopyBufferOnly;",
       "      const bool moved = true;", WITH_CLI),
+    # GPU lanes and sharing, message counters (third round).
+    # A panel queued behind a busy panel stream instead of taking another.
+    m("lanes_panel_waits_for_stream_0", "platform/kernel_lanes.hpp", "if (busy.size() == 1 || (panel && busy[0] == 0)) return 0;",
+      "if (busy.size() == 1 || panel) return 0;", CORE),
+    # Lanes taken in turn whatever their load.
+    m("lanes_round_robin_only", "platform/kernel_lanes.hpp", "    if (busy[l] < busy[lane]) lane = l;",
+      "    if (false && busy[l] < busy[lane]) lane = l;", CORE),
+    # A kernel's share of the GPU as GEMM's rate over its own.
+    m("device_share_inverted", "platform/kernel_time_model.hpp", "return std::clamp((flops / t) / (gemm_flops / t_gemm), kMinDeviceShare, 1.0);",
+      "return std::clamp((gemm_flops / t_gemm) / (flops / t), kMinDeviceShare, 1.0);", CORE),
+    # The panels' stream without its priority in the GPU's sharing.
+    m("sim_gpu_panels_without_priority", "platform/simgrid/sim_gpu.cpp", "static constexpr double kFirstStreamWeight = 1e6;",
+      "static constexpr double kFirstStreamWeight = 1;", CORE),
+    # Bytes received not counted.
+    m("messages_received_bytes_uncounted", "runtime/run_state.hpp", "    received_bytes.fetch_add(m.bytes(), std::memory_order_relaxed);",
+      "    received_bytes.fetch_add(0, std::memory_order_relaxed);", WITH_CLI),
     # Checks, generators, executors' edge cases, machine files, the tuner (second round).
     # A distributed check summing only the stored lower triangle.
     m("dist_check_cholesky_norm_lower_only", "algorithms/dist_check.cpp",
