@@ -94,6 +94,17 @@ TEST(ProtocolRules, AVersionWrittenAwayFromItsHomeDeviceGoesBackAtOnce) {
   EXPECT_EQ(copy_to(run.on(1, 1), 1, 1, 0), nullptr);
 }
 
+// A task pinned to the host (device 0: the cores' columns of 002's split)
+// runs there, on host slots, although its main output lives on GPU 2.
+TEST(ProtocolRules, ATaskPinnedToTheHostRunsOnTheHost) {
+  const OneTask run(0);
+  int on_host = 0, on_gpu = 0;
+  for (const Task* t : run.on(2, 0)) on_host += t->desc.kernel == kGsmm;
+  for (const Task* t : run.on(2, 2)) on_gpu += t->desc.kernel == kGsmm;
+  EXPECT_EQ(on_host, 1);
+  EXPECT_EQ(on_gpu, 0);
+}
+
 TEST(ProtocolRules, APinnedTaskLeavesWhatItWroteOnItsDevice) {
   const OneTask run(2);
   EXPECT_EQ(copy_to(run.on(0, 1), 0, 1, 1), nullptr)
@@ -137,6 +148,35 @@ TEST(ProtocolRules, AnEvictedCopyGoesHomeOnlyWhenTheGpuAloneHoldsIt) {
   EXPECT_EQ(to_host(0), 0) << "datum 0's copy on the GPU is the version host memory holds: dropped, not copied";
   EXPECT_EQ(state.gpu_stats[0].evictions.load(), 2u);
   EXPECT_EQ(state.gpu_stats[0].bytes_written_back.load(), 1024u);
+}
+
+// Release_Tile of another node's datum (000 §5.5): the copy this node
+// received for its task is freed at the release, not kept to the end. Two
+// nodes, one datum each; node 0's task updates its datum 0 reading node 1's
+// datum 1, which it receives; releasing datum 1 frees the received copy.
+TEST(ProtocolRules, AReleasedCopyOfAnotherNodesDatumIsFreedAtTheRelease) {
+  constexpr std::size_t kData = 2;
+  platform::NativePlatform platform;
+  PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
+  DistContext ctx;
+  ctx.self = 0;
+  ctx.where = [](DataId x) { return Location{static_cast<int>(x), 0}; };
+  ctx.store = &store;
+  RuntimeOptions options;
+  options.dist = &ctx;
+  RunState state(kData, options, platform);
+  state.dist = &ctx;
+  ProtocolSink sink(state, kData, 0, true, Broadcast::Binomial);
+  sink.insert(make_task(kGsmm, 0, 0, 0, 0).add(0, AccessMode::ReadWrite).add(1, AccessMode::Read));
+  const auto count = [&](std::uint16_t kernel) {
+    int n = 0;
+    for (const Task* t : state.window.list_of(1)) n += t->desc.kernel == kernel;  // slot (1, host memory)
+    return n;
+  };
+  ASSERT_EQ(count(kRuntimeRecv), 1) << "node 0 receives datum 1 for its task";
+  EXPECT_EQ(count(kRuntimeRelease), 0);
+  sink.release(1);
+  EXPECT_EQ(count(kRuntimeRelease), 1) << "the received copy is freed at Release_Tile";
 }
 
 }  // namespace

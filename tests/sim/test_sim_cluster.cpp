@@ -184,6 +184,10 @@ TEST(SimCluster, AMessageTakesTheLatencyAndItsBytesOverTheBandwidth) {
   const json j = run_ok(
       sim_run("cholesky", "2x1", {"--n", "128", "--B", "64", "--threads", "1"}, dir.write("nominal.json", text)));
   EXPECT_GT(j.at("time_s").get<double>(), 1.375 + 13 * 0.0625 + 1.05 * wire / 524288.0) << j.dump();
+  // In single precision the tile is 64 x 64 x 4 bytes, still 64 x 64 words (Keeneland's models have both).
+  const json s = run_ok(sim_run("cholesky", "2x1", {"--n", "128", "--B", "64", "--threads", "1", "--precision", "s"}));
+  EXPECT_EQ(s.at("comm").at("per_node").at(0).at("bytes_sent"), 64 * 64 * 4) << s.dump();
+  EXPECT_EQ(s.at("comm").at("per_node").at(0).at("words_sent"), 64 * 64) << s.dump();
 }
 
 // --trace on a simulated 2x2 grid: one file per node (node k > 0 in
