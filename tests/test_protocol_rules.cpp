@@ -14,6 +14,8 @@
 // window, where each slot's list (TaskWindow::list_of) shows the plan.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/kernel_table.hpp"
@@ -32,34 +34,59 @@ using detail::RunState;
 using platform::EmulatedDevice;
 using platform::EmulatedDeviceOptions;
 
-// One node, two emulated GPUs, three data of 1 KiB: 0 and 1 homed on GPU 1,
-// 2 on GPU 2. A task whose main output is datum 2 (so it runs on GPU 2, rule
-// 1) and which also writes datum 0 (`device`: -1, or the device it is pinned to).
-struct OneTask {
-  static constexpr std::size_t kData = 3;
+// A node's plan: `n_data` data of 1 KiB placed by `where`, on a node with
+// one emulated GPU of each memory in `gpu_memory`, planned by a sink with
+// Release_Tile honoured.
+struct Plan {
+  const std::size_t n_data;
   platform::NativePlatform platform;
-  EmulatedDevice g1{1, EmulatedDeviceOptions{}}, g2{2, EmulatedDeviceOptions{}};
+  std::vector<std::unique_ptr<EmulatedDevice>> gpus;
   PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
   DistContext ctx;
   RuntimeOptions options;
   std::unique_ptr<RunState> state;
+  std::unique_ptr<ProtocolSink> sink;
 
-  explicit OneTask(int device) {
+  Plan(std::size_t n, Placement where, const std::vector<std::size_t>& gpu_memory) : n_data(n) {
     ctx.self = 0;
-    ctx.where = [](DataId x) { return Location{0, x == 2 ? 2 : 1}; };
+    ctx.where = std::move(where);
     ctx.store = &store;
     options.dist = &ctx;
-    options.gpus = {GpuContext{&g1}, GpuContext{&g2}};
-    state = std::make_unique<RunState>(kData, options, platform);
+    for (const std::size_t bytes : gpu_memory) {
+      EmulatedDeviceOptions o;
+      o.memory_bytes = bytes;
+      gpus.push_back(std::make_unique<EmulatedDevice>(static_cast<int>(gpus.size()) + 1, o));
+      options.gpus.push_back(GpuContext{gpus.back().get()});
+    }
+    state = std::make_unique<RunState>(n_data, options, platform);
     state->dist = &ctx;
-    ProtocolSink sink(*state, kData, 2, true, Broadcast::Binomial);
+    sink = std::make_unique<ProtocolSink>(*state, n_data, static_cast<int>(gpus.size()), true, Broadcast::Binomial);
+  }
+  // The tasks planned on slot (x, dev), in window order.
+  std::vector<const Task*> on(DataId x, int dev) const { return state->window.list_of(dev * n_data + x); }
+  // How many of them run `kernel` (and, for copies, in direction `dir`; -1: either).
+  int count(DataId x, int dev, std::uint16_t kernel, int dir = -1) const {
+    int n = 0;
+    for (const Task* t : on(x, dev)) n += t->desc.kernel == kernel && (dir < 0 || t->desc.arg[3] == dir);
+    return n;
+  }
+};
+
+// One node, two GPUs, three data: 0 and 1 homed on GPU 1, 2 on GPU 2. A task
+// whose main output is datum 2 (so it runs on GPU 2, rule 1) and which also
+// writes datum 0 (`device`: -1, or the device it is pinned to).
+struct OneTask : Plan {
+  explicit OneTask(int device)
+      : Plan(3,
+             [](DataId x) {
+               return Location{0, x == 2 ? 2 : 1};
+             },
+             {EmulatedDeviceOptions{}.memory_bytes, EmulatedDeviceOptions{}.memory_bytes}) {
     TaskDesc t = make_task(kGsmm, 0, 0, 0, 0);
     t.add(2, AccessMode::ReadWrite).add(0, AccessMode::ReadWrite).add(1, AccessMode::Read);
     t.device = static_cast<std::int8_t>(device);
-    sink.insert(t);
+    sink->insert(t);
   }
-  // The tasks planned on slot (x, dev), in window order.
-  std::vector<const Task*> on(DataId x, int dev) const { return state->window.list_of(dev * kData + x); }
 };
 
 // The copy task of `tasks` that brings datum x's version v onto device `to`
@@ -98,11 +125,8 @@ TEST(ProtocolRules, AVersionWrittenAwayFromItsHomeDeviceGoesBackAtOnce) {
 // runs there, on host slots, although its main output lives on GPU 2.
 TEST(ProtocolRules, ATaskPinnedToTheHostRunsOnTheHost) {
   const OneTask run(0);
-  int on_host = 0, on_gpu = 0;
-  for (const Task* t : run.on(2, 0)) on_host += t->desc.kernel == kGsmm;
-  for (const Task* t : run.on(2, 2)) on_gpu += t->desc.kernel == kGsmm;
-  EXPECT_EQ(on_host, 1);
-  EXPECT_EQ(on_gpu, 0);
+  EXPECT_EQ(run.count(2, 0, kGsmm), 1);
+  EXPECT_EQ(run.count(2, 2, kGsmm), 0);
 }
 
 TEST(ProtocolRules, APinnedTaskLeavesWhatItWroteOnItsDevice) {
@@ -120,34 +144,15 @@ TEST(ProtocolRules, APinnedTaskLeavesWhatItWroteOnItsDevice) {
 // datum 2, whose new version only the GPU holds (written back), then datum
 // 0, an input copy host memory holds as well (dropped, no copy).
 TEST(ProtocolRules, AnEvictedCopyGoesHomeOnlyWhenTheGpuAloneHoldsIt) {
-  constexpr std::size_t kData = 4;
-  platform::NativePlatform platform;
-  EmulatedDeviceOptions room;
-  room.memory_bytes = 2048;
-  EmulatedDevice gpu{1, room};
-  PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
-  DistContext ctx;
-  ctx.self = 0;
-  ctx.where = [](DataId x) { return Location{0, x >= 2 ? 1 : 0}; };
-  ctx.store = &store;
-  RuntimeOptions options;
-  options.dist = &ctx;
-  options.gpus = {GpuContext{&gpu}};
-  RunState state(kData, options, platform);
-  state.dist = &ctx;
-  ProtocolSink sink(state, kData, 1, true, Broadcast::Binomial);
-  sink.insert(make_task(kGsmm, 0, 0, 0, 0).add(2, AccessMode::ReadWrite).add(0, AccessMode::Read));
-  sink.insert(make_task(kGsmm, 1, 0, 0, 0).add(3, AccessMode::ReadWrite).add(1, AccessMode::Read));
-  const auto to_host = [&](DataId x) {
-    int n = 0;
-    for (const Task* t : state.window.list_of(x))  // slot (x, host memory)
-      n += t->desc.kernel == kRuntimeCopy && t->desc.arg[3] == kCopyToHost;
-    return n;
-  };
-  EXPECT_EQ(to_host(2), 1) << "datum 2's new version, on the GPU alone, must go home before its buffer is reused";
-  EXPECT_EQ(to_host(0), 0) << "datum 0's copy on the GPU is the version host memory holds: dropped, not copied";
-  EXPECT_EQ(state.gpu_stats[0].evictions.load(), 2u);
-  EXPECT_EQ(state.gpu_stats[0].bytes_written_back.load(), 1024u);
+  Plan plan(4, [](DataId x) { return Location{0, x >= 2 ? 1 : 0}; }, {2048});
+  plan.sink->insert(make_task(kGsmm, 0, 0, 0, 0).add(2, AccessMode::ReadWrite).add(0, AccessMode::Read));
+  plan.sink->insert(make_task(kGsmm, 1, 0, 0, 0).add(3, AccessMode::ReadWrite).add(1, AccessMode::Read));
+  EXPECT_EQ(plan.count(2, 0, kRuntimeCopy, kCopyToHost), 1)
+      << "datum 2's new version, on the GPU alone, must go home before its buffer is reused";
+  EXPECT_EQ(plan.count(0, 0, kRuntimeCopy, kCopyToHost), 0)
+      << "datum 0's copy on the GPU is the version host memory holds: dropped, not copied";
+  EXPECT_EQ(plan.state->gpu_stats[0].evictions.load(), 2u);
+  EXPECT_EQ(plan.state->gpu_stats[0].bytes_written_back.load(), 1024u);
 }
 
 // Release_Tile of another node's datum (000 §5.5): the copy this node
@@ -155,28 +160,12 @@ TEST(ProtocolRules, AnEvictedCopyGoesHomeOnlyWhenTheGpuAloneHoldsIt) {
 // nodes, one datum each; node 0's task updates its datum 0 reading node 1's
 // datum 1, which it receives; releasing datum 1 frees the received copy.
 TEST(ProtocolRules, AReleasedCopyOfAnotherNodesDatumIsFreedAtTheRelease) {
-  constexpr std::size_t kData = 2;
-  platform::NativePlatform platform;
-  PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
-  DistContext ctx;
-  ctx.self = 0;
-  ctx.where = [](DataId x) { return Location{static_cast<int>(x), 0}; };
-  ctx.store = &store;
-  RuntimeOptions options;
-  options.dist = &ctx;
-  RunState state(kData, options, platform);
-  state.dist = &ctx;
-  ProtocolSink sink(state, kData, 0, true, Broadcast::Binomial);
-  sink.insert(make_task(kGsmm, 0, 0, 0, 0).add(0, AccessMode::ReadWrite).add(1, AccessMode::Read));
-  const auto count = [&](std::uint16_t kernel) {
-    int n = 0;
-    for (const Task* t : state.window.list_of(1)) n += t->desc.kernel == kernel;  // slot (1, host memory)
-    return n;
-  };
-  ASSERT_EQ(count(kRuntimeRecv), 1) << "node 0 receives datum 1 for its task";
-  EXPECT_EQ(count(kRuntimeRelease), 0);
-  sink.release(1);
-  EXPECT_EQ(count(kRuntimeRelease), 1) << "the received copy is freed at Release_Tile";
+  Plan plan(2, [](DataId x) { return Location{static_cast<int>(x), 0}; }, {});
+  plan.sink->insert(make_task(kGsmm, 0, 0, 0, 0).add(0, AccessMode::ReadWrite).add(1, AccessMode::Read));
+  ASSERT_EQ(plan.count(1, 0, kRuntimeRecv), 1) << "node 0 receives datum 1 for its task";
+  EXPECT_EQ(plan.count(1, 0, kRuntimeRelease), 0);
+  plan.sink->release(1);
+  EXPECT_EQ(plan.count(1, 0, kRuntimeRelease), 1) << "the received copy is freed at Release_Tile";
 }
 
 }  // namespace
