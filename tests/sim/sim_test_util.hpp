@@ -100,12 +100,13 @@ inline std::string exact(double x) {
 // of the given link, and the kernel model "pow2" for tiles of 64, every
 // Cholesky kernel call timed by a power of two so that sums of durations are
 // exact in binary (POTF2' 0.5 s, TRSM 0.25, the diagonal GSMM 0.125, GSMM
-// 0.0625). `task_s`: the model's per-task cost of the runtime, when given.
+// 0.0625). `task_s`: the model's per-task cost of the runtime, when given;
+// `calibrated` false: the link's figures are nominal (SimGrid corrects them).
 inline std::string pow2_machine(int nodes, int cores, double bandwidth_Bps = 1e9, double latency_s = 0,
-                                const std::string& task_s = "") {
-  char net[160];
-  std::snprintf(net, sizeof net, R"("network": { "topology": "star", "bandwidth_Bps": %.17g, "latency_s": %.17g },)",
-                bandwidth_Bps, latency_s);
+                                const std::string& task_s = "", bool calibrated = true) {
+  char net[200];
+  std::snprintf(net, sizeof net, R"("network": { "topology": "star", "bandwidth_Bps": %.17g, "latency_s": %.17g%s },)",
+                bandwidth_Bps, latency_s, calibrated ? "" : R"(, "calibrated": false)");
   return R"({
     "name": "hand-made", "nodes": )" +
          std::to_string(nodes) + R"(,
