@@ -165,41 +165,37 @@ MUTANTS = [
       "  for (int dev = st(x).home >= 0 ? 1 : 0; dev <= G_; ++dev) drop(x, dev);\n}\n\nvoid ProtocolSink::discard",
       "  for (int dev = 1; dev <= G_; ++dev) drop(x, dev);\n}\n\nvoid ProtocolSink::discard", CORE),
     # Off-by-one: when another node writes a datum, the stale copy on this node's last device (host memory without
-    # GPUs) is not dropped; it holds memory (a GPU's plan) until Release_Tile. Suspect uncaught: results stay right.
+    # GPUs) is not dropped; it holds memory (a GPU's plan) until Release_Tile.
+    # (ProtocolRules.ACopyOfAnotherNodesDatumGoesWhenAnotherNodeWritesIt)
     m("protocol_stale_alien_copy_on_last_device_kept", PS,
       "      for (int e = 0; e <= G_; ++e) drop(y, e);  // a stale copy of another node's datum",
-      "      for (int e = 0; e < G_; ++e) drop(y, e);  // a stale copy of another node's datum", CORE,
-      why='OPEN: memory held until Release_Tile, results unchanged; wants a plan-level test of a third node writing a datum this node held'),
+      "      for (int e = 0; e < G_; ++e) drop(y, e);  // a stale copy of another node's datum", CORE),
     # A node that wrote another node's datum is not told when a third node writes it (after_write skipped): its
-    # stale copies stay until Release_Tile. Suspect uncaught: memory only, nothing counts it during the run.
+    # stale copies stay until Release_Tile. (The same test.)
     m("protocol_old_writer_not_touched", PS,
       "    touches |= loc_[a].node == d_.self || st(x).writer == d_.self || from_[a] == d_.self;",
-      "    touches |= loc_[a].node == d_.self || from_[a] == d_.self;", CORE,
-      why='OPEN: as above (stale copies of a former writer kept until Release_Tile)'),
-    # Eviction ties go to the most recently used copy (the comment says the oldest wins). Maybe caught by
-    # SimOutOfCoreTraffic's exact 672 evictions, if ties occur there; else suspect uncaught.
+      "    touches |= loc_[a].node == d_.self || from_[a] == d_.self;", CORE),
+    # Eviction ties go to the most recently used copy (the comment says the oldest wins).
+    # (ProtocolRules.OfCopiesUsedAgainEquallyLateTheOldestIsEvicted)
     m("protocol_next_use_tie_newest", PS,
       "    if (next > furthest || furthest == 0) best = x, furthest = next;",
-      "    if (next >= furthest || furthest == 0) best = x, furthest = next;", WITH_CLI,
-      why='OPEN: no test pins the eviction tie-break (the oldest of equally far next uses)'),
-    # Belady's future counts the host's tasks too, so a tile the cores read soon stays on the GPU. Suspect uncaught:
-    # the exact eviction count (SimOutOfCoreTraffic) uses --s 1, where the host runs no task.
+      "    if (next >= furthest || furthest == 0) best = x, furthest = next;", WITH_CLI),
+    # Belady's future counts the host's tasks too, so a tile the cores read soon stays on the GPU.
+    # (ProtocolRules.TheHostsTasksDoNotKeepACopyOnTheGpu)
     m("protocol_next_use_counts_host_tasks", PS,
       "      return l.node == d_.self && (t.device < 0 ? l.device : t.device) > 0;",
-      "      return l.node == d_.self && (t.device < 0 ? l.device : t.device) >= 0;", WITH_CLI,
-      why='OPEN: the exact eviction count runs s = 1, where the host runs nothing'),
+      "      return l.node == d_.self && (t.device < 0 ? l.device : t.device) >= 0;", WITH_CLI),
     # A task pinned to the host (TaskDesc::device 0, LU's cores' columns) runs on its main output's device instead.
     # (ProtocolRules.ATaskPinnedToTheHostRunsOnTheHost)
     m("protocol_host_pinned_task_runs_on_main_device", PS,
       "  if (t.device < 0) return loc_[main].device;",
       "  if (t.device <= 0) return loc_[main].device;", WITH_CLI),
     # A source minor output's peer (where it goes, 000 §6) named as the owner instead of the datum's home.
-    # Suspect uncaught: ProtocolUnion counts instance kinds and HandCheckedGsmm checks an input's peer only.
+    # (ProtocolUnion checks every instance's peer.)
     m("protocol_source_minor_output_peer_is_owner", "runtime/protocol.cpp",
       "{same_node ? InstanceKind::IntraNodeSourceMinorOutput : InstanceKind::InterNodeSourceMinorOutput, a, x});",
       "{same_node ? InstanceKind::IntraNodeSourceMinorOutput : InstanceKind::InterNodeSourceMinorOutput, a, m});",
-      CORE,
-      why="OPEN: protocol.cpp's instance listing (the tests' and a benchmark's, not a run's) checks inputs' peers only"),
+      CORE),
     # A finished reader releases the writer right after it, although readers ahead of it still run (WAR).
     # Expected killed by TaskWindow.FireReleasesReadersUpToTheNextWriter (r2 finishes before r1).
     m("window_reader_releases_writer_behind_it", "runtime/task_window.cpp",

@@ -63,6 +63,15 @@ TEST_P(ProtocolUnion, EveryTaskOwnedOnceEveryInputAndOutputRoutedOnce) {
       for (int a = 0; a < t.n_access; ++a) touches |= where(t.access[a].data).node == n;
       if (!touches) EXPECT_TRUE(inst.empty()) << "node " << n << " has instances of a task it does not touch";
       for (const Instance& i : inst) seen[i.kind].push_back({n, i.access});
+      // Each instance's peer (protocol.hpp): a source minor output names where
+      // its datum goes back to (its home); every other instance, the owner.
+      const Location owner = where(t.access[t.main_output()].data);
+      for (const Instance& i : inst) {
+        const bool source =
+            i.kind == InstanceKind::IntraNodeSourceMinorOutput || i.kind == InstanceKind::InterNodeSourceMinorOutput;
+        EXPECT_EQ(i.peer, source ? where(t.access[i.access].data) : owner)
+            << instance_kind_name(i.kind) << " of access " << i.access << " of kernel " << t.kernel << " on node " << n;
+      }
     }
     const int main = t.main_output();
     ASSERT_GE(main, 0);

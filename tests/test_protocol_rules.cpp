@@ -14,6 +14,7 @@
 // window, where each slot's list (TaskWindow::list_of) shows the plan.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -36,9 +37,15 @@ using platform::EmulatedDeviceOptions;
 
 // A node's plan: `n_data` data of 1 KiB placed by `where`, on a node with
 // one emulated GPU of each memory in `gpu_memory`, planned by a sink with
-// Release_Tile honoured.
+// Release_Tile honoured. Given the whole task graph, `graph`, the sink
+// evicts by next use (it replays the graph to learn the future); without,
+// least recently used. The test inserts the tasks.
 struct Plan {
   const std::size_t n_data;
+  const std::vector<TaskDesc> graph;
+  const std::function<void(TaskSink&)> replay = [this](TaskSink& to) {
+    for (const TaskDesc& t : graph) to.insert(t);
+  };
   platform::NativePlatform platform;
   std::vector<std::unique_ptr<EmulatedDevice>> gpus;
   PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
@@ -47,7 +54,8 @@ struct Plan {
   std::unique_ptr<RunState> state;
   std::unique_ptr<ProtocolSink> sink;
 
-  Plan(std::size_t n, Placement where, const std::vector<std::size_t>& gpu_memory) : n_data(n) {
+  Plan(std::size_t n, Placement where, const std::vector<std::size_t>& gpu_memory, std::vector<TaskDesc> tasks = {})
+      : n_data(n), graph(std::move(tasks)) {
     ctx.self = 0;
     ctx.where = std::move(where);
     ctx.store = &store;
@@ -60,7 +68,8 @@ struct Plan {
     }
     state = std::make_unique<RunState>(n_data, options, platform);
     state->dist = &ctx;
-    sink = std::make_unique<ProtocolSink>(*state, n_data, static_cast<int>(gpus.size()), true, Broadcast::Binomial);
+    sink = std::make_unique<ProtocolSink>(*state, n_data, static_cast<int>(gpus.size()), true, Broadcast::Binomial,
+                                          graph.empty() ? nullptr : &replay);
   }
   // The tasks planned on slot (x, dev), in window order.
   std::vector<const Task*> on(DataId x, int dev) const { return state->window.list_of(dev * n_data + x); }
@@ -166,6 +175,84 @@ TEST(ProtocolRules, AReleasedCopyOfAnotherNodesDatumIsFreedAtTheRelease) {
   EXPECT_EQ(plan.count(1, 0, kRuntimeRelease), 0);
   plan.sink->release(1);
   EXPECT_EQ(plan.count(1, 0, kRuntimeRelease), 1) << "the received copy is freed at Release_Tile";
+}
+
+// Which copy a full GPU frees (runtime/protocol_sink.hpp): the one its GPUs
+// use again furthest ahead; of two used again equally late, the one used
+// longest ago. Data 0, 1, 2 live on the GPU, which has room for two; tasks
+// update 0, then 1, then 2 (which must evict), then 0 reading 1: 0 and 1
+// are both next used by the last task, and 0, used first, goes (written
+// back: the GPU alone holds its new version).
+TEST(ProtocolRules, OfCopiesUsedAgainEquallyLateTheOldestIsEvicted) {
+  const std::vector<TaskDesc> graph = {
+      make_task(kGsmm, 0, 0, 0, 0).add(0, AccessMode::ReadWrite),
+      make_task(kGsmm, 1, 0, 0, 0).add(1, AccessMode::ReadWrite),
+      make_task(kGsmm, 2, 0, 0, 0).add(2, AccessMode::ReadWrite),
+      make_task(kGsmm, 3, 0, 0, 0).add(0, AccessMode::ReadWrite).add(1, AccessMode::Read)};
+  Plan plan(
+      3,
+      [](DataId) {
+        return Location{0, 1};
+      },
+      {2048}, graph);
+  for (int i = 0; i < 3; ++i) plan.sink->insert(graph[i]);
+  EXPECT_EQ(plan.state->gpu_stats[0].evictions.load(), 1u);
+  EXPECT_EQ(plan.count(0, 1, kRuntimeRelease), 1) << "datum 0, used longest ago, is the one evicted";
+  EXPECT_EQ(plan.count(1, 1, kRuntimeRelease), 0) << "datum 1, used later and needed as soon, stays";
+  EXPECT_EQ(plan.count(0, 0, kRuntimeCopy, kCopyToHost), 1) << "datum 0's new version goes home first";
+}
+
+// The future that decides an eviction is the GPU's: a task the host runs
+// (its main output lives in host memory) does not keep a tile on the GPU.
+// Datum 0 lives in host memory, 2 and 3 on the GPU, which has room for two.
+// A (GPU) updates 2 reading 0; B (GPU) updates 3 and must evict 2 or 0;
+// C, run by the host, updates 0; D (GPU) updates 2; E (GPU) updates 3
+// reading 0. The GPU needs 0 at E, after 2 at D: its copy of 0 goes (clean,
+// no write-back), although the host uses 0 before D.
+TEST(ProtocolRules, TheHostsTasksDoNotKeepACopyOnTheGpu) {
+  const std::vector<TaskDesc> graph = {
+      make_task(kGsmm, 0, 0, 0, 0).add(2, AccessMode::ReadWrite).add(0, AccessMode::Read),
+      make_task(kGsmm, 1, 0, 0, 0).add(3, AccessMode::ReadWrite),
+      make_task(kGsmm, 2, 0, 0, 0).add(0, AccessMode::ReadWrite),
+      make_task(kGsmm, 3, 0, 0, 0).add(2, AccessMode::ReadWrite),
+      make_task(kGsmm, 4, 0, 0, 0).add(3, AccessMode::ReadWrite).add(0, AccessMode::Read)};
+  Plan plan(
+      4,
+      [](DataId x) {
+        return Location{0, x >= 2 ? 1 : 0};
+      },
+      {2048}, graph);
+  for (int i = 0; i < 2; ++i) plan.sink->insert(graph[i]);
+  ASSERT_EQ(plan.state->gpu_stats[0].evictions.load(), 1u);
+  EXPECT_EQ(plan.count(0, 1, kRuntimeRelease), 1) << "the GPU's copy of datum 0, needed there last, is evicted";
+  EXPECT_EQ(plan.count(2, 1, kRuntimeRelease), 0) << "datum 2, which the GPU updates next, stays";
+  EXPECT_EQ(plan.state->gpu_stats[0].bytes_written_back.load(), 0u);
+}
+
+// A copy of another node's datum goes as soon as another node writes a new
+// version (runtime/protocol_sink.hpp), not at its Release_Tile: on two
+// nodes, node 0's task updates its datum 0 and node 1's datum 1 (a minor
+// output: node 0 receives 1, writes it and keeps it); then node 1
+// overwrites datum 1. Node 0, the former writer, is told, and frees its
+// copy, on host memory and on the GPU the task ran on.
+TEST(ProtocolRules, ACopyOfAnotherNodesDatumGoesWhenAnotherNodeWritesIt) {
+  for (const bool gpu : {false, true}) {
+    SCOPED_TRACE(gpu ? "one GPU" : "no GPU");
+    const int dev = gpu ? 1 : 0;
+    Plan plan(
+        2,
+        [dev](DataId x) {
+          return Location{static_cast<int>(x), x == 0 ? dev : 0};
+        },
+        gpu ? std::vector<std::size_t>{4096} : std::vector<std::size_t>{});
+    plan.sink->insert(make_task(kGsmm, 0, 0, 0, 0).add(0, AccessMode::ReadWrite).add(1, AccessMode::ReadWrite));
+    ASSERT_EQ(plan.count(1, 0, kRuntimeRecv), 1);
+    ASSERT_EQ(plan.count(1, dev, kRuntimeRelease), 0) << "node 0 holds the version it wrote";
+    plan.sink->insert(make_task(kGsmm, 1, 0, 0, 0).add(1, AccessMode::Write));
+    EXPECT_EQ(plan.count(1, 0, kRuntimeSend), 0) << "node 1 overwrites datum 1: nothing to send";
+    for (int d = 0; d <= dev; ++d)
+      EXPECT_EQ(plan.count(1, d, kRuntimeRelease), 1) << "node 0's stale copy on device " << d << " is freed now";
+  }
 }
 
 }  // namespace
