@@ -208,16 +208,14 @@ MUTANTS = [
       "          if (s.streams[it->stream].has_room() && s.admit(*it, reserved)) {",
       "          if (s.admit(*it, reserved)) {", CORE),
     # The copy mailbox's heap not popped: the last posted copy goes first, not the highest priority.
-    # Suspect uncaught: no test looks at the order in which copies start.
+    # (CopyStreams.AStreamTakesTheMostUrgentCopyFirst)
     m("device_comm_mailbox_not_by_priority", "runtime/device_comm.cpp",
       "            std::pop_heap(st.mbox.begin(), st.mbox.end(), RunState::lower_priority);\n",
-      "", CORE,
-      why='OPEN: no test looks at the order copies start in'),
+      "", CORE),
     # An emulated GPU's copies in and out share one copy engine (no overlap of the two directions, 000 §5.4).
-    # Suspect uncaught: the copy tests bound copy times from below only.
+    # (CopyStreams.TheTwoDirectionsHaveAnEngineEach)
     m("emulated_gpu_one_copy_engine", "platform/native/emulated_device.cpp",
-      "  Engine& e = engines_[stream & 1];", "  Engine& e = engines_[0];", CORE,
-      why='OPEN: timing only, on real clocks'),
+      "  Engine& e = engines_[stream & 1];", "  Engine& e = engines_[0];", CORE),
     # Words sent counted as 8-byte doubles whatever the precision. (SimCluster.AMessageTakesTheLatency...,
     # single precision).
     m("comm_words_sent_assume_double", "runtime/node_runtime.cpp",

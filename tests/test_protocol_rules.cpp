@@ -10,76 +10,19 @@
 //
 // Then eviction: what goes home when a GPU's buffer is reused.
 //
-// The sink plans into a RunState no thread runs: the tasks stay in the
-// window, where each slot's list (TaskWindow::list_of) shows the plan.
+// The sink plans into a RunState no thread runs (tests/plan_test_util.hpp).
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <memory>
-#include <utility>
 #include <vector>
 
 #include "base/kernel_table.hpp"
-#include "platform/native/emulated_device.hpp"
-#include "platform/native/native_platform.hpp"
-#include "runtime/node_runtime.hpp"
-#include "runtime/phantom_data_store.hpp"
-#include "runtime/protocol_sink.hpp"
-#include "runtime/run_state.hpp"
+#include "plan_test_util.hpp"
 
 namespace tessera {
 namespace {
 
-using detail::ProtocolSink;
-using detail::RunState;
-using platform::EmulatedDevice;
 using platform::EmulatedDeviceOptions;
-
-// A node's plan: `n_data` data of 1 KiB placed by `where`, on a node with
-// one emulated GPU of each memory in `gpu_memory`, planned by a sink with
-// Release_Tile honoured. Given the whole task graph, `graph`, the sink
-// evicts by next use (it replays the graph to learn the future); without,
-// least recently used. The test inserts the tasks.
-struct Plan {
-  const std::size_t n_data;
-  const std::vector<TaskDesc> graph;
-  const std::function<void(TaskSink&)> replay = [this](TaskSink& to) {
-    for (const TaskDesc& t : graph) to.insert(t);
-  };
-  platform::NativePlatform platform;
-  std::vector<std::unique_ptr<EmulatedDevice>> gpus;
-  PhantomDataStore store{[](DataId) { return std::size_t{1024}; }, 8};
-  DistContext ctx;
-  RuntimeOptions options;
-  std::unique_ptr<RunState> state;
-  std::unique_ptr<ProtocolSink> sink;
-
-  Plan(std::size_t n, Placement where, const std::vector<std::size_t>& gpu_memory, std::vector<TaskDesc> tasks = {})
-      : n_data(n), graph(std::move(tasks)) {
-    ctx.self = 0;
-    ctx.where = std::move(where);
-    ctx.store = &store;
-    options.dist = &ctx;
-    for (const std::size_t bytes : gpu_memory) {
-      EmulatedDeviceOptions o;
-      o.memory_bytes = bytes;
-      gpus.push_back(std::make_unique<EmulatedDevice>(static_cast<int>(gpus.size()) + 1, o));
-      options.gpus.push_back(GpuContext{gpus.back().get()});
-    }
-    state = std::make_unique<RunState>(n_data, options, platform);
-    state->dist = &ctx;
-    sink = std::make_unique<ProtocolSink>(*state, n_data, static_cast<int>(gpus.size()), true, Broadcast::Binomial,
-                                          graph.empty() ? nullptr : &replay);
-  }
-  // The tasks planned on slot (x, dev), in window order.
-  std::vector<const Task*> on(DataId x, int dev) const { return state->window.list_of(dev * n_data + x); }
-  // How many of them run `kernel` (and, for copies, in direction `dir`; -1: either).
-  int count(DataId x, int dev, std::uint16_t kernel, int dir = -1) const {
-    int n = 0;
-    for (const Task* t : on(x, dev)) n += t->desc.kernel == kernel && (dir < 0 || t->desc.arg[3] == dir);
-    return n;
-  }
-};
+using test::Plan;
 
 // One node, two GPUs, three data: 0 and 1 homed on GPU 1, 2 on GPU 2. A task
 // whose main output is datum 2 (so it runs on GPU 2, rule 1) and which also
