@@ -221,18 +221,16 @@ MUTANTS = [
     m("comm_words_sent_assume_double", "runtime/node_runtime.cpp",
       "    stats.comm.words_sent = s.sent_bytes / w;",
       "    stats.comm.words_sent = s.sent_bytes / sizeof(double);", WITH_CLI),
-    # The last breakdown in column order reported instead of the first. Suspect uncaught under these labels: only
-    # tessera_input_every_backend (label mpi: notpd_tail_*) pins it; no sim/cli test has two breakdowns.
+    # The last breakdown in column order reported instead of the first (tessera_input_every_backend, label mpi,
+    # under mpirun; CliExitStatus.OnASimulatedClusterTheFirstBreakdownInColumnOrderIsReported in a simulated cluster).
     m("distributed_breakdown_reports_last_column", "runtime/node_runtime.cpp",
       "        if (breakdown(k) && (primary < 0 || status[P + k] < status[P + primary])) primary = k;",
-      "        if (breakdown(k) && (primary < 0 || status[P + k] > status[P + primary])) primary = k;", WITH_CLI,
-      why='OPEN here: pinned only by tessera_input_every_backend (label mpi), not among these labels'),
+      "        if (breakdown(k) && (primary < 0 || status[P + k] > status[P + primary])) primary = k;", WITH_CLI),
     # A GPU's kernel_span_s counted from the device's construction (warm-up and earlier runs included).
-    # Suspect uncaught: every CPU test builds fresh devices and emulated ones measure no span.
+    # (SimGpuStreamsRuns.EachRunReportsItsOwnKernelSpan: two runs on one simulated GPU.)
     m("gpu_kernel_span_since_device_start", "runtime/node_runtime.cpp",
       "    d.kernel_span_s = options_.gpus[g - 1].device->kernel_span_s() - span_at_start[g - 1];",
-      "    d.kernel_span_s = options_.gpus[g - 1].device->kernel_span_s();", WITH_CLI,
-      why='OPEN: no test runs twice on one device that measures its span'),
+      "    d.kernel_span_s = options_.gpus[g - 1].device->kernel_span_s();", WITH_CLI),
     # copy_in_s and copy_out_s reported from each other's stream. (SimGpusPhantom.EachDirectionsCopyTimeIsItsOwnBytes:
     # lopsided traffic).
     m("gpu_copy_times_swapped", "runtime/node_runtime.cpp",

@@ -83,6 +83,27 @@ TEST(CliExitStatus, NotPositiveDefiniteIsThree) {
                   {"not positive definite", "leading minor of order 2"});
 }
 
+// A simulated cluster with data: the input is not positive definite from
+// column 250 on, so on a 1x2 grid node 1 breaks down at 250 and node 0,
+// whose kernels ran on with what that left, at a later column. The first
+// breakdown in column order names the cause (NodeRuntime::run), once.
+TEST(CliExitStatus, OnASimulatedClusterTheFirstBreakdownInColumnOrderIsReported) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  std::string text = "%%MatrixMarket matrix coordinate real symmetric\n300 300 599\n";
+  for (int j = 1; j <= 300; ++j) {
+    text += std::to_string(j) + " " + std::to_string(j) + (j >= 250 ? " -1\n" : " 4\n");
+    if (j < 300) text += std::to_string(j + 1) + " " + std::to_string(j) + " -1\n";
+  }
+  const auto f = dir.write("notpd_tail.mtx", text);
+  const std::string machine = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
+  for (const char* grid : {"1x2", "2x2"})
+    expect_rejected(
+        kNotPositiveDefinite,
+        base({"--input", f, "--B", "64", "--backend", "sim", "--machine", machine, "--grid", grid, "--sim-data"}),
+        {"not positive definite", "(factorization failed at global column 250, 1-based)"});
+}
+
 // Status 4: out of memory, naming what did not fit (host memory:
 // CliBadInput.MatrixTooLargeForMemoryNamesTheSize).
 TEST(CliExitStatus, OutOfMemoryIsFour) {

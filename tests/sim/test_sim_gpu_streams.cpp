@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/driver.hpp"
 #include "models/machine.hpp"
 #include "platform/device.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
@@ -230,6 +231,45 @@ TEST(SimGpuStreamsRuns, TraceCarriesEachGpuTasksSpan) {
       EXPECT_NEAR(sum_us * 1e-6, j.at("gpu_stats").at(0).at("kernel_span_s").get<double>(), 1e-6 * gpu_tasks);
     }
   }
+}
+
+// A run reports its own GPU kernel span: the device's count goes on across
+// runs (a warm-up, an earlier run in the same process), so a second phantom
+// QR on the same simulated GPU (three streams: it measures spans) reports
+// what the first did, not the sum of both.
+TEST(SimGpuStreamsRuns, EachRunReportsItsOwnKernelSpan) {
+  const std::string out = tessera::test::run_in_child([] {
+    const std::string file = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json";
+    const auto machine = platform::Machine::load(file);
+    platform::Simulation sim(machine);
+    const auto gpu = platform::make_sim_gpu(sim, 0, 1, static_cast<std::size_t>(machine.node.gpus.memory_bytes), false,
+                                            {3, machine.node.gpus.stream_overlap, machine.node.gpus.host_waits});
+    tessera::RunConfig cfg;
+    cfg.algo = "qr";
+    cfg.n = cfg.m = 8192;
+    cfg.B = 2048;
+    cfg.s = 1;
+    cfg.gpus = 1;
+    cfg.gpu_streams = 3;
+    cfg.threads = 13;
+    cfg.machine = file;
+    cfg.model = &machine.core_model(cfg.threads);
+    cfg.gpu_model = &machine.model(machine.node.gpus.model);
+    cfg.devices.push_back(gpu.get());
+    platform::SimGridPlatform node0(sim, 0, false);
+    std::ostringstream o;
+    o.precision(17);
+    platform::run_on_nodes(sim, 1, [&](int) {
+      for (int run = 0; run < 2; ++run) o << tessera::run_factorization(cfg, node0).gpus.at(0).kernel_span_s << ' ';
+    });
+    return o.str();
+  });
+  std::istringstream in(out);
+  double first = 0, second = 0;
+  in >> first >> second;
+  ASSERT_TRUE(in) << "unreadable child result: " << out;
+  EXPECT_GT(first, 0.0);
+  EXPECT_NEAR(second, first, 1e-9 * first) << "the second run's span counts the first's";
 }
 
 // The runtime's own time per task (the GPU model's task_s) is spent by the
