@@ -237,11 +237,11 @@ MUTANTS = [
       "    d.copy_in_s = s.streams[2 * (g - 1)].busy_s, d.copy_out_s = s.streams[2 * (g - 1) + 1].busy_s;",
       "    d.copy_in_s = s.streams[2 * (g - 1) + 1].busy_s, d.copy_out_s = s.streams[2 * (g - 1)].busy_s;", WITH_CLI),
     # A task retired out of order (several streams) counted busy only from its own queuing, not from the
-    # earliest still in flight beside it: GPU busy_s (and the trace's task start) too small. Suspect uncaught.
+    # earliest still in flight beside it: GPU busy_s (and the trace's task start) too small.
+    # (SimGpuStreamsRuns.AGpusBusyTimeCoversEveryKernel)
     m("gpu_busy_from_own_queueing_only", "runtime/node_runtime.cpp",
       "        for (const Queued& o : flight) queued = std::min(queued, o.queued_at);\n",
-      "", WITH_CLI,
-      why="OPEN: no test checks a GPU's busy time with tasks retiring out of order"),
+      "", WITH_CLI),
     # GPU lanes and sharing, message counters (third round).
     # A panel queued behind a busy panel stream instead of taking another.
     m("lanes_panel_waits_for_stream_0", "platform/kernel_lanes.hpp", "if (busy.size() == 1 || (panel && busy[0] == 0)) return 0;",
