@@ -19,12 +19,6 @@ namespace {
 
 using namespace test;
 
-class Recorder final : public TaskSink {
- public:
-  void insert(const TaskDesc& t) override { tasks.push_back(t); }
-  std::vector<TaskDesc> tasks;
-};
-
 using AccessList = std::vector<std::pair<DataId, AccessMode>>;
 
 struct Expected {
@@ -71,7 +65,7 @@ TEST(CholeskyDag, ThreeByThreeTilesHandChecked) {
   const TileLayout L(3, 3, 1, 1, 0);
   ASSERT_EQ(cholesky_data_count(L), 9u);
   auto d = [](int i, int j) { return static_cast<DataId>(i + 3 * j); };
-  Recorder rec;
+  test::TaskList rec;
   cholesky_tasks(L, rec);
   expect_sequence(rec.tasks, {
                                  {kPotf2p, 0, 0, 0, {{d(0, 0), RW}}},
@@ -94,7 +88,7 @@ TEST(CholeskyDag, TwoLevelHandChecked) {
   ASSERT_EQ(L.tile_rows(), 2);
   ASSERT_EQ(L.tile_cols(), 4);
   auto d = [](int i, int j) { return static_cast<DataId>(i + 2 * j); };
-  Recorder rec;
+  test::TaskList rec;
   cholesky_tasks(L, rec);
   expect_sequence(rec.tasks, {
                                  // k = 0 (tile row 0)
@@ -150,7 +144,7 @@ TEST(CholeskyDag, CountsWithTwoLevelTiles) {
   const TileLayout L(100, 100, 16, 2, 4);
   ASSERT_EQ(L.tile_rows(), 7);
   ASSERT_EQ(L.tile_cols(), 13);
-  Recorder rec;
+  test::TaskList rec;
   cholesky_tasks(L, rec);
   const auto got = count_kernels(rec.tasks);
   EXPECT_EQ(got, cholesky_counts(L));
@@ -163,7 +157,7 @@ TEST(CholeskyDag, CountsWithTwoLevelTiles) {
 
 TEST(CholeskyDag, EveryTaskTouchesOnlyLowerTilesAndValidData) {
   for (const TileLayout& L : {TileLayout(100, 100, 16, 3, 4), TileLayout(37, 37, 8, 2, 3), TileLayout(5, 5, 8, 1, 0)}) {
-    Recorder rec;
+    test::TaskList rec;
     cholesky_tasks(L, rec);
     EXPECT_EQ(count_kernels(rec.tasks), cholesky_counts(L));
     for (const auto& t : rec.tasks) {
@@ -195,7 +189,7 @@ TEST(QrDag, TwoByTwoTilesHandChecked) {
   ASSERT_EQ(qr_data_count(L), 6u);
   auto d = [](int i, int j) { return static_cast<DataId>(i + 2 * j); };
   auto panel = [](int k) { return static_cast<DataId>(4 + k); };
-  Recorder rec;
+  test::TaskList rec;
   qr_tasks(L, rec);
   expect_sequence(rec.tasks, {
                                  {kGeqrt, 0, 0, 0, {{d(0, 0), RW}, {panel(0), W}}},
@@ -211,7 +205,7 @@ TEST(QrDag, TallThreeByTwoTilesHandChecked) {
   const TileLayout L(3, 2, 1, 1, 0);
   ASSERT_EQ(qr_data_count(L), 8u);
   auto d = [](int i, int j) { return static_cast<DataId>(i + 3 * j); };
-  Recorder rec;
+  test::TaskList rec;
   qr_tasks(L, rec);
   expect_sequence(rec.tasks, {
                                  {kGeqrt, 0, 0, 0, {{d(0, 0), RW}, {6, W}}},
@@ -241,7 +235,7 @@ TEST(QrDag, CountsWithTwoLevelTilesAndFormQ) {
     want_q[kLarfbQ] += right + 1;
     want_q[kSsrfbQ] += below * (right + 1);
   }
-  Recorder rec;
+  test::TaskList rec;
   qr_tasks(L, rec);
   EXPECT_EQ(count_kernels(rec.tasks), want);
   // 6 GEQRT, LARFB 5+4+3+2+1, TSQRT 3+3+2+2+1+1 = 12.
@@ -250,7 +244,7 @@ TEST(QrDag, CountsWithTwoLevelTilesAndFormQ) {
   EXPECT_EQ(want[kTsqrt], 12);
   for (const auto& t : rec.tasks)
     for (int a = 0; a < t.n_access; ++a) ASSERT_LT(t.access[a].data, qr_data_count(L));
-  Recorder recq;
+  test::TaskList recq;
   qr_form_q_tasks(L, recq);
   EXPECT_EQ(count_kernels(recq.tasks), want_q);
   // Forming Q applies the reflectors of the last column first.
@@ -261,7 +255,7 @@ TEST(QrDag, CountsWithTwoLevelTilesAndFormQ) {
 
 TEST(QrDag, WideMatrixIsRejected) {
   const TileLayout L(10, 20, 4, 1, 0);
-  Recorder rec;
+  test::TaskList rec;
   try {
     qr_tasks(L, rec);
     ADD_FAILURE() << "qr_tasks accepted m < n";

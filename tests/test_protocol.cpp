@@ -11,17 +11,12 @@
 
 #include "algorithms/cholesky.hpp"
 #include "algorithms/qr.hpp"
+#include "dag_test_util.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/protocol.hpp"
 
 namespace tessera {
 namespace {
-
-class Recorder final : public TaskSink {
- public:
-  void insert(const TaskDesc& t) override { tasks.push_back(t); }
-  std::vector<TaskDesc> tasks;
-};
 
 struct Case {
   const char* algo;
@@ -45,7 +40,7 @@ TEST_P(ProtocolUnion, EveryTaskOwnedOnceEveryInputAndOutputRoutedOnce) {
     const int k = static_cast<int>(d) - tiles;  // QR panel copy: with its diagonal tile
     return dist.owner(L.col_top(k), k);
   };
-  Recorder rec;
+  test::TaskList rec;
   if (chol) cholesky_tasks(L, rec);
   else qr_tasks(L, rec);
   ASSERT_GT(rec.tasks.size(), 50u);

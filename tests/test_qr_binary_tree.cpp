@@ -24,6 +24,7 @@
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "base/matrix_gen.hpp"
+#include "dag_test_util.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "runtime/node_runtime.hpp"
@@ -34,13 +35,6 @@ namespace {
 int node_row(int i, int v, int Pr) { return (i / v) % Pr; }
 
 // Records the tasks a generator inserts.
-class Recorder final : public TaskSink {
- public:
-  void insert(const TaskDesc& t) override { tasks.push_back(t); }
-  void release(DataId) override {}
-  std::vector<TaskDesc> tasks;
-};
-
 TEST(QrTree, FlatWithOneNodeRowAndNoDomains) {
   const TileLayout L(1200, 600, 100, 1, 0);
   EXPECT_TRUE(QrTree().flat());
@@ -138,7 +132,7 @@ TEST(QrTree, PairsFoldEveryHeadIntoTheTopOnceAndCrossNodeRowsLogarithmically) {
 TEST(QrTree, TaskCountsAndFlatEquivalence) {
   const TileLayout L(64 * 12, 64 * 5, 64, 2, 16);
   const QrTree tree(L, 3, 2);
-  Recorder rec;
+  test::TaskList rec;
   qr_tasks(L, rec, tree);
   const int q = L.tile_cols();
   for (int k = 0; k < q; ++k) {
@@ -155,7 +149,7 @@ TEST(QrTree, TaskCountsAndFlatEquivalence) {
   }
   EXPECT_EQ(qr_data_count(L, tree), qr_data_count(L) + tree.head_panels());
   // One node row: the same task list as the flat tree, task for task.
-  Recorder flat, one;
+  test::TaskList flat, one;
   qr_tasks(L, flat);
   qr_tasks(L, one, QrTree(L, 1, 2));
   ASSERT_EQ(flat.tasks.size(), one.tasks.size());

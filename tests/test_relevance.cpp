@@ -9,16 +9,12 @@
 #include "algorithms/cholesky.hpp"
 #include "algorithms/factorization.hpp"
 #include "algorithms/qr.hpp"
+#include "dag_test_util.hpp"
 #include "runtime/distribution.hpp"
 #include "runtime/relevance.hpp"
 
 namespace tessera {
 namespace {
-
-struct Collect final : TaskSink {
-  std::vector<TaskDesc> tasks;
-  void insert(const TaskDesc& t) override { tasks.push_back(t); }
-};
 
 // Brute force against the definition, and how many tasks a node skips.
 void check(const std::string& algo, const TileLayout& L, int pr, int pc) {
@@ -28,7 +24,7 @@ void check(const std::string& algo, const TileLayout& L, int pr, int pc) {
   const std::size_t n = factorization(algo).data_count(L);
   const int P = pr * pc;
   const DataRelevance r(n, P, gen, where);
-  Collect all;
+  test::TaskList all;
   gen(all);
   EXPECT_EQ(r.tasks(), all.tasks.size());
   std::vector<std::vector<char>> want(P, std::vector<char>(n, 0));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../cli_expect.hpp"
+#include "../dag_test_util.hpp"
 #include "../test_helpers.hpp"
 #include "algorithms/cholesky.hpp"
 #include "algorithms/lu.hpp"
@@ -33,12 +34,6 @@ int shell(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-class Recorder final : public TaskSink {
- public:
-  void insert(const TaskDesc& t) override { tasks.push_back(t); }
-  std::vector<TaskDesc> tasks;
-};
-
 // Every kernel call of a default-tiled run of order N is measured exactly, so
 // the model never interpolates for it.
 TEST(Calibrate, ShapesCoverTheRuntimesCalls) {
@@ -51,7 +46,7 @@ TEST(Calibrate, ShapesCoverTheRuntimesCalls) {
   for (const char p : {'d', 's'})
     for (int threads : {1, 2}) {
       const TileLayout L(1000, 1000, default_tiles(1000, 1000, threads, p == 's').B, 1, 0);
-      Recorder chol, qr, lu;
+      test::TaskList chol, qr, lu;
       cholesky_tasks(L, chol);
       qr_tasks(L, qr);
       lu_tasks(L, LuOptions{}, lu);
@@ -294,7 +289,7 @@ TEST(Calibrate, ForSCoversRectangularTiles) {
   for (const auto& s : kernels::calibration_shapes(o)) measured.emplace(s.kernel, s.precision, s.m, s.n, s.k);
   const index_t B = default_tiles(1000, 1000, 1, false).B;
   const TileLayout L(1000, 1000, B, 3, B / 6);
-  Recorder chol, qr;
+  test::TaskList chol, qr;
   cholesky_tasks(L, chol);
   qr_tasks(L, qr);
   for (const auto& t : chol.tasks) {
@@ -328,7 +323,7 @@ TEST(Calibrate, ForNarrowCoversEqualColumns) {
   o.for_narrow = {250};
   const auto equal = shapes();
   const TileLayout L(1000, 1000, 1000, 4, 250);
-  Recorder chol, qr;
+  test::TaskList chol, qr;
   cholesky_tasks(L, chol);
   qr_tasks(L, qr);
   int missing_before = 0;
@@ -359,7 +354,7 @@ TEST(Calibrate, ForNarrowCoversEqualColumns) {
   const auto both = shapes();
   for (const index_t w : {250, 400}) {
     const TileLayout T(1000, 1000, 1500, 4, w);
-    Recorder tasks;
+    test::TaskList tasks;
     qr_tasks(T, tasks);
     for (const auto& t : tasks.tasks) {
       const KernelShape s = qr_shape(T, t, 'd', 32);
