@@ -31,6 +31,20 @@ using cli::run_ok;
 using cli::run_tessera;
 using ::testing::HasSubstr;
 
+// A stand-in for the tuner's children (TuneRequest::program): shell script `body`, executable, in `dir`.
+std::string child_script(const TempDir& dir, const std::string& name, const std::string& body) {
+  const std::string path = dir.write(name, "#!/bin/sh\n" + body);
+  EXPECT_EQ(::chmod(path.c_str(), 0755), 0) << path;
+  return path;
+}
+
+// A child that appends its arguments to `log` and writes `json` as its run's JSON (--json FILE).
+std::string logging_child(const TempDir& dir, const std::string& log, const std::string& json) {
+  return child_script(dir, "child.sh",
+                      "echo \"$@\" >> " + log + "\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf '" + json +
+                          "' > \"$2\"; shift; done\n");
+}
+
 TEST(TunePlateau, IsTheSmallestSizeWithinTheFractionOfTheBest) {
   const std::vector<KernelSpeed> curve{{128, 10}, {256, 50}, {384, 96}, {512, 100}, {640, 99}};
   EXPECT_EQ(plateau_size(curve, 0.95), 384);
@@ -317,10 +331,7 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
                                             "\"gpus\": {\"count\": 1, \"memory_bytes\": 1e9, \"pcie\": "
                                             "{\"bandwidth_Bps\": 1e10, \"latency_s\": 1e-6}, \"model\": \"core\"}, ");
   const std::string machine = dir.write("gpu.json", with_gpu), log = dir.path() + "/children.log";
-  const std::string child = dir.write("child.sh", "#!/bin/sh\necho \"$@\" >> " + log +
-                                                      "\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf "
-                                                      "'{\"time_s\": 0.5, \"b\": 96}' > \"$2\"; shift; done\n");
-  ASSERT_EQ(::chmod(child.c_str(), 0755), 0);
+  const std::string child = logging_child(dir, log, R"({"time_s": 0.5, "b": 96})");
   TuneRequest r;
   r.algo = "cholesky";
   r.n = 1024;
@@ -359,11 +370,10 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
   // Real runs that all fail (here: a node without a CUDA device) fail the tuning with their status, rather than
   // let the simulations choose for a run that cannot run.
   const std::string broken =
-      dir.write("broken.sh",
-                "#!/bin/sh\ncase \"$*\" in *'--backend sim'*) ;; *) echo 'tessera: error: no CUDA device' >&2; "
-                "exit 2 ;; esac\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf '{\"time_s\": 0.5, \"b\": "
-                "96}' > \"$2\"; shift; done\n");
-  ASSERT_EQ(::chmod(broken.c_str(), 0755), 0);
+      child_script(dir, "broken.sh",
+                   "case \"$*\" in *'--backend sim'*) ;; *) echo 'tessera: error: no CUDA device' >&2; "
+                   "exit 2 ;; esac\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf '{\"time_s\": 0.5, \"b\": "
+                   "96}' > \"$2\"; shift; done\n");
   TuneRequest no_gpu = r;
   no_gpu.program = broken;
   try {
@@ -440,10 +450,7 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
 TEST(TuneCli, BAutoChildrenRunTheRunsOwnDistribution) {
   TempDir dir;
   const std::string machine = dir.write("m.json", kPlateauMachine), log = dir.path() + "/children.log";
-  const std::string child = dir.write("child.sh", "#!/bin/sh\necho \"$@\" >> " + log +
-                                                      "\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf "
-                                                      "'{\"time_s\": 0.5}' > \"$2\"; shift; done\n");
-  ASSERT_EQ(::chmod(child.c_str(), 0755), 0);
+  const std::string child = logging_child(dir, log, R"({"time_s": 0.5})");
   for (const bool given : {true, false}) {
     SCOPED_TRACE(given ? "--dist column-cyclic" : "no --dist");
     std::remove(log.c_str());
@@ -533,12 +540,11 @@ TEST(TuneCli, RealRunsRepeatTheFastestAndKeepEachOnesBest) {
   for (const auto& [B, lines] : times) dir.write("times_" + std::to_string(B), lines + "\n");
   const std::string d = dir.path();
   const std::string child =
-      dir.write("child.sh",
-                "#!/bin/sh\nB=; J=\nwhile [ $# -gt 0 ]; do case \"$1\" in --B) B=$2 ;; --json) J=$2 ;; esac; "
-                "shift; done\necho x >> " +
-                    d + "/calls_$B\nn=$(wc -l < " + d + "/calls_$B)\nt=$(sed -n \"${n}p\" " + d +
-                    "/times_$B)\nprintf '{\"time_s\": %s}' \"$t\" > \"$J\"\n");
-  ASSERT_EQ(::chmod(child.c_str(), 0755), 0);
+      child_script(dir, "child.sh",
+                   "B=; J=\nwhile [ $# -gt 0 ]; do case \"$1\" in --B) B=$2 ;; --json) J=$2 ;; esac; "
+                   "shift; done\necho x >> " +
+                       d + "/calls_$B\nn=$(wc -l < " + d + "/calls_$B)\nt=$(sed -n \"${n}p\" " + d +
+                       "/times_$B)\nprintf '{\"time_s\": %s}' \"$t\" > \"$J\"\n");
   TuneRequest r;
   r.algo = "cholesky";
   r.n = 512;
