@@ -41,6 +41,9 @@ PS, TW, DI = "runtime/protocol_sink.cpp", "runtime/task_window.cpp", "runtime/di
 LU, QT, CM = "kernels/cpu/lu_kernels.cpp", "algorithms/qr_tree.cpp", "models/comm_model.cpp"
 KM, KN, SG = "models/kernel_model.cpp", "models/kernel_noise.cpp", "platform/simgrid/simgrid_platform.cpp"
 RQ, KT, RP = "runtime/ready_queue.cpp", "base/kernel_table.hpp", "experiments/runner/report.py"
+ER, HF, EX = "analysis/experiment_results.py", "experiments/heldout_floor.py", "experiments/explore.py"
+TS, TC, L2 = "analysis/trace_summary.py", "analysis/trace_compare.py", "experiments/lu_002_sim.py"
+REPORT = '-R "experiments_(report|runner|quick|results)"'
 PRIO = "{ return (q - out_col) * (q + 1) + (q - k); }"
 
 MUTANTS = [
@@ -329,6 +332,68 @@ MUTANTS = [
     m("runner_timeout_as_failure", "experiments/runner/execute.py",
       'record["status"] = "ok" if result is not None else ("timeout" if timed_out else "failed")',
       'record["status"] = "ok" if result is not None else ("failed" if timed_out else "failed")', SCRIPTS),
+    # Round 4: the Python layer users read numbers from (results folders, the machine's floor, explore's ranking,
+    # trace views, lu_002_sim's models of d), each run against the tests of its script.
+    # Reading results (analysis/experiment_results.py): what every figure and the report are drawn from.
+    # A configuration run again (a resumed or repeated sweep) keeps its first record instead of its last.
+    m("results_keep_first_record", ER, '                records[(r["config_id"], r["repeat"])] = r',
+     '                records.setdefault((r["config_id"], r["repeat"]), r)', REPORT),
+    # A point's value the mean of its repeats instead of their median.
+    m("results_mean_not_median", ER, "        return statistics.median(vals) if vals else None",
+     "        return statistics.mean(vals) if vals else None", REPORT),
+    # Failed repeats' numbers counted in a point's value.
+    m("results_values_of_failed_runs", ER, "        for r in self.ok:\n            v = _lookup(r, name)",
+     "        for r in self.runs:\n            v = _lookup(r, name)", REPORT),
+    # Points of an earlier sweep (configurations the definition no longer has) plotted beside the last sweep's.
+    m("results_old_sweeps_points", ER, 'if not wanted or r["config_id"] in wanted)', "if True)", REPORT),
+    # A parameter of the same name hides the run's measured value.
+    m("results_params_before_metrics", ER,
+     '    for src in (record.get("metrics") or {}, record.get("result") or {}, record["params"]):',
+     '    for src in (record["params"], record.get("metrics") or {}, record.get("result") or {}):', REPORT),
+    # A point with a successful repeat still reported as failed.
+    m("results_failure_beside_successes", ER, "        if self.ok or not self.failed:", "        if not self.failed:",
+     REPORT),
+    # The machine's own floor (experiments/heldout_floor.py).
+    m("heldout_error_over_the_earlier_sweep", HF,
+     '100.0 * (a[k]["best"] - b[k]["best"]) / b[k]["best"] for k in keys}',
+     '100.0 * (a[k]["best"] - b[k]["best"]) / a[k]["best"] for k in keys}', "-R experiments_heldout_floor"),
+    m("heldout_shift_added", HF, "{k: e - shift for k, e in floor.items()}", "{k: e + shift for k, e in floor.items()}",
+     "-R experiments_heldout_floor"),
+    m("heldout_worst_by_signed_error", HF, "    key = max(errors, key=lambda k: abs(errors[k]))",
+     "    key = max(errors, key=lambda k: errors[k])", "-R experiments_heldout_floor"),
+    m("heldout_model_error_over_prediction", HF, "            model = 100.0 * (pred - best) / best",
+     "            model = 100.0 * (pred - best) / pred", "-R experiments_heldout_floor"),
+    # `tessera explore` (experiments/explore.py): its ranking and recommendation.
+    m("explore_slowest_first", EX, '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"])',
+     '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: -r["time_s"])', "-R experiments_explore"),
+    m("explore_seeds_mean", EX, "            row.update(time_s=statistics.median(times),",
+     "            row.update(time_s=sum(times) / len(times),", "-R experiments_explore"),
+    m("explore_failed_seed_ignored", EX, '        bad = [r for r in rs if r["status"] != "ok"]\n        row = dict(',
+     "        bad = []\n        row = dict(", "-R experiments_explore"),
+    m("explore_faster_than_second_over_second", EX, "    return 100.0 * (b - a) / a", "    return 100.0 * (b - a) / b",
+     "-R experiments_explore"),
+    # Trace views (analysis/trace_summary.py, trace_compare.py).
+    m("trace_summary_makespan_from_zero", TS, "    makespan = end - start", "    makespan = end",
+     '-R "experiments_trace"'),
+    m("trace_summary_transfer_bytes_last", TS, '        x["bytes"] += e.get("args", {}).get("bytes", 0)',
+     '        x["bytes"] = e.get("args", {}).get("bytes", 0)', '-R "experiments_(trace|bad)"'),
+    m("trace_compare_ratio_inverted", TC, '            row["mean_ratio"] = y["mean_us"] / x["mean_us"] if',
+     '            row["mean_ratio"] = x["mean_us"] / y["mean_us"] if', '-R "experiments_trace"'),
+    m("trace_compare_same_tasks_by_name", TC,
+     '    same = set(ka) == set(kb) and all(ka[n]["count"] == kb[n]["count"] for n in ka)',
+     "    same = set(ka) == set(kb)", '-R "experiments_trace"'),
+    m("trace_compare_spread_is_range", TC, '"spread_us": q[2] - q[0]', '"spread_us": d[-1] - d[0]',
+     '-R "experiments_trace"'),
+    # experiments/lu_002_sim.py's models of d (experiments_lu_002_sim).
+    m("lu002_eq1_rounds_up", L2, "    d = math.floor(q * P * g1 / (P * g1 + g2) * (1 + 1e-9))",
+     "    d = math.ceil(q * P * g1 / (P * g1 + g2) * (1 - 1e-9))", "-R experiments_lu_002_sim"),
+    m("lu002_panel_flops", L2, "        cpu += mk - 1.0 / 3.0", "        cpu += mk", "-R experiments_lu_002_sim"),
+    m("lu002_cpu_columns_off_by_one", L2, "            if j < k + d:", "            if j <= k + d:",
+     "-R experiments_lu_002_sim"),
+    m("lu002_balance_sums_sides", L2, "        t = max(cpu / (P * g1), gpu / g2)", "        t = cpu / (P * g1) + gpu / g2",
+     "-R experiments_lu_002_sim"),
+    m("lu002_efficiency_step", L2, "            return ea + (eb - ea) * (size - a) / (b - a)", "            return eb",
+     "-R experiments_lu_002_sim"),
 ]
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`tessera explore` end to end, one case per invocation:
 
-    test_explore.py TESSERA_BINARY WORK_DIR dry_run|sweep|noise|bad_set|machines
+    test_explore.py TESSERA_BINARY WORK_DIR dry_run|sweep|noise|bad_set|machines|ranking
 
 dry_run: --dry-run lists every configuration (grids of a node count x tile sizes x
 overrides, invalid distributions left out) and runs nothing. sweep: a 4-point sweep
@@ -12,6 +12,7 @@ recorded with exit 4 and the sweep goes on; a rerun does no new run. bad_set: a 
 H100 machine files load and run. The dry run also sweeps QR's reduction trees (binary
 left out on one node row) and bad_set refuses a bad or misplaced --qr-tree. noise: --node-noise
 as an axis with --noise-seeds, each noisy point's seeds merged into one row at their median.
+ranking: the merging of seeds and the recommendation on rows made by hand, where each number is known.
 """
 import csv
 import json
@@ -271,8 +272,32 @@ def machines(tessera, work):
     expect(p.returncode == 0 and "grid=2x2" in p.stdout, "QR on 2x2 H100 nodes runs", p.stdout + p.stderr)
 
 
+def ranking(tessera, work):
+    sys.path.insert(0, os.path.join(ROOT, "experiments"))
+    import explore as ex
+
+    def row(label, time_s, status="ok", seed=""):
+        return {"label": label, "machine_file": "m.json", "status": status, "time_s": time_s, "gflops": 100.0 / time_s,
+                "noise_seed": seed, "error": "" if status == "ok" else "exit 4: out of memory"}
+
+    # A point's seeds: the median time (not the mean: 2, 3 and 10 s give 3), their range; one failed seed fails it.
+    merged = ex._median_over_seeds([row("a", 2.0, seed=1), row("a", 10.0, seed=2), row("a", 3.0, seed=3),
+                                    row("b", 1.0, seed=1), row("b", 1.5, status="failed", seed=2), row("c", 4.0)])
+    by = {r["label"]: r for r in merged}
+    expect((by["a"]["time_s"], by["a"]["time_min_s"], by["a"]["time_max_s"], by["a"]["seeds"]) == (3.0, 2.0, 10.0, 3),
+           "a's seeds merged at their median", str(by["a"]))
+    expect(by["b"]["status"] == "failed" and by["b"]["error"].startswith("exit 4"),
+           "a point with a failed seed is failed, with that seed's error", str(by["b"]))
+    expect(by["c"]["seeds"] == "" and by["c"]["time_s"] == 4.0, "a point without noise is its one run", str(by["c"]))
+    # The best against the second: 1.0 s against 1.25 s is 25% faster (the second takes 25% longer).
+    text = ex.recommendation([row("fast", 1.0), row("next", 1.25), row("slow", 9.0)])
+    expect(text.startswith("recommendation: fast: predicted 1 s") and "25.0% faster than the second best (next" in text,
+           "the recommendation names the best and its margin over the second", text)
+
+
 if __name__ == "__main__":
     tessera, work, case = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
-    {"dry_run": dry_run, "sweep": sweep, "noise": noise, "bad_set": bad_set, "machines": machines}[case](tessera, work)
+    {"dry_run": dry_run, "sweep": sweep, "noise": noise, "bad_set": bad_set, "machines": machines,
+     "ranking": ranking}[case](tessera, work)
     print("ok")

@@ -16,7 +16,9 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANALYSIS = os.path.join(ROOT, "analysis")
 sys.path.insert(0, ANALYSIS)
+import trace_compare  # noqa: E402
 import trace_critical_path as tcp  # noqa: E402
+import trace_summary  # noqa: E402
 
 TESSERA = WORK = None
 
@@ -92,6 +94,53 @@ class CriticalPath(unittest.TestCase):
     def test_empty_trace(self):
         c = tcp.critical_path([{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "node 0"}}])
         self.assertEqual((c["critical_path_s"], c["tasks"], c["ratio"]), (0.0, 0, None))
+
+
+def transfer(kind, ts, dur, nbytes):
+    return {"name": "copy", "cat": "transfer", "ph": "X", "pid": 0, "tid": 9, "ts": ts, "dur": dur,
+            "args": {"kind": kind, "bytes": nbytes}}
+
+
+def write_trace(name, events):
+    path = os.path.join(WORK, name)
+    with open(path, "w") as f:
+        json.dump({"otherData": {"format": "tessera-trace", "version": 1, "run": name}, "traceEvents": events}, f)
+    return path
+
+
+class Numbers(unittest.TestCase):
+    """trace_summary's and trace_compare's numbers on hand-made traces, where each is known."""
+
+    def test_summary(self):
+        # Tasks from 100 to 140 us: the makespan is 40 us (not 140), each worker busy 20 of them;
+        # two host-to-device copies of 100 and 300 bytes.
+        events = [task("A", 100, 10, [], tid=0), task("B", 105, 20, [], tid=1), task("C", 130, 10, [], tid=0),
+                  transfer("h2d", 100, 4, 100), transfer("h2d", 110, 6, 300), transfer("d2h", 120, 1, 50)]
+        s = trace_summary.summarize({"backend": "native"}, events)
+        self.assertEqual((s["tasks"], s["makespan_us"]), (3, 40))
+        self.assertEqual([(w["count"], w["busy_us"], w["busy_fraction"]) for w in s["workers"].values()],
+                         [(2, 20.0, 0.5), (1, 20.0, 0.5)])
+        self.assertEqual(s["transfers"]["h2d"], {"count": 2, "total_us": 10.0, "bytes": 400})
+        self.assertEqual(s["transfers"]["d2h"]["bytes"], 50)
+
+    def test_kernel_statistics(self):
+        # Durations 10, 20, 30, 40 us: mean 25; quartiles 12.5 and 37.5 (statistics.quantiles), spread 25.
+        k = trace_compare.kernel_stats([task("K", 0, d, []) for d in (40, 10, 30, 20)])["K"]
+        self.assertEqual((k["count"], k["mean_us"], k["total_us"]), (4, 25.0, 100))
+        self.assertEqual((k["q1_us"], k["q3_us"], k["spread_us"]), (12.5, 37.5, 25.0))
+
+    def test_compare(self):
+        # B's K takes twice A's: ratio B / A = 2 (mean), 3 (total: B ran K three times, A twice),
+        # and the two traces do not hold the same tasks.
+        a = write_trace("num_a.json", [task("K", 0, 10, [(0, 0, "rw")]), task("K", 10, 10, [(0, 0, "rw")])])
+        b = write_trace("num_b.json", [task("K", 0, 20, [(0, 0, "rw")]), task("K", 20, 20, [(0, 0, "rw")]),
+                                       task("K", 40, 20, [(0, 0, "rw")])])
+        c = trace_compare.compare([a], [b])
+        (row,) = c["kernels"]
+        self.assertEqual((row["mean_ratio"], row["total_ratio"]), (2.0, 3.0))
+        self.assertFalse(c["same_tasks"], "2 K tasks against 3")
+        self.assertTrue(trace_compare.compare([a], [a])["same_tasks"])
+        self.assertAlmostEqual(c["critical_path"]["ratio"], 60.0 / 20.0)
 
 
 def tessera_run(trace, *extra):

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Reading a results folder (analysis/experiment_results.py), which every
+figure, the report and `tessera experiment` tables are drawn from.
+
+A results folder built by hand, so that each rule decides a number: a
+configuration run again keeps its last record; a point's value is the median
+of its successful repeats (1, 2 and 10 s: 2, where the mean would be 4.33),
+a failed repeat's numbers count for nothing; the last sweep's configurations
+(meta.json "configs") are the only points; a run's measured value wins over
+a parameter of the same name; a point fails only when no repeat succeeded,
+and says how its first failed run ended.
+"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+
+from experiment_results import Results, read_runs  # noqa: E402
+
+
+def record(cid, repeat, time_s=None, status="ok", params=None, **extra):
+    r = {"config_id": cid, "repeat": repeat, "params": dict(params or {"n": 1000}), "status": status}
+    if time_s is not None:
+        r["result"] = {"time_s": time_s}
+    r.update(extra)
+    return r
+
+
+def folder(records, configs=None):
+    path = tempfile.mkdtemp(prefix="results-reading-")
+    meta = {"definition": {"plots": []}}
+    if configs is not None:
+        meta["configs"] = configs
+    with open(os.path.join(path, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    with open(os.path.join(path, "runs.jsonl"), "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    return path
+
+
+def point(results, cid):
+    (p,) = [p for p in results.points() if p.runs[0]["config_id"] == cid]
+    return p
+
+
+class ResultsReading(unittest.TestCase):
+    def test_a_configuration_run_again_keeps_its_last_record(self):
+        path = folder([record("a", 0, 5.0), record("a", 1, 6.0), record("a", 0, 3.0)])
+        runs = read_runs(path)
+        self.assertEqual(list(runs), [("a", 0), ("a", 1)], "in order of first appearance")
+        self.assertEqual(runs[("a", 0)]["result"]["time_s"], 3.0, "the rerun's record, not the first")
+        self.assertEqual(point(Results(path), "a").values("time_s"), [3.0, 6.0])
+
+    def test_a_points_value_is_the_median_of_its_successful_repeats(self):
+        path = folder([record("a", 0, 1.0), record("a", 1, 2.0), record("a", 2, 10.0),
+                       record("a", 3, 0.5, status="failed", exit_status=3, stderr="tessera: error: broke\n")])
+        p = point(Results(path), "a")
+        self.assertEqual(p.values("time_s"), [1.0, 2.0, 10.0], "a failed repeat's numbers count for nothing")
+        self.assertEqual(p.value("time_s"), 2.0, "the median of 1, 2 and 10 s, not their mean")
+        self.assertIsNone(p.failure(), "three repeats succeeded: the point did not fail")
+
+    def test_only_the_last_sweeps_configurations_are_points(self):
+        path = folder([record("old", 0, 1.0), record("a", 0, 2.0), record("b", 0, 3.0)], configs=["a", "b"])
+        self.assertEqual(sorted(p.runs[0]["config_id"] for p in Results(path).points()), ["a", "b"])
+        # Without a list (an older meta.json), every configuration is one.
+        self.assertEqual(len(Results(folder([record("old", 0, 1.0), record("a", 0, 2.0)])).points()), 2)
+
+    def test_a_measured_value_wins_over_a_parameter_of_its_name(self):
+        # A definition may sweep --b while the run reports the b it chose (--b auto).
+        r = record("a", 0, 1.0, params={"n": 1000, "b": "auto"}, metrics={"b": 48})
+        r["result"]["gflops"] = 70.0
+        p = point(Results(folder([r])), "a")
+        self.assertEqual(p.value("b"), 48)
+        self.assertEqual(p.value("gflops"), 70.0)
+        self.assertEqual(p.value("n"), 1000, "a parameter no run reports is the parameter")
+
+    def test_a_point_fails_only_when_no_repeat_succeeded(self):
+        failed = record("f", 0, status="failed", exit_status=4, stderr="starting\ntessera: error: GPU 1: out of memory\n")
+        late = record("t", 0, status="timeout", stderr="")
+        res = Results(folder([failed, record("f", 1, status="failed", exit_status=2, stderr="other\n"), late,
+                              record("m", 0, 1.0), record("m", 1, status="failed", exit_status=3, stderr="x\n")]))
+        self.assertEqual(point(res, "f").failure(), "exit 4: tessera: error: GPU 1: out of memory",
+                         "the first failed run's status and last stderr line")
+        self.assertEqual(point(res, "t").failure(), "timeout: ")
+        self.assertIsNone(point(res, "m").failure(), "one repeat succeeded")
+        self.assertIsNone(point(res, "f").value("time_s"))
+
+
+if __name__ == "__main__":
+    unittest.main()
