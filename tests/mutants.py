@@ -44,6 +44,8 @@ RQ, KT, RP = "runtime/ready_queue.cpp", "base/kernel_table.hpp", "experiments/ru
 ER, HF, EX = "analysis/experiment_results.py", "experiments/heldout_floor.py", "experiments/explore.py"
 TS, TC, L2 = "analysis/trace_summary.py", "analysis/trace_compare.py", "experiments/lu_002_sim.py"
 REPORT = '-R "experiments_(report|runner|quick|results)"'
+DF, EXR = "experiments/runner/definition.py", "experiments/runner/expr.py"
+DEFS = '-R "experiments_(definitions|runner)"'
 PRIO = "{ return (q - out_col) * (q + 1) + (q - k); }"
 
 MUTANTS = [
@@ -394,6 +396,26 @@ MUTANTS = [
      "-R experiments_lu_002_sim"),
     m("lu002_efficiency_step", L2, "            return ea + (eb - ea) * (size - a) / (b - a)", "            return eb",
      "-R experiments_lu_002_sim"),
+    # Experiment definitions (experiments/runner/definition.py, expr.py): which runs a sweep makes.
+    # Simulations (deterministic) repeated as often as real runs.
+    m("definition_sim_repeats", DF, '        return 1 if backend == "sim" else self.doc.get("repeats", 1)',
+     '        return self.doc.get("repeats", 1)', DEFS),
+    # A --quick section's fixed values ignored.
+    m("definition_quick_fixed_ignored", DF, '        fixed.update(section.get("fixed", {}))\n', "", DEFS),
+    # A --quick section's derived values ignored.
+    m("definition_quick_derived_ignored", DF, '        derived.update(section.get("derived", {}))\n', "", DEFS),
+    # A skip entry leaves out a point matching any of its keys instead of all.
+    m("definition_skip_any_key", DF,
+     "            if all(params.get(k) in (v if isinstance(v, list) else [v]) for k, v in s[\"where\"].items()):",
+     "            if any(params.get(k) in (v if isinstance(v, list) else [v]) for k, v in s[\"where\"].items()):", DEFS),
+    # Zipped lists of a sweep factor crossed instead of zipped.
+    m("definition_zip_as_product", DF, "    return [dict(zip(keys, values)) for values in zip(*[factor[k] for k in keys])]",
+     "    return [dict(zip(keys, values)) for values in itertools.product(*[factor[k] for k in keys])]", DEFS),
+    # grid_of(nodes): the least square grid (1 x nodes) instead of the most square.
+    m("expr_grid_least_square", EXR,
+     "    pr = max(d for d in range(1, math.isqrt(nodes) + 1) if nodes % d == 0)",
+     "    pr = min(d for d in range(1, math.isqrt(nodes) + 1) if nodes % d == 0)", DEFS),
+    m("expr_grid_transposed", EXR, '    return "%dx%d" % (pr, nodes // pr)', '    return "%dx%d" % (nodes // pr, pr)', DEFS),
 ]
 
 

@@ -200,5 +200,38 @@ class Expressions(unittest.TestCase):
         self.assertIn("9 ** 9 ** 9", p.stderr)
 
 
+class ExpansionRules(unittest.TestCase):
+    """How a definition becomes runs, on one made by hand: zipped lists pair up and factors cross; derived
+    values follow the point; --quick takes its own fixed, derived and sweep values; a skip entry leaves out
+    the full sweep's points that match every key it names."""
+
+    DOC = {"name": "rules", "title": "t", "paper": {"id": "t", "figure": "none"},
+           "machine": "platform/machines/local.json", "backend": "sim",
+           "fixed": {"algo": "cholesky", "threads": 2},
+           "sweep": [{"n": [1024, 2048], "B": [128, 256]}, {"nodes": [1, 4, 6]}],
+           "derived": {"grid": "grid_of(nodes)", "s": "1"},
+           "skip": [{"where": {"n": 2048, "nodes": 6}, "reason": "too large"}],
+           "quick": {"fixed": {"threads": 1}, "derived": {"s": "2"}, "sweep": [{"n": [512], "B": [64]}, {"nodes": [4]}]}}
+
+    def expand(self, quick):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rules.json")
+            with open(path, "w") as f:
+                json.dump(self.DOC, f)
+            return definition.load(path).expand(quick)
+
+    def test_full_sweep(self):
+        full, skipped = self.expand(False)
+        self.assertEqual(params(full, "n", "B", "nodes", "grid", "threads", "s"),
+                         [(1024, 128, 1, "1x1", 2, 1), (1024, 128, 4, "2x2", 2, 1), (1024, 128, 6, "2x3", 2, 1),
+                          (2048, 256, 1, "1x1", 2, 1), (2048, 256, 4, "2x2", 2, 1)])
+        self.assertEqual([(c.params["n"], c.params["nodes"], why) for c, why in skipped], [(2048, 6, "too large")])
+
+    def test_quick_sweep(self):
+        quick, skipped = self.expand(True)
+        self.assertEqual(params(quick, "n", "B", "nodes", "grid", "threads", "s"), [(512, 64, 4, "2x2", 1, 2)])
+        self.assertEqual(skipped, [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
