@@ -46,6 +46,7 @@ TS, TC, L2 = "analysis/trace_summary.py", "analysis/trace_compare.py", "experime
 REPORT = '-R "experiments_(report|runner|quick|results)"'
 DF, EXR = "experiments/runner/definition.py", "experiments/runner/expr.py"
 DEFS = '-R "experiments_(definitions|runner)"'
+GP, GC = "experiments/gpu_predict.py", "analysis/gpu_clocks.py"
 PRIO = "{ return (q - out_col) * (q + 1) + (q - k); }"
 
 MUTANTS = [
@@ -416,6 +417,30 @@ MUTANTS = [
      "    pr = max(d for d in range(1, math.isqrt(nodes) + 1) if nodes % d == 0)",
      "    pr = min(d for d in range(1, math.isqrt(nodes) + 1) if nodes % d == 0)", DEFS),
     m("expr_grid_transposed", EXR, '    return "%dx%d" % (pr, nodes // pr)', '    return "%dx%d" % (nodes // pr, pr)', DEFS),
+    # The lent GPU machine's analysis (issue 15 point 7: simulated runs within 10% of the real ones).
+    # The prediction's error relative to the prediction instead of the real run.
+    m("gpu_predict_error_over_prediction", GP,
+     '            err = (pred["time_s"] - real["time_s"]) / real["time_s"] if is_real_policy else None',
+     '            err = (pred["time_s"] - real["time_s"]) / pred["time_s"] if is_real_policy else None',
+     "-R experiments_gpu_scripts"),
+    # A GPU's first task of a kernel taken as its latest.
+    m("gpu_predict_first_call_latest", GP, '        if gpu not in first or e["ts"] < first[gpu][0]:',
+     '        if gpu not in first or e["ts"] > first[gpu][0]:', "-R experiments_gpu_scripts"),
+    # A real run whose GPU first calls were paid simulated with its warm-up on (the first calls left out).
+    m("gpu_predict_warmup_when_paid", GP, '        if cold == "paid":\n            sim_args += ["--gpu-warmup", "off"]',
+     '        if cold != "paid":\n            sim_args += ["--gpu-warmup", "off"]', "-R experiments_gpu_scripts"),
+    # The other tasks' model time not scaled to their count (first calls taken out of the real side only).
+    m("gpu_predict_rest_model_unscaled", GP, "            rest_model = model_s * (n - firsts) / n",
+     "            rest_model = model_s", "-R experiments_gpu_scripts"),
+    # The clocks' slow share against the step's own highest instead of the call's.
+    m("gpu_clocks_slow_against_step_top", GC, '"slow_share": sum(1 for v in sm if v < 0.95 * top) / len(sm),',
+     '"slow_share": sum(1 for v in sm if v < 0.95 * max(sm)) / len(sm),', "-R experiments_gpu_clocks"),
+    # Idle samples counted (an idle GPU's low clocks read as a slowdown).
+    m("gpu_clocks_idle_counted", GC, "        busy = [s for s in samples if start <= s[0] <= end and is_busy(s)]",
+     "        busy = [s for s in samples if start <= s[0] <= end]", "-R experiments_gpu_clocks"),
+    # The idle bit (GpuIdle) reported as a reason.
+    m("gpu_clocks_idle_reason_kept", GC, '"reasons": reason_names(mask & ~0x1)})', '"reasons": reason_names(mask)})',
+     "-R experiments_gpu_clocks"),
 ]
 
 

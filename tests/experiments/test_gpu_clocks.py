@@ -3,8 +3,8 @@
 nvidia-smi's CSV made here: each step gets the busy samples between its start
 and end (an idle sample, utilization 0, is left out however low its clock),
 the SM clock's median, lowest and highest, the share below 95% of the call's
-highest, and the reasons decoded from the bit mask (GpuIdle not among them);
-a step without busy samples gets a dash. Fields nvidia-smi could not read
+highest, and the reasons decoded from the bit mask (GpuIdle not among them,
+even on a busy sample); a step without busy samples gets a dash. Fields nvidia-smi could not read
 ("[N/A]") are missing values, not errors (no utilization: busy); lines that
 are no sample (an error message, a line cut short) are skipped and counted.
 A missing file, a file without a sample, or a step line that cannot be read
@@ -58,7 +58,7 @@ def main():
         "2026/11/28 01:00:01.700, 1650, 2619, 699.0, 72, 100, 0x0000000000000024",
         "2026/11/28 01:00:01.900, 1600, 2619, 700.0, 73, 100, 0x0000000000000004",
         "Unable to determine the device handle for GPU0000:00:00.0: Unknown Error",
-        "2026/11/28 01:00:03.200, 1500, [N/A], [N/A], 50, [N/A], 0x0000000000000004",
+        "2026/11/28 01:00:03.200, 1500, [N/A], [N/A], 50, [N/A], 0x0000000000000005",
         "2026/11/28 01:00:03.4",
     ], [
         "calibrate 2026-11-28T01:00:00.000 2026-11-28T01:00:00.900",
