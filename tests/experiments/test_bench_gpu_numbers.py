@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""experiments/bench_gpu.py's numbers (issue 15 point 5's table), with a stand-in for tessera.
+
+    test_bench_gpu_numbers.py WORK_DIR
+
+The lent GPU machine's table decides whether tessera beats cuSOLVER; no
+machine here has a GPU, so a stand-in program answers each run with a JSON
+chosen per run, and every number of the table is known: cuSOLVER's three
+reps at 1000, 2000 and 1500 GFlop/s for the factorization, with copies of
+0.25, 0 and 0.5 s beside its 1 s (800, 2000 and 1000 GFlop/s counting
+them); tessera's at 900, 1100 and 3000. So the medians are 1100 (tessera),
+1000 (cuSOLVER with copies) and 1500 (without), the ratios 1.10 and 0.73;
+tessera's copies in at 8, 6 and 10 GB/s (median 8), out at 4, 2 and 6 (4);
+cuSOLVER's matrix in and out (2 N^2 x 8 bytes at N = 32,768) over 0.25 and
+0.5 s, 68.7 and 34.4 GB/s (median 51.5); the GPU's time: runs of 2.0, 2.2
+and 1.0 s, manager busy 1.5, 1.6 and 0.9 s, kernel spans 1.0, 1.2 and 0.5 s
+(medians 2.0, 1.5, 1.0: the host's share 0.5). The runs alternate: the
+peer, then tessera, per rep.
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "experiments", "bench_gpu.py")
+
+STAND_IN = """#!/usr/bin/python3
+import json, os, sys
+a = sys.argv[1:]
+out = a[a.index("--json") + 1]
+with open(os.environ["BENCH_TABLE"]) as f:
+    answer = json.load(f)[os.path.basename(out)]
+with open(os.environ["BENCH_LOG"], "a") as f:
+    f.write(os.path.basename(out) + "\\n")
+with open(out, "w") as f:
+    json.dump(answer, f)
+"""
+
+
+def peer(gflops, copy_s):
+    return {"gflops": gflops, "time_s": 1.0, "copy_s": copy_s}
+
+
+def tessera(gflops, time_s, gb_in, gb_out, busy, span):
+    return {"gflops": gflops, "time_s": time_s,
+            "gpu_stats": [{"bytes_in": gb_in * 1e9, "copy_in_s": 1.0, "bytes_out": gb_out * 1e9, "copy_out_s": 1.0,
+                           "busy_s": busy, "kernel_span_s": span}]}
+
+
+def expect(cond, what, out=""):
+    if not cond:
+        print("FAIL: %s\n%s" % (what, out))
+        sys.exit(1)
+
+
+def main():
+    work = sys.argv[1]
+    os.makedirs(work, exist_ok=True)
+    program, table, log = (os.path.join(work, n) for n in ("tessera", "table.json", "calls.log"))
+    with open(program, "w") as f:
+        f.write(STAND_IN)
+    os.chmod(program, 0o755)
+    answers = {}
+    for r, (p, t) in enumerate(zip([peer(1000, 0.25), peer(2000, 0.0), peer(1500, 0.5)],
+                                   [tessera(900, 2.0, 8, 4, 1.5, 1.0), tessera(1100, 2.2, 6, 2, 1.6, 1.2),
+                                    tessera(3000, 1.0, 10, 6, 0.9, 0.5)])):
+        answers["cholesky_d_cusolver_r%d.json" % r] = p
+        answers["row0_d_tessera_r%d.json" % r] = t
+    with open(table, "w") as f:
+        json.dump(answers, f)
+    if os.path.exists(log):
+        os.remove(log)
+    js = os.path.join(work, "bench.json")
+    p = subprocess.run([sys.executable, BENCH, "--binary", program, "--n", "32768", "--reps", "3", "--rows",
+                        "cholesky:--B 64", "--out", os.path.join(work, "runs"), "--json", js],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
+                       env=dict(os.environ, BENCH_TABLE=table, BENCH_LOG=log))
+    out = p.stdout + p.stderr
+    expect(p.returncode == 0, "exit 0, got %d" % p.returncode, out)
+    with open(log) as f:
+        calls = f.read().split()
+    expect(calls == [n for r in range(3) for n in ("cholesky_d_cusolver_r%d.json" % r, "row0_d_tessera_r%d.json" % r)],
+           "the peer and tessera alternate, rep by rep", str(calls))
+    lines = p.stdout.splitlines()
+    for want, what in (("| cholesky | d | `--B 64` | 1.10 | 1.00 | 1.50 | 1.10 | 0.73 | 0.90, 1.10, 3.00 | "
+                        "0.80, 2.00, 1.00 |", "the rates: medians and their ratios"),
+                       ("| cholesky | d | `--B 64` | 8.0 | 4.0 | 51.5 |", "the copies' rates"),
+                       ("| cholesky | d | `--B 64` | 2.000 | 1.500 | 1.000 | 0.500 |", "the GPU's time")):
+        expect(want in lines, what, p.stdout)
+    with open(js) as f:
+        row = json.load(f)["rows"][0]
+    expect(row["cusolver_gflops_with_copies"] == [800.0, 2000.0, 1000.0] and
+           row["cusolver_gflops_without_copies"] == [1000.0, 2000.0, 1500.0] and row["tessera_gflops"] == [900, 1100, 3000],
+           "every rep's rate in the JSON", str(row))
+    expect(abs(row["ratio_with_copies"] - 1.1) < 1e-12 and abs(row["ratio_without_copies"] - 1100 / 1500) < 1e-12,
+           "the JSON's ratios", str(row))
+    print("bench_gpu: medians, ratios, copy rates and the GPU's time of a stand-in's runs: ok")
+
+
+if __name__ == "__main__":
+    main()
