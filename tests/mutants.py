@@ -48,6 +48,7 @@ DF, EXR = "experiments/runner/definition.py", "experiments/runner/expr.py"
 DEFS = '-R "experiments_(definitions|runner)"'
 GP, GC = "experiments/gpu_predict.py", "analysis/gpu_clocks.py"
 BG = "experiments/bench_gpu.py"
+BC = "experiments/bench_cpu.py"
 PRIO = "{ return (q - out_col) * (q + 1) + (q - k); }"
 
 MUTANTS = [
@@ -442,17 +443,24 @@ MUTANTS = [
     # The idle bit (GpuIdle) reported as a reason.
     m("gpu_clocks_idle_reason_kept", GC, '"reasons": reason_names(mask & ~0x1)})', '"reasons": reason_names(mask)})',
      "-R experiments_gpu_clocks"),
-    # bench_gpu.py, the table issue 15 point 5 is decided by (experiments_bench_gpu_numbers).
+    # bench_gpu.py, the table issue 15 point 5 is decided by, and bench_cpu.py (experiments_bench_numbers).
     # cuSOLVER's rate with and without its copies swapped.
     m("bench_gpu_peer_copies_swapped", BG, "append((gf * t / (t + c), gf))", "append((gf, gf * t / (t + c)))",
-     "-R experiments_bench_gpu"),
+     "-R experiments_bench_numbers"),
     m("bench_gpu_ratio_inverted", BG, "            rw = mt / mw if mt and mw else None",
-     "            rw = mw / mt if mt and mw else None", "-R experiments_bench_gpu"),
+     "            rw = mw / mt if mt and mw else None", "-R experiments_bench_numbers"),
     m("bench_gpu_mean_not_median", BG, "    return statistics.median(values) if values else None",
-     "    return statistics.mean(values) if values else None", "-R experiments_bench_gpu"),
+     "    return statistics.mean(values) if values else None", "-R experiments_bench_numbers"),
     # The link's rate from the matrix's one way instead of in and out.
     m("bench_gpu_link_one_way", BG, "append(2 * args.n * args.n * item / c / 1e9)",
-     "append(args.n * args.n * item / c / 1e9)", "-R experiments_bench_gpu"),
+     "append(args.n * args.n * item / c / 1e9)", "-R experiments_bench_numbers"),
+    m("bench_cpu_ratio_inverted", BC, "        ratio = t / l if t and l else None", "        ratio = l / t if t and l else None",
+     "-R experiments_bench_numbers"),
+    m("bench_cpu_mean_not_median", BC, "        t = statistics.median(tile) if tile else None",
+     "        t = statistics.mean(tile) if tile else None", "-R experiments_bench_numbers"),
+    # A ratio equal to its target reported as missed.
+    m("bench_cpu_target_strict", BC, 'else "yes" if ratio >= target else "NO")', 'else "yes" if ratio > target else "NO")',
+     "-R experiments_bench_numbers"),
 ]
 
 

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""experiments/bench_gpu.py's numbers (issue 15 point 5's table), with a stand-in for tessera.
+"""The benchmarks' numbers, with a stand-in for tessera that answers each run
+with a JSON chosen for it, so that every number of their tables is known.
 
-    test_bench_gpu_numbers.py WORK_DIR
+    test_bench_numbers.py WORK_DIR
 
-The lent GPU machine's table decides whether tessera beats cuSOLVER; no
-machine here has a GPU, so a stand-in program answers each run with a JSON
-chosen per run, and every number of the table is known: cuSOLVER's three
+experiments/bench_gpu.py (issue 15 point 5's table: whether tessera beats
+cuSOLVER on the lent GPU machine; no machine here has a GPU): cuSOLVER's three
 reps at 1000, 2000 and 1500 GFlop/s for the factorization, with copies of
 0.25, 0 and 0.5 s beside its 1 s (800, 2000 and 1000 GFlop/s counting
 them); tessera's at 900, 1100 and 3000. So the medians are 1100 (tessera),
@@ -16,6 +16,11 @@ cuSOLVER's matrix in and out (2 N^2 x 8 bytes at N = 32,768) over 0.25 and
 and 1.0 s, manager busy 1.5, 1.6 and 0.9 s, kernel spans 1.0, 1.2 and 0.5 s
 (medians 2.0, 1.5, 1.0: the host's share 0.5). The runs alternate: the
 peer, then tessera, per rep.
+
+experiments/bench_cpu.py (tessera against LAPACKE on one node, issue 2's
+targets): every row's tessera runs at 90, 110 and 300 GFlop/s, LAPACKE's at
+100, 200 and 80: medians 110 and 100, 1.10x, which meets Cholesky N = 4096's
+target of 1.1x exactly and misses QR's 1.2x (exit 1).
 """
 import json
 import os
@@ -26,11 +31,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BENCH = os.path.join(ROOT, "experiments", "bench_gpu.py")
 
 STAND_IN = """#!/usr/bin/python3
-import json, os, sys
+import json, os, re, sys
 a = sys.argv[1:]
 out = a[a.index("--json") + 1]
+name = os.path.basename(out)
 with open(os.environ["BENCH_TABLE"]) as f:
-    answer = json.load(f)[os.path.basename(out)]
+    table = json.load(f)
+if name in table:
+    answer = table[name]
+else:  # bench_cpu.py's ALGO_PREC_MxN_IMPL_VARIANT_rREP.json
+    impl, rep = re.search(r"_(tile|lapack)_.*_r([0-9]+)[.]json$", name).groups()
+    answer = {"gflops": table["cpu_" + impl][int(rep)], "blas_core": "Stand-in"}
 with open(os.environ["BENCH_LOG"], "a") as f:
     f.write(os.path.basename(out) + "\\n")
 with open(out, "w") as f:
@@ -96,6 +107,21 @@ def main():
     expect(abs(row["ratio_with_copies"] - 1.1) < 1e-12 and abs(row["ratio_without_copies"] - 1100 / 1500) < 1e-12,
            "the JSON's ratios", str(row))
     print("bench_gpu: medians, ratios, copy rates and the GPU's time of a stand-in's runs: ok")
+
+    answers["cpu_tile"], answers["cpu_lapack"] = [90, 110, 300], [100, 200, 80]
+    with open(table, "w") as f:
+        json.dump(answers, f)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "bench_cpu.py"), "--binary", program,
+                        "--threads", "1", "--reps", "3", "--out", os.path.join(work, "cpu")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
+                       env=dict(os.environ, BENCH_TABLE=table, BENCH_LOG=log))
+    rows = {tuple(l.split()[:3]): l.split()[3:] for l in p.stdout.splitlines() if l.startswith(("cholesky", "qr"))}
+    expect(p.returncode == 1, "exit 1: QR's target missed, got %d" % p.returncode, p.stdout + p.stderr)
+    expect(rows.get(("cholesky", "d", "4096")) == ["110.0", "100.0", "1.10x", "1.1x", "yes"],
+           "the medians, their ratio, and 1.10x meeting a target of 1.1x", p.stdout)
+    expect(rows.get(("qr", "d", "8192")) == ["110.0", "100.0", "1.10x", "1.2x", "NO"], "1.10x missing 1.2x", p.stdout)
+    expect(len(rows) == 5 and "OpenBLAS kernels: Stand-in" in p.stdout, "every row, and the kernels named", p.stdout)
+    print("bench_cpu: medians, ratios and targets of a stand-in's runs: ok")
 
 
 if __name__ == "__main__":
