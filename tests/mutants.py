@@ -49,6 +49,7 @@ DEFS = '-R "experiments_(definitions|runner)"'
 GP, GC = "experiments/gpu_predict.py", "analysis/gpu_clocks.py"
 BG = "experiments/bench_gpu.py"
 BC = "experiments/bench_cpu.py"
+BS = "experiments/bench_starpu.py"
 PRIO = "{ return (q - out_col) * (q + 1) + (q - k); }"
 
 MUTANTS = [
@@ -461,6 +462,9 @@ MUTANTS = [
     # A ratio equal to its target reported as missed.
     m("bench_cpu_target_strict", BC, 'else "yes" if ratio >= target else "NO")', 'else "yes" if ratio > target else "NO")',
      "-R experiments_bench_numbers"),
+    # bench_starpu.py: tessera against the worse StarPU policy instead of the better.
+    m("bench_starpu_worst_policy", BS, "        best = max(peers) if peers else None", "        best = min(peers) if peers else None",
+     "-R experiments_bad_input"),
 ]
 
 

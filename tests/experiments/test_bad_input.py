@@ -52,7 +52,9 @@ for bad in ["--bogus"] + [x for x in os.environ.get("FAKE_FAIL", "").split(";") 
         sys.exit(2)
 opt = lambda name, default: args[args.index(name) + 1] if name in args else default
 result = {"algo": opt("--algo", "cholesky"), "n": int(opt("--n", "64")), "B": 64, "s": 1, "time_s": 1.0,
-          "gflops": float(os.environ.get("FAKE_GFLOPS_" + os.path.basename(sys.argv[0]), "10.0")), "blas_core": "Fake", "gpu_stats": [], "threads": int(opt("--threads", "1")),
+          "gflops": float(os.environ.get("FAKE_GFLOPS_SCHED_" + str(opt("--sched", "")),
+                                         os.environ.get("FAKE_GFLOPS_" + os.path.basename(sys.argv[0]), "10.0"))),
+          "blas_core": "Fake", "gpu_stats": [], "threads": int(opt("--threads", "1")),
           "sched": os.environ.get("FAKE_SCHED", opt("--sched", None)), "tasks": int(os.environ.get("FAKE_TASKS", "0"))}
 if "--json" in args:
     with open(opt("--json", ""), "w") as f:
@@ -394,6 +396,11 @@ class Scripts(Case):
                                                   ["1280", "128", "220", "10.0", "10.0", "failed", "1.00x"]], stdout)
         # 2 probes, then 2 configurations x 2 reps x (tessera, lws, prio), alternating.
         self.assertEqual(len(self.calls()), 14)
+        # tessera against the better policy: 10 GFlop/s against lws's 8 and prio's 12.5 is 0.80x.
+        rc, stdout, err = py(bench, *sweep, env={"FAKE_TASKS": "220", "FAKE_GFLOPS_SCHED_lws": "8",
+                                                 "FAKE_GFLOPS_SCHED_prio": "12.5"})
+        rows = [l.split() for l in stdout.splitlines() if l.split()[:1] in (["640"], ["1280"])]
+        self.assertEqual([r[3:7] for r in rows], [["10.0", "8.0", "12.5", "0.80x"]] * 2, stdout + err)
         # A policy the peer refuses on its probe: exit 2 before the sweep, its message quoted.
         open(self.log, "w").close()
         self.refused(py(bench, *sweep, env={"FAKE_FAIL": "--sched prio", "FAKE_LOG": self.log}), "--sched prio",
