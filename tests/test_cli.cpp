@@ -469,6 +469,15 @@ TEST(CliModelComm, QrRowsWithDefaultVirtualTiles) {
   EXPECT_THAT(t.out, HasSubstr("msg   (summation, binary tree)                  527.000\n")) << t;
 }
 
+// A binary tree's domains are part of the variant (summary line and JSON), so a sweep over --qr-domain keeps its
+// points apart.
+TEST(CliQrTree, TheVariantNamesTheDomains) {
+  const Outcome o = run_tessera({"run", "--algo", "qr", "--n", "400", "--m", "1200", "--B", "100", "--qr-tree",
+                                 "binary", "--qr-domain", "3", "--threads", "1", "--check"});
+  ASSERT_TRUE(o.exited && o.status == 0) << o;
+  EXPECT_THAT(o.out, HasSubstr(" tree=binary domain=3 ")) << o;
+}
+
 TEST(CliModelComm, BadInputExitsTwoNamingTheOption) {
   const std::vector<std::string> cmd = {"model", "comm", "--algo", "cholesky", "--n", "8", "--B", "2", "--s", "1"};
   const auto with = [&cmd](std::vector<std::string> extra) {

@@ -149,6 +149,11 @@ TEST(CliOutputs, HostileSizesAreRefusedBeforeAnythingGrowsWithThem) {
   expect_rejected(kOutOfMemory, base({"--n", "9223372036854775807"}), {"--n 9223372036854775807"});
   if (TESSERA_HAVE_SIMGRID)
     expect_rejected(kInvalidInput, sim({"--n", "100000000", "--B", "64"}), {"--n 100000000", "--B 64", "2^30"});
+  // 32,768 x 32,768 tiles are 2^30, which a run can name; --s 2 makes twice as many. (Under 2 GiB of address
+  // space: a check that let it through would end in bad_alloc, exit 4, not build 2^31 tiles.)
+  if (TESSERA_HAVE_SIMGRID)
+    expect_rejected(kInvalidInput, sim({"--n", "2097152", "--B", "64", "--s", "2"}),
+                    {"--s 2", "2.15e+09 tiles", "2^30"}, rlim_t{2} << 30);
 }
 
 // Entries near the top of double's range: QR's R overflows, and the check

@@ -198,6 +198,20 @@ TEST(CalibrateFromTraces, ColdRunsTracesGiveTheGpusFirstCalls) {
   EXPECT_NEAR(gpu_model(t2)["first_call_s"]["potf2p"]["d"].get<double>(), 0.02, 1e-6);
   EXPECT_EQ(t2["calibration"]["gpu_first_calls"]["first_calls"], 8) << "4 kernels on each of 2 GPUs";
 
+  // A trace from before runs recorded their warm-up (no otherData.gpu_warmup): a real run's was cold (CUDA GPUs
+  // were never warmed then), a simulated one's warm (no first call was charged).
+  json old = json::parse(read_text(trace));
+  old["otherData"].erase("gpu_warmup");
+  old["otherData"]["backend"] = "native";
+  const std::string old_native = dir.write("old-native.json", old.dump()), old_merged = dir.path() + "/old.json";
+  const Outcome on = run_tessera({"calibrate", "--from-traces", old_native, "--base", kH100, "--out", old_merged});
+  ASSERT_TRUE(on.exited && on.status == 0) << on;
+  EXPECT_EQ(json::parse(read_text(old_merged))["calibration"]["gpu_first_calls"]["cold_traces"], 1);
+  old["otherData"]["backend"] = "sim";
+  const Outcome os = run_tessera(
+      {"calibrate", "--from-traces", dir.write("old-sim.json", old.dump()), "--base", kH100, "--out", old_merged});
+  EXPECT_TRUE(os.exited && os.status == 2) << os;
+
   // A warmed run's trace has no first calls to give, and without spans nothing else.
   const std::string warm_trace = dir.path() + "/warm.json";
   (void)run_ok(with(one_stream, {"--trace", warm_trace}));
@@ -253,6 +267,17 @@ TEST(CalibrateFromTraces, RefusesWhatItCannotMerge) {
   refused({"--from-traces", trace, "--base", std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json", "--out",
            out},
           {"local.json", "no GPU kernel model"});
+  // Two QR traces in which one kernel shape ran at two inner blockings: one model entry cannot hold both.
+  auto qr_run = cholesky(kH100, "1024");
+  qr_run[2] = "qr";
+  const std::string qr_spans = dir.path() + "/qr-spans.json";
+  qr_run.insert(qr_run.end(), {"--trace", qr_spans});
+  (void)run_ok(qr_run);
+  json other = json::parse(read_text(qr_spans));
+  for (json& e : other["traceEvents"])
+    if (e.contains("args") && e["args"].value("ib", 0) > 0) e["args"]["ib"] = e["args"]["ib"].get<int>() + 16;
+  refused({"--from-traces", qr_spans + "," + dir.write("other-ib.json", other.dump()), "--base", kH100, "--out", out},
+          {"inner blockings", "trace runs of one --ib"});
   // Merged once: merging again would scale in-run times as isolated ones.
   ASSERT_EQ(run_tessera({"calibrate", "--from-traces", trace, "--base", kH100, "--out", out}).status, 0);
   refused({"--from-traces", trace, "--base", out, "--out", dir.path() + "/again.json"}, {"gpu_in_run"});

@@ -120,6 +120,35 @@ TEST(InRunCalibration, MergeReplacesScalesAndAdds) {
   EXPECT_EQ(m.core_model(1).task_s(), 0.0);
 }
 
+// A shape the runs did not measure, equally near two that they did (in log
+// dimensions, 64 x 32 x 32 is as near 32 x 64 x 32 as 32 x 32 x 64, to the
+// last bit), takes the ratio of the one first in the file (1.4), and its
+// isolated min_s scales with its median.
+TEST(InRunCalibration, EquallyNearRunShapesGiveTheFirstInTheFile) {
+  const std::string file = R"({
+  "name": "hand-made", "nodes": 1, "calibration": { "command": "test" },
+  "node": { "cores": { "count": 2, "model": "core-x1", "model_by_threads": { "1": "core-x1", "2": "core-x2" } } },
+  "network": { "topology": "star", "bandwidth_Bps": 1e9, "latency_s": 0 },
+  "kernel_models": {
+    "core-x1": { "type": "calibrated", "measurements": [
+      { "kernel": "gsmm", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": 0.001 } ] },
+    "core-x2": { "type": "calibrated", "measurements": [
+      { "kernel": "gsmm", "precision": "d", "m": 32, "n": 64, "k": 32, "median_s": 0.0002 },
+      { "kernel": "gsmm", "precision": "d", "m": 32, "n": 32, "k": 64, "median_s": 0.008 },
+      { "kernel": "gsmm", "precision": "d", "m": 64, "n": 32, "k": 32, "median_s": 0.001, "min_s": 0.0009 } ] } }
+})";
+  const std::string text =
+      kernels::merge_in_run(file, "tie.json",
+                            {InRunShape{KernelShape{kGsmm, 'd', 32, 64, 32, 0}, 2, 0.00028, 0.00002, 12},
+                             InRunShape{KernelShape{kGsmm, 'd', 32, 32, 64, 0}, 2, 0.0096, 0.0002, 7}},
+                            R"({"passes": 1, "n": [4096]})", {});
+  const auto x2 = nlohmann::json::parse(text).at("kernel_models").at("core-x2").at("measurements");
+  ASSERT_EQ(x2.size(), 3u);
+  EXPECT_EQ(x2[2].at("in_run_scale"), 1.4);
+  EXPECT_NEAR(x2[2].at("median_s").get<double>(), 0.0014, 1e-12);
+  EXPECT_NEAR(x2[2].at("min_s").get<double>(), 0.00126, 1e-12);
+}
+
 TEST(InRunCalibration, RefusesAFileWithoutACalibratedModelForTheThreads) {
   const InRunShape three{gsmm(64), 3, 0.001, 0, 5};
   try {

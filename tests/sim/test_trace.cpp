@@ -115,6 +115,14 @@ TEST(Trace, SimulatedCholeskyFollowsSchemaAndIsDeterministic) {
   const auto tasks = check_schema(p.doc, "sim", 4);
   EXPECT_EQ(tasks.size(), p.tasks);
   EXPECT_GT(tasks.size(), 0u);  // or the checks above and below hold vacuously
+  // Tile (i, j) is row i, column j: every tile a Cholesky task touches is on or below the diagonal.
+  int below = 0;
+  for (const json& e : tasks)
+    for (const json& t : e.at("args").at("tiles")) {
+      EXPECT_GE(t.at("i").get<int>(), t.at("j").get<int>()) << e;
+      below += t.at("i").get<int>() > t.at("j").get<int>();
+    }
+  EXPECT_GT(below, 0);
   // Sorted by start time.
   for (std::size_t e = 1; e < tasks.size(); ++e)
     EXPECT_LE(tasks[e - 1].at("ts").get<double>(), tasks[e].at("ts").get<double>());
