@@ -20,10 +20,10 @@
 namespace tessera::test {
 
 // `n_data` data of 1 KiB placed by `where`, on node 0 with one emulated GPU
-// (options `gpu`) of each memory in `gpu_memory`, planned by a sink with Release_Tile honoured. Given
-// the whole task graph, `graph`, the sink evicts by next use (it replays
-// the graph to learn the future); without, least recently used. The test
-// inserts the tasks.
+// (options `gpu`) of each memory in `gpu_memory`, planned by a sink with
+// Release_Tile honoured. Given the whole task graph, `graph`, the sink
+// evicts by next use (it replays the graph to learn the future); without,
+// least recently used. The test inserts the tasks.
 struct Plan {
   const std::size_t n_data;
   const std::vector<TaskDesc> graph;

@@ -33,6 +33,9 @@ struct CopyLog final : RuntimeObserver {
   }
 };
 
+// Every datum lives on GPU 1 of node 0.
+Location on_gpu_1(DataId) { return Location{0, 1}; }
+
 // Gives GPU 1 a buffer for datum x (as a buffer-only copy does) and posts a
 // copy of x in direction `dir` with priority `priority`; nothing orders it
 // after another task, so it is ready at once.
@@ -66,7 +69,7 @@ void drain(Plan& plan, CopyLog& log, std::uint64_t copies) {
 // stream that takes one at a time, the most urgent goes first, whatever the
 // order they were posted in (a panel's tile before the trailing matrix's).
 TEST(CopyStreams, AStreamTakesTheMostUrgentCopyFirst) {
-  Plan plan(5, [](DataId) { return Location{0, 1}; }, {std::size_t{1} << 20});
+  Plan plan(5, on_gpu_1, {std::size_t{1} << 20});
   const std::int32_t priority[] = {2, 0, 3, 1, 4};
   for (DataId x = 0; x < 5; ++x) post(plan, x, kCopyToDevice, priority[x]);
   CopyLog log;
@@ -82,12 +85,7 @@ TEST(CopyStreams, AStreamTakesTheMostUrgentCopyFirst) {
 TEST(CopyStreams, TheTwoDirectionsHaveAnEngineEach) {
   EmulatedDeviceOptions o;
   o.latency_s = 0.25;
-  Plan plan(
-      2,
-      [](DataId) {
-        return Location{0, 1};
-      },
-      {std::size_t{1} << 20}, {}, o);
+  Plan plan(2, on_gpu_1, {std::size_t{1} << 20}, {}, o);
   post(plan, 0, kCopyToDevice, 0);
   post(plan, 1, kCopyToHost, 0);
   CopyLog log;

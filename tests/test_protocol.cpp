@@ -51,6 +51,9 @@ TEST_P(ProtocolUnion, EveryTaskOwnedOnceEveryInputAndOutputRoutedOnce) {
   for (const TaskDesc& t : rec.tasks) {
     // kind -> list of (node, access) over all nodes
     std::map<InstanceKind, std::vector<std::pair<int, int>>> seen;
+    const int main = t.main_output();
+    ASSERT_GE(main, 0);
+    const Location m = where(t.access[main].data);
     for (int n = 0; n < nodes; ++n) {
       inst.clear();
       node_instances(t, where, n, inst);
@@ -60,17 +63,13 @@ TEST_P(ProtocolUnion, EveryTaskOwnedOnceEveryInputAndOutputRoutedOnce) {
       for (const Instance& i : inst) seen[i.kind].push_back({n, i.access});
       // Each instance's peer (protocol.hpp): a source minor output names where
       // its datum goes back to (its home); every other instance, the owner.
-      const Location owner = where(t.access[t.main_output()].data);
       for (const Instance& i : inst) {
         const bool source =
             i.kind == InstanceKind::IntraNodeSourceMinorOutput || i.kind == InstanceKind::InterNodeSourceMinorOutput;
-        EXPECT_EQ(i.peer, source ? where(t.access[i.access].data) : owner)
+        EXPECT_EQ(i.peer, source ? where(t.access[i.access].data) : m)
             << instance_kind_name(i.kind) << " of access " << i.access << " of kernel " << t.kernel << " on node " << n;
       }
     }
-    const int main = t.main_output();
-    ASSERT_GE(main, 0);
-    const Location m = where(t.access[main].data);
     ASSERT_EQ(seen[InstanceKind::Owner].size(), 1u);
     EXPECT_EQ(seen[InstanceKind::Owner][0].first, m.node);
 

@@ -28,7 +28,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCH = os.path.join(ROOT, "experiments", "bench_gpu.py")
 
 STAND_IN = """#!/usr/bin/python3
 import json, os, re, sys
@@ -43,7 +42,7 @@ else:  # bench_cpu.py's ALGO_PREC_MxN_IMPL_VARIANT_rREP.json
     impl, rep = re.search(r"_(tile|lapack)_.*_r([0-9]+)[.]json$", name).groups()
     answer = {"gflops": table["cpu_" + impl][int(rep)], "blas_core": "Stand-in"}
 with open(os.environ["BENCH_LOG"], "a") as f:
-    f.write(os.path.basename(out) + "\\n")
+    f.write(name + "\\n")
 with open(out, "w") as f:
     json.dump(answer, f)
 """
@@ -57,6 +56,13 @@ def tessera(gflops, time_s, gb_in, gb_out, busy, span):
     return {"gflops": gflops, "time_s": time_s,
             "gpu_stats": [{"bytes_in": gb_in * 1e9, "copy_in_s": 1.0, "bytes_out": gb_out * 1e9, "copy_out_s": 1.0,
                            "busy_s": busy, "kernel_span_s": span}]}
+
+
+def bench(script, program, table, log, *args):
+    """experiments/SCRIPT with the stand-in as its tessera, answering from `table`, logging its runs to `log`."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, "experiments", script), "--binary", program, *args],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
+                          env=dict(os.environ, BENCH_TABLE=table, BENCH_LOG=log))
 
 
 def expect(cond, what, out=""):
@@ -83,10 +89,8 @@ def main():
     if os.path.exists(log):
         os.remove(log)
     js = os.path.join(work, "bench.json")
-    p = subprocess.run([sys.executable, BENCH, "--binary", program, "--n", "32768", "--reps", "3", "--rows",
-                        "cholesky:--B 64", "--out", os.path.join(work, "runs"), "--json", js],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
-                       env=dict(os.environ, BENCH_TABLE=table, BENCH_LOG=log))
+    p = bench("bench_gpu.py", program, table, log, "--n", "32768", "--reps", "3", "--rows", "cholesky:--B 64", "--out",
+              os.path.join(work, "runs"), "--json", js)
     out = p.stdout + p.stderr
     expect(p.returncode == 0, "exit 0, got %d" % p.returncode, out)
     with open(log) as f:
@@ -111,10 +115,7 @@ def main():
     answers["cpu_tile"], answers["cpu_lapack"] = [90, 110, 300], [100, 200, 80]
     with open(table, "w") as f:
         json.dump(answers, f)
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "bench_cpu.py"), "--binary", program,
-                        "--threads", "1", "--reps", "3", "--out", os.path.join(work, "cpu")],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
-                       env=dict(os.environ, BENCH_TABLE=table, BENCH_LOG=log))
+    p = bench("bench_cpu.py", program, table, log, "--threads", "1", "--reps", "3", "--out", os.path.join(work, "cpu"))
     rows = {tuple(l.split()[:3]): l.split()[3:] for l in p.stdout.splitlines() if l.startswith(("cholesky", "qr"))}
     expect(p.returncode == 1, "exit 1: QR's target missed, got %d" % p.returncode, p.stdout + p.stderr)
     expect(rows.get(("cholesky", "d", "4096")) == ["110.0", "100.0", "1.10x", "1.1x", "yes"],

@@ -234,8 +234,7 @@ TEST(SimGpuStreamsRuns, TraceCarriesEachGpuTasksSpan) {
 // what the first did, not the sum of both.
 TEST(SimGpuStreamsRuns, EachRunReportsItsOwnKernelSpan) {
   const std::string out = tessera::test::run_in_child([] {
-    const std::string file = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json";
-    const auto machine = platform::Machine::load(file);
+    const auto machine = platform::Machine::load(kLentH100);
     platform::Simulation sim(machine);
     const auto gpu = platform::make_sim_gpu(sim, 0, 1, static_cast<std::size_t>(machine.node.gpus.memory_bytes), false,
                                             {3, machine.node.gpus.stream_overlap, machine.node.gpus.host_waits});
@@ -247,7 +246,7 @@ TEST(SimGpuStreamsRuns, EachRunReportsItsOwnKernelSpan) {
     cfg.gpus = 1;
     cfg.gpu_streams = 3;
     cfg.threads = 13;
-    cfg.machine = file;
+    cfg.machine = kLentH100;
     cfg.model = &machine.core_model(cfg.threads);
     cfg.gpu_model = &machine.model(machine.node.gpus.model);
     cfg.devices.push_back(gpu.get());
@@ -267,18 +266,17 @@ TEST(SimGpuStreamsRuns, EachRunReportsItsOwnKernelSpan) {
   EXPECT_NEAR(second, first, 1e-9 * first) << "the second run's span counts the first's";
 }
 
-// The runtime's own time per task (the GPU model's task_s) is spent by the
-// manager after queuing each task, one task after the other while the GPU
-// runs: with 10 ms per task the run takes at least its GPU tasks x 10 ms,
-// and longer than without.
 // The lent H100's machine file with `task_s` of the runtime's own time per GPU task, written in `dir`.
 std::string slow_host(const tessera::test::TempDir& dir, double task_s) {
-  json m =
-      json::parse(tessera::test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json"));
+  json m = json::parse(tessera::test::read_text(kLentH100));
   m["kernel_models"][m["node"]["gpus"]["model"].get<std::string>()]["task_s"] = task_s;
   return dir.write("slow-host.json", m.dump());
 }
 
+// The runtime's own time per task (the GPU model's task_s) is spent by the
+// manager after queuing each task, one task after the other while the GPU
+// runs: with 10 ms per task the run takes at least its GPU tasks x 10 ms,
+// and longer than without.
 TEST(SimGpuStreamsRuns, TheManagersPerTaskTimeIsSpentPerTask) {
   tessera::test::TempDir dir;
   const std::string file = slow_host(dir, 0.01);
@@ -289,8 +287,7 @@ TEST(SimGpuStreamsRuns, TheManagersPerTaskTimeIsSpentPerTask) {
   auto with = args;
   with.insert(with.end(), {"--machine", file, "--trace", trace});
   auto without = args;
-  without.insert(without.end(),
-                 {"--machine", std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json"});
+  without.insert(without.end(), {"--machine", kLentH100});
   const json slow = run_ok(with), fast = run_ok(without);
   int gpu_tasks = 0;
   const json t = json::parse(tessera::test::read_text(trace));
@@ -341,8 +338,7 @@ TEST(SimGpuStreamsRuns, AGpusBusyTimeCoversEveryKernel) {
 // reserve that leaves nothing is refused, naming the option and the field.
 TEST(SimGpuStreamsRuns, EachStreamBeyondTheFirstKeepsItsReserve) {
   tessera::test::TempDir dir;
-  const std::string lent = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/lent-h100-node.json";
-  json m = json::parse(tessera::test::read_text(lent));
+  json m = json::parse(tessera::test::read_text(kLentH100));
   const double memory = m["node"]["gpus"]["memory_bytes"]["value"].get<double>();
   m["node"]["gpus"]["stream_reserve_bytes"] = 1e9;
   const std::string file = dir.write("reserve.json", m.dump());
