@@ -209,6 +209,42 @@ std::vector<InRunShape> summarize_in_run(const std::vector<InRunCall>& calls, in
   return out;
 }
 
+void InRunPasses::add(const std::vector<InRunCall>& calls, const std::vector<InRunRun>& runs,
+                      std::map<int, std::vector<double>> gaps) {
+  if (passes_ == 0) {
+    runs_ = runs;
+  } else {
+    const auto same = [](const InRunRun& a, const InRunRun& b) {
+      return a.algo == b.algo && a.precision == b.precision && a.n == b.n && a.s == b.s && a.threads == b.threads;
+    };
+    if (runs.size() != runs_.size() || !std::equal(runs.begin(), runs.end(), runs_.begin(), same))
+      throw InputError(fmt::format("in-run: pass {} ran {} configurations, not the first pass's {}", passes_ + 1,
+                                   runs.size(), runs_.size()));
+    for (std::size_t i = 0; i < runs.size(); ++i) runs_[i].time_s = std::min(runs_[i].time_s, runs[i].time_s);
+  }
+  ++passes_;
+  for (const InRunShape& x : summarize_in_run(calls, min_calls_)) {
+    const ShapeKey key{x.threads, x.shape.kernel, x.shape.precision, x.shape.m, x.shape.n, x.shape.k};
+    const auto it = best_.find(key);
+    if (it == best_.end() || x.median_s < it->second.median_s) best_[key] = x;
+  }
+  for (auto& [t, g] : gaps) {
+    if (g.empty()) continue;
+    std::sort(g.begin(), g.end());
+    const double median = std::max(0.0, quantile(g, 0.5));
+    const auto it = task_s_.find(t);
+    if (it == task_s_.end() || median < it->second) task_s_[t] = median;
+  }
+}
+
+InRunMeasurement InRunPasses::result() const {
+  InRunMeasurement out;
+  for (const auto& [key, x] : best_) out.shapes.push_back(x);
+  out.runs = runs_;
+  out.task_s = task_s_;
+  return out;
+}
+
 InRunMeasurement measure_in_run(const InRunOptions& o) {
   if (o.passes < 1) throw InputError(fmt::format("--passes {} must be >= 1", o.passes));
   if (o.min_calls < 1) throw InputError(fmt::format("in-run: min_calls {} must be >= 1", o.min_calls));
@@ -218,12 +254,11 @@ InRunMeasurement measure_in_run(const InRunOptions& o) {
   const std::size_t total = static_cast<std::size_t>(o.passes) * o.threads.size() * algos.size() * o.precisions.size() *
                             o.n.size() * o.s.size();
   std::size_t done = 0;
-  std::map<ShapeKey, InRunShape> best;
-  InRunMeasurement out;
+  InRunPasses passes(o.min_calls);
   for (int pass = 0; pass < o.passes; ++pass) {
     std::vector<InRunCall> calls;
+    std::vector<InRunRun> runs;
     std::map<int, std::vector<double>> gaps;  // per thread count
-    std::size_t config = 0;                   // the configuration's index within the pass
     for (const int t : o.threads)
       for (const std::string& algo : algos)
         for (const char p : o.precisions)
@@ -240,9 +275,7 @@ InRunMeasurement measure_in_run(const InRunOptions& o) {
               c.observer = &rec;
               platform::NativePlatform native;
               const RunResult r = run_factorization(c, native);
-              if (pass == 0) out.runs.push_back({algo, p, n, s, t, r.time_s});
-              out.runs[config].time_s = std::min(out.runs[config].time_s, r.time_s);
-              ++config;
+              runs.push_back({algo, p, n, s, t, r.time_s});
               for (const auto& call : rec.calls_after_first())
                 if (wanted(o, call.shape.kernel)) calls.push_back({call.shape, t, call.seconds});
               const std::vector<double> g = rec.gaps();
@@ -252,20 +285,9 @@ InRunMeasurement measure_in_run(const InRunOptions& o) {
                 o.progress(fmt::format("[{}/{}] in-run x{} {} {} N={} s={}: {:.3f} s", done, total, t, algo, p, n, s,
                                        r.time_s));
             }
-    for (const InRunShape& x : summarize_in_run(calls, o.min_calls)) {
-      const ShapeKey key{x.threads, x.shape.kernel, x.shape.precision, x.shape.m, x.shape.n, x.shape.k};
-      const auto it = best.find(key);
-      if (it == best.end() || x.median_s < it->second.median_s) best[key] = x;
-    }
-    for (auto& [t, g] : gaps) {
-      if (g.empty()) continue;
-      std::sort(g.begin(), g.end());
-      const double median = std::max(0.0, quantile(g, 0.5));
-      const auto it = out.task_s.find(t);
-      if (it == out.task_s.end() || median < it->second) out.task_s[t] = median;
-    }
+    passes.add(calls, runs, std::move(gaps));
   }
-  for (const auto& [key, x] : best) out.shapes.push_back(x);
+  InRunMeasurement out = passes.result();
   for (const int t : o.threads)
     if (std::none_of(out.shapes.begin(), out.shapes.end(), [t](const InRunShape& x) { return x.threads == t; }))
       throw InputError(fmt::format(

@@ -43,6 +43,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/task.hpp"
@@ -116,6 +117,29 @@ struct InRunMeasurement {
   // of a busy run are that cost alone; a thread waiting for a ready task
   // makes a long one, which the median leaves out.
   std::map<int, double> task_s;
+};
+
+// Combines passes into an InRunMeasurement, each number the fastest pass's:
+// per (threads, shape) the pass with the smallest median (a shape a pass
+// called fewer than min_calls times is not in that pass), per configuration
+// the smallest time, per thread count the smallest median gap. Every pass
+// runs the same configurations in the same order.
+class InRunPasses {
+ public:
+  explicit InRunPasses(int min_calls) : min_calls_(min_calls) {}
+  // One pass: its kernel calls, its configurations' runs, and per thread
+  // count the gaps between a compute thread's tasks. Throws InputError when
+  // `runs` does not list the configurations of the first pass.
+  void add(const std::vector<InRunCall>& calls, const std::vector<InRunRun>& runs,
+           std::map<int, std::vector<double>> gaps);
+  InRunMeasurement result() const;
+
+ private:
+  int min_calls_;
+  int passes_ = 0;
+  std::map<std::tuple<int, std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t>, InRunShape> best_;
+  std::vector<InRunRun> runs_;
+  std::map<int, double> task_s_;
 };
 
 // Runs every configuration of `o` for real on this machine, o.passes times.

@@ -478,11 +478,20 @@ MUTANTS = [
      "push_back(std::max(0.0, c.seconds - median_of(it->second)));", "push_back(c.seconds - median_of(it->second));",
      CORE, why="OPEN: a test shortening a trace's first calls' dur did not make their excess negative (their time "
                "comes from the lane's intervals): wants a trace built with a first call shorter than the rest"),
-    # --in-run --passes keeps the slowest pass's median per shape.
+    # --in-run --passes keeps the slowest pass's median per shape, run time, task gap
+    # (InRunCalibration.PassesKeepTheFastestOfEachNumber).
     m("in_run_keeps_slowest_pass", "experiments/calibrate_in_run.cpp",
-     "      if (it == best.end() || x.median_s < it->second.median_s) best[key] = x;",
-     "      if (it == best.end() || x.median_s > it->second.median_s) best[key] = x;", CORE,
-     why="OPEN: only the command runs several passes, on real runs whose times no test can script"),
+     "    if (it == best_.end() || x.median_s < it->second.median_s) best_[key] = x;",
+     "    if (it == best_.end() || x.median_s > it->second.median_s) best_[key] = x;", CORE),
+    m("in_run_keeps_slowest_run", "experiments/calibrate_in_run.cpp",
+     "runs_[i].time_s = std::min(runs_[i].time_s, runs[i].time_s);",
+     "runs_[i].time_s = std::max(runs_[i].time_s, runs[i].time_s);", CORE),
+    m("in_run_keeps_last_task_gap", "experiments/calibrate_in_run.cpp",
+     "    if (it == task_s_.end() || median < it->second) task_s_[t] = median;",
+     "    task_s_[t] = median;", CORE),
+    # A pass below min_calls for a shape still counts for it.
+    m("in_run_pass_min_calls_ignored", "experiments/calibrate_in_run.cpp",
+     "summarize_in_run(calls, min_calls_)", "summarize_in_run(calls, 1)", CORE),
     # Equally near run shapes: the last in the file wins, not the first.
     m("in_run_nearest_ratio_last_of_ties", "experiments/calibrate_in_run.cpp",
      "if (const double d = dist(r); best == nullptr || d < best_d) best = &r, best_d = d;",

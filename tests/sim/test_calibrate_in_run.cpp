@@ -49,6 +49,47 @@ TEST(InRunCalibration, SummaryPerThreadsAndShape) {
   EXPECT_TRUE(kernels::summarize_in_run(calls, 6).empty());
 }
 
+// Passes combine number by number, each the fastest pass's: a neighbour's
+// interference only slows a run, so the slower pass of a shape, of a run and
+// of the task gaps is the disturbed one. Here the second pass is faster for
+// gsmm 64 and the first run, the first pass for gsmm 128, the second run and
+// the gaps; a shape below min_calls in a pass is not that pass's (gsmm 32's
+// one fast call in pass 2 does not replace pass 1's median).
+TEST(InRunCalibration, PassesKeepTheFastestOfEachNumber) {
+  using kernels::InRunRun;
+  const auto calls = [](double s64, double s128, int n32, double s32) {
+    std::vector<InRunCall> c;
+    for (const double f : {1.0, 1.1, 0.9}) c.push_back({gsmm(64), 2, s64 * f}), c.push_back({gsmm(128), 2, s128 * f});
+    for (int i = 0; i < n32; ++i) c.push_back({gsmm(32), 2, s32});
+    return c;
+  };
+  const auto runs = [](double a, double b) {
+    return std::vector<InRunRun>{{"cholesky", 'd', 4096, 1, 2, a}, {"qr", 'd', 4096, 1, 2, b}};
+  };
+  kernels::InRunPasses passes(2);
+  passes.add(calls(2.0, 8.0, 3, 0.5), runs(3.0, 5.0), {{2, {0.4, 0.1, 0.2}}});
+  passes.add(calls(1.5, 9.0, 1, 0.1), runs(2.5, 6.0), {{2, {0.3, 0.5, 0.3}}});
+  const kernels::InRunMeasurement m = passes.result();
+  ASSERT_EQ(m.shapes.size(), 3u);  // 32, 64, 128
+  EXPECT_EQ(m.shapes[0].shape.m, 32);
+  EXPECT_EQ(m.shapes[0].median_s, 0.5);
+  EXPECT_EQ(m.shapes[1].shape.m, 64);
+  EXPECT_EQ(m.shapes[1].median_s, 1.5);
+  EXPECT_EQ(m.shapes[2].shape.m, 128);
+  EXPECT_EQ(m.shapes[2].median_s, 8.0);
+  EXPECT_NEAR(m.shapes[2].spread_s, 0.8, 1e-12);  // pass 1's own quartiles (8.4 - 7.6), not a mix
+  ASSERT_EQ(m.runs.size(), 2u);
+  EXPECT_EQ(m.runs[0].algo, "cholesky");
+  EXPECT_EQ(m.runs[0].time_s, 2.5);
+  EXPECT_EQ(m.runs[1].time_s, 5.0);
+  EXPECT_EQ(m.task_s.at(2), 0.2);
+  // A pass that ran other configurations cannot be combined with the first.
+  auto other = runs(1.0, 1.0);
+  EXPECT_THROW(passes.add({}, {other[0]}, {}), InputError);
+  other[1].n = 8192;
+  EXPECT_THROW(passes.add({}, other, {}), InputError);
+}
+
 // A machine file as `tessera calibrate --threads 2` writes one: a model per
 // thread count, each with measured shapes.
 const char* kTwoModels = R"({
