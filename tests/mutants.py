@@ -505,13 +505,11 @@ MUTANTS = [
      'return fmt::format(R"("i":{},"j":{})", d / info.tile_rows, d % info.tile_rows);', '-L "sim|cli"'),
     # Distributed orthogonality scaled by n, not m (check.cpp uses m).
     m("dist_check_orth_scaled_by_n", "algorithms/dist_check.cpp", "onorm / (static_cast<double>(m) * eps)",
-     "onorm / (static_cast<double>(n) * eps)", CORE,
-     why="OPEN: a good Q's orthogonality is rounding error, which the distributed sums change by up to 4%: "
-         "DistributedCheck compares within 2x, and m / n is 1.15"),
-    # |I - Q^T Q| from its upper part without the mirror.
+     "onorm / (static_cast<double>(n) * eps)", CORE),
+    # |I - Q^T Q| from its upper part without the mirror
+    # (DistributedCheck.OrthogonalityOfATallQAndOfACorruptReflector, both).
     m("dist_check_orth_upper_only", "algorithms/dist_check.cpp",
-     "            if (r0 + x < c0 + col) w_cols[r0 + x] += g;\n", "", CORE,
-     why="OPEN: as dist_check_orth_scaled_by_n (a corrupt tile leaves Q orthogonal to rounding error)"),
+     "            if (r0 + x < c0 + col) w_cols[r0 + x] += g;\n", "", CORE),
     # The summary and JSON variant drop "domain=D" (CliQrTree.TheVariantNamesTheDomains).
     m("qr_variant_drops_domain", "algorithms/qr_factorization.cpp",
      'return domain_ > 0 ? "tree=binary domain=" + std::to_string(domain_) : "tree=binary";', 'return "tree=binary";',

@@ -309,12 +309,14 @@ TEST(Distributed, BinomialBroadcastForwardsAlongATree) {
 }
 
 // Adds 1 to one element of the factor's lower triangle (Cholesky) or of R
-// (QR): the diagonal's first element in the first tile column `node` holds.
+// (QR): the diagonal's first element in the first tile column `node` holds;
+// `below` > 0 rows below it instead (QR: an element of that column's first
+// Householder vector, which leaves R as it was and makes Q not orthogonal).
 template <class T>
-void corrupt_first_diagonal(TileMatrix<T>& a, const TileLayout& L, const Distribution& dist, int node) {
+void corrupt_first_diagonal(TileMatrix<T>& a, const TileLayout& L, const Distribution& dist, int node, int below = 0) {
   for (int j = 0; j < L.tile_cols(); ++j)
     if (dist.owner(L.col_top(j), j).node == node) {
-      a.tile(L.col_top(j), j)[L.col_local_offset(j)] += T(1);
+      a.tile(L.col_top(j), j)[L.col_local_offset(j) + below] += T(1);
       return;
     }
 }
@@ -322,7 +324,8 @@ void corrupt_first_diagonal(TileMatrix<T>& a, const TileLayout& L, const Distrib
 // The distributed residuals against the single-node ones, and a corrupted
 // factor tile on one node failing them.
 template <class T>
-std::vector<Residuals> distributed_residuals(const std::string& algo, const TileLayout& L, Grid g, int corrupt_node) {
+std::vector<Residuals> distributed_residuals(const std::string& algo, const TileLayout& L, Grid g, int corrupt_node,
+                                             int below = 0) {
   const bool chol = algo == "cholesky";
   const int P = g.pr * g.pc, p = L.tile_rows(), q = L.tile_cols();
   const MultiLevelBlockCyclic dist(L, g.pr, g.pc, 0);
@@ -366,7 +369,7 @@ std::vector<Residuals> distributed_residuals(const std::string& algo, const Tile
               qr_data_count(L), [&](TaskSink& s) { qr_tasks(L, s); }, ex, store, where);
         }
       }
-      if (self == corrupt_node) corrupt_first_diagonal(a, L, dist, corrupt_node);
+      if (self == corrupt_node) corrupt_first_diagonal(a, L, dist, corrupt_node, below);
       const SumOverNodes sum = [&](std::vector<double>& v) { net.allreduce_sum(v); };
       out[self] = chol ? cholesky_residual_distributed(original, a, dist, self, run, sum)
                        : qr_residual_distributed(original, a, f, dist, self, run, sum);
@@ -378,13 +381,14 @@ std::vector<Residuals> distributed_residuals(const std::string& algo, const Tile
 // `corrupt_node` >= 0: the element distributed_residuals corrupts on that
 // node of grid `g`, corrupted here too.
 template <class T>
-Residuals single_node_residual(const std::string& algo, const TileLayout& L, Grid g = {1, 1}, int corrupt_node = -1) {
+Residuals single_node_residual(const std::string& algo, const TileLayout& L, Grid g = {1, 1}, int corrupt_node = -1,
+                               int below = 0) {
   TileMatrix<T> a(L);
   const bool chol = algo == "cholesky";
   generate(a, chol ? MatrixKind::Spd : MatrixKind::General, 3);
   const std::vector<T> original = a.to_dense();
   const auto corrupt = [&] {
-    if (corrupt_node >= 0) corrupt_first_diagonal(a, L, MultiLevelBlockCyclic(L, g.pr, g.pc, 0), corrupt_node);
+    if (corrupt_node >= 0) corrupt_first_diagonal(a, L, MultiLevelBlockCyclic(L, g.pr, g.pc, 0), corrupt_node, below);
   };
   if (chol) {
     CholeskyExecutor<T> ex(a);
@@ -446,6 +450,33 @@ TEST(DistributedCheck, MatchesTheSingleNodeResidualsAndCatchesACorruptTile) {
         }
       }
     }
+}
+
+// The orthogonality ||I - Q^T Q||_1 / (m eps) on its own. A tall Q (m = 4n)
+// tells m from n in the scale, which the square-ish case above cannot
+// within its 2x of rounding error. A corrupt Householder vector makes Q's
+// deviation from orthogonal no rounding error, so the distributed norm
+// (summed from the upper block triangle of the symmetric Q^T Q and its
+// mirror) must match the single-node one but for the order of its sums.
+TEST(DistributedCheck, OrthogonalityOfATallQAndOfACorruptReflector) {
+  const Grid g{2, 2};
+  const TileLayout tall(480, 120, 40, 1, 0);
+  const Residuals ref = single_node_residual<double>("qr", tall);
+  ASSERT_GT(ref.value("orth"), 0);
+  for (const Residuals& r : distributed_residuals<double>("qr", tall, g, -1)) {
+    EXPECT_TRUE(r.passed());
+    EXPECT_LE(r.value("orth"), 2 * ref.value("orth")) << "vs " << ref.value("orth");
+    EXPECT_GE(r.value("orth"), ref.value("orth") / 2) << "vs " << ref.value("orth");
+  }
+  const TileLayout L(200, 200, 48, 1, 0);
+  for (const int node : {0, 3}) {  // the two holding diagonal tiles on 2x2
+    const Residuals bad_ref = single_node_residual<double>("qr", L, g, node, 3);
+    ASSERT_GT(bad_ref.value("orth"), 1e6) << "node " << node << ": the corrupt Q is not orthogonal";
+    for (const Residuals& r : distributed_residuals<double>("qr", L, g, node, 3)) {
+      EXPECT_FALSE(r.passed()) << "node " << node;
+      EXPECT_NEAR(r.value("orth"), bad_ref.value("orth"), 1e-12 * bad_ref.value("orth")) << "node " << node;
+    }
+  }
 }
 
 }  // namespace
