@@ -476,8 +476,7 @@ MUTANTS = [
     # A first call faster than the median gives a negative cost.
     m("cft_first_call_excess_can_be_negative", "experiments/calibrate_from_traces.cpp",
      "push_back(std::max(0.0, c.seconds - median_of(it->second)));", "push_back(c.seconds - median_of(it->second));",
-     CORE, why="OPEN: a test shortening a trace's first calls' dur did not make their excess negative (their time "
-               "comes from the lane's intervals): wants a trace built with a first call shorter than the rest"),
+     CORE),  # CalibrateFromTraces.AFirstCallFasterThanTheRestCostsNothing
     # --in-run --passes keeps the slowest pass's median per shape, run time, task gap
     # (InRunCalibration.PassesKeepTheFastestOfEachNumber).
     m("in_run_keeps_slowest_pass", "experiments/calibrate_in_run.cpp",
