@@ -235,6 +235,13 @@ MUTANTS = [
     m("distributed_breakdown_reports_last_column", "runtime/node_runtime.cpp",
       "        if (breakdown(k) && (primary < 0 || status[P + k] < status[P + primary])) primary = k;",
       "        if (breakdown(k) && (primary < 0 || status[P + k] > status[P + primary])) primary = k;", WITH_CLI),
+    # Under mpirun (tessera_mpi_traces, label mpi): every message reported as from the receiving rank itself,
+    # and received messages without their transit time.
+    m("mpi_message_from_self", "platform/native/mpi_network.cpp", "        deliver(r.source, std::move(m));",
+      "        deliver(rank, std::move(m));", '-L mpi'),
+    m("mpi_transit_not_measured", "platform/native/mpi_network.cpp",
+      "        m.set_transit_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count());\n",
+      "", '-L mpi'),
     # A GPU's kernel_span_s counted from the device's construction (warm-up and earlier runs included).
     # (SimGpuStreamsRuns.EachRunReportsItsOwnKernelSpan: two runs on one simulated GPU.)
     m("gpu_kernel_span_since_device_start", "runtime/node_runtime.cpp",
