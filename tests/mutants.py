@@ -50,6 +50,8 @@ GP, GC = "experiments/gpu_predict.py", "analysis/gpu_clocks.py"
 BG = "experiments/bench_gpu.py"
 BC = "experiments/bench_cpu.py"
 BS = "experiments/bench_starpu.py"
+TV, EA, FK = "experiments/tune_validate.py", "experiments/explore_args.py", "analysis/figure_kinds.py"
+TD, XP, BM = "analysis/trace_devices.py", "experiments/experiment.py", "experiments/bench_mpi.py"
 PRIO = "{ return (q - out_col) * (q + 1) + (q - k); }"
 
 MUTANTS = [
@@ -527,6 +529,132 @@ MUTANTS = [
     m("run_config_lu_split_tall_rows_inverted", "experiments/run_config.cpp",
      "std::llround(static_cast<double>(q) * c.m / c.n)", "std::llround(static_cast<double>(q) * c.n / c.m)",
      '-R "experiments_lu_002_sim"'),
+    # Round 6: Python scripts with no mutant before (a helper's proposals).
+    # --- experiments/tune_validate.py (only its bad options are tested: test_bad_input.py test_tune_validate)
+    # Bug: tuned / best computed upside down (best / tuned). The ratio is then always <= 1, so
+    # `ok &= ratio <= 1.05` always holds: a tuner 30% off the sweep's best is reported as 0.77 and exits 0.
+    # Prediction: SURVIVES (no test runs a sweep + tune + confirm). Detect: a stand-in tessera whose
+    # `run` writes time_s from its --B/--s (or --tuned file's choice) and whose `tune` writes a choice that
+    # is 1.3x slower than the best grid point; run tune_validate.py --cells cholesky:d:64 --reps 1; assert
+    # exit 1 and summary.json[0]["tuned_over_best"] == 1.3 (within 1e-9).
+    m("tune_validate_ratio_upside_down", TV, "        ratio = t / b if t and b else None",
+      "        ratio = b / t if t and b else None", "-R experiments_bad_input"),
+    # Bug: the sweep's "three fastest" sorted the wrong way: the three slowest grid points are confirmed,
+    # so the best of the contenders is the tuned configuration itself and tuned/best <= 1.0 whatever
+    # the tuner chose. Prediction: SURVIVES. Detect: the same stand-in (time_s a known function of B
+    # and s); assert summary.json's "best" names the fastest grid point ("B<b> s<s>") and runs_s has
+    # its key, and that exit is 1 when the tuned choice is slower than it by more than 5%.
+    m("tune_validate_confirms_slowest_three", TV, '                  key=lambda r: r["time_s"])[:3]',
+      '                  key=lambda r: -r["time_s"])[:3]', "-R experiments_bad_input"),
+
+    # --- experiments/explore_args.py (tests: test_explore.py, cases dry_run / bad_set)
+    # Bug: the range START:STOP:STEP loses its rounding tolerance, so a STOP a float step lands on is
+    # dropped: 0.1:0.3:0.1 gives [0.1, 0.2] ((0.3-0.1)/0.1 = 1.9999999999999998), 0.1:0.7:0.2 three
+    # values instead of four. The docstring promises "STOP included when a step lands on it".
+    # Prediction: SURVIVES (the dry run's 12.5e9:50e9:12.5e9 divides exactly: 3.0). Detect:
+    # explore --dry-run --set network.latency_s=0.1:0.3:0.1 (or explore_args.parse_values("x",
+    # "0.1:0.3:0.1")) and assert 3 values / 3x the configurations.
+    m("explore_range_drops_stop_by_rounding", EA,
+      "            count = int(math.floor((stop - start) / step * (1 + 1e-12))) + 1",
+      "            count = int(math.floor((stop - start) / step)) + 1", "-R experiments_explore"),
+    # Bug: the general rule "count" (minimum 0) is tried before "cores.count" (minimum 1); first match
+    # wins, so --set node.cores.count=0 is accepted and every run of the sweep then fails in tessera's
+    # machine loader instead of exit 2 before the sweep. Prediction: SURVIVES (bad_set only tries
+    # node.gpus.count=-1 / 1e30). Detect: bad_set case ["--set", "node.cores.count=0"] expecting exit 2
+    # and one line naming "node.cores.count".
+    m("explore_set_cores_count_zero_allowed", EA,
+      'SET_RULES = (("nodes", True, 1, False), ("cores.count", True, 1, False), ("count", True, 0, False),',
+      'SET_RULES = (("nodes", True, 1, False), ("count", True, 0, False), ("cores.count", True, 1, False),',
+      "-R experiments_explore"),
+
+    # --- analysis/figure_kinds.py (tests only check that PNG/PDF files exist and are > 2000 bytes)
+    # Bug: grouped bars not centred on their category: each series shifted by i * width instead of
+    # (i - (k-1)/2) * width. Equivalent with one series; with two or more (000-fig6, 001-fig11 have
+    # series) the bars sit right of their tick and the paper markers (ref_x keeps the centred shift)
+    # no longer stand over the bar of their series. Prediction: SURVIVES. Detect: call
+    # figure_kinds.bars on a hand-made Results with 2 series x 2 categories and assert the Rectangle
+    # x-centres of ax.patches are {-0.2, 0.2, 0.8, 1.2}.
+    m("figure_bars_not_centred", FK,
+      '            pos = cats.index(p.params.get(spec["x"])) + (i - (len(keys) - 1) / 2) * width',
+      '            pos = cats.index(p.params.get(spec["x"])) + i * width', SCRIPTS),
+    # Bug: the breakdown's stacked segments start at the previous segment's height instead of the running
+    # total: from the third category on, segments overlap and the bar no longer reaches 100%
+    # (001-fig10-breakdown has 3+ categories). Prediction: SURVIVES. Detect: figure_kinds.breakdown on
+    # one point with shares 50/30/20 and assert the top of the highest rectangle is 100 (and the third
+    # segment's y is 80).
+    m("figure_breakdown_not_stacked", FK, "            bottom += v", "            bottom = v", SCRIPTS),
+
+    # --- analysis/trace_devices.py (tests: test_trace_views.py, test_trace_compare.py)
+    # Bug: merging an interval that lies inside the previous one shortens the merged interval to the
+    # inner one's end (out[-1][1] = e instead of max(...)). The unit case (0,2),(1,3) extends, so it
+    # passes; a long h2d copy overlapping a short d2h copy loses time from transfer_total_s (and
+    # transfer_exposed_s), and idle_s grows by the same amount, so "adds up" still holds.
+    # Prediction: SURVIVES. Detect: assertEqual(trace_devices.union([(0, 10), (1, 3)]), [[0, 10]]).
+    m("trace_devices_union_shrinks_nested", TD, "            out[-1][1] = max(out[-1][1], e)",
+      "            out[-1][1] = e", "-R experiments_trace"),
+    # Bug: idle computed as makespan - kernel time, forgetting the exposed copy time: the shares no
+    # longer add to 100%. Prediction: KILLED by experiments_trace_views
+    # (test_device_breakdown_adds_up: the keeneland GPU run's first h2d copies run before any GPU kernel,
+    # so some row has transfer_exposed_s > 0 and kernel + exposed + idle exceeds the makespan).
+    m("trace_devices_idle_ignores_exposed_copies", TD,
+      '"idle_s": max(0.0, makespan - kernel_s - exposed)', '"idle_s": max(0.0, makespan - kernel_s)',
+      "-R experiments_trace"),
+
+    # --- experiments/experiment.py
+    # Bug: `tessera experiment list` counts configurations instead of runs (repeats ignored) in its full
+    # and quick columns. Only validate-prediction (native, repeats 3) differs; the CLI claim test
+    # compares list against dry runs for two sim definitions (repeats 1) only. Prediction: SURVIVES.
+    # Detect: in CliClaims3.ExperimentListShowsEveryDefinitionAndItsSweeps, also compare
+    # validate-prediction's list counts with its dry run's summed "xR" (e.g. full = 3 x points).
+    m("experiment_list_counts_points_not_runs", XP, "    return sum(c.repeats for c in configs)",
+      "    return len(configs)", '-R "CliClaims3.ExperimentList|experiments_(runner|definitions)"'),
+    # Bug: --timeout 0 accepted (Runner then falls back to the definition's timeout: `timeout_s or ...`).
+    # Prediction: KILLED by experiments_runner (BadDefinitions.test_bad_timeout_and_out, case
+    # ["--timeout", "0"] expects exit 2 naming "--timeout 0").
+    m("experiment_timeout_zero_accepted", XP, "    if a.timeout is not None and a.timeout <= 0:",
+      "    if a.timeout is not None and a.timeout < 0:", "-R experiments_runner"),
+
+    # --- experiments/bench_mpi.py (test_bad_input.py test_bench_mpi: bad options + one 1x1 sweep, reps 1)
+    # Bug: the exit status tracks the wrong side: 1 when tessera got no value, 0 when ScaLAPACK (the
+    # reference) failed every rep, the opposite of the docstring. Prediction: SURVIVES (the good sweep
+    # has both sides). Detect: the same sweep with FAKE_FAIL="--nb" (only scalapack_peer gets --nb):
+    # expect exit 1 and "failed" in the ScaLAPACK column; with FAKE_FAIL="--threads" expect exit 0.
+    m("bench_mpi_missing_reference_from_tessera", BM, "        reference_missing |= not scalapack",
+      "        reference_missing |= not tessera", "-R experiments_bad_input"),
+    # Bug: the rank count is Pr + Pc instead of Pr * Pc: a 2x2 grid runs 4 ranks either way, but 1x1
+    # runs 2 ranks and 1x3 / 2x3 run 4 / 5: tessera and ScaLAPACK then run with ranks their grid does
+    # not use (or too few). Prediction: SURVIVES (1x1 under mpirun with a stand-in that ignores its rank
+    # count). Detect: the good sweep with --grid 1x3 and FAKE_LOG: assert 3 logged calls per run
+    # (one per rank), or that the header says "ranks=3" for 1x3 (and "ranks=1" for 1x1).
+    m("bench_mpi_ranks_pr_plus_pc", BM, "    nprocs = pr * pc", "    nprocs = pr + pc",
+      "-R experiments_bad_input"),
+
+    # --- experiments/runner/report.py (tests: test_report_values.py, check_report.py)
+    # Bug: the ours/paper column computed as paper/ours: 1.5x the paper shows 0.67. check_report only
+    # checks that the paper's value is in the row; the Rows unit test uses an entry without a paper
+    # value. Prediction: SURVIVES. Detect: report.entry_row on SWEEP with entry {"where": {"variant":
+    # "calu", "d": 2}, "metric": "gflops", "value": 100.0, ...}: assert the ours/paper cell is "1.50".
+    m("report_ratio_paper_over_ours", RP, "    ratio = value / paper if paper else None",
+      "    ratio = paper / value if paper else None", REPORT),
+    # Bug: only differences above the paper (ratio > 1.15) ask for a recorded cause; ours 40% below
+    # the paper gets no "**no cause recorded**" line, the report claims agreement silently.
+    # Prediction: SURVIVES. Detect: entry_row with paper value 200 and ours 120 (ratio 0.6) and empty
+    # notes: assert causes == [(id, "**no cause recorded**: ...")].
+    m("report_only_overshoot_needs_cause", RP, "    if ratio is not None and abs(ratio - 1) > THRESHOLD:",
+      "    if ratio is not None and ratio - 1 > THRESHOLD:", REPORT),
+    # Bug: the shortfall note "(k of n references ran)" keeps the largest count of references over the
+    # points instead of the smallest, so a point with fewer references goes unmentioned.
+    # Prediction: SURVIVES (test_missing_references_in_a_list_are_said has one point only). Detect: two
+    # pivotings each with d=auto, one with references at d=1,2,4 and one with d=1 only; entry
+    # {"where": {"d": "auto"}, "relative_to": {"d": [1, 2, 4]}}: assert "1 of 3 references ran" in how.
+    m("report_shortfall_of_most_references", RP,
+      "            fewest = len(refs) if fewest is None else min(fewest, len(refs))",
+      "            fewest = len(refs) if fewest is None else max(fewest, len(refs))", REPORT),
+    # Bug: a point counts as its own reference (the filter q.params != p.params dropped): relative_to's
+    # baseline point contributes a ratio of 1.0. Prediction: KILLED by experiments_report_values
+    # (RelativeTo.test_each_point_paired_then_aggregated: min over d = 1, 2, 4 becomes 1.0, not 1.2).
+    m("report_point_is_its_own_reference", RP, "        others = [q for q in matches if q.params != p.params]",
+      "        others = list(matches)", REPORT),
 ]
 
 
