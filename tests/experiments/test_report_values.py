@@ -103,6 +103,15 @@ class RelativeTo(unittest.TestCase):
         self.assertAlmostEqual(value, 170.0 / 150.0)
         self.assertIn("2 of 3 references ran", how)
 
+    def test_the_shortfall_is_the_point_with_the_fewest_references(self):
+        # Two automatic-d points: calu's has references at d = 1, 2, 4 (all 3 ran), gepp's at d = 1 and 2
+        # only: the note names the fewer (a point with all its references must not hide one without).
+        runs = SWEEP + [run("pa", {"variant": "gepp", "pivot": "partial", "d": "auto"}, 95.0)]
+        value, how = report.ours(results(runs), {"where": {"d": "auto"}, "metric": "gflops",
+                                                 "relative_to": {"d": [1, 2, 4]}, "aggregate": "min"})
+        self.assertAlmostEqual(value, 95.0 / 90.0)
+        self.assertIn("2 of 3 references ran", how)
+
     def test_quick_derived_parameters_follow_too(self):
         runs = [run("a", {"nodes": 1, "n": 100}, 10.0), run("b", {"nodes": 4, "n": 200}, 36.0)]
         folder = results(runs).dir
@@ -183,6 +192,34 @@ class Rows(unittest.TestCase):
         self.assertTrue(cells[4].startswith("1.2 (against d = 1"), row)
         self.assertEqual(cells[5], "—")
         self.assertEqual(causes, [("scales", "the paper gives no number here")])
+
+    def row(self, ours_value, paper, notes=None):
+        res = results([run("a", {"d": 1}, ours_value)])
+        defn = type("D", (), {"notes": notes or {}, "plots": [], "path": "experiments/definitions/x.json"})()
+        entry = {"id": "rate", "where": {"d": 1}, "metric": "gflops", "value": paper, "source": "Fig. 1",
+                 "text": "rate"}
+        causes = []
+        cells = [c.strip() for c in report.entry_row("x", defn, res, entry, causes, res.dir).split("|")]
+        return cells, causes
+
+    def test_ours_over_the_papers(self):
+        # 150 against the paper's 100: the column says 1.50 (ours / paper), and a difference of 50% asks
+        # for a cause.
+        cells, causes = self.row(150.0, 100.0)
+        self.assertEqual(cells[3:6], ["100 (Fig. 1)", "150", "1.50"])
+        self.assertEqual(len(causes), 1)
+        self.assertIn("**no cause recorded**", causes[0][1])
+
+    def test_a_shortfall_needs_a_cause_as_an_excess_does(self):
+        # 120 against 200 (0.60) needs a cause as much as 1.40 does; within 15% (0.90) none.
+        cells, causes = self.row(120.0, 200.0)
+        self.assertEqual(cells[5], "0.60")
+        self.assertEqual([c[0] for c in causes], ["rate"])
+        self.assertIn("**no cause recorded**: add notes.rate", causes[0][1])
+        cells, causes = self.row(120.0, 200.0, notes={"rate": "measured: the link is slower"})
+        self.assertEqual(causes, [("rate", "measured: the link is slower")])
+        cells, causes = self.row(180.0, 200.0)
+        self.assertEqual((cells[5], causes), ("0.90", []))
 
 
 class Validation(unittest.TestCase):
