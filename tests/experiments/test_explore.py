@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`tessera explore` end to end, one case per invocation:
 
-    test_explore.py TESSERA_BINARY WORK_DIR dry_run|sweep|noise|bad_set|machines|ranking
+    test_explore.py TESSERA_BINARY WORK_DIR dry_run|sweep|noise|bad_set|machines|ranking|values
 
 dry_run: --dry-run lists every configuration (grids of a node count x tile sizes x
 overrides, invalid distributions left out) and runs nothing. sweep: a 4-point sweep
@@ -13,6 +13,7 @@ H100 machine files load and run. The dry run also sweeps QR's reduction trees (b
 left out on one node row) and bad_set refuses a bad or misplaced --qr-tree. noise: --node-noise
 as an axis with --noise-seeds, each noisy point's seeds merged into one row at their median.
 ranking: the merging of seeds and the recommendation on rows made by hand, where each number is known.
+values: option values by hand (ranges whose STOP a float step lands on, integer ranges, lists).
 """
 import csv
 import json
@@ -234,6 +235,7 @@ def bad_set(tessera, work):
     # Values tessera's machine-file loader would refuse, refused before the sweep.
     cases += [(["--set", "node.gpus.count=-1"], "node.gpus.count=-1"),
               (["--set", "node.gpus.count=1e30"], "node.gpus.count=1e30"),
+              (["--set", "node.cores.count=0"], "node.cores.count=0"),  # a node has a core, it may have no GPU
               (["--set", "network.bandwidth_Bps=-1"], "network.bandwidth_Bps=-1"),
               (["--set", "network.latency_s=1e-6,-1e-6"], "-1e-06"),
               (["--out", CLUSTER], "--out " + CLUSTER)]
@@ -295,9 +297,24 @@ def ranking(tessera, work):
            "the recommendation names the best and its margin over the second", text)
 
 
+def values(tessera, work):
+    sys.path.insert(0, os.path.join(ROOT, "experiments"))
+    import explore_args as ea
+
+    # A range includes STOP when a step lands on it, also where the steps' sum is a float off: (0.3 - 0.1) / 0.1
+    # is 1.9999999999999998, and 0.1:0.3:0.1 is still three values; (0.7 - 0.1) / 0.2 four.
+    for text, want in (("0.1:0.3:0.1", 3), ("0.1:0.7:0.2", 4), ("12.5e9:50e9:12.5e9", 4), ("1:10:4", 3),
+                       ("2:2:1", 1)):
+        got = ea.parse_values("--set x=" + text, text)
+        expect(len(got) == want and abs(got[-1] - float(text.split(":")[0]) - (want - 1) * float(text.split(":")[2]))
+               < 1e-9, "%s gives %d values" % (text, want), str(got))
+    expect(ea.parse_values("x", "1:10:4") == [1, 5, 9], "integer ranges stay integers", "")
+    expect(ea.parse_values("x", "64,128") == [64, 128], "a comma list", "")
+
+
 if __name__ == "__main__":
     tessera, work, case = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     {"dry_run": dry_run, "sweep": sweep, "noise": noise, "bad_set": bad_set, "machines": machines,
-     "ranking": ranking}[case](tessera, work)
+     "ranking": ranking, "values": values}[case](tessera, work)
     print("ok")
