@@ -159,11 +159,13 @@ def breakdown(results, spec, reported):
     one bar per configuration and one for the paper's values."""
     fig, ax = new_figure(spec)
     cats = spec["categories"]
+    names = spec.get("series", [])
     bars_ = []
     for p in results.points(spec.get("where")):
         vals = [p.value(c["metric"]) for c in cats]
         if all(v is not None for v in vals):
-            bars_.append(("tessera %s" % series_label(spec.get("series", []), series_key(p.params, spec.get("series", []))), vals, None))
+            bars_.append(("tessera %s" % series_label(names, series_key(p.params, names)) if names else "tessera", vals,
+                          None))
     refs = {r["metric"]: r for r in references(spec, reported)}
     if refs:
         first = next(iter(refs.values()))

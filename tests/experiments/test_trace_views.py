@@ -88,6 +88,8 @@ class TraceViews(unittest.TestCase):
         self.assertEqual(a, [[0, 3], [5, 6]])
         self.assertEqual(trace_devices.subtract(a, [[1, 2], [5.5, 7]]), [[0, 1], [2, 3], [5, 5.5]])
         self.assertEqual(trace_devices.length(a), 4)
+        # An interval inside the one before it (a short copy during a long one) adds nothing, takes nothing.
+        self.assertEqual(trace_devices.union([(0, 10), (1, 3), (2, 12), (20, 21), (20.5, 20.7)]), [[0, 12], [20, 21]])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""What the figure kinds draw (analysis/figure_kinds.py), read back from the axes.
+
+The quick sweeps' test (check_quick.py) only sees that each PNG exists and is
+not empty; a bar drawn beside its category or a stacked segment starting at
+the wrong height would pass it. Here a results folder made by hand, so every
+number is known, is drawn by each kind and the artists are read back:
+grouped bars centred on their category with the paper's marker over its own
+series' bar, stacked shares that sum to the bar's top, lines sorted by x and
+broken at a failed run.
+"""
+import json
+import math
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+
+import figure_kinds  # noqa: E402
+from experiment_results import Results  # noqa: E402
+
+
+def run(cid, params, result=None, status="ok"):
+    r = {"config_id": cid, "repeat": 0, "params": params, "status": status, "metrics": {}}
+    if status == "ok":
+        r["result"] = result
+    else:
+        r["stderr"] = "tessera: error: GPU out of memory"
+        r["exit_status"] = 4
+    return r
+
+
+def results(runs):
+    folder = tempfile.mkdtemp(prefix="figure-kinds-")
+    with open(os.path.join(folder, "meta.json"), "w") as f:
+        json.dump({"definition": {"plots": []}}, f)
+    with open(os.path.join(folder, "runs.jsonl"), "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    return Results(folder)
+
+
+def rectangles(fig):
+    """(x centre, bottom, height) of every bar, in drawing order."""
+    ax = fig.axes[0]
+    return [(round(p.get_x() + p.get_width() / 2, 9), round(p.get_y(), 9), round(p.get_height(), 9))
+            for p in ax.patches]
+
+
+class Bars(unittest.TestCase):
+    def test_grouped_bars_are_centred_on_their_category(self):
+        # Two series (cholesky, qr) over two node counts: width 0.4 each, centres at category -0.2 and +0.2.
+        res = results([run("c1", {"algo": "cholesky", "nodes": 1}, {"gflops": 10.0}),
+                       run("c4", {"algo": "cholesky", "nodes": 4}, {"gflops": 40.0}),
+                       run("q1", {"algo": "qr", "nodes": 1}, {"gflops": 8.0}),
+                       run("q4", {"algo": "qr", "nodes": 4}, {"gflops": 30.0})])
+        spec = {"title": "t", "file": "f", "x": "nodes", "y": "gflops", "series": ["algo"]}
+        paper = [{"plot": "f", "value": 33.0, "source": "000 Fig. 6, text", "where": {"algo": "qr", "nodes": 4}}]
+        fig = figure_kinds.bars(res, spec, paper)
+        self.assertEqual(rectangles(fig), [(-0.2, 0.0, 10.0), (0.8, 0.0, 40.0), (0.2, 0.0, 8.0), (1.2, 0.0, 30.0)])
+        self.assertEqual([t.get_text() for t in fig.axes[0].get_xticklabels()], ["1", "4"])
+        marker = [ln for ln in fig.axes[0].lines if ln.get_label() == "paper (000 Fig. 6)"]
+        self.assertEqual(len(marker), 1)
+        self.assertEqual((round(marker[0].get_xdata()[0], 9), marker[0].get_ydata()[0]), (1.2, 33.0),
+                         "the paper's QR value stands over the QR bar")
+
+    def test_one_series_sits_on_its_tick(self):
+        res = results([run("a", {"nodes": 1}, {"gflops": 5.0}), run("b", {"nodes": 2}, {"gflops": 9.0})])
+        fig = figure_kinds.bars(res, {"title": "t", "file": "f", "x": "nodes", "y": "gflops"}, [])
+        self.assertEqual(rectangles(fig), [(0.0, 0.0, 5.0), (1.0, 0.0, 9.0)])
+
+
+class Breakdown(unittest.TestCase):
+    def test_shares_stack_to_the_bars_top(self):
+        # Shares 50 / 30 / 20 stack at 0, 50 and 80 and reach 100; the paper's bar (hatched) the same way.
+        cats = [{"label": "kernels", "metric": "k"}, {"label": "copies", "metric": "c"},
+                {"label": "idle", "metric": "i"}]
+        res = results([run("a", {"gpus": 1}, {"k": 50.0, "c": 30.0, "i": 20.0})])
+        paper = [{"plot": "f", "metric": m, "value": v, "source": "001 Fig. 10"}
+                 for m, v in (("k", 70.0), ("c", 20.0), ("i", 10.0))]
+        spec = {"title": "t", "file": "f", "categories": cats}
+        fig = figure_kinds.breakdown(res, spec, paper)
+        self.assertEqual(rectangles(fig), [(0.0, 0.0, 50.0), (0.0, 50.0, 30.0), (0.0, 80.0, 20.0),
+                                           (1.0, 0.0, 70.0), (1.0, 70.0, 20.0), (1.0, 90.0, 10.0)])
+        self.assertEqual([t.get_text() for t in fig.axes[0].get_xticklabels()], ["tessera", "paper (001 Fig. 10)"])
+
+
+class Lines(unittest.TestCase):
+    def test_sorted_by_x_and_broken_at_a_failed_run(self):
+        res = results([run("c", {"nodes": 16}, {"gflops": 90.0}), run("a", {"nodes": 1}, {"gflops": 10.0}),
+                       run("b", {"nodes": 4}, status="failed"), run("d", {"nodes": 2}, {"gflops": 19.0})])
+        fig = figure_kinds.lines(res, {"title": "t", "file": "f", "x": "nodes", "y": "gflops"}, [])
+        ours = [ln for ln in fig.axes[0].lines if ln.get_label() == "tessera"]
+        self.assertEqual(len(ours), 1)
+        self.assertEqual(list(ours[0].get_xdata()), [1, 2, 4, 16])
+        ys = list(ours[0].get_ydata())
+        self.assertEqual((ys[0], ys[1], ys[3]), (10.0, 19.0, 90.0))
+        self.assertTrue(math.isnan(ys[2]), "no segment across the failed run")
+
+
+if __name__ == "__main__":
+    unittest.main()
