@@ -21,7 +21,9 @@ trace_critical_path.py takes --help; trace_compare.py will not overwrite an
 input; trace_gantt.py writes --out as given and refuses an empty window.
 Scripts: bench_cpu.py, gpu_predict.py, tune_validate.py, bench_mpi.py,
 lu_002_sim.py and validate_comm check their options and input files before
-any run; a failing run is reported and the sweep goes on (exit 1);
+any run; a failing run is reported and the sweep goes on (exit 1; bench_mpi.py
+exits 1 only when ScaLAPACK got no value, and starts Pr x Pc ranks, told by
+a stand-in mpirun first on PATH);
 gpu_node.sh checks OOC_N and TRACE_N and names an unknown mode; setup.sh
 names an unknown command.
 """
@@ -59,6 +61,16 @@ result = {"algo": opt("--algo", "cholesky"), "n": int(opt("--n", "64")), "B": 64
 if "--json" in args:
     with open(opt("--json", ""), "w") as f:
         json.dump(result, f)
+'''
+
+# Stands in for mpirun: logs each run's rank count (-np) and program to $FAKE_MPIRUN_LOG, then runs it once.
+FAKE_MPIRUN = r'''#!/usr/bin/python3
+import os, subprocess, sys
+args = sys.argv[1:]
+np = args.index("-np")
+with open(os.environ["FAKE_MPIRUN_LOG"], "a") as f:
+    f.write("%s %s\n" % (args[np + 1], os.path.basename(args[np + 2])))
+sys.exit(subprocess.call(args[np + 2:]))
 '''
 
 
@@ -371,6 +383,48 @@ class Scripts(Case):
         rows = [l.split() for l in stdout.splitlines() if l.split()[:1] in (["cholesky"], ["qr"])]
         self.assertEqual([r[:6] for r in rows], [["cholesky", "64", "1x1", "10.0", "35.0", "3.50x"],
                                                   ["qr", "64", "1x1", "10.0", "35.0", "3.50x"]], stdout)
+        # The same sweep, reps 2, under the stand-in mpirun: each run of both peers asks Pr x Pc ranks (1x3: 3, 2x3: 6,
+        # 1x1: 1; Pr + Pc would give 4, 5 and 2), and the header says as many.
+        path = fresh("bench_mpi_path")
+        os.chmod(write(os.path.join(path, "mpirun"), FAKE_MPIRUN), 0o755)
+        mpi_log = os.path.join(WORK, "mpirun.log")
+
+        def sweep(grid, fail=""):
+            if os.path.exists(mpi_log):
+                os.remove(mpi_log)
+            rc, stdout, err = py("experiments/bench_mpi.py", "--build", build, "--grid", grid, "--reps", "2",
+                                 "--algos", "cholesky,qr", "--n", "64", "--out", os.path.join(WORK, "bench_mpi_runs"),
+                                 env={"PATH": path + os.pathsep + os.environ["PATH"], "FAKE_MPIRUN_LOG": mpi_log,
+                                      "FAKE_FAIL": fail})
+            self.assertNotIn("Traceback", err)
+            rows = [l.split()[:6] for l in stdout.splitlines() if l.split()[:1] in (["cholesky"], ["qr"])]
+            return rc, stdout, err, rows
+        for grid, ranks in (("1x3", 3), ("2x3", 6), ("1x1", 1)):
+            with self.subTest(grid=grid):
+                rc, stdout, err, rows = sweep(grid)
+                self.assertEqual(rc, 0, stdout + err)
+                with open(mpi_log) as f:  # 2 algorithms x 2 reps, ScaLAPACK then tessera
+                    self.assertEqual(f.read().splitlines(), ["%d scalapack_peer" % ranks, "%d tessera" % ranks] * 4)
+                self.assertIn(" ranks=%d " % ranks, stdout)
+        # ScaLAPACK fails every rep (only its runs get --nb): no reference, exit 1; each failure on stderr, its
+        # column "failed", no ratio, tessera's value still shown.
+        rc, stdout, err, rows = sweep("1x3", fail="--nb")
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertEqual(err.count("exit 2: tessera: error: refused --nb"), 4, err)
+        self.assertIn("scalapack qr rep 2: exit 2", err)
+        self.assertEqual(rows, [[a, "64", "1x3", "failed", "10.0", "-"] for a in ("cholesky", "qr")], stdout)
+        # ScaLAPACK fails for one algorithm only (Cholesky, the first): that algorithm has no reference, exit 1.
+        rc, stdout, err, rows = sweep("1x3", fail="--algo cholesky --n 64 --nb")
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertEqual(rows, [["cholesky", "64", "1x3", "failed", "10.0", "-"],
+                                ["qr", "64", "1x3", "10.0", "10.0", "1.00x"]], stdout)
+        # Only tessera fails (only its runs are `run --algo`): reported and tolerated (its side may be unfinished),
+        # the reference is there: exit 0.
+        rc, stdout, err, rows = sweep("1x3", fail="run --algo")
+        self.assertEqual(rc, 0, stdout + err)
+        self.assertEqual(err.count("exit 2: tessera: error: refused run --algo"), 4, err)
+        self.assertIn("tessera qr rep 2: exit 2", err)
+        self.assertEqual(rows, [[a, "64", "1x3", "10.0", "failed", "-"] for a in ("cholesky", "qr")], stdout)
 
     def test_bench_starpu(self):
         bench, build = "experiments/bench_starpu.py", fresh("bench_starpu_build")

@@ -21,9 +21,18 @@ experiments/bench_cpu.py (tessera against LAPACKE on one node, issue 2's
 targets): every row's tessera runs at 90, 110 and 300 GFlop/s, LAPACKE's at
 100, 200 and 80: medians 110 and 100, 1.10x, which meets Cholesky N = 4096's
 target of 1.1x exactly and misses QR's 1.2x (exit 1).
+
+experiments/tune_validate.py (`tessera tune`'s choice against a sweep of every
+B and s): the stand-in's runs take 1 + |B - 384| / 640 s, plus 0.02 s left of
+B = 384 and 0.15, 0 or 0.04 s for s = 1, 2, 3 (27 distinct times): the
+fastest point is B=384 s=2 at 1.0 s, then B=384 s=3 at 1.04 and B=448 s=2 at
+1.1; the slowest B=128 s=1 at 1.57. LAPACKE's run takes 2.6 s. A tuner
+choosing B=576 s=2 (1.3 s) is 1.3x the best, 2.00x LAPACKE's speed: exit 1;
+one choosing B=384 s=3 is 1.04x, within 5%: exit 0.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -45,6 +54,33 @@ with open(os.environ["BENCH_LOG"], "a") as f:
     f.write(name + "\\n")
 with open(out, "w") as f:
     json.dump(answer, f)
+"""
+
+# tune_validate.py's tessera: `tune` writes the choice $TUNE_CHOICE ("B,s"); `run` writes a time_s that is a
+# known function of the --B and --s it gets (or of the choice in its --tuned file), 2.6 s for LAPACKE's run.
+TUNE_STAND_IN = """#!/usr/bin/python3
+import json, os, sys
+a = sys.argv[1:]
+opt = lambda name: a[a.index(name) + 1]
+if a[0] == "tune":
+    B, s = (int(x) for x in os.environ["TUNE_CHOICE"].split(","))
+    with open(opt("--out"), "w") as f:
+        json.dump({"choice": {"B": B, "s": s, "decided_by": "stand-in"}, "seconds": 5.0}, f)
+    sys.exit(0)
+with open(os.environ["BENCH_LOG"], "a") as f:
+    f.write(" ".join(a[a.index("--json") + 2:]) + "\\n")
+if "--impl" in a:
+    t = 2.6
+else:
+    if "--tuned" in a:
+        with open(opt("--tuned")) as f:
+            choice = json.load(f)["choice"]
+        B, s = choice["B"], choice["s"]
+    else:
+        B, s = int(opt("--B")), int(opt("--s"))
+    t = 1 + abs(B - 384) / 640 + (0.02 if B < 384 else 0) + {1: 0.15, 2: 0, 3: 0.04}[s]
+with open(opt("--json"), "w") as f:
+    json.dump({"time_s": t, "blas_core": "Stand-in"}, f)
 """
 
 
@@ -123,6 +159,48 @@ def main():
     expect(rows.get(("qr", "d", "8192")) == ["110.0", "100.0", "1.10x", "1.2x", "NO"], "1.10x missing 1.2x", p.stdout)
     expect(len(rows) == 5 and "OpenBLAS kernels: Stand-in" in p.stdout, "every row, and the kernels named", p.stdout)
     print("bench_cpu: medians, ratios and targets of a stand-in's runs: ok")
+    tune_validate(work)
+
+
+def tune_validate(work):
+    """tune_validate.py's sweep, tune and confirm on one cell, with the stand-in's times known for every B and s."""
+    program, log = os.path.join(work, "tune_tessera"), os.path.join(work, "tune_calls.log")
+    with open(program, "w") as f:
+        f.write(TUNE_STAND_IN)
+    os.chmod(program, 0o755)
+    # (the tuner's choice, tuned / best, LAPACKE / tuned, the confirmed grid points, exit status): the confirmed
+    # points are the sweep's three fastest, less the tuned one (it runs once, as "tuned").
+    for choice, ratio, speed, confirmed, rc in (("576,2", 1.3, 2.0, ["B384 s2", "B384 s3", "B448 s2"], 1),
+                                                ("384,3", 1.04, 2.5, ["B384 s2", "B448 s2"], 0)):
+        out = os.path.join(work, "tune_" + choice.replace(",", "_"))
+        shutil.rmtree(out, ignore_errors=True)
+        if os.path.exists(log):
+            os.remove(log)
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "tune_validate.py"), "--binary", program,
+                            "--cells", "cholesky:d:64", "--reps", "1", "--threads", "1", "--out", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT,
+                           env=dict(os.environ, TUNE_CHOICE=choice, BENCH_LOG=log))
+        what = "tuner choosing B,s = %s: " % choice
+        why = "exit %d (tuned / best %s 1.05), got %d" % (rc, ("<=", ">")[rc], p.returncode)
+        expect(p.returncode == rc, what + why, p.stdout + p.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            row = json.load(f)[0]
+        B, s = choice.split(",")
+        expect(abs(row["tuned_over_best"] - ratio) < 1e-9 and abs(row["tuned_s"] - ratio) < 1e-9,
+               what + "tuned / best %.2f (tuned %.2f s over the best 1.0 s)" % (ratio, ratio), str(row))
+        expect(row["best"] == "B384 s2" and row["best_s"] == 1.0, what + "the best names the fastest point", str(row))
+        expect(abs(row["lapack_over_tuned"] - speed) < 1e-9, what + "LAPACKE / tuned %.2f" % speed, str(row))
+        expect(sorted(row["runs_s"]) == sorted(confirmed + ["lapack", "tuned"]),
+               what + "the sweep's three fastest confirmed", str(sorted(row["runs_s"])))
+        with open(log) as f:
+            calls = f.read().splitlines()
+        expect(len(calls) == 27 + len(confirmed) + 2 and calls[-len(confirmed) - 2:] ==
+               ["--tuned " + os.path.join(out, "tuned_cholesky_d_64.json")] +
+               ["--B %s --s %s" % (c[1:4], c[-1]) for c in confirmed] + ["--impl lapack"],
+               what + "every grid point once, then the tuned, the confirmed points and LAPACKE", "\n".join(calls))
+        expect(["cholesky", "d", "64", "B%s" % B, "s%s" % s, "B384", "s2", "%.3f" % ratio, "%.2fx" % speed]
+               in [l.split() for l in p.stdout.splitlines()], what + "the table's row", p.stdout)
+    print("tune_validate: tuned / best, the best and the three fastest of a stand-in's sweep: ok")
 
 
 if __name__ == "__main__":
