@@ -353,6 +353,7 @@ std::string CalibrateCommand::add_in_run(const kernels::InRunOptions& r, const s
   record["precisions"] = precisions;
   record["n"] = o.n;
   record["s"] = o.s;
+  record["ib"] = o.ib;  // QR's inner blocking in the runs: the base's (their times are merged onto its entries)
   record["threads"] = o.threads;
   record["passes"] = o.passes;
   record["min_calls"] = o.min_calls;

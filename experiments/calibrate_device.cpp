@@ -244,9 +244,14 @@ LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::v
     throw;
   }
   dev.release(buffer, most);
+  fit_link(r, to_device);
+  return r;
+}
+
+void fit_link(LinkMeasurement& l, bool to_device) {
   // Bandwidth: least-squares slope over the copies of at least 1 MiB.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& [b, t] : r.points)
+  for (const auto& [b, t] : l.points)
     if (b >= (std::size_t{1} << 20)) {
       const auto x = static_cast<double>(b);
       n += 1, sx += x, sy += t, sxx += x * x, sxy += x * t;
@@ -256,10 +261,9 @@ LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::v
   if (slope <= 0)
     throw std::runtime_error(fmt::format("link {}: copy times do not grow with size; no bandwidth fits",
                                          to_device ? "to the device" : "from the device"));
-  r.bandwidth_Bps = 1 / slope;
-  const auto& [b0, t0] = r.points.front();
-  r.latency_s = std::max(0.0, t0 - static_cast<double>(b0) * slope);
-  return r;
+  l.bandwidth_Bps = 1 / slope;
+  const auto& [b0, t0] = l.points.front();
+  l.latency_s = std::max(0.0, t0 - static_cast<double>(b0) * slope);
 }
 
 DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptions& o,

@@ -112,6 +112,12 @@ OverlapMeasurement measure_overlap(platform::Device& dev, const KernelShape& pan
 void measure_overlaps(platform::Device& dev, const std::vector<KernelShape>& shapes, const CalibrationOptions& o,
                       DeviceCalibration& c);
 
+// l.bandwidth_Bps and l.latency_s fitted to l.points (see above): the least-squares line of time over
+// bytes, with an intercept, over the copies of at least 1 MiB; the latency the first point's time less its
+// bytes at that bandwidth (at least 0). Throws std::runtime_error, naming the direction, when no positive
+// slope fits (fewer than two such copies, or times that do not grow with size).
+void fit_link(LinkMeasurement& l, bool to_device);
+
 // The link one way, at copy sizes `bytes` (ascending; at least two of >= 1 MiB for a bandwidth).
 LinkMeasurement measure_link(platform::Device& dev, bool to_device, const std::vector<std::size_t>& bytes,
                              double min_time_s);

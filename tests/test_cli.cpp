@@ -158,6 +158,12 @@ TEST(CliBadInput, MalformedMatrixMarket) {
   expect_rejected(kInvalidInput, base({"--n", "3", "--input", few}), {few, "3 of 4"});
   const auto range = dir.write("range.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n4 2 1\n");
   expect_rejected(kInvalidInput, base({"--n", "3", "--input", range}), {range, "line 4", "(4, 2)"});
+  // A size no node's dense copy can hold (10^10 entries, 80 GB) is refused naming the file before anything is
+  // allocated; the address-space cap makes an attempt exit 4 instead of swapping.
+  const auto big = dir.write("big.mtx", "%%MatrixMarket matrix coordinate real general\n100000 100000 0\n");
+  for (const char* algo : {"cholesky", "lu"})
+    expect_rejected(kInvalidInput, base({"--input", big}, algo), {big, "100000 x 100000", "too large"},
+                    rlim_t{4} << 30);
 }
 
 // A symmetric n×n Matrix Market file (coordinate, lower triangle): diagonal

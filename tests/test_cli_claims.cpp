@@ -198,6 +198,12 @@ TEST(CliClaims, ModelCommJsonForQr) {
   EXPECT_DOUBLE_EQ(t.at("words_closed_form").get<double>(), word_qr_closed(shape, v));
   EXPECT_DOUBLE_EQ(t.at("messages_summation").get<double>(), msg_qr_sum(shape, v));
   EXPECT_DOUBLE_EQ(t.at("words_summation").get<double>(), word_qr_sum(shape, v));
+  // ScaLAPACK's row is Table 1's PDGEQRF at nb = B (not tessera's counts), and the lower bound's.
+  const auto& peer = j.at("scalapack");
+  EXPECT_EQ(peer.at("routine"), "PDGEQRF");
+  EXPECT_DOUBLE_EQ(peer.at("messages").get<double>(), pdgeqrf_messages(shape, 128));
+  EXPECT_DOUBLE_EQ(peer.at("words").get<double>(), pdgeqrf_words(shape, 128));
+  EXPECT_NE(peer.at("messages").get<double>(), t.at("messages_closed_form").get<double>());
 }
 
 // On a GPU machine: the runtime on a CUDA GPU and the cuSOLVER peer, checked.

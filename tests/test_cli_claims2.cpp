@@ -4,6 +4,7 @@
 // defaults of the options table, the GFlop/s counts, --dist, the options that
 // only a simulated run takes, a simulated cluster's JSON and cost line, and
 // a GPU run's JSON, imbalance ratio and default thread count.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -309,6 +310,12 @@ TEST(CliClaims2, SimulatedClusterJsonAndCostLine) {
   ASSERT_GT(all_sent, 0u);
   EXPECT_NEAR(std::stod(cost[3]), static_cast<double>(all_sent) / wall, 0.5 + 1e-9 * all_sent / wall) << second;
   EXPECT_GE(std::stod(cost[2]) + 0.5, static_cast<double>(j.at("tasks").get<std::uint64_t>()) / wall) << second;
+  // Every node's tasks, not the reporting node's: at least the whole graph's (a one-node run's count; the
+  // cluster's nodes run each of its tasks once, and their own besides), where node 0 runs about a quarter.
+  const auto one = run_ok(dir, sim({"--n", "2000", "--B", "200", "--s", "2", "--threads", "2"}), 2);
+  const auto graph = one.at("tasks").get<std::uint64_t>();
+  ASSERT_LT(2 * j.at("tasks").get<std::uint64_t>(), graph);
+  EXPECT_GE(std::stod(cost[2]) + 0.5, static_cast<double>(graph) / wall) << second;
 }
 
 // A run with GPUs: gpus and device in the JSON; imbalance_ratio is 001 §5.3's
@@ -335,13 +342,19 @@ TEST(CliClaims2, GpuRunJsonImbalanceAndDefaultThreads) {
   check_imbalance(e);
   if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
   // keeneland.json: 12 cores and 3 GPUs per node; --b auto rounds to 64 in double.
-  const auto k = run_ok(dir, sim({"--n", "2304", "--B", "1152", "--s", "2", "--b", "auto", "--gpus", "3"}), 2);
+  std::string kout;
+  const auto k = run_ok(dir, sim({"--n", "2304", "--B", "1152", "--s", "2", "--b", "auto", "--gpus", "3"}), 2, &kout);
   EXPECT_EQ(k.at("threads"), 12 - 3 - 2);
   EXPECT_EQ(k.at("gpus"), 3);
   EXPECT_EQ(k.at("gpu_stats").size(), 3u);
   EXPECT_EQ(k.at("b").get<int>() % 64, 0);
   EXPECT_GT(k.at("b").get<int>(), 0);
   check_imbalance(k);
+  // The summary's gpu_peak_MiB is the most any GPU held (here the first: the third holds no tile).
+  std::uint64_t peak = 0, last = 0;
+  for (const auto& g : k.at("gpu_stats")) peak = std::max(peak, last = g.at("peak_bytes").get<std::uint64_t>());
+  ASSERT_GT(peak, last) << "the last GPU's peak would pass for the most";
+  EXPECT_THAT(kout, HasSubstr(fmt::format(" gpu_peak_MiB={:.1f} ", static_cast<double>(peak) / (1 << 20)))) << kout;
 }
 
 // --impl lapack: the peer on the dense matrix, named in the JSON and the summary line.

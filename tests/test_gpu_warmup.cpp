@@ -153,10 +153,13 @@ TEST(GpuWarmup, CallsEachShapeOnEveryStreamItsTasksMayTake) {
   EXPECT_EQ(three.in_use(), 0u);  // every scratch buffer released
   EXPECT_GT(three.peak(), 0u);
   EXPECT_EQ(three.freed, 1);  // and what the device kept of them freed
-  // One stream: one call per shape.
-  StreamsDevice one(1, std::size_t{64} << 20);
-  EXPECT_EQ(warm_up_gpus({&one}, WarmupPlan{shapes, {}}).calls, 3);
+  // One stream: one call per shape; each of two GPUs warmed, and each frees what it kept, once.
+  StreamsDevice one(1, std::size_t{64} << 20), other(1, std::size_t{64} << 20);
+  EXPECT_EQ(warm_up_gpus({&one, &other}, WarmupPlan{shapes, {}}).calls, 3 + 3);
   EXPECT_EQ(one.panels.size(), 3u);
+  EXPECT_EQ(other.panels.size(), 3u);
+  EXPECT_EQ(one.freed, 1);
+  EXPECT_EQ(other.freed, 1);
 }
 
 // A shape whose operands do not fit the device is skipped and named; the

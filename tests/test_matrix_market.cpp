@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "base/error.hpp"
 #include "base/matrix_market.hpp"
@@ -48,6 +49,22 @@ TEST(MatrixMarket, ArraySkewSymmetricOmitsTheDiagonal) {
                            "3 3\n"
                            "1\n2\n3\n");
   expect_matrix(read_matrix_market(p), 3, 3, {{0, -1, -2}, {1, 0, -3}, {2, 3, 0}});
+}
+
+// The header alone says whether the file stores a symmetric matrix's lower
+// triangle, which a distributed Cholesky trusts instead of checking the
+// streamed matrix: a skew-symmetric file's is no symmetric matrix.
+TEST(MatrixMarket, HeaderSaysSymmetricOnlyForSymmetricFiles) {
+  TempDir dir;
+  for (const auto& [symmetry, want] :
+       {std::pair<const char*, bool>{"symmetric", true}, {"skew-symmetric", false}, {"general", false}}) {
+    const auto p = dir.write(std::string(symmetry) + ".mtx",
+                             std::string("%%MatrixMarket matrix coordinate real ") + symmetry + "\n3 3 1\n2 1 1\n");
+    const MatrixMarketInfo info = read_matrix_market_header(p);
+    EXPECT_EQ(info.symmetric, want) << symmetry;
+    EXPECT_EQ(info.m, 3);
+    EXPECT_EQ(info.n, 3);
+  }
 }
 
 TEST(MatrixMarket, CoordinateGeneralOmittedEntriesAreZero) {
@@ -161,6 +178,8 @@ TEST(MatrixMarketErrors, SizeLine) {
   expect_error("%%MatrixMarket matrix array real general\n2 x\n", 2, {"'x'"});
   expect_error("%%MatrixMarket matrix array real general\n0 3\n", 2, {"0 x 3"});
   expect_error("%%MatrixMarket matrix array real symmetric\n% c\n2 3\n1\n", 3, {"2 x 3"});
+  expect_error("%%MatrixMarket matrix array real skew-symmetric\n2 3\n1\n", 2, {"2 x 3"});
+  expect_error("%%MatrixMarket matrix coordinate real skew-symmetric\n3 2 1\n2 1 1\n", 2, {"3 x 2"});
   expect_error("%%MatrixMarket matrix coordinate real general\n2 2 -1\n", 2, {"-1"});
 }
 

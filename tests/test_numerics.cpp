@@ -350,12 +350,15 @@ TYPED_TEST(TrsmKernel, BackwardStableOnFactorsOfGradedAndIllConditionedMatrices)
 // after it, and OpenBLAS's single-precision TRSM spreads them before it.)
 TYPED_TEST(TrsmKernel, AZeroOnTheDiagonalGivesWhatSubstitutionGives) {
   using T = TypeParam;
-  const int m = 5, n = 40, zero = 21;
-  std::vector<T> l(static_cast<std::size_t>(n) * n, T(0)), a(static_cast<std::size_t>(m) * n, T(1));
-  for (int j = 0; j < n; ++j)
-    for (int i = j; i < n; ++i) l[i + static_cast<std::size_t>(j) * n] = i == j ? (j == zero ? T(0) : T(2)) : T(0);
-  ASSERT_NO_THROW(tessera::kernels::trsm<T>(m, n, l.data(), n, a.data(), m));
-  for (int i = 0; i < m; ++i) EXPECT_FALSE(std::isfinite(a[i + static_cast<std::size_t>(zero) * m])) << "row " << i;
+  const int m = 5, n = 40;
+  for (const int zero : {0, 21, n - 1}) {  // the first, a middle and the last diagonal entry
+    std::vector<T> l(static_cast<std::size_t>(n) * n, T(0)), a(static_cast<std::size_t>(m) * n, T(1));
+    for (int j = 0; j < n; ++j)
+      for (int i = j; i < n; ++i) l[i + static_cast<std::size_t>(j) * n] = i == j ? (j == zero ? T(0) : T(2)) : T(0);
+    ASSERT_NO_THROW(tessera::kernels::trsm<T>(m, n, l.data(), n, a.data(), m));
+    for (int i = 0; i < m; ++i)
+      EXPECT_FALSE(std::isfinite(a[i + static_cast<std::size_t>(zero) * m])) << "zero " << zero << ", row " << i;
+  }
 }
 
 TEST(Driver, QrInnerBlockingLargerThanTilesIsClamped) {

@@ -1,11 +1,16 @@
 // `tessera calibrate`: the shapes it measures are the runtime's, and the
 // machine file it writes loads and drives a simulated run as it is.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -81,6 +86,40 @@ TEST(Calibrate, MeasurementIsPositiveWithSpread) {
   }
 }
 
+// The statistics of one shape's calls, on times given by hand: calls until
+// min_reps and min_time_s (both), their median, interquartile range (linear
+// between order statistics) and minimum; one preempted call (100 s among
+// 1 ... 8) moves neither the median nor the spread.
+TEST(Calibrate, SampleCallsGivesTheMedianSpreadAndMinimum) {
+  kernels::CalibrationOptions o;
+  o.min_reps = 9;
+  o.max_reps = 50;
+  o.min_time_s = 10;  // reached after the third call: min_reps still asks for nine
+  o.max_time_s = 1e9;
+  const std::vector<double> times = {8, 3, 100, 1, 5, 2, 7, 4, 6, 1000};
+  int calls = 0;
+  const auto m = kernels::sample_calls(KernelShape{kGsmm, 'd', 64, 64, 64}, 2, o, [&](int i) {
+    ++calls;
+    return times.at(static_cast<std::size_t>(i));
+  });
+  EXPECT_EQ(calls, 9);
+  EXPECT_EQ(m.reps, 9);
+  EXPECT_EQ(m.median_s, 5.0);
+  EXPECT_EQ(m.spread_s, 4.0);  // 7 - 3
+  EXPECT_EQ(m.min_s, 1.0);
+  EXPECT_EQ(m.concurrency, 2);
+  // max_reps ends the calls short of min_time_s; past min_reps, min_time_s ends them (8 + 3 >= 10).
+  const auto reps = [&](int min_reps, int max_reps) {
+    o.min_reps = min_reps;
+    o.max_reps = max_reps;
+    return kernels::sample_calls(KernelShape{}, 1, o, [&](int i) { return times.at(static_cast<std::size_t>(i)); })
+        .reps;
+  };
+  EXPECT_EQ(reps(9, 3), 3);
+  EXPECT_EQ(reps(2, 50), 2);
+  EXPECT_EQ(reps(1, 50), 2);
+}
+
 // Each call is measured with one BLAS thread, as a run's workers call the
 // kernels, whatever the process had set (the tuner's speed curve, measured
 // with the library's default of one thread per core, showed 2x spikes where
@@ -115,7 +154,8 @@ TEST(Calibrate, ColdOperandsMeasureEveryKernel) {
 }
 
 // --passes: every shape measured once per pass; one measurement per shape
-// and concurrency level comes out, the fastest pass's.
+// and concurrency level comes out, the fastest pass's (each pass's median
+// read from its progress line, printed to 0.1 us).
 TEST(Calibrate, PassesKeepOneMeasurementPerShape) {
   kernels::CalibrationOptions o;
   o.precisions = {'d'};
@@ -127,12 +167,55 @@ TEST(Calibrate, PassesKeepOneMeasurementPerShape) {
   o.min_reps = 3;
   o.min_time_s = 0.001;
   o.passes = 3;
+  std::map<std::string, std::vector<double>> passes_us;  // "x2 GSMM d m=32 n=32 k=32" -> each pass's median
+  o.progress = [&](const std::string& line) {
+    const auto start = line.find("] ") + 2, colon = line.find(": median ");
+    std::string key = line.substr(start, colon - start);
+    key.erase(std::unique(key.begin(), key.end(), [](char a, char b) { return a == ' ' && b == ' '; }), key.end());
+    passes_us[key].push_back(std::stod(line.substr(colon + 9)));
+  };
   const kernels::Calibration c = kernels::calibrate(o);
   ASSERT_EQ(c.kernels.size(), 2u * 2u * 2u);
   std::set<std::tuple<std::uint16_t, std::int64_t, int>> seen;
   for (const auto& m : c.kernels) {
     EXPECT_TRUE(seen.emplace(m.shape.kernel, m.shape.m, m.concurrency).second) << "measured twice in the result";
     EXPECT_GT(m.median_s, 0);
+    const std::string key = fmt::format("x{} {} d m={} n={} k={}", m.concurrency, kernel_name(m.shape.kernel),
+                                        m.shape.m, m.shape.n, m.shape.k);
+    const std::vector<double>& us = passes_us[key];
+    ASSERT_EQ(us.size(), 3u) << key;
+    EXPECT_NEAR(m.median_s * 1e6, *std::min_element(us.begin(), us.end()), 0.051) << key;
+  }
+}
+
+// The machine file of a calibration made by hand: one model per thread
+// count, each with its own thread count's start-up cost (a 2-thread run
+// starts two threads) and the first calls, and its measurements as measured.
+TEST(Calibrate, EachThreadCountsModelHasItsOwnStartUp) {
+  kernels::Calibration c;
+  for (const int t : {1, 2}) {
+    kernels::KernelMeasurement m;
+    m.shape = KernelShape{kGsmm, 'd', 64, 64, 64};
+    m.concurrency = t;
+    m.median_s = 1e-4 * t;
+    m.spread_s = 1e-6;
+    m.min_s = 0.9e-4 * t;
+    m.reps = 9;
+    c.kernels.push_back(m);
+  }
+  c.startup.start_s = {{1, 0.001}, {2, 0.003}};
+  c.startup.first_call_s[{kGsmm, 'd'}] = 0.02;
+  kernels::CalibrationOptions o;
+  o.precisions = {'d'};
+  const auto f = nlohmann::json::parse(kernels::calibration_machine_file(c, o, "hand", 4, "test", 1.0));
+  EXPECT_EQ(f.at("node").at("cores").at("count"), 4);
+  for (const int t : {1, 2}) {
+    const auto& model = f.at("kernel_models").at("core-x" + std::to_string(t));
+    EXPECT_EQ(model.at("concurrency"), t);
+    EXPECT_EQ(model.at("start_s").at("value"), t == 1 ? 0.001 : 0.003) << t;
+    EXPECT_EQ(model.at("first_call_s").at("gsmm").at("d"), 0.02);
+    ASSERT_EQ(model.at("measurements").size(), 1u);
+    EXPECT_EQ(model.at("measurements")[0].at("median_s"), 1e-4 * t);
   }
 }
 
@@ -192,6 +275,8 @@ TEST(CalibrateCli, SeveralInnerBlockingsAreMeasuredAndLookedUp) {
             0)
       << test::read_text(dir.path() + "/out.txt");
   const auto doc = nlohmann::json::parse(test::read_text(file));
+  // One thread measured (the default --threads), the node's every core described.
+  EXPECT_EQ(doc.at("node").at("cores").at("count"), std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_EQ(doc.at("calibration").at("qr_ib"), 16);
   EXPECT_EQ(doc.at("calibration").at("qr_more_ib"), nlohmann::json::array({64}));
   const auto m = platform::Machine::load(file);
@@ -393,6 +478,24 @@ TEST(CalibrateCli, ModelKernelsReportsLeaveOneOutErrors) {
   EXPECT_NE(text.find("GSMM          d"), std::string::npos) << text;
   EXPECT_NE(text.find("\nall "), std::string::npos) << text;
   EXPECT_EQ(text.find("core-x2"), std::string::npos) << "--model selects one: " << text;
+  // The "all" row's numbers: per interpolation (flops, then shape), the median (upper) and worst of every
+  // left-out entry's |predicted / measured - 1|, in percent.
+  const auto m = platform::Machine::load(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json");
+  const auto* cal = dynamic_cast<const models::CalibratedModel*>(&m.model("core-x1"));
+  ASSERT_NE(cal, nullptr);
+  std::string want;
+  for (const auto how : {models::Interpolation::Flops, models::Interpolation::Shape}) {
+    std::vector<double> e;
+    for (const models::LeftOut& x : models::leave_one_out(cal->entries(), how))
+      e.push_back(std::abs(x.predicted_s / x.entry.median_s - 1) * 100);
+    ASSERT_GT(e.size(), 10u);
+    std::sort(e.begin(), e.end());
+    want += fmt::format("| {:>22} ", fmt::format("{:.1f}% / {:.1f}%", e[e.size() / 2], e.back()));
+  }
+  const auto all = text.find("\nall ");
+  ASSERT_NE(all, std::string::npos) << text;
+  const std::string row = text.substr(all + 1, text.find('\n', all + 1) - all - 1) + " ";
+  EXPECT_NE(row.find(want), std::string::npos) << row << "\nwant: " << want;
   const std::string keeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
   test::cli::expect_rejected(test::cli::kInvalidInput, {"model", "kernels", "--machine", keeneland},
                              {"--machine " + keeneland, "has no calibrated kernel model"});

@@ -2,13 +2,18 @@
 // the kernels a GPU runs for the runtime and no other, its link fit finds the
 // bandwidth and latency the emulated copies are modeled with, and the machine
 // file it writes carries that GPU and drives a simulated run with GPUs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "../test_helpers.hpp"
 #include "base/kernel_table.hpp"
@@ -76,6 +81,66 @@ TEST(CalibrateDevice, LinkFitFindsTheModeledLink) {
     EXPECT_LT(l->latency_s, 2e-3);
     ASSERT_EQ(l->points.size(), 4u);
     EXPECT_GT(l->points.back().second, 20e-3) << "4 MiB at 0.2 GB/s take 21 ms";
+  }
+}
+
+// --passes: each shape's fastest pass is kept (each pass's median read from its progress line, to 0.1 us).
+TEST(CalibrateDevice, PassesKeepEachShapesFastest) {
+  platform::EmulatedDeviceOptions eo;
+  eo.bandwidth_Bps = kBandwidth;
+  eo.latency_s = kLatency;
+  platform::EmulatedDevice dev(1, eo);
+  kernels::CalibrationOptions o = small_options();
+  o.kernels = {kGsmm, kTrsm, kPotf2p};
+  o.passes = 3;
+  std::map<std::string, std::vector<double>> passes_us;
+  o.progress = [&](const std::string& line) {
+    const auto colon = line.find(": median ");
+    if (colon == std::string::npos) return;  // the link's line
+    const auto start = line.find("] ") + 2;
+    std::string key = line.substr(start, colon - start);
+    key.erase(std::unique(key.begin(), key.end(), [](char a, char b) { return a == ' ' && b == ' '; }), key.end());
+    passes_us[key].push_back(std::stod(line.substr(colon + 9)));
+  };
+  const kernels::DeviceCalibration c = kernels::calibrate_device(dev, o, {1u << 20, 2u << 20});
+  ASSERT_EQ(c.kernels.size(), 3u);
+  for (const auto& m : c.kernels) {
+    const std::string key =
+        fmt::format("{} {} d m={} n={} k={}", c.device, kernel_name(m.shape.kernel), m.shape.m, m.shape.n, m.shape.k);
+    const std::vector<double>& us = passes_us[key];
+    ASSERT_EQ(us.size(), 3u) << key;
+    EXPECT_NEAR(m.median_s * 1e6, *std::min_element(us.begin(), us.end()), 0.051) << key;
+  }
+}
+
+// The fit on exact points: copies of 1, 2 and 4 MiB taking 10 us + bytes / 1 GB/s (and a 4 KiB one, left out
+// of the slope) give 1 GB/s and 10 us; a fit through the origin would read the latency as a slower link.
+TEST(CalibrateDevice, LinkFitHasAnIntercept) {
+  kernels::LinkMeasurement l;
+  for (const std::size_t b : {std::size_t{4096}, std::size_t{1} << 20, std::size_t{2} << 20, std::size_t{4} << 20})
+    l.points.emplace_back(b, 10e-6 + static_cast<double>(b) / 1e9);
+  kernels::fit_link(l, true);
+  EXPECT_NEAR(l.bandwidth_Bps, 1e9, 1e-6 * 1e9);
+  EXPECT_NEAR(l.latency_s, 10e-6, 1e-12);
+  // Times that do not grow with size fit no bandwidth.
+  for (auto& p : l.points) p.second = 1e-3;
+  EXPECT_THROW(kernels::fit_link(l, false), std::runtime_error);
+}
+
+// The file's one link is the slower direction's, its bandwidth and its latency (a link slower from the device,
+// as the lent H200's, and one slower to it).
+TEST(CalibrateDevice, TheFilesLinkIsTheSlowerDirectionsWhole) {
+  const std::string base = test::read_text(std::string(TESSERA_SOURCE_DIR) + "/platform/machines/local.json");
+  kernels::DeviceCalibration c = calibration();
+  for (const bool slower_from : {true, false}) {
+    c.to_device.bandwidth_Bps = slower_from ? 2e9 : 1e9;
+    c.to_device.latency_s = slower_from ? 1e-5 : 3e-5;
+    c.from_device.bandwidth_Bps = slower_from ? 1e9 : 2e9;
+    c.from_device.latency_s = slower_from ? 3e-5 : 1e-5;
+    const auto m = platform::Machine::parse(
+        kernels::device_machine_file(base, "local.json", c, small_options(), 1, "links", "test", 1.0), "links.json");
+    EXPECT_EQ(m.node.gpus.pcie.bandwidth_Bps, 1e9) << slower_from;
+    EXPECT_EQ(m.node.gpus.pcie.latency_s, 3e-5) << slower_from;
   }
 }
 
@@ -302,6 +367,20 @@ TEST(CalibrateDeviceCli, BadOptionsAreRejected) {
   EXPECT_NE(ok.out.find("LU_PANEL"), std::string::npos) << ok;
   EXPECT_EQ(ok.out.find("LU_LEAF"), std::string::npos) << ok;
   EXPECT_EQ(ok.out.find("LU_MERGE"), std::string::npos) << ok;
+  // The GPU's square tiles of 512 ... 4096 alone, not the cores' tiles of --for-n's orders.
+  std::istringstream lines(ok.out);
+  int listed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" m=") == std::string::npos) continue;  // the count's line
+    ++listed;
+    for (const char* dim : {" m=", " n=", " k="}) {
+      const auto at = line.find(dim);
+      ASSERT_NE(at, std::string::npos) << line;
+      const long v = std::stol(line.substr(at + 3));
+      EXPECT_TRUE(v == 512 || v == 1024 || v == 2048 || v == 4096 || (v == 0 && dim[1] == 'k')) << line;
+    }
+  }
+  EXPECT_GT(listed, 40);
 }
 
 }  // namespace

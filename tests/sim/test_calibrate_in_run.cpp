@@ -302,6 +302,30 @@ TEST(InRunCalibrationCli, BaseGetsTheRunsAlone) {
   EXPECT_NE(test::read_text(out).find("no kernel shape"), std::string::npos) << test::read_text(out);
 }
 
+// Without --ib the runs take the inner blocking the base was calibrated at (here 16, not the option's default
+// 32): their QR times join the base's entries (a run's entry carries no ib: the file's qr_ib is its), and the
+// in-run record says the blocking they ran with.
+TEST(InRunCalibrationCli, RunsTakeTheBasesInnerBlocking) {
+  test::TempDir dir;
+  const std::string iso = dir.path() + "/iso.json", again = dir.path() + "/again.json", out = dir.path() + "/out.txt";
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) +
+                  " calibrate --quick --precision d --kernels tsqrt --sizes 64 --for-n 0 --ib 16 --out " + iso + " > " +
+                  out + " 2>&1"),
+            0)
+      << test::read_text(out);
+  ASSERT_EQ(shell(std::string(TESSERA_BIN) + " calibrate --in-run --base " + iso +
+                  " --precision d --kernels tsqrt --in-run-n 2048 --out " + again + " > " + out + " 2>&1"),
+            0)
+      << test::read_text(out);
+  const auto doc = nlohmann::json::parse(test::read_text(again));
+  EXPECT_EQ(doc.at("calibration").at("in_run").at("ib"), 16);
+  EXPECT_EQ(doc.at("calibration").at("qr_ib"), 16);
+  int from_runs = 0;
+  for (const auto& e : doc.at("kernel_models").at("core-x1").at("measurements"))
+    from_runs += e.contains("in_run_calls");
+  EXPECT_GT(from_runs, 0);
+}
+
 // Each bad option exits 2 with one line naming the option (and its value).
 TEST(InRunCalibrationCli, BadOptionsAreRejected) {
   const auto rejected = [](std::vector<std::string> args, const std::vector<std::string>& values) {

@@ -195,6 +195,24 @@ TEST(SimGpuStreamsRuns, QrPanelsBesideUpdatesAndReproducible) {
   EXPECT_GT(g.at("kernel_span_s").get<double>(), g.at("busy_s").get<double>()) << g;
 }
 
+// The machine file's node.gpus.stream_overlap reaches the run's GPUs: with none (0), a panel leaves the
+// updates on the other streams nothing of the GPU while it runs, and the QR above takes longer than with
+// full overlap (1, the value a file without the field has).
+TEST(SimGpuStreamsRuns, TheMachineFilesStreamOverlapReachesTheGpus) {
+  tessera::test::TempDir dir;
+  json f = json::parse(tessera::test::read_text(kLentH100));
+  const auto with_overlap = [&](double x) {
+    f["node"]["gpus"]["stream_overlap"] = x;
+    return run_ok(h100("qr", {"--n", "8192", "--B", "1024", "--gpu-streams", "3"},
+                       dir.write("overlap" + std::to_string(x) + ".json", f.dump())))
+        .at("time_s")
+        .get<double>();
+  };
+  const double none = with_overlap(0.0), full = with_overlap(1.0);
+  EXPECT_GT(none, 1.5 * full);
+  EXPECT_EQ(full, run_ok(h100("qr", {"--n", "8192", "--B", "1024", "--gpu-streams", "3"})).at("time_s").get<double>());
+}
+
 // The trace gives each GPU task its device span (gpu_span_us) where the
 // device measures one: with three streams every GPU task has one and they
 // sum to the run's kernel_span_s; with one stream (the manager lets the
