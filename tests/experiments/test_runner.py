@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "experiments"))
+from runner import definition  # noqa: E402
 from runner.progress import Progress  # noqa: E402
 
 TESSERA = WORK = None
@@ -229,6 +231,26 @@ class Sweep(unittest.TestCase):
         (rec,) = lines(out)
         self.assertEqual(rec["status"], "timeout")
         self.assertIn("timeout", rec["stderr"])
+
+
+class List(unittest.TestCase):
+    def test_columns_count_runs_not_configurations(self):
+        # `list`'s full and quick columns are runs: a configuration repeated three times (validate-prediction's
+        # real runs) counts three; skip counts configurations left out.
+        rc, out, err = run("list")
+        self.assertEqual(rc, 0, err)
+        rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+        repeated = 0
+        for name in definition.all_names():
+            d = definition.load(name)
+            full, skipped = d.expand(False)
+            quick, _ = d.expand(True)
+            counts = re.search(r" (\d+) +(\d+) +(\d+)  ", rows[name])
+            self.assertIsNotNone(counts, rows[name])
+            self.assertEqual(tuple(int(x) for x in counts.groups()),
+                             (sum(c.repeats for c in full), len(skipped), sum(c.repeats for c in quick)), name)
+            repeated += any(c.repeats > 1 for c in full)
+        self.assertGreater(repeated, 0, "no shipped definition repeats its runs: the test would not tell")
 
 
 class ProgressBar(unittest.TestCase):
