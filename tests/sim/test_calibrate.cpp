@@ -23,6 +23,7 @@
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "base/tile_layout.hpp"
+#include "calibrate_test_util.hpp"
 #include "experiments/calibrate.hpp"
 #include "experiments/driver.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
@@ -168,12 +169,7 @@ TEST(Calibrate, PassesKeepOneMeasurementPerShape) {
   o.min_time_s = 0.001;
   o.passes = 3;
   std::map<std::string, std::vector<double>> passes_us;  // "x2 GSMM d m=32 n=32 k=32" -> each pass's median
-  o.progress = [&](const std::string& line) {
-    const auto start = line.find("] ") + 2, colon = line.find(": median ");
-    std::string key = line.substr(start, colon - start);
-    key.erase(std::unique(key.begin(), key.end(), [](char a, char b) { return a == ' ' && b == ' '; }), key.end());
-    passes_us[key].push_back(std::stod(line.substr(colon + 9)));
-  };
+  o.progress = [&](const std::string& line) { test::record_median(passes_us, line); };
   const kernels::Calibration c = kernels::calibrate(o);
   ASSERT_EQ(c.kernels.size(), 2u * 2u * 2u);
   std::set<std::tuple<std::uint16_t, std::int64_t, int>> seen;

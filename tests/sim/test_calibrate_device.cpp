@@ -17,6 +17,7 @@
 
 #include "../test_helpers.hpp"
 #include "base/kernel_table.hpp"
+#include "calibrate_test_util.hpp"
 #include "experiments/calibrate.hpp"
 #include "experiments/calibrate_device.hpp"
 #include "models/kernel_model.hpp"
@@ -94,14 +95,7 @@ TEST(CalibrateDevice, PassesKeepEachShapesFastest) {
   o.kernels = {kGsmm, kTrsm, kPotf2p};
   o.passes = 3;
   std::map<std::string, std::vector<double>> passes_us;
-  o.progress = [&](const std::string& line) {
-    const auto colon = line.find(": median ");
-    if (colon == std::string::npos) return;  // the link's line
-    const auto start = line.find("] ") + 2;
-    std::string key = line.substr(start, colon - start);
-    key.erase(std::unique(key.begin(), key.end(), [](char a, char b) { return a == ' ' && b == ' '; }), key.end());
-    passes_us[key].push_back(std::stod(line.substr(colon + 9)));
-  };
+  o.progress = [&](const std::string& line) { test::record_median(passes_us, line); };
   const kernels::DeviceCalibration c = kernels::calibrate_device(dev, o, {1u << 20, 2u << 20});
   ASSERT_EQ(c.kernels.size(), 3u);
   for (const auto& m : c.kernels) {
