@@ -127,6 +127,11 @@ double median_of(std::vector<double> v) {
 
 double five_digits(double x) { return std::stod(fmt::format("{:.5g}", x)); }
 
+void keep_fastest_pass(std::vector<KernelMeasurement>& kept, std::size_t i, int pass, const KernelMeasurement& m) {
+  if (pass == 0) kept.push_back(m);
+  else if (m.median_s < kept.at(i).median_s) kept[i] = m;
+}
+
 KernelMeasurement sample_calls(const KernelShape& shape, int concurrency, const CalibrationOptions& o,
                                const std::function<double(int)>& timed) {
   std::vector<double> samples;
@@ -379,16 +384,14 @@ Calibration calibrate(const CalibrationOptions& o) {
   std::size_t done = 0;
   const int passes = std::max(1, o.passes);
   const std::size_t total = shapes.size() * o.concurrency.size() * static_cast<std::size_t>(passes);
-  // Pass after pass over every shape and concurrency level; each keeps the
-  // pass with the smallest median (interference on a shared machine only
-  // slows a kernel down, so the fastest pass is the one least disturbed).
+  // Pass after pass over every shape and concurrency level; each keeps its
+  // fastest pass (keep_fastest_pass).
   for (int pass = 0; pass < passes; ++pass) {
     std::size_t i = 0;
     for (const int c : o.concurrency)
       for (const KernelShape& s : shapes) {
-        KernelMeasurement m = measure_kernel(s, c, o);
-        if (pass == 0) out.push_back(m);
-        else if (m.median_s < out[i].median_s) out[i] = m;
+        const KernelMeasurement m = measure_kernel(s, c, o);
+        keep_fastest_pass(out, i, pass, m);
         ++i;
         ++done;
         if (o.progress)

@@ -116,6 +116,12 @@ struct Calibration {
 // Measures the start-up costs (if o.startup), then each shape at each concurrency level.
 Calibration calibrate(const CalibrationOptions& o);
 
+// Pass `pass` (0, 1, ...) of a calibration measured `m` for its i-th shape:
+// the first pass appends it to `kept` (shape i's place), a later one keeps
+// whichever of the two has the smaller median (interference on a shared
+// machine only slows a kernel, so the fastest pass is the least disturbed).
+void keep_fastest_pass(std::vector<KernelMeasurement>& kept, std::size_t i, int pass, const KernelMeasurement& m);
+
 // Calls timed(i) for i = 0, 1, ... (each returns the seconds of one call)
 // until o.max_reps calls, or o.min_reps and o.min_time_s (or o.max_time_s)
 // of timed calls; their median, interquartile range and minimum.

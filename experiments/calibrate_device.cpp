@@ -280,9 +280,8 @@ DeviceCalibration calibrate_device(platform::Device& dev, const CalibrationOptio
   for (int pass = 0; pass < passes; ++pass)
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const KernelShape& s = shapes[i];
-      KernelMeasurement m = measure_device_kernel(dev, s, o);
-      if (pass == 0) c.kernels.push_back(m);
-      else if (m.median_s < c.kernels[i].median_s) c.kernels[i] = m;
+      const KernelMeasurement m = measure_device_kernel(dev, s, o);
+      keep_fastest_pass(c.kernels, i, pass, m);
       if (o.progress)
         o.progress(fmt::format("[{}/{}] {} {:<9} {} m={} n={} k={}: median {:.1f} us, IQR {:.1f} us, {} calls", ++done,
                                shapes.size() * static_cast<std::size_t>(passes), c.device, kernel_name(s.kernel),

@@ -154,6 +154,30 @@ TEST(Calibrate, ColdOperandsMeasureEveryKernel) {
   }
 }
 
+// Passes combine shape by shape: the first appends, a later one keeps the
+// smaller median of the two, whichever pass it came from (here the third
+// pass's for shape 0, the second's for shape 1, the first's for shape 2;
+// reps marks the pass a measurement came from).
+TEST(Calibrate, EachShapeKeepsItsFastestPass) {
+  const auto measured = [](double median_s, int reps) {
+    kernels::KernelMeasurement m;
+    m.median_s = median_s;
+    m.reps = reps;
+    return m;
+  };
+  std::vector<kernels::KernelMeasurement> kept;
+  const double medians[3][3] = {{5, 4, 3}, {5, 2, 4}, {1, 2, 3}};  // [shape][pass]
+  for (int pass = 0; pass < 3; ++pass)
+    for (std::size_t i = 0; i < 3; ++i) kernels::keep_fastest_pass(kept, i, pass, measured(medians[i][pass], pass));
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0].median_s, 3.0);
+  EXPECT_EQ(kept[0].reps, 2);
+  EXPECT_EQ(kept[1].median_s, 2.0);
+  EXPECT_EQ(kept[1].reps, 1);
+  EXPECT_EQ(kept[2].median_s, 1.0);
+  EXPECT_EQ(kept[2].reps, 0);
+}
+
 // --passes: every shape measured once per pass; one measurement per shape
 // and concurrency level comes out, the fastest pass's (each pass's median
 // read from its progress line, printed to 0.1 us).
