@@ -53,6 +53,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -343,11 +344,15 @@ int run(const Options& o, Process& proc) {
   index_t column = breakdown.load();
   if (proc.mpi) {
     starpu_mpi_shutdown();
-    // The slowest rank's time, and the first breakdown any rank met.
+    // The slowest rank's time, and the first breakdown any rank met: the
+    // lowest column, since the tasks after a breakdown still run on what it
+    // left, and a later diagonal tile, on another rank, may break down too
+    // (1x2, n = 40, nb = 2, --matrix general --seed 4: column 3, and 5 on
+    // the other rank).
     MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    long long c = column;
-    MPI_Allreduce(MPI_IN_PLACE, &c, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    column = static_cast<index_t>(c);
+    long long c = column > 0 ? static_cast<long long>(column) : LLONG_MAX;
+    MPI_Allreduce(MPI_IN_PLACE, &c, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    column = c == LLONG_MAX ? 0 : static_cast<index_t>(c);
   } else {
     starpu_shutdown();
   }

@@ -3,8 +3,11 @@
 // counts, the calibrated kernels and the "known: ..." text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "base/kernel_table.hpp"
 
@@ -81,6 +84,49 @@ TEST(KernelTable, FlopsOfKnownShapes) {
   EXPECT_DOUBLE_EQ(flops(kCheckQr, m, n, k), 0);
   EXPECT_DOUBLE_EQ(flops(0, m, n, k), 0);
   EXPECT_DOUBLE_EQ(flops(kKernelIdEnd, m, n, k), 0);
+  // LU (002): GEPP of an m x n panel (PANEL, and the tournament's LEAF and
+  // MERGE, DIAG without pivoting) mn^2 - n^3/3; U's row block L^-1 A with L
+  // m x m and A m x n (TRSM_U) m^2 n; L's column block A U^-1 with U n x n
+  // (TRSM_L) mn^2; the update 2mnk.
+  for (const std::uint16_t id : {kLuPanel, kLuLeaf, kLuMerge, kLuDiag})
+    EXPECT_DOUBLE_EQ(flops(id, m, n, 0), m * n * n - n * n * n / 3) << kernel_name(id);  // 12000 - 8000/3
+  EXPECT_DOUBLE_EQ(flops(kLuTrsmU, m, n, 0), 18000);                                     // m^2 n
+  EXPECT_DOUBLE_EQ(flops(kLuTrsmL, m, n, 0), 12000);                                     // m n^2
+  EXPECT_DOUBLE_EQ(flops(kLuGemm, m, n, k), 12000);
+  for (const std::uint16_t id : {kLuGather, kLuScatter, kLuPivots, kLuSwap, kLuExchange})
+    EXPECT_DOUBLE_EQ(flops(id, m, n, k), 0) << kernel_name(id);  // row moves: no flops
+}
+
+// The reduction tree's kernels (--qr-tree binary) on a short last tile row:
+// TTQRT factors [R1; R2] with R1 n x n upper triangular and R2 m x n upper
+// trapezoidal (m <= n rows), so column j has r_j = min(j + 1, m) entries below
+// R1 to annihilate, and its reflector costs about 4 r_j flops per column
+// right of j; TTMQR applies k such reflectors to [A1 (k x n); A2 (m x n)], 4
+// r_j n each. The table's closed forms are those sums' leading terms; here
+// they are checked against the sums themselves, on shapes with m < n (and m <
+// k), where swapping m and n or the branch of m >= k moves them by 25% or more.
+TEST(KernelTable, ReductionTreeFlopsAreTheSumsOverTheirReflectors) {
+  const auto flops = [](std::uint16_t kernel, std::int64_t m, std::int64_t n, std::int64_t k) {
+    return kernel_flops(KernelShape{kernel, 'd', m, n, k});
+  };
+  const auto ttqrt_sum = [](std::int64_t m, std::int64_t n) {
+    double s = 0;
+    for (std::int64_t j = 0; j < n; ++j) s += 4.0 * static_cast<double>(std::min(j + 1, m) * (n - j - 1));
+    return s;
+  };
+  const auto ttmqr_sum = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    double s = 0;
+    for (std::int64_t j = 0; j < k; ++j) s += 4.0 * static_cast<double>(std::min(j + 1, m) * n);
+    return s;
+  };
+  for (const auto [m, n] : {std::pair<std::int64_t, std::int64_t>{400, 400}, {100, 400}, {250, 400}}) {
+    EXPECT_NEAR(flops(kTtqrt, m, n, 0) / ttqrt_sum(m, n), 1.0, 0.02) << m << " x " << n;
+    EXPECT_NEAR(flops(kTtmqr, m, 300, n) / ttmqr_sum(m, 300, n), 1.0, 0.02) << m << " x 300, k = " << n;
+    EXPECT_DOUBLE_EQ(flops(kTtmqrQ, m, 300, n), flops(kTtmqr, m, 300, n));
+  }
+  // A full triangle below (m = n = k): a third of TSQRT's 2n^3, half of SSRFB's 4n^3.
+  EXPECT_DOUBLE_EQ(flops(kTtqrt, 300, 300, 0), 2.0 * 300 * 300 * 300 / 3);
+  EXPECT_DOUBLE_EQ(flops(kTtmqr, 300, 300, 300), 2.0 * 300 * 300 * 300);
 }
 
 TEST(KernelTable, DimsAndInnerBlocking) {

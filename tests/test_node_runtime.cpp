@@ -6,6 +6,7 @@
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -327,6 +329,84 @@ TEST(NativePlatform, ComputeThreadsRunTheGivenNiceLevelsBelowTheOthers) {
   platform::NativePlatform plat;
   EXPECT_THROW(plat.set_compute_nice(20), InputError);
   EXPECT_THROW(plat.set_compute_nice(-1), InputError);
+}
+
+// Only the compute threads go down: the GPU managers and the device
+// communication thread are the ones the option keeps responsive, so they stay
+// at the level of the thread that started them, as the generator does. The
+// levels are relative to that thread's own: started from a thread already 2
+// levels down, compute threads run 2 + levels down (run in a thread of its
+// own, so the test process keeps its level).
+TEST(NativePlatform, OnlyComputeThreadsGoDownAndRelativeToTheirStarter) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "a thread's own nice level is Linux's";
+#endif
+  const int base = NiceRecorder::this_thread_nice();
+  std::thread starter([&] {
+    const int raised = std::min(19, base + 2);
+    ASSERT_EQ(setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), raised), 0);
+    platform::NativePlatform plat;
+    plat.set_compute_nice(3);
+    std::mutex m;
+    std::vector<std::pair<platform::ThreadRole, int>> seen;
+    for (const auto role : {platform::ThreadRole::Generator, platform::ThreadRole::Compute,
+                            platform::ThreadRole::GpuManager, platform::ThreadRole::DeviceComm})
+      plat.spawn(role, "t", [&, role] {
+        const int v = NiceRecorder::this_thread_nice();
+        std::lock_guard lk(m);
+        seen.emplace_back(role, v);
+      });
+    plat.join_all();
+    ASSERT_EQ(seen.size(), 4u);
+    for (const auto& [role, v] : seen)
+      EXPECT_EQ(v, role == platform::ThreadRole::Compute ? std::min(19, raised + 3) : raised)
+          << "role " << static_cast<int>(role);
+  });
+  starter.join();
+  EXPECT_EQ(NiceRecorder::this_thread_nice(), base);
+}
+
+// A thread that cannot start (no room for its stack under an address-space
+// limit) is an out-of-memory error naming the thread (exit 4, README "Command
+// line"), not an internal one. In a child process, whose limit is set just
+// above what it has mapped, so the first 8 MiB stack cannot be mapped.
+TEST(NativePlatform, AThreadThatCannotStartIsOutOfMemory) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "reads /proc/self/status";
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not live under an address-space limit";
+#endif
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 3;  // no exception
+    {
+      platform::NativePlatform plat;
+      std::ifstream status("/proc/self/status");
+      std::string line;
+      long vm_kib = -1;
+      while (std::getline(status, line))
+        if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stol(line.substr(7));
+      rlimit lim{};
+      lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(vm_kib + 2048) * 1024;
+      if (vm_kib < 0 || setrlimit(RLIMIT_AS, &lim) != 0) _exit(4);
+      try {
+        for (int i = 0; i < 8; ++i) plat.spawn(platform::ThreadRole::Compute, "compute" + std::to_string(i), [] {});
+      } catch (const OutOfMemory& e) {
+        code = std::string(e.what()).find("cannot start the thread 'compute") != std::string::npos ? 0 : 1;
+      } catch (...) {
+        code = 2;
+      }
+      plat.join_all();
+    }
+    _exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: OutOfMemory without the thread's name, 2: another exception, "
+                                       "3: every thread started, 4: no VmSize or no limit";
 }
 
 // Platform::settle before a timed run: while another thread of the process

@@ -382,7 +382,7 @@ MUTANTS = [
     #   factorization("cholesky").cusolver_routine() == PeerRoutine::Potrf (and Geqrf for QR, Getrf for LU).
     m("cholesky_cusolver_routine_getrf", CF,
       "PeerRoutine cusolver_routine() const override { return PeerRoutine::Potrf; }",
-      "PeerRoutine cusolver_routine() const override { return PeerRoutine::Getrf; }", '-L "cli|cuda"'),
+      "PeerRoutine cusolver_routine() const override { return PeerRoutine::Getrf; }", '-L "unit|cli|cuda"'),
 
     # Bug: Cholesky's default input (no --matrix, no --input) is the graded matrix instead of spd.
     # Prediction: SURVIVES. CliGoodRun.GeneratedMatrixKindsPassTheCheck pins the default only for QR ("general");
@@ -609,7 +609,8 @@ MUTANTS = [
     #   by a test-only hook) or compare time_s with the wall time of the mpirun (time_s >= every rank's span).
     m("starpu_mpi_fastest_rank_time", SP,
       "MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);",
-      "MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);", '-R starpu_peer_mpi'),
+      "MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);",
+      '-R "starpu_peer_(mpi|numbers)"'),
 
     # Bug: --threads equal to STARPU_MAXCPUS is refused (> became >=): Debian's StarPU 1.3 has
     #   STARPU_MAXCPUS 4, so the largest run it can do, --threads 4, exits 2.
