@@ -163,8 +163,9 @@ def main():
                 result = run_json(label, cmd, path, args.timeout)
                 if result is None:
                     continue
-                # The tasks of the same graph (tessera's JSON counts them all on one node; under --grid, the
-                # node's own), and for the peer the workers and the policy asked for.
+                # The tasks of the same graph (tessera's JSON counts them all on one node; under --grid every
+                # node's, the messages' sends and receives too), and for the peer the workers and the policy asked
+                # for.
                 asked = {} if key == "tessera" and grid else {"tasks": cholesky_tasks(n, nb)}
                 if key != "tessera":
                     asked |= {"threads": args.threads, "sched": key}

@@ -217,6 +217,9 @@ struct RunResult {
   int node = 0, nodes = 1;
   std::vector<CommStats> comm;
   std::vector<double> node_time_s;
+  std::vector<std::uint64_t> node_tasks;         // each node's tasks (they sum to tasks_all_nodes)
+  std::vector<double> node_imbalance;            // each node's imbalance (001 §5.3, as `imbalance`)
+  std::vector<std::size_t> node_gpu_peak_bytes;  // the most any of each node's GPUs held
   // The command's own cost: wall-clock seconds (of a simulated run: what the
   // simulation took) and the process's peak resident memory.
   double wall_s = 0;

@@ -1,6 +1,7 @@
 // What a run reports: the one summary line and the result JSON.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,23 @@ std::string cost_note(const RunResult& r) {
                      r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20), tasks / wall, messages / wall);
 }
 
+namespace {
+
+// A run's load imbalance and GPU peak memory: on several nodes, the worst
+// node's (each node's are in the JSON's comm.per_node).
+double run_imbalance(const RunResult& r) {
+  return r.node_imbalance.empty() ? r.imbalance : *std::max_element(r.node_imbalance.begin(), r.node_imbalance.end());
+}
+std::size_t run_gpu_peak_bytes(const RunResult& r) {
+  if (!r.node_gpu_peak_bytes.empty())
+    return *std::max_element(r.node_gpu_peak_bytes.begin(), r.node_gpu_peak_bytes.end());
+  std::size_t peak = 0;
+  for (const DeviceStats& d : r.gpus) peak = std::max(peak, d.peak_bytes);
+  return peak;
+}
+
+}  // namespace
+
 std::string summary_line(const RunResult& r, const char* backend) {
   const RunConfig& c = r.config;
   std::string res = "residual=-", verdict = "unchecked";
@@ -54,12 +72,9 @@ std::string summary_line(const RunResult& r, const char* backend) {
     grid += fmt::format(" grid={}x{} msgs_max={} words_max={}", c.pr, c.pc, mx.messages, mx.words);
     if (factorization(c.algo).uses_virtual_tiles() && c.pr > 1) grid += fmt::format(" v={}", c.v);
   }
-  if (c.gpus > 0) {
-    std::size_t peak = 0;
-    for (const DeviceStats& d : r.gpus) peak = std::max(peak, d.peak_bytes);
-    grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, r.imbalance,
-                        static_cast<double>(peak) / (1 << 20));
-  }
+  if (c.gpus > 0)
+    grid += fmt::format(" gpus={} imbalance={:.3f} gpu_peak_MiB={:.1f}", c.gpus, run_imbalance(r),
+                        static_cast<double>(run_gpu_peak_bytes(r)) / (1 << 20));
   // The factorization's variant (LU: pivot=... d=...) after the backend.
   std::string variant = c.factor ? c.factor->variant() : "";
   if (!variant.empty()) variant = " " + variant;
@@ -110,7 +125,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     if (!c.d_source.empty()) j["d_source"] = c.d_source;
   }
   j["tiles"] = {r.p, r.q};
-  j["tasks"] = r.tasks;
+  j["tasks"] = r.node_tasks.empty() ? r.tasks : r.tasks_all_nodes;  // every node's
   j["window"] = c.window;
   if (c.impl == Impl::Tile) j["dist"] = c.dist;
   if (c.noise.active()) {
@@ -155,13 +170,21 @@ std::string result_json(const RunResult& r, const char* backend) {
     j["nodes"] = r.nodes;
     j["node_time_s"] = r.node_time_s;
     nlohmann::json per = nlohmann::json::array();
-    for (const CommStats& s : r.comm)
-      per.push_back({{"messages_sent", s.messages_sent},
-                     {"words_sent", s.words_sent},
-                     {"bytes_sent", s.bytes_sent},
-                     {"messages_received", s.messages_received},
-                     {"words_received", s.words_received},
-                     {"bytes_received", s.bytes_received}});
+    for (std::size_t k = 0; k < r.comm.size(); ++k) {
+      const CommStats& s = r.comm[k];
+      nlohmann::json node = {{"messages_sent", s.messages_sent},
+                             {"words_sent", s.words_sent},
+                             {"bytes_sent", s.bytes_sent},
+                             {"messages_received", s.messages_received},
+                             {"words_received", s.words_received},
+                             {"bytes_received", s.bytes_received},
+                             {"tasks", r.node_tasks.empty() ? 0 : r.node_tasks[k]}};
+      if (c.gpus > 0 && k < r.node_imbalance.size()) {
+        node["imbalance_ratio"] = r.node_imbalance[k];
+        node["gpu_peak_bytes"] = r.node_gpu_peak_bytes[k];
+      }
+      per.push_back(node);
+    }
     const CommMax mx = comm_max(r);
     j["comm"] = {{"per_node", per},
                  {"max_messages_sent", mx.messages_sent},
@@ -213,7 +236,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     if (c.machine.empty()) j["gpu_warmup"] = warmup_json(r);  // a native run's GPUs
     // A simulated run's GPUs: their models' first-call costs skipped (warmed, the default) or paid (--gpu-warmup off).
     else j["gpu_first_calls"] = c.gpu_warmup == Warmup::Off ? "paid" : "warmed";
-    j["imbalance_ratio"] = r.imbalance;
+    j["imbalance_ratio"] = run_imbalance(r);
     j["release_tiles"] = !c.keep_tiles;
   }
   if (!c.machine.empty()) {

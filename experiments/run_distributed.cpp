@@ -34,13 +34,32 @@ std::vector<platform::HostRange> own_host_ranges(DataStore& store, std::size_t n
   return ranges;
 }
 
-// Every node's numbers of one run, summed over nodes into per-node slots.
+// 001 §5.3: MaxLoad / AvgLoad over the host (its cores' mean kernel time) and
+// each GPU. A host whose cores ran no kernel (it holds no tile: --s 1, --dist
+// gpu-columns) is not one of the devices the work was shared among: left out,
+// where it made every such run's ratio 2 with one GPU.
+double imbalance_ratio(const std::vector<double>& cpu_busy, const std::vector<DeviceStats>& gpus) {
+  std::vector<double> load;
+  double host = 0;
+  for (double b : cpu_busy) host += b;
+  if (host > 0) load.push_back(host / static_cast<double>(cpu_busy.size()));
+  for (const DeviceStats& g : gpus) load.push_back(g.busy_s);
+  double mx = 0, sum = 0;
+  for (double l : load) mx = std::max(mx, l), sum += l;
+  return sum > 0 ? mx / (sum / static_cast<double>(load.size())) : 0.0;
+}
+
+// Every node's numbers of one run, summed over nodes into per-node slots: its
+// time, messages and words, tasks, load imbalance and GPUs' peak memory. The
+// reporting node's own GPU and thread statistics stay its own (RunResult).
 void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) {
-  constexpr int kFields = 8;
+  constexpr int kFields = 10;
   const int P = net.nodes(), self = net.node();
   std::vector<double> v(static_cast<std::size_t>(P) * kFields, 0.0);
   double* mine = v.data() + static_cast<std::size_t>(self) * kFields;
   const CommStats& c = st.comm;
+  std::size_t gpu_peak = 0;
+  for (const DeviceStats& g : st.gpus) gpu_peak = std::max(gpu_peak, g.peak_bytes);
   const double fields[kFields] = {st.elapsed_s,
                                   double(c.messages_sent),
                                   double(c.words_sent),
@@ -48,13 +67,18 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
                                   double(c.messages_received),
                                   double(c.words_received),
                                   double(c.bytes_received),
-                                  double(st.tasks)};
+                                  double(st.tasks),
+                                  imbalance_ratio(st.busy_s, st.gpus),
+                                  double(gpu_peak)};
   std::copy(fields, fields + kFields, mine);
   net.allreduce_sum(v);
   r.node = self;
   r.nodes = P;
   r.comm.assign(P, CommStats{});
   r.node_time_s.assign(P, 0.0);
+  r.node_tasks.assign(P, 0);
+  r.node_imbalance.assign(P, 0.0);
+  r.node_gpu_peak_bytes.assign(P, 0);
   for (int n = 0; n < P; ++n) {
     const double* x = v.data() + static_cast<std::size_t>(n) * kFields;
     r.node_time_s[n] = x[0];
@@ -65,7 +89,10 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
     s.messages_received = static_cast<std::uint64_t>(x[4]);
     s.words_received = static_cast<std::uint64_t>(x[5]);
     s.bytes_received = static_cast<std::uint64_t>(x[6]);
-    r.tasks_all_nodes += static_cast<std::uint64_t>(x[7]);
+    r.node_tasks[n] = static_cast<std::uint64_t>(x[7]);
+    r.tasks_all_nodes += r.node_tasks[n];
+    r.node_imbalance[n] = x[8];
+    r.node_gpu_peak_bytes[n] = static_cast<std::size_t>(x[9]);
   }
   r.time_s = *std::max_element(r.node_time_s.begin(), r.node_time_s.end());
 }
@@ -84,21 +111,6 @@ void require_fits(const DataStore& store, std::size_t n_data, const Placement& w
       throw InputError(fmt::format("a tile of {} bytes does not fit in the {} bytes of {}: use a smaller --B",
                                    store.bytes(static_cast<DataId>(x)), d.capacity(), d.name()));
   }
-}
-
-// 001 §5.3: MaxLoad / AvgLoad over the host (its cores' mean kernel time) and
-// each GPU. A host whose cores ran no kernel (it holds no tile: --s 1, --dist
-// gpu-columns) is not one of the devices the work was shared among: left out,
-// where it made every such run's ratio 2 with one GPU.
-double imbalance_ratio(const std::vector<double>& cpu_busy, const std::vector<DeviceStats>& gpus) {
-  std::vector<double> load;
-  double host = 0;
-  for (double b : cpu_busy) host += b;
-  if (host > 0) load.push_back(host / static_cast<double>(cpu_busy.size()));
-  for (const DeviceStats& g : gpus) load.push_back(g.busy_s);
-  double mx = 0, sum = 0;
-  for (double l : load) mx = std::max(mx, l), sum += l;
-  return sum > 0 ? mx / (sum / static_cast<double>(load.size())) : 0.0;
 }
 
 // The run's distribution (--dist; checked by resolve()).

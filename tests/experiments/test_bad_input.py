@@ -14,11 +14,13 @@ runs.jsonl lines (not objects, no params, not UTF-8) is read by run, plot and
 report with one warning per line; a bad meta.json or a `figures` that is a
 file exits 2 naming it; a record appended after a line cut short is kept;
 plot_experiment.py --definition refuses a missing, empty or another
-experiment's definition. Traces: every analysis script refuses a file that
+experiment's definition (`experiment plot` too) and draws the plots of the
+one given; a dry run makes no results folder. Traces: every analysis script refuses a file that
 is not a tessera trace of version 1 (missing, a folder, empty, binary, cut
 short, another JSON, events without ts or with dur "abc") naming it;
 trace_critical_path.py takes --help; trace_compare.py will not overwrite an
-input; trace_gantt.py writes --out as given and refuses an empty window.
+input; trace_gantt.py writes --out as given and refuses an input (also under
+another name, a hard link) and an empty or reversed window.
 Scripts: bench_cpu.py, gpu_predict.py, tune_validate.py, bench_mpi.py,
 lu_002_sim.py and validate_comm check their options and input files before
 any run; a failing run is reported and the sweep goes on (exit 1; bench_mpi.py
@@ -211,6 +213,27 @@ class Runner(Case):
             with self.subTest(definition=path):
                 self.refused(py("analysis/plot_experiment.py", out, "--definition", path), os.path.basename(path),
                              needle)
+        # `experiment plot` hands plot_results() the definition itself: another experiment's is refused there too.
+        self.refused(experiment("plot", other, "--out", out), "results of badin", "not of the definition given")
+        # The definition given wins over meta.json's copy: its plot renamed t2 since the sweep is drawn as t2.
+        with open(self.defn) as f:
+            doc = json.load(f)
+        doc["plots"][0]["file"] = "t2"
+        rc, stdout, err = py("analysis/plot_experiment.py", out, "--definition",
+                             write(os.path.join(WORK, "defs2", "badin.json"), doc))
+        self.assertEqual(rc, 0, stdout + err)
+        drawn = [os.path.join(out, "figures", "t2." + ext) for ext in ("png", "pdf")]
+        self.assertEqual(stdout.split(), drawn)
+        self.assertTrue(all(os.path.getsize(path) > 0 for path in drawn))
+
+    def test_dry_run_makes_no_folder(self):
+        # A dry run only lists the runs: the results folder it names is checked, not made.
+        out = os.path.join(WORK, "dry_run_out")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, stdout, err = experiment("run", self.defn, "--out", out, "--dry-run")
+        self.assertEqual(rc, 0, stdout + err)
+        self.assertEqual(len(stdout.splitlines()), 2, stdout)  # n 64 and 128
+        self.assertFalse(os.path.exists(out))
 
 
 def trace_doc(events=None, **other):
@@ -285,6 +308,16 @@ class Traces(Case):
         self.refused(py("analysis/trace_gantt.py", self.good, "--out", self.good), "is an input")
         self.refused(py("analysis/trace_gantt.py", self.good, "--out", "x.png", "--from", "5", "--to", "1"),
                      "--from 5 --to 1")
+        self.refused(py("analysis/trace_gantt.py", self.good, "--out", "x.png", "--from", "5", "--to", "5"),
+                     "--from 5 --to 5")  # an empty window shows nothing
+        # An output that is a hard link to an input is that file under another name: refused, the input kept.
+        link = os.path.join(os.path.dirname(self.good), "link.png")
+        if os.path.exists(link):
+            os.remove(link)
+        os.link(self.good, link)
+        self.refused(py("analysis/trace_gantt.py", self.good, "--out", link), "--out " + link, "is an input")
+        with open(self.good, "rb") as f:
+            self.assertEqual(f.read(), before)
         chart = os.path.join(fresh("gantt"), "chart")
         rc, out, err = py("analysis/trace_gantt.py", self.good, "--out", chart)
         self.assertEqual(rc, 0, err)

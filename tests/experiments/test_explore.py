@@ -12,7 +12,8 @@ recorded with exit 4 and the sweep goes on; a rerun does no new run. bad_set: a 
 H100 machine files load and run. The dry run also sweeps QR's reduction trees (binary
 left out on one node row) and bad_set refuses a bad or misplaced --qr-tree. noise: --node-noise
 as an axis with --noise-seeds, each noisy point's seeds merged into one row at their median.
-ranking: the merging of seeds and the recommendation on rows made by hand, where each number is known.
+ranking: the merging of seeds, the recommendation and the heatmap's best cell on rows made by hand, where each
+number is known. The dry run makes no results folder.
 values: option values by hand (ranges whose STOP a float step lands on, integer ranges, lists).
 """
 import csv
@@ -43,6 +44,7 @@ def expect(cond, what, out=""):
 
 def dry_run(tessera, work):
     out_dir = os.path.join(work, "dry")
+    shutil.rmtree(out_dir, ignore_errors=True)
     rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "cholesky", "--n", "4608", "--nodes", "4",
                            "--B", "576,1152", "--dist", "multi-level,block-cyclic-2d",
                            "--set", "network.bandwidth_Bps=12.5e9:50e9:12.5e9", "--out", out_dir, "--dry-run")
@@ -53,7 +55,7 @@ def dry_run(tessera, work):
     expect(all("--backend sim" in l and "--json" in l for l in runs), "each line is a tessera run command", out)
     expect(sum(l.startswith("left out:") for l in out.splitlines()) == 24, "24 invalid combinations listed", out)
     expect(out.splitlines()[-1].startswith("explore: 24 configuration(s), 24 combination(s) left out"), "summary", out)
-    expect(not os.path.exists(os.path.join(out_dir, "runs.jsonl")), "a dry run runs nothing")
+    expect(not os.path.exists(out_dir), "a dry run runs nothing and makes no results folder", out_dir)
     # QR's reduction trees are an axis: 2x2 and 4x1 take both, 1x4 (one node row) only the flat one.
     rc, out, err = explore(tessera, "--machine", CLUSTER, "--algo", "qr", "--n", "4608", "--nodes", "4", "--B", "1152",
                            "--qr-tree", "flat,binary", "--out", out_dir, "--dry-run")
@@ -295,6 +297,31 @@ def ranking(tessera, work):
     text = ex.recommendation([row("fast", 1.0), row("next", 1.25), row("slow", 9.0)])
     expect(text.startswith("recommendation: fast: predicted 1 s") and "25.0% faster than the second best (next" in text,
            "the recommendation names the best and its margin over the second", text)
+    heatmap(work)
+
+
+def heatmap(work):
+    """explore.png marks the fastest successful point (B=128, 1 s; not B=256's 2 s nor the failed B=512) as the best:
+    its cell (column 0, the tile sizes ascending) framed in red with a star, its label and time in the title."""
+    from unittest import mock
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+    import explore_plot
+
+    def point(B, time_s, status="ok"):
+        return {"label": "B=%d" % B, "B": B, "status": status, "time_s": time_s, "exit_status": 0 if time_s else 4}
+    figures = []
+    with mock.patch.object(explore_plot.plt, "close", figures.append):  # keep the figure to read it back
+        explore_plot.draw([point(256, 2.0), point(128, 1.0), point(512, None, "failed")], [],
+                          os.path.join(work, "heatmap.png"), "t")
+    fig = [f for f in figures if isinstance(f, Figure)][0]  # pyplot closes "all" too as it sets up its backend
+    ax = fig.axes[0]
+    frames = [p.get_xy() for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()]
+    stars = [tuple(line.get_xdata()) for line in ax.lines]
+    explore_plot.plt.close(fig)
+    expect(ax.get_title() == "t\nbest: B=128, 1 s", "the title names the fastest point", ax.get_title())
+    expect(frames == [(-0.5, -0.5)] and stars == [(0.38,)], "the fastest point's cell framed and starred",
+           str((frames, stars)))
 
 
 def values(tessera, work):

@@ -2,7 +2,9 @@
 """The critical path of a trace (analysis/trace_critical_path.py) and trace_compare.py's JSON and figure.
 
 Hand-made event lists with a known DAG check the rebuilt dependencies and the
-longest path; then a real and a simulated Cholesky (N=512) go through
+longest path (tiles without a mode read and written, a zero-length writer
+ordered before the reader that starts as it ends, each node's makespan from
+its own first task); then a real and a simulated Cholesky (N=512) go through
 trace_compare.py --json FILE --figure FILE.png.
 
     test_trace_compare.py TESSERA_BINARY WORK_DIR
@@ -90,6 +92,38 @@ class CriticalPath(unittest.TestCase):
         self.assertEqual((c["node"], c["tasks"]), (1, 1))
         self.assertEqual([n["node"] for n in c["nodes"]], [0, 1])
         self.assertAlmostEqual(c["makespan_s"], 50e-6, delta=1e-12)
+
+    def test_tile_without_mode_is_read_write(self):
+        # A tile listed without "mode" is read and written (the default accesses() and the docstring give), so B,
+        # on A's tile, waits for A: 10 + 20 = 30 us over 2 tasks. Were it read-only, B would not depend on A (20 us).
+        events = [task("A", 0, 10, []), task("B", 10, 20, [])]
+        events[0]["args"]["tiles"] = [{"i": 0, "j": 0}]
+        events[1]["args"]["tiles"] = [{"i": 0, "j": 0}]
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["critical_path_s"], 30e-6, delta=1e-12)
+        self.assertEqual((c["tasks"], c["kernels"]), (2, {"A": 1, "B": 1}))
+
+    def test_zero_length_writer_before_reader_starting_with_it(self):
+        # W takes 0 s (a simulated LU's row move can) and R starts when W ends, both at 10 us: W's write must come
+        # first in the order (ties by end time), so R reads W's version: P -> W -> R, 3 tasks, 15 us. Ordered
+        # longest first, R would precede W (R -> W a write-after-read edge) and the path be P -> R, 2 tasks.
+        events = [task("P", 0, 10, [(0, 0, "rw")]), task("R", 10, 5, [(0, 0, "r"), (1, 0, "rw")]),
+                  task("W", 10, 0, [(0, 0, "rw")], tid=1)]
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["critical_path_s"], 15e-6, delta=1e-12)
+        self.assertEqual((c["tasks"], c["kernels"]), (3, {"P": 1, "W": 1, "R": 1}))
+
+    def test_node_makespan_from_its_first_task(self):
+        # Node 0 runs 100..140 us, node 1 200..210 us: each node's makespan is from its own first task's start
+        # (40 and 10 us, each node's path fills it: ratio 1), as the trace's is from the first start (110 us).
+        events = [task("A", 100, 10, [(0, 0, "rw")]), task("B", 110, 30, [(0, 0, "rw")]),
+                  task("C", 200, 10, [(0, 0, "rw")], pid=1)]
+        c = tcp.critical_path(events)
+        self.assertAlmostEqual(c["makespan_s"], 110e-6, delta=1e-12)
+        self.assertEqual([n["node"] for n in c["nodes"]], [0, 1])
+        for n, span in zip(c["nodes"], (40e-6, 10e-6)):
+            self.assertAlmostEqual(n["makespan_s"], span, delta=1e-12)
+            self.assertAlmostEqual(n["ratio"], 1.0)
 
     def test_empty_trace(self):
         c = tcp.critical_path([{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "node 0"}}])

@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """Trace views: the Gantt chart (PNG) and the real-versus-simulated comparison of two traces.
 
+The Gantt chart's lanes (one block per node) and window (bars crossing its
+edges kept) are checked on a two-node trace made by hand.
+
     test_trace_views.py TESSERA_BINARY WORK_DIR
 """
 import json
@@ -13,6 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 ANALYSIS = os.path.join(ROOT, "analysis")
 sys.path.insert(0, ANALYSIS)
 import trace_devices  # noqa: E402
+import trace_gantt  # noqa: E402
 
 TESSERA = WORK = None
 
@@ -90,6 +94,40 @@ class TraceViews(unittest.TestCase):
         self.assertEqual(trace_devices.length(a), 4)
         # An interval inside the one before it (a short copy during a long one) adds nothing, takes nothing.
         self.assertEqual(trace_devices.union([(0, 10), (1, 3), (2, 12), (20, 21), (20.5, 20.7)]), [[0, 12], [20, 21]])
+
+
+class GanttHandMade(unittest.TestCase):
+    """trace_gantt.py's lanes and window on a two-node trace made by hand (no tessera run)."""
+
+    @classmethod
+    def setUpClass(cls):
+        def task(name, pid, ts, dur):
+            return {"name": name, "cat": "task", "ph": "X", "pid": pid, "tid": 0, "ts": ts, "dur": dur,
+                    "args": {"tiles": [{"i": 0, "j": 0, "mode": "rw"}]}}
+        cls.events = [{"ph": "M", "pid": p, "tid": 0, "name": "thread_name", "args": {"name": "cpu0"}}
+                      for p in (0, 1)]
+        # Node 0's cpu0: A 0-10 us, B 10-15 us; node 1's cpu0: C 20-30 us.
+        cls.events += [task("A", 0, 0.0, 10.0), task("B", 0, 10.0, 5.0), task("C", 1, 20.0, 10.0)]
+        cls.trace = os.path.join(WORK, "two_nodes.json")
+        with open(cls.trace, "w") as f:
+            json.dump({"otherData": {"format": "tessera-trace", "version": 1, "run": "two nodes"},
+                       "traceEvents": cls.events}, f)
+
+    def test_each_node_has_its_lanes(self):
+        # Both nodes name their thread 0 cpu0, but they are two workers: one lane each, keyed by node first, node 0's
+        # block before node 1's, each holding only its own node's bars.
+        order, bars = trace_gantt.lanes(self.events)
+        self.assertEqual(order, [(0, "cpu0", 0), (1, "cpu0", 0)])
+        self.assertEqual([[n for _, _, n in bars[k]] for k in order], [["A", "B"], ["C"]])
+
+    def test_window_keeps_bars_crossing_its_edges(self):
+        # A window shows every bar that overlaps it: from 12 us, B (10-15 us, running at 12) stays and only A
+        # (ended at 10) goes; up to 25 us, C (20-30 us) stays as well. Times count from the first event (A's, 0).
+        out = os.path.join(WORK, "window.png")
+        self.assertEqual(trace_gantt.draw([self.trace], out), 3)
+        self.assertEqual(trace_gantt.draw([self.trace], out, 12e-6), 2)
+        self.assertEqual(trace_gantt.draw([self.trace], out, 12e-6, 25e-6), 2)
+        self.assertEqual(trace_gantt.draw([self.trace], out, None, 12e-6), 2)  # A, B
 
 
 if __name__ == "__main__":

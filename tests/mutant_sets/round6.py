@@ -341,9 +341,10 @@ MUTANTS = [
     # Test: an emulated --gpus 3 run with --json; parse gpu_peak_MiB from the summary and compare it to
     # max over gpu_stats of peak_bytes / 2^20 to 0.05 (and pick a shape where the GPUs' peaks differ).
     # Killed since by CliClaims2.GpuRunJsonImbalanceAndDefaultThreads.
-    m("report_gpu_peak_of_last_gpu", "experiments/report.cpp",
-      "    for (const DeviceStats& d : r.gpus) peak = std::max(peak, d.peak_bytes);",
-      "    for (const DeviceStats& d : r.gpus) peak = d.peak_bytes;", WITH_CLI),
+    # (Since round 7 the line's peak is the worst node's, each node's the most its GPUs held: mutated there.)
+    m("report_gpu_peak_of_last_gpu", "experiments/run_distributed.cpp",
+      "  for (const DeviceStats& g : st.gpus) gpu_peak = std::max(gpu_peak, g.peak_bytes);",
+      "  for (const DeviceStats& g : st.gpus) gpu_peak = g.peak_bytes;", WITH_CLI),
 
     # --- experiments/run_distributed.cpp ---
     # Bug: a distributed run's time_s is the reporting node's own (node 0's) instead of the slowest node's.

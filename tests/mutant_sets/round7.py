@@ -57,6 +57,7 @@ MUTANTS = [
     # Observable: `mpirun -np 2 tessera run --algo cholesky --n 512 --grid 1x2 --B auto` no longer exits 2 with
     # "--B auto under mpirun would tune on every rank".
     # Test: under mpirun -np 2 (label mpi), that command: exit 2, the message once per rank, no summary line.
+    # Killed since by tessera_mpi_b_auto_refused.
     m("main_b_auto_under_mpirun_not_refused", MAIN,
       '!tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun()',
       'tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun()', '-L mpi'),
@@ -171,6 +172,7 @@ MUTANTS = [
     # between the 2 MPI ranks on this host".
     # Test: mpirun -np 2 tessera run --algo cholesky --grid 1x2 --n N with N^2 * 8 / 2 between 0.6 and 0.9 x
     # MemAvailable (read from /proc/meminfo; skip where that N is absurd): exit 4 naming the split.
+    # Killed since by tessera_mpi_memory_split_between_ranks.
     m("preflight_ranks_from_local_rank", PRE,
       'std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")',
       'std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")', '-L mpi'),
@@ -259,6 +261,7 @@ MUTANTS = [
     #   --qr-tree binary --qr-domain 1 --backend sim --machine keeneland.json` (last tile row 28 tall) grows.
     # Test: in test_qr_binary_tree, EXPECT_DOUBLE_EQ(kernel_flops({kTtqrt, 'd', 20, 30, 0}),
     #   2*30*20*20 - 4*20*20*20/3.0 + 2*20*10*10) (a hand count of a trapezoid, m < n).
+    # Killed since by KernelTable.ReductionTreeFlopsAreTheSumsOverTheirReflectors.
     m("kt_ttqrt_trapezoid_dims_swapped", KTC,
       "[](double m, double n, double /*k*/) { return 2 * n * m * m - 4 * m * m * m / 3 + 2 * m * (n - m) * (n - m); }",
       "[](double m, double n, double /*k*/) { return 2 * m * n * n - 4 * m * m * m / 3 + 2 * m * (n - m) * (n - m); }",
@@ -272,6 +275,7 @@ MUTANTS = [
     #   simulated time of a binary-tree QR whose m is 8 past a multiple of B (e.g. --m 1480 --n 600 --B 64
     #   --qr-tree binary --qr-domain 1 --backend sim --machine keeneland.json) grows.
     # Test: EXPECT_DOUBLE_EQ(kernel_flops({kTtmqr, 'd', 8, 64, 64}), 2*64*8*8 + 4*8*64*56) beside the m = k case.
+    # Killed since by KernelTable.ReductionTreeFlopsAreTheSumsOverTheirReflectors.
     m("kt_ttmqr_short_rows_comparison_flipped", KTC,
       '{kTtmqr, "TTMQR", "ttmqr",\n     [](double m, double n, double k) { return m >= k ?',
       '{kTtmqr, "TTMQR", "ttmqr",\n     [](double m, double n, double k) { return m <= k ?',
@@ -287,6 +291,7 @@ MUTANTS = [
     #   96*96*28 = 258,048 flops -> 96*28*28 = 75,264; any LU sim with s > 1 or n % B != 0 changes its time_s.
     # Test: EXPECT_DOUBLE_EQ(kernel_flops({kLuTrsmU, 'd', 30, 20, 0}), 30.0*30*20) in FlopsOfKnownShapes (and the
     #   other LU rows: LU_TRSM_L m n^2, LU_GEMM 2mnk, LU_PANEL/LU_DIAG m n^2 - n^3/3).
+    # Killed since by KernelTable.FlopsOfKnownShapes.
     m("kt_lu_trsm_u_dims_swapped", KTC, "[](double m, double n, double /*k*/) { return m * m * n; }",
       "[](double m, double n, double /*k*/) { return m * n * n; }", WITH_CLI),
 
@@ -299,6 +304,7 @@ MUTANTS = [
     #   PANEL takes twice as long, e.g. `tessera run --algo lu --n 2000 --B 200 --backend sim --machine
     #   opteron6172-s2050.json --threads 12` reports a larger time_s; `calibrate` overlap rates for LU_PANEL double.
     # Test: in FlopsOfKnownShapes, EXPECT_DOUBLE_EQ(kernel_flops({kLuPanel, 'd', 30, 20, 0}), 30.0*400 - 8000/3.0).
+    # Killed since by KernelTable.FlopsOfKnownShapes.
     m("kt_lu_panel_householder_count", KTC,
       '"lu_panel", [](double m, double n, double /*k*/) { return m * n * n - n * n * n / 3; }',
       '"lu_panel", [](double m, double n, double /*k*/) { return 2 * m * n * n - 2 * n * n * n / 3; }', WITH_CLI),
@@ -343,6 +349,7 @@ MUTANTS = [
     #   the Nth compute thread's stack cannot be mapped: exit 4 and "out of memory"-class message -> exit 5.
     # Test: in a forked child, setrlimit(RLIMIT_AS) to the current VmSize + a few MiB, then NativePlatform::spawn 64
     #   compute threads: EXPECT_THROW(..., OutOfMemory) with "cannot start the thread" in what().
+    # Killed since by NativePlatform.AThreadThatCannotStartIsOutOfMemory.
     m("native_thread_start_failure_not_out_of_memory", NP, "    throw OutOfMemory(\"cannot start the thread '\"",
       "    throw std::runtime_error(\"cannot start the thread '\"", WITH_CLI),
 
@@ -356,6 +363,7 @@ MUTANTS = [
     # Test: the same NiceRecorder test on a one-node run with one emulated GPU (DistContext, LocalCluster(1)): tasks
     #   whose main output lives on the GPU (run on its manager thread) must record the base level, host tasks
     #   base + levels; an observer's on_copy (the device communication thread) must see the base level too.
+    # Killed since by NativePlatform.OnlyComputeThreadsGoDownAndRelativeToTheirStarter.
     m("native_compute_nice_lowers_gpu_threads", NP, "    if (role == ThreadRole::Compute && compute_nice_ > 0) {",
       "    if (role != ThreadRole::Generator && compute_nice_ > 0) {", '-L "runtime|cli"'),
 
@@ -368,6 +376,7 @@ MUTANTS = [
     # Test: in ComputeThreadsRunTheGivenNiceLevelsBelowTheOthers, first setpriority the calling thread to base + 2
     #   (threads inherit it), then expect tasks at min(19, base + 2 + levels), the generator at base + 2; restore.
     # (Builds with one -Wunused-variable warning: `now` is no longer read.)
+    # Killed since by NativePlatform.OnlyComputeThreadsGoDownAndRelativeToTheirStarter.
     m("native_compute_nice_absolute", NP, "(void)setpriority(PRIO_PROCESS, tid, std::min(19, now + levels));",
       "(void)setpriority(PRIO_PROCESS, tid, std::min(19, levels));", '-L "runtime|cli"'),
 
@@ -380,6 +389,7 @@ MUTANTS = [
     #   failed) or a crash instead of exit 0 with ` ok`.
     # Test: already written (CliClaims.CudaEndToEnd); a CPU-only test could assert
     #   factorization("cholesky").cusolver_routine() == PeerRoutine::Potrf (and Geqrf for QR, Getrf for LU).
+    # Killed since by FactorizationRegistry.EachFactorizationsPeersAndDefaultMatrix.
     m("cholesky_cusolver_routine_getrf", CF,
       "PeerRoutine cusolver_routine() const override { return PeerRoutine::Potrf; }",
       "PeerRoutine cusolver_routine() const override { return PeerRoutine::Getrf; }", '-L "unit|cli|cuda"'),
@@ -428,6 +438,7 @@ MUTANTS = [
     #   files then model TRSM too slow); on a device, the same through prepare_on.
     # Test: for each calibrated kernel, KernelCall c(shape, ib, 1, 1); c.prepare(0); c.run(0); copy operand(0, kA)
     #   (and kC); c.prepare(0); c.run(0); EXPECT the same bytes: every destroyed input is put back.
+    # Killed since by KernelCall.EveryCallFindsTheOperandsTheFirstFound.
     m("calibrate_trsm_input_not_restored", KC, "      case kPotf2p:\n      case kTrsm:\n      case kGeqrt:",
       "      case kPotf2p:\n      case kGeqrt:", '-L "runtime|sim|cli"'),
     # --- Proposed by a reviewer of the analysis scripts, the runner's outputs, the StarPU peer and model headers.
@@ -442,6 +453,7 @@ MUTANTS = [
     #   30 us, 2 tasks; with the mutant B does not depend on A: 20 us, 1 task (checked on a copy).
     # Test: in CriticalPath, events whose "tiles" entries have no "mode" key; assert critical_path_s == 30e-6
     #   and tasks == 2.
+    # Killed since by experiments_trace_compare (CriticalPath.test_tile_without_mode_is_read_write).
     m("cp_missing_mode_read_only", TCP, '        mode = t.get("mode", "rw")', '        mode = t.get("mode", "r")',
       CP_TESTS),
 
@@ -455,6 +467,7 @@ MUTANTS = [
     #   kernels {P, W, R}; with the mutant P -> R, 2 tasks, W missing from "kernels" (checked on a copy; the
     #   existing CriticalPath and Numbers tests pass with it).
     # Test: that event list through tcp.critical_path(); assert tasks == 3 and kernels == {"P":1,"W":1,"R":1}.
+    # Killed since by experiments_trace_compare (CriticalPath.test_zero_length_writer_before_reader_starting_with_it).
     m("cp_tie_break_longest_first", TCP, '    order = sorted(tasks, key=lambda e: (e["ts"], e["ts"] + e["dur"]))',
       '    order = sorted(tasks, key=lambda e: (e["ts"], -e["dur"]))', CP_TESTS),
 
@@ -467,6 +480,7 @@ MUTANTS = [
     #   nodes[0].ratio 1.0 -> 0.286 (checked on a copy), in trace_compare.py --json's critical_path.a.nodes.
     # Test: one node starting at ts 100; assert c["nodes"][0]["makespan_s"] == c["makespan_s"] and
     #   c["nodes"][0]["ratio"] == c["ratio"].
+    # Killed since by experiments_trace_compare (CriticalPath.test_node_makespan_from_its_first_task).
     m("cp_node_makespan_from_zero", TCP,
       '    span_us = max(e["ts"] + e["dur"] for e in order) - min(e["ts"] for e in order) if order else 0.0',
       '    span_us = max(e["ts"] + e["dur"] for e in order) if order else 0.0', CP_TESTS),
@@ -488,6 +502,7 @@ MUTANTS = [
     #   "1 bars" -> "0 bars" (TRSM, which runs 10-15 us, is left out). Checked on a copy (a variant with a
     #   second node's TRSM: 2 bars -> 0); test_bad_input passes with the mutant.
     # Test: trace_gantt.py good.json --out x.png --from 0.000012; assert stdout ends "1 bars".
+    # Killed since by experiments_trace_views (GanttHandMade.test_window_keeps_bars_crossing_its_edges).
     m("gantt_window_drops_straddling_bars", TG,
       "            if (t_from is not None and b < t_from) or (t_to is not None and a > t_to):",
       "            if (t_from is not None and a < t_from) or (t_to is not None and a > t_to):", GANTT_TESTS),
@@ -497,6 +512,7 @@ MUTANTS = [
     # Observable: trace_gantt.py T --out x.png --from 5 --to 5: exit 2 "the window's start must be before its
     #   end" -> exit 0, "0 bars", and matplotlib's singular-xlims warning on stderr (checked on a copy).
     # Test: add ("--from", "5", "--to", "5") to test_options' refusals; assert exit 2 naming "--from 5 --to 5".
+    # Killed since by experiments_bad_input (Traces.test_options).
     m("gantt_empty_window_accepted", TG,
       "    if a.t_from is not None and a.t_to is not None and a.t_from >= a.t_to:",
       "    if a.t_from is not None and a.t_to is not None and a.t_from > a.t_to:", GANTT_TESTS),
@@ -510,6 +526,7 @@ MUTANTS = [
     #   a copy: the pid field of every lane key becomes 0).
     # Test: trace_gantt.lanes(events) on a two-pid event list (or a --grid 2x1 simulated run's two files);
     #   assert [k[0] for k in order] == [0, 1].
+    # Killed since by experiments_trace_views (GanttHandMade.test_each_node_has_its_lanes).
     m("gantt_nodes_share_lanes", TG, '        lane = (e["pid"], names.get(', '        lane = (0, names.get(',
       GANTT_TESTS),
 
@@ -523,6 +540,7 @@ MUTANTS = [
     #   .file = "t2"): prints figures/t2.png, t2.pdf -> figures/t.png, t.pdf (checked on a copy with
     #   test_bad_input's fake results; test_bad_input passes with the mutant).
     # Test: that call in test_plot_definition_option; assert the output names t2.png and it exists.
+    # Killed since by experiments_bad_input (Runner.test_plot_definition_option).
     m("plot_definition_given_ignored", PE, "    defn = definition or results.definition",
       "    defn = results.definition or definition", SCRIPTS),
 
@@ -536,6 +554,7 @@ MUTANTS = [
     #   (checked on a copy; test_bad_input passes with the mutant).
     # Test: in test_bad_input, experiment("plot", definition("other"), "--out", good copy); assert refused
     #   naming "results of badin".
+    # Killed since by experiments_bad_input (Runner.test_plot_definition_option).
     m("plot_results_wrong_meta_key", PE, '    ran = results.meta.get("experiment")',
       '    ran = results.meta.get("name")', SCRIPTS),
 
@@ -548,6 +567,7 @@ MUTANTS = [
     #   "t\nbest: B=256, 2 s" (checked on a copy).
     # Test: call explore_plot.draw(rows, [], path, "t") with plt.close patched to keep the figure (or
     #   plt.savefig wrapped); assert "best: B=128" in fig.axes[0].get_title().
+    # Killed since by experiments_explore_ranking (heatmap).
     m("explore_plot_best_is_slowest", EP,
       '    best = min((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"], default=None)',
       '    best = max((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"], default=None)',
@@ -564,6 +584,7 @@ MUTANTS = [
     #   a copy; test_bad_input passes with the mutant); the same for tessera explore --dry-run.
     # Test: in test_explore dry_run (or CliClaims3), assert not os.path.exists(out_dir) after a dry run to a
     #   fresh path.
+    # Killed since by experiments_bad_input (Runner.test_dry_run_makes_no_folder) and experiments_explore_dry_run.
     m("outputs_dry_run_creates_folder", OU, "    if not create:\n        return None\n", "",
       '-L "experiments|cli"'),
 
@@ -575,6 +596,7 @@ MUTANTS = [
     #   (trace.json): it would be overwritten" -> exit 0 and trace.json replaced by a PNG (checked on a copy;
     #   test_bad_input passes with the mutant).
     # Test: os.link(self.good, L); refused(py("analysis/trace_gantt.py", self.good, "--out", L), "is an input").
+    # Killed since by experiments_bad_input (Traces.test_options).
     m("outputs_hard_link_input", OU, "os.path.samefile(p, path)", "p == path",
       '-R "experiments_(trace_compare|trace_views|bad_input|heldout_floor)"'),
 
@@ -585,6 +607,7 @@ MUTANTS = [
     # Observable: starpu_peer --n 1000 --nb 96 --json F: gflops == 1000^3/3/time_s/1e9 -> twice that.
     # Test: a peers test that writes --json and asserts gflops == n**3/3/time_s/1e9 (to 1e-9 relative), as
     #   tessera's own JSON is checked.
+    # Killed since by starpu_peer_numbers.
     m("starpu_gflops_lu_flop_count", SP, "gflops = n * n * n / 3.0 / seconds / 1e9;",
       "gflops = 2.0 * n * n * n / 3.0 / seconds / 1e9;", '-L peers'),
 
@@ -597,6 +620,7 @@ MUTANTS = [
     #   breakdown in tile column t > 0 reports K - t*nb.
     # Test: run --matrix general at --nb 64 and --nb 1 (same --seed) and assert the same column; or pin the
     #   column for a seed whose breakdown is past the first tile.
+    # Killed since by starpu_peer_numbers.
     m("starpu_breakdown_column_in_tile", SP, "args.breakdown->compare_exchange_strong(none, args.col0 + info);",
       "args.breakdown->compare_exchange_strong(none, info);", '-L peers'),
 
@@ -610,7 +634,10 @@ MUTANTS = [
     m("starpu_mpi_fastest_rank_time", SP,
       "MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);",
       "MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);",
-      '-R "starpu_peer_(mpi|numbers)"'),
+      '-R "starpu_peer_(mpi|numbers)"',
+      why="equivalent in practice: every rank leaves starpu_mpi_wait_for_all (collective) with the last task, so the "
+          "ranks' times differ by microseconds; starpu_peer_numbers' 1x2 run whose one tile rank 1 does not hold "
+          "passed under the mutant (rank 1's own span is that of the factorization)"),
 
     # Bug: --threads equal to STARPU_MAXCPUS is refused (> became >=): Debian's StarPU 1.3 has
     #   STARPU_MAXCPUS 4, so the largest run it can do, --threads 4, exits 2.
@@ -619,6 +646,7 @@ MUTANTS = [
     #   "--threads 4: this StarPU (1.3.x) runs at most 4 CPU workers per process".
     # Test: a peers case with --threads STARPU_MAXCPUS (4; the test may skip on fewer cores) expecting exit 0
     #   and "threads=4" in the line.
+    # Killed since by starpu_peer_numbers.
     m("starpu_threads_max_refused", SP, "  if (o.threads > STARPU_MAXCPUS)", "  if (o.threads >= STARPU_MAXCPUS)",
       '-L peers'),
 
@@ -628,6 +656,7 @@ MUTANTS = [
     # Prediction: SURVIVES. No peers test sets STARPU_SCHED (bench_starpu.py does not either).
     # Observable: STARPU_SCHED=eager starpu_peer --n 300 --nb 64 --sched lws: exit 0 "sched=lws" -> exit 4.
     # Test: one peers case with ENVIRONMENT STARPU_SCHED=eager and --sched lws, EXPECT_RC 0 and "sched=lws".
+    # Killed since by starpu_peer_numbers.
     m("starpu_sched_env_wins", SP, '  if (!o.sched.empty()) unsetenv("STARPU_SCHED");\n', "", '-L peers'),
 
     # --- models/kernel_noise.hpp ---------------------------------------------------------------------
@@ -667,4 +696,16 @@ MUTANTS = [
     # Test: in CalibratesRunsAndDrivesASimulation assert rec["min_calls"] == 5 and that the potf2p d 320x320
     #   entry has in_run_calls == 5.
     m("in_run_min_calls_8", CIR, "  int min_calls = 5;", "  int min_calls = 8;", '-R "InRun"'),
+    # --- A reviewer of how values of several nodes become one found a distributed run's tasks, imbalance_ratio
+    # and gpu_peak_MiB to be node 0's alone (the README read as the run's); since round 7 the JSON's tasks are
+    # every node's, each node's in comm.per_node with its imbalance and GPU peak, and the ratio and the peak the
+    # worst node's. Bug: the old behaviour back.
+    m("report_tasks_of_node0", "experiments/report.cpp",
+      'j["tasks"] = r.node_tasks.empty() ? r.tasks : r.tasks_all_nodes;', 'j["tasks"] = r.tasks;', WITH_CLI),
+    m("report_imbalance_of_node0", "experiments/report.cpp", 'j["imbalance_ratio"] = run_imbalance(r);',
+      'j["imbalance_ratio"] = r.imbalance;', WITH_CLI),
+    m("report_line_gpu_peak_of_node0", "experiments/report.cpp",
+      "  if (!r.node_gpu_peak_bytes.empty())\n    return *std::max_element(r.node_gpu_peak_bytes.begin(), "
+      "r.node_gpu_peak_bytes.end());\n",
+      "  if (!r.node_gpu_peak_bytes.empty()) return r.node_gpu_peak_bytes[0];\n", WITH_CLI),
 ]

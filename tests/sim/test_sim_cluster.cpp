@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -128,6 +130,37 @@ TEST(SimCluster, PhantomRunIsDeterministic) {
   EXPECT_EQ(a.at("comm").at("per_node"), b.at("comm").at("per_node"));
   EXPECT_EQ(a.at("comm").at("per_node").size(), 4u);
   EXPECT_EQ(sum(a.at("comm").at("per_node"), "messages_sent"), sum(a.at("comm").at("per_node"), "messages_received"));
+}
+
+// README "Command line": a distributed run's JSON counts every node's tasks
+// (each node's in comm.per_node, with its load imbalance and its GPUs' peak
+// memory), its imbalance_ratio and the summary line's imbalance= and
+// gpu_peak_MiB= are the worst node's, and gpu_stats lists node 0's GPUs.
+// Before, all of them were node 0's alone, which on a 2x2 grid undercounts
+// the tasks about fourfold.
+TEST(SimCluster, EveryNodesTasksAndTheWorstNodesGpuNumbers) {
+  Outcome o;
+  const json j = run_ok(sim_run("cholesky", "2x2", {"--n", "9216", "--B", "1152", "--s", "2", "--gpus", "3"}), &o);
+  const json& per = j.at("comm").at("per_node");
+  ASSERT_EQ(per.size(), 4u);
+  double worst_imbalance = 0;
+  std::uint64_t worst_peak = 0;
+  for (const json& n : per) {
+    EXPECT_GT(n.at("tasks").get<std::uint64_t>(), 0u) << per.dump();
+    worst_imbalance = std::max(worst_imbalance, n.at("imbalance_ratio").get<double>());
+    worst_peak = std::max(worst_peak, n.at("gpu_peak_bytes").get<std::uint64_t>());
+  }
+  EXPECT_EQ(j.at("tasks").get<std::uint64_t>(), sum(per, "tasks"));
+  EXPECT_GT(j.at("tasks").get<std::uint64_t>(), 3 * per.at(0).at("tasks").get<std::uint64_t>());
+  EXPECT_EQ(j.at("imbalance_ratio").get<double>(), worst_imbalance);
+  ASSERT_EQ(j.at("gpu_stats").size(), 3u);
+  std::uint64_t node0_peak = 0;
+  for (const json& g : j.at("gpu_stats")) node0_peak = std::max(node0_peak, g.at("peak_bytes").get<std::uint64_t>());
+  EXPECT_EQ(node0_peak, per.at(0).at("gpu_peak_bytes").get<std::uint64_t>());
+  std::ostringstream line;
+  line << " imbalance=" << std::fixed << std::setprecision(3) << worst_imbalance
+       << " gpu_peak_MiB=" << std::setprecision(1) << static_cast<double>(worst_peak) / (1 << 20) << " ";
+  EXPECT_NE(o.out.find(line.str()), std::string::npos) << line.str() << "\n" << o.out;
 }
 
 // QR's binary reduction tree against its communication model
