@@ -341,7 +341,8 @@ MUTANTS = [
     # Test: an emulated --gpus 3 run with --json; parse gpu_peak_MiB from the summary and compare it to
     # max over gpu_stats of peak_bytes / 2^20 to 0.05 (and pick a shape where the GPUs' peaks differ).
     # Killed since by CliClaims2.GpuRunJsonImbalanceAndDefaultThreads.
-    # (Since round 7 the line's peak is the worst node's, each node's the most its GPUs held: mutated there.)
+    # (Since round 7 the line's peak is the worst node's, each node's the most its GPUs held: mutated there; killed
+    # then by SimCluster.EveryNodesTasksAndTheWorstNodesGpuNumbers.)
     m("report_gpu_peak_of_last_gpu", "experiments/run_distributed.cpp",
       "  for (const DeviceStats& g : st.gpus) gpu_peak = std::max(gpu_peak, g.peak_bytes);",
       "  for (const DeviceStats& g : st.gpus) gpu_peak = g.peak_bytes;", WITH_CLI),

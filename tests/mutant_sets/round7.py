@@ -700,10 +700,13 @@ MUTANTS = [
     # and gpu_peak_MiB to be node 0's alone (the README read as the run's); since round 7 the JSON's tasks are
     # every node's, each node's in comm.per_node with its imbalance and GPU peak, and the ratio and the peak the
     # worst node's. Bug: the old behaviour back.
+    # Killed by SimCluster.EveryNodesTasksAndTheWorstNodesGpuNumbers.
     m("report_tasks_of_node0", "experiments/report.cpp",
       'j["tasks"] = r.node_tasks.empty() ? r.tasks : r.tasks_all_nodes;', 'j["tasks"] = r.tasks;', WITH_CLI),
+    # Killed by SimCluster.EveryNodesTasksAndTheWorstNodesGpuNumbers.
     m("report_imbalance_of_node0", "experiments/report.cpp", 'j["imbalance_ratio"] = run_imbalance(r);',
       'j["imbalance_ratio"] = r.imbalance;', WITH_CLI),
+    # Killed by SimCluster.EveryNodesTasksAndTheWorstNodesGpuNumbers.
     m("report_line_gpu_peak_of_node0", "experiments/report.cpp",
       "  if (!r.node_gpu_peak_bytes.empty())\n    return *std::max_element(r.node_gpu_peak_bytes.begin(), "
       "r.node_gpu_peak_bytes.end());\n",
