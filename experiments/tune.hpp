@@ -183,4 +183,8 @@ struct ChildRun {
 };
 ChildRun run_child(const std::string& program, const std::vector<std::string>& args);
 
+// The table `tessera tune` prints: the kernel curve, every candidate and the
+// choice (experiments/tune_report.cpp).
+std::string tune_report(const TuneResult& t);
+
 }  // namespace tessera

@@ -30,7 +30,4 @@ class TuneCommand {
   bool quiet_ = false;
 };
 
-// The table `tessera tune` prints: the kernel curve, every candidate and the choice.
-std::string tune_report(const TuneResult& t);
-
 }  // namespace tessera

@@ -12,7 +12,8 @@ So, here: side_flops on 3 x 3 tiles by hand, then, on 002's machine file
 (48 Opteron cores + one S2050), phantom runs with --d auto and --d eq1 at
 P = 4 ... 48 cores and tile sizes on and between the points of the
 efficiency curves, square and tall, must choose the d the script's
-functions give.
+functions give, and --d eq1 on that node with 1, 2 and 3 GPUs eq. (1) at
+G g2.
 """
 import json
 import os
@@ -43,11 +44,11 @@ def side_flops_by_hand():
         expect(lu_002_sim.cpu_flop_share(3, 3, d), cpu / (cpu + gpu), "CPU share at d = %d" % d)
 
 
-def run_d(tessera, work, m, n, B, P, how):
+def run_d(tessera, work, m, n, B, P, how, machine=MACHINE, gpus=1):
     out = os.path.join(work, "lu.json")
-    p = subprocess.run([tessera, "run", "--algo", "lu", "--backend", "sim", "--machine", MACHINE, "--m", str(m),
-                        "--n", str(n), "--B", str(B), "--threads", str(P), "--gpus", "1", "--d", how, "--json", out],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run([tessera, "run", "--algo", "lu", "--backend", "sim", "--machine", machine, "--m", str(m),
+                        "--n", str(n), "--B", str(B), "--threads", str(P), "--gpus", str(gpus), "--d", how,
+                        "--json", out], capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         raise AssertionError("tessera run --d %s exited %d: %s" % (how, p.returncode, p.stderr))
     with open(out) as f:
@@ -80,11 +81,39 @@ def the_runs_choose_the_scripts_d(tessera):
     return len(chosen)
 
 
+def eq1_counts_every_gpu(tessera):
+    """--d eq1 is 002 eq. (1), d/N = P g1 / (P g1 + G g2): G counts the GPUs. 002's machine has one; the same
+    node with three of its GPUs (a copy of the file, node.gpus.count 3) must give the script's eq. (1) at G g2
+    for --gpus G = 1, 2, 3, each GPU taking columns from the cores."""
+    with open(MACHINE) as f:
+        machine = json.load(f)
+    machine["node"]["gpus"]["count"]["value"] = 3
+    with tempfile.TemporaryDirectory() as work:
+        three = os.path.join(work, "three-gpus.json")
+        with open(three, "w") as f:
+            json.dump(machine, f)
+        for B, P in ((128, 12), (200, 48)):
+            g1, g2 = lu_002_sim.gemm_speeds(machine, B)
+            q = -(-6000 // B)
+            ds = []
+            for G in (1, 2, 3):
+                d = run_d(tessera, work, 6000, 6000, B, P, "eq1", three, G)
+                if d != lu_002_sim.eq1_d(q, P, g1, G * g2):
+                    raise AssertionError("B = %d, P = %d, --gpus %d: --d eq1 chose %d, the script's eq. (1) %d" % (
+                        B, P, G, d, lu_002_sim.eq1_d(q, P, g1, G * g2)))
+                ds.append(d)
+            if not ds[0] > ds[1] > ds[2]:
+                raise AssertionError("B = %d, P = %d: --d eq1 with 1, 2, 3 GPUs chose %s: each GPU added must "
+                                     "take columns from the cores" % (B, P, ds))
+
+
 def main():
     side_flops_by_hand()
     print("lu_002_sim: side_flops on 3 x 3 tiles by hand: ok")
     n = the_runs_choose_the_scripts_d(sys.argv[1])
     print("lu_002_sim: --d auto and --d eq1 of 24 phantom runs each are the script's d (%d distinct pairs)" % n)
+    eq1_counts_every_gpu(sys.argv[1])
+    print("lu_002_sim: --d eq1 with 1, 2 and 3 GPUs is the script's eq. (1) at G g2")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ MUTANTS = [
     # Observable: `tessera run --algo cholesky --n 300 --nodes 4` exits 0 (one node, no grid) instead of 2.
     # Test: expect_rejected(kInvalidInput, base({"--n", "300", "--nodes", "4"}), {"--nodes", "--backend sim"})
     # (and the same for "--sim-data").
+    # Killed since by CliClaims4.NativeRunsRefuseNodesAndSimData.
     m("main_native_accepts_nodes", MAIN,
       "    if (!b.machine.empty() || b.sim_data || b.nodes != 0)",
       "    if (!b.machine.empty() || b.sim_data)", '-L cli'),
@@ -45,6 +46,7 @@ MUTANTS = [
     # Observable: `tessera run --algo cholesky --n 64 --trace ''` exits 0 and writes nothing instead of exit 2
     # "--trace '': give a file".
     # Test: expect_rejected(kInvalidInput, base({"--n", "64", "--trace", ""}), {"--trace ''", "give a file"}).
+    # Killed since by CliClaims4.EmptyTraceIsRefused.
     m("main_empty_trace_accepted", MAIN,
       '{std::pair{"--json", &json_path}, {"--trace", &trace_path}, {"--progress-file", &progress_path}})',
       '{std::pair{"--json", &json_path}, {"--progress-file", &progress_path}})', '-L cli'),
@@ -78,6 +80,7 @@ MUTANTS = [
     # 0.2 s reports cpu_s of hundreds of seconds, or below 0.
     # Test: a native run with --threads 1 (n 1000): 0 <= cpu_s <= 1.5 * time_s + 0.05; with --threads 2 on a
     # machine of >= 2 cores, cpu_s > time_s.
+    # Killed since by CliClaims4.CpuSecondsOfASingleThreadedRun.
     m("driver_cpu_s_usec_as_msec", DRV,
       "1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec)",
       "1e-3 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec)", WITH_CLI),
@@ -88,6 +91,7 @@ MUTANTS = [
     # Observable: JSON peak_rss_bytes and the simulation cost line 2.3% low (e.g. 1000 MiB reads 977 MiB).
     # Test: run tessera as a child, get its ru_maxrss from wait4(): the JSON's peak_rss_bytes is within
     # [0.995, 1.0] x ru_maxrss * 1024 (the child's final peak is at least the one it reported).
+    # Killed since by CliClaims4.PeakRssIsTheProcesssOwnInBytes.
     m("driver_peak_rss_kib_as_1000", DRV,
       "static_cast<std::uint64_t>(u.ru_maxrss) * 1024;",
       "static_cast<std::uint64_t>(u.ru_maxrss) * 1000;", WITH_CLI),
@@ -101,6 +105,7 @@ MUTANTS = [
     # Observable: `tessera run --backend sim --machine keeneland.json --algo cholesky --n 256 --grid 1x2
     # --trace t.json --json t.node2.json` exits 2 ("... and --trace (node 2) ... are one file") instead of 0.
     # Test: that command succeeds and both t.json, t.node1.json and t.node2.json (the JSON) are written.
+    # Killed since by CliClaims4.AnOutputNamedLikeANodeTheRunLacksIsWritten.
     m("output_node_outputs_off_by_one", OUT,
       "if (const std::optional<int> k = node_of(base, p); k && *k < nodes)",
       "if (const std::optional<int> k = node_of(base, p); k && *k <= nodes)", '-L "cli|sim|mpi"'),
@@ -120,6 +125,7 @@ MUTANTS = [
     # Observable: a general 2x2 file A(1,1) = A(2,2) = 4, A(2,1) = 1, A(1,2) = 1.0000001 with --algo cholesky:
     # exit 0 instead of exit 2 "needs a symmetric matrix, but A(2,1) = 1 differs from A(1,2) = 1".
     # Test: that file (array format, read whole by a one-node run): expect_rejected(kInvalidInput, ..., {"A(2,1)"}).
+    # Killed since by CliClaims4.CholeskyInputMustBeSymmetricToRounding.
     m("input_symmetry_tolerance_loose", INP,
       "if (std::abs(x - y) > 1e-12 * std::max(std::abs(x), std::abs(y)))",
       "if (std::abs(x - y) > 1e-6 * std::max(std::abs(x), std::abs(y)))", '-L "cli|mpi"'),
@@ -133,6 +139,7 @@ MUTANTS = [
     # only with --sim-data".
     # Test: expect_rejected(kInvalidInput, sim({"--n", "512", "--matrix", "graded"}), {"--matrix graded",
     # "--sim-data"}); the same with --sim-data runs.
+    # Killed since by CliClaims4.PhantomRunsRefuseMatrix.
     m("input_phantom_accepts_matrix", INP,
       '  if (c.phantom)\n    throw InputError("--matrix " + c.matrix + " fills the matrix',
       '  if (c.phantom && c.check)\n    throw InputError("--matrix " + c.matrix + " fills the matrix', '-L "sim|cli"'),
@@ -145,6 +152,7 @@ MUTANTS = [
     # Observable: `tessera tune --algo cholesky --n 512 --B-range 256:256:64 --backend sim --machine M --quiet`
     # exits 2 instead of 0 with every candidate at B = 256.
     # Test: that command: exit 0, every candidate's B is 256, the curve has one point.
+    # Killed since by CliClaims4.TuneRangeOfOneSize.
     m("tune_b_range_refuses_one_size", TUNE,
       "    if (a < 1 || b < a || c < 1)",
       "    if (a < 1 || b <= a || c < 1)", '-L "cli|experiments"'),
@@ -157,7 +165,8 @@ MUTANTS = [
     # Test: TuneCli.WithoutAModelRealRunsDecide without --quiet, or with children that report scripted times
     # (as RealRunsRepeatTheFastestAndKeepEachOnesBest) making the last candidate fastest: the row ending in
     # "<- chosen" has the B and s of the JSON's choice.
-    m("tune_report_marks_first_as_chosen", TUNE,
+    # Killed since by CliClaims4.TuneReportMarksTheChosenRow.
+    m("tune_report_marks_first_as_chosen", "experiments/tune_report.cpp",
       'i == t.chosen ? "  <- chosen" : ""',
       'i == 0 ? "  <- chosen" : ""', '-L "cli|experiments"'),
 
@@ -184,6 +193,8 @@ MUTANTS = [
     # Observable: a simulated LU with --gpus 2 --d eq1 (e.g. keeneland.json, --n 8192 --B 512 --threads 7)
     # keeps the d of one GPU: more columns on the cores than eq. (1) gives for two GPUs (JSON "d").
     # Test: JSON d of --gpus 2 --d eq1 equals models::cpu_block_columns(q, P, g1, 2 g2) and is below --gpus 1's.
+    # Killed since by experiments_lu_002_sim (eq1_counts_every_gpu; CliClaims4.LuEq1CountsEveryGpu, outside this
+    # selection, too).
     m("run_config_eq1_of_one_gpu", CFG,
       "models::cpu_block_columns(q, c.threads, g1, g2 * c.gpus)",
       "models::cpu_block_columns(q, c.threads, g1, g2)", '-R "experiments_lu_002_sim"'),
@@ -197,6 +208,7 @@ MUTANTS = [
     # reports v=1 (31 rows / 16) instead of v=2 (32 / 16), with other message counts; --m 100 --n 100 --B 128 on
     # 2x1 exits 2 "virtual tile height of 0 tile rows".
     # Test: that command's summary line has v=2 (and its JSON "v" is default_virtual_tile_height(32, 2)).
+    # Killed since by CliClaims4.QrDefaultVirtualHeightCountsThePartialRow.
     m("run_config_virtual_height_rows_rounded_down", CFG,
       "default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr)",
       "default_virtual_tile_height(static_cast<int>(c.m / c.B), c.pr)", '-L "sim|cli|mpi|numerics|experiments"'),
@@ -208,6 +220,7 @@ MUTANTS = [
     # (cli_fuzz 0.2, 000-fig6-unequal-nodes 0.05).
     # Observable: `--kernel-noise 2` (or --node-noise 2) on a simulated run exits 2 instead of running.
     # Test: sim run with --kernel-noise 2 --node-noise 2: exit 0; 2.0000001: exit 2 naming it.
+    # Killed since by CliClaims4.NoiseSigmaOfTwoIsAllowed.
     m("sim_noise_sigma_max_excluded", SIM,
       "|| x < 0 || x > kMaxNoiseSigma)",
       "|| x < 0 || x >= kMaxNoiseSigma)", '-L "sim|cli|experiments"'),
@@ -219,6 +232,7 @@ MUTANTS = [
     # run's kernel times: add --backend sim --machine FILE".
     # Test: that command (and --node-noise 0.1 alone): expect_rejected(kInvalidInput, ..., {"--noise-seed",
     # "add --backend sim"}).
+    # Killed since by CliClaims4.NoiseOptionsEachRefusedNatively.
     m("sim_noise_seed_native_accepted", SIM,
       "if ((given(args.kernel_opt) || given(args.node_opt) || given(args.seed_opt)) && backend != Backend::Sim)",
       "if ((given(args.kernel_opt) || given(args.node_opt)) && backend != Backend::Sim)", '-L "sim|cli"'),
@@ -231,6 +245,7 @@ MUTANTS = [
     # simulated time, but nothing crossed it afterwards" has X = the run's simulated end instead of T.
     # Test: a 1x2 simulated run: take the last message's arrival time from a first run's trace; a second run with
     # --fail link:node1-net@t (t between it and the run's end): exit 0 and the line names t.
+    # Killed since by SimCluster.ALinkNothingCrossesAfterwardsIsNamedAtItsTime.
     m("sim_fail_note_time_of_run_end", SIM,
       "f.spec, f.name, *t);",
       "f.spec, f.name, sim.clock());", '-L sim'),
@@ -244,6 +259,7 @@ MUTANTS = [
     # Observable: `tessera run --algo cholesky --n 64 --B 64 --gpus 1 --gpu-memory 32768` (one 32768-byte tile,
     # POTF2' alone) exits 2 "a tile of 32768 bytes does not fit in the 32768 bytes of GPU 1" instead of 0.
     # Test: that command succeeds (and with --gpu-memory 32767 exits 2 naming the tile).
+    # Killed since by CliClaims4.ATileAsLargeAsTheGpusMemoryFits.
     m("distributed_tile_of_exact_capacity_refused", DIST,
       "if (store.bytes(static_cast<DataId>(x)) > d.capacity())",
       "if (store.bytes(static_cast<DataId>(x)) >= d.capacity())", '-L "runtime|sim|numerics|cli|mpi"'),
@@ -329,6 +345,7 @@ MUTANTS = [
     # Test: trace a native double LU (n 300, B 64) and assert every task's args.precision == "d"; or assert that a
     #   simulated LU's time_s is the same with and without --sim-data (as SimTime.SimDataDoesNotChangeSimulatedTime
     #   does for Cholesky).
+    # Killed since by CliClaims4.LuTasksCarryTheRunsPrecision.
     m("lu_executor_shape_precision_swapped", "algorithms/lu.hpp",
       "return lu_shape(a_.layout(), t, sizeof(T) == 8 ? 'd' : 's'); }",
       "return lu_shape(a_.layout(), t, sizeof(T) == 8 ? 's' : 'd'); }", WITH_CLI),
@@ -402,6 +419,7 @@ MUTANTS = [
     #   instead of "spd".
     # Test: in GeneratedMatrixKindsPassTheCheck, beside QR's default: run cholesky --n 50 --json and expect
     #   "matrix" == "spd".
+    # Killed since by CliClaims4.DefaultMatrixPerFactorization.
     m("cholesky_default_matrix_graded", CF,
       "MatrixKind default_matrix() const override { return MatrixKind::Spd; }",
       "MatrixKind default_matrix() const override { return MatrixKind::Graded; }", WITH_CLI),
@@ -415,6 +433,7 @@ MUTANTS = [
     #   --grid 2x1 --sim-data --json r.json`: per_node words_sent = bytes_sent / 8, half the same phantom run's, and
     #   the summary's words_max halves (mpirun runs in single precision likewise).
     # Test: that run with and without --sim-data: words_sent equal, and bytes_sent == 4 * words_sent.
+    # Killed since by CliClaims4.SinglePrecisionWordsAreFourBytes.
     m("tile_store_words_assume_double", "algorithms/tile_data_store.hpp",
       "  std::size_t word_bytes() const override { return sizeof(T); }",
       "  std::size_t word_bytes() const override { return sizeof(double); }", '-L "unit|runtime|sim|numerics|cli|mpi"'),
@@ -669,6 +688,7 @@ MUTANTS = [
     #   --threads 2 --kernel-noise 1e-12: time_s equals the run without noise (to ~1e-9) -> about 5-10 ms less.
     # Test: in KernelNoiseRuns, run local.json with and without --kernel-noise 1e-12 (and --node-noise
     #   1e-12); assert the times agree to 1e-9 relative.
+    # Killed since by KernelNoiseRuns.FirstCallCostsPassThroughTheNoise.
     m("noise_first_call_not_forwarded", KNH, "    return inner_.first_call_s(kernel, precision);",
       "    return 0.0;", '-R "KernelNoise"'),
 
@@ -680,6 +700,7 @@ MUTANTS = [
     # Observable: tessera tune --algo cholesky --n 2048 --B-range 128:640:1 --max-s 3 (1539 candidates):
     #   exit 2 "... make 1539 candidates, more than 1024: narrow them" -> 1539 simulations/real runs.
     # Test: expect_rejected(kInvalidInput, with({"--B-range", "128:640:1"}), {"1539 candidates"}).
+    # Killed since by CliClaims4.TuneCandidatesAreCappedAt1024.
     m("tune_candidate_cap_raised", TH, "inline constexpr int kMaxTuneCandidates = 1024;",
       "inline constexpr int kMaxTuneCandidates = 4096;", '-L cli'),
 
@@ -695,6 +716,7 @@ MUTANTS = [
     #   320x320 no longer carries in_run_calls (it stays the isolated time, scaled).
     # Test: in CalibratesRunsAndDrivesASimulation assert rec["min_calls"] == 5 and that the potf2p d 320x320
     #   entry has in_run_calls == 5.
+    # Killed since by InRunCalibrationCli.CalibratesRunsAndDrivesASimulation.
     m("in_run_min_calls_8", CIR, "  int min_calls = 5;", "  int min_calls = 8;", '-R "InRun"'),
     # --- A reviewer of how values of several nodes become one found a distributed run's tasks, imbalance_ratio
     # and gpu_peak_MiB to be node 0's alone (the README read as the run's); since round 7 the JSON's tasks are

@@ -259,6 +259,18 @@ TEST(InRunCalibrationCli, CalibratesRunsAndDrivesASimulation) {
       EXPECT_GE(e.at("in_run_calls").get<int>(), 5);
     }
   EXPECT_GE(from_runs, 3);  // at least POTF2', TRSM and GSMM of the full tiles
+  // A shape is kept with 5 calls in a pass (the record says so): at N = 2048
+  // and the default B = 320 the 6 full POTF2' tiles give 5 calls after each
+  // run's first, and the edge row's 128 x 320 TRSMs 6.
+  EXPECT_EQ(rec.at("min_calls"), 5);
+  auto calls_of = [&](const char* kernel, int m, int n) {
+    for (const auto& e : doc.at("kernel_models").at("core-x1").at("measurements"))
+      if (e.at("kernel") == kernel && e.at("precision") == "d" && e.at("m") == m && e.at("n") == n)
+        return e.value("in_run_calls", 0);
+    return -1;
+  };
+  EXPECT_EQ(calls_of("potf2p", 320, 320), 5);
+  EXPECT_EQ(calls_of("trsm", 128, 320), 6);
   const std::string json = dir.path() + "/run.json";
   ASSERT_EQ(shell(std::string(TESSERA_BIN) + " run --algo cholesky --n 2048 --backend sim --machine " + file +
                   " --json " + json + " > /dev/null"),

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -257,6 +258,41 @@ TEST(SimCluster, TraceHasEveryNodeAndItsMessages) {
   // Tile Cholesky on 8 x 8 tiles has p(p+1)(p+2)/6 = 120 kernels (POTF2' 8,
   // TRSM 28, diagonal GSMM 28, GSMM 56): each in exactly one node's trace.
   EXPECT_EQ(tasks, 120u);
+}
+
+// README, Simulated failures: "A link that nothing crosses afterwards costs
+// nothing: the run completes and a line after the summary says so (failure:
+// --fail link:… was turned off at … s of simulated time, but nothing crossed
+// it afterwards)", at the time --fail gave (not the run's end). The time is
+// taken between the last message any node received (from a first run's
+// traces: on 1x2 every message crosses node1-net) and the run's end, where
+// the link is off for 1 ms of the 143 ms run and the run's time is the same.
+TEST(SimCluster, ALinkNothingCrossesAfterwardsIsNamedAtItsTime) {
+  TempDir dir;
+  const std::string t = dir.path() + "/t.json";
+  const double end_s =
+      run_ok(sim_run("cholesky", "1x2", {"--n", "2048", "--B", "256", "--trace", t})).at("time_s").get<double>();
+  double last_us = 0;
+  for (const std::string& f : {t, dir.path() + "/t.node1.json"}) {
+    const json trace = json::parse(read_text(f));
+    for (const json& e : trace.at("traceEvents"))
+      if (e.value("cat", "") == "transfer")
+        last_us = std::max(last_us, e.at("ts").get<double>() + e.at("dur").get<double>());
+  }
+  ASSERT_GT(last_us, 0) << "no message in the traces";
+  ASSERT_LT(last_us * 1e-6, end_s * 0.999) << "the run must end after its last message";
+  char when[32];
+  std::snprintf(when, sizeof when, "%.4g", (last_us * 1e-6 + end_s) / 2);
+  ASSERT_LT(std::stod(when), end_s);
+  ASSERT_GT(std::stod(when), last_us * 1e-6);
+  Outcome o;
+  const json j = run_ok(
+      sim_run("cholesky", "1x2", {"--n", "2048", "--B", "256", "--fail", std::string("link:node1-net@") + when}), &o);
+  EXPECT_EQ(j.at("time_s").get<double>(), end_s) << "nothing crossed the link: the run is the same";
+  EXPECT_NE(o.out.find(std::string("\nfailure: --fail link:node1-net@") + when + ": link node1-net was turned off at " +
+                       when + " s of simulated time, but nothing crossed it afterwards\n"),
+            std::string::npos)
+      << o;
 }
 
 }  // namespace
