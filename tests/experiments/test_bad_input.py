@@ -306,9 +306,10 @@ class Traces(Case):
             self.assertEqual(f.read(), before)
         self.refused(py("analysis/trace_gantt.py", self.good, "--out", WORK), "--out " + WORK)
         self.refused(py("analysis/trace_gantt.py", self.good, "--out", self.good), "is an input")
-        self.refused(py("analysis/trace_gantt.py", self.good, "--out", "x.png", "--from", "5", "--to", "1"),
+        png = os.path.join(WORK, "window.png")  # (in the work folder: a script that wrongly ran writes it there)
+        self.refused(py("analysis/trace_gantt.py", self.good, "--out", png, "--from", "5", "--to", "1"),
                      "--from 5 --to 1")
-        self.refused(py("analysis/trace_gantt.py", self.good, "--out", "x.png", "--from", "5", "--to", "5"),
+        self.refused(py("analysis/trace_gantt.py", self.good, "--out", png, "--from", "5", "--to", "5"),
                      "--from 5 --to 5")  # an empty window shows nothing
         # An output that is a hard link to an input is that file under another name: refused, the input kept.
         link = os.path.join(os.path.dirname(self.good), "link.png")
