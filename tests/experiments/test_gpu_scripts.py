@@ -138,7 +138,14 @@ def main():
 
     # A prediction keeps --gpu-streams (a simulated GPU has streams) and drops what only a CUDA GPU's kernels take.
     sys.path.insert(0, os.path.dirname(PREDICT))
-    from gpu_predict import simulated_args
+    from gpu_predict import model_key, simulated_args
+    # A trace names a kernel; the machine file keys its model: every kernel of the table (base/kernel_table.cpp,
+    # its {id, "NAME", "key", ...} rows) maps to its key, LU's too (their rows read "model s nan" before).
+    with open(os.path.join(ROOT, "base", "kernel_table.cpp")) as f:
+        table = re.findall(r'\{k\w+, "([A-Z0-9_\']+)", "([a-z0-9_]+)"', f.read())
+    expect(len(table) >= 25 and ("LU_PANEL", "lu_panel") in table, "the kernel table's rows read", str(table))
+    wrong = [(name, key, model_key(name)) for name, key in table if model_key(name) != key]
+    expect(not wrong, "each trace name gives its model key: %s" % wrong)
     got = simulated_args(["--algo", "qr", "--gpu-qr-panel", "cholqr", "--gpu-streams", "3", "--check",
                           "--gpu-trsm-inverse", "256", "--gpu-qr-panel=cholqr", "--B", "4096", "--gpu-qr-group", "512"])
     expect(got == ["--algo", "qr", "--gpu-streams", "3", "--B", "4096"], "simulated_args: %s" % got)

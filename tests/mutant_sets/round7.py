@@ -733,4 +733,14 @@ MUTANTS = [
       "  if (!r.node_gpu_peak_bytes.empty())\n    return *std::max_element(r.node_gpu_peak_bytes.begin(), "
       "r.node_gpu_peak_bytes.end());\n",
       "  if (!r.node_gpu_peak_bytes.empty()) return r.node_gpu_peak_bytes[0];\n", WITH_CLI),
+    # --- Found in review this round, fixed, and pinned. A call starting as the first call of its kernel ends (the
+    # next task of its lane) paid the first-call cost again or not by rounding: ColdStartState compared exactly.
+    # Killed by KernelModels' cold-start test (a start 1e-12 s before the end) and KernelNoiseRuns.
+    m("cold_start_exact_end", "models/cold_start.cpp", "now < it->second - kSlack_s", "now < it->second",
+      '-L sim'),
+    # gpu_predict's per-kernel table keyed only ten kernels' models, so LU's panels, TTQRT and the rest read
+    # "model s nan". Killed by experiments_gpu_scripts (every kernel table row's name gives its key).
+    m("gpu_predict_model_key_upper_case", "experiments/gpu_predict.py",
+      'return "potf2p" if trace_name == "POTF2\'" else trace_name.lower()',
+      'return "potf2p" if trace_name == "POTF2\'" else trace_name', '-R experiments_gpu_scripts'),
 ]

@@ -176,6 +176,12 @@ TEST(KernelModels, ColdStartsArePerHostAndPerGpu) {
   EXPECT_EQ(warm.seconds_at(trsm, 400), 1) << "warmed before the clock: no start, no first call";
   EXPECT_EQ(warm.seconds_at(gsmm, 400), 1 + 40) << "not among the warmed kernels";
   EXPECT_EQ(g1.seconds(trsm), 1) << "seconds() has no start-up costs";
+  // The next call of the lane where the first one ran starts when it ends, at
+  // its start plus its duration as the simulator adds them, which may round
+  // below the end's own sum: it does not wait (GPU 1's first TRSM, from 300
+  // for 21 s, ends at 321; a start 1e-12 s earlier is the same instant).
+  EXPECT_EQ(g1.seconds_at(trsm, 321 - 1e-12), 1) << "started as the first one ended";
+  EXPECT_EQ(g1.seconds_at(trsm, 321 - 1e-6), 1 + 20) << "a microsecond before it ended: it waits";
 }
 
 }  // namespace
