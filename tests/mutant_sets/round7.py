@@ -67,6 +67,7 @@ MUTANTS = [
     # Control. Bug: --policy fifo selects the random ready queue.
     # Prediction: KILLED by CliClaims.PolicyChangesOrderNotResult (on the simulated node fifo's order must differ
     # from random's, and fifo must run GSMM_DIAG(0,7,7) before POTF2'(1,1,1)).
+    # Run: killed as the tests stood by CliClaims.PolicyChangesOrderNotResult (a control).
     m("main_fifo_policy_is_random", MAIN,
       '  else if (policy == "fifo") cfg.policy = ReadyPolicy::Fifo;',
       '  else if (policy == "fifo") cfg.policy = ReadyPolicy::Random;', '-L cli'),
@@ -113,6 +114,7 @@ MUTANTS = [
     # Control. Bug: a cluster's node traces are not checked for a 2-node run (nodes < 3 for nodes < 2).
     # Prediction: KILLED by CliOutputs.EveryNodesTraceFileIsCheckedBeforeTheRun (--grid 1x2, --json t.node1.json
     # must be refused naming --trace (node 1)).
+    # Run: killed as the tests stood by CliOutputs.EveryNodesTraceFileIsCheckedBeforeTheRun (a control).
     m("output_node_outputs_skip_two_nodes", OUT,
       "  if (first.path.empty() || nodes < 2) return;",
       "  if (first.path.empty() || nodes < 3) return;", '-L "cli|sim|mpi"'),
@@ -208,7 +210,9 @@ MUTANTS = [
     # reports v=1 (31 rows / 16) instead of v=2 (32 / 16), with other message counts; --m 100 --n 100 --B 128 on
     # 2x1 exits 2 "virtual tile height of 0 tile rows".
     # Test: that command's summary line has v=2 (and its JSON "v" is default_virtual_tile_height(32, 2)).
-    # Killed since by CliClaims4.QrDefaultVirtualHeightCountsThePartialRow.
+    # Run: killed as the tests stood, the prediction wrong, by Driver.DefaultTileSizesAreValidForEverySplit (one
+    # node with n < B: 0 tile rows, "virtual tile height of 0 tile rows"); the partial-row case v=1 for v=2 is
+    # CliClaims4.QrDefaultVirtualHeightCountsThePartialRow's.
     m("run_config_virtual_height_rows_rounded_down", CFG,
       "default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr)",
       "default_virtual_tile_height(static_cast<int>(c.m / c.B), c.pr)", '-L "sim|cli|mpi|numerics|experiments"'),
@@ -329,6 +333,7 @@ MUTANTS = [
     #   has no rate for forming Q.
     # Prediction: KILLED by CliOutputs.SimulatedQrChecksOnACalibratedMachine (sim QR --check on local.json must
     #   exit 0; the model throws "has no measurement of kernel larfb_q" and the run exits 2).
+    # Run: killed as the tests stood by CliOutputs.SimulatedQrChecksOnACalibratedMachine (a control).
     m("kt_larfb_q_no_rate_proxy", KTC, "    case kLarfbQ: return kLarfb;\n", "", WITH_CLI),
 
     # ---------------------------------------------------------------- algorithms/lu.hpp
@@ -353,6 +358,7 @@ MUTANTS = [
     # Control. Bug: --pivot tournament without --tslu-tree runs the flat tree (the documented default is binary).
     # Prediction: KILLED by LuBuffersSize.TileSizeBeyondTheMatrixIsBoundedByIt (a tournament case with no tree given:
     #   expect_checked wants "tree=binary" in the variant).
+    # Run: killed as the tests stood by LuBuffersSize.TileSizeBeyondTheMatrixIsBoundedByIt (a control).
     m("lu_default_tslu_tree_flat", "algorithms/lu.hpp", "  LuTree tree = LuTree::Binary;",
       "  LuTree tree = LuTree::Flat;", WITH_CLI),
 
@@ -443,6 +449,7 @@ MUTANTS = [
     #   unnoticed.
     # Prediction: KILLED by tessera_sim_failures (pcie_one_node: --fail link:node0-gpu2-pcie@0.3 must exit 5 naming
     #   the lost copy; with the mutant the run completes and exits 0).
+    # Run: killed as the tests stood by InRunCalibrationCli.CalibratesRunsAndDrivesASimulation (the first to fail) (a control).
     m("host_device_copy_errors_swallowed", HMD, "      done(error);\n    });", "      done(nullptr);\n    });",
       '-L "runtime|sim"'),
 
@@ -510,6 +517,7 @@ MUTANTS = [
     #   predecessors lose R1, R2; the path is 51 us, not 82).
     # Observable: the diamond's critical path 82 us -> 51 us.
     # Test: exists (test_diamond_write_after_read).
+    # Run: killed as the tests stood by experiments_trace_compare (a control).
     m("cp_no_write_after_read", TCP, "                mine.update(readers[key])", "                pass", CP_TESTS),
 
     # --- analysis/trace_gantt.py ---------------------------------------------------------------------
