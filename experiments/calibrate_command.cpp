@@ -102,21 +102,26 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   calibrate_ = app.add_subcommand(
       "calibrate", "time every tile kernel on this machine and write a machine file with a calibrated kernel model");
   calibrate_->add_option("--out", out_, "machine file to write; default local.json");
-  name_opt_ = calibrate_->add_option("--name", name_, "machine name in the file; default local");
+  name_opt_ = calibrate_->add_option(
+      "--name", name_, "machine name in the file; default local (with --device: the base file's name and -gpu)");
   calibrate_->add_option("--threads", threads_,
                          "measure with 1..T threads running kernels concurrently (one model per T); default 1");
   calibrate_->add_option("--precision", precisions_, "precisions, comma-separated; default d,s");
-  calibrate_->add_flag("--quick", quick_, "fewer square sizes (128, 256, 384) and shorter timing");
+  calibrate_->add_flag("--quick", quick_,
+                       "fewer square sizes (128, 256, 384; with --device 256, 512) and shorter timing");
   calibrate_
       ->add_option("--kernels", kernels_,
                    "only these kernels (comma-separated: " + kernel_keys_text(KernelKeys::kCalibrated) + ")")
       ->delimiter(',');
-  sizes_opt_ = calibrate_->add_option("--sizes", sizes_, "square tile sizes B; default 64,128,192,256,320,384,512")
-                   ->delimiter(',');
+  sizes_opt_ =
+      calibrate_
+          ->add_option("--sizes", sizes_,
+                       "square tile sizes B; default 64,128,192,256,320,384,512 (with --device 512,1024,2048,4096)")
+          ->delimiter(',');
   for_n_opt_ = calibrate_
                    ->add_option("--for-n", for_n_,
                                 "also every tile shape the runtime's default tiles give for these N; default "
-                                "2048,4096,8192; 0: none")
+                                "2048,4096,8192 (with --device none); 0: none")
                    ->delimiter(',');
   for_s_opt_ =
       calibrate_

@@ -368,8 +368,9 @@ int main(int argc, char** argv) {
                   "which copy a full GPU frees first: next-use (the one used again furthest ahead in the task graph; "
                   "default) | lru (the one used longest ago)");
   run->add_option("--gpu-kernel-depth", cfg.gpu_kernel_depth,
-                  "tasks' kernels a GPU's manager thread keeps queued at once: 0 the device's own (a CUDA GPU: 2, the "
-                  "next task's kernels queued while the last's run; default) | 1 (wait for each task's kernels)");
+                  "tasks' kernels a GPU's manager thread keeps queued at once: 0 the device's own (a CUDA GPU: max(2, "
+                  "--gpu-streams), the next task's kernels queued while the last's run; default) | 1 (wait for each "
+                  "task's kernels)");
   run->add_option("--gpu-streams", cfg.gpu_streams,
                   "--device cuda or a simulated GPU: compute streams per GPU, the tasks' kernels on them in turn, as "
                   "many tasks queued at once (independent tasks' kernels side by side; simulated: sharing the GPU, "
