@@ -196,20 +196,16 @@ struct RunResult {
   // for a while after it starts); not part of time_s.
   double settle_s = 0;
   double gflops = 0;
-  std::uint64_t tasks = 0;
-  std::uint64_t tasks_all_nodes = 0;  // over every node of a distributed run (= tasks on one node)
-  std::vector<double> busy_s;         // this node's compute threads
-  double copy_s = 0;                  // --impl cusolver: the matrix's copies to and from the GPU
-  std::vector<DeviceStats> gpus;      // this node's GPUs
+  std::uint64_t tasks = 0;        // this node's (every node's: node_tasks)
+  std::vector<double> busy_s;     // this node's compute threads
+  double copy_s = 0;              // --impl cusolver: the matrix's copies to and from the GPU
+  std::vector<DeviceStats> gpus;  // this node's GPUs
   // CUDA GPUs: this node's host data page-locked before the factorization
   // (experiments/host_pinning.hpp), and what locking and unlocking took.
   std::size_t pinned_bytes = 0;
   double pin_s = 0, unpin_s = 0;
   // The GPUs' warm-up (--gpu-warmup), before the factorization; not part of time_s.
   std::optional<driver::GpuWarmup> gpu_warmup;
-  // 001 §5.3: max / average of the devices' loads on this node, the host's
-  // load being its cores' mean kernel time and a GPU's its kernel time.
-  double imbalance = 0;
   std::optional<Residuals> residuals;
   // Distributed runs: this node, and every node's message counts (the
   // maximum over nodes is the quantity of 000 App. A.2). time_s is the
@@ -217,9 +213,13 @@ struct RunResult {
   int node = 0, nodes = 1;
   std::vector<CommStats> comm;
   std::vector<double> node_time_s;
-  std::vector<std::uint64_t> node_tasks;         // each node's tasks (they sum to tasks_all_nodes)
-  std::vector<double> node_imbalance;            // each node's imbalance (001 §5.3, as `imbalance`)
-  std::vector<std::size_t> node_gpu_peak_bytes;  // the most any of each node's GPUs held
+  // Runs with a network or GPUs (gather_nodes), per node: its tasks, its
+  // load imbalance (001 §5.3: max / average of its devices' loads, the
+  // host's being its cores' mean kernel time and a GPU's its kernel time) and
+  // the most any of its GPUs held.
+  std::vector<std::uint64_t> node_tasks;
+  std::vector<double> node_imbalance;
+  std::vector<std::size_t> node_gpu_peak_bytes;
   // The command's own cost: wall-clock seconds (of a simulated run: what the
   // simulation took) and the process's peak resident memory.
   double wall_s = 0;

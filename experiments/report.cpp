@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,25 @@ CommMax comm_max(const RunResult& r) {
   return m;
 }
 
+namespace {
+
+// The run's tasks (every node's, the runtime's own included), and its load
+// imbalance and GPU peak memory: the worst node's (each node's are in the
+// JSON's comm.per_node; 0 where no node's numbers were gathered: a run of
+// one node without GPUs, a peer's).
+std::uint64_t run_tasks(const RunResult& r) {
+  return r.node_tasks.empty() ? r.tasks : std::accumulate(r.node_tasks.begin(), r.node_tasks.end(), std::uint64_t{0});
+}
+double run_imbalance(const RunResult& r) {
+  return r.node_imbalance.empty() ? 0.0 : *std::max_element(r.node_imbalance.begin(), r.node_imbalance.end());
+}
+std::size_t run_gpu_peak_bytes(const RunResult& r) {
+  return r.node_gpu_peak_bytes.empty() ? 0
+                                       : *std::max_element(r.node_gpu_peak_bytes.begin(), r.node_gpu_peak_bytes.end());
+}
+
+}  // namespace
+
 std::string cost_note(const RunResult& r) {
   if (r.config.machine.empty()) {
     if (!r.gpu_warmup) return "";
@@ -33,30 +53,13 @@ std::string cost_note(const RunResult& r) {
   }
   // Simulated tasks (every node's, with the runtime's own) and messages per
   // second of wall time: the simulator's speed, comparable across sizes.
-  const double tasks = static_cast<double>(r.tasks_all_nodes ? r.tasks_all_nodes : r.tasks);
+  const double tasks = static_cast<double>(run_tasks(r));
   double messages = 0;
   for (const CommStats& s : r.comm) messages += static_cast<double>(s.messages_sent);
   const double wall = r.wall_s > 0 ? r.wall_s : 1e-9;
   return fmt::format("simulation cost: wall {:.1f} s, peak memory {:.0f} MiB, {:.0f} tasks/s, {:.0f} messages/s",
                      r.wall_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20), tasks / wall, messages / wall);
 }
-
-namespace {
-
-// A run's load imbalance and GPU peak memory: on several nodes, the worst
-// node's (each node's are in the JSON's comm.per_node).
-double run_imbalance(const RunResult& r) {
-  return r.node_imbalance.empty() ? r.imbalance : *std::max_element(r.node_imbalance.begin(), r.node_imbalance.end());
-}
-std::size_t run_gpu_peak_bytes(const RunResult& r) {
-  if (!r.node_gpu_peak_bytes.empty())
-    return *std::max_element(r.node_gpu_peak_bytes.begin(), r.node_gpu_peak_bytes.end());
-  std::size_t peak = 0;
-  for (const DeviceStats& d : r.gpus) peak = std::max(peak, d.peak_bytes);
-  return peak;
-}
-
-}  // namespace
 
 std::string summary_line(const RunResult& r, const char* backend) {
   const RunConfig& c = r.config;
@@ -125,7 +128,7 @@ std::string result_json(const RunResult& r, const char* backend) {
     if (!c.d_source.empty()) j["d_source"] = c.d_source;
   }
   j["tiles"] = {r.p, r.q};
-  j["tasks"] = r.node_tasks.empty() ? r.tasks : r.tasks_all_nodes;  // every node's
+  j["tasks"] = run_tasks(r);
   j["window"] = c.window;
   if (c.impl == Impl::Tile) j["dist"] = c.dist;
   if (c.noise.active()) {
@@ -178,8 +181,8 @@ std::string result_json(const RunResult& r, const char* backend) {
                              {"messages_received", s.messages_received},
                              {"words_received", s.words_received},
                              {"bytes_received", s.bytes_received},
-                             {"tasks", r.node_tasks.empty() ? 0 : r.node_tasks[k]}};
-      if (c.gpus > 0 && k < r.node_imbalance.size()) {
+                             {"tasks", r.node_tasks[k]}};  // (gather_nodes fills them with comm)
+      if (c.gpus > 0) {
         node["imbalance_ratio"] = r.node_imbalance[k];
         node["gpu_peak_bytes"] = r.node_gpu_peak_bytes[k];
       }

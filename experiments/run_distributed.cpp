@@ -90,7 +90,6 @@ void gather_nodes(RunResult& r, const RunStats& st, platform::NodeNetwork& net) 
     s.words_received = static_cast<std::uint64_t>(x[5]);
     s.bytes_received = static_cast<std::uint64_t>(x[6]);
     r.node_tasks[n] = static_cast<std::uint64_t>(x[7]);
-    r.tasks_all_nodes += r.node_tasks[n];
     r.node_imbalance[n] = x[8];
     r.node_gpu_peak_bytes[n] = static_cast<std::size_t>(x[9]);
   }
@@ -198,7 +197,6 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
     r.tasks = st.tasks;
     r.busy_s = st.busy_s;
     r.gpus = st.gpus;
-    r.imbalance = imbalance_ratio(st.busy_s, st.gpus);
   };
   if (c.phantom) {
     PhantomExecutor ex(F, L, c);

@@ -1,7 +1,8 @@
 // The tile-size tuner (experiments/tune.hpp, `tessera tune`, `tessera run
-// --B auto | --tuned FILE`): its pure steps on hand-made curves, then the
-// whole tuner on a synthetic machine whose dominant kernel reaches its
-// plateau at a B known by construction, and its refusals.
+// --B auto | --tuned FILE`) as a whole: on a synthetic machine whose dominant
+// kernel reaches its plateau at a B known by construction, with children that
+// report scripted times, and its refusals (its pure steps:
+// test_tune_steps.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,9 +12,11 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "base/error.hpp"
 #include "cli_json.hpp"
@@ -43,77 +46,6 @@ std::string logging_child(const TempDir& dir, const std::string& log, const std:
   return child_script(dir, "child.sh",
                       "echo \"$@\" >> " + log + "\nwhile [ $# -gt 0 ]; do [ \"$1\" = --json ] && printf '" + json +
                           "' > \"$2\"; shift; done\n");
-}
-
-TEST(TunePlateau, IsTheSmallestSizeWithinTheFractionOfTheBest) {
-  const std::vector<KernelSpeed> curve{{128, 10}, {256, 50}, {384, 96}, {512, 100}, {640, 99}};
-  EXPECT_EQ(plateau_size(curve, 0.95), 384);
-  EXPECT_EQ(plateau_size(curve, 0.97), 512);
-  EXPECT_EQ(plateau_size(curve, 0.5), 256);
-  EXPECT_EQ(plateau_size(curve, 0.01), 128);
-  // A dip after the plateau does not move it.
-  EXPECT_EQ(plateau_size({{128, 90}, {192, 100}, {256, 40}}, 0.95), 192);
-  EXPECT_THROW(plateau_size({}, 0.95), InputError);
-  EXPECT_THROW(plateau_size({{128, 0}, {256, 0}}, 0.95), InputError);
-}
-
-TEST(TuneCandidates, ArePlateauSizesOnwardTimesEveryS) {
-  const std::vector<KernelSpeed> curve{{128, 10}, {256, 50}, {384, 96}, {512, 100}, {640, 99}};
-  const auto c = tune_candidates(curve, 384, 2, 3, 0, 100000);
-  ASSERT_EQ(c.size(), 6u);
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    EXPECT_EQ(c[i].B, i < 3 ? 384 : 512);
-    EXPECT_EQ(c[i].s, static_cast<int>(i % 3) + 1);
-    EXPECT_FALSE(c[i].auto_b);  // no GPU: the runtime's default b
-  }
-  // With GPUs, s >= 2 takes b from the host/GPU balance.
-  for (const TuneCandidate& x : tune_candidates(curve, 384, 1, 3, 2, 100000)) EXPECT_EQ(x.auto_b, x.s >= 2);
-  // sizes = 0: every size from the plateau on (384, 512, 640).
-  EXPECT_EQ(tune_candidates(curve, 384, 0, 1, 0, 100000).size(), 3u);
-  EXPECT_EQ(tune_candidates(curve, 256, 0, 2, 0, 100000).size(), 8u);
-  // Sizes beyond the matrix are left out; a matrix narrower than the plateau is one tile wide.
-  EXPECT_EQ(tune_candidates(curve, 384, 6, 1, 0, 520).size(), 2u);
-  const auto narrow = tune_candidates(curve, 384, 6, 2, 0, 300);
-  ASSERT_EQ(narrow.size(), 2u);
-  EXPECT_EQ(narrow[0].B, 300);
-}
-
-// A tall matrix adds tiles a 32nd, 16th and 8th of a thread's rows tall with
-// 256-wide columns, above the largest plateau candidate; none for a square or
-// merely tall (m < 8n) matrix, none with GPUs, none wider than the matrix.
-// Every column on the GPUs: columns of 512, 1024, 2048, ... up to the
-// range's end, at least two of them, the last one the rest.
-TEST(TuneCandidates, EveryColumnOnTheGpusTakesWidthsOfPowersOfTwo) {
-  std::vector<std::tuple<std::int64_t, int, std::int64_t>> got;
-  for (const TuneCandidate& x : gpu_column_candidates(4096, 0, 10000, 1)) {
-    EXPECT_TRUE(x.gpu_columns);
-    EXPECT_FALSE(x.auto_b);
-    EXPECT_LT((x.s - 1) * x.b, x.B) << "the last column has a width";
-    got.emplace_back(x.B, x.s, x.b);
-  }
-  const std::vector<std::tuple<std::int64_t, int, std::int64_t>> want{
-      {10000, 20, 512}, {10000, 10, 1024}, {10000, 5, 2048}, {10000, 3, 4096}};
-  EXPECT_EQ(got, want);
-  EXPECT_EQ(gpu_column_candidates(2048, 0, 10000, 1).size(), 3u);  // up to the range's end
-  EXPECT_EQ(gpu_column_candidates(4096, 2, 10000, 1).size(), 2u);  // the narrowest two
-  EXPECT_EQ(gpu_column_candidates(4096, 0, 4096, 1).size(), 3u);   // 512, 1024, 2048: two columns at least
-  EXPECT_TRUE(gpu_column_candidates(4096, 0, 10000, 0).empty());   // no GPU
-  EXPECT_TRUE(gpu_column_candidates(4096, 0, 1000, 1).empty());    // not two columns of 512
-}
-
-TEST(TuneCandidates, TallMatricesAlsoGetTallTiles) {
-  const auto c = tall_candidates(65536, 1024, 2, 0, 640);
-  ASSERT_EQ(c.size(), 3u);
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    EXPECT_EQ(c[i].B, std::int64_t{1024} << i);
-    EXPECT_EQ(c[i].s, 4 << i);
-    EXPECT_FALSE(c[i].auto_b);
-  }
-  EXPECT_EQ(tall_candidates(65536, 1024, 2, 0, 1024).size(), 2u);  // only sizes above the plateau candidates
-  EXPECT_TRUE(tall_candidates(8192, 8192, 2, 0, 640).empty());
-  EXPECT_TRUE(tall_candidates(7 * 1024, 1024, 1, 0, 64).empty());
-  EXPECT_TRUE(tall_candidates(65536, 1024, 2, 1, 640).empty());
-  EXPECT_TRUE(tall_candidates(65536, 128, 1, 0, 640).empty());  // 256-wide columns do not fit 128 columns
 }
 
 // One node of 4 cores whose every kernel runs at 10 GFlop/s times an
@@ -567,6 +499,13 @@ TEST(TuneCli, RealRunsRepeatTheFastestAndKeepEachOnesBest) {
       {64, {0.4, 1}}, {128, {0.1, 3}}, {192, {0.3, 3}}, {256, {0.05, 3}}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(t.choice().B, 256);
+  // The table marks that row, the last, alone as chosen.
+  std::istringstream table(tune_report(t));
+  std::vector<std::string> marked;
+  for (std::string line; std::getline(table, line);)
+    if (line.find("<- chosen") != std::string::npos) marked.push_back(line);
+  ASSERT_EQ(marked.size(), 1u) << tune_report(t);
+  EXPECT_THAT(marked[0], ::testing::MatchesRegex(" *multi-level +256 +1 .*")) << tune_report(t);
 }
 
 TEST(TuneCli, BadInputExitsTwoNamingIt) {

@@ -331,7 +331,7 @@ MUTANTS = [
     # 2x2 grid's tasks), or compare with the sum of the four nodes' task events in --trace files.
     # Killed since by CliClaims2.SimulatedClusterJsonAndCostLine.
     m("report_cost_line_tasks_of_node0_only", "experiments/report.cpp",
-      "  const double tasks = static_cast<double>(r.tasks_all_nodes ? r.tasks_all_nodes : r.tasks);",
+      "  const double tasks = static_cast<double>(run_tasks(r));",
       "  const double tasks = static_cast<double>(r.tasks);", WITH_CLI),
     # Bug: the summary line's gpu_peak_MiB is the last GPU's peak, not the most any GPU held.
     # Survived the tests before round 6: the --gpus 2/3 line checks (tests/CMakeLists.txt tessera_gpus_*) match

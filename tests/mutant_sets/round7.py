@@ -732,15 +732,14 @@ MUTANTS = [
     # worst node's. Bug: the old behaviour back.
     # Killed by SimCluster.EveryNodesTasksAndTheWorstNodesGpuNumbers.
     m("report_tasks_of_node0", "experiments/report.cpp",
-      'j["tasks"] = r.node_tasks.empty() ? r.tasks : r.tasks_all_nodes;', 'j["tasks"] = r.tasks;', WITH_CLI),
+      'j["tasks"] = run_tasks(r);', 'j["tasks"] = r.tasks;', WITH_CLI),
     # Killed by SimCluster.EveryNodesTasksAndTheWorstNodesGpuNumbers.
     m("report_imbalance_of_node0", "experiments/report.cpp", 'j["imbalance_ratio"] = run_imbalance(r);',
-      'j["imbalance_ratio"] = r.imbalance;', WITH_CLI),
+      'j["imbalance_ratio"] = r.node_imbalance[r.node];', WITH_CLI),
     # Killed by SimCluster.EveryNodesTasksAndTheWorstNodesGpuNumbers.
     m("report_line_gpu_peak_of_node0", "experiments/report.cpp",
-      "  if (!r.node_gpu_peak_bytes.empty())\n    return *std::max_element(r.node_gpu_peak_bytes.begin(), "
-      "r.node_gpu_peak_bytes.end());\n",
-      "  if (!r.node_gpu_peak_bytes.empty()) return r.node_gpu_peak_bytes[0];\n", WITH_CLI),
+      ": *std::max_element(r.node_gpu_peak_bytes.begin(), r.node_gpu_peak_bytes.end());",
+      ": r.node_gpu_peak_bytes[0];", WITH_CLI),
     # --- Found in review this round, fixed, and pinned. A call starting as the first call of its kernel ends (the
     # next task of its lane) paid the first-call cost again or not by rounding: ColdStartState compared exactly.
     # Killed by KernelModels' cold-start test (a start 1e-12 s before the end) and KernelNoiseRuns.
