@@ -167,7 +167,7 @@ MUTANTS = [
     # Test: TuneCli.WithoutAModelRealRunsDecide without --quiet, or with children that report scripted times
     # (as RealRunsRepeatTheFastestAndKeepEachOnesBest) making the last candidate fastest: the row ending in
     # "<- chosen" has the B and s of the JSON's choice.
-    # Killed since by CliClaims4.TuneReportMarksTheChosenRow.
+    # Killed since by TuneCli.RealRunsRepeatTheFastestAndKeepEachOnesBest (the table's chosen row).
     m("tune_report_marks_first_as_chosen", "experiments/tune_report.cpp",
       'i == t.chosen ? "  <- chosen" : ""',
       'i == 0 ? "  <- chosen" : ""', '-L "cli|experiments"'),
