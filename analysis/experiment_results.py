@@ -72,6 +72,17 @@ def read_runs(out_dir, on_bad_line=warn_bad_line):
     return records
 
 
+def in_sweep_order(records, configs):
+    """The records (of read_runs) in the sweep's order: by the configurations' order in `configs` (meta.json's list),
+    then repeat; a configuration not listed comes after, in order of first appearance. Runs run in parallel finish,
+    and are appended to runs.jsonl, in any order: what is read from them must not follow that order."""
+    rank = {c: i for i, c in enumerate(configs or []) if isinstance(c, str)}
+    first = {}
+    for r in records:
+        first.setdefault(r["config_id"], len(first))
+    return sorted(records, key=lambda r: (rank.get(r["config_id"], len(rank)), first[r["config_id"]], r["repeat"]))
+
+
 def read_meta(out_dir):
     """DIR/meta.json, checked: an object holding the definition it was run from; else ResultsError naming it."""
     path = os.path.join(out_dir, "meta.json")
@@ -109,10 +120,9 @@ class Results:
         self.meta = read_meta(out_dir)
         self.definition = self.meta["definition"]
         wanted = set(c for c in self.meta.get("configs") or [] if isinstance(c, str))
-        latest = collections.OrderedDict(
-            (key, r) for key, r in read_runs(out_dir).items() if not wanted or r["config_id"] in wanted)
+        latest = [r for r in read_runs(out_dir).values() if not wanted or r["config_id"] in wanted]
         self.groups = collections.OrderedDict()
-        for r in latest.values():
+        for r in in_sweep_order(latest, self.meta.get("configs")):
             self.groups.setdefault(r["config_id"], []).append(r)
 
     def points(self, where=None):

@@ -59,7 +59,8 @@ def compare(a_paths, b_paths):
     b_info, b_events = load_all(b_paths)
     ka, kb = kernel_stats(a_events), kernel_stats(b_events)
     kernels = []
-    for name in sorted(set(ka) | set(kb), key=lambda n: -(ka.get(n, kb.get(n))["total_us"])):
+    # Largest total first; equal totals (LU's row moves take 0 s in a model) by name, not by the set's hash order.
+    for name in sorted(set(ka) | set(kb), key=lambda n: (-(ka.get(n, kb.get(n))["total_us"]), n)):
         x, y = ka.get(name), kb.get(name)
         row = {"kernel": name, "a": x, "b": y}
         if x and y:

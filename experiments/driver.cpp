@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <deque>
+#include <filesystem>
 #include <set>
 
 #include "experiments/driver_parts.hpp"
@@ -60,7 +61,13 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
 
 RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   std::optional<DenseMatrix> input;
-  // A distributed run's node never holds the whole input: it streams the file into its own tiles.
+  // A distributed run's node never holds the whole input: it streams the file into its own tiles, opening it several
+  // times (its header, its symmetry, its entries): a pipe gives its data once, and a second open would wait for ever.
+  if (std::error_code e; !config.input.empty() && config.network && std::filesystem::exists(config.input, e) &&
+                         !std::filesystem::is_regular_file(config.input, e))
+    throw InputError("--input " + config.input +
+                     ": not a regular file, and a run of several nodes reads it more than once (each node streams it "
+                     "into its own tiles): save it to a file first");
   if (!config.input.empty())
     input = config.network ? read_input_header(config.input) : read_matrix_market(config.input);
   driver::resolve(config, input ? &*input : nullptr);

@@ -154,12 +154,8 @@ int ModelCommand::run() const {
   check_output_path({"--json", json_path_});
   const CommReport r = comm_report(algo, CommShape{n_, B_, s_, Pr, Pc}, v_, nb_, {binary, ib_});
   std::cout << table(r) << std::flush;
-  if (!json_path_.empty()) {
-    std::ofstream json(json_path_);
-    if (!json) throw InputError("--json " + json_path_ + ": cannot open for writing");
-    json << to_json(r).dump(2) << '\n';
-    if (!json) throw InputError("--json " + json_path_ + ": write failed");
-  }
+  if (!json_path_.empty())
+    write_output({"--json", json_path_}, [&](std::ostream& f) { f << to_json(r).dump(2) << '\n'; });
   return 0;
 }
 

@@ -1,12 +1,14 @@
 #include "experiments/output_path.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <system_error>
 
@@ -131,6 +133,57 @@ void check_node_outputs(const NamedPath& first, int nodes, const std::vector<Nam
   for (fs::directory_iterator it(base.parent_path(), e), end; !e && it != end; it.increment(e))
     if (const std::optional<int> k = node_of(base, it->path()); k && *k < nodes && it->is_directory(e))
       throw InputError(name(*k) + " " + node_output_path(first.path, *k) + ": is a directory, not a file");
+  // Each node's file as node 0's is checked (a link to a missing directory, a file not writable): found after the
+  // run, the run's work and its other outputs would be lost.
+  for (int k = 1; k < nodes; ++k) check_output_path({name(k), node_output_path(first.path, k)});
+}
+
+void write_output(const NamedPath& o, const std::function<void(std::ostream&)>& fill) {
+  const auto failed = [&](const std::string& what, int err) {
+    return InputError(o.option + " " + o.path + ": " + what +
+                      (err != 0 ? " (" + std::string(std::strerror(err)) + ")" : ""));
+  };
+  std::error_code e;
+  const fs::file_status st = fs::status(o.path, e);
+  if (!e && fs::exists(st) && !fs::is_regular_file(st)) {  // a FIFO or a device (/dev/stdout): written in place
+    std::ofstream out(o.path);
+    if (!out) throw failed("cannot open for writing", errno);
+    errno = 0;
+    fill(out);
+    out.flush();
+    if (!out) throw failed("write failed", errno);
+    return;
+  }
+  // A regular file, or none yet: written beside it, then renamed over it, so that a write that fails (a full disk)
+  // leaves the file that was there, not a part of the new one.
+  const fs::path target = created_file(o.path);
+  std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw failed("cannot open for writing", errno);
+  // The mode a plain create would give (mkstemp's is 0600), or the replaced file's own.
+  mode_t mode = 0;
+  if (!e && fs::exists(st)) {
+    mode = static_cast<mode_t>(st.permissions() & fs::perms::mask);
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  ::fchmod(fd, mode);
+  ::close(fd);
+  int err = 0;
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    errno = 0;
+    if (out) fill(out);
+    out.flush();
+    if (!out) err = errno != 0 ? errno : EIO;
+  }
+  if (err == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
+  if (err != 0) {
+    std::remove(tmp.c_str());
+    throw failed("write failed", err);
+  }
 }
 
 }  // namespace tessera

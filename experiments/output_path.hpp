@@ -11,6 +11,8 @@
 // directory (the target's, where the path is a dangling link), and anything
 // else that exists (a FIFO, /dev/stdout, /dev/null) is left to the write.
 #include <cstddef>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,12 @@ void check_output_path(const NamedPath& output);
 // same file; devices such as /dev/null are never "one file"). Empty paths
 // are skipped.
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+
+// Writes an output: `fill` writes its text. A regular file (or a missing one) is written to a temporary file beside it
+// (a dangling link's target's) and renamed over it, keeping the replaced file's permissions, so that a failed write
+// (a full disk) leaves what was there; a FIFO or a device is written in place. Throws InputError naming the option,
+// the path and the system's reason.
+void write_output(const NamedPath& output, const std::function<void(std::ostream&)>& fill);
 
 // Node k > 0 of a cluster writes its copy of an output beside node 0's:
 // "run.json" -> "run.node3.json" ("run" -> "run.node3" without an extension).

@@ -15,6 +15,7 @@
 #include "algorithms/factorization.hpp"
 #include "base/cpu_count.hpp"
 #include "base/error.hpp"
+#include "platform/network.hpp"
 
 namespace tessera::preflight {
 
@@ -118,7 +119,10 @@ std::optional<Available> available_memory(const MemoryFacts& f) {
         "the address-space limit (ulimit -v, RLIMIT_AS) of {} less the {} this process "
         "maps already",
         gib(static_cast<double>(*f.as_limit)), gib(static_cast<double>(f.vm_size)));
-    if (f.thread_reserve > 0)
+    if (f.thread_reserve > 0 && f.actors)
+      source += fmt::format(" and the {} the stacks of its {} simulated actors reserve",
+                            gib(static_cast<double>(f.thread_reserve)), f.threads);
+    else if (f.thread_reserve > 0)
       source += fmt::format(" and the {} its {} threads reserve (stacks, malloc arenas, OpenBLAS buffers)",
                             gib(static_cast<double>(f.thread_reserve)), f.threads);
     consider(left, std::move(source));
@@ -137,6 +141,12 @@ std::uint64_t thread_reserve(const NodeThreads& t, bool emulated_gpus, int cores
   const std::uint64_t blas =
       static_cast<std::uint64_t>(t.compute) + (emulated_gpus ? static_cast<std::uint64_t>(t.gpu_managers) : 0);
   return threads * stack_bytes + arenas * kMallocArenaBytes + blas * kBlasBufferBytes;
+}
+
+int simulated_actors(int nodes, int threads, int gpus, int gpu_streams) {
+  const int per_node = 2 + threads + gpus + (gpus > 0 ? 1 + gpus * (2 + std::max(gpu_streams, 1)) : 0) +
+                       (nodes > 1 ? 1 + platform::kSendsInFlight : 0);
+  return nodes * per_node;
 }
 
 std::uint64_t default_stack_bytes() {
@@ -257,6 +267,10 @@ std::optional<Available> available_for(const RunConfig& c) {
     const bool emulated = c.gpus > 0 && c.device == DeviceKind::Emulated;
     facts.threads = reserved_threads(t, emulated);
     facts.thread_reserve = thread_reserve(t, emulated, cores_found(), default_stack_bytes());
+  } else {
+    facts.actors = true;
+    facts.threads = simulated_actors(std::max(1, c.pr * c.pc), c.threads, c.gpus, c.gpu_streams);
+    facts.thread_reserve = static_cast<std::uint64_t>(facts.threads) * kSimActorStackBytes;
   }
   return available_memory(facts);
 }
@@ -264,6 +278,9 @@ std::optional<Available> available_for(const RunConfig& c) {
 // Throws OutOfMemory when `need` exceeds what the node has.
 void check_memory(const RunConfig& c, bool matrix_only) {
   if (c.model != nullptr && c.phantom) return;  // a simulated run without data allocates no tile
+  // A simulated cluster's node 0 checks for every node of the process, before any allocates: the others resolve
+  // after node 0 built its tiles, which their check would count a second time ("this process maps already").
+  if (c.model != nullptr && c.network && c.network->node() != 0) return;
   const std::optional<Available> available = available_for(c);
   if (!available) return;  // nothing known: the allocation itself will tell
   const MemoryNeed need = memory_need(c, available->bytes, matrix_only);

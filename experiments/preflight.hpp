@@ -90,7 +90,16 @@ struct MemoryFacts {
   int ranks_on_host = 1;                       // MPI ranks sharing this host's memory
   std::uint64_t thread_reserve = 0;            // address space the run's threads will reserve (thread_reserve())
   int threads = 0;                             // how many threads that is, for the message
+  bool actors = false;                         // a simulated cluster's: its actors' stacks
 };
+
+// A simulated cluster's actors, each on a stack of SimGrid's (contexts/stack-size, 8 MiB by default, which this
+// project leaves as it is, and a guard page): per node its main actor, generator, compute threads and GPU managers, a
+// device communication actor with GPUs and each GPU's two copy engines and compute streams, a communication actor and
+// the kSendsInFlight senders with more than one node. Under an address-space limit these stacks are what a
+// simulation with data runs out of first (SimGrid then aborts: "Failed to allocate stack").
+inline constexpr std::uint64_t kSimActorStackBytes = (std::uint64_t{8} << 20) + 4096;
+int simulated_actors(int nodes, int threads, int gpus, int gpu_streams);
 
 // The value of `key` ("MemAvailable", "VmSize", ...) in /proc/meminfo or
 // /proc/self/status text ("MemAvailable:   24245124 kB"), in bytes.

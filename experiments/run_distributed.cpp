@@ -183,10 +183,10 @@ void run_distributed(RunResult& r, platform::Platform& platform, const DenseMatr
       r.pinned_bytes = pinned->bytes();
       r.pin_s = pinned->pin_s();
     }
-    // Every node has built its input; each then lets its process's other
-    // threads stop (Platform::settle: not the other nodes' set-up, with
-    // several nodes in one process) and all start together.
-    net.barrier();
+    // Every node has built its input (or says why not: a node whose set-up failed ends every node here); each then
+    // lets its process's other threads stop (Platform::settle: not the other nodes' set-up, with several nodes in one
+    // process) and all start together.
+    if (const auto [failed, status] = net.agree_set_up(0); failed >= 0) throw RemoteFailure(failed, status);
     r.settle_s = platform.settle();
     net.barrier();
     const double cpu0 = process_cpu_s();

@@ -167,13 +167,16 @@ RunResult run_simulated(RunConfig cfg, const BackendOptions& b, std::string& bac
   if (cfg.observer && node_traces)
     for (int k = 1; k < P; ++k) node_traces->push_back(std::make_unique<TraceRecorder>(k));
   RelevanceCache relevance;  // one pass of the generator for every node
-  platform::run_on_nodes(sim, P, [&](int k) {
-    RunConfig mine = with_gpus(cfg, k);
-    mine.network = &cluster.node(k);
-    mine.relevance = &relevance;
-    if (k != 0) mine.observer = cfg.observer && node_traces ? (*node_traces)[k - 1].get() : nullptr;
-    results[k] = run_factorization(mine, *nodes[k]);
-  });
+  platform::run_on_nodes(
+      sim, P,
+      [&](int k) {
+        RunConfig mine = with_gpus(cfg, k);
+        mine.network = &cluster.node(k);
+        mine.relevance = &relevance;
+        if (k != 0) mine.observer = cfg.observer && node_traces ? (*node_traces)[k - 1].get() : nullptr;
+        results[k] = run_factorization(mine, *nodes[k]);
+      },
+      &cluster);  // (a node whose set-up fails tells the others in their first collective)
   note();
   return without_handles(std::move(results[0]), cfg);
 }

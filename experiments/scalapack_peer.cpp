@@ -24,8 +24,10 @@
 
 #include "base/error.hpp"
 #include "experiments/output_path.hpp"
+#include "experiments/scalapack_api.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -37,75 +39,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-// BLACS (C interface) and ScaLAPACK/PBLAS (Fortran interface) prototypes.
-// Debian ships no C header for them. Fortran passes every CHARACTER argument's
-// length as a hidden trailing size_t (gfortran >= 8); it is declared and passed
-// because omitting it is undefined for the Fortran routines (PDPOTRF, PDLANGE,
-// ...); the PBLAS routines (PDGEMM, PDSYRK, PDTRMM, PDGEADD), written in C,
-// ignore the extra arguments, which is harmless in the x86-64 calling
-// convention. Each ScaLAPACK routine comes in double (pd...) and single (ps...)
-// precision with the same arguments: SCALAPACK_REAL_ROUTINES declares one set;
-// a REAL function (PSLANGE) returns a float.
-using FortranLen = std::size_t;
-#define SCALAPACK_REAL_ROUTINES(T, p)                                                                                  \
-  void p##potrf_(const char* uplo, const int* n, T* a, const int* ia, const int* ja, const int* desca, int* info,      \
-                 FortranLen uplo_len);                                                                                 \
-  void p##geqrf_(const int* m, const int* n, T* a, const int* ia, const int* ja, const int* desca, T* tau, T* work,    \
-                 const int* lwork, int* info);                                                                         \
-  void p##orgqr_(const int* m, const int* n, const int* k, T* a, const int* ia, const int* ja, const int* desca,       \
-                 const T* tau, T* work, const int* lwork, int* info);                                                  \
-  void p##getrf_(const int* m, const int* n, T* a, const int* ia, const int* ja, const int* desca, int* ipiv,          \
-                 int* info);                                                                                           \
-  void p##lapiv_(const char* direc, const char* rowcol, const char* pivroc, const int* m, const int* n, T* a,          \
-                 const int* ia, const int* ja, const int* desca, int* ipiv, const int* ip, const int* jp,              \
-                 const int* descip, int* iwork, FortranLen direc_len, FortranLen rowcol_len, FortranLen pivroc_len);   \
-  T p##lange_(const char* norm, const int* m, const int* n, const T* a, const int* ia, const int* ja,                  \
-              const int* desca, T* work, FortranLen norm_len);                                                         \
-  T p##lansy_(const char* norm, const char* uplo, const int* n, const T* a, const int* ia, const int* ja,              \
-              const int* desca, T* work, FortranLen norm_len, FortranLen uplo_len);                                    \
-  T p##lantr_(const char* norm, const char* uplo, const char* diag, const int* m, const int* n, const T* a,            \
-              const int* ia, const int* ja, const int* desca, T* work, FortranLen norm_len, FortranLen uplo_len,       \
-              FortranLen diag_len);                                                                                    \
-  void p##laset_(const char* uplo, const int* m, const int* n, const T* alpha, const T* beta, T* a, const int* ia,     \
-                 const int* ja, const int* desca, FortranLen uplo_len);                                                \
-  void p##lacpy_(const char* uplo, const int* m, const int* n, const T* a, const int* ia, const int* ja,               \
-                 const int* desca, T* b, const int* ib, const int* jb, const int* descb, FortranLen uplo_len);         \
-  void p##syrk_(const char* uplo, const char* trans, const int* n, const int* k, const T* alpha, const T* a,           \
-                const int* ia, const int* ja, const int* desca, const T* beta, T* c, const int* ic, const int* jc,     \
-                const int* descc, FortranLen uplo_len, FortranLen trans_len);                                          \
-  void p##gemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const T* alpha,      \
-                const T* a, const int* ia, const int* ja, const int* desca, const T* b, const int* ib, const int* jb,  \
-                const int* descb, const T* beta, T* c, const int* ic, const int* jc, const int* descc,                 \
-                FortranLen transa_len, FortranLen transb_len);                                                         \
-  void p##trmm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,  \
-                const T* alpha, const T* a, const int* ia, const int* ja, const int* desca, T* b, const int* ib,       \
-                const int* jb, const int* descb, FortranLen side_len, FortranLen uplo_len, FortranLen transa_len,      \
-                FortranLen diag_len);                                                                                  \
-  void p##geadd_(const char* trans, const int* m, const int* n, const T* alpha, const T* a, const int* ia,             \
-                 const int* ja, const int* desca, const T* beta, T* c, const int* ic, const int* jc, const int* descc, \
-                 FortranLen trans_len);
-
-extern "C" {
-void Cblacs_get(int context, int what, int* value);
-void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
-void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol);
-void Cblacs_gridexit(int context);
-void Cblacs_exit(int not_done);
-
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
-               const int* ictxt, const int* lld, int* info);
-void descset_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
-              const int* ictxt, const int* lld);
-
-SCALAPACK_REAL_ROUTINES(double, pd)
-SCALAPACK_REAL_ROUTINES(float, ps)
-#undef SCALAPACK_REAL_ROUTINES
-
-void openblas_set_num_threads(int num_threads);
-char* openblas_get_corename(void);
-}
 
 namespace {
 
@@ -119,34 +52,6 @@ constexpr double kResidualThreshold = 30.0;
 // Descriptor entries are 1-based in ScaLAPACK's documentation; ia = ja = 1
 // addresses the whole matrix in every call below.
 constexpr int kOne = 1;
-
-// The ScaLAPACK routines of one precision, for the templates below.
-template <typename T>
-struct Scalapack;
-#define SCALAPACK_REAL_TABLE(p)            \
-  static constexpr auto potrf = p##potrf_; \
-  static constexpr auto geqrf = p##geqrf_; \
-  static constexpr auto orgqr = p##orgqr_; \
-  static constexpr auto getrf = p##getrf_; \
-  static constexpr auto lapiv = p##lapiv_; \
-  static constexpr auto lange = p##lange_; \
-  static constexpr auto lansy = p##lansy_; \
-  static constexpr auto lantr = p##lantr_; \
-  static constexpr auto laset = p##laset_; \
-  static constexpr auto lacpy = p##lacpy_; \
-  static constexpr auto syrk = p##syrk_;   \
-  static constexpr auto gemm = p##gemm_;   \
-  static constexpr auto trmm = p##trmm_;   \
-  static constexpr auto geadd = p##geadd_;
-template <>
-struct Scalapack<double> {
-  SCALAPACK_REAL_TABLE(pd)
-};
-template <>
-struct Scalapack<float> {
-  SCALAPACK_REAL_TABLE(ps)
-};
-#undef SCALAPACK_REAL_TABLE
 
 struct Options {
   std::string algo;
@@ -358,6 +263,16 @@ double cholesky_residual(const DistMatrix<T>& a0, const DistMatrix<T>& factored)
   return scaled<T>(resid, anorm, n);
 }
 
+// A workspace query's answer as LWORK, rounded up: in single precision it comes back as a float, exact only to 2^24
+// (33,554,433 reads as 33,554,432, and from 2^25 the spacing is 4, which the +1 alone would not cover).
+template <typename T>
+int workspace_elements(T query) {
+  const double elements = std::ceil(static_cast<double>(query) * (1 + 4 * std::numeric_limits<T>::epsilon())) + 1;
+  if (!(elements <= std::numeric_limits<int>::max()))
+    throw std::runtime_error(fmt::format("a ScaLAPACK workspace of {:.0f} elements exceeds its int LWORK", elements));
+  return static_cast<int>(elements);
+}
+
 // ||A - Q R||_1 / (n ||A||_1 eps) from the original A and PDGEQRF's output
 // (R on and above the diagonal, the Householder vectors below, tau).
 template <typename T>
@@ -372,7 +287,7 @@ double qr_residual(const DistMatrix<T>& a0, DistMatrix<T>& factored, std::vector
   int info = 0, lwork = -1;
   T query = 0;
   S::orgqr(&n, &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, tau.data(), &query, &lwork, &info);
-  lwork = static_cast<int>(query) + 1;
+  lwork = workspace_elements(query);
   std::vector<T> work(static_cast<std::size_t>(lwork));
   S::orgqr(&n, &n, &n, factored.local.data(), &kOne, &kOne, factored.desc, tau.data(), work.data(), &lwork, &info);
   if (info != 0) throw std::runtime_error(fmt::format("PxORGQR returned info={}", info));
@@ -465,7 +380,7 @@ int run(const Options& opt, int rank, const Grid& g) {
     T query = 0;
     lwork = -1;
     S::geqrf(&n, &n, a.local.data(), &kOne, &kOne, a.desc, tau.data(), &query, &lwork, &info);
-    lwork = static_cast<int>(query) + 1;
+    lwork = workspace_elements(query);
     work.resize(static_cast<std::size_t>(lwork));
   }
 
@@ -547,7 +462,7 @@ int run(const Options& opt, int rank, const Grid& g) {
       j["residual_threshold"] = kResidualThreshold;
       if (opt.algo == "lu") j["growth_factor"] = growth ? nlohmann::json(*growth) : nlohmann::json(nullptr);
       std::ofstream out(opt.json);
-      out << j.dump(2) << '\n';
+      out << j.dump(2) << '\n' << std::flush;  // (flushed: a failed write shows only then)
       if (!out) {
         std::fprintf(stderr, "scalapack_peer: error: cannot write --json %s\n", opt.json.c_str());
         status = kExitInput;

@@ -398,7 +398,12 @@ int run(const Options& o, Process& proc) {
                        {"residual", residual ? nlohmann::json(*residual) : nlohmann::json(nullptr)},
                        {"check_passed", residual ? nlohmann::json(passed) : nlohmann::json(nullptr)},
                        {"residual_threshold", tessera::kResidualThreshold}};
-      std::ofstream(o.json) << j.dump(1) << "\n";
+      std::ofstream out(o.json);
+      out << j.dump(1) << "\n" << std::flush;  // (flushed: a failed write shows only then)
+      if (!out) {
+        std::fprintf(stderr, "starpu_peer: error: --json %s: write failed\n", o.json.c_str());
+        status = 2;
+      }
     }
   }
 #ifdef TESSERA_STARPU_MPI

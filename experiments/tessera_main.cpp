@@ -161,6 +161,8 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const tessera::Backend
     // before all have (mpirun kills the others when the first exits non-zero,
     // and a rank killed before it printed loses its line).
     auto agreed = [&](const std::exception_ptr& e) {
+      // Met while setting up, perhaps on this rank alone: the others learn it in their first collective.
+      if (net.set_up_pending()) net.agree_set_up(exit_status_of(e));
       say(error_line(e, cfg));
       net.barrier();
       return Reported{exit_status_of(e)};
@@ -168,7 +170,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const tessera::Backend
     try {
       return run_factorization(cfg, native);
     } catch (const InputError&) {
-      throw agreed(std::current_exception());  // found before any message, identically on every rank
+      throw agreed(std::current_exception());  // found before any message, on every rank or this one alone
     } catch (const RemoteFailure&) {
       throw agreed(std::current_exception());  // every rank knows (NodeRuntime::run agreed on it)
     } catch (const PivotBreakdown&) {
@@ -203,9 +205,7 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
     // extension): under mpirun each rank its own, in a simulated cluster
     // this process all of them.
     const std::string path = r.node == 0 ? trace_path : node_output_path(trace_path, r.node);
-    std::ofstream trace_file(path);
     trace.set_node(r.node);
-    if (!trace_file) throw InputError("--trace " + path + ": cannot open for writing");
     TraceInfo info{name, r.p, r.q, summary, r.config.gpus, {}, 0, {}, {}};
     if (r.config.algo == "qr" && r.config.gpus > 0 && r.config.device == DeviceKind::Cuda) {
       info.gpu_qr_panel = r.config.gpu_qr_panel == QrPanel::CholQr ? "cholqr" : "householder";
@@ -215,24 +215,20 @@ int report_run(tessera::RunResult& r, const std::string& name, const std::string
       info.gpu_warmup = r.config.gpu_warmup == Warmup::On ? "on" : "off";
       info.gpu_device = gpu_device_name(r.config);
     }
-    trace.write(trace_file, info);
-    trace_file.flush();
-    if (!trace_file) throw InputError("--trace " + path + ": write failed");
+    write_output({"--trace", path}, [&](std::ostream& f) { trace.write(f, info); });
     for (std::size_t k = 0; k < node_traces.size(); ++k)
-      node_traces[k]->write_file(node_output_path(trace_path, static_cast<int>(k) + 1), info);
+      write_output({"--trace", node_output_path(trace_path, static_cast<int>(k) + 1)},
+                   [&](std::ostream& f) { node_traces[k]->write(f, info); });
   }
   // A distributed run reports once, from node 0 (it holds every node's counts).
   const bool failed = r.residuals && !r.residuals->passed();
   if (r.node != 0) return failed ? 1 : 0;
+  // The file first: a standard output closed early (`| head`) ends the process at the summary (SIGPIPE).
+  if (!json_path.empty())
+    write_output({"--json", json_path}, [&](std::ostream& f) { f << result_json(r, name.c_str()) << '\n'; });
   std::cout << summary << std::endl;
   if (const std::string cost = cost_note(r); !cost.empty()) std::cout << cost << std::endl;
   if (!fail_note.empty()) std::cout << fail_note << std::endl;
-  if (!json_path.empty()) {
-    std::ofstream json(json_path);
-    if (!json) throw InputError("--json " + json_path + ": cannot open for writing");
-    json << result_json(r, name.c_str()) << '\n' << std::flush;
-    if (!json) throw InputError("--json " + json_path + ": write failed");
-  }
   if (failed) say_error(check_failure(r));
   return failed ? 1 : 0;
 }

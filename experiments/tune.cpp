@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -94,7 +96,8 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
   ChildRun r;
   char json_path[] = "/tmp/tessera-tune-XXXXXX";
   const int json_fd = ::mkstemp(json_path);
-  if (json_fd < 0) throw std::runtime_error("tune: cannot create a temporary file in /tmp");
+  if (json_fd < 0)
+    throw std::runtime_error(std::string("tune: cannot create a temporary file in /tmp: ") + std::strerror(errno));
   ::close(json_fd);
   std::vector<std::string> all{program, "run"};
   all.insert(all.end(), args.begin(), args.end());
@@ -104,10 +107,10 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
   for (std::string& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
   int err[2];
-  if (::pipe(err) != 0) throw std::runtime_error("tune: pipe failed");
+  if (::pipe(err) != 0) throw std::runtime_error(std::string("tune: pipe failed: ") + std::strerror(errno));
   std::fflush(nullptr);
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("tune: fork failed");
+  if (pid < 0) throw std::runtime_error(std::string("tune: fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(err[0]);
     const int null = ::open("/dev/null", O_WRONLY);

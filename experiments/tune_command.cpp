@@ -125,11 +125,7 @@ int TuneCommand::run() {
   std::cout << fmt::format("tuned: {} (decided by {}, {:.1f} s; OpenBLAS kernels {})", tuned_args(c), t.decided_by,
                            t.seconds, t.blas_core)
             << std::endl;
-  if (!out_.empty()) {
-    std::ofstream file(out_);
-    file << tune_json(t).dump(1) << '\n';
-    if (!file) throw InputError("--out " + out_ + ": write failed");
-  }
+  if (!out_.empty()) write_output({"--out", out_}, [&](std::ostream& f) { f << tune_json(t).dump(1) << '\n'; });
   return 0;
 }
 

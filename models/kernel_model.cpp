@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -95,8 +96,22 @@ CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
       for (const std::int64_t l : lv->second)
         if (clamped(e) || e.ib == l) by_flops_[{e.kernel, e.precision, l}].push_back(pt);
   }
-  for (auto& [key, pts] : by_flops_)
-    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.flops < b.flops; });
+  for (auto& [key, pts] : by_flops_) {
+    // Ordered by value alone (flops, then rate), so that neither the file's order nor the sort's treatment of ties
+    // reaches a prediction.
+    std::sort(pts.begin(), pts.end(),
+              [](const Point& a, const Point& b) { return std::tie(a.flops, a.rate) < std::tie(b.flops, b.rate); });
+    // The curve in flops: shapes of equal flop count (SSRFB's m x n x k and n x m x k) are one point, timed at the
+    // mean of their times; otherwise a call next to them would take whichever of them the order put at the edge.
+    std::vector<FlopsPoint>& curve = curve_[key];
+    for (std::size_t i = 0; i < pts.size();) {
+      std::size_t j = i;
+      double time = 0;
+      for (; j < pts.size() && pts[j].flops == pts[i].flops; ++j) time += pts[j].flops / pts[j].rate;
+      curve.push_back({pts[i].flops, pts[i].flops / (time / static_cast<double>(j - i))});
+      i = j;
+    }
+  }
 }
 
 std::int64_t CalibratedModel::level(const KernelShape& s) const {
@@ -134,11 +149,12 @@ double CalibratedModel::seconds(const KernelShape& s) const {
                      " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) + ")");
   const double f = kernel_flops(s);
   if (f <= 0) return 0;
-  const auto& pts = it->second;
-  if (interpolation_ == Interpolation::Shape) return f / shape_rate(pts, s);
+  if (interpolation_ == Interpolation::Shape) return f / shape_rate(it->second, s);
+  const std::vector<FlopsPoint>& pts = curve_.at(it->first);
   if (f <= pts.front().flops) return f / pts.front().rate;
   if (f >= pts.back().flops) return f / pts.back().rate;
-  const auto hi = std::lower_bound(pts.begin(), pts.end(), f, [](const Point& p, double x) { return p.flops < x; });
+  const auto hi =
+      std::lower_bound(pts.begin(), pts.end(), f, [](const FlopsPoint& p, double x) { return p.flops < x; });
   const auto lo = hi - 1;
   const double rate = lo->rate + (f - lo->flops) / (hi->flops - lo->flops) * (hi->rate - lo->rate);
   return f / rate;

@@ -109,7 +109,8 @@ class CalibratedModel final : public KernelTimeModel {
   // part. Then: a measured shape gives its median exactly. Otherwise the measured shapes
   // of the kernel and precision are ordered by flop count and the rate
   // (flop/s) is interpolated linearly in flops between the two that bracket
-  // the call, beyond them the nearest one's rate is kept. A kernel without a
+  // the call, beyond them the nearest one's rate is kept; shapes of equal flop
+  // count are one point there, timed at the mean of their times. A kernel without a
   // flop formula (LU's row moves) takes 0 s unless measured exactly. Throws
   // InputError for another kernel or precision the table has no measurement of.
   double seconds(const KernelShape& s) const override;
@@ -127,6 +128,11 @@ class CalibratedModel final : public KernelTimeModel {
   // Per (kernel, precision, level): level 0 where the kernel has fewer than two levels.
   using Table = std::tuple<std::uint16_t, char, std::int64_t>;
   std::map<Table, std::vector<Point>> by_flops_;
+  // The same measurements as one rate per flop count, ascending (equal flop counts merged), for Interpolation::Flops.
+  struct FlopsPoint {
+    double flops, rate;
+  };
+  std::map<Table, std::vector<FlopsPoint>> curve_;
   // Measured shapes (kernel, precision, m, n, k, ib: 0 where the kernel has
   // fewer than two levels) -> median, for the exact lookup.
   std::map<std::tuple<std::uint16_t, char, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, double> exact_;

@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tessera::platform {
@@ -205,6 +206,25 @@ class NodeNetwork {
     allreduce_sum(x);
     return x[0] > 0;
   }
+  // Collective, a run's first: where every node has set up its part (read its input, built its tiles, readied its
+  // GPUs). Each passes 0, or the exit status of the error that stopped its set-up (which it reports itself); each
+  // learns the first node that failed and its status ({-1, 0}: none failed). A node whose set-up threw calls it from
+  // its error handler while set_up_pending(): an error met by one node alone (its host's copy of the input file, its
+  // host's GPUs) then ends every node, where the others would wait in their first collective for a call that never
+  // came.
+  std::pair<int, int> agree_set_up(int status) {
+    set_up_pending_ = false;
+    std::vector<double> v(static_cast<std::size_t>(nodes()), 0.0);
+    v[static_cast<std::size_t>(node())] = status;
+    allreduce_sum(v);
+    for (int k = 0; k < nodes(); ++k)
+      if (v[static_cast<std::size_t>(k)] != 0) return {k, static_cast<int>(v[static_cast<std::size_t>(k)])};
+    return {-1, 0};
+  }
+  bool set_up_pending() const { return set_up_pending_; }
+
+ private:
+  bool set_up_pending_ = true;
 };
 
 }  // namespace tessera::platform

@@ -100,7 +100,32 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   RuntimeObserver* obs = options_.observer;
   if (obs) obs->on_run_start(options_.threads + G, executor, t0);
 
-  platform_.spawn(platform::ThreadRole::Generator, "generator", [&] {
+  // A thread that cannot start (a limit on processes or address space) leaves the ones started before it running on
+  // this frame's state: stop them before it unwinds. A networked run ends every node at once (the others would wait
+  // for this one's messages); otherwise generation is cancelled, the queues closed (their threads drain what they hold,
+  // running nothing, since the run failed), the started threads joined, and the error thrown.
+  const auto unwind_start = [&](std::exception_ptr e) {
+    if (networked) s.abort_run(e);
+    s.fail(e);
+    s.window.cancel();
+    s.ready.close();
+    for (auto& q : s.gpu_ready) q->close();
+    {
+      platform::Lock lk(*s.copy_mutex);
+      s.copies_closed = true;
+      s.copy_cond->notify_one();
+    }
+    platform_.join_all();
+    std::rethrow_exception(e);
+  };
+  const auto start = [&](platform::ThreadRole role, const std::string& name, std::function<void()> body) {
+    try {
+      platform_.spawn(role, name, std::move(body));
+    } catch (...) {
+      unwind_start(std::current_exception());
+    }
+  };
+  start(platform::ThreadRole::Generator, "generator", [&] {
     try {
       if (dist) {
         ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast,
@@ -336,14 +361,14 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   };
 
   for (int w = 0; w < options_.threads; ++w) {
-    platform_.spawn(platform::ThreadRole::Compute, "cpu" + std::to_string(w), [&, w] {
+    start(platform::ThreadRole::Compute, "cpu" + std::to_string(w), [&, w] {
       WorkerContext ctx(w, platform_.core_kernels());
       serve(s.ready, ctx, executor, options_.model, nullptr, stats.busy_s[w]);
     });
   }
   for (int g = 1; g <= G; ++g) {
     GpuContext& gc = s.gpus[g - 1];
-    platform_.spawn(platform::ThreadRole::GpuManager, "gpu" + std::to_string(g), [&, g] {
+    start(platform::ThreadRole::GpuManager, "gpu" + std::to_string(g), [&, g] {
       WorkerContext ctx(options_.threads + g - 1, g, gc.device->kernels_d(), gc.device->kernels_s());
       const int depth = options_.gpu_kernel_depth > 0 ? std::min(options_.gpu_kernel_depth, gc.device->kernel_depth())
                                                       : gc.device->kernel_depth();
@@ -355,8 +380,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   }
   // The device communication thread (000 §5.4): moves copies from the
   // mailboxes to idle streams, and FIREs the copies the devices report done.
-  if (G > 0)
-    platform_.spawn(platform::ThreadRole::DeviceComm, "gpu-comm", [&] { device_communication(s, platform_, obs); });
+  if (G > 0) start(platform::ThreadRole::DeviceComm, "gpu-comm", [&] { device_communication(s, platform_, obs); });
   platform_.join_all();
   if (networked) dist->network->stop();
   for (int g = 1; g <= G; ++g) {

@@ -49,13 +49,20 @@ Task* TaskWindow::acquire_slot() {
     for (std::size_t k = n; k-- > 0;) free_.push_back(chunk + k);
     allocated_ += n;
   }
-  while (free_.empty()) {
+  while (free_.empty() && !cancelled_) {
     generator_waiting_ = true;
     free_cond_->wait(*free_mutex_);
   }
+  if (cancelled_) throw WindowCancelled();
   Task* t = free_.back();
   free_.pop_back();
   return t;
+}
+
+void TaskWindow::cancel() {
+  platform::Lock lk(*free_mutex_);
+  cancelled_ = true;
+  free_cond_->notify_one();
 }
 
 void TaskWindow::release_slot(Task* t) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/spinlock.hpp"
 #include "base/task.hpp"
 #include "platform/platform.hpp"
@@ -57,6 +58,12 @@ struct Task {
   TaskEntry entry[kMaxAccesses];
 };
 
+// What append() throws once the window is cancelled.
+class WindowCancelled : public Error {
+ public:
+  WindowCancelled() : Error("task generation cancelled: the run cannot go on", 5) {}
+};
+
 class TaskWindow {
  public:
   TaskWindow(std::size_t n_data, std::size_t capacity, platform::Platform& platform);
@@ -68,6 +75,11 @@ class TaskWindow {
   // nullptr otherwise. On a full window it blocks until FIRE has freed
   // capacity / 8 slots (at least 1, at most 64).
   Task* append(const TaskDesc& d);
+
+  // Ends generation of a run that cannot go on (a thread of it could not
+  // start): a generator waiting for a free slot, or asking for one later,
+  // gets WindowCancelled from append(). Thread-safe.
+  void cancel();
 
   // FIRE for a finished task: appends the tasks it made ready to `ready` and
   // frees its slot. Thread-safe.
@@ -135,6 +147,7 @@ class TaskWindow {
   std::unique_ptr<platform::Mutex> free_mutex_;
   std::unique_ptr<platform::Condition> free_cond_;
   bool generator_waiting_ = false;
+  bool cancelled_ = false;  // (under free_mutex_)
   // A generator blocked on a full window wakes when this many slots are free
   // (capacity / 8, 1 to 64), not at every FIRE: woken for each slot, it
   // appended one task and blocked again, two context switches per task,

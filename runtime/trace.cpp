@@ -202,12 +202,4 @@ void TraceRecorder::write(std::ostream& out, const TraceInfo& info) const {
   out << "\n]}\n";
 }
 
-void TraceRecorder::write_file(const std::string& path, const TraceInfo& info) const {
-  std::ofstream f(path);
-  if (!f) throw InputError("--trace " + path + ": cannot open for writing");
-  write(f, info);
-  f.flush();
-  if (!f) throw InputError("--trace " + path + ": write failed");
-}
-
 }  // namespace tessera

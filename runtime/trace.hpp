@@ -99,7 +99,6 @@ class TraceRecorder final : public RuntimeObserver {
   std::size_t task_events() const;
   // Writes the whole trace; call after the runs have ended.
   void write(std::ostream& out, const TraceInfo& info) const;
-  void write_file(const std::string& path, const TraceInfo& info) const;
 
  private:
   struct TaskEvent {

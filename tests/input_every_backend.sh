@@ -4,7 +4,8 @@
 # --sim-data, each node streaming the file into its own tiles; the checks pass
 # on each, an asymmetric file for Cholesky and a truncated file give exit 2
 # and the same one-line error on every backend (once per rank under mpirun),
-# and a matrix that is not positive definite ends a 2x2 run with exit 3.
+# and a matrix that is not positive definite ends a 2x2 run with exit 3; a
+# file one rank alone cannot read ends both ranks with exit 2.
 # Usage: input_every_backend.sh TESSERA MPIEXEC MACHINE_FILE
 set -u
 tessera=$1 mpiexec=$2 machine=$3
@@ -100,4 +101,20 @@ run notpd_tail_mpi_2x2 3 "$notpd" 1 timeout 10 "$mpiexec" --allow-run-as-root --
   --algo cholesky --input "$dir/notpd_tail.mtx" --B 64 --grid 2x2
 grep -c "node 3 failed (its message above says why)" "$dir/err" | grep -qx 3 ||
   fail "notpd_tail_mpi_2x2: not every other rank named node 3"
-echo "input on every backend: 15 cases pass"
+
+# A file only one rank cannot read (each host its own copy: missing on node 1's, or cut short there, met while it
+# streams its tiles): that rank names it once, the other says node 1 failed, both end with exit 2 (they waited for
+# each other's first collective for ever before). mpirun's MPMD form gives each rank its own file.
+mpmd() {  # the file rank 1 reads
+  mpmd_cmd=(timeout 20 "$mpiexec" --allow-run-as-root --oversubscribe
+    -np 1 "$tessera" run --algo cholesky --input "$dir/spd.mtx" --B 64 --grid 1x2 :
+    -np 1 "$tessera" run --algo cholesky --input "$1" --B 64 --grid 1x2)
+}
+missing="^tessera: error: --input .*missing.mtx: cannot open the file"
+mpmd "$dir/missing.mtx"
+run missing_on_one_rank 2 "$missing" 1 "${mpmd_cmd[@]}"
+grep -q "node 1 failed (its message above says why)" "$dir/err" || fail "missing_on_one_rank: node 0 did not name node 1"
+mpmd "$dir/short.mtx"
+run short_on_one_rank 2 "$short" 1 "${mpmd_cmd[@]}"
+grep -q "node 1 failed (its message above says why)" "$dir/err" || fail "short_on_one_rank: node 0 did not name node 1"
+echo "input on every backend: 17 cases pass"

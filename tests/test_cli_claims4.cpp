@@ -372,5 +372,21 @@ TEST(CliClaims4, LuTasksCarryTheRunsPrecision) {
   }
 }
 
+// experiments/README: a simulated run's results are byte-identical from run to run, `--sim-data --check` with GPUs
+// included. Only what the command measures of its own process may differ (wall_s, cpu_s, peak_rss_bytes). unpin_s was
+// a clock reading around an empty loop in such a run (its GPUs pin nothing): now exactly 0, as pin_s was.
+TEST(CliClaims4, SimulatedRunWithDataAndGpusGivesTheSameJsonTwice) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  const auto args = sim({"--n", "1152", "--B", "288", "--gpus", "1", "--sim-data", "--check"});
+  json a = run_ok(dir, args, 2), b = run_ok(dir, args, 2);
+  EXPECT_EQ(a.at("check_passed"), true);
+  EXPECT_EQ(a.at("pin_s"), 0.0);
+  EXPECT_EQ(a.at("unpin_s"), 0.0);
+  for (json* j : {&a, &b})
+    for (const char* wall : {"wall_s", "cpu_s", "peak_rss_bytes"}) j->erase(wall);
+  EXPECT_EQ(a.dump(), b.dump());
+}
+
 }  // namespace
 }  // namespace tessera::test::cli

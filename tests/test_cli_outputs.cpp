@@ -317,6 +317,20 @@ TEST(CliOutputs, AnInputThroughAPipeIsRead) {
   EXPECT_EQ(o.out, direct.out);
 }
 
+// A run of several nodes opens its --input more than once (each node streams it into its own tiles): a pipe would
+// give its data to the first open only, and the next would wait for ever. Refused before any open, naming --input.
+TEST(CliOutputs, APipeIsNoInputForARunOfSeveralNodes) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
+  TempDir dir;
+  const std::string fifo = dir.path() + "/a.mtx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string keeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
+  expect_rejected(kInvalidInput,
+                  {"run", "--algo", "cholesky", "--input", fifo, "--B", "64", "--backend", "sim", "--machine",
+                   keeneland, "--grid", "1x2", "--sim-data"},
+                  {"--input " + fifo, "not a regular file", "save it to a file first"});
+}
+
 // An option that would change nothing is refused, not ignored: GPU options
 // without GPUs, tile sizes with a dense peer, --b with no narrow columns,
 // an empty output path.

@@ -95,6 +95,9 @@ TEST(HostPinning, ADeviceThatDoesNotPinIsNotAsked) {
     driver::HostPinning pin(dev, {{a.data(), a.size()}, {b.data() + 4096 * 3, 4096}});
     EXPECT_EQ(pin.bytes(), 0u);
     EXPECT_EQ(pin.warning(), "");
+    // Exactly zero, not the clock around nothing: a simulated run's JSON carries these and must be reproducible.
+    EXPECT_EQ(pin.pin_s(), 0.0);
+    EXPECT_EQ(pin.unpin(), 0.0);
   }
   EXPECT_EQ(dev.asked, 0);
   EXPECT_TRUE(dev.unpinned.empty());

@@ -241,6 +241,58 @@ TEST(NodeRuntime, GeneratorExceptionIsRethrown) {
                InputError);
 }
 
+// A platform whose spawn() fails at its fail_at-th call (1: the generator, 2..: the compute threads), as a process
+// or thread limit makes a real one fail (NativePlatform::spawn's OutOfMemory); the rest is a native platform's.
+class SpawnFailsAt final : public platform::Platform {
+ public:
+  explicit SpawnFailsAt(int fail_at) : fail_at_(fail_at) {}
+  std::unique_ptr<platform::Mutex> make_mutex() override { return inner_.make_mutex(); }
+  std::unique_ptr<platform::Condition> make_condition() override { return inner_.make_condition(); }
+  void spawn(platform::ThreadRole role, const std::string& name, std::function<void()> body) override {
+    if (++calls_ == fail_at_) throw OutOfMemory("cannot start the thread '" + name + "' (test)");
+    inner_.spawn(role, name, std::move(body));
+  }
+  void join_all() override { inner_.join_all(); }
+  double now() const override { return inner_.now(); }
+  void run_kernel(double modeled_s, FunctionRef<void()> kernel) override { inner_.run_kernel(modeled_s, kernel); }
+  kernels::KernelPair core_kernels() override { return inner_.core_kernels(); }
+  const char* backend_name() const override { return "native"; }
+
+ private:
+  platform::NativePlatform inner_;
+  int fail_at_, calls_ = 0;
+};
+
+// A thread that cannot start after others have (the generator filling a window of 4, compute threads waiting on
+// their queue) ends the run with its error, once the started ones have stopped: they ran on the run's own state,
+// which the error unwinds (a crash, or a hang, before). With no failure the same run completes.
+TEST(NodeRuntime, AThreadThatCannotStartStopsTheOnesStartedAndIsRethrown) {
+  for (int fail_at = 1; fail_at <= 5; ++fail_at) {
+    SpawnFailsAt plat(fail_at);
+    RuntimeOptions opt;
+    opt.threads = 3;
+    opt.window_capacity = 4;
+    NodeRuntime rt(plat, opt);
+    ThrowingExecutor ex(-1);
+    const auto chain = [](TaskSink& s) {
+      for (int n = 0; n < 1000; ++n) s.insert(desc(n, {{0, RW}}));
+    };
+    if (fail_at == 5) {
+      EXPECT_EQ(rt.run(1, chain, ex).tasks, 1000u);
+      EXPECT_EQ(ex.ran(), 1000);
+      continue;
+    }
+    try {
+      rt.run(1, chain, ex);
+      ADD_FAILURE() << "spawn " << fail_at << " failed, and the run returned";
+    } catch (const OutOfMemory& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(fail_at == 1 ? "'generator'" : "'cpu" + std::to_string(fail_at - 2)))
+          << fail_at;
+    }
+    EXPECT_LT(ex.ran(), 1000) << "a failed run went on to the end (spawn " << fail_at << ")";
+  }
+}
+
 // NodeRuntime's constructor rejects `opt` with an InputError naming the
 // option and its value, `what`.
 void expect_rejected(const RuntimeOptions& opt, const std::string& what) {

@@ -18,6 +18,7 @@
 #include "experiments/preflight.hpp"
 #include "platform/kernel_time_model.hpp"
 #include "platform/native/emulated_device.hpp"
+#include "platform/network.hpp"
 #ifdef TESSERA_BIN
 #include "cli_expect.hpp"
 #endif
@@ -171,6 +172,26 @@ TEST(PreflightMemory, ThreadsReserveStacksArenasAndBlasBuffers) {
   EXPECT_EQ(reserved_threads(gpus, false), 5);
   EXPECT_EQ(thread_reserve(gpus, false, 16, stack), 5 * (stack + kMallocArenaBytes) + kBlasBufferBytes);
   EXPECT_GT(default_stack_bytes(), 0u);
+}
+
+// A simulated cluster with data runs its nodes as actors in this process, each on a SimGrid stack: under an
+// address-space limit they are counted (without them a 1x2 Cholesky whose tiles fitted passed the check, and SimGrid
+// aborted at the first actor it could not give a stack). Per node: main, generator, 12 compute threads, 3 GPU
+// managers, the device communication actor, 3 GPUs x (2 copy engines + 2 streams), the communication actor and 16
+// senders: 2 + 12 + 3 + 1 + 12 + 17 = 47.
+TEST(PreflightMemory, ASimulatedClustersActorsReserveTheirStacks) {
+  EXPECT_EQ(simulated_actors(1, 2, 0, 1), 4);
+  EXPECT_EQ(simulated_actors(2, 2, 0, 1), 2 * (4 + 1 + platform::kSendsInFlight));
+  EXPECT_EQ(simulated_actors(4, 12, 3, 2), 4 * 47);
+  MemoryFacts f = memory_facts(kMeminfo, kStatus, 3000000ull * 1024, kUnlimited, kUnlimited, 1);
+  f.actors = true;
+  f.threads = 40;
+  f.thread_reserve = 40 * kSimActorStackBytes;
+  const auto a = available_memory(f);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->bytes, 3000000.0 * 1024 - 1536000000.0 - 40.0 * kSimActorStackBytes);
+  EXPECT_THAT(a->source, HasSubstr("this process maps already and the 0.31 GiB (335708160 bytes) the stacks of its "
+                                   "40 simulated actors reserve"));
 }
 
 TEST(PreflightMemory, ADataLimitCountsTheDataSegment) {

@@ -138,6 +138,7 @@ class Runner:
         self.force = force
         self.retry_failed = retry_failed
         self.timeout_s = timeout_s or defn.timeout_s
+        self.config_ids = None  # the sweep's configurations in order, once planned
         self.lock = threading.Lock()
         self.binary = binary_identity(tessera)
         self.stamp = dict(git_commit(self.binary["source_dir"]), date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -161,6 +162,7 @@ class Runner:
         """Runs every pending run; returns (ok, failed, kept) counts."""
         os.makedirs(self.out, exist_ok=True)
         pending, kept, skipped, configs = self.plan()
+        self.config_ids = [c.id for c in configs]
         self.write_meta(skipped, configs)
         progress = Progress(len(pending), title=self.defn.name)
         counts = {"ok": 0, "failed": 0}
@@ -299,12 +301,13 @@ class Runner:
 
     def write_csv(self):
         """DIR/runs.csv from the last record of every run."""
-        write_csv(self.out, self.defn)
+        write_csv(self.out, self.defn, self.config_ids)
 
 
-def write_csv(out_dir, defn):
-    """Flat table of every run: parameters, status, main result fields, metrics, provenance."""
-    records = list(load_records(out_dir).values())
+def write_csv(out_dir, defn, configs=None):
+    """Flat table of every run: parameters, status, main result fields, metrics, provenance; in the sweep's order
+    (`configs`, the configuration ids in order), whatever order parallel runs finished in."""
+    records = experiment_results.in_sweep_order(list(load_records(out_dir).values()), configs)
     params = sorted({k for r in records for k in r["params"]}, key=lambda k: (k not in CSV_PARAMS_FIRST,
                                                                                CSV_PARAMS_FIRST.index(k) if k in CSV_PARAMS_FIRST else 0, k))
     mnames = list(defn.metrics)

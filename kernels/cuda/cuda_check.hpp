@@ -4,7 +4,7 @@
 //   TESSERA_CUBLAS_CHECK(cublasDgemm(...));
 //   TESSERA_CUSOLVER_CHECK(cusolverDnDpotrf(...));
 // which throw platform::CudaError naming the call as written, the library's
-// error and the file and line. Each macro takes only its library's status
+// error and the file and line (DeviceOutOfMemory where it found no memory). Each macro takes only its library's status
 // type, so checking a call with the wrong one does not compile.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -12,12 +12,20 @@
 
 #include <string>
 
+#include "base/error.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 
 namespace tessera::cuda::detail {
 
 [[noreturn]] inline void throw_error(const char* call, const std::string& error, const char* file, int line) {
   throw platform::CudaError(std::string(call) + " failed: " + error + " (" + file + ":" + std::to_string(line) + ")");
+}
+
+// A call that found no device memory (a workspace, a library's own): the command line's GPU out of memory (exit 4),
+// as a buffer the device's allocator refuses is, not an internal error; the GPU warm-up skips the shape.
+[[noreturn]] inline void throw_out_of_memory(const char* call, const std::string& error, const char* file, int line) {
+  throw DeviceOutOfMemory("GPU out of memory: " + std::string(call) + " failed: " + error + " (" + file + ":" +
+                          std::to_string(line) + ")");
 }
 
 inline const char* cusolver_status_name(cusolverStatus_t s) {
@@ -42,18 +50,23 @@ inline void check_cuda(cudaError_t e, const char* call, const char* file, int li
   // Clear the error so the next call does not report it again (sticky errors
   // such as a kernel fault stay; every later call then fails with its own).
   (void)cudaGetLastError();
-  throw_error(call, std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e), file, line);
+  const std::string error = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  if (e == cudaErrorMemoryAllocation) throw_out_of_memory(call, error, file, line);
+  throw_error(call, error, file, line);
 }
 
 inline void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
-  throw_error(call, std::string(cublasGetStatusName(s)) + ": " + cublasGetStatusString(s), file, line);
+  const std::string error = std::string(cublasGetStatusName(s)) + ": " + cublasGetStatusString(s);
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) throw_out_of_memory(call, error, file, line);
+  throw_error(call, error, file, line);
 }
 
 inline void check_cusolver(cusolverStatus_t s, const char* call, const char* file, int line) {
   if (s == CUSOLVER_STATUS_SUCCESS) return;
-  throw_error(call, std::string(cusolver_status_name(s)) + " (" + std::to_string(static_cast<int>(s)) + ")", file,
-              line);
+  const std::string error = std::string(cusolver_status_name(s)) + " (" + std::to_string(static_cast<int>(s)) + ")";
+  if (s == CUSOLVER_STATUS_ALLOC_FAILED) throw_out_of_memory(call, error, file, line);
+  throw_error(call, error, file, line);
 }
 
 }  // namespace tessera::cuda::detail

@@ -178,12 +178,19 @@ cudaStream_t CudaDevice::enqueue_copy(int stream, std::byte* dev, const HostRang
   cuda::set_device(ordinal_);
   cudaStream_t s = copy_streams_[stream].get();
   std::size_t offset = 0;
-  for (int i = 0; i < n; ++i) {
-    const HostRange& r = host[i];
-    if (r.bytes == 0) continue;
-    if (to_device) TESSERA_CUDA_CHECK(cudaMemcpyAsync(dev + offset, r.ptr, r.bytes, cudaMemcpyHostToDevice, s));
-    else TESSERA_CUDA_CHECK(cudaMemcpyAsync(r.ptr, dev + offset, r.bytes, cudaMemcpyDeviceToHost, s));
-    offset += r.bytes;
+  try {
+    for (int i = 0; i < n; ++i) {
+      const HostRange& r = host[i];
+      if (r.bytes == 0) continue;
+      if (to_device) TESSERA_CUDA_CHECK(cudaMemcpyAsync(dev + offset, r.ptr, r.bytes, cudaMemcpyHostToDevice, s));
+      else TESSERA_CUDA_CHECK(cudaMemcpyAsync(r.ptr, dev + offset, r.bytes, cudaMemcpyDeviceToHost, s));
+      offset += r.bytes;
+    }
+  } catch (...) {
+    // The ranges queued before the failed one still move: the copy is reported done (failed) only once they have,
+    // since its buffer and host pages may then be reused, unpinned or freed.
+    if (offset > 0) (void)cudaStreamSynchronize(s);
+    throw;
   }
   return s;
 }

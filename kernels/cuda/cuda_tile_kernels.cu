@@ -571,7 +571,15 @@ template <class T>
 void CudaTileKernels<T>::copy(index_t rows, index_t cols, const T* a, index_t lda, T* b, index_t ldb) {
   if (rows == 0 || cols == 0) return;
   cuda::set_device(ordinal_);
-  // B = A
+  // B = A. A contiguous region (one column, or columns without a gap on both sides) as one run of bytes: a 2-D
+  // copy's pitch may not exceed cudaDevAttrMaxPitch (2^31 - 1 bytes), which one column of a 2 GiB operand, given
+  // the operand's length as its pitch, does (the calibration's and warm-up's restores).
+  if (cols == 1 || (lda == rows && ldb == rows)) {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(b, a,
+                                       static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T),
+                                       cudaMemcpyDeviceToDevice, stream_));
+    return;
+  }
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(b, ldb * sizeof(T), a, lda * sizeof(T), rows * sizeof(T), cols,
                                        cudaMemcpyDeviceToDevice, stream_));
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "kernels/cuda/cuda_calls.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -23,8 +24,8 @@ template <class T>
 CusolverRun factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_t n, T* a, T* tau) {
   // The 32-bit API: lda * n must fit its int, and so must the workspace.
   if (m > INT32_MAX || n > INT32_MAX || m * n > INT32_MAX)
-    throw platform::CudaError("cuSOLVER peer: a " + std::to_string(m) + " x " + std::to_string(n) +
-                              " matrix exceeds the 32-bit cuSOLVER API's 2^31 - 1 elements");
+    throw InputError("--impl cusolver: a " + std::to_string(m) + " x " + std::to_string(n) +
+                     " matrix exceeds the 32-bit cuSOLVER API's 2^31 - 1 elements (at most n = 46,340 square)");
   const int M = static_cast<int>(m), N = static_cast<int>(n);
   using clock = std::chrono::steady_clock;
   TESSERA_CUDA_CHECK(cudaSetDevice(ordinal));

@@ -1,9 +1,11 @@
 #include "platform/native/emulated_device.hpp"
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "base/error.hpp"
+#include "platform/native/start_thread.hpp"
 
 namespace tessera::platform {
 
@@ -39,9 +41,9 @@ void EmulatedDevice::launch(int stream, std::function<void()> job) {
   Engine& e = engines_[stream & 1];
   {
     std::lock_guard lk(e.m);
-    e.jobs.push_back(std::move(job));
+    // The engine's thread first: one that cannot start leaves no job behind.
     if (!e.thread.joinable())
-      e.thread = std::thread([&e] {
+      e.thread = start_thread(name() + " copy engine " + std::to_string(stream & 1), "", [&e] {
         std::unique_lock lk(e.m);
         for (;;) {
           e.cv.wait(lk, [&] { return e.stop || !e.jobs.empty(); });
@@ -53,6 +55,7 @@ void EmulatedDevice::launch(int stream, std::function<void()> job) {
           lk.lock();
         }
       });
+    e.jobs.push_back(std::move(job));
   }
   e.cv.notify_one();
 }

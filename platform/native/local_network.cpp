@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "platform/native/start_thread.hpp"
+
 namespace tessera::platform {
 
 class LocalCluster::Endpoint final : public NodeNetwork {
@@ -16,7 +18,7 @@ class LocalCluster::Endpoint final : public NodeNetwork {
   void start(DeliverFn deliver) override {
     deliver_ = std::move(deliver);
     stopping_ = false;
-    thread_ = std::thread([this] { loop(); });
+    thread_ = start_thread("node " + std::to_string(self_) + " network", "", [this] { loop(); });
   }
 
   void send(int dest, Message&& m) override {

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "platform/native/start_thread.hpp"
 
 namespace tessera::platform {
 namespace {
@@ -72,6 +74,45 @@ void check(int rc, const char* call) {
   }
 }
 
+// MPI counts are int: a message of more than 2^31 - 1 bytes (a square tile of doubles from B = 16,384; LU's
+// partial-pivoting panel of m x B elements from m·B = 2^28) cannot go as that many MPI_BYTEs. It goes as one element
+// of a derived datatype of exactly its bytes instead: whole blocks and the rest. Any two datatypes of n bytes have the
+// same type signature (n MPI_BYTEs), so the receiver builds its own from the length it probed (MPI-3.1 §3.3.1, type
+// matching) and the sender's and the receiver's need not be built alike. A type may be freed once the operation using
+// it is posted (MPI-3.1 §4.1.9). Messages up to `limit` bytes go as plain MPI_BYTEs, as before.
+class WireType {
+ public:
+  WireType(std::size_t bytes, std::size_t limit) {
+    if (bytes <= limit) {
+      count_ = static_cast<int>(bytes);
+      return;
+    }
+    const std::size_t block = std::min<std::size_t>(kBlock, limit), blocks = bytes / block, rest = bytes % block;
+    if (blocks > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw std::runtime_error("a message of " + std::to_string(bytes) + " bytes: more blocks than an MPI count holds");
+    check(MPI_Type_contiguous(static_cast<int>(block), MPI_BYTE, &block_), "MPI_Type_contiguous");
+    int lengths[2] = {static_cast<int>(blocks), static_cast<int>(rest)};
+    MPI_Aint displacements[2] = {0, static_cast<MPI_Aint>(blocks * block)};
+    MPI_Datatype types[2] = {block_, MPI_BYTE};
+    check(MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displacements, types, &type_), "MPI_Type_create_struct");
+    check(MPI_Type_commit(&type_), "MPI_Type_commit");
+    count_ = 1;
+  }
+  ~WireType() {
+    if (type_ != MPI_BYTE) MPI_Type_free(&type_);
+    if (block_ != MPI_DATATYPE_NULL) MPI_Type_free(&block_);
+  }
+  WireType(const WireType&) = delete;
+  WireType& operator=(const WireType&) = delete;
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+ private:
+  static constexpr std::size_t kBlock = std::size_t{1} << 20;
+  int count_ = 0;
+  MPI_Datatype type_ = MPI_BYTE, block_ = MPI_DATATYPE_NULL;
+};
+
 }  // namespace
 
 struct MpiNetwork::Impl {
@@ -84,6 +125,8 @@ struct MpiNetwork::Impl {
   std::deque<std::pair<int, Message>> outbox;
   bool stopping = false;
   bool own_core = false;
+  // The longest message sent as plain MPI_BYTEs (WireType); longer ones go as one derived datatype.
+  std::size_t message_limit = static_cast<std::size_t>(std::numeric_limits<int>::max());
   std::exception_ptr error;
   // Outgoing and received buffers, recycled (see BufferPool). Outlives every
   // message of a run: messages end with the run's data store, before the network.
@@ -146,8 +189,8 @@ struct MpiNetwork::Impl {
           outbox.pop_front();
           lk.unlock();
           MPI_Request r;
-          check(MPI_Isend(m.wire(), static_cast<int>(m.wire_bytes()), MPI_BYTE, dest, kDataTag, MPI_COMM_WORLD, &r),
-                "MPI_Isend");
+          const WireType wire(m.wire_bytes(), message_limit);
+          check(MPI_Isend(m.wire(), wire.count(), wire.type(), dest, kDataTag, MPI_COMM_WORLD, &r), "MPI_Isend");
           reqs.push_back(r);
           inflight.push_back(std::move(m));
           progress = true;
@@ -175,15 +218,18 @@ struct MpiNetwork::Impl {
         MPI_Status st;
         check(MPI_Improbe(MPI_ANY_SOURCE, kDataTag, MPI_COMM_WORLD, &found, &msg, &st), "MPI_Improbe");
         if (!found) break;
-        int count = 0;
-        check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
-        if (count < static_cast<int>(Message::kHeader)) throw std::runtime_error("a message shorter than its header");
+        // (MPI_Get_count's int would be MPI_UNDEFINED beyond 2^31 - 1 bytes.)
+        MPI_Count count = 0;
+        check(MPI_Get_elements_x(&st, MPI_BYTE, &count), "MPI_Get_elements_x");
+        if (count < static_cast<MPI_Count>(Message::kHeader))
+          throw std::runtime_error("a message shorter than its header");
         Receive r{MPI_REQUEST_NULL, nullptr, static_cast<std::size_t>(count), st.MPI_SOURCE,
                   std::chrono::steady_clock::now()};
         receiving_bytes = r.bytes;
         r.buf = pool.get(r.bytes);
         receiving_bytes = 0;
-        check(MPI_Imrecv(r.buf, count, MPI_BYTE, &msg, &r.req), "MPI_Imrecv");
+        const WireType wire(r.bytes, message_limit);
+        check(MPI_Imrecv(r.buf, wire.count(), wire.type(), &msg, &r.req), "MPI_Imrecv");
         recvs.push_back(r);
         progress = true;
       }
@@ -256,7 +302,7 @@ int MpiNetwork::nodes() const { return impl_->size; }
 void MpiNetwork::start(DeliverFn deliver) {
   impl_->deliver = std::move(deliver);
   impl_->stopping = false;
-  impl_->thread = std::thread([this] { impl_->loop(); });
+  impl_->thread = start_thread("MPI communication", "", [this] { impl_->loop(); });
 }
 
 void MpiNetwork::send(int dest, Message&& m) {
@@ -299,6 +345,12 @@ void MpiNetwork::abort(int code, const std::string& why) {
 }
 
 void MpiNetwork::set_own_core(bool own) { impl_->own_core = own; }
+
+void MpiNetwork::set_message_limit(std::size_t bytes) {
+  if (bytes < 1 || bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::invalid_argument("MPI message limit " + std::to_string(bytes) + " bytes: not 1 to 2^31 - 1");
+  impl_->message_limit = bytes;
+}
 
 int MpiNetwork::cores_per_rank() {
   const int machine = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

@@ -9,6 +9,7 @@
 //
 // No MPI header here: the command line compiles against this whether or not
 // MPI was found; without MPI every constructor throws NotCompiled.
+#include <cstddef>
 #include <memory>
 
 #include "platform/network.hpp"
@@ -40,6 +41,10 @@ class MpiNetwork final : public NodeNetwork {
   // own (000 §5.3) it polls briskly; sharing one with compute threads it
   // backs off to sleeps of up to 4 ms when idle (the default).
   void set_own_core(bool own);
+  // Messages longer than this many bytes (default, and at most, 2^31 - 1: MPI's int count) go as one element of a
+  // derived datatype of exactly their length, whatever it is; shorter ones as that many MPI_BYTEs. Tests lower it to
+  // send small messages the long way (before start()).
+  void set_message_limit(std::size_t bytes);
   // Cores this process may use: its CPU affinity when mpirun bound it to
   // fewer than the machine's, else the machine's split evenly between the
   // ranks on it (OMPI_COMM_WORLD_LOCAL_SIZE).

@@ -19,6 +19,7 @@ void MpiNetwork::stop() {}
 void MpiNetwork::allreduce_sum(std::vector<double>&) { throw NotCompiled("mpi"); }
 void MpiNetwork::abort(int code, const std::string&) { std::exit(code); }
 void MpiNetwork::set_own_core(bool) {}
+void MpiNetwork::set_message_limit(std::size_t) {}
 int MpiNetwork::cores_per_rank() { return 1; }
 bool MpiNetwork::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
 

@@ -17,6 +17,7 @@
 
 #include "base/error.hpp"
 #include "kernels/cpu/cpu_tile_kernels.hpp"
+#include "platform/native/start_thread.hpp"
 
 namespace tessera::platform {
 namespace {
@@ -79,22 +80,15 @@ void lower_this_thread(int levels) {
 }  // namespace
 
 void NativePlatform::spawn(ThreadRole role, const std::string& name, std::function<void()> body) {
-  try {
-    if (role == ThreadRole::Compute && compute_nice_ > 0) {
-      threads_.emplace_back([levels = compute_nice_, body = std::move(body)] {
-        lower_this_thread(levels);
-        body();
-      });
-    } else {
-      threads_.emplace_back(std::move(body));
-    }
-  } catch (const std::system_error& e) {
-    // EAGAIN: no room for the thread's stack (an address-space limit) or a
-    // process or thread limit reached. The preflight check counts the
-    // stacks; this names what it could not foresee.
-    throw OutOfMemory("cannot start the thread '" + name + "' (" + std::to_string(threads_.size()) +
-                      " of this node's threads run already): " + e.what() +
-                      " (an address-space limit, ulimit -v, or a limit on processes, ulimit -u)");
+  // The preflight check counts the stacks; start_thread names what it could not foresee.
+  const std::string context = " (" + std::to_string(threads_.size()) + " of this node's threads run already)";
+  if (role == ThreadRole::Compute && compute_nice_ > 0) {
+    threads_.push_back(start_thread(name, context, [levels = compute_nice_, body = std::move(body)] {
+      lower_this_thread(levels);
+      body();
+    }));
+  } else {
+    threads_.push_back(start_thread(name, context, std::move(body)));
   }
 }
 

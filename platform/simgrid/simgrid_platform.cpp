@@ -493,7 +493,7 @@ SimCluster::~SimCluster() = default;
 int SimCluster::nodes() const { return static_cast<int>(impl_->endpoints.size()); }
 NodeNetwork& SimCluster::node(int i) { return *impl_->endpoints.at(i); }
 
-void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body) {
+void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body, SimCluster* cluster) {
   // The failed node's own error (a kernel's, say) names the cause; the others
   // end with a RemoteFailure pointing at it, which is rethrown only when no
   // node's own error is known.
@@ -506,6 +506,8 @@ void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& bo
         if (!remote) remote = std::current_exception();
       } catch (...) {
         if (!cause) cause = std::current_exception();
+        if (cluster && cluster->node(k).set_up_pending())
+          cluster->node(k).agree_set_up(exit_status_of(std::current_exception()));
       }
     });
   sim.run();

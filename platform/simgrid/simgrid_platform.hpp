@@ -175,7 +175,10 @@ std::unique_ptr<Device> make_sim_gpu(Simulation& sim, int node, int g, std::size
 
 // Runs body(k) for k = 0 .. nodes-1 as one actor per node ("node-main" on the
 // node's host) and runs the simulation until every actor has ended. The
-// first exception a body throws is rethrown.
-void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body);
+// first exception a body throws is rethrown. With the nodes' `cluster`, a
+// body that throws before its node's set-up collective
+// (NodeNetwork::agree_set_up) takes part in it with its error's exit status,
+// so that the other nodes end (RemoteFailure) instead of waiting for it.
+void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& body, SimCluster* cluster = nullptr);
 
 }  // namespace tessera::platform

@@ -40,6 +40,6 @@ SimCluster::SimCluster(Simulation&, int) { throw NotCompiled("SimGrid"); }
 SimCluster::~SimCluster() = default;
 int SimCluster::nodes() const { return 0; }
 NodeNetwork& SimCluster::node(int) { throw NotCompiled("SimGrid"); }
-void run_on_nodes(Simulation&, int, const std::function<void(int)>&) { throw NotCompiled("SimGrid"); }
+void run_on_nodes(Simulation&, int, const std::function<void(int)>&, SimCluster*) { throw NotCompiled("SimGrid"); }
 
 }  // namespace tessera::platform

@@ -8,18 +8,24 @@ of its successful repeats (1, 2 and 10 s: 2, where the mean would be 4.33),
 a failed repeat's numbers count for nothing; the last sweep's configurations
 (meta.json "configs") are the only points; a run's measured value wins over
 a parameter of the same name; a point fails only when no repeat succeeded,
-and says how its first failed run ended.
+and says how its first failed run ended; points and runs.csv follow the
+sweep's order, not the order parallel runs finished in.
 """
+import csv
 import json
 import os
 import sys
 import tempfile
+import types
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 
 from experiment_results import Results, read_runs  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "experiments"))
+from runner import execute  # noqa: E402
 
 
 def record(cid, repeat, time_s=None, status="ok", params=None, **extra):
@@ -90,6 +96,23 @@ class ResultsReading(unittest.TestCase):
         self.assertIsNone(point(res, "m").failure(), "one repeat succeeded")
         self.assertIsNone(point(res, "f").value("time_s"))
 
+
+    def test_points_and_runs_csv_follow_the_sweep_not_the_finishing_order(self):
+        # With --jobs 2 the runs of a sweep (a, b, c; two repeats each) end, and are appended, in any order.
+        finished = [record("c", 1, 6.0), record("b", 0, 3.0), record("c", 0, 5.0), record("a", 1, 2.0),
+                    record("b", 1, 4.0), record("a", 0, 1.0)]
+        path = folder(finished, configs=["a", "b", "c"])
+        res = Results(path)
+        self.assertEqual([p.runs[0]["config_id"] for p in res.points()], ["a", "b", "c"])
+        self.assertEqual([[r["repeat"] for r in p.runs] for p in res.points()], [[0, 1]] * 3)
+        execute.write_csv(path, types.SimpleNamespace(metrics={}), ["a", "b", "c"])
+        with open(os.path.join(path, "runs.csv")) as f:
+            rows = [(r["config_id"], r["repeat"]) for r in csv.DictReader(f)]
+        self.assertEqual(rows, [("a", "0"), ("a", "1"), ("b", "0"), ("b", "1"), ("c", "0"), ("c", "1")])
+        # A configuration the list lacks (a run of an earlier sweep) comes after the sweep's.
+        execute.write_csv(path, types.SimpleNamespace(metrics={}), ["b", "a"])
+        with open(os.path.join(path, "runs.csv")) as f:
+            self.assertEqual([r["config_id"] for r in csv.DictReader(f)], ["b", "b", "a", "a", "c", "c"])
 
 if __name__ == "__main__":
     unittest.main()

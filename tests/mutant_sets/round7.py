@@ -373,7 +373,8 @@ MUTANTS = [
     # Test: in a forked child, setrlimit(RLIMIT_AS) to the current VmSize + a few MiB, then NativePlatform::spawn 64
     #   compute threads: EXPECT_THROW(..., OutOfMemory) with "cannot start the thread" in what().
     # Killed since by NativePlatform.AThreadThatCannotStartIsOutOfMemory.
-    m("native_thread_start_failure_not_out_of_memory", NP, "    throw OutOfMemory(\"cannot start the thread '\"",
+    m("native_thread_start_failure_not_out_of_memory", "platform/native/start_thread.hpp",
+      "    throw OutOfMemory(\"cannot start the thread '\"",
       "    throw std::runtime_error(\"cannot start the thread '\"", WITH_CLI),
 
     # Bug: --compute-nice lowers every thread but the generator: the GPU managers and the device communication
@@ -387,8 +388,8 @@ MUTANTS = [
     #   whose main output lives on the GPU (run on its manager thread) must record the base level, host tasks
     #   base + levels; an observer's on_copy (the device communication thread) must see the base level too.
     # Killed since by NativePlatform.OnlyComputeThreadsGoDownAndRelativeToTheirStarter.
-    m("native_compute_nice_lowers_gpu_threads", NP, "    if (role == ThreadRole::Compute && compute_nice_ > 0) {",
-      "    if (role != ThreadRole::Generator && compute_nice_ > 0) {", '-L "runtime|cli"'),
+    m("native_compute_nice_lowers_gpu_threads", NP, "  if (role == ThreadRole::Compute && compute_nice_ > 0) {",
+      "  if (role != ThreadRole::Generator && compute_nice_ > 0) {", '-L "runtime|cli"'),
 
     # Bug: the compute threads' nice value is set to `levels` itself, not `levels` below the thread's current one
     #   (min(19, levels) for min(19, now + levels)).

@@ -41,6 +41,32 @@ TEST(KernelModels, CalibratedExactAndInterpolated) {
   EXPECT_DOUBLE_EQ(m.seconds({kGsmm, 'd', 10, 10, 10}), 2e3 / 10e9);
 }
 
+// Two shapes of one flop count (SSRFB's 4mnk: 128x320x320 and 320x128x320, measured at different times in
+// local.json) are one point of the flops curve, timed at the mean of their times: a call beside them takes the same
+// time whichever the file lists first (it took the time of the one the sort left at the curve's edge).
+TEST(KernelModels, EqualFlopShapesAreOnePointWhateverTheirOrder) {
+  using E = CalibratedModel::Entry;
+  const E small{kSsrfb, 'd', 64, 64, 64, 4.0 * 64 * 64 * 64 / 4e9, 0};
+  const E wide{kSsrfb, 'd', 128, 320, 320, 4.0 * 128 * 320 * 320 / 10e9, 0};  // 10 GFlop/s
+  const E tall{kSsrfb, 'd', 320, 128, 320, 4.0 * 128 * 320 * 320 / 20e9, 0};  // 20 GFlop/s
+  const E big{kSsrfb, 'd', 512, 512, 512, 4.0 * 512 * 512 * 512 / 30e9, 0};
+  const CalibratedModel a("a", {small, wide, tall, big}), b("b", {big, tall, wide, small});
+  const double f_tie = 4.0 * 128 * 320 * 320;
+  const double mean_rate = f_tie / ((wide.median_s + tall.median_s) / 2);  // 13.3 GFlop/s
+  for (const KernelShape& call : {KernelShape{kSsrfb, 'd', 200, 200, 200}, KernelShape{kSsrfb, 'd', 160, 320, 320},
+                                  KernelShape{kSsrfb, 'd', 256, 160, 320}}) {
+    EXPECT_EQ(a.seconds(call), b.seconds(call)) << call.m << "x" << call.n << "x" << call.k;
+    const double f = kernel_flops(call);
+    const bool above = f > f_tie;
+    const double lo_f = above ? f_tie : 4.0 * 64 * 64 * 64, hi_f = above ? 4.0 * 512 * 512 * 512 : f_tie;
+    const double lo_r = above ? mean_rate : 4e9, hi_r = above ? 30e9 : mean_rate;
+    EXPECT_DOUBLE_EQ(a.seconds(call), f / (lo_r + (f - lo_f) / (hi_f - lo_f) * (hi_r - lo_r)));
+  }
+  // Measured shapes stay exact.
+  EXPECT_EQ(a.seconds({kSsrfb, 'd', 128, 320, 320}), wide.median_s);
+  EXPECT_EQ(b.seconds({kSsrfb, 'd', 320, 128, 320}), tall.median_s);
+}
+
 TEST(KernelModels, CalibratedFailsClearlyWithoutData) {
   CalibratedModel m("vm", {{kGsmm, 'd', 100, 100, 100, 2e-4, 0}});
   try {

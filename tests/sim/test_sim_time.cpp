@@ -1,6 +1,7 @@
 // Simulated time on hand-made machines whose makespans are computable by hand.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.hpp"
 #include "experiments/driver.hpp"
+#include "experiments/preflight.hpp"
 #include "models/machine.hpp"
 #include "platform/simgrid/simgrid_platform.hpp"
 #include "sim_test_util.hpp"
@@ -137,6 +140,46 @@ TEST(SimTime, MessagesInFlightAtOnceAndTheRestQueued) {
   EXPECT_NEAR(t[0], 1.0, 0.01) << out;
   EXPECT_NEAR(t[kMessages - 2], 1.0, 0.01) << out;
   EXPECT_NEAR(t[kMessages - 1], 2.0, 0.01) << out;
+}
+
+// A node whose set-up fails alone (its memory, its file) ends the others at their first collective, the set-up
+// agreement (NodeNetwork::agree_set_up), instead of leaving them waiting there for ever (SimGrid's "deadlock
+// detected", and no result): run_on_nodes with the cluster lets the failed node take part with its error's status.
+// The failed node's own error is what the run throws; the others learn which node failed and its status.
+TEST(SimCluster, ANodeWhoseSetUpFailsEndsTheOthersAtTheAgreement) {
+  const std::string out = run_in_child([&] {
+    const auto machine = platform::Machine::parse(pow2_machine(3, 1, 1e9, 0), "hand-made.json");
+    platform::Simulation sim(machine);
+    platform::SimCluster cluster(sim, 3);
+    std::vector<std::string> learned(3);
+    std::string thrown;
+    try {
+      platform::run_on_nodes(
+          sim, 3,
+          [&](int k) {
+            if (k == 1) throw InputError("node 1's own input is unreadable");
+            const auto [failed, status] = cluster.node(k).agree_set_up(0);
+            learned[k] = std::to_string(failed) + ":" + std::to_string(status);
+          },
+          &cluster);
+    } catch (const InputError& e) {
+      thrown = e.what();
+    }
+    return thrown + "|" + learned[0] + "|" + learned[2];
+  });
+  EXPECT_EQ(out, "node 1's own input is unreadable|1:2|1:2");
+}
+
+// The preflight counts a simulated actor's stack as SimGrid's default stack and one guard page
+// (experiments/preflight.hpp): what the engine this project starts is configured with.
+TEST(SimCluster, ActorStacksAreWhatThePreflightCounts) {
+  const std::string out = run_in_child([&] {
+    const auto machine = platform::Machine::parse(pow2_machine(1, 1, 1e9, 0), "hand-made.json");
+    platform::Simulation sim(machine);
+    return std::to_string(simgrid::config::get_value<int>("contexts/stack-size")) + " " +
+           std::to_string(simgrid::config::get_value<int>("contexts/guard-size"));
+  });
+  EXPECT_EQ(out, std::to_string((preflight::kSimActorStackBytes - 4096) / 1024) + " 1");
 }
 
 // An EXPECT that fails in run_in_child's child, on the body's thread or on
