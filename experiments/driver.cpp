@@ -60,6 +60,7 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
 }  // namespace
 
 RunResult run_factorization(RunConfig config, platform::Platform& platform) {
+  if (config.network) config.network->begin_set_up();
   std::optional<DenseMatrix> input;
   // A distributed run's node never holds the whole input: it streams the file into its own tiles, opening it several
   // times (its header, its symmetry, its entries): a pipe gives its data once, and a second open would wait for ever.

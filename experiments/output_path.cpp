@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <system_error>
 
@@ -46,7 +48,9 @@ fs::path created_file(const std::string& path) {
     if (e) break;
     p = target.is_absolute() ? target : p.parent_path() / target;
   }
-  return p.lexically_normal();
+  // The directory as the kernel resolves it (a link in it first, then ".."), not ".." removed by text.
+  const fs::path dir = fs::weakly_canonical(p.parent_path(), e);
+  return e ? p.lexically_normal() : dir / p.filename();
 }
 
 // k when `p` is node_output_path(first, k) for some k >= 1, compared in one directory.
@@ -138,51 +142,114 @@ void check_node_outputs(const NamedPath& first, int nodes, const std::vector<Nam
   for (int k = 1; k < nodes; ++k) check_output_path({name(k), node_output_path(first.path, k)});
 }
 
+namespace {
+
+// The process's umask, read without changing it (umask(2) sets it: a thread creating a file meanwhile would get
+// 0666); 022 where /proc/self/status has no Umask line (Linux before 4.7).
+mode_t umask_now() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+  return 022;
+}
+
+struct Written {
+  bool opened = false;
+  int err = 0;  // 0: written (and, asked to, on disk)
+};
+
+// Writes `fill`'s text to `path` (truncating it), checked at the close, where a full quota or disk shows on some
+// file systems (NFS), and with `sync` forced to disk before it counts as written.
+Written write_stream(const std::string& path, const std::function<void(std::ostream&)>& fill, bool sync) {
+  Written w;
+  errno = 0;
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) {
+    w.err = errno != 0 ? errno : EIO;
+    return w;
+  }
+  w.opened = true;
+  errno = 0;
+  fill(out);
+  out.close();
+  if (!out) {
+    w.err = errno != 0 ? errno : EIO;
+    return w;
+  }
+  if (sync) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && ::fsync(fd) != 0) w.err = errno;
+    if (fd >= 0) ::close(fd);
+  }
+  return w;
+}
+
+}  // namespace
+
 void write_output(const NamedPath& o, const std::function<void(std::ostream&)>& fill) {
-  const auto failed = [&](const std::string& what, int err) {
-    return InputError(o.option + " " + o.path + ": " + what +
-                      (err != 0 ? " (" + std::string(std::strerror(err)) + ")" : ""));
+  const auto failed = [&](const Written& w) {
+    return InputError(o.option + " " + o.path + ": " + (w.opened ? "write failed" : "cannot open for writing") +
+                      (w.err != 0 ? " (" + std::string(std::strerror(w.err)) + ")" : ""));
   };
   std::error_code e;
+  // This process's own standard output or error: through its stream, whose offset the command's other lines share
+  // (a file opened anew there would write over them, or they over it, where the stream goes to a file).
+  const std::string given = fs::absolute(o.path, e).lexically_normal().string();
+  for (const auto& [name, stream] : {std::pair<const char*, std::ostream*>{"/dev/stdout", &std::cout},
+                                     {"/proc/self/fd/1", &std::cout},
+                                     {"/dev/stderr", &std::cerr},
+                                     {"/proc/self/fd/2", &std::cerr}})
+    if (given == name) {
+      errno = 0;
+      fill(*stream);
+      stream->flush();
+      if (!*stream) throw failed(Written{true, errno});
+      return;
+    }
   const fs::file_status st = fs::status(o.path, e);
-  if (!e && fs::exists(st) && !fs::is_regular_file(st)) {  // a FIFO or a device (/dev/stdout): written in place
-    std::ofstream out(o.path);
-    if (!out) throw failed("cannot open for writing", errno);
-    errno = 0;
-    fill(out);
-    out.flush();
-    if (!out) throw failed("write failed", errno);
-    return;
-  }
-  // A regular file, or none yet: written beside it, then renamed over it, so that a write that fails (a full disk)
-  // leaves the file that was there, not a part of the new one.
+  const bool exists = !e && fs::exists(st);
+  // Written in place: a FIFO or a device; anything under /dev or /proc (/dev/stdout redirected to a file is that
+  // file, and a rename over it would leave the command's later lines to an unlinked one); a file with other hard
+  // links (each must see the new text).
+  const std::string abs = fs::absolute(o.path, e).lexically_normal().string();
+  bool in_place = (exists && !fs::is_regular_file(st)) || abs.rfind("/dev/", 0) == 0 || abs.rfind("/proc/", 0) == 0;
+  if (exists && !in_place) in_place = fs::hard_link_count(o.path, e) > 1 && !e;
+  // Otherwise written beside it and renamed over it, so that a write that fails (a full disk) leaves the file that was
+  // there, not a part of the new one.
   const fs::path target = created_file(o.path);
   std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw failed("cannot open for writing", errno);
-  // The mode a plain create would give (mkstemp's is 0600), or the replaced file's own.
-  mode_t mode = 0;
-  if (!e && fs::exists(st)) {
-    mode = static_cast<mode_t>(st.permissions() & fs::perms::mask);
-  } else {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    mode = 0666 & ~mask;
+  int fd = -1;
+  if (!in_place) {
+    fd = ::mkstemp(tmp.data());
+    // A file that can be written in a directory that cannot (the check only opened the file): written in place.
+    if (fd < 0 && exists && (errno == EACCES || errno == EPERM || errno == EROFS)) in_place = true;
+    else if (fd < 0) throw failed(Written{false, errno});
   }
-  ::fchmod(fd, mode);
+  if (in_place) {
+    if (const Written w = write_stream(o.path, fill, false); w.err != 0) throw failed(w);
+    return;
+  }
+  ::fchmod(fd, exists ? static_cast<mode_t>(st.permissions() & fs::perms::mask) : 0666 & ~umask_now());
   ::close(fd);
-  int err = 0;
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    errno = 0;
-    if (out) fill(out);
-    out.flush();
-    if (!out) err = errno != 0 ? errno : EIO;
-  }
-  if (err == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
-  if (err != 0) {
+  Written w;
+  try {
+    w = write_stream(tmp, fill, true);
+  } catch (...) {
     std::remove(tmp.c_str());
-    throw failed("write failed", err);
+    throw;
+  }
+  if (w.err == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) {
+    w.err = errno;
+    if (exists && (w.err == EPERM || w.err == EACCES)) {  // a sticky directory, another owner's file: in place
+      std::remove(tmp.c_str());
+      if (const Written again = write_stream(o.path, fill, false); again.err != 0) throw failed(again);
+      return;
+    }
+  }
+  if (w.err != 0) {
+    std::remove(tmp.c_str());
+    w.opened = true;
+    throw failed(w);
   }
 }
 

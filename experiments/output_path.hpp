@@ -37,9 +37,10 @@ void check_output_path(const NamedPath& output);
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
 // Writes an output: `fill` writes its text. A regular file (or a missing one) is written to a temporary file beside it
-// (a dangling link's target's) and renamed over it, keeping the replaced file's permissions, so that a failed write
-// (a full disk) leaves what was there; a FIFO or a device is written in place. Throws InputError naming the option,
-// the path and the system's reason.
+// (a link's target's), checked at its close, forced to disk and renamed over it, keeping the replaced file's
+// permissions, so that a failed write (a full disk, a quota) leaves what was there. Written in place instead: a FIFO
+// or a device, a path under /dev or /proc (/dev/stdout), a file with other hard links, and an existing file whose
+// directory takes no new file or rename. Throws InputError naming the option, the path and the system's reason.
 void write_output(const NamedPath& output, const std::function<void(std::ostream&)>& fill);
 
 // Node k > 0 of a cluster writes its copy of an output beside node 0's:

@@ -82,11 +82,15 @@ CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
     if (!clamped(e)) levels[{e.kernel, e.precision}].insert(e.ib);
   for (const auto& [key, ibs] : levels)
     if (ibs.size() > 1) levels_[key].assign(ibs.begin(), ibs.end());
+  // A shape measured twice (a file edited by hand, two files joined) takes the mean of its times, as the flops curve
+  // below does, whatever their order.
+  std::map<decltype(exact_)::key_type, std::pair<double, int>> sums;
   for (const Entry& e : entries_) {
     const auto lv = levels_.find({e.kernel, e.precision});
     const bool by_ib = lv != levels_.end();
-    exact_.emplace(std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k, by_ib ? e.ib : 0),
-                   e.median_s);  // first one wins
+    auto& [sum, count] = sums[std::make_tuple(e.kernel, e.precision, e.m, e.n, e.k, by_ib ? e.ib : 0)];
+    sum += e.median_s;
+    ++count;
     KernelShape s{e.kernel, e.precision, e.m, e.n, e.k};
     const double f = kernel_flops(s);
     if (f <= 0 || e.median_s <= 0) continue;
@@ -96,6 +100,7 @@ CalibratedModel::CalibratedModel(std::string name, std::vector<Entry> entries,
       for (const std::int64_t l : lv->second)
         if (clamped(e) || e.ib == l) by_flops_[{e.kernel, e.precision, l}].push_back(pt);
   }
+  for (const auto& [key, sum_count] : sums) exact_.emplace(key, sum_count.first / sum_count.second);
   for (auto& [key, pts] : by_flops_) {
     // Ordered by value alone (flops, then rate), so that neither the file's order nor the sort's treatment of ties
     // reaches a prediction.

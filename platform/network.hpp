@@ -222,6 +222,8 @@ class NodeNetwork {
     return {-1, 0};
   }
   bool set_up_pending() const { return set_up_pending_; }
+  // A run begins its set-up (each run on this network agrees once).
+  void begin_set_up() { set_up_pending_ = true; }
 
  private:
   bool set_up_pending_ = true;

@@ -80,6 +80,14 @@ int main(int argc, char** argv) {
     // Both ranks' threads stopped before either sends the next pass's messages, so that no thread of this pass
     // receives one of them (MPI_THREAD_SERIALIZED: the barrier only once no thread of the network runs).
     net.barrier();
+    // The lowered pass sends the 4 lengths above 300 wire bytes the long way, each way; the default one none more.
+    if (const auto [sent, received] = net.derived_messages(); sent != 4 || received != 4) {
+      std::fprintf(stderr,
+                   "mpi_messages: rank %d, limit %s: %llu sent and %llu received as a derived datatype, not 4\n", me,
+                   lowered ? "lowered" : "default", static_cast<unsigned long long>(sent),
+                   static_cast<unsigned long long>(received));
+      ++failures;
+    }
     for (std::size_t x = 0; x < payloads.size(); ++x) {
       const std::uint64_t key = x + payloads.size() * static_cast<std::uint64_t>(other + 1);
       const auto it = got.find(key);

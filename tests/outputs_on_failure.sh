@@ -8,6 +8,7 @@
 #      reason, the trace from the earlier run whole and unchanged, no temporary file left.
 #   4. A JSON output that cannot be written (/dev/full): exit 2 for `model comm`, and for the StarPU and ScaLAPACK
 #      peers (given): each said nothing and exited 0 before.
+#   5. Outputs written in place: --json /dev/stdout with the standard output sent to a file, and a hard-linked file.
 # Usage: outputs_on_failure.sh TESSERA MACHINE_FILE [STARPU_PEER] [SCALAPACK_PEER MPIEXEC]
 set -u
 tessera=$1 machine=$2 starpu=${3:-} scalapack=${4:-} mpiexec=${5:-}
@@ -71,3 +72,20 @@ if [ -n "$scalapack" ]; then
     { cat err; fail "4: scalapack_peer exit $rc"; }
 fi
 echo "ok: 4 (an unwritable JSON is exit 2 for model comm${starpu:+, starpu_peer}${scalapack:+, scalapack_peer})"
+
+# 5. Written in place, not renamed over: the command's own standard output sent to a file (the JSON and then the
+#    summary line, neither over the other), and a file with a second hard link (both names see the new JSON).
+"$tessera" run --algo cholesky --n 300 --json /dev/stdout > both.txt || fail "5: --json /dev/stdout failed"
+python3 - both.txt <<'PY' || fail "5: both.txt is not the JSON followed by the summary line"
+import json, sys
+text = open(sys.argv[1]).read()
+obj, end = json.JSONDecoder().raw_decode(text)
+rest = text[end:].strip().splitlines()
+assert obj["n"] == 300 and len(rest) == 1 and rest[0].startswith("cholesky "), rest
+PY
+echo old > first
+ln first second
+"$tessera" run --algo cholesky --n 300 --json second > /dev/null || fail "5: --json of a hard-linked file failed"
+cmp -s first second && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' first ||
+  fail "5: the other hard link does not hold the new JSON"
+echo "ok: 5 (standard output and hard links written in place)"

@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -127,6 +128,7 @@ struct MpiNetwork::Impl {
   bool own_core = false;
   // The longest message sent as plain MPI_BYTEs (WireType); longer ones go as one derived datatype.
   std::size_t message_limit = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  std::atomic<std::uint64_t> derived_sent{0}, derived_received{0};
   std::exception_ptr error;
   // Outgoing and received buffers, recycled (see BufferPool). Outlives every
   // message of a run: messages end with the run's data store, before the network.
@@ -191,6 +193,7 @@ struct MpiNetwork::Impl {
           MPI_Request r;
           const WireType wire(m.wire_bytes(), message_limit);
           check(MPI_Isend(m.wire(), wire.count(), wire.type(), dest, kDataTag, MPI_COMM_WORLD, &r), "MPI_Isend");
+          if (wire.type() != MPI_BYTE) derived_sent.fetch_add(1, std::memory_order_relaxed);
           reqs.push_back(r);
           inflight.push_back(std::move(m));
           progress = true;
@@ -230,6 +233,7 @@ struct MpiNetwork::Impl {
         receiving_bytes = 0;
         const WireType wire(r.bytes, message_limit);
         check(MPI_Imrecv(r.buf, wire.count(), wire.type(), &msg, &r.req), "MPI_Imrecv");
+        if (wire.type() != MPI_BYTE) derived_received.fetch_add(1, std::memory_order_relaxed);
         recvs.push_back(r);
         progress = true;
       }
@@ -345,6 +349,10 @@ void MpiNetwork::abort(int code, const std::string& why) {
 }
 
 void MpiNetwork::set_own_core(bool own) { impl_->own_core = own; }
+
+std::pair<std::uint64_t, std::uint64_t> MpiNetwork::derived_messages() const {
+  return {impl_->derived_sent.load(), impl_->derived_received.load()};
+}
 
 void MpiNetwork::set_message_limit(std::size_t bytes) {
   if (bytes < 1 || bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))

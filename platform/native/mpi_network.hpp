@@ -10,7 +10,9 @@
 // No MPI header here: the command line compiles against this whether or not
 // MPI was found; without MPI every constructor throws NotCompiled.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "platform/network.hpp"
 
@@ -45,6 +47,8 @@ class MpiNetwork final : public NodeNetwork {
   // derived datatype of exactly their length, whatever it is; shorter ones as that many MPI_BYTEs. Tests lower it to
   // send small messages the long way (before start()).
   void set_message_limit(std::size_t bytes);
+  // Messages sent and received so far as a derived datatype (longer than the limit).
+  std::pair<std::uint64_t, std::uint64_t> derived_messages() const;
   // Cores this process may use: its CPU affinity when mpirun bound it to
   // fewer than the machine's, else the machine's split evenly between the
   // ranks on it (OMPI_COMM_WORLD_LOCAL_SIZE).

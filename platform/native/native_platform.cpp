@@ -82,6 +82,7 @@ void lower_this_thread(int levels) {
 void NativePlatform::spawn(ThreadRole role, const std::string& name, std::function<void()> body) {
   // The preflight check counts the stacks; start_thread names what it could not foresee.
   const std::string context = " (" + std::to_string(threads_.size()) + " of this node's threads run already)";
+  threads_.reserve(threads_.size() + 1);  // (before the thread starts: a push_back that throws would end a running one)
   if (role == ThreadRole::Compute && compute_nice_ > 0) {
     threads_.push_back(start_thread(name, context, [levels = compute_nice_, body = std::move(body)] {
       lower_this_thread(levels);

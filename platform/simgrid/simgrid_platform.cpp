@@ -501,6 +501,13 @@ void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& bo
   for (int k = 0; k < nodes; ++k)
     sg4::Actor::create("node-main", sim.node_host(k), [&, k] {
       try {
+        // A node after one whose set-up failed (which waits at the agreement: the nodes run in order until each
+        // blocks) joins the agreement at once, instead of first building what the failed node refused (node 0 checks
+        // the whole process's memory; the others would allocate theirs before learning).
+        if (cluster && cause && cluster->node(k).set_up_pending()) {
+          if (const auto [failed, status] = cluster->node(k).agree_set_up(0); failed >= 0)
+            throw RemoteFailure(failed, status);
+        }
         body(k);
       } catch (const RemoteFailure&) {
         if (!remote) remote = std::current_exception();

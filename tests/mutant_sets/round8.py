@@ -36,6 +36,9 @@ MUTANTS = [
     # lowered to 300 bytes: 917 payload bytes arrive as 900).
     m("mpi_wire_type_drops_the_rest", MPI, "MPI_Type_create_struct(rest > 0 ? 2 : 1,",
       "MPI_Type_create_struct(1,", '-R tessera_mpi_messages'),
+    # Every message sent as plain bytes (the derived datatype never taken, whatever the limit): killed by the same
+    # test, which counts the messages each rank sent and received the long way (4 each with the limit lowered).
+    m("mpi_wire_type_never_derived", MPI, "    if (bytes <= limit) {", "    if (true) {", '-R tessera_mpi_messages'),
     # (Not a mutant: the receiver's length read back through MPI_Get_count's int. With the limit lowered every length
     # is small, where both read the same; only a message of 2 GiB, beyond the VM's tests, tells them apart.)
 
@@ -65,8 +68,17 @@ MUTANTS = [
     # An output written in place: a write failing part-way leaves a part of the new file for the old one. Killed by
     # tessera_outputs_on_failure (3).
     m("outputs_written_in_place", OUTP,
-      "  if (!e && fs::exists(st) && !fs::is_regular_file(st)) {  // a FIFO or a device (/dev/stdout): written in place",
-      "  if (true) {", OUTPUT_TESTS),
+      '  bool in_place = (exists && !fs::is_regular_file(st)) || abs.rfind("/dev/", 0) == 0 ||',
+      "  bool in_place = true ||", OUTPUT_TESTS),
+    # --json /dev/stdout opened anew where the standard output goes to a file: the summary line written over the
+    # JSON's first bytes. Killed by tessera_outputs_on_failure (5).
+    m("stdout_output_reopened", OUTP, "    if (given == name) {", "    if (false) {", OUTPUT_TESTS),
+    # A hard-linked output renamed over: the other name keeps the old text. Killed by tessera_outputs_on_failure (5).
+    m("hard_linked_output_renamed_over", OUTP, "fs::hard_link_count(o.path, e) > 1 && !e;", "false;", OUTPUT_TESTS),
+    # Nodes after a node whose set-up failed run their set-up in full before the agreement (allocating what node 0
+    # refused). Killed by SimCluster.ANodeWhoseSetUpFailsEndsTheOthersAtTheAgreement (node 2's body ran).
+    m("sim_nodes_after_a_failed_one_set_up", SGP, "        if (cluster && cause && cluster->node(k).set_up_pending()) {",
+      "        if (false) {", '-L sim'),
     # The summary printed before the JSON: a standard output closed early loses the result. Killed by
     # tessera_outputs_on_failure (1).
     m("summary_before_json", MAIN,

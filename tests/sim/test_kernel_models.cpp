@@ -65,6 +65,12 @@ TEST(KernelModels, EqualFlopShapesAreOnePointWhateverTheirOrder) {
   // Measured shapes stay exact.
   EXPECT_EQ(a.seconds({kSsrfb, 'd', 128, 320, 320}), wide.median_s);
   EXPECT_EQ(b.seconds({kSsrfb, 'd', 320, 128, 320}), tall.median_s);
+  // One shape measured twice takes the mean of its times, in either order (the first listed won before).
+  E again = wide;
+  again.median_s = 3 * wide.median_s;
+  const CalibratedModel c("c", {small, wide, again, big}), d("d", {again, big, small, wide});
+  EXPECT_DOUBLE_EQ(c.seconds({kSsrfb, 'd', 128, 320, 320}), 2 * wide.median_s);
+  EXPECT_EQ(c.seconds({kSsrfb, 'd', 128, 320, 320}), d.seconds({kSsrfb, 'd', 128, 320, 320}));
 }
 
 TEST(KernelModels, CalibratedFailsClearlyWithoutData) {
