@@ -245,11 +245,16 @@ TEST(NodeRuntime, GeneratorExceptionIsRethrown) {
 // or thread limit makes a real one fail (NativePlatform::spawn's OutOfMemory); the rest is a native platform's.
 class SpawnFailsAt final : public platform::Platform {
  public:
-  explicit SpawnFailsAt(int fail_at) : fail_at_(fail_at) {}
+  // `before_failing` runs just before the failing spawn throws (the test waits there for the started threads).
+  SpawnFailsAt(int fail_at, std::function<void()> before_failing)
+      : fail_at_(fail_at), before_failing_(std::move(before_failing)) {}
   std::unique_ptr<platform::Mutex> make_mutex() override { return inner_.make_mutex(); }
   std::unique_ptr<platform::Condition> make_condition() override { return inner_.make_condition(); }
   void spawn(platform::ThreadRole role, const std::string& name, std::function<void()> body) override {
-    if (++calls_ == fail_at_) throw OutOfMemory("cannot start the thread '" + name + "' (test)");
+    if (++calls_ == fail_at_) {
+      before_failing_();
+      throw OutOfMemory("cannot start the thread '" + name + "' (test)");
+    }
     inner_.spawn(role, name, std::move(body));
   }
   void join_all() override { inner_.join_all(); }
@@ -261,21 +266,32 @@ class SpawnFailsAt final : public platform::Platform {
  private:
   platform::NativePlatform inner_;
   int fail_at_, calls_ = 0;
+  std::function<void()> before_failing_;
 };
 
 // A thread that cannot start after others have (the generator filling a window of 4, compute threads waiting on
 // their queue) ends the run with its error, once the started ones have stopped: they ran on the run's own state,
-// which the error unwinds (a crash, or a hang, before). With no failure the same run completes.
+// which the error unwinds (a crash, or a hang, before). With no failure the same run completes. When the first
+// compute thread fails (2), the failing spawn waits until the generator has asked for a fifth slot of the full
+// window: it is blocked there, and must be woken.
 TEST(NodeRuntime, AThreadThatCannotStartStopsTheOnesStartedAndIsRethrown) {
   for (int fail_at = 1; fail_at <= 5; ++fail_at) {
-    SpawnFailsAt plat(fail_at);
+    std::atomic<int> inserting{0};
+    SpawnFailsAt plat(fail_at, [&] {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (fail_at == 2 && inserting.load() < 5 && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
     RuntimeOptions opt;
     opt.threads = 3;
     opt.window_capacity = 4;
     NodeRuntime rt(plat, opt);
     ThrowingExecutor ex(-1);
-    const auto chain = [](TaskSink& s) {
-      for (int n = 0; n < 1000; ++n) s.insert(desc(n, {{0, RW}}));
+    const auto chain = [&inserting](TaskSink& s) {
+      for (int n = 0; n < 1000; ++n) {
+        inserting.fetch_add(1);
+        s.insert(desc(n, {{0, RW}}));
+      }
     };
     if (fail_at == 5) {
       EXPECT_EQ(rt.run(1, chain, ex).tasks, 1000u);

@@ -56,8 +56,9 @@ MUTANTS = [
     # longer stopped first. Killed by NodeRuntime.AThreadThatCannotStartStopsTheOnesStartedAndIsRethrown.
     m("thread_start_failure_leaves_threads_running", NR, "      unwind_start(std::current_exception());",
       "      throw;", '-L runtime'),
+    # (Also tessera_thread_limits: real runs as nobody under prlimit --nproc, stopping at each thread in turn.)
     # The generator waiting on a full window is not woken by the cancellation. Killed by the same test (a hang:
-    # its compute threads could not start).
+    # the first compute thread's spawn fails once the generator waits for a fifth slot of 4).
     m("window_cancel_does_not_wake", TW, "  while (free_.empty() && !cancelled_) {", "  while (free_.empty()) {",
       '-L runtime'),
     # Node k's trace not checked before the run (a link into a missing directory found after all the work).
