@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,26 +39,11 @@ void list_shapes(const std::vector<KernelShape>& shapes) {
               << '\n';
 }
 
-// --out is checked for writing before a calibration of minutes, but written
-// only after it: a failed or interrupted calibration leaves an existing file
-// (say, the --base it extends) as it was.
-void check_writable(const std::string& path) {
-  const bool existed = access(path.c_str(), F_OK) == 0;
-  {
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) throw InputError("--out " + path + ": cannot open for writing");
-  }
-  if (!existed) std::remove(path.c_str());
-}
+// --out is checked for writing before a calibration of minutes (check_output_path), but written only after it
+// (write_output: beside it, then renamed over it): a failed or interrupted calibration leaves an existing file (say,
+// the --base it extends) as it was.
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    out.flush();
-    if (!out) throw InputError("--out " + path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError("--out " + path + ": cannot replace it");
+  write_output({"--out", path}, [&](std::ostream& f) { f << text; });
 }
 
 // Progress lines: on a terminal each over the last; into a file or a pipe one line each, written at once, so that
@@ -301,7 +285,7 @@ int CalibrateCommand::run(int argc, char** argv) const {
     if (runs) list_runs(*runs);
     return 0;
   }
-  check_writable(out_);
+  check_output_path({"--out", out_});
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
   const auto result = kernels::calibrate(o);
@@ -415,7 +399,7 @@ int CalibrateCommand::run_in_run_only(const kernels::CalibrationOptions& o, cons
     list_runs(runs);
     return 0;
   }
-  check_writable(out_);
+  check_output_path({"--out", out_});
   write_file(out_, add_in_run(runs, base, base_, command));
   std::cout << "-> " << out_ << std::endl;
   return 0;
@@ -441,7 +425,7 @@ int CalibrateCommand::run_from_traces(const std::string& command) const {
   std::vector<NamedPath> inputs{{"--base", base_}};
   for (const std::string& t : from_traces_) inputs.push_back({"--from-traces", t});
   check_distinct_paths({NamedPath{"--out", out_}}, inputs);
-  check_writable(out_);
+  check_output_path({"--out", out_});
   const kernels::GpuInRunTraces traced = kernels::gpu_in_run_shapes(from_traces_, 1);
   // The traced QR panels must be those the base's GEQRT and TSQRT were timed with.
   const auto doc = nlohmann::json::parse(base);
@@ -551,7 +535,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   std::vector<std::size_t> link_bytes = {4096};
   for (std::size_t b = std::size_t{1} << 20; b < largest; b *= 4) link_bytes.push_back(b);
   link_bytes.push_back(largest);
-  check_writable(out_);
+  check_output_path({"--out", out_});
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
   auto result = kernels::calibrate_device(*dev, o, link_bytes);

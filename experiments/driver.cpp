@@ -64,11 +64,14 @@ RunResult run_factorization(RunConfig config, platform::Platform& platform) {
   std::optional<DenseMatrix> input;
   // A distributed run's node never holds the whole input: it streams the file into its own tiles, opening it several
   // times (its header, its symmetry, its entries): a pipe gives its data once, and a second open would wait for ever.
-  if (std::error_code e; !config.input.empty() && config.network && std::filesystem::exists(config.input, e) &&
-                         !std::filesystem::is_regular_file(config.input, e))
-    throw InputError("--input " + config.input +
-                     ": not a regular file, and a run of several nodes reads it more than once (each node streams it "
-                     "into its own tiles): save it to a file first");
+  if (!config.input.empty() && config.network) {
+    std::error_code e;
+    const std::filesystem::file_status st = std::filesystem::status(config.input, e);
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+      throw InputError("--input " + config.input +
+                       ": not a regular file, and a run of several nodes reads it more than once (each node streams "
+                       "it into its own tiles): save it to a file first");
+  }
   if (!config.input.empty())
     input = config.network ? read_input_header(config.input) : read_matrix_market(config.input);
   driver::resolve(config, input ? &*input : nullptr);

@@ -194,12 +194,12 @@ void write_output(const NamedPath& o, const std::function<void(std::ostream&)>& 
   std::error_code e;
   // This process's own standard output or error: through its stream, whose offset the command's other lines share
   // (a file opened anew there would write over them, or they over it, where the stream goes to a file).
-  const std::string given = fs::absolute(o.path, e).lexically_normal().string();
+  const std::string abs = fs::absolute(o.path, e).lexically_normal().string();
   for (const auto& [name, stream] : {std::pair<const char*, std::ostream*>{"/dev/stdout", &std::cout},
                                      {"/proc/self/fd/1", &std::cout},
                                      {"/dev/stderr", &std::cerr},
                                      {"/proc/self/fd/2", &std::cerr}})
-    if (given == name) {
+    if (abs == name) {
       errno = 0;
       fill(*stream);
       stream->flush();
@@ -211,13 +211,15 @@ void write_output(const NamedPath& o, const std::function<void(std::ostream&)>& 
   // Written in place: a FIFO or a device; anything under /dev or /proc (/dev/stdout redirected to a file is that
   // file, and a rename over it would leave the command's later lines to an unlinked one); a file with other hard
   // links (each must see the new text).
-  const std::string abs = fs::absolute(o.path, e).lexically_normal().string();
   bool in_place = (exists && !fs::is_regular_file(st)) || abs.rfind("/dev/", 0) == 0 || abs.rfind("/proc/", 0) == 0;
   if (exists && !in_place) in_place = fs::hard_link_count(o.path, e) > 1 && !e;
   // Otherwise written beside it and renamed over it, so that a write that fails (a full disk) leaves the file that was
   // there, not a part of the new one.
   const fs::path target = created_file(o.path);
-  std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
+  std::string tmp_name = ".";  // (appended, not "." + name + ...: GCC 12 warns falsely of overlapping copies there)
+  tmp_name += target.filename().string();
+  tmp_name += ".XXXXXX";
+  std::string tmp = (target.parent_path() / tmp_name).string();
   int fd = -1;
   if (!in_place) {
     fd = ::mkstemp(tmp.data());

@@ -31,7 +31,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <new>
 #include <optional>
@@ -461,10 +460,10 @@ int run(const Options& opt, int rank, const Grid& g) {
       j["check_passed"] = residual ? nlohmann::json(passed) : nlohmann::json(nullptr);
       j["residual_threshold"] = kResidualThreshold;
       if (opt.algo == "lu") j["growth_factor"] = growth ? nlohmann::json(*growth) : nlohmann::json(nullptr);
-      std::ofstream out(opt.json);
-      out << j.dump(2) << '\n' << std::flush;  // (flushed: a failed write shows only then)
-      if (!out) {
-        std::fprintf(stderr, "scalapack_peer: error: cannot write --json %s\n", opt.json.c_str());
+      try {
+        tessera::write_output({"--json", opt.json}, [&](std::ostream& f) { f << j.dump(2) << '\n'; });
+      } catch (const tessera::InputError& e) {
+        std::fprintf(stderr, "scalapack_peer: error: %s\n", e.what());
         status = kExitInput;
       }
     }

@@ -56,7 +56,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <new>
 #include <optional>
 #include <string>
@@ -398,10 +397,10 @@ int run(const Options& o, Process& proc) {
                        {"residual", residual ? nlohmann::json(*residual) : nlohmann::json(nullptr)},
                        {"check_passed", residual ? nlohmann::json(passed) : nlohmann::json(nullptr)},
                        {"residual_threshold", tessera::kResidualThreshold}};
-      std::ofstream out(o.json);
-      out << j.dump(1) << "\n" << std::flush;  // (flushed: a failed write shows only then)
-      if (!out) {
-        std::fprintf(stderr, "starpu_peer: error: --json %s: write failed\n", o.json.c_str());
+      try {
+        tessera::write_output({"--json", o.json}, [&](std::ostream& f) { f << j.dump(1) << "\n"; });
+      } catch (const tessera::InputError& e) {
+        std::fprintf(stderr, "starpu_peer: error: %s\n", e.what());
         status = 2;
       }
     }

@@ -162,7 +162,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const tessera::Backend
     // and a rank killed before it printed loses its line).
     auto agreed = [&](const std::exception_ptr& e) {
       // Met while setting up, perhaps on this rank alone: the others learn it in their first collective.
-      if (net.set_up_pending()) net.agree_set_up(exit_status_of(e));
+      net.agree_failed_set_up(exit_status_of(e));
       say(error_line(e, cfg));
       net.barrier();
       return Reported{exit_status_of(e)};

@@ -222,6 +222,10 @@ class NodeNetwork {
     return {-1, 0};
   }
   bool set_up_pending() const { return set_up_pending_; }
+  // From a node's error handler: takes part in the agreement with the error's status if the node had not yet.
+  void agree_failed_set_up(int status) {
+    if (set_up_pending_) agree_set_up(status);
+  }
   // A run begins its set-up (each run on this network agrees once).
   void begin_set_up() { set_up_pending_ = true; }
 

@@ -108,13 +108,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     if (networked) s.abort_run(e);
     s.fail(e);
     s.window.cancel();
-    s.ready.close();
-    for (auto& q : s.gpu_ready) q->close();
-    {
-      platform::Lock lk(*s.copy_mutex);
-      s.copies_closed = true;
-      s.copy_cond->notify_one();
-    }
+    s.close_queues();
     platform_.join_all();
     std::rethrow_exception(e);
   };

@@ -422,7 +422,10 @@ struct RunState {
   // Called once per finished task and once when generation ends: whoever sees
   // the last completion of a known total closes the queue.
   void maybe_close(std::uint64_t done) {
-    if (done != total.load()) return;
+    if (done == total.load()) close_queues();
+  }
+  // The ready queues and the copy mailboxes end: their threads return once they have drained what they hold.
+  void close_queues() {
     ready.close();
     for (auto& q : gpu_ready) q->close();
     platform::Lock lk(*copy_mutex);

@@ -513,8 +513,7 @@ void run_on_nodes(Simulation& sim, int nodes, const std::function<void(int)>& bo
         if (!remote) remote = std::current_exception();
       } catch (...) {
         if (!cause) cause = std::current_exception();
-        if (cluster && cluster->node(k).set_up_pending())
-          cluster->node(k).agree_set_up(exit_status_of(std::current_exception()));
+        if (cluster) cluster->node(k).agree_failed_set_up(exit_status_of(std::current_exception()));
       }
     });
   sim.run();

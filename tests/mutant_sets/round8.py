@@ -46,12 +46,12 @@ MUTANTS = [
     # A rank that meets an input error alone (its host's copy of the file) no longer joins the set-up agreement: the
     # other waits there for ever. Killed by tessera_input_every_backend (missing_on_one_rank, short_on_one_rank: a
     # 20 s timeout, exit 124 for 2).
-    m("mpi_set_up_failure_not_agreed", MAIN, "      if (net.set_up_pending()) net.agree_set_up(exit_status_of(e));\n",
-      "", INPUT_TESTS),
+    m("mpi_set_up_failure_not_agreed", MAIN, "      net.agree_failed_set_up(exit_status_of(e));\n", "", INPUT_TESTS),
     # The same in a simulated cluster: the failed node's actor ends without the agreement. Killed by
     # SimCluster.ANodeWhoseSetUpFailsEndsTheOthersAtTheAgreement (SimGrid: deadlock).
-    m("sim_set_up_failure_not_agreed", SGP, "        if (cluster && cluster->node(k).set_up_pending())",
-      "        if (false)", '-L sim'),
+    m("sim_set_up_failure_not_agreed", SGP,
+      "        if (cluster) cluster->node(k).agree_failed_set_up(exit_status_of(std::current_exception()));",
+      "", '-L sim'),
     # A thread that cannot start after others unwound the run under them (a crash or a hang): the started threads no
     # longer stopped first. Killed by NodeRuntime.AThreadThatCannotStartStopsTheOnesStartedAndIsRethrown.
     m("thread_start_failure_leaves_threads_running", NR, "      unwind_start(std::current_exception());",
@@ -73,7 +73,7 @@ MUTANTS = [
       "  bool in_place = true ||", OUTPUT_TESTS),
     # --json /dev/stdout opened anew where the standard output goes to a file: the summary line written over the
     # JSON's first bytes. Killed by tessera_outputs_on_failure (5).
-    m("stdout_output_reopened", OUTP, "    if (given == name) {", "    if (false) {", OUTPUT_TESTS),
+    m("stdout_output_reopened", OUTP, "    if (abs == name) {", "    if (false) {", OUTPUT_TESTS),
     # A hard-linked output renamed over: the other name keeps the old text. Killed by tessera_outputs_on_failure (5).
     m("hard_linked_output_renamed_over", OUTP, "fs::hard_link_count(o.path, e) > 1 && !e;", "false;", OUTPUT_TESTS),
     # Nodes after a node whose set-up failed run their set-up in full before the agreement (allocating what node 0
@@ -90,5 +90,5 @@ MUTANTS = [
     # A pipe given as --input to a run of several nodes: the second open waits for ever. Killed by
     # CliOutputs.APipeIsNoInputForARunOfSeveralNodes (by its time limit).
     m("pipe_input_on_several_nodes", "experiments/driver.cpp",
-      "!std::filesystem::is_regular_file(config.input, e))", "false)", '-R "CliOutputs.APipe"'),
+      "    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))", "    if (false)", '-R "CliOutputs.APipe"'),
 ]
