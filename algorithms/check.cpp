@@ -39,16 +39,10 @@ double norm1(index_t m, index_t n, F&& at) {
 
 }  // namespace
 
-double scaled_ratio(double resid, double anorm, double scale, double eps) {
-  if (!std::isfinite(resid) || !std::isfinite(anorm)) return std::numeric_limits<double>::quiet_NaN();
-  if (anorm <= 0) return resid <= 0 ? 0.0 : resid / (scale * eps);
-  return resid / (scale * anorm * eps);
-}
-
 template <class T>
 Residuals cholesky_residual(const std::vector<T>& a, const TileMatrix<T>& f) {
   const index_t n = f.layout().n();
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = unit_roundoff<T>();
   // C = L, then C = L L^T.
   std::vector<T> c = f.to_dense();
   for (index_t j = 0; j < n; ++j)
@@ -66,7 +60,7 @@ Residuals cholesky_residual(const std::vector<T>& a, const TileMatrix<T>& f) {
 template <class T>
 Residuals qr_residual(const std::vector<T>& a, const TileMatrix<T>& f, const std::vector<T>& q) {
   const index_t m = f.layout().m(), n = f.layout().n();
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = unit_roundoff<T>();
   // R: the upper triangle of the first n rows.
   const std::vector<T> full = f.to_dense();
   std::vector<T> r(static_cast<std::size_t>(n * n), T(0));

@@ -3,12 +3,14 @@
 // below kResidualThreshold = 30, the threshold LAPACK's test programs use for
 // ratios of this kind (LAPACK TESTING/dtest.in and stest.in, THRESH = 30.0,
 // applied to e.g. ||L L^T - A|| / (N ||A|| eps) in xPOT01 and
-// ||A - Q R|| / (M ||A|| eps), ||I - Q^T Q|| / (M eps) in xQRT01).
+// ||A - Q R|| / (M ||A|| eps), ||I - Q^T Q|| / (M eps) in xQRT01), with
+// their eps: the unit roundoff of the run's precision (base/numerics.hpp).
 #include <cmath>
 #include <string_view>
 #include <vector>
 
 #include "algorithms/qr.hpp"
+#include "base/numerics.hpp"
 #include "base/tile_matrix.hpp"
 
 namespace tessera {
@@ -42,12 +44,6 @@ struct Residuals {
     return 0;
   }
 };
-
-// resid / (scale * anorm * eps), following LAPACK's convention for a zero
-// matrix. A NaN or infinite norm (factors that overflowed, or a matrix whose
-// norm exceeds the range of double) gives NaN, which fails the check: a
-// ratio that cannot be formed certifies nothing.
-double scaled_ratio(double resid, double anorm, double scale, double eps);
 
 // max(best, v) that keeps a NaN once met (std::max drops one in second
 // place), so a NaN in the factors fails the check instead of vanishing.

@@ -7,6 +7,7 @@
 #include "algorithms/factorization.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
+#include "base/numerics.hpp"
 
 namespace tessera {
 namespace {
@@ -77,7 +78,8 @@ class Cholesky final : public FactorizationOf<Cholesky> {
   }
   template <class T>
   static int lapack_factor(index_t, index_t n, T* a, std::vector<T>&) {
-    return potrf(n, a);
+    const int info = potrf(n, a);
+    return info != 0 ? info : static_cast<int>(first_bad_cholesky_diagonal(n, a, n));
   }
   template <class T>
   static Residuals lapack_check(const std::vector<T>& original, const TileMatrix<T>& a, std::vector<T>&) {

@@ -167,7 +167,7 @@ Residuals cholesky_residual_distributed(const TileMatrix<T>& original, TileMatri
   sum(norms);
   const double anorm = max_nan_of(norms.begin(), norms.begin() + n);
   const double resid = max_nan_of(norms.begin() + n, norms.end());
-  return {scaled_ratio(resid, anorm, static_cast<double>(n), std::numeric_limits<T>::epsilon()), {}};
+  return {scaled_ratio(resid, anorm, static_cast<double>(n), unit_roundoff<T>()), {}};
 }
 
 template <class T>
@@ -268,7 +268,7 @@ Residuals qr_residual_distributed(const TileMatrix<T>& original, TileMatrix<T>& 
   std::copy(c_cols.begin(), c_cols.end(), norms.begin() + n);
   std::copy(w_cols.begin(), w_cols.end(), norms.begin() + 2 * n);
   sum(norms);
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = unit_roundoff<T>();
   const double anorm = max_nan_of(norms.begin(), norms.begin() + n);
   const double resid = max_nan_of(norms.begin() + n, norms.begin() + 2 * n);
   const double onorm = max_nan_of(norms.begin() + 2 * n, norms.end());

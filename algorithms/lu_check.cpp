@@ -88,7 +88,7 @@ Residuals lu_residual(const std::vector<T>& a, const TileMatrix<T>& f, const std
     bad_call("a has " + std::to_string(a.size()) + " entries, the factors are " + std::to_string(m) + "x" +
              std::to_string(n));
   check_permutation(m, perm);
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = unit_roundoff<T>();
   const std::vector<T> full = f.to_dense();  // m×n, leading dimension m
   auto pa = [&](index_t i, index_t j) { return a[perm[i] + j * m]; };
 

@@ -9,7 +9,8 @@
 //    LAPACK's test routine xGET01 (which divides by N, the column count, for
 //    an M×N matrix as here). L U, the difference and the norms are computed
 //    in double also for float factors, so the check adds no rounding of its
-//    own at float's scale; eps is the machine epsilon of T.
+//    own at float's scale; eps is the unit roundoff of T
+//    (base/numerics.hpp: LAPACK's DLAMCH('E'), 2^-53 and 2^-24).
 //  - more[0] = {"solve", "solve_residual", r, checked}, square matrices only:
 //    x solves A x = b through the factors (b permuted by P, then cblas ?trsv
 //    with the unit lower L and with U, in precision T) for a random b, each

@@ -57,6 +57,9 @@ class Reader {
     const double v = std::strtod(tok.c_str(), &end);
     if (end == tok.c_str() || *end) fail("malformed value '" + tok + "'");
     if (!std::isfinite(v)) fail("value '" + tok + "' is not finite");
+    // strtod's underflow to zero (a subnormal result also sets ERANGE, and is kept).
+    if (errno == ERANGE && v == 0)
+      fail("value '" + tok + "' is below the smallest double (about 4.9e-324) and would be read as 0");
     return v;
   }
 

@@ -27,10 +27,49 @@ void require_symmetric(const RunConfig& c, const DenseMatrix& input) {
     }
 }
 
+// A sum of terms of any finite magnitude, compensated (Neumaier) and held
+// against a running power-of-two scale (a term of a larger exponent rescales
+// what was summed; the scaling is exact but where it underflows, which
+// drops parts below 2^-1074 of the largest term), so that neither the sum nor
+// the sum of magnitudes overflows whatever the file holds.
+class ScaledSum {
+ public:
+  void add(double t) {
+    if (t == 0) return;
+    int e = 0;
+    std::frexp(t, &e);  // |t| < 2^e
+    if (!started_ || e > exp_) {
+      if (started_)
+        sum_ = std::ldexp(sum_, exp_ - e), comp_ = std::ldexp(comp_, exp_ - e), abs_ = std::ldexp(abs_, exp_ - e);
+      exp_ = e, started_ = true;
+    }
+    const double x = std::ldexp(t, -exp_), s = sum_ + x;
+    comp_ += std::abs(sum_) >= std::abs(x) ? (sum_ - s) + x : (x - s) + sum_;
+    sum_ = s;
+    abs_ += std::abs(x);
+  }
+  // |sum| / sum of |terms| (0 for no terms): scale-free.
+  double relative() const { return abs_ > 0 ? std::abs(sum_ + comp_) / abs_ : 0.0; }
+
+ private:
+  double sum_ = 0, comp_ = 0, abs_ = 0;
+  int exp_ = 0;
+  bool started_ = false;
+};
+
 // The same for a file no node holds whole (a distributed run streams it):
-// r^T A s = s^T A r for every r, s exactly when A is symmetric, so one pass
+// r^T (A - A^T) s = 0 for every r, s exactly when A is symmetric, so one pass
 // with two fixed pseudo-random vectors (Freivalds' check, the same on every
-// node) finds an asymmetric file without storing it, up to rounding.
+// node) finds an asymmetric file without storing it. Entry a_ij adds
+// a_ij (r_i s_j - s_i r_j): zero on the diagonal, and for a symmetric pair the
+// negatives of each other bit for bit, so a symmetric file's sum is zero up to
+// the compensated sum's rounding, whatever the magnitudes of its entries
+// (rs - sr against the sum of |a_ij| let one large diagonal entry hide any
+// asymmetry, and an overflowed sum accepted every file). A pair that differs
+// by a relative d adds about d/2 of its own magnitude: the one-node check
+// refuses d > 1e-12, so the file is refused when the sum exceeds 0.5e-12 of
+// the sum of the terms' magnitudes (more lenient where other entries weigh
+// more: one pass cannot weigh each pair alone).
 void require_symmetric_streamed(const RunConfig& c) {
   const index_t n = c.n;
   std::vector<double> r(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(n));
@@ -41,17 +80,14 @@ void require_symmetric_streamed(const RunConfig& c) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     s[i] = static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5;
   }
-  double rs = 0, sr = 0, scale = 0;
-  scan_matrix_market(c.input, {}, [&](index_t i, index_t j, double v) {
-    rs += r[i] * v * s[j];
-    sr += s[i] * v * r[j];
-    scale += std::abs(v);
-  });
-  if (std::abs(rs - sr) > 1e-10 * scale)
-    throw InputError(
-        "--input " + c.input + ": --algo " + c.algo +
-        " needs a symmetric matrix, but the file's general entries are not (r^T A s = " + fmt::format("{:.6g}", rs) +
-        " differs from s^T A r = " + fmt::format("{:.6g}", sr) + " for random r, s)");
+  ScaledSum sum;
+  scan_matrix_market(c.input, {}, [&](index_t i, index_t j, double v) { sum.add(v * (r[i] * s[j] - s[i] * r[j])); });
+  if (sum.relative() > 0.5e-12)
+    throw InputError("--input " + c.input + ": --algo " + c.algo +
+                     " needs a symmetric matrix, but the file's general entries are not (for random r, s, r^T (A - "
+                     "A^T) s is " +
+                     fmt::format("{:.3g}", sum.relative()) +
+                     " of the sum of its terms' magnitudes; a symmetric file's is 0 up to rounding)");
 }
 
 }  // namespace
@@ -86,6 +122,21 @@ void resolve_matrix(RunConfig& c, const DenseMatrix* input) {
   if (!refusal.empty()) throw InputError("--matrix " + c.matrix + " " + refusal);
 }
 
+// Entry A(r, col) = v of the input file (0-based) in the run's precision. A
+// value that float cannot hold (--precision s) is refused: it would become
+// an infinity or 0, the one a NaN factor, the other a pivot that is not there.
+template <class T>
+T entry(const RunConfig& c, index_t r, index_t col, double v) {
+  const T t = static_cast<T>(v);
+  if (std::isinf(t) || (t == T(0) && v != 0))
+    throw InputError(
+        fmt::format("--input {}: A({},{}) = {:g} is outside the range of single precision (--precision "
+                    "s holds magnitudes from about 1.4e-45 to 3.4e38): run it in double or scale the "
+                    "matrix",
+                    c.input, r + 1, col + 1, v));
+  return t;
+}
+
 template <class T>
 void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
   if (!input) {
@@ -100,7 +151,8 @@ void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
         if (T* t = a.tile(i, j)) std::fill(t, t + L.row_height(i) * L.col_width(j), T(0));
     scan_matrix_market(c.input, {}, [&](index_t r, index_t col, double v) {
       const int i = L.tile_row_of(r), j = L.tile_col_of(col);
-      if (T* t = a.tile(i, j)) t[(r - L.row_offset(i)) + (col - L.col_offset(j)) * L.row_height(i)] = static_cast<T>(v);
+      if (T* t = a.tile(i, j))
+        t[(r - L.row_offset(i)) + (col - L.col_offset(j)) * L.row_height(i)] = entry<T>(c, r, col, v);
     });
     return;
   }
@@ -110,7 +162,7 @@ void fill(TileMatrix<T>& a, const RunConfig& c, const DenseMatrix* input) {
       if (!t) continue;  // another node's
       const index_t h = L.row_height(i), r0 = L.row_offset(i), c0 = L.col_offset(j);
       for (index_t col = 0; col < L.col_width(j); ++col)
-        for (index_t r = 0; r < h; ++r) t[r + col * h] = static_cast<T>((*input)(r0 + r, c0 + col));
+        for (index_t r = 0; r < h; ++r) t[r + col * h] = entry<T>(c, r0 + r, c0 + col, (*input)(r0 + r, c0 + col));
     }
 }
 

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/numerics.hpp"
 #include "experiments/output_path.hpp"
 #include "experiments/scalapack_api.hpp"
 
@@ -232,11 +233,10 @@ std::vector<T> norm_workspace(const DistMatrix<T>& a) {
   return std::vector<T>(2 * static_cast<std::size_t>(a.local_cols) + 2 * a.local_rows + a.nb + 16);
 }
 
-// resid / (n anorm eps), eps = numeric_limits epsilon of T (2^-52, 2^-23), as tessera's own check uses.
+// resid / (n anorm eps), eps the unit roundoff of T (2^-53, 2^-24), through tessera's own check's ratio.
 template <typename T>
 double scaled(double resid, double anorm, int n) {
-  const double eps = std::numeric_limits<T>::epsilon();
-  return anorm > 0 ? resid / (n * anorm * eps) : resid / (n * eps);
+  return tessera::scaled_ratio(resid, anorm, n, tessera::unit_roundoff<T>());
 }
 
 // ||A - L L^T||_1 / (n ||A||_1 eps) from the original A and the factored matrix,

@@ -3,7 +3,8 @@
 # on one node, under mpirun on a 1x2 grid and in a simulated 2x2 cluster with
 # --sim-data, each node streaming the file into its own tiles; the checks pass
 # on each, an asymmetric file for Cholesky and a truncated file give exit 2
-# and the same one-line error on every backend (once per rank under mpirun),
+# and the same one-line error on every backend (once per rank under mpirun;
+# also beside entries far larger than the asymmetry),
 # and a matrix that is not positive definite ends a 2x2 run with exit 3; a
 # file one rank alone cannot read ends both ranks with exit 2.
 # Usage: input_every_backend.sh TESSERA MPIEXEC MACHINE_FILE
@@ -46,6 +47,17 @@ n=300
   echo "$n $n $((2 * n - 1))"
   awk -v n=$n 'BEGIN { for (j = 1; j <= n; j++) { print j, j, (j >= 250 ? -1 : 4); if (j + 1 <= n) print j + 1, j, -1 } }'
 } > "$dir/notpd_tail.mtx"
+# Asymmetric beside entries of far larger magnitude (one pair +-0.5 under a
+# diagonal of 1e12, and of 1e308): a distributed run's streamed check summed
+# against the sum of |a_ij|, which the large entries dominated (and overflowed).
+for big in 1e12 1e308; do
+  {
+    echo "%%MatrixMarket matrix coordinate real general"
+    echo "4 4 6"
+    printf '1 1 %s\n2 2 %s\n3 3 1\n4 4 1\n4 3 0.5\n3 4 -0.5\n' "$big" "$big"
+  } > "$dir/asym_$big.mtx"
+  sed 's/-0.5$/0.5/' "$dir/asym_$big.mtx" > "$dir/sym_$big.mtx"  # the same, symmetric: accepted
+done
 # The SPD file cut short.
 head -n 200 "$dir/spd.mtx" > "$dir/short.mtx"
 
@@ -73,10 +85,16 @@ run chol_sim_2x2 0 "$ok_chol" 1 "$tessera" run --algo cholesky --input "$dir/spd
 run qr_mpi_1x2 0 "$ok_qr" 1 "${mpi[@]}" "$tessera" run --algo qr --input "$dir/tall.mtx" --B 64 --grid 1x2 --check
 run qr_sim_2x2 0 "$ok_qr" 1 "$tessera" run --algo qr --input "$dir/tall.mtx" --B 64 --threads 2 "${sim[@]}" --check
 
-asym="^tessera: error: --input .*asym.mtx: --algo cholesky needs a symmetric matrix"
+asym="^tessera: error: --input .*asym[^ ]*\.mtx: --algo cholesky needs a symmetric matrix"
 run asym_one_node 2 "$asym" 1 "$tessera" run --algo cholesky --input "$dir/asym.mtx" --B 64
 run asym_mpi_1x2 2 "$asym" 2 "${mpi[@]}" "$tessera" run --algo cholesky --input "$dir/asym.mtx" --B 64 --grid 1x2
 run asym_sim_2x2 2 "$asym" 1 "$tessera" run --algo cholesky --input "$dir/asym.mtx" --B 64 "${sim[@]}"
+for big in 1e12 1e308; do
+  run "asym_${big}_one_node" 2 "$asym" 1 "$tessera" run --algo cholesky --input "$dir/asym_$big.mtx" --B 2
+  run "asym_${big}_sim_2x2" 2 "$asym" 1 "$tessera" run --algo cholesky --input "$dir/asym_$big.mtx" --B 2 "${sim[@]}"
+  run "sym_${big}_sim_2x2" 0 "^cholesky +tile d 4x4 .* ok$" 1 "$tessera" run --algo cholesky --input "$dir/sym_$big.mtx" \
+    --B 2 "${sim[@]}" --check
+done
 
 short="^tessera: error: --input .*short.mtx, line 200: file ends after 198 of 897 entries$"
 run short_one_node 2 "$short" 1 "$tessera" run --algo cholesky --input "$dir/short.mtx" --B 64

@@ -196,6 +196,54 @@ TEST(CliBadInput, NotPositiveDefiniteNamesTheColumn) {
   expect_rejected(kNotPositiveDefinite, base({"--n", "5", "--input", g}), {"column 1"});
 }
 
+// A matrix that is not positive definite whose elimination overflows: L(3,1)
+// = 1e200 / 1e-150 is infinite and L(3,3) = sqrt(1 - inf^2) NaN, a pivot
+// OpenBLAS's POTRF lets through with info 0 (it tests only ajj <= 0). Every
+// path names column 3 (base/numerics.hpp) instead of a NaN factor and
+// success; in single precision the same at 1e-30 and 1e30.
+TEST(CliBadInput, APivotThatOverflowsToNanIsNotPositiveDefinite) {
+  TempDir dir;
+  const auto file = [&](const char* name, const char* tiny, const char* huge) {
+    return dir.write(name, std::string("%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 ") + tiny +
+                               "\n2 2 1\n3 3 1\n3 1 " + huge + "\n");
+  };
+  const auto d = file("nan_d.mtx", "1e-300", "1e200"), s = file("nan_s.mtx", "1e-30", "1e30");
+  const std::string keeneland = std::string(TESSERA_SOURCE_DIR) + "/platform/machines/keeneland.json";
+  for (const std::vector<std::string>& how :
+       {std::vector<std::string>{"--B", "1"},
+        {"--B", "2"},
+        {"--impl", "lapack"},
+        {"--B", "2", "--s", "2", "--b", "1", "--gpus", "1", "--threads", "1"},
+        {"--B", "1", "--backend", "sim", "--machine", keeneland, "--grid", "1x2", "--sim-data", "--threads", "1"}}) {
+    std::vector<std::string> args = base({"--input", d});
+    args.insert(args.end(), how.begin(), how.end());
+    expect_rejected(kNotPositiveDefinite, args, {"column 3"});
+  }
+  expect_rejected(kNotPositiveDefinite, base({"--input", s, "--precision", "s"}), {"column 3"});
+  expect_rejected(kNotPositiveDefinite, base({"--input", s, "--precision", "s", "--impl", "lapack"}), {"column 3"});
+}
+
+// A value the run's precision cannot hold is refused naming the entry: in
+// single precision 1e300 became an infinity (NaN factors) and 1e-50 zero (a
+// pivot that is not there); in double, strtod's underflow 1e-400 became 0.
+TEST(CliBadInput, AnInputValueOutsideThePrecisionsRange) {
+  TempDir dir;
+  const auto diag = [&](const char* name, const char* third) {
+    return dir.write(name, std::string("%%MatrixMarket matrix coordinate real symmetric\n4 4 4\n1 1 1\n2 2 1\n3 3 ") +
+                               third + "\n4 4 1\n");
+  };
+  const auto over = diag("over.mtx", "1e300"), under = diag("under.mtx", "1e-50"), gone = diag("gone.mtx", "1e-400");
+  for (const std::string& impl : {"tile", "lapack"}) {
+    expect_rejected(kInvalidInput, base({"--input", over, "--precision", "s", "--impl", impl}),
+                    {"A(3,3) = 1e+300", "single precision"});
+    expect_rejected(kInvalidInput, base({"--input", under, "--precision", "s", "--impl", impl}),
+                    {"A(3,3) = 1e-50", "single precision"});
+  }
+  expect_success(run_tessera(base({"--input", over, "--check"})));
+  expect_success(run_tessera(base({"--input", under, "--check"})));
+  expect_rejected(kInvalidInput, base({"--input", gone}), {"line 5", "'1e-400'", "read as 0"});
+}
+
 TEST(CliBadInput, SizeOptionsThatContradictTheInputFile) {
   TempDir dir;
   const auto f = dir.write("small.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n4\n1\n4\n");

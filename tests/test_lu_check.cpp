@@ -164,7 +164,7 @@ TYPED_TEST(LuCheck, SolveRatioIsTheScaledResidualOfASolve) {
     }
     return best;
   };
-  const double eps = std::numeric_limits<T>::epsilon(), want = 1000;
+  const double eps = unit_roundoff<T>(), want = 1000;
   const T delta = static_cast<T>(want * static_cast<double>(n) * norm_inf(x.a) * eps);
   std::vector<T> shifted = x.a;
   for (index_t i = 0; i < n; ++i) shifted[i + i * n] += delta;

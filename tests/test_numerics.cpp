@@ -228,6 +228,68 @@ TEST(CheckDetectsErrors, RatioOfAnOverflowedNormFails) {
   EXPECT_TRUE(std::isnan(max_nan_of(sums.begin(), sums.end())));
 }
 
+// The ratio is divided in steps, as LAPACK's xPOT01 does: scale * ||A||
+// overflows for a finite ||A|| above DBL_MAX / n (resid / inf was 0, and a
+// wrong factor of diag(2^1020), n = 20, passed), and scale * ||A|| * eps
+// underflows for a subnormal one (0 / 0 failed an exact factor of the
+// subnormal diag(2^-1070)). Powers of two: their square roots are exact.
+TEST(CheckDetectsErrors, RatioOfNormsAtTheEndsOfTheRange) {
+  const double big = std::ldexp(1.0, 1020), small = std::ldexp(1.0, -1070), u = unit_roundoff<double>();
+  EXPECT_DOUBLE_EQ(scaled_ratio(big, big, 20, u), 0.05 / u);
+  EXPECT_EQ(scaled_ratio(0.0, small, 4, u), 0.0);
+  const index_t n = 20;
+  TileMatrix<double> a(TileLayout(n, n, 4, 1, 0));
+  for (index_t i = 0; i < n; ++i) a.at(i, i) = big;
+  const std::vector<double> original = a.to_dense();
+  for (index_t i = 0; i < n; ++i) a.at(i, i) = std::sqrt(big);
+  EXPECT_TRUE(cholesky_residual(original, a).passed());
+  a.at(0, 0) = 2 * a.at(0, 0) + 1;  // --test-fault corrupt-factor's change
+  const Residuals wrong = cholesky_residual(original, a);
+  EXPECT_DOUBLE_EQ(wrong.factor, 3.0 / 20 / u);  // L(0,0)^2 = 2^1022 against 2^1020
+  TileMatrix<double> tiny(TileLayout(4, 4, 4, 1, 0));
+  for (index_t i = 0; i < 4; ++i) tiny.at(i, i) = small;
+  const std::vector<double> tiny_a = tiny.to_dense();
+  for (index_t i = 0; i < 4; ++i) tiny.at(i, i) = std::sqrt(small);
+  EXPECT_TRUE(cholesky_residual(tiny_a, tiny).passed()) << cholesky_residual(tiny_a, tiny).factor;
+}
+
+// A Cholesky factor's diagonal must be finite and positive: the first entry
+// that is not (NaN, an infinity, zero, negative) names the 1-based column.
+TEST(CheckDetectsErrors, FirstBadCholeskyDiagonal) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const auto first = [](std::vector<double> diag) {
+    const long long n = static_cast<long long>(diag.size());
+    std::vector<double> a(diag.size() * diag.size(), -1.0);  // off the diagonal: never looked at
+    for (long long j = 0; j < n; ++j) a[j + j * n] = diag[j];
+    return first_bad_cholesky_diagonal(n, a.data(), n);
+  };
+  EXPECT_EQ(first({4, 1e-300, 1e300}), 0);
+  EXPECT_EQ(first({}), 0);
+  EXPECT_EQ(first({4, nan, -1}), 2);
+  EXPECT_EQ(first({4, 2, inf}), 3);
+  EXPECT_EQ(first({4, 2, -inf}), 3);
+  EXPECT_EQ(first({0, 2}), 1);
+  EXPECT_EQ(first({3, -0.0}), 2);
+  const float fnan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> f = {1, 0, 0, fnan};  // 2x2, lda 2
+  EXPECT_EQ(first_bad_cholesky_diagonal(2, f.data(), 2), 2);
+}
+
+// The ratios divide by LAPACK's eps, the unit roundoff (2^-53, 2^-24), not
+// numeric_limits' epsilon (twice that, which made the threshold 30 act as
+// LAPACK's 60). A 1x1 factor L = 2 (1 + 2^-k) of A = 4 leaves L^2 - A =
+// 2^(3-k) after rounding (the 2^(2-2k) term is lost), ||A|| = 4: the ratio is
+// 2^(1-k) / u, 2048 at k = digits - 10.
+TYPED_TEST(CheckDetectsErrors, RatiosAreInUnitsOfTheUnitRoundoff) {
+  using T = TypeParam;
+  const int k = std::numeric_limits<T>::digits - 10;
+  TileMatrix<T> a(TileLayout(1, 1, 1, 1, 0));
+  const std::vector<T> original = {T(4)};
+  a.at(0, 0) = T(2) * (T(1) + std::ldexp(T(1), -k));
+  EXPECT_EQ(cholesky_residual(original, a).factor, std::ldexp(1.0, 1 - k) / unit_roundoff<T>());
+  EXPECT_EQ(cholesky_residual(original, a).factor, 2048.0);
+}
+
 // An inner blocking larger than every tile column is clamped per column.
 // The TRSM tile kernel (a recursion of GEMMs down to inverted 16 x 16 diagonal blocks) against the
 // definition: X = A L^{-T} must satisfy ||X L^T - A||_max <= c eps ||X|| ||L||

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/numerics.hpp"
 #include "kernels/recursive_blocking.hpp"
 
 namespace tessera::kernels {
@@ -189,6 +190,8 @@ int potf2p(index_t m, index_t n, T* a, index_t lda) {
   const lapack_int info = potrf_l(n, a, lda);
   check_info(info, "potrf");
   if (info > 0) return info;
+  // A NaN or infinite pivot the library let through (base/numerics.hpp).
+  if (const long long bad = first_bad_cholesky_diagonal(n, a, lda)) return static_cast<int>(bad);
   // L2 = A2 L1^{-T}
   if (m > n) trsm_rlt(m - n, n, a, lda, a + n, lda);
   return 0;

@@ -52,15 +52,11 @@
 #include <string>
 #include <utility>
 
+#include "base/numerics.hpp"
+
 namespace tessera::kernels::cholqr {
 
 using index_t = std::int64_t;
-
-// The unit roundoff of T.
-template <class T>
-constexpr double unit_roundoff() {
-  return std::numeric_limits<T>::epsilon() / 2;
-}
 
 // The shift of pass 1 as a multiple of tr(X^T X): 11 (n b + b (b + 1)) u
 // (Fukaya et al. 2020, §3, with ||X||_2^2 <= tr(X^T X)).

@@ -182,7 +182,7 @@ int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   const bool recurse = leaf_ > 0 && n > leaf_;
   const index_t top = recurse ? leaf_ : n, slots = recurse ? recursive::leaves(n, leaf_) : 1;
   const int lwork = potrf_lwork(solver_.get(), to_int(top), a, to_int(lda), TESSERA_HERE);
-  const Scratch s = scratch(0, 0, 0, 0, lwork, slots);
+  const Scratch s = scratch(0, 0, 0, 0, lwork, slots + 1);  // the last: the diagonal's test
   // L1 = chol(A1)
   if (recurse) {
     auto leaf_potrf = [&](index_t k, T* x, index_t ldx, index_t slot) {
@@ -198,16 +198,19 @@ int CudaTileKernels<T>::potf2p(index_t m, index_t n, T* a, index_t lda) {
   } else {
     potrf_l(solver_.get(), to_int(n), a, to_int(lda), s.lapack, lwork, s.info, TESSERA_HERE);
   }
+  first_bad_diagonal(n, a, lda, s.info + slots);
   // The one wait of these kernels: the caller needs the failing column now,
   // and A2 must stay as it was when there is one (as on the CPU).
-  std::vector<int> info(static_cast<std::size_t>(slots));
+  std::vector<int> info(static_cast<std::size_t>(slots + 1));
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(info.data(), s.info, info.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  // The first leaf that failed (the later ones factored what it left).
-  for (std::size_t i = 0; i < info.size(); ++i) {
+  // The first leaf that failed (the later ones factored what it left), else
+  // a NaN or infinite pivot their statuses let through.
+  for (std::size_t i = 0; i + 1 < info.size(); ++i) {
     if (info[i] < 0) throw std::logic_error("potrf: illegal value in argument " + std::to_string(-info[i]));
     if (info[i] > 0) return static_cast<int>(static_cast<index_t>(i) * top + info[i]);
   }
+  if (info.back() > 0) return info.back();
   // L2 = A2 L1^{-T}
   if (m > n) trsm(m - n, n, a, lda, a + n, lda);
   return 0;

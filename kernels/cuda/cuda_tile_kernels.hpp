@@ -100,6 +100,10 @@ class CudaTileKernels final : public TileKernels<T> {
     T* lapack = nullptr;  // cuSOLVER's workspace
   };
   Scratch scratch(index_t n_tau, index_t n_g, index_t n_v, index_t n_w, index_t n_lapack, index_t n_info = 1);
+  // Queues the test of a Cholesky factor's diagonal (n×n, lda): *slot (device
+  // memory) becomes the 1-based column of its first entry that is not a
+  // finite positive number, 0 when all are (cuda_pivot_check.cu).
+  void first_bad_diagonal(index_t n, const T* a, index_t lda, int* slot);
   // cuBLAS's A = A L^{-T}.
   void library_trsm(index_t m, index_t n, const T* l, index_t ldl, T* a, index_t lda);
   // W (leaf×n, leading dimension leaf) = the inverses of L's diagonal blocks

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/numerics.hpp"
 #include "kernels/cuda/cuda_api.hpp"
 #include "kernels/cuda/cuda_calls.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -113,6 +114,8 @@ CusolverRun factor(PeerRoutine routine, int ordinal, std::int64_t m, std::int64_
   const auto c1 = clock::now();
   // LAPACK's ipiv (1-based, as cuSOLVER writes it) in tau, as T values.
   for (std::size_t i = 0; i < host_ipiv.size(); ++i) tau[i] = static_cast<T>(host_ipiv[i]);
+  // A NaN or infinite pivot potrf's status let through (base/numerics.hpp), outside the times.
+  if (routine == PeerRoutine::Potrf && r.info == 0) r.info = static_cast<int>(first_bad_cholesky_diagonal(n, a, m));
   r.factor_s = std::chrono::duration<double>(f1 - f0).count();
   r.copy_s = std::chrono::duration<double>((f0 - c0) + (c1 - f1)).count();
   return r;

@@ -39,8 +39,8 @@ MUTANTS = [
     m("qr_tree_short_row_heads", QT, "if (h == t || (h > t && tall_[h])) return h;", "if (h == t || (h > t)) return h;"),
     m("qr_tree_stride_3", QT, "for (std::size_t s = 1; s < rows.size(); s *= 2)",
       "for (std::size_t s = 1; s < rows.size(); s *= 3)"),
-    m("check_zero_matrix_always_passes", "algorithms/check.cpp",
-      "  if (anorm <= 0) return resid <= 0 ? 0.0 : resid / (scale * eps);", "  if (anorm <= 0) return 0.0;"),
+    m("check_zero_matrix_always_passes", "base/numerics.hpp",
+      "  if (anorm <= 0) return resid <= 0 ? 0.0 : resid / scale / eps;", "  if (anorm <= 0) return 0.0;"),
     # Models.
     m("comm_qr_closed_form", CM, "n2s_over_b2_sqrt_p(c) / 4 * std::log2(P);", "n2s_over_b2_sqrt_p(c) / 2 * std::log2(P);"),
     m("comm_cholesky_words", CM, "n * n / sqrt_p * (lg / 4 + 0.5);", "n * n / sqrt_p * (lg / 4 + 0.25);"),

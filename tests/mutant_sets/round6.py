@@ -416,8 +416,8 @@ MUTANTS = [
     # Bug: POTF2' reports a breakdown one column late (LAPACK's info treated as 0-based).
     # Prediction: KILLED by CliExitStatus.NotPositiveDefiniteIsThree ("leading minor of order 2" becomes 3)
     # and CliBadInput.NotPositiveDefiniteNamesTheColumn ("column 27").
-    m("tile_potf2p_breakdown_column_late", "kernels/cpu/tile_kernels.cpp", "  if (info > 0) return info;\n  // L2",
-      "  if (info > 0) return info + 1;\n  // L2", WITH_CLI),
+    m("tile_potf2p_breakdown_column_late", "kernels/cpu/tile_kernels.cpp", "  if (info > 0) return info;\n  // A NaN",
+      "  if (info > 0) return info + 1;\n  // A NaN", WITH_CLI),
 
     # --- experiments/scalapack_peer.cpp (label mpi: its checks run under mpirun) ---
     # Bug: PDGETRF's flops counted as Cholesky's n^3/3 instead of LU's 2n^3/3 (mn^2 - n^3/3, m = n).
