@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "experiments/kernel_call.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "platform/native/native_platform.hpp"
+#include "platform/native/start_thread.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -64,23 +66,41 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
   };
 
   // The other threads: same kernel, own operands, no pause, until `stop`.
+  // Started through start_thread (a thread that cannot start is exit 4 naming
+  // it), into room reserved first; one that cannot start stops and joins
+  // those that did before its error goes on (a joinable std::thread destroyed
+  // with the vector ended the process). The first error of theirs is kept.
   std::atomic<bool> stop{false};
   std::atomic<int> ready{0};
   std::vector<std::thread> others;
+  std::mutex error_mutex;
   std::exception_ptr other_error;
-  for (int c = 1; c < concurrency; ++c)
-    others.emplace_back([&, c] {
-      try {
-        KernelCall<T> call(s, ib, sets, 1000 + c);
-        call.run(0);
-        call.prepare(0);
-        ready.fetch_add(1);
-        for (int i = 0; !stop.load(std::memory_order_relaxed); ++i) timed_call(call, i % call.sets());
-      } catch (...) {
-        other_error = std::current_exception();
-        ready.fetch_add(1);
-      }
-    });
+  const auto stop_others = [&] {
+    stop = true;
+    for (auto& t : others) t.join();
+  };
+  others.reserve(static_cast<std::size_t>(std::max(concurrency - 1, 0)));
+  try {
+    for (int c = 1; c < concurrency; ++c)
+      others.push_back(platform::start_thread("kernel timer " + std::to_string(c), "", [&, c] {
+        try {
+          KernelCall<T> call(s, ib, sets, 1000 + c);
+          call.run(0);
+          call.prepare(0);
+          ready.fetch_add(1);
+          for (int i = 0; !stop.load(std::memory_order_relaxed); ++i) timed_call(call, i % call.sets());
+        } catch (...) {
+          {
+            const std::lock_guard<std::mutex> lock(error_mutex);
+            if (!other_error) other_error = std::current_exception();
+          }
+          ready.fetch_add(1);
+        }
+      }));
+  } catch (...) {
+    stop_others();
+    throw;
+  }
   KernelMeasurement r;
   try {
     KernelCall<T> call(s, ib, sets, 1);
@@ -93,12 +113,10 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
     }
     r = sample_calls(s, concurrency, o, [&](int i) { return timed_call(call, i % call.sets()); });
   } catch (...) {
-    stop = true;
-    for (auto& t : others) t.join();
+    stop_others();
     throw;
   }
-  stop = true;
-  for (auto& t : others) t.join();
+  stop_others();
   if (other_error) std::rethrow_exception(other_error);
   r.shape.ib = ib;
   r.blas_threads = blas_threads();

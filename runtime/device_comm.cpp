@@ -14,6 +14,7 @@ void device_communication(RunState& s, platform::Platform& platform, RuntimeObse
   // shrinks at the front).
   std::vector<std::pair<int, RunState::InFlight*>> to_start;
   std::vector<int> ended;
+  ended.reserve(s.copy_depth_total);                         // (RunState::copies_done)
   std::vector<std::pair<int, RunState::InFlight>> finished;  // stream, copy
   for (;;) {
     to_start.clear();

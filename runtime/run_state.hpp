@@ -43,8 +43,11 @@ struct RunState {
       buffers.emplace_back(held, nullptr);
     }
     streams = std::vector<CopyStream>(2 * gpus.size());
-    for (std::size_t k = 0; k < streams.size(); ++k)
+    for (std::size_t k = 0; k < streams.size(); ++k) {
       streams[k].depth = static_cast<std::size_t>(std::max(1, gpus[k / 2].device->copy_depth()));
+      copy_depth_total += streams[k].depth;
+    }
+    copies_done.reserve(copy_depth_total);
     alloc_order.resize(gpus.size());
     admitted.assign(gpus.size(), 0);
     copy_mutex = p.make_mutex();
@@ -105,8 +108,13 @@ struct RunState {
   std::unique_ptr<platform::Condition> copy_cond;
   // Streams with a copy reported done since the thread last looked (the
   // slot itself carries the outcome: a copy can be reported done out of
-  // order, at once, when it was cancelled or could not start).
+  // order, at once, when it was cancelled or could not start). Reserved for
+  // every copy that can be in flight (copy_depth_total; each reports once),
+  // as is the device communication thread's list it swaps with: a report
+  // never allocates, and cannot fail on the thread that makes it (an emulated
+  // copy engine, the CUDA waiter, the device communication thread's catch).
   std::vector<int> copies_done;
+  std::size_t copy_depth_total = 0;
   bool copies_closed = false;
   static bool lower_priority(const Posted& a, const Posted& b) { return a.priority < b.priority; }
 

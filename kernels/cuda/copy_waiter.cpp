@@ -6,11 +6,13 @@
 
 #include "kernels/cuda/cuda_api.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "platform/native/start_thread.hpp"
 
 namespace tessera::cuda {
 
 CopyWaiter::CopyWaiter(int ordinal, std::string what)
-    : ordinal_(ordinal), what_(std::move(what)), thread_([this] { loop(); }) {}
+    : ordinal_(ordinal), what_(std::move(what)),
+      thread_(platform::start_thread(what_, " (its copy waiter)", [this] { loop(); })) {}
 
 CopyWaiter::~CopyWaiter() {
   {

@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_device.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iterator>
@@ -81,6 +82,15 @@ std::byte* CudaDevice::allocate(std::size_t bytes) {
 
   void* p = nullptr;
   cudaError_t e = cudaSuccess;
+  // Freeing a kept buffer can fail (a sticky CUDA error): the claim goes back.
+  struct Claim {
+    std::atomic<std::size_t>& in_use;
+    std::size_t bytes;
+    bool kept = false;
+    ~Claim() {
+      if (!kept) in_use.fetch_sub(bytes, std::memory_order_relaxed);
+    }
+  } claim{in_use_, bytes};
   if (bytes > 0) {
     std::lock_guard<std::mutex> lk(kept_mutex_);
     // A kept buffer of this size, else a new one, once the kept ones that
@@ -101,7 +111,7 @@ std::byte* CudaDevice::allocate(std::size_t bytes) {
     }
   }
   if (e != cudaSuccess) {
-    in_use_.fetch_sub(bytes, std::memory_order_relaxed);
+    // (the claim goes back as `claim` goes)
     // The capacity is an estimate; the driver has the last word.
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
@@ -109,6 +119,7 @@ std::byte* CudaDevice::allocate(std::size_t bytes) {
     }
     cuda::detail::check_cuda(e, "cudaMalloc(&p, bytes)", __FILE__, __LINE__);
   }
+  claim.kept = true;
   std::size_t peak = peak_.load(std::memory_order_relaxed);
   while (used + bytes > peak && !peak_.compare_exchange_weak(peak, used + bytes, std::memory_order_relaxed)) {
   }
@@ -202,7 +213,15 @@ void CudaDevice::copy(int stream, std::byte* dev, const HostRange* host, int n, 
 void CudaDevice::copy_async(int stream, std::byte* dev, const HostRange* host, int n, bool to_device, CopyDone done) {
   cudaStream_t s = enqueue_copy(stream, dev, host, n, to_device);
   // Reported from the stream's waiter once the stream has passed this point.
-  waiters_[stream]->watch(s, std::move(done));
+  // A waiter that cannot take it (its event not created or recorded, no
+  // memory for its queue) leaves the copy queued: the caller reports it done
+  // (failed), so it must have ended first (as in enqueue_copy).
+  try {
+    waiters_[stream]->watch(s, std::move(done));
+  } catch (...) {
+    (void)cudaStreamSynchronize(s);
+    throw;
+  }
 }
 
 void CudaDevice::open_span(bool panel) {

@@ -126,6 +126,14 @@ struct MpiNetwork::Impl {
   std::deque<std::pair<int, Message>> outbox;
   bool stopping = false;
   bool own_core = false;
+  // MPI_THREAD_SERIALIZED: one thread at a time in MPI. During a run the
+  // communication thread holds mpi_calls for each of its steps (never while it
+  // delivers a message, waits, or takes `mutex`); a thread that ends the job
+  // (abort) takes it for good before MPI_Abort, so that it never calls MPI
+  // beside the communication thread. The first to end the job sets
+  // `aborting`; any other thread that would end it waits for the process to go.
+  std::mutex mpi_calls;
+  std::atomic<bool> aborting{false};
   // The longest message sent as plain MPI_BYTEs (WireType); longer ones go as one derived datatype.
   std::size_t message_limit = static_cast<std::size_t>(std::numeric_limits<int>::max());
   std::atomic<std::uint64_t> derived_sent{0}, derived_received{0};
@@ -148,7 +156,9 @@ struct MpiNetwork::Impl {
     } catch (...) {
       // An MPI failure, or no memory for a received message, leaves the job
       // unusable; report and end every rank with the error's status (an
-      // MPI failure 5, memory 4).
+      // MPI failure 5, memory 4), unless another thread is ending it already.
+      if (aborting.exchange(true)) wait_for_the_end();
+      std::lock_guard calls(mpi_calls);
       std::lock_guard lk(mutex);
       error = std::current_exception();
       abort_reserve.reset();
@@ -164,7 +174,12 @@ struct MpiNetwork::Impl {
       }
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, exit_status_of(error));
+      std::_Exit(exit_status_of(error));  // (MPI_Abort "attempts to" end the job; errors return here)
     }
+  }
+  // A thread that would end the job after another began to: the process ends under it.
+  [[noreturn]] static void wait_for_the_end() {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   std::size_t receiving_bytes = 0;  // the message being received, for an out-of-memory message
 
@@ -191,9 +206,12 @@ struct MpiNetwork::Impl {
           outbox.pop_front();
           lk.unlock();
           MPI_Request r;
-          const WireType wire(m.wire_bytes(), message_limit);
-          check(MPI_Isend(m.wire(), wire.count(), wire.type(), dest, kDataTag, MPI_COMM_WORLD, &r), "MPI_Isend");
-          if (wire.type() != MPI_BYTE) derived_sent.fetch_add(1, std::memory_order_relaxed);
+          {
+            std::lock_guard calls(mpi_calls);
+            const WireType wire(m.wire_bytes(), message_limit);  // (its datatype freed before the lock goes)
+            check(MPI_Isend(m.wire(), wire.count(), wire.type(), dest, kDataTag, MPI_COMM_WORLD, &r), "MPI_Isend");
+            if (wire.type() != MPI_BYTE) derived_sent.fetch_add(1, std::memory_order_relaxed);
+          }
           reqs.push_back(r);
           inflight.push_back(std::move(m));
           progress = true;
@@ -203,7 +221,10 @@ struct MpiNetwork::Impl {
       // Test the sends in flight.
       for (std::size_t i = 0; i < reqs.size();) {
         int done = 0;
-        check(MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE), "MPI_Test");
+        {
+          std::lock_guard calls(mpi_calls);
+          check(MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE), "MPI_Test");
+        }
         if (done) {
           reqs[i] = reqs.back();
           reqs.pop_back();
@@ -216,6 +237,7 @@ struct MpiNetwork::Impl {
       }
       // Probe for the next messages and receive up to kMaxRecvsInFlight at once.
       while (static_cast<int>(recvs.size()) < kMaxRecvsInFlight) {
+        std::lock_guard calls(mpi_calls);
         int found = 0;
         MPI_Message msg;
         MPI_Status st;
@@ -241,7 +263,10 @@ struct MpiNetwork::Impl {
       // order (the runtime matches messages by datum and version).
       for (std::size_t i = 0; i < recvs.size();) {
         int done = 0;
-        check(MPI_Test(&recvs[i].req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        {
+          std::lock_guard calls(mpi_calls);
+          check(MPI_Test(&recvs[i].req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        }
         if (!done) {
           ++i;
           continue;
@@ -281,14 +306,16 @@ MpiNetwork::MpiNetwork(int* argc, char*** argv) : impl_(std::make_unique<Impl>()
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   int initialized = 0;
   MPI_Initialized(&initialized);
+  int provided = 0;
   if (!initialized) {
-    int provided = 0;
     check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
     impl_->finalize = true;
-    if (provided < MPI_THREAD_SERIALIZED)
-      throw std::runtime_error("the MPI library provides thread level " + std::to_string(provided) +
-                               ", below MPI_THREAD_SERIALIZED");
+  } else {
+    check(MPI_Query_thread(&provided), "MPI_Query_thread");  // (initialized by the program before)
   }
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw std::runtime_error("the MPI library provides thread level " + std::to_string(provided) +
+                             ", below MPI_THREAD_SERIALIZED");
   // Errors come back as codes (checked, and reported by name) instead of aborting inside MPI.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &impl_->rank);
@@ -338,10 +365,15 @@ void MpiNetwork::allreduce_sum(std::vector<double>& v) {
 }
 
 void MpiNetwork::abort(int code, const std::string& why) {
+  // The first thread to end the job does (one error line); it waits for the
+  // communication thread's MPI call in progress, if any, and keeps MPI to
+  // itself from then on (Impl::mpi_calls).
+  if (impl_->aborting.exchange(true)) Impl::wait_for_the_end();
   {
     std::lock_guard lk(impl_->mutex);
     impl_->abort_reserve.reset();
   }
+  impl_->mpi_calls.lock();  // never unlocked: the process ends
   if (!why.empty()) std::fprintf(stderr, "tessera: error: %s\n", why.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -22,7 +22,8 @@ class MpiNetwork final : public NodeNetwork {
  public:
   // Initializes MPI (thread level MPI_THREAD_SERIALIZED: one thread at a
   // time calls MPI, the communication thread during runs and the caller's
-  // thread outside them) and finalizes it on destruction.
+  // thread outside them; a thread that ends the job, abort(), waits for the
+  // communication thread's call in progress) and finalizes it on destruction.
   MpiNetwork(int* argc, char*** argv);
   ~MpiNetwork() override;
   MpiNetwork(const MpiNetwork&) = delete;

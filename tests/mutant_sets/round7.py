@@ -374,8 +374,8 @@ MUTANTS = [
     #   compute threads: EXPECT_THROW(..., OutOfMemory) with "cannot start the thread" in what().
     # Killed since by NativePlatform.AThreadThatCannotStartIsOutOfMemory.
     m("native_thread_start_failure_not_out_of_memory", "platform/native/start_thread.hpp",
-      "    throw OutOfMemory(\"cannot start the thread '\"",
-      "    throw std::runtime_error(\"cannot start the thread '\"", WITH_CLI),
+      "    throw OutOfMemory(\"cannot start the thread '\" + name + \"'\" + context + \": \" + e.what()",
+      "    throw std::runtime_error(\"cannot start the thread '\" + name + \"'\" + context + \": \" + e.what()", WITH_CLI),
 
     # Bug: --compute-nice lowers every thread but the generator: the GPU managers and the device communication
     #   thread run N levels down too (role != Generator for role == Compute), which starves exactly the threads

@@ -54,8 +54,8 @@ MUTANTS = [
       "", '-L sim'),
     # A thread that cannot start after others unwound the run under them (a crash or a hang): the started threads no
     # longer stopped first. Killed by NodeRuntime.AThreadThatCannotStartStopsTheOnesStartedAndIsRethrown.
-    m("thread_start_failure_leaves_threads_running", NR, "      unwind_start(std::current_exception());",
-      "      throw;", '-L runtime'),
+    m("thread_start_failure_leaves_threads_running", NR, "    unwind_start(std::current_exception());",
+      "    throw;", '-L runtime'),
     # (Also tessera_thread_limits: real runs as nobody under prlimit --nproc, stopping at each thread in turn.)
     # The generator waiting on a full window is not woken by the cancellation. Killed by the same test (a hang:
     # the first compute thread's spawn fails once the generator waits for a fifth slot of 4).
