@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <set>
@@ -25,6 +26,17 @@ double process_cpu_s() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+int cuda_ordinal(int g, int gpus, int present, int local_rank, int local_ranks, bool chosen) {
+  if (chosen || local_ranks <= 1) return g - 1;
+  if (static_cast<long long>(local_ranks) * gpus > present)
+    throw InputError(fmt::format(
+        "--gpus {} on each of the {} ranks of this host needs {} CUDA devices, and {} {} "
+        "present (each rank takes GPUs of its own; to choose them, set CUDA_VISIBLE_DEVICES "
+        "per rank)",
+        gpus, local_ranks, static_cast<long long>(local_ranks) * gpus, present, present == 1 ? "is" : "are"));
+  return local_rank * gpus + g - 1;
 }
 
 }  // namespace driver
@@ -54,7 +66,14 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
   options.cholqr_panels = c.gpu_qr_panel == QrPanel::CholQr;
   options.cholqr_gram_rows = c.gpu_cholqr_gram;
   if (c.gpu_qr_group != RunConfig::kUnsetGroup) options.reflector_group = c.gpu_qr_group;
-  return kernels::make_cuda_device(g, g - 1, c.gpu_memory_cap, options);
+  const auto env_int = [](const char* name, int otherwise) {
+    const char* v = std::getenv(name);
+    return v ? std::atoi(v) : otherwise;
+  };
+  const int ordinal =
+      driver::cuda_ordinal(g, c.gpus, present, env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0),
+                           env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1), std::getenv("CUDA_VISIBLE_DEVICES") != nullptr);
+  return kernels::make_cuda_device(g, ordinal, c.gpu_memory_cap, options);
 }
 
 }  // namespace

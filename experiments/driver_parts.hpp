@@ -40,6 +40,15 @@ void resolve(RunConfig& c, const DenseMatrix* input);
 // combination is refused before every child run of the tuning fails on it.
 void check_gpu_options(const RunConfig& c);
 RuntimeOptions runtime_options(const RunConfig& c);
+// The CUDA device ordinal of a rank's GPU g (1-based) of `gpus`, with
+// `present` devices on the host and `local_ranks` ranks of the job on it
+// (mpirun's OMPI_COMM_WORLD_LOCAL_SIZE; this one local_rank): local rank r
+// takes devices r*gpus .. r*gpus + gpus - 1, so that no two ranks plan
+// against and allocate on one device, each taking its whole memory for its
+// own; fewer than local_ranks*gpus devices is an InputError. Where the user
+// chose each rank's devices (CUDA_VISIBLE_DEVICES set: `chosen`), they are
+// taken as given, from 0.
+int cuda_ordinal(int g, int gpus, int present, int local_rank, int local_ranks, bool chosen);
 
 template <class T>
 void run_local(RunResult& r, platform::Platform& platform, const DenseMatrix* input);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/driver_parts.hpp"
 #include "experiments/preflight.hpp"
 #include "platform/kernel_time_model.hpp"
 #include "platform/native/emulated_device.hpp"
@@ -427,3 +428,25 @@ TEST(CliPreflight, AnAddressSpaceLimitExitsFourNamingIt) {
 #endif
 
 }  // namespace
+
+// Several ranks of one job on a host with CUDA GPUs: each takes devices of
+// its own (two ranks on one device each planned against its whole memory);
+// too few devices is refused naming the counts; devices the user chose per
+// rank (CUDA_VISIBLE_DEVICES) are taken as given.
+TEST(CudaOrdinals, EachRankOfAHostTakesDevicesOfItsOwn) {
+  using driver::cuda_ordinal;
+  EXPECT_EQ(cuda_ordinal(1, 1, 1, 0, 1, false), 0);
+  EXPECT_EQ(cuda_ordinal(3, 3, 4, 0, 1, false), 2);
+  // Local rank 1 of 2, two GPUs each, on a host with four: devices 2 and 3.
+  EXPECT_EQ(cuda_ordinal(1, 2, 4, 1, 2, false), 2);
+  EXPECT_EQ(cuda_ordinal(2, 2, 4, 1, 2, false), 3);
+  EXPECT_EQ(cuda_ordinal(2, 2, 4, 0, 2, false), 1);
+  try {
+    cuda_ordinal(1, 2, 3, 1, 2, false);
+    ADD_FAILURE() << "two ranks of two GPUs on a host of three devices were not refused";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(),
+                testing::HasSubstr("--gpus 2 on each of the 2 ranks of this host needs 4 CUDA devices, and 3"));
+  }
+  EXPECT_EQ(cuda_ordinal(2, 2, 2, 1, 2, true), 1);  // CUDA_VISIBLE_DEVICES per rank
+}
