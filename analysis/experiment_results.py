@@ -18,7 +18,7 @@ class ResultsError(ValueError):
 # Record fields every reader uses, with their types; the other fields are read with defaults.
 RECORD_FIELDS = {"config_id": str, "repeat": int, "params": dict, "status": str}
 OPTIONAL_FIELDS = {"result": dict, "metrics": dict, "tessera_binary": dict, "stderr": str, "label": str, "date": str,
-                   "tessera_commit": str, "run_wall_s": (int, float)}
+                   "tessera_commit": str, "run_wall_s": (int, float), "metric_errors": dict, "attached": dict}
 _WARNED = set()
 
 
@@ -64,6 +64,8 @@ def read_runs(out_dir, on_bad_line=warn_bad_line):
                     why = "not UTF-8 text"
                 except ValueError:
                     why = "not a JSON line"
+                except RecursionError:
+                    why = "JSON nested too deeply, not a run record"
                 if why:
                     if on_bad_line:
                         on_bad_line(path, n, why)
@@ -95,6 +97,8 @@ def read_meta(out_dir):
         raise ResultsError("%s: not UTF-8 text (not an experiment's meta.json)" % path)
     except ValueError as e:
         raise ResultsError("%s: not JSON (%s)" % (path, e))
+    except RecursionError:
+        raise ResultsError("%s: JSON nested too deeply (not an experiment's meta.json)" % path)
     if not isinstance(meta, dict):
         raise ResultsError("%s: the top level is %s, not an object (not an experiment's meta.json)" % (
             path, json.dumps(meta)[:40]))
@@ -174,6 +178,21 @@ class Point:
         lines = (r.get("stderr") or "").strip().splitlines()
         what = "timeout" if r["status"] == "timeout" else "exit %s" % r.get("exit_status")
         return "%s: %s" % (what, lines[-1] if lines else "")
+
+    def metric_error(self, name):
+        """'metric NAME failed: why' when runs succeeded but none gave `name` and one recorded why its evaluation
+        failed (runs.jsonl's metric_errors, e.g. an attachment that could not be computed); else None."""
+        if not self.ok or self.values(name):
+            return None
+        for r in self.ok:
+            why = (r.get("metric_errors") or {}).get(name)
+            if why:
+                return "metric %s failed: %s" % (name, why)
+        return None
+
+    def why_missing(self, name):
+        """Why this point has no value of `name`: failure() or metric_error(), else None (none is recorded)."""
+        return self.failure() or self.metric_error(name)
 
 
 def _lookup(record, name):

@@ -3,8 +3,12 @@
 Each function draws one plot spec of a definition (see
 experiments/definitions/README.md, "plots") from a Results object onto a new
 figure and returns it. The paper's reported values are drawn as black
-reference markers labelled "paper (000 Fig. 6a)"; runs that failed as red
-crosses on the x axis labelled with their exit status.
+reference markers labelled "paper (000 Fig. 6a)"; points whose runs all
+failed, or whose metric could not be evaluated, are never left out silently:
+lines and bars draw a red cross on the x axis labelled with the exit status
+("run failed (exit 4)") or the metric ("metric tflops failed"), breakdown an
+empty red-hatched bar with that label, scatter a red note listing them (and
+how many values <= 0 its log axes leave off).
 """
 import matplotlib
 
@@ -59,14 +63,20 @@ def draw_references(ax, refs, xpos):
                 markerfacecolor="none" if len(styles) > 1 else "black", label=label if first else None, zorder=5)
 
 
+def failure_label(text):
+    """'run failed (exit 4)', 'run failed (timeout)' or 'metric NAME failed' from a Point's why_missing() text."""
+    head = text.split(":")[0]
+    return head if head.startswith("metric ") else "run failed (%s)" % head
+
+
 def draw_failures(ax, failures):
-    """Red crosses on the x axis for configurations whose runs all failed."""
+    """Red crosses on the x axis for configurations whose runs all failed or whose metric failed."""
     if not failures:
         return
     low = ax.get_ylim()[0]
     seen = set()
     for x, text in failures:
-        label = "run failed (%s)" % text.split(":")[0]  # "exit 4" or "timeout"
+        label = failure_label(text)
         ax.plot([x], [low], linestyle="none", marker="x", color="red", markersize=9, clip_on=False, zorder=6,
                 label=None if label in seen else label)
         seen.add(label)
@@ -92,8 +102,8 @@ def lines(results, spec, reported):
     groups, failures = {}, []
     for p in results.points(spec.get("where")):
         x, y = p.params.get(spec["x"]), p.value(spec["y"])
-        if y is None and p.failure():
-            failures.append((x, p.failure()))
+        if y is None and p.why_missing(spec["y"]):
+            failures.append((x, p.why_missing(spec["y"])))
         # A point without a value breaks its line: no segment across a failed run.
         groups.setdefault(series_key(p.params, names), []).append((x, float("nan") if y is None else y))
     for key in sorted(groups, key=order):
@@ -126,8 +136,8 @@ def bars(results, spec, reported):
             pos = cats.index(p.params.get(spec["x"])) + (i - (len(keys) - 1) / 2) * width
             y = p.value(spec["y"])
             if y is None:
-                if p.failure():
-                    failures.append((pos, p.failure()))
+                if p.why_missing(spec["y"]):
+                    failures.append((pos, p.why_missing(spec["y"])))
                 continue
             xs.append(pos)
             ys.append(y)
@@ -156,25 +166,38 @@ def bars(results, spec, reported):
 
 def breakdown(results, spec, reported):
     """Stacked bars of one device's time shares (spec 'categories': label + metric each),
-    one bar per configuration and one for the paper's values."""
+    one bar per configuration and one for the paper's values; a configuration without
+    every share (its runs failed, a metric failed) an empty red-hatched bar saying why."""
     fig, ax = new_figure(spec)
     cats = spec["categories"]
     names = spec.get("series", [])
     bars_ = []
     for p in results.points(spec.get("where")):
+        label = "tessera %s" % series_label(names, series_key(p.params, names)) if names else "tessera"
         vals = [p.value(c["metric"]) for c in cats]
         if all(v is not None for v in vals):
-            bars_.append(("tessera %s" % series_label(names, series_key(p.params, names)) if names else "tessera", vals,
-                          None))
+            bars_.append((label, vals, None))
+            continue
+        gaps = [c["metric"] for c, v in zip(cats, vals) if v is None]
+        why = next((p.why_missing(m) for m in gaps if p.why_missing(m)), None)
+        bars_.append((label, None, failure_label(why) if why else "no value of %s" % gaps[0]))
     refs = {r["metric"]: r for r in references(spec, reported)}
     if refs:
         first = next(iter(refs.values()))
         bars_.append((paper_label(first), [refs[c["metric"]]["value"] if c["metric"] in refs else 0.0 for c in cats], "//"))
+    labelled = set()
     for i, (label, vals, hatch) in enumerate(bars_):
+        if vals is None:  # hatch holds why the bar is empty
+            ax.bar([i], [100.0], fill=False, hatch="xx", edgecolor="red", linewidth=0.8,
+                   label=None if hatch in labelled else hatch)
+            ax.text(i, 50.0, hatch, rotation=90, ha="center", va="center", fontsize=7, color="red")
+            labelled.add(hatch)
+            continue
         bottom = 0.0
         for j, (c, v) in enumerate(zip(cats, vals)):
             ax.bar([i], [v], bottom=bottom, color=SEGMENT_COLORS[j % len(SEGMENT_COLORS)], hatch=hatch,
-                   edgecolor="black" if hatch else None, label=c["label"] if i == 0 else None)
+                   edgecolor="black" if hatch else None, label=None if c["label"] in labelled else c["label"])
+            labelled.add(c["label"])
             if v >= 4:
                 ax.text(i, bottom + v / 2, "%.0f%%" % v, ha="center", va="center", fontsize=7)
             bottom += v
@@ -186,29 +209,52 @@ def breakdown(results, spec, reported):
     return fig
 
 
+def _point_names(points):
+    """A short name per point: its parameters that vary among `points` ('gpus=4'), else its label."""
+    varying = sorted({k for p in points for k in p.params if len({str(q.params.get(k)) for q in points}) > 1})
+    return {id(p): " ".join("%s=%s" % (k, p.params.get(k)) for k in varying) or p.runs[0].get("label", "the point")
+            for p in points}
+
+
 def scatter(results, spec, reported):
     """Model (x) against measured (y) with the y = x line; with 'pair', x and y are one value
-    from two runs that differ only in one parameter (e.g. backend sim against native)."""
+    from two runs that differ only in one parameter (e.g. backend sim against native). Points
+    without both values (a failed run or metric) are listed in a red note, as are the values
+    <= 0 that the log axes cannot show."""
     fig, ax = new_figure(spec)
     names = spec.get("series", [])
-    groups = {}
+    groups, missing = {}, []
+    points = results.points(spec.get("where"))
+    short = _point_names(points)
     if "pair" in spec:
         pair = spec["pair"]
         by_rest = {}
-        for p in results.points(spec.get("where")):
+        for p in points:
             rest = tuple(sorted((k, str(v)) for k, v in p.params.items() if k != pair["param"]))
             by_rest.setdefault(rest, {})[p.params.get(pair["param"])] = p
         for two in by_rest.values():
             px, py = two.get(pair["x"]), two.get(pair["y"])
             if px and py and px.value(pair["value"]) is not None and py.value(pair["value"]) is not None:
                 groups.setdefault(series_key(px.params, names), []).append((px.value(pair["value"]), py.value(pair["value"])))
+                continue
+            for q in (px, py):
+                if q is not None and q.why_missing(pair["value"]):
+                    missing.append("%s (%s)" % (short[id(q)], failure_label(q.why_missing(pair["value"]))))
     else:
-        for p in results.points(spec.get("where")):
+        for p in points:
             x, y = p.value(spec["x"]), p.value(spec["y"])
             if x is not None and y is not None:
                 groups.setdefault(series_key(p.params, names), []).append((x, y))
-    allv = [v for pts in groups.values() for xy in pts for v in xy if v > 0]
+                continue
+            why = p.why_missing(spec["x"] if x is None else spec["y"])
+            if why:
+                missing.append("%s (%s)" % (short[id(p)], failure_label(why)))
+    nonpositive = sum(1 for pts in groups.values() for x, y in pts if x <= 0 or y <= 0)
+    groups = {k: [(x, y) for x, y in pts if x > 0 and y > 0] for k, pts in groups.items()}
+    allv = [v for pts in groups.values() for xy in pts for v in xy]
     for key in sorted(groups, key=order):
+        if not groups[key]:
+            continue
         ax.plot([a for a, _ in groups[key]], [b for _, b in groups[key]], linestyle="none", marker="o", markersize=5,
                 alpha=0.8, label="tessera %s" % series_label(names, key) if names else "tessera")
     if allv:
@@ -218,7 +264,17 @@ def scatter(results, spec, reported):
         ax.set_ylim(lo, hi)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.legend(fontsize=7)
+    notes = []
+    if missing:
+        shown = missing[:6] + (["and %d more" % (len(missing) - 6)] if len(missing) > 6 else [])
+        notes.append("not drawn, %d point(s): %s" % (len(missing), "; ".join(shown)))
+    if nonpositive:
+        notes.append("not drawn: %d point(s) with a value <= 0 (log axes)" % nonpositive)
+    if notes:
+        ax.text(0.02, 0.98, "\n".join(notes), transform=ax.transAxes, ha="left", va="top", fontsize=7, color="red",
+                wrap=True, bbox={"facecolor": "white", "edgecolor": "red", "alpha": 0.85})
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
 

@@ -24,8 +24,10 @@ statistics alone. A line that is no sample (an error nvidia-smi printed, the
 last line cut short when the logger was stopped, a repeated header) is
 skipped, and the count of skipped lines is printed. Exit 2 with one line
 naming the file for a folder without the two files, a file without a single
-sample, or a step line that cannot be read; a step without busy samples is
-listed with a dash.
+sample, a step_times.txt without a step, or a step line that cannot be read
+(not text either); and naming --json for a path that is one of the two inputs
+or cannot be written, checked before anything is read. A step without busy
+samples is listed with a dash.
 """
 import argparse
 import datetime
@@ -33,6 +35,9 @@ import json
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
+from runner.outputs import output_problem, run_main  # noqa: E402
 
 # NVML's clocks event reasons (nvmlClocksEventReason*), by bit.
 REASONS = [(0x1, "GpuIdle"), (0x2, "ApplicationsClocksSetting"), (0x4, "SwPowerCap"), (0x8, "HwSlowdown"),
@@ -83,9 +88,9 @@ def read_samples(path):
 
 
 def read_steps(path):
-    """[(name, start, end)] from step_times.txt."""
+    """[(name, start, end)] from step_times.txt (bytes that are no text read as U+FFFD: such a line is no step)."""
     out = []
-    with open(path) as f:
+    with open(path, errors="replace") as f:
         for no, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -97,6 +102,8 @@ def read_steps(path):
             except ValueError as e:
                 fail("%s line %d: %r is no step (%s)" % (path, no, line.rstrip("\n"), e))
             out.append((cells[0], start, end))
+    if not out:
+        fail("%s holds no step (gpu_node.sh run writes a line per step it ran)" % path)
     return out
 
 
@@ -130,9 +137,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--json")
+    ap.add_argument("--json", help="also write the values as JSON to this file (not one of the inputs)")
     a = ap.parse_args()
     paths = [os.path.join(a.out, f) for f in ("gpu_clocks.csv", "step_times.txt")]
+    if a.json:
+        why = output_problem(a.json, paths)
+        if why:
+            fail("--json %s: %s" % (a.json, why))
     for p in paths:
         if not os.path.isfile(p):
             fail("%s is missing (gpu_node.sh run writes it where nvidia-smi is present)" % p)
@@ -166,4 +177,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -5,7 +5,10 @@ Reads DIR/meta.json (the definition the results were run from) and
 DIR/runs.jsonl, draws every plot of the definition's `plots` list with the
 kind it names (analysis/figure_kinds.py) and writes DIR/figures/FILE.png and
 FILE.pdf. Works on a results folder copied from another machine: nothing
-else is read.
+else is read. meta.json's definition is checked as a definition file is
+(its plots and reported entries: kinds, keys, types), and a folder without a
+single run recorded is refused: one line naming the file, key and value,
+exit status 2.
 
     /usr/bin/python3 analysis/plot_experiment.py results/experiments/001-fig11-imbalance
     tessera experiment plot 001-fig11-imbalance          # the same, by definition name
@@ -24,7 +27,7 @@ from experiment_results import Results, ResultsError, read_meta  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
 from runner import outputs  # noqa: E402
-from runner.definition import DefinitionError, load as load_definition  # noqa: E402
+from runner.definition import DefinitionError, check_figures, display_path, load as load_definition  # noqa: E402
 
 
 def plot_results(out_dir, definition=None):
@@ -33,6 +36,17 @@ def plot_results(out_dir, definition=None):
     of another experiment than the results', or a `figures` that is no folder, is a ResultsError."""
     results = Results(out_dir)
     defn = definition or results.definition
+    meta_path = os.path.join(out_dir, "meta.json")
+    if definition is None:  # meta.json's copy, which no one validated since it was written
+        try:
+            check_figures(meta_path, defn)
+        except DefinitionError as e:
+            shown = display_path(meta_path) + ": "
+            raise ResultsError(str(e).replace(shown, shown + "definition.", 1) if not str(e).startswith(
+                shown + "definition") else str(e))
+    if not results.groups:
+        raise ResultsError("%s: no run recorded (runs.jsonl missing or empty, or none of meta.json's configs): "
+                           "nothing to draw" % out_dir)
     ran = results.meta.get("experiment")
     if definition and ran and definition.get("name") and definition["name"] != ran:
         raise ResultsError("%s: results of %s, not of the definition given (%s)" % (
@@ -79,4 +93,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

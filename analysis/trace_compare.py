@@ -2,7 +2,10 @@
 """Compare two traces of one configuration, e.g. a real run and its simulation, kernel by kernel.
 
 Per kernel, for each trace: the count, the mean and the spread (interquartile
-range) of one call, and the total; then sim/real of the mean and the total.
+range: 25th to 75th percentile, statistics.quantiles' inclusive method, which
+interpolates between the calls' durations and so stays within the shortest
+and the longest call) of one call, and the total; then sim/real of the mean
+and the total (0 when B's calls take no time, as a model's row moves do).
 Per worker (device): its makespan, kernel time, copy time (total and with no
 kernel running) and idle time in each trace (analysis/trace_devices.py).
 The critical path of each trace (analysis/trace_critical_path.py: the longest
@@ -22,6 +25,8 @@ a, b: trace_critical_path.critical_path() of each, and ratio: B / A) and
 prints the tables. --figure FILE.png draws two panels: per kernel, the mean
 duration of one call in A and B (error bars: the IQR, 25th to 75th percentile);
 per worker, its kernel, exposed copy and idle time in A and B (stacked bars).
+Both output paths, and --figure's format, are checked before anything is
+read or written; the same trace (node) given twice is refused.
 
     build/tessera run --algo qr --n 4096 --threads 2 --trace real.json
     build/tessera run --algo qr --n 4096 --threads 2 --trace sim.json --backend sim --machine platform/machines/local.json
@@ -30,10 +35,11 @@ per worker, its kernel, exposed copy and idle time in A and B (stacked bars).
 import argparse
 import collections
 import json
+import os
 import statistics
 import sys
 
-from trace_summary import fail, load_all, output_problem
+from trace_summary import fail, load_all, output_problem, run_main
 import trace_critical_path
 import trace_devices
 
@@ -47,7 +53,7 @@ def kernel_stats(events):
     out = {}
     for name, d in durs.items():
         d.sort()
-        q = statistics.quantiles(d, n=4) if len(d) >= 2 else [d[0], d[0], d[0]]
+        q = statistics.quantiles(d, n=4, method="inclusive") if len(d) >= 2 else [d[0], d[0], d[0]]
         out[name] = {"count": len(d), "mean_us": statistics.fmean(d), "spread_us": q[2] - q[0], "q1_us": q[0],
                      "q3_us": q[2], "total_us": sum(d)}
     return out
@@ -98,8 +104,8 @@ def print_text(c, out=sys.stdout):
         print("%-10s %7s %7s | %s %s %s %s | %s %s | %6s %6s" % (
             r["kernel"], a.get("count", "-"), b.get("count", "-"), g(a, "mean_us"), g(b, "mean_us"), g(a, "spread_us"),
             g(b, "spread_us"), g(a, "total_us", 1e3, "%11.3f"), g(b, "total_us", 1e3, "%11.3f"),
-            "%.3f" % r["mean_ratio"] if r.get("mean_ratio") else "-",
-            "%.3f" % r["total_ratio"] if r.get("total_ratio") else "-"), file=out)
+            "%.3f" % r["mean_ratio"] if r.get("mean_ratio") is not None else "-",
+            "%.3f" % r["total_ratio"] if r.get("total_ratio") is not None else "-"), file=out)
     print("(mean, total: B / A)\n", file=out)
     print("%-4s %-6s | %9s %9s | %9s %9s | %9s %9s | %9s %9s | %9s %9s" % (
         "node", "worker", "span A s", "span B s", "kern A s", "kern B s", "xfer A s", "xfer B s", "exp A s", "exp B s",
@@ -200,6 +206,15 @@ def main():
         why = output_problem(path, inputs + [p for o, p in outs if o != option])
         if why:
             return fail("trace_compare.py", "%s %s: %s" % (option, path, why))
+    if x.figure:
+        import matplotlib
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+        kinds = Figure().canvas.get_supported_filetypes()
+        ext = os.path.splitext(x.figure)[1][1:].lower()
+        if ext and ext not in kinds:
+            return fail("trace_compare.py", "--figure %s: no format Matplotlib writes has the extension %r (%s)" % (
+                x.figure, ext, ", ".join(sorted(kinds))))
     try:
         c = compare(x.a.split(","), x.b.split(","))
         if x.json and x.json != "-":
@@ -217,4 +232,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

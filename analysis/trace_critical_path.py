@@ -3,11 +3,17 @@
 
 The task DAG is rebuilt from the tiles each task event lists in `args.tiles`
 (mode "r", "w" or "rw"; a tile is {"i", "j"}, an algorithm's extra datum
-{"panel"}). A node's tasks sorted by start time are a topological order of what
-ran: a task reading a tile version starts after the version's writer ended,
-and a tile's writers run one after another (the runtime orders write-after-read
-and write-after-write instead of renaming). Walking that order and keeping, per
-tile, its last writer and the readers since, a task depends on
+{"panel"}). A node's tasks sorted by start time, then end time, are a
+topological order of what ran: a task reading a tile version starts after the
+version's writer ended, and a tile's writers run one after another (the
+runtime orders write-after-read and write-after-write instead of renaming).
+Tasks with the same start and end (zero-length tasks at one instant, such as
+a simulated LU's row moves) are not ordered by time; among them a task comes
+after one that writes a datum it only reads, and otherwise by step, kernel
+name, worker and arguments, never by their order in the file (which is the
+merge of the workers' buffers, not the order the tasks were made in). Walking
+that order and keeping, per tile, its last writer and the readers since, a
+task depends on
 
   - the last writer of every tile it accesses (read-after-write, and
     write-after-write for the tiles it writes), and
@@ -27,9 +33,10 @@ of its nodes'.
 """
 import argparse
 import collections
-import sys
+import heapq
+import json
 
-from trace_summary import TraceError, fail, load_all
+from trace_summary import TraceError, fail, load_all, run_main
 
 
 def task_events(events):
@@ -46,6 +53,63 @@ def accesses(event):
         r, w = out.get(key, (False, False))
         out[key] = (r or "r" in mode, w or "w" in mode)
     return out
+
+
+def _canonical(e):
+    """A sort key of a task event that does not depend on where the file lists it: step, kernel, worker, arguments."""
+    k = e.get("args", {}).get("k")
+    return (k if isinstance(k, int) and not isinstance(k, bool) else -1, e["name"], e["tid"],
+            json.dumps(e.get("args", {}), sort_keys=True))
+
+
+def _order_tie(group):
+    """Tasks of one start and end time in an order of their data: a task after any of the group that writes a datum
+    it only reads (the version it read was that task's), the others by _canonical(); a cycle is broken the same way."""
+    if len(group) < 2:
+        return group
+    tiles = [accesses(e) for e in group]
+    writers = collections.defaultdict(list)
+    for n, acc in enumerate(tiles):
+        for key, (_, writes) in acc.items():
+            if writes:
+                writers[key].append(n)
+    after = [set() for _ in group]  # after[n]: the tasks n must follow
+    for n, acc in enumerate(tiles):
+        for key, (reads, writes) in acc.items():
+            if reads and not writes:
+                after[n].update(w for w in writers.get(key, ()) if w != n)
+    keys = [_canonical(e) for e in group]
+    waiting = [len(a) for a in after]
+    followers = collections.defaultdict(list)
+    for n, a in enumerate(after):
+        for m in a:
+            followers[m].append(n)
+    ready = [(keys[n], n) for n in range(len(group)) if not waiting[n]]
+    heapq.heapify(ready)
+    out, placed = [], [False] * len(group)
+    while len(out) < len(group):
+        if ready:
+            n = heapq.heappop(ready)[1]
+            if placed[n]:
+                continue
+        else:  # a cycle: the first of the rest by key goes next
+            n = min((m for m in range(len(group)) if not placed[m]), key=lambda m: keys[m])
+        placed[n] = True
+        out.append(group[n])
+        for m in followers[n]:
+            waiting[m] -= 1
+            if waiting[m] == 0 and not placed[m]:
+                heapq.heappush(ready, (keys[m], m))
+    return out
+
+
+def in_order(tasks):
+    """One node's task events in a topological order that does not depend on the file's order of events: by start,
+    then end time, tasks of one start and end time by _order_tie()."""
+    groups = collections.defaultdict(list)
+    for e in tasks:
+        groups[(e["ts"], e["ts"] + e["dur"])].append(e)
+    return [e for t in sorted(groups) for e in _order_tie(sorted(groups[t], key=_canonical))]
 
 
 def predecessors(tasks):
@@ -89,7 +153,7 @@ def longest_path(tasks, preds):
 
 def node_critical_path(tasks):
     """The critical path of one node's task events: length, task count, kernels on it, makespan, in seconds."""
-    order = sorted(tasks, key=lambda e: (e["ts"], e["ts"] + e["dur"]))
+    order = in_order(tasks)
     length_us, path = longest_path(order, predecessors(order))
     span_us = max(e["ts"] + e["dur"] for e in order) - min(e["ts"] for e in order) if order else 0.0
     kernels = collections.Counter(order[n]["name"] for n in path)
@@ -135,4 +199,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

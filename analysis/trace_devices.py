@@ -25,7 +25,7 @@ import json
 import re
 import sys
 
-from trace_summary import TraceError, fail, load
+from trace_summary import TraceError, fail, load_all, run_main
 
 
 def union(intervals):
@@ -111,11 +111,8 @@ def _order(name):
 
 
 def breakdown(paths):
-    """devices() of one trace or of a distributed run's per-node files, as a JSON-ready list."""
-    events = []
-    for p in paths:
-        events += load(p)[1]
-    return list(devices(events).values())
+    """devices() of one trace or of a distributed run's per-node files (each node once), as a JSON-ready list."""
+    return list(devices(load_all(paths)[1]).values())
 
 
 def print_text(rows, out=sys.stdout):
@@ -147,4 +144,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

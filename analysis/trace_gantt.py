@@ -6,7 +6,9 @@ managers `gpuK`) coloured by kernel; host/GPU copies are bars on their GPU's
 `h2d`/`d2h` lanes and received messages on `messages in`, in grey. A
 distributed run's per-node files give one block of lanes per node. Time is
 the trace's clock (simulated seconds for a simulated run), from the first
-event.
+event. A chart holds at most MAX_LANES lanes (about 2,000: Matplotlib's
+largest image at a readable lane height); more, or a --from/--to window
+that misses every event, is refused with one line naming them, exit 2.
 
     /usr/bin/python3 analysis/trace_gantt.py TRACE.json [TRACE.node1.json ...] --out gantt.png [--from S --to S]
 """
@@ -14,16 +16,16 @@ import argparse
 import collections
 import math
 import os
-import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trace_summary import TraceError, fail, load_all, output_problem  # noqa: E402
+from trace_summary import TraceError, fail, load_all, output_problem, run_main  # noqa: E402
 from trace_devices import thread_names, _order  # noqa: E402
 
+MAX_LANES = 2000  # 0.28 inch a lane at 100 dpi: Matplotlib refuses an image taller than 2**16 pixels (~2,330 lanes)
 KERNEL_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
 
@@ -46,7 +48,16 @@ def draw(paths, out, t_from=None, t_to=None):
     order, bars = lanes(events)
     if not order:
         raise TraceError("%s: no task or transfer events" % paths[0])
+    if len(order) > MAX_LANES:
+        raise TraceError("%s: %d lanes (workers, copy streams and message lanes of %d node(s)): too many for one chart "
+                         "(at most %d); give fewer node files at a time" % (
+                             ", ".join(paths) if len(paths) <= 3 else "%s ... (%d files)" % (paths[0], len(paths)),
+                             len(order), len({k[0] for k in order}), MAX_LANES))
     t0 = min(s for lane in order for s, _, _ in bars[lane])
+    span = max(s + d for lane in order for s, d, _ in bars[lane]) - t0
+    if (t_from is not None and t_from > span / 1e6) or (t_to is not None and t_to < 0):
+        raise TraceError("--from %s --to %s: the window misses the trace, which lasts %.6g s from its first event" % (
+            "-" if t_from is None else "%g" % t_from, "-" if t_to is None else "%g" % t_to, span / 1e6))
     kernels = sorted({n for lane in order for _, _, n in bars[lane] if n != "transfer"})
     color = {k: KERNEL_COLORS[i % len(KERNEL_COLORS)] for i, k in enumerate(kernels)}
     color["transfer"] = "#999999"
@@ -102,4 +113,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

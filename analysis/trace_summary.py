@@ -14,7 +14,10 @@ every node built its input).
 load() is every analysis script's reader of traces: a file that is not a
 tessera trace of this version (otherData.format "tessera-trace", version 1),
 or an event without the fields the scripts read, stops a script with one
-line naming the file and what is wrong, exit status 2.
+line naming the file and what is wrong, exit status 2; so does load_all()
+for files that are not distinct nodes of one run (two files of the same
+node, such as one file given twice or another run's node 0 picked up by a
+glob).
 """
 import argparse
 import collections
@@ -24,7 +27,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
-from runner.outputs import output_problem  # noqa: E402,F401  (output paths are checked as the runner checks them)
+from runner.outputs import output_problem, run_main  # noqa: E402,F401  (output paths are checked as the runner checks them)
 
 FORMAT, VERSION = "tessera-trace", 1  # otherData of the traces this reads (runtime/trace.hpp)
 
@@ -49,6 +52,8 @@ def load(path):
         raise TraceError("%s: binary data, not a tessera trace (JSON text)" % path)
     except ValueError as e:
         raise TraceError("%s: not JSON, or cut short (%s)" % (path, e))
+    except RecursionError:
+        raise TraceError("%s: JSON nested too deeply, not a tessera trace" % path)
     info = doc.get("otherData") if isinstance(doc, dict) else None
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         what = ("a Chrome trace of format %s" % json.dumps(info.get("format")) if isinstance(info, dict) else
@@ -110,10 +115,20 @@ def event_problem(e):
 
 
 def load_all(paths):
-    """(the first file's otherData, every file's events): a distributed run's per-node traces together."""
+    """(the first file's otherData, every file's events): a distributed run's per-node traces together. Each file
+    must hold nodes (pids) no other file holds: a node counted twice doubles its tasks and busy time."""
     info, events = load(paths[0])
-    for p in paths[1:]:
-        events = events + load(p)[1]
+    owner = {}
+    for n, p in enumerate(paths):
+        mine = events if n == 0 else load(p)[1]
+        for pid in sorted({e["pid"] for e in mine if isinstance(e, dict) and e.get("ph") in ("X", "M")}):
+            if pid in owner:
+                raise TraceError("%s and %s are both node %d (%s): give each node's file once" % (
+                    owner[pid], p, pid, "the same file twice" if os.path.realpath(owner[pid]) == os.path.realpath(p)
+                    else "two runs' files, or one run's file twice"))
+            owner[pid] = p
+        if n:
+            events = events + mine
     return info, events
 
 
@@ -130,10 +145,8 @@ def summarize(info, events):
             names[(e["pid"], e["tid"])] = e["args"]["name"]
     tasks = [e for e in events if e.get("ph") == "X" and e.get("cat") == "task"]
     transfers = [e for e in events if e.get("ph") == "X" and e.get("cat") == "transfer"]
-    if not tasks:
-        return {"backend": info.get("backend"), "tasks": 0, "makespan_us": 0, "kernels": {}, "workers": {}, "transfers": {}}
-    start = min(e["ts"] for e in tasks)
-    end = max(e["ts"] + e["dur"] for e in tasks)
+    start = min((e["ts"] for e in tasks), default=0.0)
+    end = max((e["ts"] + e["dur"] for e in tasks), default=0.0)
     makespan = end - start
     kernels = collections.OrderedDict()
     for e in tasks:
@@ -163,6 +176,8 @@ def print_text(s, out=sys.stdout):
     print("backend: %s   tasks: %d   makespan: %.3f ms" % (s["backend"], s["tasks"], s["makespan_us"] / 1e3), file=out)
     if s.get("run"):
         print("run: %s" % s["run"], file=out)
+    if not s["tasks"]:
+        print("(no task events)", file=out)
     all_us = sum(k["total_us"] for k in s["kernels"].values()) or 1.0
     print("\n%-10s %8s %12s %10s %7s" % ("kernel", "count", "total ms", "mean us", "share"), file=out)
     for name, k in sorted(s["kernels"].items(), key=lambda kv: -kv[1]["total_us"]):
@@ -197,4 +212,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -78,7 +78,7 @@ def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):
             result = json.load(f)
         float(result["gflops"])
         return result, None
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         return None, (0, f"exit 0 but no usable JSON in {path}: {e}")
 
 
@@ -179,4 +179,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

@@ -16,7 +16,8 @@ the most frequent and the largest shape of each kernel once on each stream,
 cuSOLVER its routine once, so that neither time holds its libraries' first
 calls, but for LU's row moves on a GPU, which tessera's warm-up cannot call). A run that fails (exit status, timeout, no JSON) is reported on
 stderr and left out; the sweep goes on; the exit status is 1 when a row got
-no tessera or no cuSOLVER value.
+no tessera or no cuSOLVER value, 2 for a bad option (--json and --out are
+checked before the first run, so a sweep's minutes are not lost at its end).
 
     python3 experiments/bench_gpu.py                                   # the default rows, N = 32,768, double
     python3 experiments/bench_gpu.py --precisions d,s --reps 3 --json results/gpu.json
@@ -28,6 +29,7 @@ build and a GPU; GFlop/s are the factorization's standard flop counts.
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -35,6 +37,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import run_json  # noqa: E402  (one way to run a program and read its JSON)
+from runner import outputs  # noqa: E402
 
 # The rows of the README's table (lent H100, 2026-11-25), then LU with the
 # narrow panels the simulator ranks first (experiments/README.md, "LU on one
@@ -87,10 +90,19 @@ def main():
     for p in precisions:
         if p not in ("d", "s"):
             ap.error(f"--precisions: '{p}' is not d or s")
+    if not precisions:
+        ap.error(f"--precisions '{args.precisions}': names no precision (d, s or d,s)")
     if args.n < 1 or args.reps < 1 or args.threads < 1:
         ap.error("--n, --reps and --threads must be at least 1")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        ap.error(f"--timeout {args.timeout}: must be a positive number of seconds")
+    why = args.json and outputs.output_problem(args.json, [])
+    if why:
+        ap.error(f"--json {args.json}: {why}")
+    why = args.out and outputs.folder_problem(args.out)
+    if why:
+        ap.error(f"--out {args.out}: {why}")
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-gpu-")
-    os.makedirs(out_dir, exist_ok=True)
 
     # values[(prec, row index)] = tessera's runs; peer[(prec, algo)] = (with copies, without)
     tile, peer = {}, {}
@@ -107,10 +119,16 @@ def main():
                     res = run_json(f"cuSOLVER {algo} {prec} rep {r}", [
                         args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec,
                         "--impl", "cusolver", "--json", path], path, args.timeout)
+                    try:
+                        if res is not None:
+                            gf, t, c = float(res["gflops"]), float(res["time_s"]), float(res.get("copy_s", 0.0))
+                            pw = float(res["gpu_warmup"]["s"]) if res.get("gpu_warmup") else None
+                    except (KeyError, TypeError, ValueError) as e:
+                        print(f"  cuSOLVER {algo} {prec} rep {r}: no usable JSON in {path}: {e!r}", file=sys.stderr)
+                        res = None
                     if res is not None:
-                        if res.get("gpu_warmup"):
-                            peer_warm.setdefault((prec, algo), []).append(float(res["gpu_warmup"]["s"]))
-                        gf, t, c = float(res["gflops"]), float(res["time_s"]), float(res.get("copy_s", 0.0))
+                        if pw is not None:
+                            peer_warm.setdefault((prec, algo), []).append(pw)
                         peer.setdefault((prec, algo), []).append((gf * t / (t + c), gf))
                         # The matrix in and out, one after the other: the link's bandwidth.
                         item = 8 if prec == "d" else 4
@@ -120,16 +138,25 @@ def main():
                 res = run_json(f"tessera {algo} {' '.join(extra)} {prec} rep {r}", [
                     args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec, "--gpus", "1",
                     "--device", "cuda", "--threads", str(args.threads), *extra, "--json", path], path, args.timeout)
+                try:
+                    if res is not None:  # every number read first: a result without one is no run, not a crash
+                        gf, w = float(res["gflops"]), float(res["gpu_warmup"]["s"]) if res.get("gpu_warmup") else None
+                        sp, cp = [], []
+                        for g in res.get("gpu_stats", [])[:1]:
+                            sp.append((float(res["time_s"]), float(g.get("busy_s", 0.0)),
+                                       float(g.get("kernel_span_s", 0.0))))
+                            if g.get("copy_in_s", 0) > 0 and g.get("copy_out_s", 0) > 0:
+                                cp.append((g["bytes_in"] / g["copy_in_s"] / 1e9, g["bytes_out"] / g["copy_out_s"] / 1e9))
+                except (KeyError, TypeError, ValueError, AttributeError) as e:
+                    print(f"  tessera {algo} {' '.join(extra)} {prec} rep {r}: no usable JSON in {path}: {e!r}",
+                          file=sys.stderr)
+                    res = None
                 if res is not None:
-                    tile.setdefault((prec, i), []).append(float(res["gflops"]))
-                    if res.get("gpu_warmup"):
-                        warm.setdefault((prec, i), []).append(float(res["gpu_warmup"]["s"]))
-                    for g in res.get("gpu_stats", [])[:1]:
-                        spans.setdefault((prec, i), []).append(
-                            (float(res["time_s"]), g.get("busy_s", 0.0), g.get("kernel_span_s", 0.0)))
-                        if g.get("copy_in_s", 0) > 0 and g.get("copy_out_s", 0) > 0:
-                            copies.setdefault((prec, i), []).append(
-                                (g["bytes_in"] / g["copy_in_s"] / 1e9, g["bytes_out"] / g["copy_out_s"] / 1e9))
+                    tile.setdefault((prec, i), []).append(gf)
+                    if w is not None:
+                        warm.setdefault((prec, i), []).append(w)
+                    spans.setdefault((prec, i), []).extend(sp)
+                    copies.setdefault((prec, i), []).extend(cp)
                 print(f"  {prec} rep {r + 1}/{args.reps} {algo} {' '.join(extra)}: "
                       f"{fmt(tile.get((prec, i), [None])[-1] if res else None, 1)} GFlop/s", file=sys.stderr, flush=True)
 
@@ -203,4 +230,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

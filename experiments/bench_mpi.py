@@ -68,7 +68,7 @@ def run_json(label, cmd, json_path, timeout):
             result = json.load(f)
         float(result["gflops"])
         return result
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         print(f"  {label}: no usable JSON in {json_path}: {e}", file=sys.stderr)
         return None
 
@@ -211,4 +211,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

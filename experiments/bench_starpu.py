@@ -24,6 +24,7 @@ With --grid PrxPc both run under `mpirun -np Pr*Pc` (--mpirun-args for both): te
 StarPU-MPI on tessera's placement of the tiles, --threads workers per rank each.
 """
 import argparse
+import math
 import os
 import shlex
 import statistics
@@ -33,6 +34,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import MPIRUN, build_or_out_problem, fmt_values, parse_grid, run_json  # noqa: E402
+from runner import outputs  # noqa: E402
 
 # (N, tile order): tessera's default tiles on this node's sizes, and smaller tiles, down to tasks of a few
 # microseconds, where a runtime's own cost per task shows (000 Fig. 8's "250% faster when N <= 7680" is a
@@ -72,7 +74,7 @@ def check_options(args):
     for option in ("reps", "threads"):
         if getattr(args, option) < 1:
             return f"--{option} {getattr(args, option)}: must be at least 1"
-    if not args.timeout > 0:
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
         return f"--timeout {args.timeout}: must be a positive number of seconds"
     try:
         shlex.split(args.mpirun_args)
@@ -193,4 +195,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

@@ -10,8 +10,9 @@
 directly: /usr/bin/python3 experiments/experiment.py ...). NAME is a file of
 experiments/definitions/ without .json, or a path to a definition file; the
 schema is in experiments/definitions/README.md. Exit status: 0 done, 1 `run`
-ran runs that failed (each recorded in the results; the sweep went on), 2 a
-bad definition, option or results folder (one line naming the file, key and
+ran runs that failed, or runs whose metrics could not all be evaluated (each
+recorded in the results and named on stderr; the sweep went on), 2 a bad
+definition, option or results folder (one line naming the file, key and
 value).
 """
 import argparse
@@ -89,9 +90,11 @@ def cmd_run(a):
                             retry_failed=a.retry_failed, timeout_s=a.timeout)
     t0 = time.monotonic()
     ok, failed, kept, skipped = runner.run()
-    print("%s: %d run(s) ok, %d failed, %d already done (kept), %d point(s) of the full sweep not run (see meta.json) "
-          "in %s -> %s" % (d.name, ok, failed, kept, skipped, clock(time.monotonic() - t0), display_path(out)))
-    return 1 if failed else 0
+    bad_metric = runner.metric_failures
+    print("%s: %d run(s) ok%s, %d failed, %d already done (kept), %d point(s) of the full sweep not run (see meta.json) "
+          "in %s -> %s" % (d.name, ok, " (%d with a metric that failed, named above)" % bad_metric if bad_metric else "",
+                           failed, kept, skipped, clock(time.monotonic() - t0), display_path(out)))
+    return 1 if failed or bad_metric else 0
 
 
 def cmd_plot(a):

@@ -26,6 +26,7 @@ import csv
 import hashlib
 import itertools
 import json
+import math
 import os
 import statistics
 import sys
@@ -113,6 +114,11 @@ class Exploration(definition.Definition):
 
     def expand(self, quick=False):
         return list(self.configs), []
+
+    def record_problem(self, record):
+        """An ok record is kept on a rerun only with a predicted time to rank (a record written by hand, or cut
+        short, lacks it): else it runs again."""
+        return result_problem(record.get("result"))
 
     def _points(self):
         a = self.a
@@ -210,6 +216,19 @@ def _invalid(p, nodes, gpus):
 
 # ---------------------------------------------------------------- results
 
+def result_problem(result):
+    """Why a run's result cannot be ranked (no positive finite time_s, or no gflops), or None."""
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if not isinstance(result, dict):
+        return "has no result"
+    if not number(result.get("time_s")) or result["time_s"] <= 0:
+        return "has no positive time_s in its result (%s)" % json.dumps(result.get("time_s"))
+    if not number(result.get("gflops")):
+        return "has no gflops in its result (%s)" % json.dumps(result.get("gflops"))
+    return None
+
+
 def ranked_rows(exploration, records):
     """One dict per configuration of this sweep: ok rows by predicted time, then the others."""
     rows = []
@@ -221,8 +240,11 @@ def ranked_rows(exploration, records):
         if r and status != "ok":
             lines = [l for l in (r.get("stderr") or "").strip().splitlines() if not l.startswith("Run with --help")]
             err = (lines or [""])[-1]  # the message, not the option parser's hint after it
-        row = {"status": status, "exit_status": "" if not r else r["exit_status"],
-               "time_s": res.get("time_s", ""), "gflops": res.get("gflops", "")}
+        elif r and result_problem(res):  # nothing to rank it by: a failed point, saying why
+            status, err = "failed", "the run " + result_problem(res)
+        exit_status = "" if not r or r.get("exit_status") is None else r["exit_status"]
+        row = {"status": status, "exit_status": "timeout" if status == "timeout" else exit_status,
+               "time_s": res.get("time_s", "") if status == "ok" else "", "gflops": res.get("gflops", "")}
         row.update({k: fmt(v) for k, v in c.overrides().items()})
         row.update({k: c.params.get(k, "") for k in AXIS_COLUMNS if k != "b_arg"})
         row["b_arg"] = c.params.get("b", "")

@@ -203,6 +203,8 @@ def load_machine(path):
             base = json.load(f)
     except ValueError as e:
         raise UsageError("--machine %s: malformed JSON (%s)" % (path, e))
+    except RecursionError:
+        raise UsageError("--machine %s: JSON nested too deeply, not a machine file" % path)
     except OSError as e:
         raise UsageError("--machine %s: cannot read it (%s)" % (path, e.strerror or e))
     if not isinstance(base, dict):

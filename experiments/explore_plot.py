@@ -2,7 +2,8 @@
 
 Columns are the tile sizes (or, with one tile size, the last other parameter that varies),
 rows every combination of the other parameters that vary (machine overrides first); a cell
-holds the predicted time in seconds, a failed configuration an "x" and its exit status.
+holds the predicted time in seconds, a failed configuration an "x" and its exit status
+("x 4"), or "x timeout" for a run killed at --timeout.
 """
 import os
 import textwrap
@@ -81,7 +82,8 @@ def draw(rows, set_paths, path, title):
             if r is None:
                 continue
             if r["status"] != "ok":
-                ax.text(j, i, "x %s" % r["exit_status"], ha="center", va="center", fontsize=7, color="crimson")
+                why = r["exit_status"] if r.get("exit_status") not in (None, "") else r["status"]
+                ax.text(j, i, "x %s" % why, ha="center", va="center", fontsize=7, color="crimson")
             elif small:
                 ax.text(j, i, "%.3g" % r["time_s"], ha="center", va="center", fontsize=7,
                         color="white" if norm and norm(r["time_s"]) > 0.6 else "black")

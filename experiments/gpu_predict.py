@@ -23,10 +23,14 @@ default is next-use). Prints:
      model's median times the number of tasks, so a prediction's error can be
      put down to the kernels that cause it.
 
-A run whose simulation fails, or whose result or trace file cannot be read,
-is reported on stderr and left out. Exit status: 0 every run predicted, 1 a
-run left out, 2 a bad option or input file (runs.json, bench.json, the
-machine file; one line naming it, before any simulation).
+A run whose simulation fails, or whose result or trace file cannot be read
+(no positive time_s, gpu_stats not a list of GPUs with their byte counts),
+is reported on stderr and left out; so is a bench row none of whose runs left
+a result (each missing or unreadable run is named). Kernel shapes the GPU
+model lacks are listed and left out of the per-kernel totals (null in
+--json). Exit status: 0 every run predicted, 1 a run left out, 2 a bad option
+or input file (runs.json, bench.json, the machine file, a --json that is one
+of the inputs; one line naming it, before any simulation).
 """
 
 import argparse
@@ -147,9 +151,17 @@ def check_manifest(path, manifest):
     return manifest
 
 
+def real_time(result):
+    """A run result's time_s when it is a positive finite number, else None."""
+    t = result.get("time_s") if isinstance(result, dict) else None
+    return t if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t > 0 else None
+
+
 def bench_manifest(directory):
     """The manifest of a folder that `gpu_node.sh run ... bench` wrote (bench.json, bench/rowI_P_tessera_rR.json):
-    per row and precision its median run, with the row's arguments; the folder's node.json, if any, as the machine."""
+    per row and precision its median run, with the row's arguments; the folder's node.json, if any, as the machine.
+    Each run without a readable result with a positive time_s is named on stderr; a row without any is listed in
+    "left_out" (name, why), which predict() counts as a run left out."""
     path = os.path.join(directory, "bench.json")
     bench = outputs.load_json("bench.json", path)
     rows = bench.get("rows") if isinstance(bench, dict) else None
@@ -158,27 +170,33 @@ def bench_manifest(directory):
                                              for r in rows) \
             or not isinstance(bench.get("n"), int) or not isinstance(bench.get("reps"), int):
         raise UsageError("bench.json %s: not bench_gpu.py's --json (n, reps and rows of algo, precision, args)" % path)
-    runs = []
+    runs, left = [], []
     for i, row in enumerate(bench["rows"]):
         prec = row["precision"]
         # Rows are numbered per precision in the order given (bench_gpu.py), so count this row's index in its precision.
         index = sum(1 for r in bench["rows"][:i] if r["precision"] == prec)
+        label = "%s_%s_row%d" % (row["algo"], prec, index)
         found = []
         for r in range(bench["reps"]):
             name = os.path.join("bench", "row%d_%s_tessera_r%d.json" % (index, prec, r))
+            path = os.path.join(directory, name)
             try:
-                with open(os.path.join(directory, name)) as f:
-                    found.append((json.load(f)["time_s"], name))
-            except (OSError, ValueError, KeyError):
-                continue  # a run that failed left no result
+                t = real_time(outputs.load_json("result", path))
+                if t is None:
+                    raise UsageError("result %s: no positive time_s" % path)
+                found.append((t, name))
+            except UsageError as e:  # a run that failed left no result, or a broken one
+                print("gpu_predict.py: %s: %s" % (label, "result %s: missing (the run failed?)" % path
+                                                 if not os.path.exists(path) else e), file=sys.stderr)
         if not found:
+            left.append((label, "no result of its %d run(s) in %s" % (bench["reps"], os.path.join(directory, "bench"))))
             continue
         found.sort()  # the median run; of an even number, the faster of the middle two
-        runs.append({"name": "%s_%s_row%d" % (row["algo"], prec, index), "file": found[(len(found) - 1) // 2][1],
+        runs.append({"name": label, "file": found[(len(found) - 1) // 2][1],
                      "args": ["--algo", row["algo"], "--n", str(bench["n"]), "--precision", prec, *row["args"]]})
     machine = "node.json" if os.path.isfile(os.path.join(directory, "node.json")) else None
     return {"machine_file": machine, "note": "from bench.json: each row's median run", "runs": runs,
-            "threads": bench.get("threads")}
+            "threads": bench.get("threads"), "left_out": left}
 
 
 def gpu_model(machine, path):
@@ -262,8 +280,12 @@ def inputs(args):
     runs_json = os.path.join(args.dir, "runs.json")
     if os.path.isfile(runs_json):
         manifest = check_manifest(runs_json, outputs.load_json("runs.json", runs_json))
+        read = [runs_json]
     elif os.path.isfile(os.path.join(args.dir, "bench.json")):
         manifest = bench_manifest(args.dir)
+        bench = os.path.join(args.dir, "bench")
+        read = [os.path.join(args.dir, "bench.json")] + ([os.path.join(bench, f) for f in os.listdir(bench)]
+                                                         if os.path.isdir(bench) else [])
     else:
         raise UsageError("%s has neither runs.json nor bench.json" % args.dir)
     if not args.machine and not manifest.get("machine_file"):
@@ -272,12 +294,28 @@ def inputs(args):
     if args.threads is None:
         args.threads = manifest.get("threads") or 13
     machine_path = args.machine or os.path.join(args.dir, manifest["machine_file"])
+    if args.json:  # the output must not be one of the files this reads (the manifest, the calibration, the runs)
+        read += [machine_path] + [os.path.join(args.dir, r[k]) for r in manifest["runs"] for k in ("file", "trace")
+                                  if k in r]
+        why = outputs.output_problem(args.json, read)
+        if why:
+            raise UsageError("--json %s: %s" % (args.json, why))
     machine = outputs.load_json("--machine" if args.machine else "machine file", machine_path)
     return manifest, machine_path, gpu_model(machine, machine_path), gpu_first_call_precisions(machine)
 
 
 def left_out(name, why):
     print("gpu_predict.py: %s: %s; left out" % (name, why), file=sys.stderr)
+
+
+def bytes_in(result, what):
+    """GB copied in over a result's GPUs, or UsageError naming `what` when gpu_stats is not a list of GPUs with a
+    numeric bytes_in."""
+    stats = result.get("gpu_stats", [])
+    if not isinstance(stats, list) or not all(isinstance(g, dict) and isinstance(g.get("bytes_in"), (int, float))
+                                              and not isinstance(g.get("bytes_in"), bool) for g in stats):
+        raise UsageError("%s: gpu_stats %s is not a list of GPUs with bytes_in" % (what, json.dumps(stats)[:60]))
+    return sum(g["bytes_in"] for g in stats) / 1e9
 
 
 def predict(args, manifest, machine_path, model, modeled, tmp):
@@ -289,11 +327,16 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
           "| predicted GB in |")
     print("|---|---|---|---|---:|---:|---:|---:|---:|")
     failed = 0
+    for name, why in manifest.get("left_out", []):
+        left_out(name, why)
+        failed += 1
     for run in manifest["runs"]:
+        result_path = os.path.join(args.dir, run["file"])
         try:
-            real = outputs.load_json("result", os.path.join(args.dir, run["file"]))
-            if not isinstance(real, dict) or not isinstance(real.get("time_s"), (int, float)) or real["time_s"] <= 0:
-                raise UsageError("result %s: no positive time_s" % os.path.join(args.dir, run["file"]))
+            real = outputs.load_json("result", result_path)
+            if real_time(real) is None:
+                raise UsageError("result %s: no positive time_s" % result_path)
+            real_in = bytes_in(real, "result %s" % result_path)
         except UsageError as e:
             left_out(run["name"], e)
             failed += 1
@@ -301,9 +344,10 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
         sim_args = simulated_args(run["args"])
         # The GPU's memory as the real run had it: a CUDA GPU keeps library memory per compute stream
         # (--gpu-streams), which the machine file's one-stream capacity does not know.
-        capacities = [g["capacity_bytes"] for g in real.get("gpu_stats", []) if "capacity_bytes" in g]
+        capacities = [g["capacity_bytes"] for g in real.get("gpu_stats", []) if isinstance(g.get("capacity_bytes"), (int, float)) and not isinstance(g.get("capacity_bytes"), bool)
+                      and g["capacity_bytes"] > 0]
         if capacities and not any(a.split("=", 1)[0] == "--gpu-memory" for a in sim_args):
-            sim_args += ["--gpu-memory", str(min(capacities))]
+            sim_args += ["--gpu-memory", str(int(min(capacities)))]
         cold = first_calls(real, sim_args, modeled)
         if cold == "paid":
             sim_args += ["--gpu-warmup", "off"]
@@ -316,11 +360,16 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
             cmd = [args.binary, "run", *sim_args, "--backend", "sim", "--machine", machine_path, "--gpus", "1",
                    "--threads", str(args.threads), *([] if explicit else ["--eviction", policy]), "--json", tmp]
             pred = run_json(f"{run['name']} ({policy})", cmd, tmp, args.timeout)
-            if pred is None:
+            try:
+                if pred is None:
+                    raise UsageError("the simulation gave no result (above)")
+                if real_time(pred) is None:
+                    raise UsageError("the simulation's result has no positive time_s")
+                pred_in = bytes_in(pred, "the simulation's result")
+            except UsageError as e:
+                left_out("%s (%s)" % (run["name"], policy), e)
                 failed += 1
                 continue
-            real_in = sum(g["bytes_in"] for g in real.get("gpu_stats", [])) / 1e9
-            pred_in = sum(g["bytes_in"] for g in pred.get("gpu_stats", [])) / 1e9
             is_real_policy = policy == "lru" if eviction and not explicit else True
             err = (pred["time_s"] - real["time_s"]) / real["time_s"] if is_real_policy else None
             print(f"| {run['name']} | `{' '.join(sim_args)}` | {policy}{'' if is_real_policy else ' (not run)'} | "
@@ -342,28 +391,37 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
         path = os.path.join(args.dir, run["trace"])
         try:
             rows = trace_by_kernel(path, model)
-        except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as e:
+        except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             left_out(run["name"], "trace %s: %s" % (path, "missing %s" % e if isinstance(e, KeyError) else e))
             failed += 1
             continue
-        total = [0.0, 0.0, 0.0, 0.0]  # real, model, first, the rest's model
+        total = [0.0, 0.0, 0.0, 0.0]  # real, model, first, the rest's model: over the shapes the model has
+        unmodeled = []
         for key, (n, real_s, model_s, span_s, first_s, firsts) in sorted(rows.items()):
             k, p, m, nn, kk = key
             span = "-" if span_s != span_s else "%.4f" % span_s  # NaN: the trace has no spans
-            rest_model = model_s * (n - firsts) / n
+            modeled = model_s == model_s  # NaN: a shape the calibration did not measure
+            rest_model = model_s * (n - firsts) / n if modeled else None
             rest = "%.2f" % ((real_s - first_s) / rest_model) if rest_model else "-"
-            print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {first_s:.4f} | {model_s:.4f} | "
-                  f"{real_s / model_s if model_s else float('nan'):.2f} | {rest} | {span} |")
-            total[0] += real_s
-            total[1] += model_s
-            total[2] += first_s
-            total[3] += rest_model
+            print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {first_s:.4f} | "
+                  f"{'%.4f' % model_s if modeled else 'not modeled'} | "
+                  f"{'%.2f' % (real_s / model_s) if modeled and model_s else '-'} | {rest} | {span} |")
+            if modeled:
+                total[0] += real_s
+                total[1] += model_s
+                total[2] += first_s
+                total[3] += rest_model
+            else:
+                unmodeled.append(f"{k} {p} {m}x{nn}x{kk}")
             out["kernels"].setdefault(run["name"], []).append(
                 {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "tasks": n, "real_s": real_s,
-                 "first_s": first_s, "first_tasks": firsts, "model_s": model_s, "gpu_span_s": None if span_s != span_s else span_s})
+                 "first_s": first_s, "first_tasks": firsts, "model_s": model_s if modeled else None,
+                 "gpu_span_s": None if span_s != span_s else span_s})
         rest_all = "%.2f" % ((total[0] - total[2]) / total[3]) if total[3] else "-"
-        print(f"| {run['name']} | all | | | | {total[0]:.4f} | {total[2]:.4f} | {total[1]:.4f} | "
-              f"{total[0] / total[1] if total[1] else float('nan'):.2f} | {rest_all} | |")
+        print(f"| {run['name']} | all{' modeled' if unmodeled else ''} | | | | {total[0]:.4f} | {total[2]:.4f} | "
+              f"{total[1]:.4f} | {'%.2f' % (total[0] / total[1]) if total[1] else '-'} | {rest_all} | |")
+        if unmodeled:
+            print(f"| {run['name']} | not in the GPU model, left out of 'all': {', '.join(unmodeled)} | | | | | | | | | |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
@@ -371,4 +429,4 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

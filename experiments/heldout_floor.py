@@ -58,7 +58,7 @@ def load_sweep(path):
     rows = doc.get("rows") if isinstance(doc, dict) else None
     if not isinstance(rows, list):
         raise UsageError("sweep %s: no \"rows\" list (not a --json FILE of validate_prediction)" % path)
-    out = {}
+    out, failed = {}, 0
     for i, r in enumerate(rows):
         def bad(why):
             raise UsageError("sweep %s: rows[%d] %s: %s" % (path, i, why, json.dumps(r)[:120]))
@@ -74,6 +74,7 @@ def load_sweep(path):
         elif isinstance(runs, list) and runs and all(_number(x) for x in runs):
             best = min(runs)  # a row whose simulation failed keeps its real runs
         elif r.get("status", "ok") != "ok":
+            failed += 1
             continue  # its real runs failed
         else:
             bad("has no real_min_s")
@@ -89,6 +90,8 @@ def load_sweep(path):
         if key in out:
             bad("repeats the configuration of an earlier row")
         out[key] = {"best": best, "model_error_pct": model}
+    if not out and failed:  # not "share no row" with the other sweep: this one has nothing to share
+        raise UsageError("sweep %s: no row with real runs (%d row(s) failed)" % (path, failed))
     return out
 
 
@@ -163,4 +166,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

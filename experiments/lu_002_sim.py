@@ -35,7 +35,10 @@ peaks (8.4 GFlop/s per core, 504 the GPU): what 002 Fig. 6 plots.
 
 A results folder that is missing, unreadable or lacks a run the tables need
 (an interrupted sweep) stops the script with one line naming it and exit
-status 2.
+status 2; so does a failed run that a table's best d, or a value it prints,
+would need (naming the point and how it failed: a best d over the points
+that happened to run is not the sweep's). A variant of the Fig. 10 table
+whose run failed shows "failed (exit N)" in its cell.
 """
 import argparse
 import json
@@ -129,10 +132,40 @@ def load(results_dir, name):
     return res
 
 
+class PointFailed(LookupError):
+    """A point the tables need whose runs all failed: (its parameters, how its first run ended)."""
+
+
+def failure(res, **where):
+    """How the point matching `where` failed ('exit 4: ...', 'timeout: ...') when none of its runs succeeded, else None."""
+    return next((p.failure() for p in res.points(where) if p.failure()), None)
+
+
+def refuse_failed(res, **where):
+    """PointFailed for the first point matching `where` whose runs all failed (a table's best over these points would be
+    the best of the survivors, not of the sweep)."""
+    for p in res.points(where):
+        if p.failure():
+            raise PointFailed(p.params, p.failure())
+
+
+def cell(res, **where):
+    """'failed (exit N)' / 'failed (timeout)' for a point whose runs failed, else '—' (not run)."""
+    why = failure(res, **where)
+    return "failed (%s)" % why.split(":")[0] if why else "—"
+
+
 def complete(res, table, *args):
     """table(res, *args), or ResultsError naming the results folder when it lacks a run or field the table needs."""
     try:
         return table(res, *args)
+    except BrokenPipeError:
+        raise  # the reader of stdout has gone (| head): not a fault of the results
+    except PointFailed as e:
+        params, why = e.args
+        shown = " ".join("%s=%s" % kv for kv in sorted(params.items()) if kv[0] not in ("backend",))
+        raise ResultsError("%s: the run of %s failed (%s); the tables need it: rerun it with build/tessera experiment "
+                           "run %s --retry-failed --jobs 1" % (res.dir, shown, why, os.path.basename(res.dir)))
     except (LookupError, TypeError, ValueError, ZeroDivisionError, OSError) as e:
         what = "no %s" % e if isinstance(e, KeyError) else str(e)
         raise ResultsError("%s: incomplete results (%s); finish the sweep: build/tessera experiment run %s --jobs 1" % (
@@ -150,6 +183,8 @@ def rows(res, **where):
 
 def one(res, **where):
     got = rows(res, **where)
+    if not got:
+        refuse_failed(res, **where)
     if len(got) != 1:
         raise LookupError("%d runs for %s" % (len(got), where))
     return got[0]
@@ -189,7 +224,8 @@ def table_fig5(res):
                     runs[d] = got[0][1]
                     cells.append("%.1f" % got[0][1]["gflops"])
                 else:
-                    cells.append("—")
+                    cells.append(cell(res, B=B, pivot=pivot, d=d))
+            refuse_failed(res, B=B, pivot=pivot)  # the best d over the swept d: every d must have run
             auto = one(res, B=B, pivot=pivot, d="auto")[1]
             eq1 = one(res, B=B, pivot=pivot, d="eq1")[1]
             bd = min(runs, key=lambda d: runs[d]["time_s"])
@@ -218,6 +254,7 @@ def table_fig67(res):
     g1, g2 = gemm_speeds(machine, B)
     mismatches = []
     for P in Ps:
+        refuse_failed(res, threads=P)  # the best d over the swept d: every d must have run
         runs = {pr["d"]: rj for pr, rj, _ in rows(res, threads=P)}
         auto = runs.pop("auto")
         eq1 = runs.pop("eq1")
@@ -257,7 +294,7 @@ def table_fig10(res, fig67=None):
         for v in variants:
             got = rows(res, threads=P, variant=v)
             if not got:
-                cells.append("—")
+                cells.append(cell(res, threads=P, variant=v))
                 continue
             rj = got[0][1]
             vals[v] = rj
@@ -265,9 +302,12 @@ def table_fig10(res, fig67=None):
             cells.append("%.1f" % rj["gflops"] + (" (%d)" % rj["d"] if chosen else ""))
         b = best.get(P)
         bcell = "%.1f (d = %d)" % (b["best"]["gflops"], b["best_d"]) if b else "—"
-        print("| %d | %s | %s | %.2fx | %.2fx |" % (P, " | ".join(cells), bcell,
-                                                    vals["calu_async"]["gflops"] / vals["calu cores"]["gflops"],
-                                                    vals["calu_async"]["gflops"] / vals["gepp d=1"]["gflops"]))
+        def ratio(a, b):  # "—" beside a failed run's cell; a run not in the results stops the script
+            if any(v not in vals and failure(res, threads=P, variant=v) for v in (a, b)):
+                return "—"
+            return "%.2fx" % (vals[a]["gflops"] / vals[b]["gflops"])
+        print("| %d | %s | %s | %s | %s |" % (P, " | ".join(cells), bcell, ratio("calu_async", "calu cores"),
+                                              ratio("calu_async", "gepp d=1")))
     print("\ncalu_async, gepp_async: --d auto (whole-run balance); '... eq1': --d eq1 (002 eq. (1)).\n")
 
 
@@ -398,4 +438,5 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from runner.outputs import run_main
+    run_main(main)

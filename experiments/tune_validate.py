@@ -63,7 +63,7 @@ def run_once(binary, algo, prec, n, threads, extra, json_path):
         with open(json_path) as f:
             r = json.load(f)
         return float(r["time_s"]), r.get("blas_core", "?")
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         return None, f"exit 0 but no usable JSON: {e}"
 
 
@@ -81,7 +81,7 @@ def load_rows(path):
                     if not isinstance(r, dict) or not isinstance(r.get("key"), str):
                         raise ValueError("no key")
                     rows[r["key"]] = r
-                except ValueError:
+                except (ValueError, RecursionError):
                     print(f"tune_validate: {path}:{n}: not a row of the sweep, line ignored", file=sys.stderr)
     return rows
 
@@ -120,7 +120,7 @@ def tune(args, cell):
         if not all(k in tuned["choice"] for k in ("B", "s")):
             raise KeyError("choice.B and choice.s")
         return tuned, out
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         return None, f"exit 0 but no usable tuned file {out}: {e}"
 
 
@@ -166,8 +166,12 @@ def read_summary(path):
         raise UsageError(f"--markdown {path}: cannot read it ({e.strerror or e})")
     except ValueError as e:
         raise UsageError(f"--markdown {path}: not JSON ({e})")
+    except RecursionError:
+        raise UsageError(f"--markdown {path}: JSON nested too deeply, not a summary.json")
     if not isinstance(rows, list):
         raise UsageError(f"--markdown {path}: not a summary.json of tune_validate (a list of cells)")
+    if not rows:
+        raise UsageError(f"--markdown {path}: holds no cell (an empty list): no table to print")
     for i, r in enumerate(rows):
         try:
             missing = [k for k in SUMMARY_KEYS if k not in r]
@@ -289,4 +293,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    outputs.run_main(main)

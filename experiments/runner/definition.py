@@ -147,6 +147,11 @@ class Definition:
         """A DefinitionError naming this file and `key`."""
         return DefinitionError("%s: %s: %s" % (display_path(self.path), key, message))
 
+    def record_problem(self, record):
+        """Why a recorded ok run cannot be kept on a resumed sweep (it then runs again), or None; every record can be
+        here (`tessera explore` asks for a predicted time)."""
+        return None
+
     def repeats_for(self, backend):
         """Runs per point: simulations are deterministic and run once; real runs `repeats` times."""
         return 1 if backend == "sim" else self.doc.get("repeats", 1)
@@ -247,6 +252,8 @@ def load(name_or_path):
             doc = json.load(f)
     except ValueError as e:
         raise DefinitionError("%s: not valid JSON: %s" % (shown, e))
+    except RecursionError:
+        raise DefinitionError("%s: not valid JSON: nested too deeply" % shown)
     if not isinstance(doc, dict):
         raise DefinitionError("%s: the top level must be an object" % shown)
     _validate(path, doc)
@@ -333,6 +340,8 @@ def _check_params(path, section, prefix, known):
         for i, factor in enumerate(sweep):
             where = "%ssweep[%d]" % (prefix, i)
             _keys(path, where, factor, known)
+            if not factor:
+                _fail(path, where, "value {} must name at least one parameter (an empty factor makes no run)")
             lengths = set()
             for k, values in factor.items():
                 if not isinstance(values, list) or not values:
@@ -417,6 +426,11 @@ def _check_plots(path, doc, params, metrics):
         for k in ("x", "y"):
             if k in p and (not isinstance(p[k], str) or p[k] not in known and not _result_field(p[k])):
                 _fail(path, "%s.%s" % (where, k), "value %s is neither a parameter, a metric nor a result field" % json.dumps(p[k]))
+        named = [("%s.categories[%d].metric" % (where, j), c["metric"]) for j, c in enumerate(p.get("categories", []))]
+        named += [(where + ".pair.value", p["pair"]["value"])] if "pair" in p else []
+        for key, name in named:
+            if name not in known and not _result_field(name):
+                _fail(path, key, "value %s is neither a metric, a parameter nor a result field" % json.dumps(name))
         if "where" in p:
             _check_where(path, where + ".where", p["where"], params)
         series = p.get("series", [])
@@ -425,6 +439,21 @@ def _check_plots(path, doc, params, metrics):
         for n in series:
             if n not in params:
                 _fail(path, where + ".series", "value %s: %s is not a parameter" % (json.dumps(series), json.dumps(n)))
+
+
+def check_figures(path, doc):
+    """The plots and reported entries of a definition kept elsewhere (the copy in a results folder's meta.json,
+    which figures and reports are drawn from): DefinitionError naming `path`, the key and the value."""
+    _keys(path, "definition", doc)
+    variables, metrics = doc.get("variables", {}), doc.get("metrics", {})
+    _keys(path, "definition.variables", variables)
+    _keys(path, "definition.metrics", metrics)
+    known = set(RUN_OPTIONS) | set(RUNNER_PARAMS) | set(variables)
+    for key in ("derived", "quick"):
+        _keys(path, "definition." + key, doc.get(key, {}))
+    _keys(path, "definition.quick.derived", doc.get("quick", {}).get("derived", {}))
+    _check_plots(path, doc, known, set(metrics))
+    _check_reported(path, doc, known, set(metrics))
 
 
 def _result_field(name):
@@ -439,6 +468,13 @@ def _check_reported(path, doc, params, metrics):
     for i, r in enumerate(_list(path, "reported", doc.get("reported", []))):
         where = "reported[%d]" % i
         _keys(path, where, r, REPORTED_KEYS, ("id", "source"))
+        for key in ("id", "source", "text", "derived_from"):
+            if key in r and not _text(r[key]):
+                _fail(path, "%s.%s" % (where, key), "value %s must be a non-empty string" % json.dumps(r[key]))
+        if "headline" in r and not _flag(r["headline"]):
+            _fail(path, where + ".headline", "value %s must be true or false" % json.dumps(r["headline"]))
+        if "plot" in r and not _text(r["plot"]):
+            _fail(path, where + ".plot", "value %s must be a plot's file name" % json.dumps(r["plot"]))
         if r["id"] in ids:
             _fail(path, where + ".id", "value %s is used twice" % json.dumps(r["id"]))
         ids.add(r["id"])

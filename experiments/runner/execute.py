@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ import time
 
 from . import expr
 from .definition import ROOT, display_path
-from .outputs import append_line
+from .outputs import append_line, loads
 from .progress import Progress
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
@@ -36,6 +37,8 @@ import trace_devices  # noqa: E402
 CSV_PARAMS_FIRST = ("algo", "precision", "backend", "n", "grid", "nodes", "threads", "gpus", "B", "s", "b")
 CSV_RESULT_FIELDS = ("time_s", "gflops", "imbalance_ratio", "tasks", "wall_s", "B", "b")
 STDERR_KEEP = 2000
+KILL_GRACE_S = 5.0  # after a timeout's SIGTERM to a run's process group, seconds before SIGKILL
+COMM_MODEL_TIMEOUT_S = 300  # `tessera model comm` of one run (a formula: seconds at most)
 
 
 def default_out(name, quick):
@@ -152,35 +155,48 @@ class Runner:
         for c in configs:
             for rep in range(c.repeats):
                 r = done.get((c.id, rep))
-                if r is None or (self.retry_failed and r["status"] != "ok"):
+                why = r is not None and r["status"] == "ok" and self.defn.record_problem(r)
+                if why:
+                    print("%s: %s: the record of %s %s; it runs again" % (self.defn.name, display_path(
+                        os.path.join(self.out, "runs.jsonl")), c.label(), why), file=sys.stderr)
+                if r is None or why or (self.retry_failed and r["status"] != "ok"):
                     pending.append((c, rep))
                 else:
                     kept += 1
         return pending, kept, skipped, configs
 
     def run(self):
-        """Runs every pending run; returns (ok, failed, kept) counts."""
+        """Runs every pending run; returns (ok, failed, kept, skipped points) counts; self.metric_failures: how many
+        of the ok runs have a metric that could not be evaluated (each named on stderr)."""
         os.makedirs(self.out, exist_ok=True)
         pending, kept, skipped, configs = self.plan()
         self.config_ids = [c.id for c in configs]
         self.write_meta(skipped, configs)
         progress = Progress(len(pending), title=self.defn.name)
         counts = {"ok": 0, "failed": 0}
+        self.metric_failures = 0
         parallel = [p for p in pending if p[0].backend == "sim"]
         serial = [p for p in pending if p[0].backend != "sim"]  # real runs: one at a time, alone
+        # Each run is a session of its own (run_in_group): a SIGTERM to the runner ends it as Ctrl-C does, killing
+        # the runs in progress, which the signal would not reach.
+        main = threading.current_thread() is threading.main_thread()
+        old_term = signal.signal(signal.SIGTERM, _terminated) if main else None
         try:
             with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
                 futures = [pool.submit(self.run_one, c, rep) for c, rep in parallel]
                 try:
                     for fut in concurrent.futures.as_completed(futures):
                         self.finished(fut.result(), progress, counts)
-                except CannotStart:
+                except (CannotStart, KeyboardInterrupt):
                     for f in futures:
                         f.cancel()
+                    kill_running()  # runs in sessions of their own: Ctrl-C on the terminal no longer reaches them
                     raise
             for c, rep in serial:
                 self.finished(self.run_one(c, rep), progress, counts)
         finally:
+            if main:
+                signal.signal(signal.SIGTERM, old_term)
             progress.finish()
             self.write_csv()
         return counts["ok"], counts["failed"], kept, len(skipped)
@@ -191,11 +207,20 @@ class Runner:
             append_line(os.path.join(self.out, "runs.jsonl"), json.dumps(record, sort_keys=True))
         ok = record["status"] == "ok"
         counts["ok" if ok else "failed"] += 1
-        tail = "ok" if ok else "%s (exit %s)" % (record["status"], record["exit_status"])
-        progress.update(ok, "%s: %s" % (record["label"], tail))
+        tail = "ok" if ok else "timeout" if record["status"] == "timeout" else "%s (exit %s)" % (
+            record["status"], record["exit_status"])
+        errors = record.get("metric_errors") or {}
+        if errors:
+            self.metric_failures += 1
+            tail = "ok, metric %s failed" % ", ".join(sorted(errors))
+        progress.update(ok and not errors, "%s: %s" % (record["label"], tail))
         if not ok and not progress.enabled:
             first = (record.get("stderr") or "").strip().splitlines()
             print("%s: %s %s: %s" % (self.defn.name, record["label"], tail, first[-1] if first else ""), file=sys.stderr)
+        for name, message in sorted(errors.items()):  # the run's result is kept; these metrics have no value
+            (progress.stream if progress.enabled else sys.stderr).write(
+                "%s%s: %s: metric %s failed: %s\n" % ("\r\033[K" if progress.enabled else "", self.defn.name,
+                                                      record["label"], name, message))
 
     def run_one(self, config, rep):
         """Runs one repeat of one configuration and returns its record."""
@@ -211,16 +236,12 @@ class Runner:
                       "tessera_commit": self.stamp["commit"], "tessera_dirty": self.stamp["dirty"],
                       "tessera_binary": self.binary, "machine": machine_of(self.defn, config), "host": self.stamp["host"]}
             t0 = time.monotonic()
-            timed_out = False
             try:
-                p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   timeout=self.timeout_s)
-                rc, out, err = p.returncode, p.stdout, p.stderr
-            except subprocess.TimeoutExpired as e:
-                timed_out = True
-                rc, out, err = None, _text(e.stdout), _text(e.stderr) + "\nkilled after the %d s timeout" % self.timeout_s
+                rc, out, err, timed_out = run_in_group(cmd, self.timeout_s)
             except OSError as e:
                 raise CannotStart("could not start %s: %s (nothing recorded for this run)" % (cmd[0], e))
+            if timed_out:
+                err += "\nkilled after the %d s timeout" % self.timeout_s
             record["run_wall_s"] = time.monotonic() - t0
             record["date"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
             record["exit_status"] = rc
@@ -230,8 +251,11 @@ class Runner:
             if rc == 0:
                 try:
                     with open(json_path) as f:
-                        result = json.load(f)
+                        result = loads(f.read())
+                    if not isinstance(result, dict):
+                        raise ValueError("a JSON %s, not a run's result object" % type(result).__name__)
                 except (OSError, ValueError) as e:
+                    result = None
                     record["stderr"] += "\nno readable --json output: %s" % e
             record["status"] = "ok" if result is not None else ("timeout" if timed_out else "failed")
             record["result"] = result
@@ -245,35 +269,44 @@ class Runner:
             return record
 
     def attachments(self, config, result, trace_path):
-        """The extra data a definition asks for: comm model, derived counts, trace breakdown."""
+        """The extra data a definition asks for: comm model, derived counts, trace breakdown. One that cannot be
+        computed for this run is {"error": why}: the metrics reading it fail (and say so), the sweep goes on."""
         out = {}
         opts = config.run_options()
         grid = opts.get("grid", "1x1")
         pr, pc = (int(x) for x in grid.split("x"))
-        v_run = result.get("v", 1) if result["algo"] == "qr" else None
+        v_run = result.get("v", 1) if result.get("algo") == "qr" else None
         if "comm_model" in self.defn.attach:
             # As experiments/validate_comm: A.2 at the run's virtual tile height, and QR
             # also at the paper's v = n/(B*Pr) (one virtual tile per node row).
-            out["comm_model"] = self.comm_model(result, grid, ["--v", str(v_run)] if v_run else [])
+            out["comm_model"] = _guarded(lambda: self.comm_model(result, grid, ["--v", str(v_run)] if v_run else []))
             if v_run:
-                v_paper = max(1.0, result["n"] / (result["B"] * pr))
-                out["comm_model_paper_v"] = self.comm_model(result, grid, ["--v", "%g" % v_paper])
-        if "comm_derived" in self.defn.attach and result["s"] == 1:
-            d = validate_comm().derived_counts(result["algo"], result["n"], result["B"], pr, pc, result.get("ib", 32),
-                                               v_run or 1, result["comm"].get("broadcast", "flat"))
-            if d:
-                per = result["comm"]["per_node"]
-                exact = all(per[x][k] == d[k][x] for x in range(len(per))
-                            for k in ("messages_sent", "words_sent", "messages_received", "words_received"))
-                out["comm_derived"] = {"max_messages_sent": max(d["messages_sent"]),
-                                       "max_words_sent": max(d["words_sent"]), "every_node_exact": exact}
+                out["comm_model_paper_v"] = _guarded(lambda: self.comm_model(
+                    result, grid, ["--v", "%g" % max(1.0, result["n"] / (result["B"] * pr))]))
+        if "comm_derived" in self.defn.attach and result.get("s") == 1:
+            derived = _guarded(lambda: self.comm_derived(result, pr, pc, v_run))
+            if derived is not None:
+                out["comm_derived"] = derived
         if "trace_breakdown" in self.defn.attach and trace_path:
             files = [trace_path] + _node_files(trace_path, result.get("nodes", 1))
-            try:
-                out["trace_breakdown"] = trace_devices.breakdown(files)
-            except trace_devices.TraceError as e:  # the run's metrics on it fail; the sweep goes on
-                out["trace_breakdown"] = {"error": str(e)}
+            out["trace_breakdown"] = _guarded(lambda: trace_devices.breakdown(files))
         return out
+
+    def comm_derived(self, result, pr, pc, v_run):
+        """The protocol's message and word counts per node (validate_comm's derived_counts) against the run's own:
+        None where there is no derivation for the algorithm; {"error"} for a run without a comm section (one node)."""
+        comm = result.get("comm")
+        if not isinstance(comm, dict) or not isinstance(comm.get("per_node"), list):
+            return {"error": "the run's result has no comm section (one node, or not a distributed run)"}
+        d = validate_comm().derived_counts(result["algo"], result["n"], result["B"], pr, pc, result.get("ib", 32),
+                                           v_run or 1, comm.get("broadcast", "flat"))
+        if not d:
+            return None
+        per = comm["per_node"]
+        exact = all(per[x][k] == d[k][x] for x in range(len(per))
+                    for k in ("messages_sent", "words_sent", "messages_received", "words_received"))
+        return {"max_messages_sent": max(d["messages_sent"]), "max_words_sent": max(d["words_sent"]),
+                "every_node_exact": exact}
 
     def comm_model(self, result, grid, extra=()):
         """`tessera model comm` for the run's n, B, s and grid."""
@@ -281,11 +314,13 @@ class Runner:
             path = os.path.join(tmp, "model.json")
             cmd = [self.tessera, "model", "comm", "--algo", result["algo"], "--n", str(result["n"]), "--B",
                    str(result["B"]), "--s", str(result["s"]), "--grid", grid, "--json", path] + list(extra)
-            p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if p.returncode != 0:
-                return {"error": "exit %d: %s" % (p.returncode, p.stderr.strip())}
+            rc, _, err, timed_out = run_in_group(cmd, COMM_MODEL_TIMEOUT_S)
+            if timed_out:
+                return {"error": "tessera model comm: killed after the %d s timeout" % COMM_MODEL_TIMEOUT_S}
+            if rc != 0:
+                return {"error": "exit %d: %s" % (rc, err.strip())}
             with open(path) as f:
-                return json.load(f)
+                return loads(f.read())
 
     def write_meta(self, skipped, configs):
         """DIR/meta.json: what was asked for, by whom, when; the left-out points and why."""
@@ -306,23 +341,34 @@ class Runner:
 
 def write_csv(out_dir, defn, configs=None):
     """Flat table of every run: parameters, status, main result fields, metrics, provenance; in the sweep's order
-    (`configs`, the configuration ids in order), whatever order parallel runs finished in."""
+    (`configs`, the configuration ids in order), whatever order parallel runs finished in. `error` holds a failed
+    run's last stderr line, or an ok run's metrics that failed. Written beside and renamed into place: the last
+    runs.csv stays whole until the new one is."""
     records = experiment_results.in_sweep_order(list(load_records(out_dir).values()), configs)
     params = sorted({k for r in records for k in r["params"]}, key=lambda k: (k not in CSV_PARAMS_FIRST,
                                                                                CSV_PARAMS_FIRST.index(k) if k in CSV_PARAMS_FIRST else 0, k))
     mnames = list(defn.metrics)
     head = (["experiment", "config_id", "repeat", "status", "exit_status"] + params +
             ["result_" + k for k in CSV_RESULT_FIELDS] + mnames + ["run_wall_s", "tessera_commit", "machine", "date", "error"])
-    with open(os.path.join(out_dir, "runs.csv"), "w", newline="") as f:
+    rows = []
+    for r in records:
+        res, met = r.get("result") or {}, r.get("metrics") or {}
+        if r["status"] == "ok":
+            err = "; ".join("metric %s failed: %s" % kv for kv in sorted((r.get("metric_errors") or {}).items()))
+        else:
+            err = ((r.get("stderr") or "").strip().splitlines() or [""])[-1]
+        wall = r.get("run_wall_s")
+        rows.append([r.get("experiment"), r["config_id"], r["repeat"], r["status"], r.get("exit_status")] +
+                    [r["params"].get(k, "") for k in params] + [res.get(k, "") for k in CSV_RESULT_FIELDS] +
+                    [met.get(k, "") for k in mnames] +
+                    ["%.3f" % wall if isinstance(wall, (int, float)) else "", r.get("tessera_commit"), r.get("machine"),
+                     r.get("date"), err])
+    path = os.path.join(out_dir, "runs.csv")
+    with open(path + ".tmp", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head)
-        for r in records:
-            res, met = r.get("result") or {}, r.get("metrics") or {}
-            err = "" if r["status"] == "ok" else ((r.get("stderr") or "").strip().splitlines() or [""])[-1]
-            w.writerow([r.get("experiment"), r["config_id"], r["repeat"], r["status"], r.get("exit_status")] +
-                       [r["params"].get(k, "") for k in params] + [res.get(k, "") for k in CSV_RESULT_FIELDS] +
-                       [met.get(k, "") for k in mnames] +
-                       ["%.3f" % r.get("run_wall_s", 0), r.get("tessera_commit"), r.get("machine"), r.get("date"), err])
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
 
 
 def metrics(defn, params, result, attached):
@@ -366,7 +412,63 @@ def _shown(cmd, json_path):
     return " ".join("run.json" if a == json_path else a for a in cmd)
 
 
-def _text(data):
-    if data is None:
-        return ""
-    return data.decode(errors="replace") if isinstance(data, bytes) else data
+def _guarded(compute):
+    """compute(), or {"error": why} when it raises: an attachment that cannot be had for one run is recorded with the
+    run, whose metrics that read it then fail by name, and the sweep goes on."""
+    try:
+        return compute()
+    except Exception as e:  # noqa: BLE001  (whatever it was, the run's own result is kept)
+        return {"error": "%s: %s" % (type(e).__name__, e)}
+
+
+_RUNNING = set()  # process groups of the runs in progress (each run's own session)
+_RUNNING_LOCK = threading.Lock()
+
+
+def _signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # the whole group has gone already
+
+
+def run_in_group(cmd, timeout_s):
+    """Runs cmd in a session (process group) of its own: (exit status or None, stdout, stderr, timed out). On a
+    timeout the whole group gets SIGTERM, then SIGKILL after KILL_GRACE_S: mpirun's ranks and whatever else the run
+    started go with it, not only the process started here. OSError when cmd cannot be started."""
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace", start_new_session=True)
+    with _RUNNING_LOCK:
+        _RUNNING.add(p.pid)
+    try:
+        try:
+            out, err = p.communicate(timeout=timeout_s)
+            return p.returncode, out, err, False
+        except subprocess.TimeoutExpired:
+            _signal_group(p.pid, signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                _signal_group(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
+            _signal_group(p.pid, signal.SIGKILL)  # a rank that outlived its mpirun
+            return None, out or "", err or "", True
+        except BaseException:  # KeyboardInterrupt while waiting: the run goes too
+            _signal_group(p.pid, signal.SIGKILL)
+            p.wait()
+            raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(p.pid)
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt("terminated (SIGTERM)")
+
+
+def kill_running():
+    """SIGKILL to every run in progress (its whole process group), e.g. on Ctrl-C."""
+    with _RUNNING_LOCK:
+        groups = list(_RUNNING)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)

@@ -8,6 +8,7 @@ is the one error of every script's bad options and input files.
 """
 import json
 import os
+import sys
 import tempfile
 
 
@@ -22,11 +23,33 @@ def load_json(option, path, what=None):
         raise UsageError("%s %s: is a directory, not %s" % (option, path, what or "a file"))
     try:
         with open(path) as f:
-            return json.load(f)
+            return loads(f.read())
     except OSError as e:
         raise UsageError("%s %s: cannot read it (%s)" % (option, path, e.strerror or e))
     except ValueError as e:
         raise UsageError("%s %s: not JSON (%s)%s" % (option, path, e, ", not " + what if what else ""))
+
+
+def loads(text):
+    """json.loads, where a document nested too deeply for Python's parser ([[[[... thousands deep) is a ValueError
+    like any other text that is no JSON this can read, not a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to read")
+
+
+def run_main(main, *args):
+    """sys.exit(main(*args)), quietly when the reader of stdout has gone (`script | head -1`): exit status 0 and
+    no BrokenPipeError traceback, as a Unix filter ends."""
+    try:
+        status = main(*args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nothing more can be written: point stdout at /dev/null so the interpreter's last flush is quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 0
+    sys.exit(status)
 
 
 def folder_problem(path, create=True):

@@ -4,8 +4,10 @@ For every `reported` entry of every definition: the paper's value and source,
 ours (from the results folder, aggregated as the entry says), the ratio, the
 figure, and for a difference above 15% the cause recorded in the
 definition's `notes` under the entry's id. Points of the full sweep that were
-not run, and runs that failed, are listed with their reason or error: nothing
-is left out silently. The numbers come from the results only.
+not run, runs that failed and metrics that could not be evaluated are listed
+with their reason or error, and a value aggregated over points some of which
+failed says how many and why in its cell: nothing is left out silently. The
+numbers come from the results only.
 """
 import collections
 import datetime
@@ -44,7 +46,7 @@ def ours(results, entry):
     if "best_of" in entry:
         return best_of(results, entry, pts)
     if "relative_to" in entry:
-        good, short, problem = ratios(results, entry, pts)
+        good, short, problem, failed = ratios(results, entry, pts)
         against = "against " + ", ".join(
             "the best of %d values of %s" % (len(v), k) if isinstance(v, list) else "%s = %s" % (k, v)
             for k, v in sorted(entry["relative_to"].items())) + short
@@ -52,46 +54,59 @@ def ours(results, entry):
             return None, problem
     else:
         good = [v for v in (p.value(entry["metric"]) for p in pts) if v is not None]
+        failed = [p.why_missing(entry["metric"]) for p in pts
+                  if p.value(entry["metric"]) is None and p.why_missing(entry["metric"])]
         against = None
     if not good:
-        return None, missing(results, where, pts)
+        return None, missing(results, where, pts, entry.get("metric"))
     agg = entry.get("aggregate", "single")
     if agg == "single" and len(good) > 1:
         agg = "median"
     value = {"single": good[0], "median": statistics.median(good), "max": max(good), "min": min(good)}[agg]
     how = [against] if against else []
-    if agg != "single":
+    if failed:  # an aggregate over the survivors is not the sweep's: say so
+        how.append("%s of %d of %d points; %d failed: %s" % (agg, len(good), len(good) + len(failed), len(failed),
+                                                            failed[0]))
+    elif agg != "single":
         how.append("%s of %d points" % (agg, len(good)))
     return value, "; ".join(how) or None
 
 
 def ratios(results, entry, pts):
-    """(ratios, shortfall, problem): each point's metric over its reference's, the reference being the points
-    with the point's own swept and fixed parameters (derived ones follow them) and relative_to's values in
+    """(ratios, shortfall, problem, failed): each point's metric over its reference's, the reference being the
+    points with the point's own swept and fixed parameters (derived ones follow them) and relative_to's values in
     place, several of them: the largest. A point that is its own reference (it already has those values) is
     left out, not counted as 1. shortfall says when a list's references did not all give a value; problem why
-    no point had a reference."""
+    no point had a reference; failed, why each point that failed (or whose reference did) gave no ratio."""
     metric, ref = entry["metric"], entry["relative_to"]
     derived = definition.derived_names(results.definition)
     wanted = max((len(v) for v in ref.values() if isinstance(v, list)), default=1)
-    out, fewest, problem = [], None, None
+    out, fewest, problem, failed = [], None, None, []
     for p in pts:
         v = p.value(metric)
         if v is None:
+            if p.why_missing(metric):
+                failed.append(p.why_missing(metric))
             continue
         key = {k: x for k, x in p.params.items() if k not in derived}
         key.update(ref)
         matches = results.points(key)
         others = [q for q in matches if q.params != p.params]
-        refs = [r for r in (q.value(metric) for q in others) if r]
-        if refs:
+        refs = [r for r in (q.value(metric) for q in others) if r is not None]
+        if refs and max(refs) > 0:
             out.append(v / max(refs))
             fewest = len(refs) if fewest is None else min(fewest, len(refs))
-        elif problem is None and len(others) == len(matches):  # not merely its own reference
-            failed = [q.failure() for q in others if q.failure()]
-            problem = ("reference run failed: %s" % failed[0]) if failed else "no reference run for %s" % key
+        elif refs:
+            why = "reference value %s for %s: no ratio" % (fmt(max(refs)), key)
+            failed.append(why)
+            problem = problem or why
+        elif len(others) == len(matches):  # not merely its own reference
+            bad = [q.why_missing(metric) for q in others if q.why_missing(metric)]
+            if bad:
+                failed.append("reference %s" % bad[0])
+            problem = problem or (("reference run failed: %s" % bad[0]) if bad else "no reference run for %s" % key)
     short = " (%d of %d references ran)" % (fewest, wanted) if fewest is not None and fewest < wanted else ""
-    return out, short, problem
+    return out, short, problem, failed
 
 
 def best_of(results, entry, pts):
@@ -102,16 +117,24 @@ def best_of(results, entry, pts):
     if not cands:
         if any(p.value(metric) is not None for p in pts):
             return None, "no point matching %s has a numeric %s" % (entry.get("where", {}), name)
-        return None, missing(results, entry.get("where", {}), pts)
+        return None, missing(results, entry.get("where", {}), pts, metric)
     best = max(cands, key=lambda c: c[0])
+    failed = [p.why_missing(metric) for p in pts if p.value(metric) is None and p.why_missing(metric)]
+    if failed:  # the best of the points that ran, not of the sweep
+        return best[1], "%s of the largest %s among the %d of %d points that gave one (%s); %d failed: %s" % (
+            name, metric, len(cands), len(cands) + len(failed), fmt(best[0]), len(failed), failed[0])
     return best[1], "%s of the largest %s among %d points (%s)" % (name, metric, len(cands), fmt(best[0]))
 
 
-def missing(results, where, pts):
-    """Why the points matching `where` give no value: a failure, a skipped point, or none there."""
+def missing(results, where, pts, metric=None):
+    """Why the points matching `where` give no value of `metric`: a failure, a metric that failed, a skipped point,
+    or none there."""
     failures = [p.failure() for p in pts if p.failure()]
     if failures:
         return "run failed: %s" % failures[0]
+    errors = [p.metric_error(metric) for p in pts if metric and p.metric_error(metric)]
+    if errors:
+        return errors[0]
     skipped = [s for s in results.meta.get("skipped") or [] if matches(s["params"], where)]
     if skipped:
         return "not run: %s" % skipped[0].get("reason")
@@ -195,7 +218,7 @@ def section(name, defn, results, report_dir, headline):
         if os.path.isfile(png):
             lines.append("![%s](%s)" % (plot["title"], os.path.relpath(png, report_dir)))
     lines.append("")
-    lines += not_run(meta) + failed(runs)
+    lines += not_run(meta) + failed(runs) + metric_failed(runs)
     if "general" in defn.notes:
         lines += [defn.notes["general"], ""]
     return lines
@@ -224,6 +247,20 @@ def failed(runs):
     out = []
     for err, labels in by_error.items():
         out.append("Failed (%d run(s)): `%s`. Runs: %s." % (len(labels), err, "; ".join(labels)))
+        out.append("")
+    return out
+
+
+def metric_failed(runs):
+    """Runs that succeeded but whose metrics could not all be evaluated, grouped by metric and error."""
+    by_error = collections.OrderedDict()
+    for r in runs:
+        if r["status"] == "ok":
+            for name, why in sorted((r.get("metric_errors") or {}).items()):
+                by_error.setdefault("%s: %s" % (name, _generic(str(why))), []).append(r.get("label", r["config_id"]))
+    out = []
+    for err, labels in by_error.items():
+        out.append("Metric failed (%d run(s)): `%s`. Runs: %s." % (len(labels), err, "; ".join(labels)))
         out.append("")
     return out
 

@@ -270,6 +270,7 @@ class Traces(Case):
             "chrome": (write(os.path.join(d, "chrome.json"), trace_doc(format="chrome")), 'format "chrome"'),
             "bare chrome": (write(os.path.join(d, "bare.json"), {"traceEvents": []}), "without otherData"),
             "version 2": (write(os.path.join(d, "v2.json"), trace_doc(version=2)), "version 2"),
+            "deep": (write(os.path.join(d, "deep.json"), "[" * 100000), "JSON nested too deeply"),
         }
 
     def test_loader_names_file_and_fault(self):
@@ -284,7 +285,7 @@ class Traces(Case):
         png = os.path.join(WORK, "traces_out.png")
         scripts = [("trace_summary.py",), ("trace_devices.py",), ("trace_critical_path.py",),
                    ("trace_gantt.py", "--out", png), ("trace_compare.py", self.good)]
-        for name in ("missing", "chrome", "dur abc", "list"):
+        for name in ("missing", "chrome", "dur abc", "list", "deep"):
             path, needle = self.bad[name]
             for script in scripts:
                 with self.subTest(script=script[0], trace=name):
@@ -371,6 +372,7 @@ class Scripts(Case):
                  (folder("list", runs_json=[1]), [], "runs.json"),
                  (folder("nomachine", runs_json=runs), [], "node.json"),
                  (folder("nonode", runs_json=runs, node_json={}), [], "node.json"),
+                 (folder("deep", runs_json=runs, node_json="[" * 100000), [], "nested too deeply"),
                  (folder("bench", bench_json=b"garbage"), [], "bench.json"),
                  (folder("norows", bench_json={"n": 64}), [], "bench.json"),
                  (folder("machine", **good), ["--machine", "/nonexistent"], "--machine /nonexistent"),
@@ -391,6 +393,8 @@ class Scripts(Case):
                  (["--markdown", write(os.path.join(out, "e.json"), b"")], "not JSON"),
                  (["--markdown", write(os.path.join(out, "w.json"), [{"algo": "qr"}])], "cell 0"),
                  (["--markdown", write(os.path.join(out, "d.json"), {"a": 1})], "not a summary.json"),
+                 (["--markdown", write(os.path.join(out, "deep.json"), "[" * 100000)], "nested too deeply"),
+                 (["--markdown", write(os.path.join(out, "none.json"), [])], "holds no cell"),
                  (["--out", "/proc/xx"], "--out /proc/xx"), (["--cells", "svd:d:64"], "'svd:d:64'"),
                  (["--cells", "cholesky:d:0"], "'cholesky:d:0'"), (["--threads", "0"], "--threads 0"), ([], "--out")]
         for args, needle in cases:
@@ -468,6 +472,7 @@ class Scripts(Case):
                              (["--configs", "0:64"], "'0:64'"), (["--sched", ","], "--sched ','"),
                              (["--sched", "lws;rm"], "--sched 'lws;rm'"), (["--precision", "z"], "--precision 'z'"),
                              (["--reps", "0"], "--reps 0"), (["--timeout", "nan"], "--timeout nan"),
+                             (["--timeout", "inf"], "--timeout inf"),
                              (["--out", "/proc/xx"], "--out /proc/xx"), (["--build", WORK], "--build " + WORK)):
             with self.subTest(args=args):
                 self.refused(py(bench, "--build", build, *args, env={"FAKE_LOG": self.log}), needle)

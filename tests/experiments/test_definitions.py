@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Every experiment definition parses, and the figure definitions expand to the configurations they state."""
+"""Every experiment definition parses, and the figure definitions expand to the configurations they state; an
+empty sweep factor and a plot naming no metric are refused before any run."""
 import json
 import math
 import os
@@ -231,6 +232,22 @@ class ExpansionRules(unittest.TestCase):
         quick, skipped = self.expand(True)
         self.assertEqual(params(quick, "n", "B", "nodes", "grid", "threads", "s"), [(512, 64, 4, "2x2", 1, 2)])
         self.assertEqual(skipped, [])
+
+    def test_refused_before_any_run(self):
+        # An empty factor crossed the sweep into no run at all (exit 0, "0 run(s) ok"); a breakdown's category or a
+        # scatter pair naming no metric drew an empty figure.
+        bd = {"file": "b", "kind": "breakdown", "title": "b", "categories": [{"label": "k", "metric": "nosuch"}]}
+        sc = {"file": "s", "kind": "scatter", "title": "s", "pair": {"param": "nodes", "x": 1, "y": 4, "value": "x"}}
+        for over, needle in (({"sweep": [{"n": [1024]}, {}]}, "sweep[1]: value {} must name at least one parameter"),
+                             ({"plots": [bd]}, 'plots[0].categories[0].metric: value "nosuch"'),
+                             ({"plots": [sc]}, 'plots[0].pair.value: value "x"')):
+            with self.subTest(needle=needle), tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "rules.json")
+                with open(path, "w") as f:
+                    json.dump(dict(self.DOC, **over), f)
+                with self.assertRaises(definition.DefinitionError) as e:
+                    definition.load(path)
+                self.assertIn(needle, str(e.exception))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ dry_run: --dry-run lists every configuration (grids of a node count x tile sizes
 overrides, invalid distributions left out) and runs nothing. sweep: a 4-point sweep
 (N = 4608 on 2x2 simulated H100 nodes, B x GPU memory, one point out of GPU memory)
 writes ranked results.csv, a PNG and the recommendation line last; the failed point is
-recorded with exit 4 and the sweep goes on; a rerun does no new run. bad_set: a bad
+recorded with exit 4 and the sweep goes on; a rerun does no new run; a recorded ok run
+without a predicted time (written by hand, cut short) runs again on a rerun instead of
+ending the ranking in a traceback; a point past --timeout is killed (its whole process
+group) and shown as "x timeout" on the heatmap, not "x None". bad_set: a bad
 --set path, a non-numeric field, a bad value exit 2 naming them. machines: the shipped
 H100 machine files load and run. The dry run also sweeps QR's reduction trees (binary
 left out on one node row) and bad_set refuses a bad or misplaced --qr-tree. noise: --node-noise
@@ -155,6 +158,48 @@ def sweep(tessera, work):
     expect(rc == 0 and out2.startswith("explore: 0 run(s) ok, 0 failed, 4 already done"), "rerun resumes", out2 + err)
     expect(out2.strip().splitlines()[-1] == lines[-1], "same recommendation after resume", out2)
     all_failed(tessera, work)
+    resumed_without_time(tessera, work)
+    timed_out(tessera, work)
+
+
+def resumed_without_time(tessera, work):
+    """A recorded ok run whose result lacks time_s (or holds null) is run again on a rerun, with a warning naming it."""
+    for i, bad in enumerate(({}, {"time_s": None})):
+        out_dir = os.path.join(work, "no_time%d" % i)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        args = ["--machine", KEENELAND, "--algo", "cholesky", "--n", "2304", "--grids", "1x1", "--B", "576",
+                "--gpus", "1", "--threads", "2", "--out", out_dir]
+        rc, out, err = explore(tessera, *args)
+        expect(rc == 0, "the one-point sweep", out + err)
+        path = os.path.join(out_dir, "runs.jsonl")
+        with open(path) as f:
+            rec = json.loads(f.read())
+        rec["result"] = dict({k: v for k, v in rec["result"].items() if k != "time_s"}, **bad)
+        with open(path, "w") as f:
+            f.write(json.dumps(rec) + "\n")
+        rc, out, err = explore(tessera, *args)
+        expect(rc == 0 and "Traceback" not in err and out.startswith("explore: 1 run(s) ok, 0 failed, 0 already done")
+               and "has no positive time_s in its result" in err and "it runs again" in err,
+               "a record without time_s runs again", out + err)
+        with open(os.path.join(out_dir, "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        expect([r["status"] for r in rows] == ["ok"] and float(rows[0]["time_s"]) > 0, "ranked after the rerun", str(rows))
+
+
+def timed_out(tessera, work):
+    """A point past --timeout (a stand-in that sleeps) is recorded as timeout; its row and the heatmap say so."""
+    slow = os.path.join(work, "slow_tessera")
+    with open(slow, "w") as f:
+        f.write("#!/usr/bin/python3\nimport subprocess, time\nsubprocess.Popen(['sleep', '30'])\ntime.sleep(30)\n")
+    os.chmod(slow, 0o755)
+    out_dir = os.path.join(work, "timed_out")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    rc, out, err = explore(tessera, "--tessera", slow, "--machine", KEENELAND, "--algo", "cholesky", "--n", "2304",
+                           "--grids", "1x1", "--B", "576", "--gpus", "1", "--timeout", "1", "--out", out_dir)
+    expect(rc == 1 and "Traceback" not in err, "every point timed out: exit 1", out + err)
+    with open(os.path.join(out_dir, "results.csv")) as f:
+        rows = list(csv.DictReader(f))
+    expect([(r["status"], r["exit_status"]) for r in rows] == [("timeout", "timeout")], "the timeout recorded", str(rows))
 
 
 def all_failed(tessera, work):
@@ -252,6 +297,10 @@ def bad_set(tessera, work):
                  "gpus": 'field node.gpus.count = "three"', "node": 'field node = "x"'}[name]
         cases.append((["--machine", path], "--machine %s: %s" % (path, field)))
     cases.append((["--machine", work], "--machine %s: is a directory" % work))
+    deep = os.path.join(work, "bad-deep.json")
+    with open(deep, "w") as f:
+        f.write("[" * 100000)  # beyond Python's parser: a RecursionError, not a ValueError
+    cases.append((["--machine", deep], "--machine %s: JSON nested too deeply" % deep))
     for extra, needle in cases:
         rc, out, err = explore(tessera, *(base + extra))
         expect(rc == 2, "%s: exit 2, got %d" % (extra, rc), out + err)
@@ -312,13 +361,16 @@ def heatmap(work):
         return {"label": "B=%d" % B, "B": B, "status": status, "time_s": time_s, "exit_status": 0 if time_s else 4}
     figures = []
     with mock.patch.object(explore_plot.plt, "close", figures.append):  # keep the figure to read it back
-        explore_plot.draw([point(256, 2.0), point(128, 1.0), point(512, None, "failed")], [],
+        explore_plot.draw([point(256, 2.0), point(128, 1.0), point(512, None, "failed"),
+                           dict(point(1024, None, "timeout"), exit_status="")], [],
                           os.path.join(work, "heatmap.png"), "t")
     fig = [f for f in figures if isinstance(f, Figure)][0]  # pyplot closes "all" too as it sets up its backend
     ax = fig.axes[0]
     frames = [p.get_xy() for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()]
     stars = [tuple(line.get_xdata()) for line in ax.lines]
+    crosses = [t.get_text() for t in ax.texts if t.get_text().startswith("x ")]
     explore_plot.plt.close(fig)
+    expect(crosses == ["x 4", "x timeout"], "a failed point's exit status, a timed-out one's timeout", str(crosses))
     expect(ax.get_title() == "t\nbest: B=128, 1 s", "the title names the fastest point", ax.get_title())
     expect(frames == [(-0.5, -0.5)] and stars == [(0.38,)], "the fastest point's cell framed and starred",
            str((frames, stars)))

@@ -7,7 +7,10 @@ the wrong height would pass it. Here a results folder made by hand, so every
 number is known, is drawn by each kind and the artists are read back:
 grouped bars centred on their category with the paper's marker over its own
 series' bar, stacked shares that sum to the bar's top, lines sorted by x and
-broken at a failed run.
+broken at a failed run. A point whose runs failed or whose metric failed is
+shown as such by every kind: a red cross (lines, bars), an empty hatched bar
+(breakdown), a red note (scatter, which also counts the values <= 0 its log
+axes cannot show).
 """
 import json
 import math
@@ -23,8 +26,10 @@ import figure_kinds  # noqa: E402
 from experiment_results import Results  # noqa: E402
 
 
-def run(cid, params, result=None, status="ok"):
+def run(cid, params, result=None, status="ok", metric_errors=None):
     r = {"config_id": cid, "repeat": 0, "params": params, "status": status, "metrics": {}}
+    if metric_errors:
+        r["metric_errors"] = metric_errors
     if status == "ok":
         r["result"] = result
     else:
@@ -88,7 +93,44 @@ class Breakdown(unittest.TestCase):
         self.assertEqual([t.get_text() for t in fig.axes[0].get_xticklabels()], ["tessera", "paper (001 Fig. 10)"])
 
 
+    def test_failed_points_are_empty_hatched_bars(self):
+        # A failed run and a metric that failed each get a bar of their own saying why, not nothing.
+        cats = [{"label": "kernels", "metric": "k"}, {"label": "idle", "metric": "i"}]
+        res = results([run("a", {"gpus": 1}, {"k": 60.0, "i": 40.0}), run("b", {"gpus": 2}, status="failed"),
+                       run("c", {"gpus": 3}, {"i": 10.0}, metric_errors={"k": "no item with worker = 'gpu1'"})])
+        fig = figure_kinds.breakdown(res, {"title": "t", "file": "f", "categories": cats, "series": ["gpus"]}, [])
+        ax = fig.axes[0]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()],
+                         ["tessera gpus=1", "tessera gpus=2", "tessera gpus=3"])
+        self.assertEqual(rectangles(fig), [(0.0, 0.0, 60.0), (0.0, 60.0, 40.0), (1.0, 0.0, 100.0), (2.0, 0.0, 100.0)])
+        self.assertEqual([p.get_hatch() for p in ax.patches][2:], ["xx", "xx"])
+        self.assertEqual([t.get_text() for t in ax.texts if t.get_color() == "red"],
+                         ["run failed (exit 4)", "metric k failed"])
+        self.assertIn("kernels", [t.get_text() for t in ax.get_legend().get_texts()])
+
+
+class Scatter(unittest.TestCase):
+    def test_failed_and_nonpositive_points_are_named(self):
+        res = results([run("a", {"n": 1}, {"x": 1.0, "y": 1.1}), run("b", {"n": 2}, {"x": 0.0, "y": 2.0}),
+                       run("c", {"n": 3}, status="failed"),
+                       run("d", {"n": 4}, {"x": 2.0}, metric_errors={"y": "division by zero"})])
+        fig = figure_kinds.scatter(res, {"title": "t", "file": "f", "x": "x", "y": "y"}, [])
+        ax = fig.axes[0]
+        (note,) = [t.get_text() for t in ax.texts]
+        self.assertIn("not drawn, 2 point(s): n=3 (run failed (exit 4)); n=4 (metric y failed)", note)
+        self.assertIn("1 point(s) with a value <= 0", note)
+        ours = [ln for ln in ax.lines if ln.get_label() == "tessera"]
+        self.assertEqual(list(ours[0].get_xdata()), [1.0])
+
+
 class Lines(unittest.TestCase):
+    def test_a_failed_metric_is_a_red_cross(self):
+        res = results([run("a", {"nodes": 1}, {"gflops": 10.0}),
+                       run("b", {"nodes": 2}, {}, metric_errors={"gflops": "division by zero"})])
+        fig = figure_kinds.lines(res, {"title": "t", "file": "f", "x": "nodes", "y": "gflops"}, [])
+        (cross,) = [ln for ln in fig.axes[0].lines if ln.get_label() == "metric gflops failed"]
+        self.assertEqual(list(cross.get_xdata()), [2])
+
     def test_sorted_by_x_and_broken_at_a_failed_run(self):
         res = results([run("c", {"nodes": 16}, {"gflops": 90.0}), run("a", {"nodes": 1}, {"gflops": 10.0}),
                        run("b", {"nodes": 4}, status="failed"), run("d", {"nodes": 2}, {"gflops": 19.0})])

@@ -7,8 +7,10 @@ highest, and the reasons decoded from the bit mask (GpuIdle not among them,
 even on a busy sample); a step without busy samples gets a dash. Fields nvidia-smi could not read
 ("[N/A]") are missing values, not errors (no utilization: busy); lines that
 are no sample (an error message, a line cut short) are skipped and counted.
-A missing file, a file without a sample, or a step line that cannot be read
-exits 2 naming it.
+A missing file, a file without a sample, a step file without a step, or a
+step line that cannot be read (bytes that are no text too) exits 2 naming it;
+--json naming an input or a folder that does not exist exits 2 before the
+table, the input kept.
 
     test_gpu_clocks.py WORK_DIR
 """
@@ -96,6 +98,24 @@ def main():
     write(bad, ["2026/11/28 01:00:00.100, 1980, 2619, 310.5, 40, 100, 0x0"], ["bench 2026-11-28T01:00:01.000"])
     rc, out, err = run(bad)
     expect(rc == 2 and "step_times.txt line 1" in err, "a step line that cannot be read", err)
+    with open(os.path.join(bad, "step_times.txt"), "wb") as f:
+        f.write(b"\xff\xfe x\n")
+    rc, out, err = run(bad)
+    expect(rc == 2 and "step_times.txt line 1" in err and "Traceback" not in err, "a step line of bytes", err)
+    write(bad, ["2026/11/28 01:00:00.100, 1980, 2619, 310.5, 40, 100, 0x0"], [])
+    rc, out, err = run(bad)
+    expect(rc == 2 and "step_times.txt holds no step" in err, "no step at all: not a header alone", out + err)
+    # --json over an input, or into a folder that does not exist: refused before anything is read or printed.
+    csv_path = os.path.join(good, "gpu_clocks.csv")
+    with open(csv_path) as f:
+        before = f.read()
+    for target, needle in ((csv_path, "is an input"), (os.path.join(good, "step_times.txt"), "is an input"),
+                           (os.path.join(work, "nowhere", "c.json"), "its folder"), (work, "is a folder")):
+        rc, out, err = run(good, "--json", target)
+        expect(rc == 2 and out == "" and err.count("\n") == 1 and "--json %s: %s" % (target, needle) in err,
+               "--json %s refused first" % target, out + err)
+    with open(csv_path) as f:
+        expect(f.read() == before, "the CSV kept")
     print("gpu_clocks: ok")
 
 

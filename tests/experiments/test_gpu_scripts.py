@@ -6,8 +6,9 @@ checked for here is their handling of bad input and of failing runs.
 
 experiments/gpu_node.sh: no mode prints its usage and exits 2; an unknown step,
 a missing archive and a build folder without the programs exit 2 naming them,
-before anything is unpacked or run. experiments/bench_gpu.py: a bad --rows or
---precisions exits 2 naming it; with no GPU every run fails, each failure is
+before anything is unpacked or run. experiments/bench_gpu.py: a bad --rows,
+--precisions, --timeout, --out or --json exits 2 naming it before the first
+run; with no GPU every run fails, each failure is
 reported with its reason, the sweep goes on to the end, prints its four tables with
 every row, writes its JSON, and exits 1. experiments/gpu_predict.py on the
 committed H200 runs (results/gpu-node/2026-11-25-h200): every run gets its
@@ -22,7 +23,10 @@ LU with its panels on the GPU within 12%; and of 2026-11-27: every run's bytes,
 QR at the default ib and the N = 65,536 runs within 10%. The H200's cold runs
 with first calls from their double-precision traces (calibrate --from-traces)
 are predicted cold: Cholesky within 6%, held out too. A bench folder
-without a manifest (each row's median run) gives that day's rows and errors. gpu_node.sh: a STEP_FILTER that is no
+without a manifest (each row's median run) gives that day's rows and errors.
+gpu_predict.py refuses a --json that is one of its inputs, and names and
+leaves out a result whose gpu_stats it cannot read and a bench row without
+a result (exit 1). gpu_node.sh: a STEP_FILTER that is no
 regular expression, a STEP_TIMEOUT that is no number, a BENCH_TIMEOUT, an
 MPI_THREADS or an MPI_N that is no positive number exit 2 naming them.
 """
@@ -120,6 +124,19 @@ def main():
     expect(rc == 2 and "--rows: 'svd:--B 64'" in err, "a bad --rows", err)
     rc, out, err = run([sys.executable, BENCH, "--binary", tessera, "--precisions", "d,z"])
     expect(rc == 2 and "--precisions: 'z'" in err, "a bad --precisions", err)
+    # Refused before the first run (the sweep's --json was checked after it, minutes of a lease later; --out a
+    # file, a timeout that is no positive number and a --precisions naming none ended in a traceback or no rows).
+    a_file = os.path.join(work, "a_file")
+    open(a_file, "w").close()
+    for args, needle in ((["--json", os.path.join(work, "nowhere", "x.json")], "--json %s/nowhere/x.json" % work),
+                         (["--out", a_file], "--out %s: is a file" % a_file), (["--timeout", "nan"], "--timeout nan"),
+                         (["--timeout", "-1"], "--timeout -1.0"), (["--timeout", "inf"], "--timeout inf"),
+                         (["--precisions", ","], "--precisions ',': names no precision")):
+        runs = os.path.join(work, "refused_runs")
+        rc, out, err = run([sys.executable, BENCH, "--binary", tessera, "--n", "64", "--reps", "1", "--rows",
+                            "cholesky:--B 32", *(args if args[0] == "--out" else args + ["--out", runs])])
+        expect(rc == 2 and needle in err and "Traceback" not in err and out == "", "bench_gpu.py %s" % args, err)
+        expect(not os.path.exists(runs), "nothing run for bench_gpu.py %s" % args)
 
     js = os.path.join(work, "bench.json")
     rc, out, err = run([sys.executable, BENCH, "--binary", tessera, "--n", "256", "--reps", "2", "--rows",
@@ -270,6 +287,43 @@ def main():
     sys.path.insert(0, os.path.dirname(PREDICT))
     from gpu_predict import bench_manifest
     expect(bench_manifest(bench_dir)["threads"] == 13, "a bench folder's compute threads are the predictions'", "")
+
+    # Hand-made folders, nothing simulated: --json over an input is refused (it replaced runs.json or the
+    # calibration); a result whose gpu_stats are not GPUs with byte counts, and a bench row none of whose runs left
+    # a result with a positive time_s, are each named and left out (exit 1), not a traceback or a silent gap.
+    def folder(name, files):
+        d = os.path.join(work, "predict-" + name)
+        os.makedirs(os.path.join(d, "bench"), exist_ok=True)
+        for f, content in files.items():
+            with open(os.path.join(d, f), "w") as g:
+                g.write(content if isinstance(content, str) else json.dumps(content))
+        return d
+    node = {"node": {"gpus": {"model": "G"}}, "kernel_models": {"G": {"measurements": []}}}
+    manifest = {"machine_file": "node.json", "runs": [{"name": "a", "file": "r.json", "args": ["--algo", "qr"]}]}
+    d = folder("inputs", {"runs.json": manifest, "node.json": node, "r.json": {"time_s": 1.0, "gpu_stats": []}})
+    for name in ("runs.json", "node.json", "r.json"):
+        with open(os.path.join(d, name)) as f:
+            before = f.read()
+        rc, out, err = run([sys.executable, PREDICT, d, "--binary", tessera, "--json", os.path.join(d, name)])
+        expect(rc == 2 and "--json %s: is an input" % os.path.join(d, name) in err and out == "",
+               "gpu_predict.py --json over its %s refused" % name, out + err)
+        with open(os.path.join(d, name)) as f:
+            expect(f.read() == before, "%s kept" % name)
+    for name, stats, needle in (("null", None, "gpu_stats null is not a list"),
+                                ("nobytes", [{"capacity_bytes": 1e9}],
+                                 'gpu_stats [{"capacity_bytes": 1000000000.0}] is not a list of GPUs with bytes_in')):
+        d = folder(name, {"runs.json": manifest, "node.json": node, "r.json": {"time_s": 1.0, "gpu_stats": stats}})
+        rc, out, err = run([sys.executable, PREDICT, d, "--binary", tessera])
+        expect(rc == 1 and "a: result %s: %s" % (os.path.join(d, "r.json"), needle) in err and "Traceback" not in err,
+               "a result with gpu_stats %s left out" % name, out + err)
+    bench_json = {"n": 2048, "threads": 2, "reps": 3, "rows": [{"algo": "cholesky", "precision": "d", "args": []}]}
+    d = folder("bench-none", {"bench.json": bench_json, "node.json": node, "bench/row0_d_tessera_r0.json": {"time_s": None},
+                              "bench/row0_d_tessera_r1.json": [1]})
+    rc, out, err = run([sys.executable, PREDICT, d, "--binary", tessera])
+    expect(rc == 1 and "Traceback" not in err, "a bench row without a result: exit 1", out + err)
+    for needle in ("row0_d_tessera_r0.json: no positive time_s", "row0_d_tessera_r1.json: no positive time_s",
+                   "row0_d_tessera_r2.json: missing", "cholesky_d_row0: no result of its 3 run(s)"):
+        expect(needle in err, "the bench row's runs named: %s" % needle, err)
 
     bench = os.path.join(os.path.dirname(tessera), "bench_cuda_kernels")
     if os.path.exists(bench):  # built with the benchmarks

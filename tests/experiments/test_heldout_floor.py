@@ -17,7 +17,8 @@ failed (C's N = 4000, runs of 2.2 and 2.0 s against A's 2.2 s: +10%) counts
 for the floor and not for the model. Bad input exits 2 with one line naming
 it: one sweep, a file that is not JSON, a file without rows, a row without
 times, a row whose sizes are not integers, an infinite time, a configuration
-twice, two sweeps without a common row, --json over an input.
+twice, two sweeps without a common row, a sweep whose every row failed (named
+as such, not as "no common row"), JSON nested too deeply, --json over an input.
 """
 import json
 import os
@@ -100,6 +101,9 @@ def main():
     infinite = os.path.join(work, "inf.json")
     open(infinite, "w").write(json.dumps({"rows": [row(1000, 1.0, 1.0)]}).replace("1.0", "Infinity", 1))
     twice = write(work, "twice.json", [row(1000, 1.0, 1.0), row(1000, 3.0, 3.0)])
+    all_failed = write(work, "allfail.json", [row(1000, 0, 0, status="failed"), row(2000, 0, 0, status="failed")])
+    deep = os.path.join(work, "deep.json")
+    open(deep, "w").write("[" * 100000)
     for args, says in (([a], "at least two sweeps"), ([a, bad_json], "sweep %s: not JSON" % bad_json),
                        ([a, no_rows], "sweep %s: no \"rows\" list" % no_rows),
                        ([a, no_times], "sweep %s: rows[0] has no real_min_s" % no_times),
@@ -107,6 +111,8 @@ def main():
                        ([a, infinite], "sweep %s: rows[0] has real_min_s inf" % infinite),
                        ([a, twice], "sweep %s: rows[1] repeats the configuration" % twice),
                        ([a, other], "share no row"), ([a, b, "--json", a], "--json %s: is an input" % a),
+                       ([a, all_failed], "sweep %s: no row with real runs (2 row(s) failed)" % all_failed),
+                       ([a, deep], "sweep %s: not JSON (nested too deeply" % deep),
                        ([a, work], "sweep %s: is a directory" % work)):
         rc, stdout, stderr = run(*args)
         lines = stderr.strip().splitlines()

@@ -13,10 +13,14 @@ So, here: side_flops on 3 x 3 tiles by hand, then, on 002's machine file
 P = 4 ... 48 cores and tile sizes on and between the points of the
 efficiency curves, square and tall, must choose the d the script's
 functions give, and --d eq1 on that node with 1, 2 and 3 GPUs eq. (1) at
-G g2.
+G g2. On a copy of the committed results, a failed run of the d sweep (the
+best d's) stops the script naming the point, where it printed "—" and named
+the best of the survivors with exit 0; a failed Fig. 10 variant is shown as
+"failed (exit 4)".
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -107,7 +111,42 @@ def eq1_counts_every_gpu(tessera):
                                      "take columns from the cores" % (B, P, ds))
 
 
+def failed_runs_are_not_left_out():
+    names = ("002-fig5-d-sweep", "002-fig6-7-model-d", "002-fig10-scalability", "002-fig11-tall-skinny")
+    script = [sys.executable, os.path.join(ROOT, "experiments", "lu_002_sim.py"), "--no-figures", "--results"]
+
+    def copy_with_failed(tmp, name, **where):
+        base = os.path.join(tmp, "r")
+        shutil.rmtree(base, ignore_errors=True)
+        for n in names:
+            shutil.copytree(os.path.join(ROOT, "results", "experiments", n), os.path.join(base, n))
+        path = os.path.join(base, name, "runs.jsonl")
+        with open(path) as f:
+            recs = [json.loads(line) for line in f if line.strip()]
+        hit = [r for r in recs if all(r["params"].get(k) == v for k, v in where.items())]
+        assert hit, where
+        for r in hit:
+            r.update(status="failed", exit_status=4, result=None, stderr="tessera: error: out of memory")
+        with open(path, "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in recs))
+        return base
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run(script + [copy_with_failed(tmp, names[0], B=128, pivot="tournament", d=16)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 2 or "d=16" not in p.stderr or "failed (exit 4: tessera: error: out of memory)" not in \
+                p.stderr or len(p.stderr.splitlines()) != 1:
+            raise AssertionError("a failed point of the d sweep: exit 2 naming it, got %d: %s" % (p.returncode, p.stderr))
+        p = subprocess.run(script + [copy_with_failed(tmp, names[2], threads=12, variant="gepp_async eq1")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        row = [line for line in p.stdout.splitlines() if line.startswith("| 12 |") and "failed (exit 4)" in line]
+        if p.returncode != 0 or len(row) != 1:
+            raise AssertionError("a failed Fig. 10 variant shown as failed, got %d: %s" % (p.returncode,
+                                                                                         p.stdout + p.stderr))
+
+
 def main():
+    failed_runs_are_not_left_out()
+    print("lu_002_sim: a failed run stops the best-d tables naming it, or is shown as failed")
     side_flops_by_hand()
     print("lu_002_sim: side_flops on 3 x 3 tiles by hand: ok")
     n = the_runs_choose_the_scripts_d(sys.argv[1])

@@ -7,7 +7,10 @@ entry can give our side as a ratio against other points of the sweep
 (`relative_to`) or as the parameter value of the best point (`best_of`).
 These tests build a small results folder by hand, so every expected number
 is known, and hold the report to it; and they check that a definition that
-asks for a comparison the results cannot give is refused with its key.
+asks for a comparison the results cannot give is refused with its key. An
+aggregate (max, median, best_of, ratios) over points some of which failed
+says how many failed and why, and a metric that failed is named in place of
+"no result".
 """
 import json
 import os
@@ -23,10 +26,12 @@ from runner import definition, report  # noqa: E402
 from experiment_results import Results  # noqa: E402
 
 
-def run(cid, params, gflops, status="ok"):
+def run(cid, params, gflops, status="ok", metric_errors=None):
     r = {"config_id": cid, "repeat": 0, "params": params, "status": status, "metrics": {}}
+    if metric_errors:
+        r["metric_errors"] = metric_errors
     if status == "ok":
-        r["result"] = {"gflops": gflops}
+        r["result"] = {"gflops": gflops} if gflops is not None else {}
     else:
         r["stderr"] = "tessera: error: something named"
         r["exit_status"] = 2
@@ -159,7 +164,38 @@ class Aggregate(unittest.TestCase):
         self.assertEqual((value, how), (150.0, None))
 
 
+    def test_a_failed_point_is_said_beside_the_survivors_aggregate(self):
+        # max over d = 1, 2, 4 with d = 2 (the largest) failed: the survivors' max (120) is not the sweep's, and the
+        # cell says so instead of "max of 2 points".
+        runs = [r for r in SWEEP if r["config_id"] != "t2"] + [run("t2", SWEEP[1]["params"], None, status="failed")]
+        value, how = report.ours(results(runs), {"where": {"variant": "calu", "d": [1, 2, 4]}, "metric": "gflops",
+                                                 "aggregate": "max"})
+        self.assertEqual(value, 120.0)
+        self.assertIn("max of 2 of 3 points; 1 failed: exit 2: tessera: error: something named", how)
+
+    def test_a_metric_that_failed_is_named(self):
+        runs = [run("a", {"d": 1}, None, metric_errors={"gflops": "'x / 0' failed: ZeroDivisionError"})]
+        value, how = report.ours(results(runs), {"where": {"d": 1}, "metric": "gflops"})
+        self.assertIsNone(value)
+        self.assertEqual(how, "metric gflops failed: 'x / 0' failed: ZeroDivisionError")
+        self.assertEqual(report.metric_failed(results(runs).points()[0].runs),
+                         ["Metric failed (1 run(s)): `gflops: 'x / 0' failed: ZeroDivisionError`. Runs: a.", ""])
+
+    def test_a_reference_of_zero_is_no_missing_run(self):
+        runs = [run("a", {"d": 1}, 0.0), run("b", {"d": 2}, 5.0)]
+        value, how = report.ours(results(runs), {"where": {"d": 2}, "metric": "gflops", "relative_to": {"d": 1}})
+        self.assertIsNone(value)
+        self.assertIn("reference value 0", how)
+
+
 class BestOf(unittest.TestCase):
+    def test_a_failed_point_is_said(self):
+        runs = [r for r in SWEEP if r["config_id"] != "t2"] + [run("t2", SWEEP[1]["params"], None, status="failed")]
+        value, how = report.ours(results(runs), {"where": {"variant": "calu"}, "metric": "gflops", "best_of": "d"})
+        self.assertEqual(value, 4)
+        self.assertIn("among the 2 of 3 points that gave one", how)
+        self.assertIn("1 failed: exit 2", how)
+
     def test_the_parameter_at_the_largest_metric(self):
         res = results(SWEEP)
         value, how = report.ours(res, {"where": {"variant": "calu"}, "metric": "gflops", "best_of": "d"})
@@ -253,6 +289,10 @@ class Validation(unittest.TestCase):
         self.expect("reported[0].relative_to.d", "names no reference", relative_to={"d": []})
         self.expect("reported[0].aggregate", "does not apply", best_of="d", aggregate="max")
         self.expect("reported[0].metric", "must be a name", metric=["gflops"])
+        self.expect("reported[0].id", "must be a non-empty string", id=[1])
+        self.expect("reported[0].source", "must be a non-empty string", source=5)
+        self.expect("reported[0].text", "must be a non-empty string", text=7)
+        self.expect("reported[0].plot", "must be a plot's file name", plot=["t"])
 
 
 if __name__ == "__main__":

@@ -9,11 +9,17 @@ a failed repeat's numbers count for nothing; the last sweep's configurations
 (meta.json "configs") are the only points; a run's measured value wins over
 a parameter of the same name; a point fails only when no repeat succeeded,
 and says how its first failed run ended; points and runs.csv follow the
-sweep's order, not the order parallel runs finished in.
+sweep's order, not the order parallel runs finished in. runs.csv is written
+whole (a record without run_wall_s gets an empty cell, not a crash that left
+the header only) and carries an ok run's failed metrics in its error column;
+a point whose metric failed says so; plot_experiment.py checks meta.json's
+definition and refuses a folder without runs, one line each, and a runs.jsonl
+line nested too deeply is a bad line, not a RecursionError.
 """
 import csv
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import types
@@ -113,6 +119,53 @@ class ResultsReading(unittest.TestCase):
         execute.write_csv(path, types.SimpleNamespace(metrics={}), ["b", "a"])
         with open(os.path.join(path, "runs.csv")) as f:
             self.assertEqual([r["config_id"] for r in csv.DictReader(f)], ["b", "b", "a", "a", "c", "c"])
+
+    def test_runs_csv_is_written_whole(self):
+        path = folder([record("a", 0, 1.0, run_wall_s=None), record("b", 0, 2.0, run_wall_s=2.5,
+                                                                        metric_errors={"m": "division by zero"})])
+        with open(os.path.join(path, "runs.csv"), "w") as f:
+            f.write("the last sweep's table\n")
+        execute.write_csv(path, types.SimpleNamespace(metrics={"m": "1 / 0"}), ["a", "b"])
+        with open(os.path.join(path, "runs.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["config_id"], r["run_wall_s"], r["error"]) for r in rows],
+                         [("a", "", ""), ("b", "2.500", "metric m failed: division by zero")])
+        self.assertEqual(sorted(os.listdir(path)), ["meta.json", "runs.csv", "runs.jsonl"])
+        self.assertEqual(point(Results(path), "b").metric_error("m"), "metric m failed: division by zero")
+        self.assertIsNone(point(Results(path), "b").metric_error("time_s"), "time_s has a value")
+
+    def test_a_line_nested_too_deeply_is_a_bad_line(self):
+        path = folder([record("a", 0, 1.0)])
+        with open(os.path.join(path, "runs.jsonl"), "a") as f:
+            f.write("[" * 100000 + "\n")
+        bad = []
+        self.assertEqual(list(read_runs(path, lambda p, n, why: bad.append((n, why)))), [("a", 0)])
+        self.assertEqual(bad, [(2, "JSON nested too deeply, not a run record")])
+
+    def test_plot_experiment_checks_meta_json(self):
+        plot = {"file": "f", "kind": "lines", "title": "t", "x": "n", "y": "time_s"}
+        cases = [({"plots": [dict(plot, kind="pie")]}, 'definition.plots[0].kind: value "pie"'),
+                 ({"plots": [{k: v for k, v in plot.items() if k != "title"}]}, "definition.plots[0].title: missing"),
+                 ({"plots": ["x"]}, 'definition.plots[0]: value "x" must be an object'),
+                 ({"plots": [plot], "reported": [{"id": [1], "source": "s", "text": "t"}]},
+                  "definition.reported[0].id: value [1]")]
+        for definition_doc, needle in cases:
+            with self.subTest(needle=needle):
+                path = folder([record("a", 0, 1.0)])
+                with open(os.path.join(path, "meta.json"), "w") as f:
+                    json.dump({"definition": definition_doc}, f)
+                p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "analysis", "plot_experiment.py"), path],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+                self.assertIn(os.path.join(path, "meta.json") + ": " + needle, p.stderr)
+                self.assertFalse(os.path.exists(os.path.join(path, "figures")))
+        path = folder([])
+        p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "analysis", "plot_experiment.py"), path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual((p.returncode, p.stderr.strip()), (2, "plot_experiment.py: %s: no run recorded (runs.jsonl "
+                                                               "missing or empty, or none of meta.json's configs): "
+                                                               "nothing to draw" % path))
 
 if __name__ == "__main__":
     unittest.main()

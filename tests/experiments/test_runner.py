@@ -8,8 +8,13 @@ Bad definitions exit 2 with one line naming the file, the key and the value
 a failing run (a simulated GPU out of memory, exit 4) is recorded and the
 sweep goes on, and `run` exits 1; a rerun skips recorded runs, --retry-failed
 reruns the failed one, --force all; --jobs 2 runs simulations in parallel; a
-run past --timeout is killed and recorded; the progress bar; plots from a
-copied results folder.
+run past --timeout is killed and recorded, with every process it started
+(its process group: mpirun's ranks), as are the runs in progress when the
+runner gets SIGTERM; an attachment that cannot be had for a
+run (comm_derived of a one-node run) is recorded as an error and the sweep
+goes on, the metrics reading it failing by name (stderr, runs.csv, exit 1);
+a record without run_wall_s still makes runs.csv; the progress bar; plots
+from a copied results folder.
 """
 import csv
 import io
@@ -19,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -54,10 +60,11 @@ def write(name, doc):
     return path
 
 
-def run(*args, binary=False):
+def run(*args, binary=False, tessera=None, env=None):
     """Runs the runner (through `tessera experiment` when binary) and returns (rc, stdout, stderr)."""
-    cmd = ([TESSERA, "experiment"] if binary else ["/usr/bin/python3", RUNNER, "--tessera", TESSERA]) + list(args)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    cmd = ([TESSERA, "experiment"] if binary else ["/usr/bin/python3", RUNNER, "--tessera", tessera or TESSERA]) + list(args)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -231,6 +238,107 @@ class Sweep(unittest.TestCase):
         (rec,) = lines(out)
         self.assertEqual(rec["status"], "timeout")
         self.assertIn("timeout", rec["stderr"])
+
+
+    def hanging_run(self):
+        """(runner arguments, results folder, pid file) of a one-run sweep of a stand-in for mpirun: it starts a
+        child (a rank) that would outlive it, writes the child's pid, then hangs."""
+        fake = os.path.join(WORK, "fake_mpirun")
+        with open(fake, "w") as f:
+            f.write("#!/usr/bin/python3\nimport os, subprocess, sys, time\n"
+                    "rank = subprocess.Popen(['sleep', '60'])\n"
+                    "open(os.environ['RANK_PID'], 'w').write(str(rank.pid))\ntime.sleep(60)\n")
+        os.chmod(fake, 0o755)
+        pid_file = os.path.join(WORK, "rank.pid")
+        if os.path.exists(pid_file):
+            os.remove(pid_file)
+        path = write("hangs", good_definition("hangs", backend="native", fixed={"algo": "cholesky", "n": 64},
+                                              sweep=[{"threads": [1]}], reported=[]))
+        out = os.path.join(WORK, "hangs")
+        shutil.rmtree(out, ignore_errors=True)
+        return ["/usr/bin/python3", RUNNER, "--tessera", fake, "run", path, "--out", out], out, pid_file
+
+    def assert_gone(self, pid_file):
+        with open(pid_file) as f:
+            rank = int(f.read())
+        for _ in range(50):  # the orphaned rank is reaped by init once killed
+            try:
+                with open("/proc/%d/stat" % rank) as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(rank, 9)
+            self.fail("the run's child %d outlived the runner's signal" % rank)
+
+    def test_timeout_kills_the_process_group(self):
+        # The timeout's signal goes to the run's whole process group: the rank goes too.
+        args, out, pid_file = self.hanging_run()
+        t0 = time.monotonic()
+        p = subprocess.run(args + ["--timeout", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60, env=dict(os.environ, RANK_PID=pid_file))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertLess(time.monotonic() - t0, 20)
+        (rec,) = lines(out)
+        self.assertEqual(rec["status"], "timeout")
+        self.assert_gone(pid_file)
+
+    def test_sigterm_to_the_runner_ends_its_runs(self):
+        # Each run is a session of its own, which a signal to the runner's group no longer reaches: the runner
+        # ends the runs in progress itself (exit 130, as after Ctrl-C).
+        args, out, pid_file = self.hanging_run()
+        p = subprocess.Popen(args + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, RANK_PID=pid_file))
+        for _ in range(100):
+            if os.path.exists(pid_file) and os.path.getsize(pid_file):
+                break
+            time.sleep(0.05)
+        p.terminate()
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted", err)
+        self.assert_gone(pid_file)
+
+    def test_attachment_error_recorded_and_sweep_goes_on(self):
+        # comm_derived of a one-node run (no comm section in its result) raised KeyError and ended the sweep; now
+        # the attachment is {"error"}, the metric reading it fails by name, the next point runs, and `run` exits 1.
+        doc = good_definition("attach", fixed={"algo": "cholesky", "n": 512, "B": 128, "s": 1, "threads": 2},
+                              sweep=[{"grid": ["1x2", "1x1", "2x1"]}], attach=["comm_model", "comm_derived"],
+                              metrics={"msgs": "comm_derived.max_messages_sent"}, reported=[],
+                              plots=[{"file": "m", "kind": "lines", "title": "m", "x": "grid", "y": "msgs"}])
+        path = write("attach", doc)
+        out = os.path.join(WORK, "attach")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, stdout, err = run("run", path, "--out", out)
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("3 run(s) ok (1 with a metric that failed", stdout)
+        recs = {r["params"]["grid"]: r for r in lines(out)}
+        self.assertEqual(sorted(recs), ["1x1", "1x2", "2x1"])
+        self.assertEqual({r["status"] for r in recs.values()}, {"ok"})
+        self.assertIn("no comm section", recs["1x1"]["attached"]["comm_derived"]["error"])
+        self.assertIn("msgs", recs["1x1"]["metric_errors"])
+        self.assertEqual(recs["2x1"]["metrics"]["msgs"], recs["2x1"]["attached"]["comm_derived"]["max_messages_sent"])
+        self.assertEqual(err.count("metric msgs failed"), 1, err)
+        with open(os.path.join(out, "runs.csv")) as f:
+            rows = {r["grid"]: r for r in csv.DictReader(f)}
+        self.assertIn("metric msgs failed", rows["1x1"]["error"])
+        self.assertEqual(rows["2x1"]["error"], "")
+        # A record whose run_wall_s is null (a record made elsewhere) crashed write_csv and left runs.csv with its
+        # header only: now its cell is empty and every row is written.
+        with open(os.path.join(out, "runs.jsonl")) as f:
+            recs = [json.loads(x) for x in f]
+        recs[0]["run_wall_s"] = None
+        with open(os.path.join(out, "runs.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in recs))
+        rc, stdout, err = run("run", path, "--out", out)
+        self.assertEqual(rc, 0, stdout + err)
+        with open(os.path.join(out, "runs.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([r["run_wall_s"] == "" for r in rows], [True, False, False])
+        self.assertFalse(os.path.exists(os.path.join(out, "runs.csv.tmp")))
 
 
 class List(unittest.TestCase):

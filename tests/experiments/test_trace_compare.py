@@ -3,14 +3,19 @@
 
 Hand-made event lists with a known DAG check the rebuilt dependencies and the
 longest path (tiles without a mode read and written, a zero-length writer
-ordered before the reader that starts as it ends, each node's makespan from
-its own first task); then a real and a simulated Cholesky (N=512) go through
-trace_compare.py --json FILE --figure FILE.png.
+ordered before the reader that starts as it ends, zero-length tasks of one
+instant giving the same path whatever the file's order, each node's makespan
+from its own first task); the per-kernel quartiles stay within the calls'
+durations, a ratio of 0 is printed as 0, a node given twice and a --figure
+format Matplotlib does not write are refused, and a reader that goes (| head)
+ends the scripts quietly; then a real and a simulated Cholesky (N=512) go
+through trace_compare.py --json FILE --figure FILE.png.
 
     test_trace_compare.py TESSERA_BINARY WORK_DIR
 """
 import json
 import os
+import random
 import subprocess
 import sys
 import unittest
@@ -125,6 +130,21 @@ class CriticalPath(unittest.TestCase):
             self.assertAlmostEqual(n["makespan_s"], span, delta=1e-12)
             self.assertAlmostEqual(n["ratio"], 1.0)
 
+    def test_zero_length_ties_do_not_follow_the_files_order(self):
+        # PIVOTS and SWAP take no time at PANEL's end, SWAP reading what PIVOTS writes; GEMM then starts there too.
+        # Listed SWAP first, the path was GEMM alone (100 us, 1 task): now PANEL, PIVOTS, SWAP, GEMM in any order.
+        events = [task("PANEL", 0, 100, [(0, 0, "rw")]),
+                  dict(task("PIVOTS", 100, 0, [(0, 0, "r")]), args={"tiles": [{"i": 0, "j": 0, "mode": "r"},
+                                                                               {"panel": 1, "mode": "w"}]}),
+                  dict(task("SWAP", 100, 0, [(1, 1, "rw")]), args={"tiles": [{"panel": 1, "mode": "r"},
+                                                                             {"i": 1, "j": 1, "mode": "rw"}]}),
+                  task("GEMM", 100, 50, [(1, 1, "rw")])]
+        rng = random.Random(7)
+        for n in range(12):
+            order = events[::-1] if n == 0 else rng.sample(events, len(events))
+            c = tcp.critical_path(order)
+            self.assertEqual((round(c["critical_path_s"] * 1e6, 6), c["tasks"]), (150.0, 4), [e["name"] for e in order])
+
     def test_empty_trace(self):
         c = tcp.critical_path([{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "node 0"}}])
         self.assertEqual((c["critical_path_s"], c["tasks"], c["ratio"]), (0.0, 0, None))
@@ -157,11 +177,65 @@ class Numbers(unittest.TestCase):
         self.assertEqual(s["transfers"]["h2d"], {"count": 2, "total_us": 10.0, "bytes": 400})
         self.assertEqual(s["transfers"]["d2h"]["bytes"], 50)
 
+    def test_transfers_without_tasks(self):
+        # A trace of copies and messages alone kept neither its transfer table nor its run line.
+        s = trace_summary.summarize({"backend": "sim", "run": "r"}, [transfer("node", 0, 5, 4096)])
+        self.assertEqual((s["tasks"], s["run"], s["transfers"]["node"]), (0, "r", {"count": 1, "total_us": 5, "bytes": 4096}))
+
     def test_kernel_statistics(self):
-        # Durations 10, 20, 30, 40 us: mean 25; quartiles 12.5 and 37.5 (statistics.quantiles), spread 25.
+        # Durations 10, 20, 30, 40 us: mean 25; quartiles 17.5 and 32.5 (statistics.quantiles, inclusive), spread 15.
         k = trace_compare.kernel_stats([task("K", 0, d, []) for d in (40, 10, 30, 20)])["K"]
         self.assertEqual((k["count"], k["mean_us"], k["total_us"]), (4, 25.0, 100))
-        self.assertEqual((k["q1_us"], k["q3_us"], k["spread_us"]), (12.5, 37.5, 25.0))
+        self.assertEqual((k["q1_us"], k["q3_us"], k["spread_us"]), (17.5, 32.5, 15.0))
+        # Two calls, 8 and 116 us: the exclusive method put q1 at -19 us; the quartiles stay between the calls.
+        k = trace_compare.kernel_stats([task("K", 0, d, []) for d in (116, 8)])["K"]
+        self.assertEqual((k["q1_us"], k["q3_us"]), (35.0, 89.0))
+
+    def test_a_ratio_of_zero_is_printed(self):
+        a = write_trace("zero_a.json", [task("SWAP", 0, 10, [])])
+        b = write_trace("zero_b.json", [task("SWAP", 0, 0, [])])
+        c = trace_compare.compare([a], [b])
+        self.assertEqual((c["kernels"][0]["mean_ratio"], c["kernels"][0]["total_ratio"]), (0.0, 0.0))
+        out = subprocess.run(["/usr/bin/python3", os.path.join(ANALYSIS, "trace_compare.py"), a, b],
+                             stdout=subprocess.PIPE, text=True).stdout
+        (row,) = [line for line in out.splitlines() if line.startswith("SWAP")]
+        self.assertEqual(row.split()[-2:], ["0.000", "0.000"])
+
+    def test_a_node_given_twice_is_refused(self):
+        a = write_trace("twice.json", [task("K", 0, 10, [])])
+        b = write_trace("twice_other_run.json", [task("K", 0, 10, [])])
+        for paths, needle in (([a, a], "(the same file twice)"), ([a, b], "(two runs' files, or one run's file twice)")):
+            with self.assertRaises(trace_summary.TraceError) as e:
+                trace_summary.load_all(paths)
+            self.assertEqual(str(e.exception), "%s and %s are both node 0 %s: give each node's file once" % (
+                paths[0], paths[1], needle))
+        for script in ("trace_summary.py", "trace_devices.py", "trace_critical_path.py"):
+            p = subprocess.run(["/usr/bin/python3", os.path.join(ANALYSIS, script), a, a], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertEqual((p.returncode, p.stdout), (2, ""), script)
+            self.assertIn("are both node 0", p.stderr)
+
+    def test_figure_format_checked_first(self):
+        a = write_trace("fmt.json", [task("K", 0, 10, [])])
+        out = os.path.join(WORK, "fmt_out.json")
+        if os.path.exists(out):
+            os.remove(out)
+        p = subprocess.run(["/usr/bin/python3", os.path.join(ANALYSIS, "trace_compare.py"), a, a, "--json", out,
+                            "--figure", os.path.join(WORK, "f.xyz")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--figure %s: no format Matplotlib writes has the extension 'xyz'" % os.path.join(WORK, "f.xyz"),
+                      p.stderr)
+        self.assertFalse(os.path.exists(out), "--json was written before --figure was refused")
+
+    def test_a_reader_that_goes_ends_quietly(self):
+        a = write_trace("pipe.json", [task("K", t, 1, [(0, 0, "rw")]) for t in range(200)])
+        for script in ("trace_summary.py", "trace_devices.py", "trace_critical_path.py", "trace_compare.py"):
+            p = subprocess.Popen(["/usr/bin/python3", os.path.join(ANALYSIS, script), a] + (
+                [a] if script == "trace_compare.py" else []), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            p.stdout.close()  # as `| head -0` does
+            err = p.stderr.read().decode()
+            self.assertEqual((p.wait(), err), (0, ""), script)
 
     def test_compare(self):
         # B's K takes twice A's: ratio B / A = 2 (mean), 3 (total: B ran K three times, A twice),

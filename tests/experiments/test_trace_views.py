@@ -2,7 +2,9 @@
 """Trace views: the Gantt chart (PNG) and the real-versus-simulated comparison of two traces.
 
 The Gantt chart's lanes (one block per node) and window (bars crossing its
-edges kept) are checked on a two-node trace made by hand.
+edges kept; one that misses the trace refused) are checked on a two-node
+trace made by hand, and a trace of more lanes than one chart can hold is
+refused with one line.
 
     test_trace_views.py TESSERA_BINARY WORK_DIR
 """
@@ -17,6 +19,7 @@ ANALYSIS = os.path.join(ROOT, "analysis")
 sys.path.insert(0, ANALYSIS)
 import trace_devices  # noqa: E402
 import trace_gantt  # noqa: E402
+import trace_summary  # noqa: E402
 
 TESSERA = WORK = None
 
@@ -128,6 +131,26 @@ class GanttHandMade(unittest.TestCase):
         self.assertEqual(trace_gantt.draw([self.trace], out, 12e-6), 2)
         self.assertEqual(trace_gantt.draw([self.trace], out, 12e-6, 25e-6), 2)
         self.assertEqual(trace_gantt.draw([self.trace], out, None, 12e-6), 2)  # A, B
+        # A window after the trace's end (or wholly before its start) drew an empty chart: now refused.
+        with self.assertRaises(trace_summary.TraceError) as e:
+            trace_gantt.draw([self.trace], out, 5, 6)
+        self.assertIn("--from 5 --to 6: the window misses the trace, which lasts 3e-05 s", str(e.exception))
+
+    def test_too_many_lanes_refused(self):
+        # 2,001 workers: the figure would pass Matplotlib's largest image (2**16 pixels) and end in a traceback.
+        events = [{"name": "K", "cat": "task", "ph": "X", "pid": 0, "tid": t, "ts": 0.0, "dur": 1.0, "args": {}}
+                  for t in range(trace_gantt.MAX_LANES + 1)]
+        wide = os.path.join(WORK, "wide.json")
+        with open(wide, "w") as f:
+            json.dump({"otherData": {"format": "tessera-trace", "version": 1}, "traceEvents": events}, f)
+        out = os.path.join(WORK, "wide.png")
+        p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "analysis", "trace_gantt.py"), wide, "--out", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr, "trace_gantt.py: %s: 2001 lanes (workers, copy streams and message lanes of 1 "
+                                   "node(s)): too many for one chart (at most 2000); give fewer node files at a time\n"
+                         % wide)
+        self.assertFalse(os.path.exists(out))
 
 
 if __name__ == "__main__":

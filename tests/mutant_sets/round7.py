@@ -495,8 +495,10 @@ MUTANTS = [
     #   existing CriticalPath and Numbers tests pass with it).
     # Test: that event list through tcp.critical_path(); assert tasks == 3 and kernels == {"P":1,"W":1,"R":1}.
     # Killed since by experiments_trace_compare (CriticalPath.test_zero_length_writer_before_reader_starting_with_it).
-    m("cp_tie_break_longest_first", TCP, '    order = sorted(tasks, key=lambda e: (e["ts"], e["ts"] + e["dur"]))',
-      '    order = sorted(tasks, key=lambda e: (e["ts"], -e["dur"]))', CP_TESTS),
+    # (The order is now in_order()'s: tasks grouped by (start, end), the groups sorted; the mutant keys the groups by
+    #   (start, -duration), which sorts them the same wrong way.)
+    m("cp_tie_break_longest_first", TCP, '        groups[(e["ts"], e["ts"] + e["dur"])].append(e)',
+      '        groups[(e["ts"], -e["dur"])].append(e)', CP_TESTS),
 
     # Bug: a node's makespan measured from time 0 instead of from its first task's start (the trace-wide one
     #   keeps the subtraction), so nodes[i].makespan_s and nodes[i].ratio are wrong whenever a node's first
