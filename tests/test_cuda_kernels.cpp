@@ -225,6 +225,19 @@ TYPED_TEST(CudaKernelsTest, Potf2pReportsTheFailingColumn) {
   expect_a2_unchanged(this->download(d, a.size()), before, m, n);
 }
 
+// Not positive definite, and the elimination overflows: L(3,1) is infinite
+// and L(3,3) NaN, which POTRF's status does not report (it tests ajj <= 0);
+// the kernels' test of the factor's diagonal names column 3 on both sides.
+TYPED_TEST(CudaKernelsTest, Potf2pNamesANanPivot) {
+  using T = TypeParam;
+  const index_t n = 3;
+  const T tiny = std::is_same_v<T, float> ? T(1e-30) : T(1e-300), huge = std::is_same_v<T, float> ? T(1e30) : T(1e200);
+  std::vector<T> a = {tiny, 0, huge, 0, 1, 0, huge, 0, 1};
+  T* d = this->upload(a);
+  EXPECT_EQ(this->cpu_.potf2p(n, n, a.data(), n), 3);
+  EXPECT_EQ(this->gpu().potf2p(n, n, d, n), 3);
+}
+
 TYPED_TEST(CudaKernelsTest, TrsmMatchesCpu) {
   using T = TypeParam;
   const index_t m = 250, n = 120;
