@@ -115,6 +115,231 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
   const auto start = [&](platform::ThreadRole role, const std::string& name, std::function<void()> body) {
     platform_.spawn(role, name, std::move(body));
   };
+  // The threads' shared steps, defined before any thread starts: the threads
+  // call them until join_all, so they must outlive the try block below.
+
+  // Observers see the algorithm's data ids, not this node's device slots
+  // (an empty TaskDesc without observers).
+  const auto observed = [&](const Task* t) {
+    TaskDesc seen;
+    if (obs) {
+      seen = t->desc;
+      for (int x = 0; x < seen.n_access; ++x) seen.access[x].data = static_cast<DataId>(seen.access[x].data % s.n_data);
+    }
+    return seen;
+  };
+  // A task's end: its successors readied (and, in a distributed run, its sends).
+  const auto finish = [&](Task* t, std::vector<Task*>& ready) {
+    try {
+      s.finish(t, ready);
+    } catch (...) {
+      // Only a distributed run's sends and receives throw here.
+      if (networked) s.abort_run(std::current_exception());
+      s.fail(std::current_exception());
+    }
+  };
+
+  // A compute thread: the host's CPU workers share its queue; a GPU's
+  // manager thread serves the GPU's queue and waits for each kernel.
+  auto serve = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, const KernelTimeModel* model,
+                   platform::Device* device, double& busy) {
+    std::vector<Task*> ready;
+    const int w = ctx.id();
+    while (Task* t = queue.pop()) {
+      if (!s.cancelled.load(std::memory_order_relaxed)) {
+        const double a = platform_.now();
+        const TaskDesc seen = observed(t);
+        if (obs) obs->on_task_start(w, seen, a);
+        double span_before = 0;
+        try {
+          double modeled = 0;
+          if (model) {
+            modeled = model->seconds_for(ex.shape(t->desc), a, task_key(t->desc));
+          }
+          if (device) {
+            span_before = device->kernel_span_s();
+            device->begin_kernels(panel_kernel(t->desc.kernel));
+            ctx.use_kernels(device->kernels_d(), device->kernels_s());
+          }
+          platform_.run_kernel(modeled, [&] { ex.execute(t->desc, ctx); });
+          if (device) device->synchronize();
+        } catch (...) {
+          s.fail(std::current_exception());
+          // What it queued before failing ends before the task is finished (as in serve_queued).
+          if (device) {
+            try {
+              device->synchronize();
+            } catch (...) {
+            }
+          }
+        }
+        const double b = platform_.now();
+        if (obs && device && device->kernel_span_s() > span_before)
+          obs->on_task_device_span(w, device->kernel_span_s() - span_before);
+        if (obs) obs->on_task_end(w, seen, b);
+        busy += b - a;
+      }
+      finish(t, ready);
+      // A simulated thread's share of the runtime's own work per task
+      // (KernelTimeModel::task_s): after the task's successors are released,
+      // before it takes the next, as a native thread spends it.
+      if (model && model->task_s() > 0) platform_.run_kernel(model->task_s(), [] {});
+    }
+  };
+
+  // A GPU's manager thread with kernel_depth() > 1 (platform/device.hpp):
+  // up to `depth` tasks' kernels queued on the device at once. A task is
+  // finished (its successors readied, its copies started) once its kernels
+  // have ended: in the order they were queued on a device with one stream;
+  // on one with several (Device::kernel_streams), whichever ended first,
+  // so that a short task queued beside a long one (a panel beside a trailing
+  // update) readies its successors at once. With a task in flight the
+  // manager takes another only if one is ready now; else it retires one (so
+  // it never sleeps on the queue while holding a task whose end would ready
+  // the next). Observers and busy time see each task from when the device
+  // could start it (queued, and the task retired before it ended) to when
+  // its end was seen, so the intervals of one GPU do not overlap.
+  // A simulated GPU (`model` set) is told each task's modeled time and its
+  // share of the device (platform/device.hpp model_kernels) and lets it pass
+  // itself; the manager spends the runtime's own time per task
+  // (KernelTimeModel::task_s) after queuing each, while the device runs.
+  auto serve_queued = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, platform::Device& device,
+                          const KernelTimeModel* model, std::size_t depth, double& busy) {
+    struct Queued {
+      Task* t;
+      TaskDesc seen;
+      double queued_at;
+      std::uint64_t mark;
+      bool ran;
+    };
+    std::deque<Queued> flight;
+    std::vector<Task*> ready;
+    std::vector<std::uint64_t> marks;
+    const int w = ctx.id();
+    const bool any_order = device.kernel_streams() > 1;
+    double last_end = 0;
+    const auto retire_at = [&](std::size_t i) {
+      Queued q = flight[i];
+      flight.erase(flight.begin() + static_cast<std::ptrdiff_t>(i));
+      if (q.ran) {
+        const double span_before = device.kernel_span_s();
+        try {
+          device.wait_kernels(q.mark);
+        } catch (...) {
+          s.fail(std::current_exception());
+        }
+        const double span = device.kernel_span_s() - span_before;
+        // From when the device could start it: queued, and the task retired
+        // before it ended; with tasks retiring out of order, from the first
+        // queued of it and those still in flight (it may have run beside them).
+        double queued = q.queued_at;
+        for (const Queued& o : flight) queued = std::min(queued, o.queued_at);
+        const double a = std::max(queued, last_end), b = platform_.now();
+        last_end = b;
+        if (obs) {
+          obs->on_task_start(w, q.seen, a);
+          if (span > 0) obs->on_task_device_span(w, span);
+          obs->on_task_end(w, q.seen, b);
+        }
+        busy += b - a;
+      }
+      finish(q.t, ready);
+    };
+    // The index in flight of the task to retire next: the oldest, or on a
+    // device with several streams one whose kernels have ended (a task that
+    // queued nothing is done at once), waiting up to `timeout_s` for one:
+    // nullopt if none ended by then.
+    const auto next_to_retire = [&](double timeout_s) -> std::optional<std::size_t> {
+      if (!any_order) return 0;
+      marks.clear();
+      for (std::size_t i = 0; i < flight.size(); ++i) {
+        if (!flight[i].ran) return i;
+        marks.push_back(flight[i].mark);
+      }
+      std::optional<std::uint64_t> m;
+      try {
+        m = device.wait_any_kernels(marks, timeout_s);
+      } catch (...) {
+        s.fail(std::current_exception());
+        m = flight.front().mark;  // its wait reports the error again, and the task is finished
+      }
+      if (!m) return std::nullopt;
+      for (std::size_t i = 0; i < flight.size(); ++i)
+        if (flight[i].mark == *m) return i;
+      return 0;
+    };
+    constexpr double kForever = std::numeric_limits<double>::infinity();
+    // With room for another task and none ready, a device with several
+    // streams is polled this long before the queue is looked at again, so that
+    // a task readied meanwhile (by a copy, a core) is queued beside the
+    // running ones instead of after one of them ends: 50 us for the first
+    // millisecond without a task to queue, then 1 ms (the device's wait sleeps
+    // between its polls after 100 us).
+    constexpr double kPollS = 50e-6, kPollSlowS = 1e-3, kPollFastFor = 1e-3;
+    double idle_since = -1;  // when the manager last started polling without a task to queue
+    // On a device with several streams, the tasks whose kernels ended already.
+    const auto retire_ended = [&] {
+      if (!any_order) return;
+      for (std::size_t i = 0; i < flight.size();) {
+        bool ended = !flight[i].ran;
+        if (!ended) {
+          try {
+            ended = device.kernels_ended(flight[i].mark);
+          } catch (...) {
+            s.fail(std::current_exception());
+            ended = true;  // its wait reports the error again, and the task is finished
+          }
+        }
+        if (ended) retire_at(i);
+        else ++i;
+      }
+    };
+    for (;;) {
+      retire_ended();
+      Task* t = flight.empty() ? queue.pop() : queue.try_pop();
+      if (t == nullptr) {
+        if (flight.empty()) return;  // closed: every task finished
+        double timeout = kForever;
+        if (any_order) {  // (room for another task: the flight is below depth here)
+          const double now = platform_.now();
+          if (idle_since < 0) idle_since = now;
+          timeout = now - idle_since < kPollFastFor ? kPollS : kPollSlowS;
+        }
+        if (const auto i = next_to_retire(timeout)) retire_at(*i);
+        continue;
+      }
+      idle_since = -1;
+      Queued q{t, TaskDesc{}, platform_.now(), 0, false};
+      if (!s.cancelled.load(std::memory_order_relaxed)) {
+        q.seen = observed(t);
+        try {
+          device.begin_kernels(panel_kernel(t->desc.kernel));
+          if (model) {
+            const KernelShape shape = ex.shape(t->desc);
+            device.model_kernels(shape.kernel, model->seconds_for(shape, q.queued_at, task_key(t->desc)),
+                                 device_share(*model, shape));
+          }
+          ctx.use_kernels(device.kernels_d(), device.kernels_s());
+          // (A simulated run without data runs no kernel: run_kernel skips it.)
+          platform_.run_kernel(0, [&] { ex.execute(t->desc, ctx); });
+          q.mark = device.end_kernels();
+          q.ran = true;
+        } catch (...) {
+          s.fail(std::current_exception());
+          // What it queued before failing ends before the task is finished.
+          try {
+            q.mark = device.end_kernels();
+            q.ran = true;
+          } catch (...) {
+          }
+        }
+      }
+      flight.push_back(q);
+      if (model && model->task_s() > 0) platform_.run_kernel(model->task_s(), [] {});
+      if (flight.size() >= depth) retire_at(next_to_retire(kForever).value_or(0));
+    }
+  };
+
   try {
     if (networked) {
       s.observer = options_.observer;
@@ -140,230 +365,6 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       s.total.store(n);
       s.maybe_close(s.completed.load());
     });
-
-    // Observers see the algorithm's data ids, not this node's device slots
-    // (an empty TaskDesc without observers).
-    const auto observed = [&](const Task* t) {
-      TaskDesc seen;
-      if (obs) {
-        seen = t->desc;
-        for (int x = 0; x < seen.n_access; ++x)
-          seen.access[x].data = static_cast<DataId>(seen.access[x].data % s.n_data);
-      }
-      return seen;
-    };
-    // A task's end: its successors readied (and, in a distributed run, its sends).
-    const auto finish = [&](Task* t, std::vector<Task*>& ready) {
-      try {
-        s.finish(t, ready);
-      } catch (...) {
-        // Only a distributed run's sends and receives throw here.
-        if (networked) s.abort_run(std::current_exception());
-        s.fail(std::current_exception());
-      }
-    };
-
-    // A compute thread: the host's CPU workers share its queue; a GPU's
-    // manager thread serves the GPU's queue and waits for each kernel.
-    auto serve = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, const KernelTimeModel* model,
-                     platform::Device* device, double& busy) {
-      std::vector<Task*> ready;
-      const int w = ctx.id();
-      while (Task* t = queue.pop()) {
-        if (!s.cancelled.load(std::memory_order_relaxed)) {
-          const double a = platform_.now();
-          const TaskDesc seen = observed(t);
-          if (obs) obs->on_task_start(w, seen, a);
-          double span_before = 0;
-          try {
-            double modeled = 0;
-            if (model) {
-              modeled = model->seconds_for(ex.shape(t->desc), a, task_key(t->desc));
-            }
-            if (device) {
-              span_before = device->kernel_span_s();
-              device->begin_kernels(panel_kernel(t->desc.kernel));
-              ctx.use_kernels(device->kernels_d(), device->kernels_s());
-            }
-            platform_.run_kernel(modeled, [&] { ex.execute(t->desc, ctx); });
-            if (device) device->synchronize();
-          } catch (...) {
-            s.fail(std::current_exception());
-            // What it queued before failing ends before the task is finished (as in serve_queued).
-            if (device) {
-              try {
-                device->synchronize();
-              } catch (...) {
-              }
-            }
-          }
-          const double b = platform_.now();
-          if (obs && device && device->kernel_span_s() > span_before)
-            obs->on_task_device_span(w, device->kernel_span_s() - span_before);
-          if (obs) obs->on_task_end(w, seen, b);
-          busy += b - a;
-        }
-        finish(t, ready);
-        // A simulated thread's share of the runtime's own work per task
-        // (KernelTimeModel::task_s): after the task's successors are released,
-        // before it takes the next, as a native thread spends it.
-        if (model && model->task_s() > 0) platform_.run_kernel(model->task_s(), [] {});
-      }
-    };
-
-    // A GPU's manager thread with kernel_depth() > 1 (platform/device.hpp):
-    // up to `depth` tasks' kernels queued on the device at once. A task is
-    // finished (its successors readied, its copies started) once its kernels
-    // have ended: in the order they were queued on a device with one stream;
-    // on one with several (Device::kernel_streams), whichever ended first,
-    // so that a short task queued beside a long one (a panel beside a trailing
-    // update) readies its successors at once. With a task in flight the
-    // manager takes another only if one is ready now; else it retires one (so
-    // it never sleeps on the queue while holding a task whose end would ready
-    // the next). Observers and busy time see each task from when the device
-    // could start it (queued, and the task retired before it ended) to when
-    // its end was seen, so the intervals of one GPU do not overlap.
-    // A simulated GPU (`model` set) is told each task's modeled time and its
-    // share of the device (platform/device.hpp model_kernels) and lets it pass
-    // itself; the manager spends the runtime's own time per task
-    // (KernelTimeModel::task_s) after queuing each, while the device runs.
-    auto serve_queued = [&](ReadyQueue& queue, WorkerContext& ctx, Executor& ex, platform::Device& device,
-                            const KernelTimeModel* model, std::size_t depth, double& busy) {
-      struct Queued {
-        Task* t;
-        TaskDesc seen;
-        double queued_at;
-        std::uint64_t mark;
-        bool ran;
-      };
-      std::deque<Queued> flight;
-      std::vector<Task*> ready;
-      std::vector<std::uint64_t> marks;
-      const int w = ctx.id();
-      const bool any_order = device.kernel_streams() > 1;
-      double last_end = 0;
-      const auto retire_at = [&](std::size_t i) {
-        Queued q = flight[i];
-        flight.erase(flight.begin() + static_cast<std::ptrdiff_t>(i));
-        if (q.ran) {
-          const double span_before = device.kernel_span_s();
-          try {
-            device.wait_kernels(q.mark);
-          } catch (...) {
-            s.fail(std::current_exception());
-          }
-          const double span = device.kernel_span_s() - span_before;
-          // From when the device could start it: queued, and the task retired
-          // before it ended; with tasks retiring out of order, from the first
-          // queued of it and those still in flight (it may have run beside them).
-          double queued = q.queued_at;
-          for (const Queued& o : flight) queued = std::min(queued, o.queued_at);
-          const double a = std::max(queued, last_end), b = platform_.now();
-          last_end = b;
-          if (obs) {
-            obs->on_task_start(w, q.seen, a);
-            if (span > 0) obs->on_task_device_span(w, span);
-            obs->on_task_end(w, q.seen, b);
-          }
-          busy += b - a;
-        }
-        finish(q.t, ready);
-      };
-      // The index in flight of the task to retire next: the oldest, or on a
-      // device with several streams one whose kernels have ended (a task that
-      // queued nothing is done at once), waiting up to `timeout_s` for one:
-      // nullopt if none ended by then.
-      const auto next_to_retire = [&](double timeout_s) -> std::optional<std::size_t> {
-        if (!any_order) return 0;
-        marks.clear();
-        for (std::size_t i = 0; i < flight.size(); ++i) {
-          if (!flight[i].ran) return i;
-          marks.push_back(flight[i].mark);
-        }
-        std::optional<std::uint64_t> m;
-        try {
-          m = device.wait_any_kernels(marks, timeout_s);
-        } catch (...) {
-          s.fail(std::current_exception());
-          m = flight.front().mark;  // its wait reports the error again, and the task is finished
-        }
-        if (!m) return std::nullopt;
-        for (std::size_t i = 0; i < flight.size(); ++i)
-          if (flight[i].mark == *m) return i;
-        return 0;
-      };
-      constexpr double kForever = std::numeric_limits<double>::infinity();
-      // With room for another task and none ready, a device with several
-      // streams is polled this long before the queue is looked at again, so that
-      // a task readied meanwhile (by a copy, a core) is queued beside the
-      // running ones instead of after one of them ends: 50 us for the first
-      // millisecond without a task to queue, then 1 ms (the device's wait sleeps
-      // between its polls after 100 us).
-      constexpr double kPollS = 50e-6, kPollSlowS = 1e-3, kPollFastFor = 1e-3;
-      double idle_since = -1;  // when the manager last started polling without a task to queue
-      // On a device with several streams, the tasks whose kernels ended already.
-      const auto retire_ended = [&] {
-        if (!any_order) return;
-        for (std::size_t i = 0; i < flight.size();) {
-          bool ended = !flight[i].ran;
-          if (!ended) {
-            try {
-              ended = device.kernels_ended(flight[i].mark);
-            } catch (...) {
-              s.fail(std::current_exception());
-              ended = true;  // its wait reports the error again, and the task is finished
-            }
-          }
-          if (ended) retire_at(i);
-          else ++i;
-        }
-      };
-      for (;;) {
-        retire_ended();
-        Task* t = flight.empty() ? queue.pop() : queue.try_pop();
-        if (t == nullptr) {
-          if (flight.empty()) return;  // closed: every task finished
-          double timeout = kForever;
-          if (any_order) {  // (room for another task: the flight is below depth here)
-            const double now = platform_.now();
-            if (idle_since < 0) idle_since = now;
-            timeout = now - idle_since < kPollFastFor ? kPollS : kPollSlowS;
-          }
-          if (const auto i = next_to_retire(timeout)) retire_at(*i);
-          continue;
-        }
-        idle_since = -1;
-        Queued q{t, TaskDesc{}, platform_.now(), 0, false};
-        if (!s.cancelled.load(std::memory_order_relaxed)) {
-          q.seen = observed(t);
-          try {
-            device.begin_kernels(panel_kernel(t->desc.kernel));
-            if (model) {
-              const KernelShape shape = ex.shape(t->desc);
-              device.model_kernels(shape.kernel, model->seconds_for(shape, q.queued_at, task_key(t->desc)),
-                                   device_share(*model, shape));
-            }
-            ctx.use_kernels(device.kernels_d(), device.kernels_s());
-            // (A simulated run without data runs no kernel: run_kernel skips it.)
-            platform_.run_kernel(0, [&] { ex.execute(t->desc, ctx); });
-            q.mark = device.end_kernels();
-            q.ran = true;
-          } catch (...) {
-            s.fail(std::current_exception());
-            // What it queued before failing ends before the task is finished.
-            try {
-              q.mark = device.end_kernels();
-              q.ran = true;
-            } catch (...) {
-            }
-          }
-        }
-        flight.push_back(q);
-        if (model && model->task_s() > 0) platform_.run_kernel(model->task_s(), [] {});
-        if (flight.size() >= depth) retire_at(next_to_retire(kForever).value_or(0));
-      }
-    };
-
     for (int w = 0; w < options_.threads; ++w) {
       start(platform::ThreadRole::Compute, "cpu" + std::to_string(w), [&, w] {
         WorkerContext ctx(w, platform_.core_kernels());
