@@ -219,6 +219,15 @@ def check_bad_input(work, fake, machine):
         if os.path.exists(os.path.join(work, "calls.log")):
             print("FAIL: %s: runs made before the option was refused" % extra)
             return 1
+    # A reader that goes (`validate_prediction --help | head -0`): exit 0 and nothing on stderr, as a Unix filter
+    # ends (a BrokenPipeError traceback, exit 1, before).
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "experiments", "validate_prediction"), "--help"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    if (p.wait(), err) != (0, ""):
+        print("FAIL: --help into a closed pipe: exit %d, stderr:\n%s" % (p.returncode, err))
+        return 1
     print("ok")
     return 0
 
