@@ -17,6 +17,7 @@
 #include "kernels/cuda/cuda_api.hpp"
 #include "models/cold_start.hpp"
 #include "platform/native/local_network.hpp"
+#include "platform/native/mpi_network.hpp"
 
 namespace tessera {
 namespace driver {
@@ -66,13 +67,9 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
   options.cholqr_panels = c.gpu_qr_panel == QrPanel::CholQr;
   options.cholqr_gram_rows = c.gpu_cholqr_gram;
   if (c.gpu_qr_group != RunConfig::kUnsetGroup) options.reflector_group = c.gpu_qr_group;
-  const auto env_int = [](const char* name, int otherwise) {
-    const char* v = std::getenv(name);
-    return v ? std::atoi(v) : otherwise;
-  };
   const int ordinal =
-      driver::cuda_ordinal(g, c.gpus, present, env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0),
-                           env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1), std::getenv("CUDA_VISIBLE_DEVICES") != nullptr);
+      driver::cuda_ordinal(g, c.gpus, present, platform::MpiNetwork::local_rank(), platform::MpiNetwork::local_ranks(),
+                           std::getenv("CUDA_VISIBLE_DEVICES") != nullptr);
   return kernels::make_cuda_device(g, ordinal, c.gpu_memory_cap, options);
 }
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include "algorithms/factorization.hpp"
 #include "base/cpu_count.hpp"
 #include "base/error.hpp"
+#include "platform/native/mpi_network.hpp"
 #include "platform/network.hpp"
 
 namespace tessera::preflight {
@@ -176,10 +176,8 @@ std::uint64_t soft_limit(int resource) {
 }  // namespace
 
 MemoryFacts probe_memory() {
-  int ranks = 1;
-  if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) ranks = std::max(1, std::atoi(v));
   return memory_facts(read_text("/proc/meminfo"), read_text("/proc/self/status"), soft_limit(RLIMIT_AS),
-                      soft_limit(RLIMIT_DATA), RLIM_INFINITY, ranks);
+                      soft_limit(RLIMIT_DATA), RLIM_INFINITY, platform::MpiNetwork::local_ranks());
 }
 
 MemoryNeed memory_need(const RunConfig& c, double budget, bool matrix_only) {

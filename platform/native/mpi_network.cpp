@@ -400,11 +400,7 @@ int MpiNetwork::cores_per_rank() {
     const int mine = CPU_COUNT(&set);
     if (mine > 0 && mine < machine) return mine;
   }
-  int local = 1;
-  if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local = std::max(1, std::atoi(v));
-  return std::max(1, machine / local);
+  return std::max(1, machine / local_ranks());
 }
-
-bool MpiNetwork::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
 
 }  // namespace tessera::platform

@@ -9,8 +9,10 @@
 //
 // No MPI header here: the command line compiles against this whether or not
 // MPI was found; without MPI every constructor throws NotCompiled.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <utility>
 
@@ -38,8 +40,19 @@ class MpiNetwork final : public NodeNetwork {
   void allreduce_sum(std::vector<double>& v) override;
   // Ends every rank of the job at once (MPI_Abort) with `code`.
   [[noreturn]] void abort(int code, const std::string& why) override;
-  // Whether this process was started by mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE).
-  static bool launched_by_mpirun();
+  // What mpirun (Open MPI) tells a process in its environment, with or
+  // without MPI built: whether it started this one (OMPI_COMM_WORLD_SIZE),
+  // the job's ranks on this host (OMPI_COMM_WORLD_LOCAL_SIZE, at least 1) and
+  // this one's place among them (OMPI_COMM_WORLD_LOCAL_RANK, 0 without mpirun).
+  static bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+  static int local_ranks() {
+    const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    return v ? std::max(1, std::atoi(v)) : 1;
+  }
+  static int local_rank() {
+    const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    return v ? std::max(0, std::atoi(v)) : 0;
+  }
   // How the communication thread waits (before start()). With a core of its
   // own (000 §5.3) it polls briskly; sharing one with compute threads it
   // backs off to sleeps of up to 4 ms when idle (the default).

@@ -22,6 +22,5 @@ void MpiNetwork::set_own_core(bool) {}
 void MpiNetwork::set_message_limit(std::size_t) {}
 std::pair<std::uint64_t, std::uint64_t> MpiNetwork::derived_messages() const { return {0, 0}; }
 int MpiNetwork::cores_per_rank() { return 1; }
-bool MpiNetwork::launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
 
 }  // namespace tessera::platform
