@@ -37,11 +37,10 @@ class ScaledSum {
   void add(double t) {
     if (t == 0) return;
     int e = 0;
-    std::frexp(t, &e);  // |t| < 2^e
-    if (!started_ || e > exp_) {
-      if (started_)
-        sum_ = std::ldexp(sum_, exp_ - e), comp_ = std::ldexp(comp_, exp_ - e), abs_ = std::ldexp(abs_, exp_ - e);
-      exp_ = e, started_ = true;
+    std::frexp(t, &e);            // |t| < 2^e
+    if (abs_ == 0 || e > exp_) {  // the first term (nothing summed yet to rescale), or a larger one
+      sum_ = std::ldexp(sum_, exp_ - e), comp_ = std::ldexp(comp_, exp_ - e), abs_ = std::ldexp(abs_, exp_ - e);
+      exp_ = e;
     }
     const double x = std::ldexp(t, -exp_), s = sum_ + x;
     comp_ += std::abs(sum_) >= std::abs(x) ? (sum_ - s) + x : (x - s) + sum_;
@@ -54,7 +53,6 @@ class ScaledSum {
  private:
   double sum_ = 0, comp_ = 0, abs_ = 0;
   int exp_ = 0;
-  bool started_ = false;
 };
 
 // The same for a file no node holds whole (a distributed run streams it):

@@ -112,9 +112,6 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     platform_.join_all();
     std::rethrow_exception(e);
   };
-  const auto start = [&](platform::ThreadRole role, const std::string& name, std::function<void()> body) {
-    platform_.spawn(role, name, std::move(body));
-  };
   // The threads' shared steps, defined before any thread starts: the threads
   // call them until join_all, so they must outlive the try block below.
 
@@ -346,7 +343,7 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       s.clock = &platform_;
       dist->network->start([&s](int source, platform::Message&& m) { s.deliver(source, std::move(m)); });
     }
-    start(platform::ThreadRole::Generator, "generator", [&] {
+    platform_.spawn(platform::ThreadRole::Generator, "generator", [&] {
       try {
         if (dist) {
           ProtocolSink sink(s, n_data, G, options_.release_tiles, options_.broadcast,
@@ -366,14 +363,14 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
       s.maybe_close(s.completed.load());
     });
     for (int w = 0; w < options_.threads; ++w) {
-      start(platform::ThreadRole::Compute, "cpu" + std::to_string(w), [&, w] {
+      platform_.spawn(platform::ThreadRole::Compute, "cpu" + std::to_string(w), [&, w] {
         WorkerContext ctx(w, platform_.core_kernels());
         serve(s.ready, ctx, executor, options_.model, nullptr, stats.busy_s[w]);
       });
     }
     for (int g = 1; g <= G; ++g) {
       GpuContext& gc = s.gpus[g - 1];
-      start(platform::ThreadRole::GpuManager, "gpu" + std::to_string(g), [&, g] {
+      platform_.spawn(platform::ThreadRole::GpuManager, "gpu" + std::to_string(g), [&, g] {
         WorkerContext ctx(options_.threads + g - 1, g, gc.device->kernels_d(), gc.device->kernels_s());
         const int depth = options_.gpu_kernel_depth > 0 ? std::min(options_.gpu_kernel_depth, gc.device->kernel_depth())
                                                         : gc.device->kernel_depth();
@@ -385,7 +382,8 @@ RunStats NodeRuntime::run(std::size_t n_data, const Generator& generate, Executo
     }
     // The device communication thread (000 §5.4): moves copies from the
     // mailboxes to idle streams, and FIREs the copies the devices report done.
-    if (G > 0) start(platform::ThreadRole::DeviceComm, "gpu-comm", [&] { device_communication(s, platform_, obs); });
+    if (G > 0)
+      platform_.spawn(platform::ThreadRole::DeviceComm, "gpu-comm", [&] { device_communication(s, platform_, obs); });
   } catch (...) {
     unwind_start(std::current_exception());
   }
