@@ -88,10 +88,8 @@ def _order_tie(group):
     heapq.heapify(ready)
     out, placed = [], [False] * len(group)
     while len(out) < len(group):
-        if ready:
+        if ready:  # a task enters the heap once, when its last predecessor is placed
             n = heapq.heappop(ready)[1]
-            if placed[n]:
-                continue
         else:  # a cycle: the first of the rest by key goes next
             n = min((m for m in range(len(group)) if not placed[m]), key=lambda m: keys[m])
         placed[n] = True
@@ -109,7 +107,7 @@ def in_order(tasks):
     groups = collections.defaultdict(list)
     for e in tasks:
         groups[(e["ts"], e["ts"] + e["dur"])].append(e)
-    return [e for t in sorted(groups) for e in _order_tie(sorted(groups[t], key=_canonical))]
+    return [e for t in sorted(groups) for e in _order_tie(groups[t])]
 
 
 def predecessors(tasks):
