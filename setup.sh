@@ -2,8 +2,8 @@
 # Sets up, builds and runs tessera on a fresh Debian 12 machine.
 #
 #   ./setup.sh main    install packages, build, run the main job (experiments/main_job.sh)
-#   ./setup.sh test    install packages, build (MPI, the ScaLAPACK peer and
-#                      SimGrid required), run the test suite, then the
+#   ./setup.sh test    install packages, build (MPI, the ScaLAPACK and StarPU
+#                      peers and SimGrid required), run the test suite, then the
 #                      runtime tests again under ThreadSanitizer (build-tsan/)
 #   ./setup.sh asan    install packages, build build-asan/ under AddressSanitizer
 #                      and UndefinedBehaviorSanitizer, run the test suite there
@@ -94,7 +94,7 @@ configure_and_build() {
 }
 
 # build [REQUIRE]: REQUIRE=ON (./setup.sh test) fails configuring when MPI, the
-# ScaLAPACK peer or SimGrid is missing, so that their tests cannot drop out
+# ScaLAPACK or StarPU peer or SimGrid is missing, so that their tests cannot drop out
 # unnoticed; CUDA stays automatic.
 build() {
   configure_and_build "$BUILD_DIR" Release -DTESSERA_REQUIRE_TEST_BACKENDS="${1:-OFF}"

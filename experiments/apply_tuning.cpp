@@ -4,8 +4,8 @@
 
 #include <cctype>
 #include <iostream>
-#include <thread>
 
+#include "base/cpu_count.hpp"
 #include "base/error.hpp"
 #include "experiments/driver_parts.hpp"
 #include "experiments/run_simulated.hpp"
@@ -37,9 +37,8 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
   // cores less its GPUs' threads (run_on_backend, run_simulated).
   int threads = cfg.threads;
   if (o.threads_from_cores && !(o.simulated && o.machine.empty()))
-    threads = default_threads(o.simulated ? platform::Machine::load(o.machine).node.cores
-                                          : static_cast<int>(std::thread::hardware_concurrency()),
-                              cfg.gpus);
+    threads = default_threads(
+        o.simulated ? platform::Machine::load(o.machine).node.cores : static_cast<int>(usable_cpus()), cfg.gpus);
   if (!o.tuned.empty()) {
     const TunedChoice c = read_tuned(o.tuned);
     if (c.algo != cfg.algo || c.precision != cfg.precision)

@@ -13,8 +13,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
+#include "base/cpu_count.hpp"
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "base/kernel_table.hpp"
@@ -291,7 +291,7 @@ int CalibrateCommand::run(int argc, char** argv) const {
   const auto result = kernels::calibrate(o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   clear_progress_line();
-  const int cores = std::max<int>(threads_, static_cast<int>(std::thread::hardware_concurrency()));
+  const int cores = std::max<int>(threads_, static_cast<int>(usable_cpus()));
   std::string text = kernels::calibration_machine_file(result, o, name_, cores, command, seconds);
   std::cout << fmt::format("calibrated {} kernel shapes x {} concurrency level(s) in {:.1f} s", shapes.size(),
                            o.concurrency.size(), seconds)

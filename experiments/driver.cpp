@@ -57,7 +57,9 @@ std::unique_ptr<platform::Device> make_native_device(const RunConfig& c, int g, 
   if (!TESSERA_HAVE_CUDA) throw NotCompiled("CUDA");
   const int present = kernels::cuda_device_count();
   if (c.gpus > present) {
-    const std::string why = kernels::cuda_backend_unavailable();
+    std::string why = kernels::cuda_backend_unavailable();
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); why.empty() && visible != nullptr)
+      why = fmt::format("CUDA_VISIBLE_DEVICES='{}' chooses the devices this process sees", visible);
     throw InputError(fmt::format("--gpus {} asks for more GPUs than the {} CUDA device{} present{}", c.gpus, present,
                                  present == 1 ? "" : "s", why.empty() ? "" : " (" + why + ")"));
   }

@@ -19,12 +19,13 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
-#include <thread>
+#include <sys/stat.h>
 #include <tuple>
 #include <unistd.h>
 #include <vector>
 
 #include "algorithms/factorization.hpp"
+#include "base/cpu_count.hpp"
 #include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate_command.hpp"
@@ -136,12 +137,15 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const tessera::Backend
   if (b.backend == Backend::Native) {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
       throw InputError("--machine, --nodes and --sim-data describe a simulated run: add --backend sim");
+    // One node, outside mpirun or in a job of one rank, runs without MPI (MpiNetwork::mpirun_ranks).
+    const bool distributed = cfg.pr * cfg.pc > 1 || platform::MpiNetwork::mpirun_ranks() > 1;
     if (b.threads_from_cores)
-      cfg.threads = default_threads(static_cast<int>(std::thread::hardware_concurrency()), cfg.gpus);
+      cfg.threads = default_threads(
+          distributed ? platform::MpiNetwork::cores_per_rank() : static_cast<int>(usable_cpus()), cfg.gpus);
     platform::NativePlatform native;
     backend_name = native.backend_name();
     native.set_compute_nice(cfg.compute_nice);
-    if (cfg.pr * cfg.pc == 1 && !platform::MpiNetwork::launched_by_mpirun()) return run_factorization(cfg, native);
+    if (!distributed) return run_factorization(cfg, native);
     // One process per node, started by mpirun: each runs this same command.
     platform::MpiNetwork& net = mpi.emplace(nullptr, nullptr);
     if (net.nodes() != cfg.pr * cfg.pc) {
@@ -284,7 +288,7 @@ int run_command(tessera::RunConfig cfg, const tessera::BackendOptions& backend, 
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   if (const int rc = tessera::run_experiment_command(argc, argv); rc >= 0) return rc;
   CLI::App app{"tessera: task-based dense linear algebra on multicore + multi-GPU clusters"};
   app.require_subcommand(1);
@@ -305,9 +309,9 @@ int main(int argc, char** argv) {
                   "the tournament's reduction tree over the panel's tile rows (--pivot tournament): binary | flat; "
                   "default binary");
   run->add_option("--qr-tree", cfg.qr_tree,
-                  "QR's reduction tree down a tile column: flat (one TSQRT chain, 001 Alg. 2) | binary (flat chains "
-                  "inside each virtual tile, TTQRT pairs across them, first within and then across node rows; the "
-                  "same as flat on one node row); default flat");
+                  "QR's reduction tree down a tile column: flat (one TSQRT chain, 001 Alg. 2) | binary (a flat chain "
+                  "per node row, or per --qr-domain tile rows of it, the chains' heads then reduced by TTQRT in a "
+                  "binary tree; the same as flat on one node row); default flat");
   auto* qr_domain_opt = run->add_option(
       "--qr-domain", cfg.qr_domain,
       "--qr-tree binary: tile rows of a node row per flat chain (domain), the domains' heads then reduced "
@@ -541,9 +545,12 @@ int main(int argc, char** argv) {
       if (const CLI::Option* o = run->get_option(name); o->count() > 0)
         tuning.gpu_args.insert(tuning.gpu_args.end(), {name, o->as<std::string>()});
     if (cfg.keep_tiles) tuning.gpu_args.emplace_back("--keep-tiles");  // (--keep-tiles=false counts as given)
-    if (*run && tuning.B == "auto" && !tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun())
+    if (const int ranks = tessera::platform::MpiNetwork::mpirun_ranks();
+        *run && tuning.B == "auto" && !tuning.simulated && (ranks > 1 || (ranks == 1 && cfg.pr * cfg.pc > 1)))
       throw tessera::InputError(
-          "--B auto under mpirun would tune on every rank: tune once (tessera tune --out FILE) and pass --tuned FILE");
+          fmt::format("--B auto under mpirun (OMPI_COMM_WORLD_SIZE={}) would tune on every rank: "
+                      "tune once (tessera tune --out FILE) and pass --tuned FILE",
+                      ranks));
     if (*run) {
       tessera::refuse_idle_options(*run, cfg, backend.backend, impl_name);
       for (const auto& [name, path] :
@@ -565,4 +572,15 @@ int main(int argc, char** argv) {
     return tessera::exit_status_of(e);
   }
   return 0;
+}
+
+// A standard output that takes nothing (closed, a full device) loses the summary line, the only result of a run
+// without --json: said on stderr, and the status is not 0.
+int main(int argc, char** argv) {
+  const int status = run_main(argc, argv);
+  if (std::cout.flush() && std::ferror(stdout) == 0) return status;
+  struct stat st {};
+  say_error(std::string("standard output: ") +
+            (fstat(STDOUT_FILENO, &st) != 0 ? "closed" : "a write failed (a full device?)") + ": the output was lost");
+  return status == 0 ? 2 : status;
 }

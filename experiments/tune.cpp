@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -94,10 +95,16 @@ std::vector<TuneCandidate> gpu_column_candidates(std::int64_t widest, int sizes,
 
 ChildRun run_child(const std::string& program, const std::vector<std::string>& args) {
   ChildRun r;
-  char json_path[] = "/tmp/tessera-tune-XXXXXX";
-  const int json_fd = ::mkstemp(json_path);
+  // In $TMPDIR where it names a directory (a batch system's scratch), else /tmp.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::error_code no_dir;
+  const std::string dir = tmpdir != nullptr && *tmpdir != '\0' && std::filesystem::is_directory(tmpdir, no_dir)
+                              ? std::string(tmpdir)
+                              : std::string("/tmp");
+  std::string json_path = dir + "/tessera-tune-XXXXXX";
+  const int json_fd = ::mkstemp(json_path.data());
   if (json_fd < 0)
-    throw std::runtime_error(std::string("tune: cannot create a temporary file in /tmp: ") + std::strerror(errno));
+    throw std::runtime_error("tune: cannot create a temporary file in " + dir + ": " + std::strerror(errno));
   ::close(json_fd);
   std::vector<std::string> all{program, "run"};
   all.insert(all.end(), args.begin(), args.end());
@@ -141,7 +148,7 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
       r.error = std::string("its JSON is unreadable: ") + e.what();
     }
   }
-  std::remove(json_path);
+  std::remove(json_path.c_str());
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -423,6 +424,39 @@ TEST(TuneCli, BAutoChildrenRunTheRunsOwnDistribution) {
   int lines = 0;
   for (std::string line; std::getline(in, line); ++lines) EXPECT_THAT(line, HasSubstr("--n 512 ")) << line;
   EXPECT_GT(lines, 0);
+}
+
+// A child run's JSON is a temporary file in $TMPDIR where that is a
+// directory (a batch system's scratch, where /tmp may be small or shared),
+// else in /tmp.
+TEST(TuneCli, ChildJsonGoesToTmpdir) {
+  TempDir dir;
+  const std::string machine = dir.write("m.json", kPlateauMachine), log = dir.path() + "/children.log";
+  const std::string child = logging_child(dir, log, R"({"time_s": 0.5})");
+  const char* saved = std::getenv("TMPDIR");
+  const std::string before = saved ? saved : "";
+  for (const std::string& tmpdir : {dir.path(), dir.path() + "/missing"}) {
+    SCOPED_TRACE("TMPDIR=" + tmpdir);
+    std::remove(log.c_str());
+    ASSERT_EQ(setenv("TMPDIR", tmpdir.c_str(), 1), 0);
+    RunConfig cfg;
+    cfg.algo = "cholesky";
+    cfg.n = 1024;
+    cfg.threads = 2;
+    TuningOptions o;
+    o.B = "auto";
+    o.simulated = true;
+    o.machine = machine;
+    o.program = child;
+    apply_tuning(cfg, o);
+    const std::string where = (tmpdir == dir.path() ? dir.path() : std::string("/tmp")) + "/tessera-tune-";
+    std::ifstream in(log);
+    int lines = 0;
+    for (std::string line; std::getline(in, line); ++lines) EXPECT_THAT(line, HasSubstr("--json " + where)) << line;
+    EXPECT_GT(lines, 0);
+  }
+  if (saved) setenv("TMPDIR", before.c_str(), 1);
+  else unsetenv("TMPDIR");
 }
 
 TEST(TuneCli, WithoutAModelRealRunsDecide) {

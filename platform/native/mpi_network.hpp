@@ -10,12 +10,16 @@
 // No MPI header here: the command line compiles against this whether or not
 // MPI was found; without MPI every constructor throws NotCompiled.
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 
+#include "base/error.hpp"
 #include "platform/network.hpp"
 
 namespace tessera::platform {
@@ -41,18 +45,20 @@ class MpiNetwork final : public NodeNetwork {
   // Ends every rank of the job at once (MPI_Abort) with `code`.
   [[noreturn]] void abort(int code, const std::string& why) override;
   // What mpirun (Open MPI) tells a process in its environment, with or
-  // without MPI built: whether it started this one (OMPI_COMM_WORLD_SIZE),
-  // the job's ranks on this host (OMPI_COMM_WORLD_LOCAL_SIZE, at least 1) and
-  // this one's place among them (OMPI_COMM_WORLD_LOCAL_RANK, 0 without mpirun).
-  static bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
-  static int local_ranks() {
-    const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    return v ? std::max(1, std::atoi(v)) : 1;
-  }
-  static int local_rank() {
-    const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    return v ? std::max(0, std::atoi(v)) : 0;
-  }
+  // without MPI built: the job's ranks (OMPI_COMM_WORLD_SIZE; 0 when unset:
+  // not started by mpirun), the job's ranks on this host
+  // (OMPI_COMM_WORLD_LOCAL_SIZE) and this one's place among them
+  // (OMPI_COMM_WORLD_LOCAL_RANK). The local values are read only where the
+  // job's is set (a stale one alone, from a shell or a script, is not a job):
+  // 1 and 0 otherwise. A value that is not a count throws InputError naming
+  // the variable and the value. The environment is inherited by every process
+  // a rank starts, so a one-node run started inside a job of one rank runs
+  // without MPI (tessera_main.cpp): a second MPI_Init under that rank's
+  // identity would fail.
+  static int mpirun_ranks() { return mpirun_count("OMPI_COMM_WORLD_SIZE", 1, 0); }
+  static bool launched_by_mpirun() { return mpirun_ranks() > 0; }
+  static int local_ranks() { return launched_by_mpirun() ? mpirun_count("OMPI_COMM_WORLD_LOCAL_SIZE", 1, 1) : 1; }
+  static int local_rank() { return launched_by_mpirun() ? mpirun_count("OMPI_COMM_WORLD_LOCAL_RANK", 0, 0) : 0; }
   // How the communication thread waits (before start()). With a core of its
   // own (000 §5.3) it polls briskly; sharing one with compute threads it
   // backs off to sleeps of up to 4 ms when idle (the default).
@@ -69,6 +75,19 @@ class MpiNetwork final : public NodeNetwork {
   static int cores_per_rank();
 
  private:
+  // The decimal integer >= `least` in `variable`, or `unset` where it is not set.
+  static int mpirun_count(const char* variable, int least, int unset) {
+    const char* v = std::getenv(variable);
+    if (v == nullptr) return unset;
+    char* end = nullptr;
+    errno = 0;
+    const long n = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE || n < least || n > std::numeric_limits<int>::max())
+      throw InputError(std::string(variable) + "='" + v +
+                       "' (in the environment): not an integer >= " + std::to_string(least) + ", as mpirun sets it");
+    return static_cast<int>(n);
+  }
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
