@@ -125,7 +125,7 @@ run_tests() {
 # out-of-memory tests, which cannot hold its shadow memory, and the reuse of
 # freed memory, which it quarantines. Leaks are not checked (the MPI and
 # SimGrid libraries keep theirs to the end).
-ASAN_EXCLUDE='^(CliBadInput\.MatrixTooLargeForMemoryNamesTheSize|CliPreflight\.AnAddressSpaceLimitExitsFourNamingIt|scalapack_peer_out_of_memory|starpu_peer_refuses_huge|tessera_mpi_host_memory|ParallelUnits\.NewTileMatricesReadAsZeros)$'
+ASAN_EXCLUDE='^(CliBadInput\.MatrixTooLargeForMemoryNamesTheSize|CliPreflight\.AnAddressSpaceLimitExitsFourNamingIt|CliPreflight\.APhantomSimulationsActorsMustFitTheAddressSpace|scalapack_peer_out_of_memory|starpu_peer_refuses_huge|tessera_mpi_host_memory|ParallelUnits\.NewTileMatricesReadAsZeros)$'
 run_asan_tests() {
   configure_and_build "$ASAN_DIR" RelWithDebInfo -DTESSERA_ASAN=ON -DTESSERA_BUILD_BENCHMARKS=OFF \
     -DTESSERA_REQUIRE_TEST_BACKENDS=ON

@@ -5,6 +5,7 @@
 // A number may be written bare or as {"value": x, "source": "where it comes
 // from"}, so every assumed figure can carry its source next to it.
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -47,14 +48,24 @@ class JsonFields {
     if (!v->is_number()) fail(key, raw, "must be a number");
     const double x = v->get<double>();
     if (!std::isfinite(x) || x < min || (strict && x == min))
-      fail(key, raw, std::string("must be ") + (strict ? "> " : ">= ") + num(min));
+      fail(key, *v, std::string("must be ") + (strict ? "> " : ">= ") + num(min));
+    return x;
+  }
+  // A number from `lo` to `hi`: where the simulator's arithmetic holds (a link of a few bytes per second, a kernel of
+  // centuries, a GPU of 2^64 bytes are no machine), or, for a count, what its type holds.
+  // `above`: strictly above `lo`.
+  double within(const std::string& key, double lo, double hi, bool above = false) const {
+    const double x = number(key);
+    if (x < lo || x > hi || (above && x == lo))
+      fail(key, value(key), std::string("must be ") + (above ? "above " : "from ") + num(lo) + " to " + num(hi));
     return x;
   }
   double positive(const std::string& key) const { return number(key, 0.0, true); }
   double non_negative(const std::string& key) const { return number(key, 0.0, false); }
-  int integer(const std::string& key, int min) const {
+  int integer(const std::string& key, int min, int max = 1000000000) const {
     const double x = number(key, min);
-    if (x != std::floor(x) || x > 1e9) fail(key, require(key), "must be an integer >= " + std::to_string(min));
+    if (x != std::floor(x) || x > max)
+      fail(key, value(key), "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
     return static_cast<int>(x);
   }
 
@@ -65,6 +76,11 @@ class JsonFields {
     throw InputError(file_ + ": field '" + (path_.empty() ? std::string("(top level)") : path_) + "' " + why);
   }
 
+  // The field's number where it is written {"value": x, "source": ...}, else the field (for messages).
+  const nlohmann::json& value(const std::string& key) const {
+    const auto& raw = require(key);
+    return raw.is_object() && raw.contains("value") ? raw.at("value") : raw;
+  }
   static std::string shown(const nlohmann::json& v) {
     std::string s = v.dump();
     return s.size() > 80 ? s.substr(0, 77) + "..." : s;
@@ -72,6 +88,11 @@ class JsonFields {
 
  private:
   static std::string num(double x) {
+    if (x != 0 && (std::fabs(x) >= 1e7 || std::fabs(x) < 1e-3)) {  // 1e+15, 1e-06
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", x);
+      return text;
+    }
     std::string s = std::to_string(x);
     s.erase(s.find_last_not_of('0') + 1);
     if (!s.empty() && s.back() == '.') s.pop_back();

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 #include "algorithms/factorization.hpp"
@@ -143,9 +144,10 @@ std::uint64_t thread_reserve(const NodeThreads& t, bool emulated_gpus, int cores
   return threads * stack_bytes + arenas * kMallocArenaBytes + blas * kBlasBufferBytes;
 }
 
-int simulated_actors(int nodes, int threads, int gpus, int gpu_streams) {
-  const int per_node = 2 + threads + gpus + (gpus > 0 ? 1 + gpus * (2 + std::max(gpu_streams, 1)) : 0) +
-                       (nodes > 1 ? 1 + platform::kSendsInFlight : 0);
+std::int64_t simulated_actors(int nodes, int threads, int gpus, int gpu_streams) {
+  const std::int64_t g = gpus, per_node = 2 + std::int64_t{threads} + g +
+                                          (gpus > 0 ? 1 + g * (2 + std::max<std::int64_t>(gpu_streams, 1)) : 0) +
+                                          (nodes > 1 ? 1 + platform::kSendsInFlight : 0);
   return nodes * per_node;
 }
 
@@ -268,14 +270,26 @@ std::optional<Available> available_for(const RunConfig& c) {
   } else {
     facts.actors = true;
     facts.threads = simulated_actors(std::max(1, c.pr * c.pc), c.threads, c.gpus, c.gpu_streams);
-    facts.thread_reserve = static_cast<std::uint64_t>(facts.threads) * kSimActorStackBytes;
+    const std::uint64_t most = std::numeric_limits<std::uint64_t>::max() / kSimActorStackBytes;  // (saturates)
+    facts.thread_reserve = std::min(static_cast<std::uint64_t>(facts.threads), most) * kSimActorStackBytes;
   }
   return available_memory(facts);
 }
 
 // Throws OutOfMemory when `need` exceeds what the node has.
 void check_memory(const RunConfig& c, bool matrix_only) {
-  if (c.model != nullptr && c.phantom) return;  // a simulated run without data allocates no tile
+  if (c.model != nullptr && c.phantom) {
+    // A simulated run without data allocates no tile, but its actors need their stacks (SimGrid aborts at the first
+    // it cannot give one).
+    if (c.network && c.network->node() != 0) return;
+    if (const std::optional<Available> a = available_for(c); a && a->bytes <= 0)
+      throw OutOfMemory(
+          fmt::format("out of memory: the simulated run cannot start its actors ({} of --grid {}x{}, "
+                      "--threads {}, --gpus {}): nothing is left of {}; use fewer nodes, threads or GPUs",
+                      simulated_actors(std::max(1, c.pr * c.pc), c.threads, c.gpus, c.gpu_streams), c.pr, c.pc,
+                      c.threads, c.gpus, a->source));
+    return;
+  }
   // A simulated cluster's node 0 checks for every node of the process, before any allocates: the others resolve
   // after node 0 built its tiles, which their check would count a second time ("this process maps already").
   if (c.model != nullptr && c.network && c.network->node() != 0) return;

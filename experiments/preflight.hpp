@@ -89,7 +89,7 @@ struct MemoryFacts {
   std::uint64_t vm_data = 0;                   // bytes of its data segment now (VmData)
   int ranks_on_host = 1;                       // MPI ranks sharing this host's memory
   std::uint64_t thread_reserve = 0;            // address space the run's threads will reserve (thread_reserve())
-  int threads = 0;                             // how many threads that is, for the message
+  std::int64_t threads = 0;                    // how many threads that is, for the message
   bool actors = false;                         // a simulated cluster's: its actors' stacks
 };
 
@@ -99,7 +99,7 @@ struct MemoryFacts {
 // the kSendsInFlight senders with more than one node. Under an address-space limit these stacks are what a
 // simulation with data runs out of first (SimGrid then aborts: "Failed to allocate stack").
 inline constexpr std::uint64_t kSimActorStackBytes = (std::uint64_t{8} << 20) + 4096;
-int simulated_actors(int nodes, int threads, int gpus, int gpu_streams);
+std::int64_t simulated_actors(int nodes, int threads, int gpus, int gpu_streams);
 
 // The value of `key` ("MemAvailable", "VmSize", ...) in /proc/meminfo or
 // /proc/self/status text ("MemAvailable:   24245124 kB"), in bytes.

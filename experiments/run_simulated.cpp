@@ -109,8 +109,8 @@ RunResult run_simulated(RunConfig cfg, const BackendOptions& b, std::string& bac
   // --kernel-noise auto: the sigmas from the calibration, once (and refused
   // here, before any simulation, where the file measured none).
   models::take_measured_sigmas(cfg.noise, *cfg.model, cfg.gpu_model);
-  // One simulation per process: this one (see simgrid_platform.hpp).
-  platform::Simulation sim(machine);
+  // One simulation per process: this one (see simgrid_platform.hpp), of the run's nodes and GPUs.
+  platform::Simulation sim(machine, P, cfg.gpus);
   if (b.fail) sim.schedule_failure(*b.fail, P, cfg.gpus);
   // A run the failure did not end says what became of it.
   struct FailNote {

@@ -72,7 +72,8 @@ void say_error(const std::string& what) { say("tessera: error: " + what); }
 
 // The one stderr line of a failed command: "tessera: error: ..." for the
 // statuses 2-4 (and a RemoteFailure's), "tessera: internal error: ..." for 5.
-std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cfg) {
+// `phantom`: a simulated run without data, which allocates no matrix.
+std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cfg, bool phantom = false) {
   try {
     std::rethrow_exception(e);
   } catch (const tessera::DeviceOutOfMemory& x) {
@@ -86,6 +87,9 @@ std::string error_line(const std::exception_ptr& e, const tessera::RunConfig& cf
       return "tessera: error: out of memory: the matrix of --input " + cfg.input + " does not fit";
     if (cfg.n == tessera::kUnsetSize)  // not a run's matrix: calibrate, tune, model
       return "tessera: error: out of memory: an allocation failed; ask for smaller sizes";
+    if (phantom)  // the simulator's own tables (tasks, data, the platform's hosts and routes)
+      return "tessera: error: out of memory: an allocation of the simulation failed (--backend sim without "
+             "--sim-data allocates no matrix); simulate fewer nodes, tiles (a larger --B) or GPUs";
     const double m = static_cast<double>(cfg.m == tessera::kUnsetSize ? cfg.n : cfg.m), n = static_cast<double>(cfg.n);
     return fmt::format(
         "tessera: error: out of memory: the {} x {} matrix (--m {} --n {}, precision {}) needs {:.1f} GiB", m, n, m, n,
@@ -568,7 +572,7 @@ int run_main(int argc, char** argv) {
   } catch (...) {
     // One mapping from error to status (tessera::exit_status_of), one line.
     const std::exception_ptr e = std::current_exception();
-    say(error_line(e, cfg));
+    say(error_line(e, cfg, backend.backend == tessera::Backend::Sim && !backend.sim_data));
     return tessera::exit_status_of(e);
   }
   return 0;

@@ -204,9 +204,12 @@ std::vector<LeftOut> leave_one_out(const std::vector<CalibratedModel::Entry>& en
 
 namespace {
 
+// What a kernel model may say (JsonFields::within): a rate from 1 MFlop/s to 1 EFlop/s, a time up to a day.
+constexpr double kMinGflops = 1e-3, kMaxGflops = 1e9, kMaxKernelS = 86400;
+
 PeakEfficiencyModel::PerPrecision per_precision(const JsonFields& f, const std::string& key) {
   const JsonFields p = f.object(key);
-  return {p.positive("d"), p.positive("s")};
+  return {p.within("d", kMinGflops, kMaxGflops), p.within("s", kMinGflops, kMaxGflops)};
 }
 
 EfficiencyCurve curve(const JsonFields& f, const std::string& key) {
@@ -262,8 +265,8 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
     x.m = e.integer("m", 1);
     x.n = e.integer("n", 1);
     x.k = e.has("k") ? e.integer("k", 0) : 0;
-    x.median_s = e.positive("median_s");
-    x.spread_s = e.has("spread_s") ? e.non_negative("spread_s") : 0.0;
+    x.median_s = e.within("median_s", 0, kMaxKernelS, true);
+    x.spread_s = e.has("spread_s") ? e.within("spread_s", 0, kMaxKernelS) : 0.0;
     x.ib = e.has("ib") ? e.integer("ib", 1) : 0;
     x.in_run = e.has("in_run_calls");
     entries.push_back(x);
@@ -278,12 +281,12 @@ std::shared_ptr<const KernelTimeModel> calibrated(const JsonFields& f, const std
       if (!id) fc.fail(key, value, "unknown kernel '" + key + "' (known: " + kernel_keys_text() + ")");
       const JsonFields per = fc.object(key);
       for (const char* p : {"d", "s"})
-        if (per.has(p)) first_call[{*id, p[0]}] = per.non_negative(p);
+        if (per.has(p)) first_call[{*id, p[0]}] = per.within(p, 0, kMaxKernelS);
     }
   }
-  const double start = f.has("start_s") ? f.non_negative("start_s") : 0.0;
+  const double start = f.has("start_s") ? f.within("start_s", 0, kMaxKernelS) : 0.0;
   // Optional per-task cost of the runtime (KernelTimeModel::task_s), written by calibrate --in-run.
-  const double task = f.has("task_s") ? f.non_negative("task_s") : 0.0;
+  const double task = f.has("task_s") ? f.within("task_s", 0, kMaxKernelS) : 0.0;
   Interpolation interpolation = Interpolation::Flops;
   if (f.has("interpolation")) {
     const std::string how = f.string("interpolation");

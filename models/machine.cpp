@@ -16,7 +16,18 @@ using models::JsonFields;
 
 namespace {
 
-LinkSpec link(const JsonFields& f) { return LinkSpec{f.positive("bandwidth_Bps"), f.non_negative("latency_s")}; }
+// The bounds of what a machine file may describe, beyond which SimGrid's arithmetic fails (a link of 0.1 B/s aborted
+// it, a latency of 1e308 s made its clock infinite) or a count outgrows its type; no machine comes near them.
+constexpr double kMinBandwidthBps = 1e3, kMaxBandwidthBps = 1e15;  // 1 kB/s .. 1 PB/s
+constexpr double kMaxLatencyS = 1;
+constexpr double kMaxGpuBytes = 4611686018427387904.0;  // 2^62
+constexpr int kMaxNodes = 32768;                        // the protocol numbers nodes 0 to 32767
+constexpr int kMaxCores = 1 << 20, kMaxGpus = 1024;
+
+LinkSpec link(const JsonFields& f) {
+  return LinkSpec{f.within("bandwidth_Bps", kMinBandwidthBps, kMaxBandwidthBps),
+                  f.within("latency_s", 0, kMaxLatencyS)};
+}
 
 void require_model(const Machine& m, const JsonFields& f, const std::string& key, const std::string& name) {
   if (!m.models.count(name)) {
@@ -44,7 +55,7 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
   Machine m;
   m.origin = origin;
   m.name = top.string("name");
-  m.nodes = top.integer("nodes", 1);
+  m.nodes = top.integer("nodes", 1, kMaxNodes);
   if (const auto cal = j.find("calibration"); cal != j.end() && cal->is_object())
     if (const auto core = cal->find("blas_core"); core != cal->end() && core->is_string()) m.blas_core = *core;
 
@@ -59,7 +70,7 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
 
   const JsonFields node = top.object("node");
   const JsonFields cores = node.object("cores");
-  m.node.cores = cores.integer("count", 1);
+  m.node.cores = cores.integer("count", 1, kMaxCores);
   m.node.core_model = cores.string("model");
   require_model(m, cores, "model", m.node.core_model);
   if (cores.has("model_by_threads")) {
@@ -82,9 +93,9 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
   }
   if (node.has("gpus")) {
     const JsonFields g = node.object("gpus");
-    m.node.gpus.count = g.integer("count", 0);
+    m.node.gpus.count = g.integer("count", 0, kMaxGpus);
     if (m.node.gpus.count > 0) {
-      m.node.gpus.memory_bytes = g.positive("memory_bytes");
+      m.node.gpus.memory_bytes = g.within("memory_bytes", 1, kMaxGpuBytes);
       m.node.gpus.pcie = link(g.object("pcie"));
       m.node.gpus.model = g.string("model");
       require_model(m, g, "model", m.node.gpus.model);
@@ -93,7 +104,8 @@ Machine Machine::parse(const std::string& text, const std::string& origin) {
         if (!(m.node.gpus.stream_overlap >= 0 && m.node.gpus.stream_overlap <= 1))
           g.fail("stream_overlap", g.require("stream_overlap"), "must be between 0 and 1");
       }
-      if (g.has("stream_reserve_bytes")) m.node.gpus.stream_reserve_bytes = g.non_negative("stream_reserve_bytes");
+      if (g.has("stream_reserve_bytes"))
+        m.node.gpus.stream_reserve_bytes = g.within("stream_reserve_bytes", 0, kMaxGpuBytes);
       if (g.has("host_waits")) {
         const auto& list = g.require("host_waits");
         if (!list.is_array()) g.fail("host_waits", list, "must be a list of kernel keys");

@@ -184,6 +184,9 @@ TEST(PreflightMemory, ASimulatedClustersActorsReserveTheirStacks) {
   EXPECT_EQ(simulated_actors(1, 2, 0, 1), 4);
   EXPECT_EQ(simulated_actors(2, 2, 0, 1), 2 * (4 + 1 + platform::kSendsInFlight));
   EXPECT_EQ(simulated_actors(4, 12, 3, 2), 4 * 47);
+  // Counted in 64 bits: --gpu-streams 2^31 - 1 on 1,000 GPUs wrapped an int.
+  EXPECT_EQ(simulated_actors(2, 1, 1000, 2147483647),
+            2 * (2 + 1 + 1000 + 1 + std::int64_t{1000} * (2 + 2147483647LL) + 1 + platform::kSendsInFlight));
   MemoryFacts f = memory_facts(kMeminfo, kStatus, 3000000ull * 1024, kUnlimited, kUnlimited, 1);
   f.actors = true;
   f.threads = 40;
@@ -423,6 +426,28 @@ TEST(CliPreflight, AnAddressSpaceLimitExitsFourNamingIt) {
                         "the address-space limit (ulimit -v, RLIMIT_AS) of 2.86 GiB (3072000000 bytes)", "--n 20000"})
     EXPECT_THAT(o.err, HasSubstr(s)) << o;
   expect_success(tessera::test::run_process("sh", under_ulimit("run --algo cholesky --n 1000 --threads 2"), 60));
+}
+
+// A simulated run without data allocates no tile, but each of its actors takes a SimGrid stack (8 MiB): 100 nodes of
+// 11 threads are 3,000 actors, 23.4 GiB, beyond a 3000000 KiB limit. Refused at once naming them; SimGrid aborted
+// (exit 134) at the first actor it could not give a stack. A small cluster under the same limit runs.
+TEST(CliPreflight, APhantomSimulationsActorsMustFitTheAddressSpace) {
+  const auto under_ulimit = [](const std::string& args) {
+    return std::vector<std::string>{"-c", "ulimit -v 3000000 && exec " + std::string(TESSERA_BIN) + " " + args};
+  };
+  const std::string sim = "run --backend sim --machine " + std::string(TESSERA_SOURCE_DIR) +
+                          "/platform/machines/keeneland.json --algo cholesky --n 12000 --B 1000 --threads 11 --grid ";
+  const Outcome o = tessera::test::run_process("sh", under_ulimit(sim + "10x10"), 60);
+  ASSERT_TRUE(o.exited) << o;
+  EXPECT_EQ(o.status, kOutOfMemory) << o;
+  EXPECT_EQ(o.out, "") << o;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o;
+  for (const char* s : {"tessera: error: out of memory: the simulated run cannot start its actors (3000 of --grid "
+                        "10x10, --threads 11, --gpus 0)",
+                        "the stacks of its 3000 simulated actors reserve"})
+    EXPECT_THAT(o.err, HasSubstr(s)) << o;
+  const Outcome small = tessera::test::run_process("sh", under_ulimit(sim + "2x2"), 60);
+  EXPECT_TRUE(small.exited && small.status == 0) << small;
 }
 
 #endif

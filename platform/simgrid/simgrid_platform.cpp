@@ -8,6 +8,7 @@
 #include <simgrid/simix.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -144,17 +145,17 @@ struct EngineArgs {
 };
 
 struct Simulation::Impl {
-  explicit Impl(const Machine& m) : engine(&args.argc, args.argv) {
+  Impl(const Machine& m, int nodes, int gpus) : engine(&args.argc, args.argv) {
     if (m.network.calibrated) {
       // Measured link figures: no LV08 corrections (latency x13.01, bandwidth x0.97).
       sg4::Engine::set_config("network/latency-factor:1");
       sg4::Engine::set_config("network/bandwidth-factor:1");
     }
     constexpr double kNominalSpeed = 1e9;
-    gpus_per_node = m.node.gpus.count;
+    gpus_per_node = gpus;
     auto* zone = sg4::create_full_zone(m.name.empty() ? "machine" : m.name);
     std::vector<sg4::Link*> net;
-    for (int i = 0; i < m.nodes; ++i) {
+    for (int i = 0; i < nodes; ++i) {
       const std::string node = "node" + std::to_string(i);
       sg4::Host* h = zone->create_host(node, kNominalSpeed)->set_core_count(m.node.cores)->seal();
       node_hosts.push_back(h);
@@ -162,7 +163,7 @@ struct Simulation::Impl {
                         ->set_latency(m.network.link.latency_s / 2)
                         ->seal());
       links[net.back()->get_name()] = net.back();
-      for (int g = 0; g < m.node.gpus.count; ++g) {
+      for (int g = 0; g < gpus; ++g) {
         const std::string gpu = node + "-gpu" + std::to_string(g + 1);  // GPU g + 1, as the runtime counts
         sg4::Host* d = zone->create_host(gpu, kNominalSpeed)->seal();
         sg4::Link* pcie = zone->create_link(gpu + "-pcie", m.node.gpus.pcie.bandwidth_Bps)
@@ -173,8 +174,8 @@ struct Simulation::Impl {
         gpu_hosts.push_back(d);
       }
     }
-    for (int i = 0; i < m.nodes; ++i)
-      for (int j = i + 1; j < m.nodes; ++j)
+    for (int i = 0; i < nodes; ++i)
+      for (int j = i + 1; j < nodes; ++j)
         zone->add_route(node_hosts[i]->get_netpoint(), node_hosts[j]->get_netpoint(), nullptr, nullptr,
                         {sg4::LinkInRoute(net[i]), sg4::LinkInRoute(net[j])}, true);
     injector = zone->create_host("fault-injector", kNominalSpeed)->seal();
@@ -193,10 +194,14 @@ struct Simulation::Impl {
   int run_nodes = 0;                  // the run's nodes, for the message of a node's failure
 };
 
-Simulation::Simulation(const Machine& machine) {
+Simulation::Simulation(const Machine& machine, int nodes, int gpus) {
+  if (nodes < 0 || nodes > machine.nodes || gpus < -1 || gpus > machine.node.gpus.count)
+    throw std::out_of_range(fmt::format("a platform of {} nodes with {} GPUs each from a {}-node machine with {}",
+                                        nodes, gpus, machine.nodes, machine.node.gpus.count));
   if (sg4::Engine::has_instance())
     throw std::logic_error("a SimGrid simulation is already running in this process (SimGrid allows one at a time)");
-  impl_ = std::make_unique<Impl>(machine);
+  impl_ =
+      std::make_unique<Impl>(machine, nodes == 0 ? machine.nodes : nodes, gpus == -1 ? machine.node.gpus.count : gpus);
 }
 Simulation::~Simulation() = default;
 int Simulation::nodes() const { return static_cast<int>(impl_->node_hosts.size()); }
@@ -342,6 +347,12 @@ void SimGridPlatform::run_kernel(double modeled_s, FunctionRef<void()> kernel) {
   // SimGrid times nothing shorter than its timing precision (precision/timing,
   // 1e-9 s by default): a shorter sleep is rounded up to it, which SimGrid
   // logs on every such call; rounding here does the same silently.
+  // (A machine file's bounds keep a model's times finite; a clock that would still overflow stops the run, named.)
+  if (!std::isfinite(modeled_s) || !std::isfinite(sim_.clock() + modeled_s))
+    throw InputError(
+        fmt::format("a kernel's modeled time, {:g} s at {:g} s of simulated time, is not finite: the "
+                    "machine file's rates or times are out of range",
+                    modeled_s, sim_.clock()));
   if (modeled_s > 0) sg4::this_actor::sleep_for(std::max(modeled_s, kTimingPrecision));
 }
 

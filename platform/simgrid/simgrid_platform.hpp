@@ -49,8 +49,11 @@ struct SimFailure {
 class Simulation {
  public:
   // The platform of `machine`: one host per node and per GPU, its links and
-  // routes (see simgrid_platform.cpp for the drawing).
-  explicit Simulation(const Machine& machine);
+  // routes (see simgrid_platform.cpp for the drawing). `nodes` > 0 and
+  // `gpus` >= 0 build only a run's first nodes and GPUs (a machine file may
+  // describe thousands of nodes, and a full zone has a route per pair of
+  // them); 0 and -1: the machine's.
+  explicit Simulation(const Machine& machine, int nodes = 0, int gpus = -1);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;

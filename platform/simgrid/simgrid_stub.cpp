@@ -7,7 +7,7 @@
 namespace tessera::platform {
 
 struct Simulation::Impl {};
-Simulation::Simulation(const Machine&) { throw NotCompiled("SimGrid"); }
+Simulation::Simulation(const Machine&, int, int) { throw NotCompiled("SimGrid"); }
 Simulation::~Simulation() = default;
 int Simulation::nodes() const { return 0; }
 simgrid::s4u::Host* Simulation::node_host(int) const { return nullptr; }

@@ -258,9 +258,10 @@ MUTANTS = [
     # --threads 1 --precision d --kernels gsmm --sizes 64 --for-n 0`: node.cores.count must equal
     # std::thread::hardware_concurrency() (killed on any machine with more than one core).
     # Killed since by CalibrateCli.SeveralInnerBlockingsAreMeasuredAndLookedUp.
+    # (The host's cores are the process's affinity mask's since this session's environment review: usable_cpus().)
     m("calibrate_command_cores_min", "experiments/calibrate_command.cpp",
-      "  const int cores = std::max<int>(threads_, static_cast<int>(std::thread::hardware_concurrency()));",
-      "  const int cores = std::min<int>(threads_, static_cast<int>(std::thread::hardware_concurrency()));", WITH_CLI),
+      "  const int cores = std::max<int>(threads_, static_cast<int>(usable_cpus()));",
+      "  const int cores = std::min<int>(threads_, static_cast<int>(usable_cpus()));", WITH_CLI),
     # --device keeps the cores' default --for-n (2048, 4096, 8192 with the cores' default tiles, B = 320/384 and
     # their remainders) instead of only the GPU's square sizes 512-4096.
     # Survived the tests before round 6: no test runs `calibrate --device` without an explicit --for-n but for --list, and

@@ -60,9 +60,10 @@ MUTANTS = [
     # "--B auto under mpirun would tune on every rank".
     # Test: under mpirun -np 2 (label mpi), that command: exit 2, the message once per rank, no summary line.
     # Killed since by tessera_mpi_b_auto_refused.
+    # (The condition reads the job's size since the environment review: refused in a job of several ranks.)
     m("main_b_auto_under_mpirun_not_refused", MAIN,
-      '!tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun()',
-      'tuning.simulated && tessera::platform::MpiNetwork::launched_by_mpirun()', '-L mpi'),
+      '*run && tuning.B == "auto" && !tuning.simulated && (ranks > 1',
+      '*run && tuning.B == "auto" && tuning.simulated && (ranks > 1', '-L mpi'),
 
     # Control. Bug: --policy fifo selects the random ready queue.
     # Prediction: KILLED by CliClaims.PolicyChangesOrderNotResult (on the simulated node fifo's order must differ
@@ -186,8 +187,8 @@ MUTANTS = [
     # Killed since by tessera_mpi_memory_split_between_ranks.
     # (The environment is read by MpiNetwork::local_ranks() since c3480b1, for the preflight and the others.)
     m("preflight_ranks_from_local_rank", "platform/native/mpi_network.hpp",
-      'std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")',
-      'std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")', '-L mpi'),
+      'mpirun_count("OMPI_COMM_WORLD_LOCAL_SIZE", 1, 1)',
+      'mpirun_count("OMPI_COMM_WORLD_LOCAL_RANK", 1, 1)', '-L mpi'),
 
     # ---------------------------------------------------------------- run_config.cpp
     # Bug: --d eq1 (002 eq. (1)) ignores the GPU count: the GPUs' side has the speed of one GPU whatever --gpus.

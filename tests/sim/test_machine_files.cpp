@@ -108,7 +108,7 @@ TEST(MachineFiles, MissingFieldIsNamed) {
 
 TEST(MachineFiles, NegativeBandwidthIsNamed) {
   const auto msg = rejection(replaced(kGood, "1e9", "-5e9"));
-  expect_names(msg, {"bad.json", "network.bandwidth_Bps", "-5000000000", "> 0"});
+  expect_names(msg, {"bad.json", "network.bandwidth_Bps", "-5000000000", "must be from 1000"});
 }
 
 TEST(MachineFiles, NegativeBandwidthWithSourceIsNamed) {
@@ -134,6 +134,32 @@ TEST(MachineFiles, MalformedJsonIsNamed) {
 TEST(MachineFiles, NonIntegerCoreCountIsNamed) {
   const auto msg = rejection(replaced(kGood, R"("count": 4)", R"("count": 2.5)"));
   expect_names(msg, {"bad.json", "node.cores.count", "2.5"});
+}
+
+// What a machine may be: links from 1 kB/s to 1 PB/s with at most 1 s of latency, rates from 1 MFlop/s to 1 EFlop/s,
+// kernel times up to a day, counts their types hold. Beyond them SimGrid aborted (a link of 0.1 B/s), its clock became
+// infinite (a latency of 1e308 s: a segfault), a kernel took forever (a peak of 1e-308 GFlop/s) or a GPU of 1e308
+// bytes had 0 (a cast to size_t). A value written {"value": x, "source": ...} is shown as x.
+TEST(MachineFiles, ValuesBeyondAnyMachineAreNamed) {
+  expect_names(rejection(replaced(kGood, "1e9", "0.1")),
+               {"bad.json", "field 'network.bandwidth_Bps' = 0.1", "must be from 1000 to 1e+15"});
+  expect_names(rejection(replaced(kGood, "1e-6", "1e308")),
+               {"field 'network.latency_s' = 1e+308", "must be from 0 to 1"});
+  expect_names(rejection(replaced(kGood, R"("d": 10)", R"("d": 1e-308)")),
+               {"field 'kernel_models.m.peak_gflops.default.d'", "must be from 0.001 to 1e+09"});
+  expect_names(rejection(replaced(kGood, R"("nodes": 2)", R"("nodes": 40000)")),
+               {"field 'nodes' = 40000", "must be an integer from 1 to 32768"});
+  expect_names(rejection(replaced(kGood, R"("nodes": 2)", R"("nodes": {"source": "a long source text", "value": 0})")),
+               {"field 'nodes' = 0:"});
+  const std::string gpus =
+      replaced(kGood, R"("cores": { "count": 4, "model": "m" } })",
+               R"("cores": { "count": 4, "model": "m" }, "gpus": { "count": 1, "model": "m", "memory_bytes": 6e9,
+         "pcie": { "bandwidth_Bps": 6e9, "latency_s": 1e-5 } } })");
+  EXPECT_EQ(Machine::parse(gpus, "good.json").node.gpus.count, 1);
+  expect_names(rejection(replaced(gpus, "6e9,", "1e308,")),
+               {"field 'node.gpus.memory_bytes' = 1e+308", "must be from 1 to 4.61169e+18"});
+  expect_names(rejection(replaced(gpus, R"("count": 1)", R"("count": 5000)")), {"field 'node.gpus.count' = 5000"});
+  expect_names(rejection(replaced(gpus, "1e-5", "2")), {"field 'node.gpus.pcie.latency_s' = 2"});
 }
 
 // node.gpus.stream_overlap: optional (1), a fraction; outside [0, 1] named.

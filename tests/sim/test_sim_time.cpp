@@ -4,6 +4,7 @@
 #include <xbt/config.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,35 @@ double simulated_cholesky(int cores, int threads, index_t n, bool sim_data = fal
     return exact(r.time_s);
   });
   return std::strtod(out.c_str(), nullptr);
+}
+
+// A model whose time is not finite (a machine file's bounds keep a file's from it) stops the run with an InputError
+// naming it, rather than sleeping an actor until SimGrid's clock is infinite (a segfault).
+class EndlessModel final : public KernelTimeModel {
+ public:
+  double seconds(const KernelShape&) const override { return HUGE_VAL; }
+};
+
+TEST(SimTime, AKernelTimeThatIsNotFiniteIsNamed) {
+  const std::string out = run_in_child([] {
+    const auto machine = platform::Machine::parse(pow2_machine(1, 1, 1e9, 0, ""), "hand-made.json");
+    platform::Simulation sim(machine);
+    platform::SimGridPlatform node0(sim, 0, false);
+    const EndlessModel endless;
+    RunConfig c;
+    c.n = 128;
+    c.B = 64;
+    c.model = &endless;
+    c.phantom = true;
+    try {
+      run_factorization(c, node0);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  });
+  EXPECT_NE(out.find("a kernel's modeled time, inf s at 0 s of simulated time, is not finite"), std::string::npos)
+      << out;
 }
 
 // 2x2 tiles: POTF2'(0) -> TRSM(1,0) -> GSMM_DIAG(1,1) -> POTF2'(1), a chain.
