@@ -65,7 +65,7 @@ def read_samples(path):
     """([(datetime, sm_mhz, mem_mhz, watts, celsius, util, reasons)], lines skipped) from nvidia-smi's CSV; the
     timestamp and SM clock are required, any other field may be None."""
     out, skipped = [], 0
-    with open(path, errors="replace") as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     for line in lines:
         if not line.strip() or line.startswith("timestamp"):
@@ -90,7 +90,7 @@ def read_samples(path):
 def read_steps(path):
     """[(name, start, end)] from step_times.txt (bytes that are no text read as U+FFFD: such a line is no step)."""
     out = []
-    with open(path, errors="replace") as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         for no, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -172,7 +172,7 @@ def main():
     if skipped:
         print("(%d lines of %s were no sample and were skipped)" % (skipped, paths[0]))
     if a.json:
-        with open(a.json, "w") as f:
+        with open(a.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)
 
 

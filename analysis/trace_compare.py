@@ -218,7 +218,7 @@ def main():
     try:
         c = compare(x.a.split(","), x.b.split(","))
         if x.json and x.json != "-":
-            with open(x.json, "w") as f:
+            with open(x.json, "w", encoding="utf-8") as f:
                 json.dump(c, f, indent=1)
         if x.figure:
             write_figure(c, x.figure)

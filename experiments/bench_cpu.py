@@ -74,7 +74,7 @@ def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):
         lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("Run with --help")]
         return None, (p.returncode, lines[0] if lines else "no message")
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             result = json.load(f)
         float(result["gflops"])
         return result, None

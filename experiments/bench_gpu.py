@@ -224,7 +224,7 @@ def main():
         row["warmup_s"] = w
         row["cusolver_warmup_s"] = pw
     if args.json:
-        with open(args.json, "w") as f:
+        with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "rows": rows_out}, f, indent=1)
     return 1 if missing else 0
 

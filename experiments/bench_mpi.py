@@ -64,7 +64,7 @@ def run_json(label, cmd, json_path, timeout):
         print(f"  {label}: exit {proc.returncode}: {' '.join(lines[:2]) if lines else '(no output)'}", file=sys.stderr)
         return None
     try:
-        with open(json_path) as f:
+        with open(json_path, encoding="utf-8") as f:
             result = json.load(f)
         float(result["gflops"])
         return result

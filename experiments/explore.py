@@ -96,7 +96,7 @@ class ExploreConfig(definition.Config):
     def write_machine(self):
         os.makedirs(os.path.dirname(self.machine), exist_ok=True)
         if not os.path.isfile(self.machine):
-            with open(self.machine + ".tmp", "w") as f:
+            with open(self.machine + ".tmp", "w", encoding="utf-8") as f:
                 f.write(self.machine_text + "\n")
             os.replace(self.machine + ".tmp", self.machine)
 
@@ -285,7 +285,7 @@ def write_results(path, rows, set_paths):
     head = (["rank", "status", "exit_status", "time_s", "gflops", "seeds", "time_min_s", "time_max_s"] +
             list(set_paths) + [k for k in AXIS_COLUMNS if k != "noise_seed"] +
             ["b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
-    with open(path, "w", newline="") as f:
+    with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(head)
         for r in rows:

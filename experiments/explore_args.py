@@ -199,7 +199,7 @@ def load_machine(path):
     if not os.path.isfile(path):
         raise UsageError("--machine %s: no such file" % path)
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             base = json.load(f)
     except ValueError as e:
         raise UsageError("--machine %s: malformed JSON (%s)" % (path, e))

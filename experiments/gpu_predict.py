@@ -423,7 +423,7 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
         if unmodeled:
             print(f"| {run['name']} | not in the GPU model, left out of 'all': {', '.join(unmodeled)} | | | | | | | | | |")
     if args.json:
-        with open(args.json, "w") as f:
+        with open(args.json, "w", encoding="utf-8") as f:
             json.dump(out, f, indent=1)
     return 1 if failed else 0
 

@@ -160,7 +160,7 @@ def main():
                   % (name(p["a"]), name(p["b"]), p["rows"], f["median_abs_pct"], f["worst_abs_pct"], f["worst_row"],
                      f["worst_pct"], p["shift_pct"], s["median_abs_pct"], s["worst_abs_pct"], name(p["b"]), model))
     if a.json:
-        with open(a.json, "w") as f:
+        with open(a.json, "w", encoding="utf-8") as f:
             json.dump({"pairs": pairs}, f, indent=1)
     return 0
 

@@ -200,7 +200,7 @@ def pct(a, b):
 
 
 def machine_of(res):
-    with open(os.path.join(ROOT, res.meta["machine"])) as f:
+    with open(os.path.join(ROOT, res.meta["machine"]), encoding="utf-8") as f:
         return json.load(f)
 
 

@@ -44,7 +44,7 @@ SUMMARY_KEYS = ("openblas_coretype", "algo", "precision", "n", "tuned", "tuned_s
 def wait_while_paused():
     if PAUSE and os.path.exists(PAUSE):
         print(f"\n  paused while {PAUSE} exists", file=sys.stderr, flush=True)
-        open(PAUSE + ".ack", "w").close()
+        open(PAUSE + ".ack", "w", encoding="utf-8").close()
         while os.path.exists(PAUSE):
             time.sleep(1)
         if os.path.exists(PAUSE + ".ack"):
@@ -60,7 +60,7 @@ def run_once(binary, algo, prec, n, threads, extra, json_path):
     if p.returncode != 0:
         return None, f"exit {p.returncode}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''}"
     try:
-        with open(json_path) as f:
+        with open(json_path, encoding="utf-8") as f:
             r = json.load(f)
         return float(r["time_s"]), r.get("blas_core", "?")
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
@@ -115,7 +115,7 @@ def tune(args, cell):
     if p.returncode != 0:
         return None, p.stderr.strip()
     try:
-        with open(out) as f:
+        with open(out, encoding="utf-8") as f:
             tuned = json.load(f)
         if not all(k in tuned["choice"] for k in ("B", "s")):
             raise KeyError("choice.B and choice.s")
@@ -130,7 +130,7 @@ def confirm(args, cell, rows, tuned_path):
     done = sorted((r for r in rows.values() if r["key"].startswith(f"{algo}:{prec}:{n}:")
                    and isinstance(r.get("time_s"), (int, float)) and r["time_s"] > 0),
                   key=lambda r: r["time_s"])[:3]
-    with open(tuned_path) as f:
+    with open(tuned_path, encoding="utf-8") as f:
         choice = json.load(f)["choice"]
     # The tuned configuration runs once per rep even when it is one of the
     # sweep's best: two slots of one configuration would only measure noise.
@@ -160,7 +160,7 @@ def read_summary(path):
     if os.path.isdir(path):
         raise UsageError(f"--markdown {path}: is a folder, not a summary.json")
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             rows = json.load(f)
     except OSError as e:
         raise UsageError(f"--markdown {path}: cannot read it ({e.strerror or e})")
@@ -287,7 +287,7 @@ def main():
         summary.append({"algo": algo, "precision": prec, "n": n, "tuned": tuned, "tuned_s": t, "best": name,
                         "best_s": b, "tuned_over_best": ratio, "lapack_s": lap, "lapack_over_tuned": speed,
                         "openblas_coretype": core, "threads": args.threads, "reps": args.reps, "runs_s": every})
-    with open(os.path.join(args.out, "summary.json"), "w") as f:
+    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
     return 0 if ok else 1
 

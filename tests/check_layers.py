@@ -64,7 +64,7 @@ def main() -> int:
                 crossings.append(f"{rel}: is in no layer (add its folder to tests/check_layers.py and CONTRIBUTING.md)")
                 continue
             files += 1
-            for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
                 m = INCLUDE.match(line)
                 if not m:
                     continue

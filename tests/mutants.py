@@ -41,12 +41,12 @@ def sh(cmd, cwd):
 
 def run_one(mu, build):
     path = os.path.join(ROOT, mu["file"])
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         src = f.read()
     if src.count(mu["old"]) != 1:
         return "STALE", "the text occurs %d times in %s" % (src.count(mu["old"]), mu["file"])
     try:
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(src.replace(mu["old"], mu["new"]))
         b = sh("ninja", build)
         if b.returncode != 0:
@@ -56,7 +56,7 @@ def run_one(mu, build):
                   if ("***Failed" in l or "***Exception" in l or "***Timeout" in l) and ":" in l]
         return ("KILLED", ", ".join(failed[:2])) if t.returncode != 0 else ("SURVIVED", mu["why"])
     finally:
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(src)
 
 
@@ -72,7 +72,7 @@ def problems(mutants, root, build=None):
         if not os.path.isfile(path):
             out.append("%s: no file %s" % (x["name"], x["file"]))
             continue
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             n = f.read().count(x["old"])
         if n != 1:
             out.append("%s: its text occurs %d times in %s" % (x["name"], n, x["file"]))

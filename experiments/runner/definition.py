@@ -248,7 +248,7 @@ def load(name_or_path):
     if not os.path.isfile(path):
         raise DefinitionError("%s: no such definition (known: %s)" % (shown, ", ".join(all_names())))
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except ValueError as e:
         raise DefinitionError("%s: not valid JSON: %s" % (shown, e))

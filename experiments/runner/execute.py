@@ -52,7 +52,7 @@ def source_dir_of(binary):
     beside it), else this checkout."""
     cache = os.path.join(os.path.dirname(os.path.abspath(binary)), "CMakeCache.txt")
     if os.path.isfile(cache):
-        with open(cache, errors="replace") as f:
+        with open(cache, encoding="utf-8", errors="replace") as f:
             for line in f:
                 if line.startswith("CMAKE_HOME_DIRECTORY:"):
                     return line.split("=", 1)[1].strip()
@@ -250,7 +250,7 @@ class Runner:
             result = None
             if rc == 0:
                 try:
-                    with open(json_path) as f:
+                    with open(json_path, encoding="utf-8") as f:
                         result = loads(f.read())
                     if not isinstance(result, dict):
                         raise ValueError("a JSON %s, not a run's result object" % type(result).__name__)
@@ -319,7 +319,7 @@ class Runner:
                 return {"error": "tessera model comm: killed after the %d s timeout" % COMM_MODEL_TIMEOUT_S}
             if rc != 0:
                 return {"error": "exit %d: %s" % (rc, err.strip())}
-            with open(path) as f:
+            with open(path, encoding="utf-8") as f:
                 return loads(f.read())
 
     def write_meta(self, skipped, configs):
@@ -331,7 +331,7 @@ class Runner:
                 "configs": [c.id for c in configs],
                 "skipped": [{"config_id": c.id, "label": c.label(), "params": c.params, "reason": reason}
                             for c, reason in skipped]}
-        with open(os.path.join(self.out, "meta.json"), "w") as f:
+        with open(os.path.join(self.out, "meta.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1, sort_keys=True)
 
     def write_csv(self):
@@ -364,7 +364,7 @@ def write_csv(out_dir, defn, configs=None):
                     ["%.3f" % wall if isinstance(wall, (int, float)) else "", r.get("tessera_commit"), r.get("machine"),
                      r.get("date"), err])
     path = os.path.join(out_dir, "runs.csv")
-    with open(path + ".tmp", "w", newline="") as f:
+    with open(path + ".tmp", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(head)
         w.writerows(rows)

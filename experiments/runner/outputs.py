@@ -22,7 +22,7 @@ def load_json(option, path, what=None):
     if os.path.isdir(path):
         raise UsageError("%s %s: is a directory, not %s" % (option, path, what or "a file"))
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             return loads(f.read())
     except OSError as e:
         raise UsageError("%s %s: cannot read it (%s)" % (option, path, e.strerror or e))

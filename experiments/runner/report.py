@@ -300,5 +300,5 @@ def write(path, quick=False, base=None):
     if missing:
         out += ["## Definitions without results", "",
                 "Not run yet: %s (`tessera experiment run NAME`)." % ", ".join("`%s`" % m for m in missing), ""]
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(out).rstrip() + "\n")

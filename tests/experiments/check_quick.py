@@ -25,7 +25,7 @@ def fail(msg):
 
 
 def read(path):
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         return f.read()
 
 
@@ -43,7 +43,7 @@ def main():
     configs, _ = d.expand(quick=True)
     expected = sum(c.repeats for c in configs)
     print(tessera(binary, "run", name, "--quick", "--out", out, "--jobs", "2").strip())
-    with open(os.path.join(out, "runs.jsonl")) as f:
+    with open(os.path.join(out, "runs.jsonl"), encoding="utf-8") as f:
         recs = [json.loads(x) for x in f if x.strip()]
     if len(recs) != expected:
         fail("%d records for %d runs" % (len(recs), expected))
@@ -63,7 +63,7 @@ def main():
     ok = sum(r["status"] == "ok" for r in recs)
     if ok == 0:
         fail("no run succeeded")
-    with open(os.path.join(out, "runs.csv")) as f:
+    with open(os.path.join(out, "runs.csv"), encoding="utf-8") as f:
         if len(f.read().strip().splitlines()) != expected + 1:
             fail("runs.csv does not have one row per run")
     tessera(binary, "plot", name, "--out", out)

@@ -29,7 +29,7 @@ def main():
                         "--results", base, "--output", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         fail("report: exit %d: %s" % (p.returncode, p.stderr))
-    with open(out) as f:
+    with open(out, encoding="utf-8") as f:
         text = f.read()
     for name in definition.all_names():
         d = definition.load(name)

@@ -216,7 +216,7 @@ class Runner(Case):
         # `experiment plot` hands plot_results() the definition itself: another experiment's is refused there too.
         self.refused(experiment("plot", other, "--out", out), "results of badin", "not of the definition given")
         # The definition given wins over meta.json's copy: its plot renamed t2 since the sweep is drawn as t2.
-        with open(self.defn) as f:
+        with open(self.defn, encoding="utf-8") as f:
             doc = json.load(f)
         doc["plots"][0]["file"] = "t2"
         rc, stdout, err = py("analysis/plot_experiment.py", out, "--definition",

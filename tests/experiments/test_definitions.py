@@ -56,7 +56,7 @@ class CommittedReport(unittest.TestCase):
         git-ignored, so a sweep's results must be added with `git add -f`; once one definition's were not, and the
         report showed a figure a clone did not have."""
         report = os.path.join(ROOT, "experiments", "REPRODUCTION.md")
-        with open(report) as f:
+        with open(report, encoding="utf-8") as f:
             links = sorted(set(re.findall(r"\]\((\.\./results/[^)#\s]+)\)", f.read())))
         self.assertTrue(links, "the report links no results")
         paths = [os.path.normpath(os.path.join(ROOT, "experiments", link)) for link in links]
@@ -68,6 +68,19 @@ class CommittedReport(unittest.TestCase):
         tracked = {os.path.normpath(os.path.join(ROOT, line)) for line in git.stdout.splitlines()}
         self.assertEqual([p for p in paths if p not in tracked], [], "linked from REPRODUCTION.md but not committed "
                          "(results/ is ignored: git add -f)")
+
+    def test_report_under_the_c_locale(self):
+        """The definitions, results and report are UTF-8 whatever the locale: under LC_ALL=C without UTF-8 mode,
+        Python's default encoding is ASCII, and the report once stopped at the first definition's '§'."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIOENCODING"))}
+        env.update(LC_ALL="C", PYTHONUTF8="0")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "REPRODUCTION.md")
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "experiment.py"), "report",
+                                "--output", out], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, encoding="utf-8") as f:
+                self.assertIn("§", f.read())
 
 
 class FigureSweeps(unittest.TestCase):

@@ -158,7 +158,7 @@ def main():
     from gpu_predict import model_key, simulated_args
     # A trace names a kernel; the machine file keys its model: every kernel of the table (base/kernel_table.cpp,
     # its {id, "NAME", "key", ...} rows) maps to its key, LU's too (their rows read "model s nan" before).
-    with open(os.path.join(ROOT, "base", "kernel_table.cpp")) as f:
+    with open(os.path.join(ROOT, "base", "kernel_table.cpp"), encoding="utf-8") as f:
         table = re.findall(r'\{k\w+, "([A-Z0-9_\']+)", "([a-z0-9_]+)"', f.read())
     expect(len(table) >= 25 and ("LU_PANEL", "lu_panel") in table, "the kernel table's rows read", str(table))
     wrong = [(name, key, model_key(name)) for name, key in table if model_key(name) != key]
@@ -182,7 +182,7 @@ def main():
     expect(rc == 0, "gpu_predict.py exit 0, got %d" % rc, out + err)
     with open(js) as f:
         runs = json.load(f)["runs"]
-    with open(os.path.join(H200, "runs.json")) as f:
+    with open(os.path.join(H200, "runs.json"), encoding="utf-8") as f:
         manifest = json.load(f)["runs"]
     expect(len(runs) == len(manifest) + sum(1 for r in manifest if "eviction" in r), "one row per run and policy",
            out)

@@ -60,7 +60,7 @@ def run_d(tessera, work, m, n, B, P, how, machine=MACHINE, gpus=1):
 
 
 def the_runs_choose_the_scripts_d(tessera):
-    with open(MACHINE) as f:
+    with open(MACHINE, encoding="utf-8") as f:
         machine = json.load(f)
     chosen = set()
     with tempfile.TemporaryDirectory() as work:
@@ -89,12 +89,12 @@ def eq1_counts_every_gpu(tessera):
     """--d eq1 is 002 eq. (1), d/N = P g1 / (P g1 + G g2): G counts the GPUs. 002's machine has one; the same
     node with three of its GPUs (a copy of the file, node.gpus.count 3) must give the script's eq. (1) at G g2
     for --gpus G = 1, 2, 3, each GPU taking columns from the cores."""
-    with open(MACHINE) as f:
+    with open(MACHINE, encoding="utf-8") as f:
         machine = json.load(f)
     machine["node"]["gpus"]["count"]["value"] = 3
     with tempfile.TemporaryDirectory() as work:
         three = os.path.join(work, "three-gpus.json")
-        with open(three, "w") as f:
+        with open(three, "w", encoding="utf-8") as f:
             json.dump(machine, f)
         for B, P in ((128, 12), (200, 48)):
             g1, g2 = lu_002_sim.gemm_speeds(machine, B)
@@ -121,13 +121,13 @@ def failed_runs_are_not_left_out():
         for n in names:
             shutil.copytree(os.path.join(ROOT, "results", "experiments", n), os.path.join(base, n))
         path = os.path.join(base, name, "runs.jsonl")
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             recs = [json.loads(line) for line in f if line.strip()]
         hit = [r for r in recs if all(r["params"].get(k) == v for k, v in where.items())]
         assert hit, where
         for r in hit:
             r.update(status="failed", exit_status=4, result=None, stderr="tessera: error: out of memory")
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write("".join(json.dumps(r) + "\n" for r in recs))
         return base
     with tempfile.TemporaryDirectory() as tmp:
