@@ -60,16 +60,20 @@ def source_dir_of(binary):
 
 
 def git_commit(source_dir):
-    """The commit of a source tree and whether its tracked files differ from it."""
+    """The commit of a source tree and whether its tracked files differ from it; None for what git cannot tell
+    (not a checkout, or no git on the PATH: the runs go on, recorded without their commit)."""
     def git(*args):
-        p = subprocess.run(["git", "-C", source_dir] + list(args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                           text=True)
+        try:
+            p = subprocess.run(["git", "-C", source_dir] + list(args), stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            return None, ""
         return p.returncode, p.stdout.strip()
     rc, commit = git("rev-parse", "HEAD")
     if rc != 0:
         return {"commit": None, "dirty": None}
     rc, _ = git("diff", "--quiet", "HEAD", "--")
-    return {"commit": commit, "dirty": rc != 0}
+    return {"commit": commit, "dirty": None if rc is None else rc != 0}
 
 
 def binary_identity(binary):

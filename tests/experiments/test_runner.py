@@ -227,6 +227,16 @@ class Sweep(unittest.TestCase):
         self.assertEqual(recs["binary"]["result"].get("variant"), "tree=binary")
         self.assertNotIn("tree", recs["flat"]["result"].get("variant", ""))
 
+    def test_no_git_on_the_path(self):
+        # Without git the runs are recorded without their commit: a FileNotFoundError traceback before.
+        path = write("nogit", good_definition("nogit", sweep=[{"gpus": [3]}], reported=[]))
+        out = os.path.join(WORK, "nogit")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, _, err = run("run", path, "--out", out, env={"PATH": "/nonexistent"})
+        self.assertEqual(rc, 0, err)
+        [r] = lines(out)
+        self.assertEqual((r["status"], r["tessera_commit"], r["tessera_dirty"]), ("ok", None, None))
+
     def test_timeout_recorded(self):
         doc = good_definition("slow", fixed={"algo": "qr", "threads": 11}, sweep=[{"n": [69120]}, {"grid": ["2x2"]}],
                               reported=[])
