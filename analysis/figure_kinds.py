@@ -10,11 +10,15 @@ lines and bars draw a red cross on the x axis labelled with the exit status
 empty red-hatched bar with that label, scatter a red note listing them (and
 how many values <= 0 its log axes leave off).
 """
+import os
+import sys
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its siblings, under PYTHONSAFEPATH too
 from experiment_results import series_key, series_label  # noqa: E402
 
 PAPER_MARKERS = ["*", "D", "P", "X", "^", "v"]

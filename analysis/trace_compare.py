@@ -39,9 +39,10 @@ import os
 import statistics
 import sys
 
-from trace_summary import fail, load_all, output_problem, run_main
-import trace_critical_path
-import trace_devices
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its siblings, under PYTHONSAFEPATH too
+from trace_summary import fail, load_all, output_problem, run_main  # noqa: E402
+import trace_critical_path  # noqa: E402
+import trace_devices  # noqa: E402
 
 
 def kernel_stats(events):

@@ -35,8 +35,11 @@ import argparse
 import collections
 import heapq
 import json
+import os
+import sys
 
-from trace_summary import TraceError, fail, load_all, run_main
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its siblings, under PYTHONSAFEPATH too
+from trace_summary import TraceError, fail, load_all, run_main  # noqa: E402
 
 
 def task_events(events):

@@ -22,10 +22,12 @@ overlap kernels, hence both transfer columns.
 import argparse
 import collections
 import json
+import os
 import re
 import sys
 
-from trace_summary import TraceError, fail, load_all, run_main
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its siblings, under PYTHONSAFEPATH too
+from trace_summary import TraceError, fail, load_all, run_main  # noqa: E402
 
 
 def union(intervals):

@@ -16,12 +16,14 @@ import argparse
 import collections
 import math
 import os
+import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its siblings, under PYTHONSAFEPATH too
 from trace_summary import TraceError, fail, load_all, output_problem, run_main  # noqa: E402
 from trace_devices import thread_names, _order  # noqa: E402
 

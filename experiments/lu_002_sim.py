@@ -48,6 +48,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)  # runner, under PYTHONSAFEPATH too
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from experiment_results import Results, ResultsError  # noqa: E402
 

@@ -4,7 +4,9 @@
 The Gantt chart's lanes (one block per node) and window (bars crossing its
 edges kept; one that misses the trace refused) are checked on a two-node
 trace made by hand, and a trace of more lanes than one chart can hold is
-refused with one line.
+refused with one line. The analysis scripts (and lu_002_sim.py) find their
+sibling modules under PYTHONSAFEPATH=1, which leaves the script's folder off
+sys.path.
 
     test_trace_views.py TESSERA_BINARY WORK_DIR
 """
@@ -151,6 +153,19 @@ class GanttHandMade(unittest.TestCase):
                                    "node(s)): too many for one chart (at most 2000); give fewer node files at a time\n"
                          % wide)
         self.assertFalse(os.path.exists(out))
+
+
+class SafePath(unittest.TestCase):
+    def test_scripts_find_their_siblings(self):
+        # Each inserts its own folder (and experiments/ where it uses the runner): a ModuleNotFoundError before.
+        scripts = ["analysis/" + n for n in ("trace_compare.py", "trace_critical_path.py", "trace_devices.py",
+                                              "trace_gantt.py", "figure_kinds.py", "plot_experiment.py",
+                                              "trace_summary.py", "gpu_clocks.py")] + ["experiments/lu_002_sim.py"]
+        for name in scripts:
+            with self.subTest(script=name):
+                p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, name), "--help"], capture_output=True,
+                                   text=True, cwd="/", env=dict(os.environ, PYTHONSAFEPATH="1"))
+                self.assertEqual((p.returncode, p.stderr), (0, ""))
 
 
 if __name__ == "__main__":
