@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 
+BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import outputs  # noqa: E402
 from runner.outputs import UsageError  # noqa: E402
@@ -107,7 +108,8 @@ def check_options(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--binary", default=os.path.join(BUILD, "tessera"),
+                    help="the tessera binary (default: this checkout's build/tessera)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="N = 2048 only, one rep")

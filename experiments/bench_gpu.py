@@ -35,6 +35,7 @@ import statistics
 import sys
 import tempfile
 
+BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import run_json  # noqa: E402  (one way to run a program and read its JSON)
 from runner import outputs  # noqa: E402
@@ -75,7 +76,8 @@ def fmt(x, digits=2):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--binary", default=os.path.join(BUILD, "tessera"),
+                    help="the tessera binary (default: this checkout's build/tessera)")
     ap.add_argument("--n", type=int, default=32768)
     ap.add_argument("--precisions", default="d", help="comma-separated: d, s")
     ap.add_argument("--rows", nargs="+", type=parse_row, default=[parse_row(r) for r in DEFAULT_ROWS])
@@ -102,6 +104,8 @@ def main():
     why = args.out and outputs.folder_problem(args.out)
     if why:
         ap.error(f"--out {args.out}: {why}")
+    if not os.path.isfile(args.binary) or not os.access(args.binary, os.X_OK):
+        ap.error(f"--binary {args.binary}: not an executable (build it: cmake --build build --target tessera)")
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-gpu-")
 
     # values[(prec, row index)] = tessera's runs; peer[(prec, algo)] = (with copies, without)

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 
+BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import outputs  # noqa: E402
 
@@ -132,7 +133,8 @@ def main():
     ap.add_argument("--nb", type=int, default=256, help="ScaLAPACK block size")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    ap.add_argument("--build", default="build", help="folder holding scalapack_peer and tessera")
+    ap.add_argument("--build", default=BUILD,
+                    help="folder holding scalapack_peer and tessera (default: this checkout's build/)")
     ap.add_argument("--out", default=None, help="folder for the per-run JSON files (default: a temporary one)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before one run is abandoned")
     ap.add_argument("--scalapack-threads", type=int, default=1,

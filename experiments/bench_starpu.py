@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 
+BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import MPIRUN, build_or_out_problem, fmt_values, parse_grid, run_json  # noqa: E402
 from runner import outputs  # noqa: E402
@@ -99,7 +100,8 @@ def main():
     ap.add_argument("--sched", default="lws,prio", help="StarPU scheduling policies, each run in turn (default lws,prio)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    ap.add_argument("--build", default="build", help="folder holding starpu_peer and tessera")
+    ap.add_argument("--build", default=BUILD,
+                    help="folder holding starpu_peer and tessera (default: this checkout's build/)")
     ap.add_argument("--out", default=None, help="folder for the per-run JSON files (default: a temporary one)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds before one run is abandoned")
     ap.add_argument("--blas-core", default=None,

@@ -42,6 +42,7 @@ import os
 import sys
 import tempfile
 
+BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import run_json  # noqa: E402
 from runner import outputs  # noqa: E402
@@ -247,7 +248,8 @@ def trace_by_kernel(path, model):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
-    ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--binary", default=os.path.join(BUILD, "tessera"),
+                    help="the tessera binary (default: this checkout's build/tessera)")
     ap.add_argument("--machine", default=None,
                     help="predict from this machine file instead of the manifest's (another calibration of the node)")
     ap.add_argument("--threads", type=int, default=None,

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 
+BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import outputs  # noqa: E402
 from runner.outputs import UsageError  # noqa: E402
@@ -232,7 +233,8 @@ def check_options(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", default="build/tessera")
+    ap.add_argument("--binary", default=os.path.join(BUILD, "tessera"),
+                    help="the tessera binary (default: this checkout's build/tessera)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", help="folder for the sweep's JSON lines, the tuned files and the summary")

@@ -29,6 +29,11 @@ fastest point is B=384 s=2 at 1.0 s, then B=384 s=3 at 1.04 and B=448 s=2 at
 1.1; the slowest B=128 s=1 at 1.57. LAPACKE's run takes 2.6 s. A tuner
 choosing B=576 s=2 (1.3 s) is 1.3x the best, 2.00x LAPACKE's speed: exit 1;
 one choosing B=384 s=3 is 1.04x, within 5%: exit 0.
+
+Without --binary (--build) the scripts use the build/ beside their own
+experiments/ folder, whatever the cwd: copies of them in a tree whose build/
+is empty, run from another folder, refuse its tessera by its full path
+(bench_gpu.py before its sweep, not with one failed run per point).
 """
 import json
 import os
@@ -160,6 +165,30 @@ def main():
     expect(len(rows) == 5 and "OpenBLAS kernels: Stand-in" in p.stdout, "every row, and the kernels named", p.stdout)
     print("bench_cpu: medians, ratios and targets of a stand-in's runs: ok")
     tune_validate(work)
+    default_binaries(work)
+
+
+def default_binaries(work):
+    """Each script's default tessera (or build folder) is its checkout's, not the cwd's build/."""
+    tree = os.path.join(work, "tree")
+    shutil.rmtree(tree, ignore_errors=True)
+    for sub in ("experiments", "analysis"):
+        shutil.copytree(os.path.join(ROOT, sub), os.path.join(tree, sub), ignore=lambda d, names: [
+            n for n in names if not n.endswith(".py") and n != "runner"])
+    build, elsewhere = os.path.join(tree, "build"), os.path.join(work, "elsewhere")
+    os.makedirs(build)
+    os.makedirs(os.path.join(elsewhere, "build"), exist_ok=True)  # the cwd's build/, not the one to use
+    for script, args, needle in (("bench_gpu.py", [], "--binary %s/tessera: not an executable"),
+                                 ("bench_cpu.py", [], "--binary %s/tessera: not an executable"),
+                                 ("tune_validate.py", ["--out", os.path.join(work, "tv")], "--binary %s/tessera: not an executable"),
+                                 ("gpu_predict.py", [work], "--binary %s/tessera: not an executable"),
+                                 ("bench_mpi.py", [], "--build %s: no scalapack_peer there"),
+                                 ("bench_starpu.py", [], "--build %s: no starpu_peer there")):
+        p = subprocess.run([sys.executable, os.path.join(tree, "experiments", script), *args], cwd=elsewhere,
+                           capture_output=True, text=True, timeout=60)
+        expect(p.returncode == 2 and needle % build in p.stderr,
+               "%s: exit 2 naming %s, got %d" % (script, needle % build, p.returncode), p.stdout + p.stderr)
+    print("bench_gpu, bench_cpu, tune_validate, gpu_predict, bench_mpi, bench_starpu: the checkout's build/: ok")
 
 
 def tune_validate(work):
