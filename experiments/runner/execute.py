@@ -280,15 +280,30 @@ class Runner:
         grid = opts.get("grid", "1x1")
         pr, pc = (int(x) for x in grid.split("x"))
         v_run = result.get("v", 1) if result.get("algo") == "qr" else None
+        tree = qr_tree_of(result, opts)
         if "comm_model" in self.defn.attach:
-            # As experiments/validate_comm: A.2 at the run's virtual tile height, and QR
-            # also at the paper's v = n/(B*Pr) (one virtual tile per node row).
-            out["comm_model"] = _guarded(lambda: self.comm_model(result, grid, ["--v", str(v_run)] if v_run else []))
-            if v_run:
+            # As experiments/validate_comm: A.2 at the run's virtual tile height (the binary tree's own count, at
+            # the run's ib, for a binary-tree QR), and a flat-tree QR also at the paper's v = n/(B*Pr) (one virtual
+            # tile per node row).
+            tree_args = ["--qr-tree", "binary", "--ib", str(result.get("ib", 32))] if tree == "binary" else []
+            if tree == "binary" and "domain=" in str(result.get("variant")):
+                out["comm_model"] = {"error": "tessera model comm counts the binary tree with one domain per node "
+                                              "row; this run's %s is not modelled" % result["variant"]}
+            else:
+                out["comm_model"] = _guarded(lambda: self.comm_model(
+                    result, grid, (["--v", str(v_run)] if v_run else []) + tree_args))
+            if v_run and tree == "binary":
+                out["comm_model_paper_v"] = {"error": "A.2.2 at the paper's v is the flat tree's count; this QR "
+                                                      "ran the binary tree"}
+            elif v_run:
                 out["comm_model_paper_v"] = _guarded(lambda: self.comm_model(
                     result, grid, ["--v", "%g" % max(1.0, result["n"] / (result["B"] * pr))]))
         if "comm_derived" in self.defn.attach and result.get("s") == 1:
-            derived = _guarded(lambda: self.comm_derived(result, pr, pc, v_run))
+            if tree == "binary":
+                derived = {"error": "no derived counts for the binary tree (validate_comm's derived_counts follows "
+                                    "the flat tree's TSQRT chains)"}
+            else:
+                derived = _guarded(lambda: self.comm_derived(result, pr, pc, v_run))
             if derived is not None:
                 out["comm_derived"] = derived
         if "trace_breakdown" in self.defn.attach and trace_path:
@@ -414,6 +429,17 @@ def _node_files(trace_path, nodes):
 def _shown(cmd, json_path):
     """The command as it can be repeated by hand (the temporary --json path as run.json)."""
     return " ".join("run.json" if a == json_path else a for a in cmd)
+
+
+def qr_tree_of(result, opts):
+    """A QR run's reduction tree, "flat" or "binary": its result's variant ("tree=binary ..."), else the --qr-tree
+    it was given (tessera's default flat); None for the other algorithms."""
+    if result.get("algo") != "qr":
+        return None
+    variant = result.get("variant")
+    if isinstance(variant, str):
+        return "binary" if "tree=binary" in variant.split() else "flat"
+    return "binary" if opts.get("qr_tree") == "binary" else "flat"
 
 
 def _guarded(compute):

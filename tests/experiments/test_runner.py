@@ -227,6 +227,32 @@ class Sweep(unittest.TestCase):
         self.assertEqual(recs["binary"]["result"].get("variant"), "tree=binary")
         self.assertNotIn("tree", recs["flat"]["result"].get("variant", ""))
 
+    def test_comm_attachments_follow_the_qr_tree(self):
+        # A binary-tree QR's comm_model is tessera's count of that tree at the run's ib (A.2.2's flat count
+        # before), and it has no derived counts nor a model at the paper's v (the flat tree's, applied before),
+        # each saying why; the flat tree's run keeps all three, its derived counts exact.
+        doc = good_definition("commtree", fixed={"algo": "qr", "B": 256, "s": 1, "n": 2048, "threads": 2,
+                                                 "grid": "2x2"},
+                              sweep=[{"qr_tree": ["flat", "binary"]}], attach=["comm_model", "comm_derived"],
+                              metrics={"model_msgs": "comm_model.tessera.messages_summation"}, plots=[], reported=[])
+        out = os.path.join(WORK, "commtree")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, _, err = run("run", write("commtree", doc), "--out", out)
+        self.assertEqual(rc, 0, err)
+        att = {r["params"]["qr_tree"]: r["attached"] for r in lines(out)}
+        model = os.path.join(WORK, "commtree-model.json")
+        subprocess.run([TESSERA, "model", "comm", "--algo", "qr", "--n", "2048", "--B", "256", "--s", "1", "--grid",
+                        "2x2", "--v", "1", "--qr-tree", "binary", "--ib", "32", "--json", model],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(model) as f:
+            want = json.load(f)["tessera"]
+        self.assertEqual(att["binary"]["comm_model"]["tessera"], want)
+        self.assertNotEqual(att["flat"]["comm_model"]["tessera"], want)
+        self.assertIn("binary tree", att["binary"]["comm_derived"]["error"])
+        self.assertIn("binary tree", att["binary"]["comm_model_paper_v"]["error"])
+        self.assertTrue(att["flat"]["comm_derived"]["every_node_exact"], att["flat"]["comm_derived"])
+        self.assertIn("tessera", att["flat"]["comm_model_paper_v"])
+
     def test_no_git_on_the_path(self):
         # Without git the runs are recorded without their commit: a FileNotFoundError traceback before.
         path = write("nogit", good_definition("nogit", sweep=[{"gpus": [3]}], reported=[]))
