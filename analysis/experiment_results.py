@@ -21,6 +21,30 @@ OPTIONAL_FIELDS = {"result": dict, "metrics": dict, "tessera_binary": dict, "std
                    "tessera_commit": str, "run_wall_s": (int, float), "metric_errors": dict, "attached": dict}
 _WARNED = set()
 
+# A distributed run's result fields that meant node 0's alone in records made before 2026-11-29 (d7aacef) and
+# the whole run's since (tasks: every node's; imbalance_ratio: the worst node's; README.md, "JSON output").
+NODE0_FIELDS = ("tasks", "imbalance_ratio")
+
+
+def node0_fields(result):
+    """NODE0_FIELDS where a run's result is such an older record of a distributed run (nodes > 1, its
+    comm.per_node entries without their own tasks, which d7aacef added with the change), else (): the readers
+    take those fields as absent rather than report node 0's numbers as the run's."""
+    if not isinstance(result, dict) or not isinstance(result.get("nodes"), int) or result["nodes"] <= 1:
+        return ()
+    comm = result.get("comm")
+    per = comm.get("per_node") if isinstance(comm, dict) else None
+    if isinstance(per, list) and per and isinstance(per[0], dict) and "tasks" not in per[0]:
+        return NODE0_FIELDS
+    return ()
+
+
+def run_result(record):
+    """A record's result ({} if none) less the fields it holds as node 0's alone (node0_fields)."""
+    result = record.get("result") or {}
+    old = node0_fields(result)
+    return {k: v for k, v in result.items() if k not in old} if old else result
+
 
 def record_problem(r):
     """Why a parsed runs.jsonl line is not a run record (one phrase), or None."""
@@ -196,7 +220,7 @@ class Point:
 
 
 def _lookup(record, name):
-    for src in (record.get("metrics") or {}, record.get("result") or {}, record["params"]):
+    for src in (record.get("metrics") or {}, run_result(record), record["params"]):
         if name in src:
             return src[name]
     return None

@@ -118,7 +118,7 @@ class Exploration(definition.Definition):
     def record_problem(self, record):
         """An ok record is kept on a rerun only with a predicted time to rank (a record written by hand, or cut
         short, lacks it): else it runs again."""
-        return result_problem(record.get("result"))
+        return super().record_problem(record) or result_problem(record.get("result"))
 
     def _points(self):
         a = self.a

@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import re
+import sys
 
 from . import expr
 
@@ -148,8 +149,11 @@ class Definition:
         return DefinitionError("%s: %s: %s" % (display_path(self.path), key, message))
 
     def record_problem(self, record):
-        """Why a recorded ok run cannot be kept on a resumed sweep (it then runs again), or None; every record can be
-        here (`tessera explore` asks for a predicted time)."""
+        """Why a recorded ok run cannot be kept on a resumed sweep (it then runs again), or None: a distributed run
+        recorded when its tasks and imbalance_ratio were node 0's alone, so the sweep's records do not mix the two
+        meanings (`tessera explore` also asks for a predicted time)."""
+        if _experiment_results().node0_fields(record.get("result")):
+            return "holds node 0's tasks and imbalance_ratio (recorded before they were the whole run's)"
         return None
 
     def repeats_for(self, backend):
@@ -439,6 +443,15 @@ def _check_plots(path, doc, params, metrics):
         for n in series:
             if n not in params:
                 _fail(path, where + ".series", "value %s: %s is not a parameter" % (json.dumps(series), json.dumps(n)))
+
+
+def _experiment_results():
+    """analysis/experiment_results.py (analysis/ is not a package; the runner's execute.py imports it too)."""
+    folder = os.path.join(ROOT, "analysis")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    import experiment_results
+    return experiment_results
 
 
 def check_figures(path, doc):

@@ -371,7 +371,7 @@ def write_csv(out_dir, defn, configs=None):
             ["result_" + k for k in CSV_RESULT_FIELDS] + mnames + ["run_wall_s", "tessera_commit", "machine", "date", "error"])
     rows = []
     for r in records:
-        res, met = r.get("result") or {}, r.get("metrics") or {}
+        res, met = experiment_results.run_result(r), r.get("metrics") or {}
         if r["status"] == "ok":
             err = "; ".join("metric %s failed: %s" % kv for kv in sorted((r.get("metric_errors") or {}).items()))
         else:

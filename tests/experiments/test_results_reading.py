@@ -14,7 +14,10 @@ whole (a record without run_wall_s gets an empty cell, not a crash that left
 the header only) and carries an ok run's failed metrics in its error column;
 a point whose metric failed says so; plot_experiment.py checks meta.json's
 definition and refuses a folder without runs, one line each, and a runs.jsonl
-line nested too deeply is a bad line, not a RecursionError.
+line nested too deeply is a bad line, not a RecursionError. A distributed
+run recorded when its tasks and imbalance_ratio were node 0's alone (before
+d7aacef: comm.per_node without tasks) has neither, in values and runs.csv,
+and a resumed sweep runs it again.
 """
 import csv
 import json
@@ -31,7 +34,7 @@ sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from experiment_results import Results, read_runs  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "experiments"))
-from runner import execute  # noqa: E402
+from runner import definition, execute  # noqa: E402
 
 
 def record(cid, repeat, time_s=None, status="ok", params=None, **extra):
@@ -133,6 +136,32 @@ class ResultsReading(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(path)), ["meta.json", "runs.csv", "runs.jsonl"])
         self.assertEqual(point(Results(path), "b").metric_error("m"), "metric m failed: division by zero")
         self.assertIsNone(point(Results(path), "b").metric_error("time_s"), "time_s has a value")
+
+    def test_node_0_fields_of_older_distributed_runs_are_absent(self):
+        def run(cid, nodes, per_node):
+            result = {"time_s": 2.0, "tasks": 100, "imbalance_ratio": 1.5, "nodes": nodes}
+            if per_node is not None:
+                result["comm"] = {"per_node": per_node}
+            return record(cid, 0, result=result, params={"n": 1000, "nodes": nodes})
+        old = run("old", 4, [{"messages_sent": 3}] * 4)  # node 0's tasks and imbalance under the run's keys
+        new = run("new", 4, [{"messages_sent": 3, "tasks": 25}] * 4)
+        one = run("one", 1, None)
+        path = folder([old, new, one], configs=["old", "new", "one"])
+        res = Results(path)
+        for cid, want in (("old", None), ("new", 100), ("one", 100)):
+            with self.subTest(cid=cid):
+                self.assertEqual(point(res, cid).value("tasks"), want)
+                self.assertEqual(point(res, cid).value("imbalance_ratio"), want and 1.5)
+                self.assertEqual(point(res, cid).value("time_s"), 2.0)
+        execute.write_csv(path, types.SimpleNamespace(metrics={}), ["old", "new", "one"])
+        with open(os.path.join(path, "runs.csv"), encoding="utf-8") as f:
+            rows = [(r["config_id"], r["result_tasks"], r["result_imbalance_ratio"], r["result_time_s"])
+                    for r in csv.DictReader(f)]
+        self.assertEqual(rows, [("old", "", "", "2.0"), ("new", "100", "1.5", "2.0"), ("one", "100", "1.5", "2.0")])
+        defn = definition.load("validate-comm")
+        self.assertIn("node 0's tasks and imbalance_ratio", defn.record_problem(old))
+        self.assertIsNone(defn.record_problem(new))
+        self.assertIsNone(defn.record_problem(one))
 
     def test_a_line_nested_too_deeply_is_a_bad_line(self):
         path = folder([record("a", 0, 1.0)])
