@@ -17,10 +17,12 @@ or an event without the fields the scripts read, stops a script with one
 line naming the file and what is wrong, exit status 2; so does load_all()
 for files that are not distinct nodes of one run (two files of the same
 node, such as one file given twice or another run's node 0 picked up by a
-glob).
+glob). A gzipped trace (TRACE.json.gz, as results/gpu-node/ keeps them) is
+read as it is, told by its gzip magic number whatever its name.
 """
 import argparse
 import collections
+import gzip
 import json
 import math
 import os
@@ -37,13 +39,18 @@ class TraceError(ValueError):
 
 
 def load(path):
-    """(otherData, traceEvents) of a tessera trace, checked: a TraceError naming the file when it is
-    unreadable, not JSON, not a tessera trace of this version, or holds an event without its fields."""
+    """(otherData, traceEvents) of a tessera trace (gzipped or not), checked: a TraceError naming the file when it
+    is unreadable, not JSON, not a tessera trace of this version, or holds an event without its fields."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise TraceError("%s: cannot read it (%s)" % (path, e.strerror or e))
+    if data[:2] == b"\x1f\x8b":  # gzip's magic number
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, ValueError) as e:
+            raise TraceError("%s: gzip data that does not unpack (%s), not a tessera trace" % (path, e))
     if not data.strip():
         raise TraceError("%s: empty, not a tessera trace" % path)
     try:

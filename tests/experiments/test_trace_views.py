@@ -6,7 +6,8 @@ edges kept; one that misses the trace refused) are checked on a two-node
 trace made by hand, and a trace of more lanes than one chart can hold is
 refused with one line. The analysis scripts (and lu_002_sim.py) find their
 sibling modules under PYTHONSAFEPATH=1, which leaves the script's folder off
-sys.path.
+sys.path. A gzipped trace (results/gpu-node/'s) is read as it is, a cut one
+refused by name.
 
     test_trace_views.py TESSERA_BINARY WORK_DIR
 """
@@ -153,6 +154,24 @@ class GanttHandMade(unittest.TestCase):
                                    "node(s)): too many for one chart (at most 2000); give fewer node files at a time\n"
                          % wide)
         self.assertFalse(os.path.exists(out))
+
+
+class Gzipped(unittest.TestCase):
+    def test_committed_gzipped_trace_read_as_it_is(self):
+        # "binary data, not a tessera trace" before, though results/gpu-node/ keeps its traces gzipped.
+        path = os.path.join(ROOT, "results", "gpu-node", "2026-11-25-h200", "runs", "cholesky_s.trace.json.gz")
+        info, events = trace_summary.load(path)
+        self.assertEqual(info["format"], "tessera-trace")
+        self.assertEqual(sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "task"), 816)
+        rc, out, err = script("trace_summary.py", path)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("tasks: 816", out)
+        with open(path, "rb") as f:
+            cut = os.path.join(WORK, "cut.json.gz")
+            with open(cut, "wb") as g:
+                g.write(f.read()[:200])
+        with self.assertRaisesRegex(trace_summary.TraceError, "cut.json.gz: gzip data that does not unpack"):
+            trace_summary.load(cut)
 
 
 class SafePath(unittest.TestCase):
