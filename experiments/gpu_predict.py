@@ -35,7 +35,6 @@ of the inputs; one line naming it, before any simulation).
 
 import argparse
 import collections
-import gzip
 import json
 import math
 import os
@@ -47,6 +46,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mpi import run_json  # noqa: E402
 from runner import outputs  # noqa: E402
 from runner.outputs import UsageError  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(BUILD), "analysis"))
+import trace_summary  # noqa: E402  (the traces' reader: format, version, gzip)
 
 
 def model_key(trace_name):
@@ -112,6 +114,14 @@ def _family(key):
         "lu" if key.startswith("lu_") else ""
 
 
+def number_field(x):
+    """A machine file's number, written bare or as {"value": x, "source": ...} as tessera reads it
+    (base/json_fields.hpp, JsonFields::number); None when it is neither."""
+    if isinstance(x, dict) and "value" in x:
+        x = x["value"]
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
 def gpu_first_call_precisions(machine):
     """The (factorization, precision) pairs, such as ("cholesky", "d"), whose kernels the machine file's GPU model
     charges first calls for (first_call_s): tessera refuses a cold simulated run of any other."""
@@ -120,7 +130,7 @@ def gpu_first_call_precisions(machine):
     except (KeyError, TypeError, AttributeError):
         return set()
     return {(_family(k), p) for k, per in fc.items() if k != "source" and isinstance(per, dict)
-            for p, x in per.items() if isinstance(x, (int, float)) and x > 0}
+            for p, x in per.items() if (number_field(x) or 0) > 0}
 
 
 def first_calls(real, sim_args, modeled):
@@ -201,12 +211,18 @@ def bench_manifest(directory):
 
 
 def gpu_model(machine, path):
-    """The calibrated GPU model's medians by (kernel, precision, m, n, k); UsageError naming the file without one."""
+    """The calibrated GPU model's medians by (kernel, precision, m, n, k, ib), ib 0 where a measurement has none (as
+    tessera reads it: a shape calibrated at two inner blockings is two entries); UsageError naming the file without
+    one, or with a median that is no number."""
     try:
         name = machine["node"]["gpus"]["model"]
         out = {}
-        for e in machine["kernel_models"][name]["measurements"]:
-            out[(e["kernel"], e["precision"], e["m"], e["n"], e.get("k", 0))] = e["median_s"]
+        for i, e in enumerate(machine["kernel_models"][name]["measurements"]):
+            median = number_field(e["median_s"])
+            if median is None:
+                raise UsageError("machine file %s: kernel_models.%s.measurements[%d].median_s %s: not a number or "
+                                 "{\"value\": number}" % (path, name, i, json.dumps(e["median_s"])[:40]))
+            out[(e["kernel"], e["precision"], e["m"], e["n"], e.get("k", 0), e.get("ib", 0))] = median
     except (KeyError, TypeError, AttributeError) as e:
         raise UsageError("machine file %s: no GPU kernel model (node.gpus.model and its kernel_models measurements: "
                          "missing %s), not a GPU node's calibration (tessera calibrate --device cuda)" % (path, e))
@@ -219,10 +235,7 @@ def trace_by_kernel(path, model):
     real seconds and the number of the tasks that were their GPU's first of the kernel in the precision (whatever the
     shape: a kernel's first call on a GPU pays the libraries' module loading and set-up unless the run warmed its
     GPUs, experiments/gpu_warmup.hpp)."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        t = json.load(f)
-    events = t["traceEvents"] if isinstance(t, dict) else t
+    _, events = trace_summary.load(path)  # TraceError (a ValueError) naming the file that is no tessera trace
     threads = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
     rows = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0])
     first = {}  # (GPU thread, kernel, precision) -> (start, row key, seconds)
@@ -230,7 +243,7 @@ def trace_by_kernel(path, model):
         if e.get("ph") != "X" or e.get("cat") != "task" or not threads.get(e["tid"], "").startswith("gpu"):
             continue
         a = e["args"]
-        key = (model_key(e["name"]), a["precision"], a["m"], a["n"], a["kdim"])
+        key = (model_key(e["name"]), a["precision"], a["m"], a["n"], a["kdim"], a.get("ib", 0))
         r = rows[key]
         r[0] += 1
         r[1] += e["dur"] * 1e-6
@@ -393,19 +406,24 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
         path = os.path.join(args.dir, run["trace"])
         try:
             rows = trace_by_kernel(path, model)
-        except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        except trace_summary.TraceError as e:  # names the file
+            left_out(run["name"], str(e))
+            failed += 1
+            continue
+        except (KeyError, TypeError, AttributeError) as e:
             left_out(run["name"], "trace %s: %s" % (path, "missing %s" % e if isinstance(e, KeyError) else e))
             failed += 1
             continue
         total = [0.0, 0.0, 0.0, 0.0]  # real, model, first, the rest's model: over the shapes the model has
         unmodeled = []
         for key, (n, real_s, model_s, span_s, first_s, firsts) in sorted(rows.items()):
-            k, p, m, nn, kk = key
+            k, p, m, nn, kk, ib = key
+            shape = f"{m}x{nn}x{kk}" + (f" ib={ib}" if ib else "")
             span = "-" if span_s != span_s else "%.4f" % span_s  # NaN: the trace has no spans
             modeled = model_s == model_s  # NaN: a shape the calibration did not measure
             rest_model = model_s * (n - firsts) / n if modeled else None
             rest = "%.2f" % ((real_s - first_s) / rest_model) if rest_model else "-"
-            print(f"| {run['name']} | {k} | {p} | {m}x{nn}x{kk} | {n} | {real_s:.4f} | {first_s:.4f} | "
+            print(f"| {run['name']} | {k} | {p} | {shape} | {n} | {real_s:.4f} | {first_s:.4f} | "
                   f"{'%.4f' % model_s if modeled else 'not modeled'} | "
                   f"{'%.2f' % (real_s / model_s) if modeled and model_s else '-'} | {rest} | {span} |")
             if modeled:
@@ -414,9 +432,9 @@ def predict(args, manifest, machine_path, model, modeled, tmp):
                 total[2] += first_s
                 total[3] += rest_model
             else:
-                unmodeled.append(f"{k} {p} {m}x{nn}x{kk}")
+                unmodeled.append(f"{k} {p} {shape}")
             out["kernels"].setdefault(run["name"], []).append(
-                {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "tasks": n, "real_s": real_s,
+                {"kernel": k, "precision": p, "m": m, "n": nn, "k": kk, "ib": ib, "tasks": n, "real_s": real_s,
                  "first_s": first_s, "first_tasks": firsts, "model_s": model_s if modeled else None,
                  "gpu_span_s": None if span_s != span_s else span_s})
         rest_all = "%.2f" % ((total[0] - total[2]) / total[3]) if total[3] else "-"

@@ -29,6 +29,10 @@ leaves out a result whose gpu_stats it cannot read and a bench row without
 a result (exit 1). gpu_node.sh: a STEP_FILTER that is no
 regular expression, a STEP_TIMEOUT that is no number, a BENCH_TIMEOUT, an
 MPI_THREADS or an MPI_N that is no positive number exit 2 naming them.
+gpu_predict's model keys a shape by its ib too (one shape calibrated at two
+inner blockings is two entries, each trace task matched to its own), reads a
+number written {"value": x, "source": ...} as tessera does, and reads traces
+through trace_summary.load (another format refused by name).
 """
 import gzip
 import json
@@ -333,7 +337,46 @@ def main():
         else:
             expect(rc == 2 and "bench_cuda_kernels: no CUDA GPU to measure:" in err,
                    "bench_cuda_kernels without a GPU: exit 2 and why, got %d" % rc, out + err)
+    model_keys(work)
     print("ok")
+
+
+def model_keys(work):
+    """gpu_model and trace_by_kernel on a machine file and a trace made here."""
+    import gpu_predict
+    wrapped = {"value": 0.5, "source": "made here"}
+    machine = {"node": {"gpus": {"model": "G"}}, "kernel_models": {"G": {
+        "first_call_s": {"trsm": {"d": {"value": 0.07, "source": "a trace"}}, "ssrfb": {"s": 0.1}},
+        "measurements": [{"kernel": "ssrfb", "precision": "d", "m": 64, "n": 64, "k": 64, "ib": 16, "median_s": 1.0},
+                         {"kernel": "ssrfb", "precision": "d", "m": 64, "n": 64, "k": 64, "ib": 32, "median_s": 3.0},
+                         {"kernel": "gsmm", "precision": "d", "m": 64, "n": 64, "k": 64, "median_s": wrapped}]}}}
+    model = gpu_predict.gpu_model(machine, "m.json")
+    expect(model == {("ssrfb", "d", 64, 64, 64, 16): 1.0, ("ssrfb", "d", 64, 64, 64, 32): 3.0,
+                     ("gsmm", "d", 64, 64, 64, 0): 0.5}, "one entry per ib; a {value} median read", str(model))
+    got = gpu_predict.gpu_first_call_precisions(machine)
+    expect(got == {("cholesky", "d"), ("qr", "s")}, "first calls written {value} count", str(got))
+
+    def task(name, ts, ib):
+        return {"ph": "X", "cat": "task", "name": name, "pid": 0, "tid": 1, "ts": ts, "dur": 1e6,
+                "args": {"precision": "d", "m": 64, "n": 64, "kdim": 64, "ib": ib}}
+    events = [{"ph": "M", "name": "thread_name", "pid": 0, "tid": 1, "args": {"name": "gpu0"}},
+              task("SSRFB", 0, 16), task("SSRFB", 2e6, 32), task("SSRFB", 4e6, 32), task("GSMM", 6e6, 0)]
+    path = os.path.join(work, "ib.trace.json.gz")
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        json.dump({"otherData": {"format": "tessera-trace", "version": 1}, "traceEvents": events}, f)
+    rows = gpu_predict.trace_by_kernel(path, model)
+    got = {k: (r[0], r[2]) for k, r in rows.items()}
+    expect(got == {("ssrfb", "d", 64, 64, 64, 16): (1, 1.0), ("ssrfb", "d", 64, 64, 64, 32): (2, 6.0),
+                   ("gsmm", "d", 64, 64, 64, 0): (1, 0.5)}, "each task against its own ib's model", str(got))
+    import trace_summary  # on the path gpu_predict reads traces through
+    other = os.path.join(work, "other.trace.json")
+    with open(other, "w", encoding="utf-8") as f:
+        json.dump({"otherData": {"format": "another"}, "traceEvents": events}, f)
+    try:
+        gpu_predict.trace_by_kernel(other, model)
+        expect(False, "a trace of another format refused")
+    except trace_summary.TraceError as e:
+        expect(str(e).startswith(other + ": "), "the refusal names the file", str(e))
 
 
 if __name__ == "__main__":
