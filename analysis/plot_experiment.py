@@ -31,6 +31,23 @@ from runner import outputs  # noqa: E402
 from runner.definition import DefinitionError, check_figures, display_path, load as load_definition  # noqa: E402
 
 
+def shown_spec(spec, meta):
+    """The plot as drawn: a quick sweep's says so in its title, with the parameters its quick section sets otherwise
+    than the full sweep (derived or fixed), since labels written for the full sweep (N = 34,560 x sqrt(nodes)) would
+    misname its points."""
+    if not meta.get("quick"):
+        return spec
+    doc = meta.get("definition") or {}
+    quick = doc.get("quick") or {}
+    changed = []
+    for key in ("derived", "fixed"):
+        full, fast = doc.get(key) or {}, quick.get(key) or {}
+        changed += ["%s = %s" % (k, fast[k]) for k in sorted(fast) if full.get(k) != fast[k]]
+    shown = dict(spec)
+    shown["title"] = "%s [quick sweep%s]" % (spec["title"], ": " + ", ".join(changed) if changed else "")
+    return shown
+
+
 def plot_results(out_dir, definition=None):
     """Draws every plot of `definition` (a definition's JSON object; default the one the
     results were run from, kept in meta.json); returns the files written. A definition
@@ -58,7 +75,7 @@ def plot_results(out_dir, definition=None):
         raise ResultsError("%s: %s (the figures go there)" % (fig_dir, why))
     written = []
     for spec in defn.get("plots", []):
-        fig = figure_kinds.KINDS[spec["kind"]](results, spec, defn.get("reported", []))
+        fig = figure_kinds.KINDS[spec["kind"]](results, shown_spec(spec, results.meta), defn.get("reported", []))
         for ext in ("png", "pdf"):
             path = os.path.join(fig_dir, "%s.%s" % (spec["file"], ext))
             fig.savefig(path)

@@ -143,5 +143,22 @@ class Lines(unittest.TestCase):
         self.assertTrue(math.isnan(ys[2]), "no segment across the failed run")
 
 
+class QuickSweep(unittest.TestCase):
+    """A quick sweep's figure names what it ran: 000-fig6-weak-gpu's x label says N = 34,560 x sqrt(nodes), its quick
+    sweep runs N = 11,520 x sqrt(nodes)."""
+
+    def test_title_names_the_quick_sections_parameters(self):
+        sys.path.insert(0, os.path.join(ROOT, "analysis"))
+        import plot_experiment
+        with open(os.path.join(ROOT, "experiments", "definitions", "000-fig6-weak-gpu.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        spec = doc["plots"][0]
+        self.assertIs(plot_experiment.shown_spec(spec, {"quick": False, "definition": doc}), spec)
+        quick = plot_experiment.shown_spec(spec, {"quick": True, "definition": doc})
+        self.assertEqual(quick["title"], spec["title"] + " [quick sweep: n = %s]" % doc["quick"]["derived"]["n"])
+        self.assertIn("11520", quick["title"])
+        self.assertEqual(quick["xlabel"], spec["xlabel"])
+
+
 if __name__ == "__main__":
     unittest.main()
