@@ -30,8 +30,8 @@ MUTANTS = [
     m("results_old_sweeps_points", ER, 'if not wanted or r["config_id"] in wanted]', "if True]", REPORT),
     # A parameter of the same name hides the run's measured value.
     m("results_params_before_metrics", ER,
-     '    for src in (record.get("metrics") or {}, record.get("result") or {}, record["params"]):',
-     '    for src in (record["params"], record.get("metrics") or {}, record.get("result") or {}):', REPORT),
+     '    for src in (record.get("metrics") or {}, run_result(record), record["params"]):',
+     '    for src in (record["params"], record.get("metrics") or {}, run_result(record)):', REPORT),
     # A point with a successful repeat still reported as failed.
     m("results_failure_beside_successes", ER, "        if self.ok or not self.failed:", "        if not self.failed:",
      REPORT),
