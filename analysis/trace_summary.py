@@ -187,7 +187,7 @@ def print_text(s, out=sys.stdout):
         print("(no task events)", file=out)
     all_us = sum(k["total_us"] for k in s["kernels"].values()) or 1.0
     print("\n%-10s %8s %12s %10s %7s" % ("kernel", "count", "total ms", "mean us", "share"), file=out)
-    for name, k in sorted(s["kernels"].items(), key=lambda kv: -kv[1]["total_us"]):
+    for name, k in sorted(s["kernels"].items(), key=lambda kv: (-kv[1]["total_us"], kv[0])):  # ties by name
         print("%-10s %8d %12.3f %10.1f %6.1f%%" % (name, k["count"], k["total_us"] / 1e3, k["total_us"] / k["count"],
                                                    100 * k["total_us"] / all_us), file=out)
     print("\n%-5s %-10s %8s %12s %6s" % ("node", "worker", "tasks", "busy ms", "busy"), file=out)
@@ -196,7 +196,7 @@ def print_text(s, out=sys.stdout):
                                                100 * w["busy_fraction"]), file=out)
     if s["transfers"]:
         print("\n%-8s %8s %12s %14s" % ("transfer", "count", "total ms", "bytes"), file=out)
-        for kind, x in s["transfers"].items():
+        for kind, x in sorted(s["transfers"].items()):  # by kind, whatever order the files came in
             print("%-8s %8d %12.3f %14d" % (kind, x["count"], x["total_us"] / 1e3, x["bytes"]), file=out)
 
 

@@ -253,8 +253,13 @@ def ranked_rows(exploration, records):
                     "n": c.params["n"], "config_id": c.id, "machine_file": os.path.relpath(c.machine, exploration.out_dir), "error": err,
                     "label": c.label()})
         rows.append(row)
-    rows = _median_over_seeds(rows)
-    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"])
+    return _ranked(_median_over_seeds(rows))
+
+
+def _ranked(rows):
+    """The successful rows fastest first, numbered (equal times in the order of their labels, not of the values on
+    the command line), then the others."""
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: (r["time_s"], r["label"]))
     for i, r in enumerate(ok, 1):
         r["rank"] = i
     return ok + [r for r in rows if r["status"] != "ok"]
@@ -302,7 +307,10 @@ def recommendation(rows, prefix="recommendation"):
         return "%s: none (no configuration succeeded; see results.csv)" % prefix
     best = ok[0]
     text = "%s: %s: predicted %.4g s (%.1f TFlop/s)" % (prefix, best["label"], best["time_s"], best["gflops"] / 1e3)
-    if len(ok) > 1:
+    tied = [r for r in ok[1:] if r["time_s"] == best["time_s"]]
+    if tied:
+        text += ", tied with %s" % "; ".join(r["label"] for r in tied)
+    elif len(ok) > 1:
         second = ok[1]
         text += ", %.1f%% faster than the second best (%s: %.4g s)" % (_pct(best["time_s"], second["time_s"]),
                                                                        second["label"], second["time_s"])

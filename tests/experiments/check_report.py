@@ -8,6 +8,8 @@ and checks that every definition has its section, that every reported entry
 with a number has a row with the paper's value, and that the figures it links
 exist.
 """
+import datetime
+import json
 import os
 import re
 import subprocess
@@ -47,6 +49,20 @@ def main():
     for link in links:
         if not os.path.isfile(os.path.join(os.path.dirname(out), link)):
             fail("linked figure %s does not exist" % link)
+    # Dated by its results' newest run, not the clock: the same results give the same report, byte for byte.
+    newest = max(json.loads(line)["date"] for name in definition.all_names()
+                 for path in [os.path.join(base, name, "quick", "runs.jsonl")] if os.path.isfile(path)
+                 for line in open(path, encoding="utf-8") if line.strip())
+    shown = datetime.datetime.fromisoformat(newest).astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if "(their newest run: %s)" % shown not in text:
+        fail("the report is not dated by its newest run, %s" % shown)
+    again = out + ".again.md"
+    p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "experiments", "experiment.py"), "report", "--quick",
+                        "--results", base, "--output", again], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    with open(again, encoding="utf-8") as f:
+        if p.returncode != 0 or f.read() != text:
+            fail("the report made again from the same results differs")
     print("report: %d sections, %d figure links" % (text.count("\n## "), len(links)))
 
 

@@ -346,6 +346,12 @@ def ranking(tessera, work):
     text = ex.recommendation([row("fast", 1.0), row("next", 1.25), row("slow", 9.0)])
     expect(text.startswith("recommendation: fast: predicted 1 s") and "25.0% faster than the second best (next" in text,
            "the recommendation names the best and its margin over the second", text)
+    # Equal times: ranked by label whatever the order given, and the recommendation says they tie.
+    for order in (["y", "x"], ["x", "y"]):
+        ranked = ex._ranked([row(order[0], 2.0), row("slow", 3.0), row(order[1], 2.0), row("bad", 1.0, "failed")])
+        expect([r["label"] for r in ranked] == ["x", "y", "slow", "bad"], "ties ranked by label", str(ranked))
+    text = ex.recommendation(ex._ranked([row("y", 2.0), row("x", 2.0), row("slow", 3.0)]))
+    expect("x: predicted 2 s" in text and "tied with y" in text and "faster" not in text, "a tie is said", text)
     heatmap(work)
 
 

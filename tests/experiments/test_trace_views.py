@@ -174,6 +174,24 @@ class Gzipped(unittest.TestCase):
             trace_summary.load(cut)
 
 
+class SummaryOrder(unittest.TestCase):
+    def test_the_files_order_changes_no_line(self):
+        # The transfer table followed the order in which the files' kinds first came, and equal kernel totals the
+        # order of their first event: the same traces given in another order printed other text.
+        import io
+
+        def text(transfers, kernels):
+            s = {"backend": "sim", "run": "", "tasks": 2, "makespan_us": 10.0, "workers": {},
+                 "kernels": dict(kernels), "transfers": dict(transfers)}
+            out = io.StringIO()
+            trace_summary.print_text(s, out)
+            return out.getvalue()
+        node = ("node", {"count": 1, "total_us": 5.0, "bytes": 8})
+        h2d = ("h2d", {"count": 2, "total_us": 3.0, "bytes": 16})
+        a, b = ("A", {"count": 1, "total_us": 4.0}), ("B", {"count": 1, "total_us": 4.0})
+        self.assertEqual(text([node, h2d], [a, b]), text([h2d, node], [b, a]))
+
+
 class SafePath(unittest.TestCase):
     def test_scripts_find_their_siblings(self):
         # Each inserts its own folder (and experiments/ where it uses the runner): a ModuleNotFoundError before.

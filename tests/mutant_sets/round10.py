@@ -62,4 +62,16 @@ MUTANTS = [
     # A quick sweep's figure titled as the full sweep's. Killed by experiments_figure_kinds (QuickSweep).
     m("quick_figure_unmarked", "analysis/plot_experiment.py", '    if not meta.get("quick"):\n        return spec',
       "    return spec", '-R "experiments_figure_kinds"'),
+    # --- Determinism of what the tools write (a reviewer comparing repeated runs and regenerations).
+    # Equal times ranked in the order of the values on the command line. Killed by experiments_explore_ranking.
+    m("explore_ties_in_given_order", EX,
+      '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: (r["time_s"], r["label"]))',
+      '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"])', "-R experiments_explore"),
+    # The report dated by the clock. Killed by experiments_report (made twice, compared; dated by its newest run).
+    m("report_dated_by_the_clock", RP, '    out[2] = out[2].replace("{newest run}", _date_shown(newest)',
+      '    out[2] = out[2].replace("{newest run}", datetime.datetime.now().isoformat()', REPORT),
+    # A phantom run's JSON names this host's BLAS kernels. Killed by SimCluster.PhantomRunIsDeterministic.
+    m("phantom_json_names_the_hosts_blas", "experiments/report.cpp",
+      '  j["blas_core"] = c.phantom ? nlohmann::json(nullptr) : nlohmann::json(kernels::blas_core());',
+      '  j["blas_core"] = kernels::blas_core();', '-R "SimCluster"'),
 ]

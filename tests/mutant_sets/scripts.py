@@ -46,8 +46,10 @@ MUTANTS = [
     m("heldout_model_error_over_prediction", HF, "            model = 100.0 * (pred - best) / best",
      "            model = 100.0 * (pred - best) / pred", "-R experiments_heldout_floor"),
     # `tessera explore` (experiments/explore.py): its ranking and recommendation.
-    m("explore_slowest_first", EX, '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_s"])',
-     '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: -r["time_s"])', "-R experiments_explore"),
+    m("explore_slowest_first", EX,
+      '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: (r["time_s"], r["label"]))',
+      '    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: (-r["time_s"], r["label"]))',
+      "-R experiments_explore"),
     m("explore_seeds_mean", EX, "            row.update(time_s=statistics.median(times),",
      "            row.update(time_s=sum(times) / len(times),", "-R experiments_explore"),
     m("explore_failed_seed_ignored", EX, '        bad = [r for r in rs if r["status"] != "ok"]\n        row = dict(',

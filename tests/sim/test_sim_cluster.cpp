@@ -90,6 +90,7 @@ TEST(SimCluster, OneNodeRunReportsNoCommunication) {
   EXPECT_FALSE(j.contains("nodes")) << j.dump(2);
   EXPECT_FALSE(j.contains("grid")) << j.dump(2);
   EXPECT_EQ(j.at("check_passed"), true);
+  EXPECT_TRUE(j.at("blas_core").is_string()) << j.dump(2);  // with data the tile kernels run on this host's BLAS
 }
 
 // Bad node counts stop before simulating, with exit 2 and one message line.
@@ -124,6 +125,8 @@ TEST(SimCluster, PhantomRunIsDeterministic) {
   const json a = run_ok(args), b = run_ok(args);
   ASSERT_TRUE(a.contains("comm") && b.contains("comm"));
   EXPECT_EQ(a.at("sim_data"), false);
+  // No BLAS ran: the host's kernel set is not the run's (it made identical runs on two hosts differ).
+  EXPECT_TRUE(a.at("blas_core").is_null()) << a.dump();
   EXPECT_GT(a.at("time_s").get<double>(), 0.0);
   EXPECT_EQ(a.at("time_s").dump(), b.at("time_s").dump());
   EXPECT_EQ(a.at("node_time_s").dump(), b.at("node_time_s").dump());
