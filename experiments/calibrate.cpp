@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,9 +277,12 @@ std::vector<double> in_child(const std::function<std::vector<double>()>& body) {
   int fd[2];
   if (pipe(fd) != 0) return {};
   std::fflush(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return {};
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // ends with the calibration, however it ends
+    if (getppid() != parent) _exit(1);
     close(fd[0]);
     std::vector<double> x;
     try {

@@ -1,6 +1,7 @@
 #include "experiments/tune.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -116,13 +118,19 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
   int err[2];
   if (::pipe(err) != 0) throw std::runtime_error(std::string("tune: pipe failed: ") + std::strerror(errno));
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("tune: fork failed: ") + std::strerror(errno));
   if (pid == 0) {
+    // Ends with the tuner, however it ends (a run of its own would go on as an orphan, timing on cores it shares).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the tuner ended before the line above
     ::close(err[0]);
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, STDOUT_FILENO);
     ::dup2(err[1], STDERR_FILENO);
+    if (null > STDERR_FILENO) ::close(null);
+    if (err[1] > STDERR_FILENO) ::close(err[1]);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

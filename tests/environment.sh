@@ -7,6 +7,7 @@
 #     size is a leftover of a shell or a script, not a job, and changes nothing (OMPI_COMM_WORLD_LOCAL_SIZE=100000
 #     split the host's memory between 100,000 ranks: exit 4); --B auto is refused under a job of several ranks,
 #     naming OMPI_COMM_WORLD_SIZE;
+#   - SIGINT ends a simulation as it ends any other run (SimGrid's engine printed every actor and exited 1);
 #   - with MPIEXEC given: every process a rank starts inherits the rank's environment, so a one-node run inside a job
 #     of one rank runs without MPI (the second of two such runs failed in MPI_Init under the rank's identity, exit 1).
 # Usage: environment.sh TESSERA [MPIEXEC]
@@ -58,6 +59,26 @@ done
 what="--B auto in a job of 4 ranks"
 OMPI_COMM_WORLD_SIZE=4 "$tessera" run --algo cholesky --n 256 --B auto > "$dir/out" 2> "$dir/err"; rc=$?
 expect 2 "^tessera: error: --B auto under mpirun (OMPI_COMM_WORLD_SIZE=4)"
+
+# Ctrl-C on a simulation: SimGrid's engine took SIGINT to list every actor and exit 1 (a failed --check's status);
+# the run now ends as any other (killed by SIGINT), silently. A 4x4 Keeneland Cholesky takes about 15 s.
+what="SIGINT to a simulation"
+/usr/bin/python3 - "$tessera" "$machine" > "$dir/out" 2> "$dir/err" <<'PY'
+import signal, subprocess, sys, time
+cmd = [sys.argv[1], "run", "--backend", "sim", "--machine", sys.argv[2], "--grid", "4x4", "--algo", "cholesky",
+       "--n", "138240", "--B", "1152", "--s", "2", "--b", "auto", "--gpus", "3"]
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+time.sleep(2)
+p.send_signal(signal.SIGINT)
+_, err = p.communicate(timeout=60)
+if b"built without SimGrid" in err:
+    sys.exit(0)
+if p.returncode != -signal.SIGINT or err:
+    sys.exit("returncode %s, stderr %r" % (p.returncode, err[:300]))
+PY
+rc=$?
+[ "$rc" = 0 ] || { cat "$dir/err"; fail "$what: exit $rc"; }
 
 if [ -n "$mpiexec" ]; then
   what="two one-node runs inside a job of one rank"

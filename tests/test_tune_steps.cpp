@@ -3,12 +3,20 @@
 // (every s from the plateau on, every column on the GPUs, tall tiles for a
 // tall matrix). The whole tuner: test_tune.cpp.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdint>
+#include <fstream>
+#include <thread>
 #include <vector>
 
 #include "base/error.hpp"
 #include "experiments/tune.hpp"
+#include "test_helpers.hpp"
 
 namespace tessera::test {
 namespace {
@@ -82,6 +90,47 @@ TEST(TuneCandidates, TallMatricesAlsoGetTallTiles) {
   EXPECT_TRUE(tall_candidates(7 * 1024, 1024, 1, 0, 64).empty());
   EXPECT_TRUE(tall_candidates(65536, 1024, 2, 1, 640).empty());
   EXPECT_TRUE(tall_candidates(65536, 128, 1, 0, 640).empty());  // 256-wide columns do not fit 128 columns
+}
+
+// Whether process `pid` has ended (gone, or a zombie nobody has reaped yet).
+bool ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z';
+}
+
+// A child run ends with the tuner, however the tuner ends (SIGKILL here): it went on as an orphan, timing on the
+// cores it shared with whatever ran next, and left its temporary JSON behind.
+TEST(TuneChild, EndsWithTheTuner) {
+  TempDir dir;
+  const std::string pidfile = dir.path() + "/child.pid";
+  const std::string child = dir.write("child.sh", "#!/bin/sh\necho $$ > " + pidfile + ".part && mv " + pidfile +
+                                                      ".part " + pidfile + "\nexec sleep 60\n");
+  ASSERT_EQ(::chmod(child.c_str(), 0755), 0);
+  const pid_t tuner = ::fork();
+  ASSERT_GE(tuner, 0);
+  if (tuner == 0) {
+    run_child(child, {});
+    ::_exit(0);
+  }
+  pid_t pid = 0;
+  for (int i = 0; i < 200 && pid == 0; ++i) {
+    std::ifstream in(pidfile);
+    if (!(in >> pid)) pid = 0;
+    if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(pid, 0) << "the child never started";
+  ::kill(tuner, SIGKILL);
+  ::waitpid(tuner, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ended(pid);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "child " << pid << " outlived its tuner";
+  if (!gone) ::kill(pid, SIGKILL);
 }
 
 }  // namespace

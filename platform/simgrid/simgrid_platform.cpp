@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -200,8 +201,13 @@ Simulation::Simulation(const Machine& machine, int nodes, int gpus) {
                                         nodes, gpus, machine.nodes, machine.node.gpus.count));
   if (sg4::Engine::has_instance())
     throw std::logic_error("a SimGrid simulation is already running in this process (SimGrid allows one at a time)");
+  // SimGrid's engine takes SIGINT to print every actor's state and exit 1, the status of a failed --check: Ctrl-C
+  // ends a simulation as it ends any other run (status 130), or not at all where the process ignores it (nohup).
+  struct sigaction interrupt {};
+  sigaction(SIGINT, nullptr, &interrupt);
   impl_ =
       std::make_unique<Impl>(machine, nodes == 0 ? machine.nodes : nodes, gpus == -1 ? machine.node.gpus.count : gpus);
+  sigaction(SIGINT, &interrupt, nullptr);
 }
 Simulation::~Simulation() = default;
 int Simulation::nodes() const { return static_cast<int>(impl_->node_hosts.size()); }

@@ -74,4 +74,10 @@ MUTANTS = [
     m("phantom_json_names_the_hosts_blas", "experiments/report.cpp",
       '  j["blas_core"] = c.phantom ? nlohmann::json(nullptr) : nlohmann::json(kernels::blas_core());',
       '  j["blas_core"] = kernels::blas_core();', '-R "SimCluster"'),
+    # --- What a command leaves behind when it is interrupted (a reviewer's signals and full disks).
+    # A child run outlives its tuner. Killed by TuneChild.EndsWithTheTuner.
+    m("tune_child_outlives_the_tuner", "experiments/tune.cpp", "    ::prctl(PR_SET_PDEATHSIG, SIGKILL);\n", "",
+      '-R "TuneChild"'),
+    # SimGrid's SIGINT handler kept: Ctrl-C lists every actor and exits 1. Killed by tessera_environment.
+    m("simgrid_keeps_sigint", SG, "  sigaction(SIGINT, &interrupt, nullptr);\n", "", ENV),
 ]
