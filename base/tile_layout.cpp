@@ -1,6 +1,7 @@
 #include "base/tile_layout.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "base/error.hpp"
@@ -17,15 +18,17 @@ TileLayout::TileLayout(index_t m, index_t n, index_t B, int s, index_t b) : m_(m
     throw InputError("(s-1)*b = " + std::to_string((s - 1) * b) + " must be < B = " + std::to_string(B) +
                      " (s = " + std::to_string(s) + ", b = " + std::to_string(b) + ")");
 
-  for (index_t r = 0; r < m; r += B) row_offset_.push_back(r);
+  // Counted, not stepped: r += B passes 2^63 - 1 after the last row for m near it.
+  for (index_t i = 0, rows = ceil_div(m, B); i < rows; ++i) row_offset_.push_back(i * B);
   row_offset_.push_back(m);
 
-  int top = 0;
-  for (index_t c0 = 0; c0 < n; c0 += B, ++top) {
-    const index_t W = std::min(B, n - c0);
+  const index_t tops = ceil_div(n, B);
+  for (index_t t = 0; t < tops; ++t) {
+    const int top = static_cast<int>(t);
+    const index_t c0 = t * B, W = std::min(B, n - c0);
     top_first_col_.push_back(static_cast<int>(col_offset_.size()));
     index_t c = c0;
-    for (int d = 0; d < s - 1 && c + b < c0 + W; ++d, c += b) {
+    for (int d = 0; d < s - 1 && b < c0 + W - c; ++d, c += b) {
       col_offset_.push_back(c);
       col_top_.push_back(top);
       col_sub_.push_back(d);
@@ -37,6 +40,20 @@ TileLayout::TileLayout(index_t m, index_t n, index_t B, int s, index_t b) : m_(m
   }
   top_first_col_.push_back(static_cast<int>(col_offset_.size()));
   col_offset_.push_back(n);
+}
+
+double tile_count(index_t m, index_t n, index_t B, int s) {
+  return static_cast<double>(ceil_div(m, B)) * static_cast<double>(ceil_div(n, B)) * s;
+}
+
+void check_tile_count(index_t m, index_t n, index_t B, int s) {
+  const double tiles = tile_count(m, n, B, s);
+  if (tiles <= kMaxTiles) return;
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", tiles);
+  throw InputError("--n " + std::to_string(n) + (m != n ? " --m " + std::to_string(m) : std::string()) + " with --B " +
+                   std::to_string(B) + " and --s " + std::to_string(s) + " makes " + count +
+                   " tiles, more than the 2^30 a run can name: use a larger --B or a smaller --n");
 }
 
 int TileLayout::tile_col_of(index_t c) const {

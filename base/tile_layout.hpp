@@ -20,6 +20,20 @@ namespace tessera {
 
 using index_t = std::int64_t;
 
+// ceil(a / b) for a >= 0 and b >= 1. (a + b - 1) / b overflows once a + b
+// passes 2^63 - 1 (n = B = 2^63 - 1 gave 0 tile rows).
+constexpr index_t ceil_div(index_t a, index_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// A run names its data by 32-bit ids (base/task.hpp DataId) and keeps state
+// per tile row and column: a grid of more tiles than this is refused.
+inline constexpr double kMaxTiles = 1 << 30;
+// The tiles of an m x n matrix in B x B top-level tiles, each top-level
+// column cut in s: ceil(m/B) ceil(n/B) s, in double (it cannot overflow).
+double tile_count(index_t m, index_t n, index_t B, int s);
+// Throws InputError when tile_count(m, n, B, s) > kMaxTiles, naming --n
+// (and --m where it differs), --B, --s and the count; m, n, B, s >= 1.
+void check_tile_count(index_t m, index_t n, index_t B, int s);
+
 class TileLayout {
  public:
   // Throws InputError naming the parameter when m, n, B, s or b is invalid.

@@ -59,10 +59,13 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
       if (cfg.m != kUnsetSize && cfg.m != cfg.n)
         throw InputError(chose + " for a square matrix, and the run's is " + std::to_string(cfg.m) + " x " +
                          std::to_string(cfg.n));
-      const index_t s = (cfg.n + c.b - 1) / c.b;
+      const index_t s = ceil_div(cfg.n, c.b);
       if (s < 2)
         throw InputError(chose + " with columns of " + std::to_string(c.b) + ", and --n " + std::to_string(cfg.n) +
                          " holds fewer than two of them");
+      if (s > index_t{1} << 30)  // (before the int below: the run's bound on its tiles)
+        throw InputError(chose + " with columns of " + std::to_string(c.b) + ", and --n " + std::to_string(cfg.n) +
+                         " makes " + std::to_string(s) + " of them, more than the 2^30 tiles a run can name");
       cfg.dist = kDistGpuColumns;
       cfg.B = cfg.n;
       cfg.s = static_cast<int>(s);

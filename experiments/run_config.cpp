@@ -19,18 +19,11 @@
 namespace tessera::driver {
 namespace {
 
-// A run names its data by 32-bit ids (base/task.hpp DataId) and keeps state
-// per tile row and column: a grid of tiles beyond 2^30 (a factorization has
-// up to a few data per tile) is refused before it is built, naming the sizes.
+// A grid of tiles beyond 2^30 is refused before it is built, naming the
+// sizes (base/tile_layout.hpp check_tile_count).
 void check_tile_count(const RunConfig& c) {
   if (c.B < 1 || c.s < 1 || c.m < 1 || c.n < 1) return;  // TileLayout says what is wrong
-  const double rows = std::ceil(static_cast<double>(c.m) / c.B), cols = std::ceil(static_cast<double>(c.n) / c.B);
-  const double tiles = rows * cols * c.s;
-  if (tiles > double(1 << 30))
-    throw InputError(
-        fmt::format("--n {}{} with --B {} and --s {} makes {:.3g} tiles, more than the 2^30 a run can "
-                    "name: use a larger --B or a smaller --n",
-                    c.n, c.m != c.n ? fmt::format(" --m {}", c.m) : std::string(), c.B, c.s, tiles));
+  tessera::check_tile_count(c.m, c.n, c.B, c.s);
 }
 
 // --dist: the distributions the runtime offers (runtime/distribution.hpp).
@@ -277,8 +270,6 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
     throw InputError("--v " + std::to_string(c.v) + " with --grid 1x" + std::to_string(c.pc) +
                      ": on one node row every tile row is on its node already, so the virtual tile height changes "
                      "nothing");
-  if (c.v == RunConfig::kUnsetV)
-    c.v = F.uses_virtual_tiles() ? default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr) : 1;
   resolve_distribution(c, F);
   if (c.network) {
     if (c.pr * c.pc != c.network->nodes())
@@ -298,6 +289,9 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
     throw InputError(
         fmt::format("--B {} --s {}{}: {}", c.B, c.s, c.s > 1 ? fmt::format(" --b {}", c.b) : "", e.what()));
   }
+  // Once the tile count is bounded: ceil(m/B) <= 2^30 tile rows.
+  if (c.v == RunConfig::kUnsetV)
+    c.v = F.uses_virtual_tiles() ? default_virtual_tile_height(static_cast<int>(ceil_div(c.m, c.B)), c.pr) : 1;
   resolve_split(c, F);
   c.factor =
       F.configured(FactorOptions{c.pivot, c.tslu_tree, c.d_columns, c.gpus, c.pr, c.v, c.qr_tree, c.qr_domain, c.pc});

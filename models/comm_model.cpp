@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "base/tile_layout.hpp"
 #include "runtime/distribution.hpp"
 
 namespace tessera {
@@ -42,7 +43,7 @@ struct RowSums {
 
 RowSums row_sums(const CommShape& c) {
   const double n = static_cast<double>(c.n), B = static_cast<double>(c.B), s = c.s;
-  const double N = static_cast<double>((c.n + c.B - 1) / c.B);
+  const double N = static_cast<double>(ceil_div(c.n, c.B));
   const double sum_k = N * (N - 1) / 2, sum_k2 = (N - 1) * N * (2 * N - 1) / 6;
   return {N * s, s * (N * n - B * sum_k), s * (N * n * n - 2 * n * B * sum_k + B * B * sum_k2)};
 }
@@ -99,6 +100,9 @@ void validate_comm_shape(const CommShape& c) {
   if (c.s > c.B)
     throw InputError("--s " + std::to_string(c.s) + ": must be <= B = " + std::to_string(c.B) +
                      " (a top-level tile has only B columns to partition)");
+  // What a run would refuse (its message): the model of a run that cannot be.
+  // It also keeps the tile rows in int and the binary tree's loop short.
+  check_tile_count(c.n, c.n, c.B, c.s);
 }
 
 std::pair<int, int> parse_grid(const std::string& text) {
@@ -140,7 +144,7 @@ double word_chol_closed(const CommShape& c) {
 
 double run_virtual_tile_height(const CommShape& c) {
   validate_comm_shape(c);
-  return default_virtual_tile_height(static_cast<int>((c.n + c.B - 1) / c.B), c.Pr);
+  return default_virtual_tile_height(static_cast<int>(ceil_div(c.n, c.B)), c.Pr);  // <= 2^30 rows: validated
 }
 
 double paper_virtual_tile_height(const CommShape& c) {
@@ -187,7 +191,7 @@ struct BinaryTerms {
 BinaryTerms qr_binary_terms(const CommShape& c, double v) {
   validate_comm_shape(c);
   check_v(v);
-  const std::int64_t N = (c.n + c.B - 1) / c.B;  // tile rows
+  const std::int64_t N = ceil_div(c.n, c.B);  // tile rows: at most 2^15 (validate_comm_shape)
   const double s = c.s, Ns = static_cast<double>(N) * s, last = std::floor(static_cast<double>(N - 1) / v);
   BinaryTerms t;
   for (std::int64_t k = 0; k < N; ++k) {
@@ -293,7 +297,7 @@ CommReport comm_report(CommAlgo algo, const CommShape& c, std::optional<double> 
     r.scalapack_messages = pdpotrf_messages(c, r.nb);
     r.scalapack_words = pdpotrf_words(c, r.nb);
   } else {
-    r.v = v.value_or(run_virtual_tile_height(c));
+    r.v = v ? *v : run_virtual_tile_height(c);
     if (tree.binary) {
       r.binary_tree = true;
       r.ib = tree.ib.value_or(32);

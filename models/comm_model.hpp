@@ -71,7 +71,9 @@ struct CommShape {
   int Pc = 1;
 };
 
-// Throws InputError when n, B, s, Pr or Pc is < 1, B > n, or s > B.
+// Throws InputError when n, B, s, Pr or Pc is < 1, B > n, s > B, or the
+// shape has more tiles than a run can name (ceil(n/B)^2 s > 2^30: the run's
+// refusal, base/tile_layout.hpp check_tile_count).
 void validate_comm_shape(const CommShape& c);
 
 // "PrxPc" -> {Pr, Pc}, both >= 1 ("2x3"); anything else ("2", "x3", "0x2",

@@ -156,6 +156,34 @@ TEST(CliOutputs, HostileSizesAreRefusedBeforeAnythingGrowsWithThem) {
                     {"--s 2", "2.15e+09 tiles", "2^30"}, rlim_t{2} << 30);
 }
 
+// ceil(n/B) as (n + B - 1) / B wrapped near int64's end and the tile rows
+// were cast to int: `model comm` printed negative counts (exit 0), a QR
+// default v "of -1 tile rows", v = 37992256 for 10^11 tile rows, and its
+// binary tree looped once per tile row (hours); a run's default v "of 0
+// tile rows" (n = B = 2^63 - 1) or "of -2147483648" (n = 2^31, B = 1),
+// naming no option. The model now applies the run's 2^30-tile bound, with
+// its message; the run asks for the matrix's memory, or refuses the tiles.
+TEST(CliOutputs, SizesNearInt64sEndAreCountedOrRefused) {
+  const std::string kMax = "9223372036854775807";
+  const auto comm = [](const std::string& algo, const std::string& n, const std::string& B, const std::string& grid,
+                       std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"model", "comm", "--algo", algo, "--n", n, "--B", B, "--s", "1", "--grid", grid};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_rejected(kInvalidInput, comm("cholesky", kMax, "2", "2x2"), {"--n " + kMax + " with --B 2", "2^30"});
+  expect_rejected(kInvalidInput, comm("qr", "100000000000", "1", "4x4"), {"--n 100000000000", "1e+22 tiles"});
+  expect_rejected(kInvalidInput, comm("qr", "100000000000", "1", "4x4", {"--qr-tree", "binary"}), {"2^30"});
+  expect_rejected(kInvalidInput, comm("qr", "2147483648", "1", "4x4"), {"--n 2147483648", "--B 1", "2^30"});
+  const Outcome two = run_tessera(comm("qr", kMax, "4611686018427387904", "2x2"));
+  ASSERT_EQ(two.status, 0) << two;
+  EXPECT_THAT(two.out, HasSubstr(" v=1 ")) << two;
+  EXPECT_EQ(two.out.find('-'), std::string::npos) << "a negative count: " << two;
+  expect_rejected(kOutOfMemory, base({"--n", kMax, "--B", kMax}, "qr"), {"--n " + kMax});
+  if (TESSERA_HAVE_SIMGRID)
+    expect_rejected(kInvalidInput, sim({"--n", "2147483648", "--B", "1"}, "qr"), {"--n 2147483648", "--B 1", "2^30"});
+}
+
 // Entries near the top of double's range: QR's R overflows, and the check
 // must say so (exit 1) instead of dividing by an infinite norm and passing.
 TEST(CliOutputs, ACheckThatCannotBeFormedFails) {

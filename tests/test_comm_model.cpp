@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "base/error.hpp"
@@ -269,6 +270,40 @@ TEST(CommModel, BadInputThrowsNamingTheOption) {
       {"--ib 32", "binary"});
   expect_input_error([&] { tessera::word_qr_binary_sum(kChol, 1.0, 0); }, {"--ib 0"});
   expect_input_error([&] { tessera::msg_qr_binary_sum(kChol, 0.5); }, {"--v 0.5"});
+}
+
+// Sizes near int64's end: ceil(n/B) was (n + B - 1) / B, which wrapped
+// (negative counts for n = 2^63 - 1, B = 2; a QR default v "of -1 tile
+// rows" for B = 2^62), the tile rows were cast to int (n = 10^11, B = 1
+// gave v = 37992256), and the binary tree looped once per tile row (n/B =
+// 10^11: hours). A shape whose tiles a run would refuse (ceil(n/B)^2 s >
+// 2^30) is refused with the run's message; within it, counts are finite.
+TEST(CommModel, SizesARunRefusesAreRefusedAndTheRestStayFinite) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const auto shape = [](std::int64_t n, std::int64_t B, int s, int Pr, int Pc) { return CommShape{n, B, s, Pr, Pc}; };
+  expect_input_error([&] { tessera::msg_chol_sum(shape(kMax, 2, 1, 2, 2)); },
+                     {"--n 9223372036854775807 with --B 2 and --s 1", "2^30"});
+  expect_input_error([&] { tessera::run_virtual_tile_height(shape(100'000'000'000, 1, 1, 4, 4)); },
+                     {"--n 100000000000", "1e+22 tiles", "2^30"});
+  expect_input_error([&] { tessera::msg_qr_binary_sum(shape(100'000'000'000, 1, 1, 4, 4), 1.0); }, {"2^30"});
+  expect_input_error([&] { tessera::msg_qr_sum(shape(std::int64_t{1} << 31, 1, 1, 2, 2), 1.0); }, {"--B 1", "2^30"});
+  // 32,768^2 tiles are 2^30, which a run names; --s 2 doubles them.
+  EXPECT_GT(tessera::msg_chol_sum(shape(32'768, 1, 1, 2, 2)), 0);
+  expect_input_error([&] { tessera::msg_chol_sum(shape(65'536, 2, 2, 2, 2)); }, {"--s 2", "2.15e+09 tiles"});
+  // n = 2^63 - 1 in tiles of 2^62: 2 x 2 tiles; in one tile: 1.
+  const CommShape two = shape(kMax, std::int64_t{1} << 62, 1, 2, 2), one = shape(kMax, kMax, 1, 2, 2);
+  EXPECT_EQ(tessera::run_virtual_tile_height(two), 1.0);
+  EXPECT_EQ(tessera::run_virtual_tile_height(one), 1.0);
+  for (const CommShape& c : {two, one}) {
+    const tessera::CommReport r = tessera::comm_report(tessera::CommAlgo::Qr, c, std::nullopt, std::nullopt);
+    EXPECT_TRUE(std::isfinite(r.msg_sum) && r.msg_sum > 0) << r.msg_sum;
+    EXPECT_TRUE(std::isfinite(tessera::msg_qr_binary_sum(c, 1.0)));
+    EXPECT_TRUE(std::isfinite(tessera::msg_chol_sum(c)) && tessera::msg_chol_sum(c) > 0);
+  }
+  // 2^15 tile rows, the most a square run has at s = 1: the tree's loop, and v = 2^15 / (8 * 4) = 1024.
+  const CommShape most = shape(32'768, 1, 1, 4, 4);
+  EXPECT_EQ(tessera::run_virtual_tile_height(most), 1024.0);
+  EXPECT_TRUE(std::isfinite(tessera::msg_qr_binary_sum(most, 1024.0)));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -351,6 +352,37 @@ TEST(MatrixGen, SameMatrixWhateverTheLayout) {
   d.to_dense(dd.data(), n);
   EXPECT_NE(dd[1], dd[n]);
   EXPECT_NE(generated_value(MatrixKind::General, 7, n, 3, 4), generated_value(MatrixKind::General, 8, n, 3, 4));
+}
+
+// ceil(a/b) for sizes up to 2^63 - 1: (a + b - 1) / b wrapped (n = B =
+// 2^63 - 1 gave 0 tile rows), and the layout's r += B stepped past int64's
+// end after the last row of m = 2^63 - 1 in tiles of 2^62.
+TEST(TileLayout, SizesNearInt64sEnd) {
+  constexpr index_t kMax = std::numeric_limits<index_t>::max(), kHalf = index_t{1} << 62;
+  EXPECT_EQ(ceil_div(0, 5), 0);
+  EXPECT_EQ(ceil_div(10, 5), 2);
+  EXPECT_EQ(ceil_div(11, 5), 3);
+  EXPECT_EQ(ceil_div(kMax, kMax), 1);
+  EXPECT_EQ(ceil_div(kMax, kHalf), 2);
+  EXPECT_EQ(ceil_div(kMax, 1), kMax);
+  EXPECT_EQ(tile_count(kMax, kMax, kMax, 1), 1.0);
+  EXPECT_EQ(tile_count(kMax, kMax, 1, 2), 2.0 * static_cast<double>(kMax) * static_cast<double>(kMax));
+  const TileLayout L(kMax, kMax, kHalf, 2, kHalf / 2);
+  ASSERT_EQ(L.tile_rows(), 2);
+  EXPECT_EQ(L.row_offset(1), kHalf);
+  EXPECT_EQ(L.row_height(1), kMax - kHalf);
+  ASSERT_EQ(L.tile_cols(), 4);
+  EXPECT_EQ(L.col_offset(3), kHalf + kHalf / 2);
+  EXPECT_EQ(L.col_width(3), kMax - kHalf - kHalf / 2);
+  // The bound a run and the communication model share: 2^30 tiles, named.
+  check_tile_count(32'768, 32'768, 1, 1);
+  try {
+    check_tile_count(2'000'000, 2'097'152, 64, 2);
+    ADD_FAILURE() << "2.15e9 tiles accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--n 2097152 --m 2000000 with --B 64 and --s 2 makes 2.05e+09 tiles"));
+    EXPECT_THAT(e.what(), HasSubstr("2^30"));
+  }
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ Factors threads(const Case& c) {
 std::unique_ptr<Distribution> distribution(const Case& c, const TileLayout& L) {
   const Backend& b = c.backend;
   const int v = factorization(c.algo).uses_virtual_tiles()
-                    ? default_virtual_tile_height(static_cast<int>((c.shape.m + c.shape.B - 1) / c.shape.B), b.pr)
+                    ? default_virtual_tile_height(static_cast<int>(ceil_div(c.shape.m, c.shape.B)), b.pr)
                     : 1;
   return std::make_unique<MultiLevelBlockCyclic>(
       L, b.pr, b.pc, b.gpus, v,
