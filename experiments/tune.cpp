@@ -24,6 +24,7 @@
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "base/kernel_table.hpp"
+#include "base/tile_layout.hpp"
 #include "experiments/calibrate.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 #include "models/balance.hpp"
@@ -40,6 +41,15 @@ std::int64_t plateau_size(const std::vector<KernelSpeed>& curve, double fraction
   for (const KernelSpeed& k : curve)
     if (k.gflops >= fraction * best) return k.B;
   return curve.back().B;  // not reached: the maximum itself qualifies
+}
+
+std::vector<std::int64_t> range_sizes(std::int64_t min, std::int64_t max, std::int64_t step) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t B = min; B <= max; B += step) {
+    out.push_back(B);
+    if (B > max - step) break;  // B + step would pass max, or int64's end (B += step wrapped and looped forever)
+  }
+  return out;
 }
 
 std::vector<TuneCandidate> tune_candidates(const std::vector<KernelSpeed>& curve, std::int64_t plateau, int sizes,
@@ -84,7 +94,7 @@ std::vector<TuneCandidate> gpu_column_candidates(std::int64_t widest, int sizes,
   if (gpus < 1) return out;
   for (std::int64_t w = 512; w <= widest && 2 * w <= n; w *= 2) {
     if (sizes > 0 && static_cast<int>(out.size()) == sizes) break;
-    const std::int64_t s = (n + w - 1) / w;  // (s - 1) w < n: the last column is n - (s - 1) w wide
+    const std::int64_t s = ceil_div(n, w);  // (s - 1) w < n: the last column is n - (s - 1) w wide
     TuneCandidate c;
     c.gpu_columns = true;
     c.B = n;
@@ -181,8 +191,7 @@ std::int64_t largest_calibrated_tile(const platform::Machine& machine, std::uint
 // Step 1: the dominant kernel's speed at each B of the range.
 std::vector<KernelSpeed> kernel_curve(const TuneRequest& r, std::uint16_t kernel, const platform::Machine* machine,
                                       std::string& source) {
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t B = r.B_min; B <= r.B_max; B += r.B_step) sizes.push_back(B);
+  const std::vector<std::int64_t> sizes = range_sizes(r.B_min, r.B_max, r.B_step);
   std::vector<KernelSpeed> curve;
   if (machine) {
     // A simulated run's kernels, or a node's GPUs: what the machine file says they do.

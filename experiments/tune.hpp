@@ -53,6 +53,10 @@ struct KernelSpeed {
 // the curve's maximum. Throws InputError on an empty curve or no positive speed.
 std::int64_t plateau_size(const std::vector<KernelSpeed>& curve, double fraction);
 
+// --B-range's sizes: min, min + step, ... up to max (min <= max, step >= 1),
+// stepping nowhere past int64's end.
+std::vector<std::int64_t> range_sizes(std::int64_t min, std::int64_t max, std::int64_t step);
+
 // The most sizes of --B-range times --max-s a tuning takes.
 inline constexpr int kMaxTuneCandidates = 1024;
 

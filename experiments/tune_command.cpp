@@ -48,7 +48,8 @@ TuneCommand::TuneCommand(CLI::App& app) {
   tune_->add_option(
       "--B-range", range_,
       "MIN:MAX:STEP of step 1's search; default 128:640:64, with --gpus 256:2048:64 (000 App. A.1), or up to "
-      "the largest square tile a calibrated GPU model measured the dominant kernel at, where larger");
+      "the largest square tile a calibrated GPU model measured the dominant kernel at, where larger; sizes above "
+      "the matrix's order are no candidates (a MIN above it is refused)");
   tune_->add_option("--plateau", req_.plateau_fraction,
                     "the plateau: the smallest B whose speed reaches this fraction of the best; default 0.95");
   tune_->add_option("--sizes", req_.sizes,
@@ -82,6 +83,13 @@ int TuneCommand::run() {
     // Given values are >= 1: 0 would read as "the default" in the request.
     if (a < 1 || b < a || c < 1)
       throw InputError("--B-range '" + range_ + "' is not MIN:MAX:STEP with 1 <= MIN <= MAX, STEP >= 1");
+    // A size above the matrix's order is no tile of it: such sizes are skipped, and a range of nothing else
+    // (its MIN above the order) measured sizes only to fall back on the order itself.
+    const bool by_m = req_.m > 0 && req_.m < req_.n;
+    const long long order = by_m ? req_.m : req_.n;
+    if (order >= 1 && a > order)
+      throw InputError("--B-range '" + range_ + "': every size exceeds " + (by_m ? "--m " : "--n ") +
+                       std::to_string(order) + " (a tile is at most the matrix): give MIN <= " + std::to_string(order));
     req_.B_min = a;
     req_.B_max = b;
     req_.B_step = c;

@@ -199,9 +199,9 @@ TEST(CliClaims4, TuneRangeOfOneSize) {
 
 // The tuner's cap (tune.hpp kMaxTuneCandidates): --B-range's sizes times
 // --max-s make at most 1024 candidates, else exit 2 naming the count before
-// anything runs (128:640:1 x 3 = 513 x 3 = 1539); exactly 1024 is a tuning.
-// The matrix (n = 64) keeps the accepted one cheap: candidates above n
-// collapse to B = n, so it simulates only a few.
+// anything runs (64:576:1 x 3 = 513 x 3 = 1539); exactly 1024 is a tuning.
+// The matrix (n = 64) keeps the accepted one cheap: sizes above n are no
+// candidates, so it simulates only a few (a range of only those is refused).
 TEST(CliClaims4, TuneCandidatesAreCappedAt1024) {
   if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid (the candidates are simulated)";
   const std::vector<std::string> t = {"tune",    "--algo",    "cholesky", "--n",       "64",
@@ -211,8 +211,8 @@ TEST(CliClaims4, TuneCandidatesAreCappedAt1024) {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  expect_rejected(kInvalidInput, with({"--B-range", "128:640:1", "--max-s", "3"}),
-                  {"--B-range 128:640:1", "1539 candidates", "more than 1024"});
+  expect_rejected(kInvalidInput, with({"--B-range", "64:576:1", "--max-s", "3"}),
+                  {"--B-range 64:576:1", "1539 candidates", "more than 1024"});
   expect_rejected(kInvalidInput, with({"--B-range", "1:1025:1", "--max-s", "1"}), {"1025 candidates"});
   const Outcome ok = run_tessera(with({"--B-range", "1:1024:1", "--max-s", "1"}));
   EXPECT_TRUE(ok.exited && ok.status == 0) << ok;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -563,6 +564,13 @@ TEST(TuneCli, BadInputExitsTwoNamingIt) {
   expect_rejected(kInvalidInput, with({"--machine", machine, "--threads", "9"}), {"--threads 9", "4 cores"});
   expect_rejected(kInvalidInput, with({"--pivot", "tournament"}), {"--pivot tournament", "--algo lu"});
   expect_rejected(kInvalidInput, {"tune", "--algo", "lu", "--n", "512", "--pivot", "rook"}, {"--pivot 'rook'"});
+  // A range of sizes above the order only (it measured them, then fell back on B = n), and one at int64's
+  // end, whose B += STEP wrapped and looped until memory ran out (exit 4 under 2 GiB).
+  expect_rejected(kInvalidInput, with({"--B-range", "1024:2048:64"}), {"--B-range '1024:2048:64'", "--n 512"});
+  expect_rejected(
+      kInvalidInput,
+      with({"--backend", "sim", "--machine", machine, "--B-range", "9223372036854775000:9223372036854775807:512"}),
+      {"--B-range", "exceeds --n 512", "MIN <= 512"}, rlim_t{2} << 30);
   // tessera run's side.
   const std::string tuned = dir.path() + "/t.json";
   ASSERT_EQ(run_tessera(with({"--backend", "sim", "--machine", machine, "--quiet", "--out", tuned})).status, 0);
@@ -573,6 +581,16 @@ TEST(TuneCli, BadInputExitsTwoNamingIt) {
   expect_rejected(kInvalidInput, cli::base({"--n", "512", "--tuned", tuned, "--B", "128"}), {"--tuned", "--B 128"});
   expect_rejected(kInvalidInput, cli::base({"--n", "512", "--B", "auto", "--s", "2"}), {"--B auto", "--s"});
   expect_rejected(kInvalidInput, cli::base({"--n", "512", "--B", "12x"}), {"--B '12x'"});
+}
+
+// --B-range's sizes end at MAX and never step past int64's end.
+TEST(Tune, RangeSizesStopAtMaxAndAtInt64sEnd) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(range_sizes(128, 640, 64).size(), 9u);
+  EXPECT_EQ(range_sizes(128, 600, 64).back(), 576);
+  EXPECT_EQ(range_sizes(kMax - 807, kMax, 512), (std::vector<std::int64_t>{kMax - 807, kMax - 295}));
+  EXPECT_EQ(range_sizes(kMax, kMax, 1), std::vector<std::int64_t>{kMax});
+  EXPECT_EQ(range_sizes(1, kMax, kMax), std::vector<std::int64_t>{1});
 }
 
 }  // namespace
