@@ -52,10 +52,10 @@ KernelMeasurement measure(const KernelShape& s, int concurrency, const Calibrati
   const std::int64_t ib = takes_ib(s.kernel) ? (s.ib > 0 ? s.ib : kernel_ib(s.kernel, s.n, s.k, o.ib)) : 0;
   // Enough copies that consecutive calls do not share operands in L2 (or,
   // cold, in any cache).
-  const std::size_t bytes = KernelCall<T>::set_bytes(s, ib);
-  const int sets =
-      o.cold ? static_cast<int>(std::clamp<std::size_t>(o.cold_bytes / std::max<std::size_t>(bytes, 1), 2, 256))
-             : static_cast<int>(std::clamp<std::size_t>((32u << 20) / std::max<std::size_t>(bytes, 1), 2, 8));
+  const double bytes = std::max(KernelCall<T>::set_bytes(s, ib), 1.0);
+  const int sets = o.cold
+                       ? static_cast<int>(std::clamp(std::floor(static_cast<double>(o.cold_bytes) / bytes), 2.0, 256.0))
+                       : static_cast<int>(std::clamp(std::floor(double(32u << 20) / bytes), 2.0, 8.0));
   // A call on copy c: restored before it (warm) or right after its previous call (cold).
   const auto timed_call = [&o](KernelCall<T>& call, int c) {
     if (!o.cold) call.prepare(c);

@@ -286,6 +286,7 @@ int CalibrateCommand::run(int argc, char** argv) const {
     return 0;
   }
   check_output_path({"--out", out_});
+  preflight::check_calibration_fits(shapes, threads_, o.sizes);
   o.progress = progress_line();
   const auto t0 = std::chrono::steady_clock::now();
   const auto result = kernels::calibrate(o);
@@ -510,6 +511,7 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
     std::cout << shapes.size() << " shapes on the device" << std::endl;
     return 0;
   }
+  preflight::check_calibration_fits(shapes, 1, o.sizes);  // the host's copies of a device's operands
   // GPU 0 with the kernels' panels chosen and `streams` compute streams.
   const auto cuda_device = [&](int streams) {
     kernels::CudaKernelOptions options;
@@ -530,8 +532,9 @@ int CalibrateCommand::run_device(kernels::CalibrationOptions o, const std::strin
   } else throw InputError("--device '" + device_ + "' is not one of: cuda, emulated");
   // Copies of every size from 4 KiB (latency) to the largest tile measured (at least 4 MiB).
   std::size_t largest = std::size_t{4} << 20;
-  for (const KernelShape& s : shapes)
-    largest = std::max(largest, static_cast<std::size_t>(s.m * s.n) * (s.precision == 's' ? 4 : 8));
+  for (const KernelShape& s : shapes)  // (the shapes fit this process: m * n * 8 is far within size_t)
+    largest = std::max(largest, static_cast<std::size_t>(s.m) * static_cast<std::size_t>(s.n) *
+                                    static_cast<std::size_t>(s.precision == 's' ? 4 : 8));
   std::vector<std::size_t> link_bytes = {4096};
   for (std::size_t b = std::size_t{1} << 20; b < largest; b *= 4) link_bytes.push_back(b);
   link_bytes.push_back(largest);

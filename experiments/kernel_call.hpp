@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "base/task.hpp"
 #include "kernels/cpu/lu_kernels.hpp"
@@ -75,9 +76,11 @@ class KernelCall {
       : s_(s), m_(s.m), n_(s.n), k_(s.k), ib_(ib), host_factors_(host_factors) {
     for (int c = 0; c < sets; ++c) sets_.push_back(make_set(seed * 31 + c));
   }
-  static std::size_t set_bytes(const KernelShape& s, std::int64_t ib) {
-    const std::size_t m = s.m, n = s.n, k = std::max<std::int64_t>(s.k, 1);
-    std::size_t e = 0;
+  // The bytes of one set, in double: sizes past 2^32 overflow any integer product.
+  static double set_bytes(const KernelShape& s, std::int64_t ib_elements) {
+    const double m = static_cast<double>(s.m), n = static_cast<double>(s.n),
+                 k = static_cast<double>(std::max<std::int64_t>(s.k, 1)), ib = static_cast<double>(ib_elements);
+    double e = 0;
     switch (s.kernel) {
       case kPotf2p: e = 2 * m * n; break;
       case kTrsm:
@@ -245,7 +248,14 @@ class KernelCall {
   };
   Set make_set(std::uint64_t seed) {
     Set x;
-    const auto sz = [](std::int64_t r, std::int64_t c) { return static_cast<std::size_t>(r * c); };
+    // Elements of an r x c operand, checked: r * c wrapped in int64 from 3037000500^2 and a size past what a
+    // vector holds threw length_error (an internal error, exit 5; calibrate checks the bytes first).
+    const auto sz = [this](std::int64_t r, std::int64_t c) {
+      if (r > 0 && c > static_cast<std::int64_t>(std::vector<T>().max_size()) / r)
+        throw OutOfMemory("out of memory: an operand of " + std::to_string(r) + " x " + std::to_string(c) + " for " +
+                          std::string(kernel_name(s_.kernel)) + " has more elements than a process can address");
+      return static_cast<std::size_t>(r * c);
+    };
     switch (s_.kernel) {
       case kPotf2p:
         // Diagonally dominant top block: SPD.

@@ -15,6 +15,8 @@
 #include "algorithms/factorization.hpp"
 #include "base/cpu_count.hpp"
 #include "base/error.hpp"
+#include "base/kernel_table.hpp"
+#include "experiments/kernel_call.hpp"
 #include "platform/native/mpi_network.hpp"
 #include "platform/network.hpp"
 
@@ -252,6 +254,32 @@ std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Ava
   if (c.impl == Impl::Tile && !c.model) advice += " or more nodes (--grid under mpirun)";
   return fmt::format("out of memory: the run needs {} {} but {} is available ({}): {}; {}", gib(need.total()), where,
                      gib(available.bytes), available.source, parts, advice);
+}
+
+// ---- Calibration -------------------------------------------------------------
+
+void check_calibration_fits(const std::vector<KernelShape>& shapes, int threads,
+                            const std::vector<std::int64_t>& sizes) {
+  using kernels::calibration::KernelCall;
+  const KernelShape* largest = nullptr;
+  double most = 0;
+  for (const KernelShape& s : shapes)
+    if (const double b =
+            s.precision == 's' ? KernelCall<float>::set_bytes(s, s.ib) : KernelCall<double>::set_bytes(s, s.ib);
+        b > most)
+      most = b, largest = &s;
+  if (largest == nullptr) return;
+  const double need = 2.0 * std::max(threads, 1) * most;
+  const std::optional<Available> available = available_memory(probe_memory());
+  if (!available || need <= available->bytes) return;
+  const KernelShape& s = *largest;
+  const bool given = s.m == s.n && std::find(sizes.begin(), sizes.end(), s.m) != sizes.end();
+  throw OutOfMemory(fmt::format(
+      "out of memory: calibrating {} ({}) at m = {}, n = {}, k = {} ({}) needs {} for two copies of its operands in "
+      "each of {} thread(s), but {} is available ({}): give {}",
+      kernel_name(s.kernel), s.precision, s.m, s.n, s.k, given ? "--sizes " + std::to_string(s.m) : "a tile of --for-n",
+      gib(need), std::max(threads, 1), gib(available->bytes), available->source,
+      given ? "smaller --sizes" : "a smaller --for-n or --for-b"));
 }
 
 // ---- Both --------------------------------------------------------------------

@@ -47,7 +47,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "base/task.hpp"
 #include "experiments/driver.hpp"
 
 namespace tessera::preflight {
@@ -157,6 +159,16 @@ std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Ava
 
 // "29.80 GiB (32000000000 bytes)".
 std::string gib(double bytes);
+
+// ---- Calibration -------------------------------------------------------------
+
+// Throws OutOfMemory when the least a calibration holds at once for the
+// largest of `shapes`, two copies of its operands in each of `threads`
+// timing threads (experiments/calibrate.cpp), exceeds what this process can
+// take, naming the shape, the bytes and --sizes where its size is one of
+// `sizes` (else --for-n's tiles). Nothing when nothing is known.
+void check_calibration_fits(const std::vector<KernelShape>& shapes, int threads,
+                            const std::vector<std::int64_t>& sizes);
 
 // ---- Both --------------------------------------------------------------------
 

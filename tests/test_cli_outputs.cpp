@@ -220,6 +220,15 @@ TEST(CliOutputs, TuneCalibrateAndModelRefuseWhatTheyCannotDo) {
   expect_rejected(kInvalidInput, with({"--gpus", "1", "--device", "emulated", "--machine", local}),
                   {"--gpus 1", local});
   expect_rejected(kInvalidInput, {"calibrate", "--for-n", "-5", "--list"}, {"--for-n -5"});
+  // Operands beyond memory, refused before any is allocated, naming --sizes and the bytes (2e9 ended in
+  // vector's length_error, an internal error; 3037000500 wrapped r * c in int64).
+  TempDir dir;
+  const std::string json = dir.path() + "/calibration.json";
+  for (const std::string size : {"2000000000", "3037000500"})
+    expect_rejected(
+        kOutOfMemory,
+        {"calibrate", "--sizes", size, "--kernels", "gsmm", "--precision", "d", "--for-n", "0", "--out", json},
+        {"--sizes " + size, "GiB", "two copies of its operands", "smaller --sizes"});
   expect_rejected(kInvalidInput, {"calibrate", "--threads", "100000", "--list"}, {"--threads 100000"});
   expect_rejected(kInvalidInput, {"calibrate", "--device", "foo", "--base", local, "--list"}, {"--device 'foo'"});
   expect_rejected(kInvalidInput, {"calibrate", "--device", "cuda", "--base", local, "--gpu-cholqr-gram", "512"},

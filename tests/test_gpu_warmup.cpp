@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "algorithms/factorization.hpp"
+#include "base/error.hpp"
 #include "base/kernel_table.hpp"
 #include "experiments/calibrate_device.hpp"
 #include "experiments/driver.hpp"
@@ -259,6 +260,20 @@ TEST(GpuWarmup, TheDriverWarmsWhatRunsOnTheGpuAndNamesWhatItCannot) {
 
 namespace tessera {
 namespace {
+
+// Operands past what a process can address are OutOfMemory (exit 4), not
+// std::length_error (an internal error, exit 5: calibrate --sizes
+// 2000000000), and 3037000500^2 no longer wraps r * c in int64; a set's
+// bytes are counted in double.
+TEST(KernelCall, OperandsPastTheAddressSpaceAreOutOfMemory) {
+  using kernels::calibration::KernelCall;
+  for (const std::int64_t b : {std::int64_t{2'000'000'000}, std::int64_t{3'037'000'500}}) {
+    SCOPED_TRACE(b);
+    EXPECT_THROW(KernelCall<double>(KernelShape{kGsmm, 'd', b, b, b, 0}, 0, 2, 1), OutOfMemory);
+    const double e = static_cast<double>(b) * static_cast<double>(b);
+    EXPECT_DOUBLE_EQ(KernelCall<double>::set_bytes(KernelShape{kGsmm, 'd', b, b, b, 0}, 0), 3 * e * 8);
+  }
+}
 
 // A calibration times many calls on the same operands (experiments/
 // kernel_call.hpp), so each call must find what the first found: a kernel
