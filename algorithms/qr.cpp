@@ -15,7 +15,7 @@ namespace tessera {
 namespace {
 
 // Forming Q walks the columns backwards: later steps k first, then left columns.
-std::int32_t form_q_priority(int q, int k, int col) { return k * (q + 1) + (q - col); }
+std::int32_t form_q_priority(int q, int k, int col) { return lexicographic_priority(q, k, q - col); }
 
 DataId panel_data(const TileLayout& l, int k) { return static_cast<DataId>(l.tile_rows() * l.tile_cols() + k); }
 

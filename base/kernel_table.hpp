@@ -6,6 +6,7 @@
 // name, key list, flop count and "known: ..." message is generated from it;
 // a new kernel is one enumerator here and one row there.
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -126,12 +127,27 @@ inline TaskDesc make_task(KernelId kernel, int k, int i, int j, std::int32_t pri
   return d;
 }
 
+// The priority of the pair (x, y), x and y in 0 .. q for a factorization
+// with q tile columns, ordered by x, then y: the key x (q + 1) + y where it
+// fits TaskDesc's 32 bits. The keys reach (q + 1)^2 - 1, past 2^31 - 1 from
+// q = 46,340, which the 2^30-tile bound allows (in int they wrapped to
+// negative priorities: Cholesky --n 1482880 --B 64 --s 2 has q = 46,340).
+// There, in 64 bits, each x gets `fit` = (2^31 - 1) / (q + 1) priorities and
+// y is scaled into them: a larger x is still strictly first, a larger y
+// never after (y values less than (q + 1) / fit apart may share one).
+inline std::int32_t lexicographic_priority(int q, std::int64_t x, std::int64_t y) {
+  constexpr std::int64_t kTop = std::numeric_limits<std::int32_t>::max();
+  const std::int64_t width = std::int64_t{q} + 1, fit = kTop / width;
+  if (fit >= width) return static_cast<std::int32_t>(x * width + y);
+  return static_cast<std::int32_t>(x * fit + y * fit / width);
+}
+
 // Leftmost output columns first: they are on the critical path. Among tasks
 // of one output column, earlier steps first.
-inline std::int32_t column_priority(int q, int out_col, int k) { return (q - out_col) * (q + 1) + (q - k); }
+inline std::int32_t column_priority(int q, int out_col, int k) { return lexicographic_priority(q, q - out_col, q - k); }
 
 // Earlier steps first; within a step, leftmost output columns first (QR's
 // binary tree, whose node rows must stay at the same step: algorithms/qr.cpp).
-inline std::int32_t step_priority(int q, int out_col, int k) { return (q - k) * (q + 1) + (q - out_col); }
+inline std::int32_t step_priority(int q, int out_col, int k) { return lexicographic_priority(q, q - k, q - out_col); }
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/kernel_table.hpp"
 
@@ -204,6 +205,40 @@ TEST(KernelTable, ColumnPriorityOrdersByOutputColumnThenStep) {
             EXPECT_GT(column_priority(q, j, k), column_priority(q, j2, k2))
                 << "column " << j << " step " << k << " against column " << j2 << " step " << k2;
     }
+}
+
+// Past q = 46,339 tile columns the keys (q - j)(q + 1) + (q - k) exceed
+// 2^31 - 1 (in int they wrapped negative from q = 46,340, which the run's
+// 2^30-tile bound allows: Cholesky --n 1482880 --B 64 --s 2 has q = 46,340).
+// The order of the small-q formula holds: an earlier output column strictly
+// first, an earlier step never later (steps two apart still apart at
+// q = 50,000), and the same for the binary tree's step-first order.
+TEST(KernelTable, PrioritiesKeepTheirOrderBeyondThirtyOneBits) {
+  for (const int q : {46'340, 50'000, 1 << 30}) {
+    SCOPED_TRACE(q);
+    const std::vector<int> at = {0, 1, 2, 3, q / 3, q / 2, q / 2 + 1, q - 2, q - 1, q};
+    for (const int j : at)
+      for (const int k : at) {
+        if (k > j) continue;
+        EXPECT_GE(column_priority(q, j, k), 0);
+        EXPECT_GE(step_priority(q, j, k), 0);
+        for (const int j2 : at)
+          for (const int k2 : at) {
+            if (k2 > j2) continue;
+            if (j < j2) EXPECT_GT(column_priority(q, j, k), column_priority(q, j2, k2)) << j << " " << k;
+            if (j == j2 && k < k2) EXPECT_GE(column_priority(q, j, k), column_priority(q, j2, k2)) << j << " " << k;
+            if (k < k2) EXPECT_GT(step_priority(q, j, k), step_priority(q, j2, k2)) << j << " " << k;
+            if (k == k2 && j < j2) EXPECT_GE(step_priority(q, j, k), step_priority(q, j2, k2)) << j << " " << k;
+          }
+      }
+    // Forming Q's order and the extremes of y: x first, whatever y.
+    EXPECT_GT(lexicographic_priority(q, 1, 0), lexicographic_priority(q, 0, q));
+    EXPECT_LE(lexicographic_priority(q, q, q), std::numeric_limits<std::int32_t>::max());
+    // Steps two apart stay apart at q = 50,000 (42,948 priorities for 50,001 steps).
+    if (q == 50'000) EXPECT_GT(column_priority(q, q - 1, 0), column_priority(q, q - 1, 2));
+  }
+  // Below, the keys themselves (the exhaustive test above).
+  EXPECT_EQ(column_priority(46'339, 0, 0), 46'339 * 46'341);
 }
 
 }  // namespace
