@@ -20,8 +20,8 @@ MUTANTS = [
       "return c < start_[x + 1] ? kNever : kNever;"),
     m("ready_queue_ignores_priority", RQ, "    if (a.priority != b.priority) return a.priority < b.priority;\n", ""),
     m("ready_queue_later_first", RQ, "    return a.seq > b.seq;", "    return a.seq < b.seq;"),
-    m("priority_all_zero", KT, PRIO, "{ return 0 * ((q - out_col) * (q + 1) + (q - k)); }", WITH_CLI),
-    m("priority_by_step_only", KT, PRIO, "{ return 0 * (q - out_col) + (q - k); }", WITH_CLI),
+    m("priority_all_zero", KT, PRIO, "{ return 0 * lexicographic_priority(q, q - out_col, q - k); }", WITH_CLI),
+    m("priority_by_step_only", KT, PRIO, "{ return lexicographic_priority(q, 0, q - k); }", WITH_CLI),
     # Distribution and algorithms.
     m("distribution_gpu_not_cyclic_per_node", DI,
       "else if (layout_.is_remainder(j)) l.device = (top / Pc_) % G_ + 1;",

@@ -27,7 +27,7 @@ MUTANTS = [
     m("stdout_failure_unnoticed", MAIN, "  if (std::cout.flush() && std::ferror(stdout) == 0) return status;",
       "  return status;", ENV),
     # tune's child JSON always in /tmp. Killed by TuneCli.ChildJsonGoesToTmpdir.
-    m("tune_ignores_tmpdir", "experiments/tune.cpp",
+    m("tune_ignores_tmpdir", "experiments/tune_child.cpp",
       "  const std::string dir = tmpdir != nullptr && *tmpdir != '\\0' &&",
       "  const std::string dir = false && tmpdir != nullptr && *tmpdir != '\\0' &&", '-R "TuneCli"'),
     # --- Extreme sizes and machine files.
@@ -76,7 +76,7 @@ MUTANTS = [
       '  j["blas_core"] = kernels::blas_core();', '-R "SimCluster"'),
     # --- What a command leaves behind when it is interrupted (a reviewer's signals and full disks).
     # A child run outlives its tuner. Killed by TuneChild.EndsWithTheTuner.
-    m("tune_child_outlives_the_tuner", "experiments/tune.cpp", "    ::prctl(PR_SET_PDEATHSIG, SIGKILL);\n", "",
+    m("tune_child_outlives_the_tuner", "experiments/tune_child.cpp", "    ::prctl(PR_SET_PDEATHSIG, SIGKILL);\n", "",
       '-R "TuneChild"'),
     # SimGrid's SIGINT handler kept: Ctrl-C lists every actor and exits 1. Killed by tessera_environment.
     m("simgrid_keeps_sigint", SG, "  sigaction(SIGINT, &interrupt, nullptr);\n", "", ENV),

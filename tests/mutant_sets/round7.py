@@ -216,7 +216,7 @@ MUTANTS = [
     # node with n < B: 0 tile rows, "virtual tile height of 0 tile rows"); the partial-row case v=1 for v=2 is
     # CliClaims4.QrDefaultVirtualHeightCountsThePartialRow's.
     m("run_config_virtual_height_rows_rounded_down", CFG,
-      "default_virtual_tile_height(static_cast<int>((c.m + c.B - 1) / c.B), c.pr)",
+      "default_virtual_tile_height(static_cast<int>(ceil_div(c.m, c.B)), c.pr)",
       "default_virtual_tile_height(static_cast<int>(c.m / c.B), c.pr)", '-L "sim|cli|mpi|numerics|experiments"'),
 
     # ---------------------------------------------------------------- run_simulated.cpp

@@ -192,8 +192,10 @@ MUTANTS = [
      'return domain_ > 0 ? "tree=binary domain=" + std::to_string(domain_) : "tree=binary";', 'return "tree=binary";',
      WITH_CLI),
     # The 2^30-tile limit ignores --s (CliOutputs.HostileSizesAreRefusedBeforeAnythingGrowsWithThem, under 2 GiB).
-    m("run_config_tile_count_ignores_s", "experiments/run_config.cpp", "  const double tiles = rows * cols * c.s;",
-     "  const double tiles = rows * cols;", WITH_CLI),
+    # (The count is base's check_tile_count's since the review of extreme sizes, for the run and model comm.)
+    m("run_config_tile_count_ignores_s", "base/tile_layout.cpp",
+      "  return static_cast<double>(ceil_div(m, B)) * static_cast<double>(ceil_div(n, B)) * s;",
+      "  return static_cast<double>(ceil_div(m, B)) * static_cast<double>(ceil_div(n, B));", WITH_CLI),
     # --d auto for a tall LU counts its tile rows as q n / m instead of q m / n (experiments_lu_002_sim's tall runs).
     m("run_config_lu_split_tall_rows_inverted", "experiments/run_config.cpp",
      "std::llround(static_cast<double>(q) * c.m / c.n)", "std::llround(static_cast<double>(q) * c.n / c.m)",
