@@ -13,7 +13,8 @@ schema is in experiments/definitions/README.md. Exit status: 0 done, 1 `run`
 ran runs that failed, or runs whose metrics could not all be evaluated (each
 recorded in the results and named on stderr; the sweep went on), 2 a bad
 definition, option or results folder (one line naming the file, key and
-value).
+value), or an output that could not be written (one line naming the file; a
+sweep stops at once, its runs in progress killed).
 """
 import argparse
 import os
@@ -156,6 +157,9 @@ def main(argv=None):
         return 2
     except BrokenPipeError:
         return 0  # the reader (e.g. head) has gone
+    except OSError as e:  # an output that could not be written (a full disk): the file and why, the sweep stopped
+        print("tessera experiment: %s" % outputs.os_error_line(e), file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("tessera experiment: interrupted (finished runs are kept; run again to resume)", file=sys.stderr)
         return 130

@@ -17,8 +17,9 @@ ranked by the median of their predicted times; every point is one
 DIR/machines/). The runs go through the experiment runner (experiments/runner/: parallel
 processes, progress bar, DIR/runs.jsonl, resume: a rerun skips points already done).
 Writes DIR/results.csv (ranked), DIR/explore.png and prints a recommendation last.
-Exit status: 0 done (failed points are recorded, not an error), 2 a bad option, 1 when every point failed
-(2 when tessera refused every one as bad input; the first one's message on stderr).
+Exit status: 0 done (failed points are recorded, not an error), 2 a bad option or an output that could not
+be written (one line naming the file), 1 when every point failed (2 when tessera refused every one as bad
+input; the first one's message on stderr).
 """
 import argparse
 import copy
@@ -36,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from explore_args import (DISTS, UsageError, check_options, check_out, fmt, lookup, machine_counts,  # noqa: E402
                           parse_sets, tessera_binary)
-from runner import definition, execute  # noqa: E402
+from runner import definition, execute, outputs  # noqa: E402
 from runner.definition import ROOT, display_path  # noqa: E402
 from runner.progress import clock  # noqa: E402
 
@@ -386,6 +387,9 @@ def main(argv=None):
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as e:  # an output that could not be written (a full disk): the file and why, the sweep stopped
+        print("tessera explore: %s" % outputs.os_error_line(e), file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("tessera explore: interrupted (finished runs are kept; run again to resume)", file=sys.stderr)
         return 130

@@ -27,7 +27,7 @@ import time
 
 from . import expr
 from .definition import ROOT, display_path
-from .outputs import append_line, loads
+from .outputs import append_line, loads, write_error
 from .progress import Progress
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
@@ -184,31 +184,47 @@ class Runner:
         # Each run is a session of its own (run_in_group): a SIGTERM to the runner ends it as Ctrl-C does, killing
         # the runs in progress, which the signal would not reach.
         main = threading.current_thread() is threading.main_thread()
-        old_term = signal.signal(signal.SIGTERM, _terminated) if main else None
+        old_handlers = {s: signal.signal(s, _terminated) for s in STOP_SIGNALS} if main else {}
+        _STOPPING.clear()
         try:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                futures = [pool.submit(self.run_one, c, rep) for c, rep in parallel]
-                try:
-                    for fut in concurrent.futures.as_completed(futures):
-                        self.finished(fut.result(), progress, counts)
-                except (CannotStart, KeyboardInterrupt):
-                    for f in futures:
-                        f.cancel()
-                    kill_running()  # runs in sessions of their own: Ctrl-C on the terminal no longer reaches them
-                    raise
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs)
+            futures = [pool.submit(self.run_one, c, rep) for c, rep in parallel]
+            try:
+                for fut in concurrent.futures.as_completed(futures):
+                    self.finished(fut.result(), progress, counts)
+            except BaseException:
+                # A run that cannot start, Ctrl-C or a signal, a record that cannot be written: the sweep stops now,
+                # not once every pending run has run for nothing. Runs in sessions of their own: Ctrl-C on the
+                # terminal no longer reaches them.
+                kill_running()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
             for c, rep in serial:
                 self.finished(self.run_one(c, rep), progress, counts)
-        finally:
-            if main:
-                signal.signal(signal.SIGTERM, old_term)
+        except BaseException:
+            progress.finish()
+            try:
+                self.write_csv()  # of the runs recorded so far
+            except OSError:
+                pass  # the error on its way out is the one to tell
+            raise
+        else:
             progress.finish()
             self.write_csv()
+        finally:
+            for s, handler in old_handlers.items():
+                signal.signal(s, handler)
         return counts["ok"], counts["failed"], kept, len(skipped)
 
     def finished(self, record, progress, counts):
         """Appends a record to runs.jsonl and advances the progress bar."""
+        path = os.path.join(self.out, "runs.jsonl")
         with self.lock:
-            append_line(os.path.join(self.out, "runs.jsonl"), json.dumps(record, sort_keys=True))
+            try:
+                append_line(path, json.dumps(record, sort_keys=True))
+            except OSError as e:  # the sweep stops (run): its runs' results would be lost
+                raise write_error(path, e) from e
         ok = record["status"] == "ok"
         counts["ok" if ok else "failed"] += 1
         tail = "ok" if ok else "timeout" if record["status"] == "timeout" else "%s (exit %s)" % (
@@ -453,6 +469,8 @@ def _guarded(compute):
 
 _RUNNING = set()  # process groups of the runs in progress (each run's own session)
 _RUNNING_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set by kill_running: a run started after it is killed at once
+STOP_SIGNALS = (signal.SIGTERM,)  # end the runner as Ctrl-C does (runs killed, exit 130)
 
 
 def _signal_group(pgid, sig):
@@ -470,6 +488,8 @@ def run_in_group(cmd, timeout_s):
                          errors="replace", start_new_session=True)
     with _RUNNING_LOCK:
         _RUNNING.add(p.pid)
+        if _STOPPING.is_set():  # started as the sweep stopped: kill_running did not see it
+            _signal_group(p.pid, signal.SIGKILL)
     try:
         try:
             out, err = p.communicate(timeout=timeout_s)
@@ -497,8 +517,10 @@ def _terminated(signum, frame):
 
 
 def kill_running():
-    """SIGKILL to every run in progress (its whole process group), e.g. on Ctrl-C."""
+    """SIGKILL to every run in progress (its whole process group), e.g. on Ctrl-C; a run starting after this is
+    killed as it starts (until the next sweep)."""
     with _RUNNING_LOCK:
+        _STOPPING.set()
         groups = list(_RUNNING)
     for pgid in groups:
         _signal_group(pgid, signal.SIGKILL)

@@ -4,7 +4,8 @@ JSON files scripts read, loaded with one message naming the option and the file.
 Each *_problem function returns why a path cannot take the output (one phrase
 for the caller's message, which names the option and the path), or None when
 it can; append_line adds a record to a JSON-lines file of results. UsageError
-is the one error of every script's bad options and input files.
+is the one error of every script's bad options and input files; WriteError,
+of an output that could not be written (a full disk), naming the file.
 """
 import json
 import os
@@ -14,6 +15,25 @@ import tempfile
 
 class UsageError(ValueError):
     """A bad option or input file (exit 2): the message names the option or file and the value."""
+
+
+class WriteError(OSError):
+    """An output file that could not be written (exit 2): the message names the file and why."""
+
+
+def write_error(path, e):
+    """A WriteError naming `path` for the OSError `e` of writing it (whose own message may name no file: a full
+    disk fails a write or a close, not an open)."""
+    if isinstance(e, WriteError):
+        return e
+    return WriteError("%s: cannot write it (%s)" % (path, e.strerror or e))
+
+
+def os_error_line(e):
+    """One line for an OSError that reached a script's main: the file it names and why."""
+    if not isinstance(e, WriteError) and getattr(e, "filename", None):
+        return "%s: %s" % (e.filename, e.strerror or e)
+    return str(e)
 
 
 def load_json(option, path, what=None):
@@ -98,11 +118,15 @@ def output_problem(path, inputs):
 
 def append_line(path, text):
     """Appends one line to `path`, after a newline of its own when the file's last line was cut short
-    (a killed run's partial record stays a bad line of its own instead of swallowing this one)."""
-    with open(path, "a+b") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() > 0:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
-        f.write(text.encode() + b"\n")
+    (a killed run's partial record stays a bad line of its own instead of swallowing this one); WriteError naming
+    `path` when it cannot."""
+    try:
+        with open(path, "a+b") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() > 0:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
+            f.write(text.encode() + b"\n")
+    except OSError as e:
+        raise write_error(path, e) from e

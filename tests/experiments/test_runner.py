@@ -10,7 +10,8 @@ sweep goes on, and `run` exits 1; a rerun skips recorded runs, --retry-failed
 reruns the failed one, --force all; --jobs 2 runs simulations in parallel; a
 run past --timeout is killed and recorded, with every process it started
 (its process group: mpirun's ranks), as are the runs in progress when the
-runner gets SIGTERM; an attachment that cannot be had for a
+runner gets SIGTERM, or cannot write a record (which
+stops the sweep at once, one line naming runs.jsonl); an attachment that cannot be had for a
 run (comm_derived of a one-node run) is recorded as an error and the sweep
 goes on, the metrics reading it failing by name (stderr, runs.csv, exit 1);
 a record without run_wall_s still makes runs.csv; the progress bar; plots
@@ -337,6 +338,62 @@ class Sweep(unittest.TestCase):
         self.assertIn("interrupted", err)
         self.assert_gone(pid_file)
 
+    def slow_sweep(self, name, runs=6):
+        """(runner arguments, results folder, pid folder) of a `runs`-point simulated sweep of a stand-in for tessera:
+        the first two points' runs end at once, every other sleeps 60 s; each writes its pid into the pid folder."""
+        fake = os.path.join(WORK, "fake_slow_tessera")
+        with open(fake, "w") as f:
+            f.write("#!/usr/bin/python3\nimport json, os, sys, time\n"
+                    "open(os.path.join(os.environ['PIDS'], str(os.getpid())), 'w').close()\n"
+                    "a = sys.argv\nif int(a[a.index('--n') + 1]) > 2: time.sleep(60)\n"
+                    "json.dump({'gflops': 1.0, 'time_s': 1.0}, open(a[a.index('--json') + 1], 'w'))\n")
+        os.chmod(fake, 0o755)
+        pids = os.path.join(WORK, name + "-pids")
+        shutil.rmtree(pids, ignore_errors=True)
+        os.makedirs(pids)
+        path = write(name, good_definition(name, fixed={"algo": "cholesky", "B": 128}, sweep=[{"n": list(range(1, runs + 1))}],
+                                           reported=[]))
+        out = os.path.join(WORK, name)
+        shutil.rmtree(out, ignore_errors=True)
+        return ["--tessera", fake, "run", path, "--out", out, "--jobs", "2"], out, pids
+
+    def assert_runs_gone(self, pids):
+        for pid in map(int, os.listdir(pids)):
+            for _ in range(50):
+                try:
+                    with open("/proc/%d/stat" % pid) as f:
+                        if f.read().split(")")[-1].split()[0] == "Z":
+                            break
+                except FileNotFoundError:
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, 9)
+                self.fail("run %d outlived the runner" % pid)
+
+    def test_a_record_that_cannot_be_written_stops_the_sweep(self):
+        # runs.jsonl full after its first record (ENOSPC): the exception waited in the pool's exit for every other
+        # run (60 s each here), then a traceback. Now: one line naming runs.jsonl, at once, the runs in progress killed.
+        args, out, pids = self.slow_sweep("nospace")
+        code = ("import errno, os, sys\nsys.path.insert(0, %r)\nimport experiment\nfrom runner import execute\n"
+                "real, calls = execute.append_line, []\n"
+                "def full(path, text):\n"
+                "    if calls: raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))\n"
+                "    calls.append(path); real(path, text)\n"
+                "execute.append_line = full\nsys.exit(experiment.main(sys.argv[1:]))\n" % os.path.join(ROOT, "experiments"))
+        t0 = time.monotonic()
+        p = subprocess.run(["/usr/bin/python3", "-c", code] + args, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=200, env=dict(os.environ, PIDS=pids))
+        self.assertLess(time.monotonic() - t0, 20, p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        err = [x for x in p.stderr.splitlines() if x.strip()]
+        self.assertEqual(len(err), 1, p.stderr)
+        self.assertIn(os.path.join(out, "runs.jsonl"), err[0])
+        self.assertIn("No space left on device", err[0])
+        self.assertEqual(len(lines(out)), 1)
+        self.assert_runs_gone(pids)
+
     def test_attachment_error_recorded_and_sweep_goes_on(self):
         # comm_derived of a one-node run (no comm section in its result) raised KeyError and ended the sweep; now
         # the attachment is {"error"}, the metric reading it fails by name, the next point runs, and `run` exits 1.
@@ -425,4 +482,4 @@ class ProgressBar(unittest.TestCase):
 if __name__ == "__main__":
     TESSERA, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     os.makedirs(WORK, exist_ok=True)
-    unittest.main(argv=sys.argv[:1], verbosity=1)
+    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=1)  # then test names, if any
