@@ -181,8 +181,8 @@ class Runner:
         self.metric_failures = 0
         parallel = [p for p in pending if p[0].backend == "sim"]
         serial = [p for p in pending if p[0].backend != "sim"]  # real runs: one at a time, alone
-        # Each run is a session of its own (run_in_group): a SIGTERM to the runner ends it as Ctrl-C does, killing
-        # the runs in progress, which the signal would not reach.
+        # Each run is a session of its own (run_in_group): a SIGTERM, SIGHUP or SIGQUIT to the runner ends it as Ctrl-C does,
+        # killing the runs in progress, which the signal would not reach.
         main = threading.current_thread() is threading.main_thread()
         old_handlers = {s: signal.signal(s, _terminated) for s in STOP_SIGNALS} if main else {}
         _STOPPING.clear()
@@ -470,7 +470,7 @@ def _guarded(compute):
 _RUNNING = set()  # process groups of the runs in progress (each run's own session)
 _RUNNING_LOCK = threading.Lock()
 _STOPPING = threading.Event()  # set by kill_running: a run started after it is killed at once
-STOP_SIGNALS = (signal.SIGTERM,)  # end the runner as Ctrl-C does (runs killed, exit 130)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)  # end the runner as Ctrl-C does (runs killed, exit 130)
 
 
 def _signal_group(pgid, sig):
@@ -483,9 +483,10 @@ def _signal_group(pgid, sig):
 def run_in_group(cmd, timeout_s):
     """Runs cmd in a session (process group) of its own: (exit status or None, stdout, stderr, timed out). On a
     timeout the whole group gets SIGTERM, then SIGKILL after KILL_GRACE_S: mpirun's ranks and whatever else the run
-    started go with it, not only the process started here. OSError when cmd cannot be started."""
+    started go with it, not only the process started here. The process is killed too when the runner dies
+    (_die_with_parent). OSError when cmd cannot be started."""
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors="replace", start_new_session=True)
+                         errors="replace", start_new_session=True, preexec_fn=_die_with_parent())
     with _RUNNING_LOCK:
         _RUNNING.add(p.pid)
         if _STOPPING.is_set():  # started as the sweep stopped: kill_running did not see it
@@ -512,8 +513,35 @@ def run_in_group(cmd, timeout_s):
             _RUNNING.discard(p.pid)
 
 
+def _die_with_parent():
+    """A preexec_fn for a run's process: prctl(PR_SET_PDEATHSIG, SIGKILL), so that a runner killed without a chance
+    to end its runs (SIGKILL, a crash) takes them with it, where each is a session of its own that no signal to the
+    runner's group reaches. None (nothing to do) off Linux or without a libc ctypes can load."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if not _PRCTL:
+        try:
+            import ctypes
+            _PRCTL.append(ctypes.CDLL(None, use_errno=True).prctl)
+        except (ImportError, OSError, AttributeError):
+            _PRCTL.append(None)
+    prctl = _PRCTL[0]
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def preexec():
+        prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        if os.getppid() != parent:  # the runner died before that: no signal will come
+            os._exit(137)
+    return preexec
+
+
+_PRCTL = []
+
+
 def _terminated(signum, frame):
-    raise KeyboardInterrupt("terminated (SIGTERM)")
+    raise KeyboardInterrupt("terminated (%s)" % signal.Signals(signum).name)
 
 
 def kill_running():

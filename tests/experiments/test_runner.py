@@ -10,7 +10,7 @@ sweep goes on, and `run` exits 1; a rerun skips recorded runs, --retry-failed
 reruns the failed one, --force all; --jobs 2 runs simulations in parallel; a
 run past --timeout is killed and recorded, with every process it started
 (its process group: mpirun's ranks), as are the runs in progress when the
-runner gets SIGTERM, or cannot write a record (which
+runner gets SIGTERM or SIGHUP, or is killed, or cannot write a record (which
 stops the sweep at once, one line naming runs.jsonl); an attachment that cannot be had for a
 run (comm_derived of a one-node run) is recorded as an error and the sweep
 goes on, the metrics reading it failing by name (stderr, runs.csv, exit 1);
@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -337,6 +338,35 @@ class Sweep(unittest.TestCase):
         self.assertEqual(p.returncode, 130, err)
         self.assertIn("interrupted", err)
         self.assert_gone(pid_file)
+
+    def test_sighup_to_the_runner_ends_its_runs(self):
+        # A closed terminal's SIGHUP ended the runner (exit 129) and left its runs, sessions of their own, running.
+        args, out, pid_file = self.hanging_run()
+        p = subprocess.Popen(args + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, RANK_PID=pid_file))
+        for _ in range(100):
+            if os.path.exists(pid_file) and os.path.getsize(pid_file):
+                break
+            time.sleep(0.05)
+        p.send_signal(signal.SIGHUP)
+        _, err = p.communicate(timeout=30)
+        self.assert_gone(pid_file)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted", err)
+
+    def test_a_killed_runner_takes_its_runs_with_it(self):
+        # SIGKILL leaves the runner no chance to end its runs: each dies with it (PR_SET_PDEATHSIG).
+        args, out, pids = self.slow_sweep("killed")
+        p = subprocess.Popen(["/usr/bin/python3", RUNNER] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env=dict(os.environ, PIDS=pids))
+        for _ in range(200):
+            if len(os.listdir(pids)) >= 4:  # the two quick runs, then two that sleep
+                break
+            time.sleep(0.05)
+        p.kill()
+        p.wait()
+        self.assertGreaterEqual(len(os.listdir(pids)), 4)
+        self.assert_runs_gone(pids)
 
     def slow_sweep(self, name, runs=6):
         """(runner arguments, results folder, pid folder) of a `runs`-point simulated sweep of a stand-in for tessera:
