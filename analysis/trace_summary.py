@@ -15,9 +15,10 @@ load() is every analysis script's reader of traces: a file that is not a
 tessera trace of this version (otherData.format "tessera-trace", version 1),
 or an event without the fields the scripts read, stops a script with one
 line naming the file and what is wrong, exit status 2; so does load_all()
-for files that are not distinct nodes of one run (two files of the same
-node, such as one file given twice or another run's node 0 picked up by a
-glob). A gzipped trace (TRACE.json.gz, as results/gpu-node/ keeps them) is
+for files that are not distinct nodes of one run: files of two runs (their
+otherData's summary line, which holds the grid, or tile counts differ, such
+as an earlier run's node files left beside a later one's and picked up by a
+glob), or two files of the same node (one file given twice). A gzipped trace (TRACE.json.gz, as results/gpu-node/ keeps them) is
 read as it is, told by its gzip magic number whatever its name.
 """
 import argparse
@@ -121,13 +122,25 @@ def event_problem(e):
     return None
 
 
+RUN_KEYS = ("run", "backend", "tile_rows", "tile_cols")  # otherData every node of one run writes alike
+
+
 def load_all(paths):
-    """(the first file's otherData, every file's events): a distributed run's per-node traces together. Each file
+    """(the first file's otherData, every file's events): a distributed run's per-node traces together. The files
+    must be of one run (every node's trace holds the run's summary line, with its grid, and its tile counts: a
+    `--grid 2x2` run's node2 and node3 files left beside a later `--grid 1x2` run's are not that run's), and each
     must hold nodes (pids) no other file holds: a node counted twice doubles its tasks and busy time."""
     info, events = load(paths[0])
     owner = {}
     for n, p in enumerate(paths):
-        mine = events if n == 0 else load(p)[1]
+        mine = events
+        if n:
+            other, mine = load(p)
+            differ = [k for k in RUN_KEYS if other.get(k) != info.get(k)]
+            if differ:
+                k = differ[0]
+                raise TraceError("%s (otherData.%s %s) and %s (%s) are traces of two runs: give the files of one "
+                                 "run" % (paths[0], k, json.dumps(info.get(k)), p, json.dumps(other.get(k))))
         for pid in sorted({e["pid"] for e in mine if isinstance(e, dict) and e.get("ph") in ("X", "M")}):
             if pid in owner:
                 raise TraceError("%s and %s are both node %d (%s): give each node's file once" % (

@@ -15,6 +15,7 @@ through trace_compare.py --json FILE --figure FILE.png.
 """
 import json
 import os
+import shutil
 import random
 import subprocess
 import sys
@@ -203,12 +204,18 @@ class Numbers(unittest.TestCase):
 
     def test_a_node_given_twice_is_refused(self):
         a = write_trace("twice.json", [task("K", 0, 10, [])])
-        b = write_trace("twice_other_run.json", [task("K", 0, 10, [])])
+        b = os.path.join(WORK, "twice_copy.json")  # a copy: the same run's summary line
+        shutil.copyfile(a, b)
         for paths, needle in (([a, a], "(the same file twice)"), ([a, b], "(two runs' files, or one run's file twice)")):
             with self.assertRaises(trace_summary.TraceError) as e:
                 trace_summary.load_all(paths)
             self.assertEqual(str(e.exception), "%s and %s are both node 0 %s: give each node's file once" % (
                 paths[0], paths[1], needle))
+        c = write_trace("twice_other_run.json", [task("K", 1, 10, [])])  # node 1, of a run of another summary line
+        with self.assertRaises(trace_summary.TraceError) as e:
+            trace_summary.load_all([a, c])
+        self.assertEqual(str(e.exception), '%s (otherData.run "twice.json") and %s ("twice_other_run.json") are traces '
+                                           'of two runs: give the files of one run' % (a, c))
         for script in ("trace_summary.py", "trace_devices.py", "trace_critical_path.py"):
             p = subprocess.run(["/usr/bin/python3", os.path.join(ANALYSIS, script), a, a], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)

@@ -7,7 +7,8 @@ trace made by hand, and a trace of more lanes than one chart can hold is
 refused with one line. The analysis scripts (and lu_002_sim.py) find their
 sibling modules under PYTHONSAFEPATH=1, which leaves the script's folder off
 sys.path. A gzipped trace (results/gpu-node/'s) is read as it is, a cut one
-refused by name.
+refused by name. An earlier run's node files beside a later run's trace are
+refused (two runs' summary lines), not summed with it.
 
     test_trace_views.py TESSERA_BINARY WORK_DIR
 """
@@ -192,6 +193,40 @@ class SummaryOrder(unittest.TestCase):
         self.assertEqual(text([node, h2d], [a, b]), text([h2d, node], [b, a]))
 
 
+class TwoRunsNodeFiles(unittest.TestCase):
+    def test_an_earlier_runs_node_files_are_refused(self):
+        # A --grid 2x2 run, then a --grid 1x2 run to the same --trace: t.node2.json and t.node3.json are the first
+        # run's, and `t.json t.node*.json` summed both runs (exit 0). Every node's otherData holds its run's summary
+        # line: the analysis scripts refuse files whose lines differ, naming both files.
+        folder = os.path.join(WORK, "two_runs")
+        os.makedirs(folder, exist_ok=True)
+        for name in os.listdir(folder):
+            os.remove(os.path.join(folder, name))
+        t = os.path.join(folder, "t.json")
+        for grid in ("2x2", "1x2"):
+            subprocess.run([TESSERA, "run", "--backend", "sim", "--machine", "platform/machines/keeneland.json", "--algo",
+                            "cholesky", "--n", "1000", "--B", "250", "--threads", "2", "--grid", grid, "--trace", t],
+                           check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+        nodes = [os.path.join(folder, "t.node%d.json" % k) for k in (1, 2, 3)]
+        self.assertTrue(all(os.path.isfile(p) for p in nodes))
+        png = os.path.join(folder, "g.png")
+        for name, args in (("trace_summary.py", [t] + nodes), ("trace_critical_path.py", [t] + nodes),
+                           ("trace_devices.py", [t] + nodes), ("trace_gantt.py", [t] + nodes + ["--out", png]),
+                           ("trace_compare.py", [",".join([t] + nodes), t])):
+            with self.subTest(script=name):
+                rc, stdout, err = script(name, *args)
+                self.assertEqual((rc, stdout), (2, ""), err)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn("%s (otherData.run " % t, err)
+                self.assertIn(") and %s (" % nodes[1], err)
+                self.assertIn("grid=2x2", err)
+                self.assertIn("are traces of two runs", err)
+        self.assertFalse(os.path.exists(png))
+        rc, stdout, err = script("trace_summary.py", t, nodes[0])  # the second run's own files
+        self.assertEqual(rc, 0, err)
+        self.assertIn("grid=1x2", stdout)
+
+
 class SafePath(unittest.TestCase):
     def test_scripts_find_their_siblings(self):
         # Each inserts its own folder (and experiments/ where it uses the runner): a ModuleNotFoundError before.
@@ -208,4 +243,4 @@ class SafePath(unittest.TestCase):
 if __name__ == "__main__":
     TESSERA, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     os.makedirs(WORK, exist_ok=True)
-    unittest.main(argv=sys.argv[:1], verbosity=1)
+    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=1)  # then test names, if any
