@@ -78,7 +78,10 @@ def plot_results(out_dir, definition=None):
         fig = figure_kinds.KINDS[spec["kind"]](results, shown_spec(spec, results.meta), defn.get("reported", []))
         for ext in ("png", "pdf"):
             path = os.path.join(fig_dir, "%s.%s" % (spec["file"], ext))
-            fig.savefig(path, **({"metadata": {"CreationDate": None}} if ext == "pdf" else {}))  # no clock in it
+            # Through a temporary renamed over the last figure (whose name ends otherwise: the format given); a PDF
+            # without a clock in it.
+            outputs.replace_file(path, lambda f: fig.savefig(
+                f, format=ext, **({"metadata": {"CreationDate": None}} if ext == "pdf" else {})), binary=True)
             written.append(path)
         plt.close(fig)
     return written
@@ -106,6 +109,11 @@ def main():
             print(path)
     except (ResultsError, DefinitionError) as e:
         print("plot_experiment.py: %s" % e, file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        raise  # run_main's
+    except OSError as e:  # a figure that could not be written (a full disk): the file and why
+        print("plot_experiment.py: %s" % outputs.os_error_line(e), file=sys.stderr)
         return 2
     return 0
 

@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from explore_args import (DISTS, UsageError, check_options, check_out, fmt, lookup, machine_counts,  # noqa: E402
                           parse_sets, tessera_binary)
 from runner import definition, execute, outputs  # noqa: E402
+from runner.outputs import replace_file  # noqa: E402
 from runner.definition import ROOT, display_path  # noqa: E402
 from runner.progress import clock  # noqa: E402
 
@@ -97,9 +98,7 @@ class ExploreConfig(definition.Config):
     def write_machine(self):
         os.makedirs(os.path.dirname(self.machine), exist_ok=True)
         if not os.path.isfile(self.machine):
-            with open(self.machine + ".tmp", "w", encoding="utf-8") as f:
-                f.write(self.machine_text + "\n")
-            os.replace(self.machine + ".tmp", self.machine)
+            replace_file(self.machine, lambda f: f.write(self.machine_text + "\n"))
 
 
 class Exploration(definition.Definition):
@@ -291,11 +290,8 @@ def write_results(path, rows, set_paths):
     head = (["rank", "status", "exit_status", "time_s", "gflops", "seeds", "time_min_s", "time_max_s"] +
             list(set_paths) + [k for k in AXIS_COLUMNS if k != "noise_seed"] +
             ["b", "gpus", "threads", "algo", "n", "config_id", "machine_file", "error"])
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(head)
-        for r in rows:
-            w.writerow([r.get(k, "") for k in head])
+    replace_file(path, lambda f: csv.writer(f).writerows([head] + [[r.get(k, "") for k in head] for r in rows]),
+                 newline="")
 
 
 def _pct(a, b):

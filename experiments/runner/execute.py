@@ -27,7 +27,7 @@ import time
 
 from . import expr
 from .definition import ROOT, display_path
-from .outputs import append_line, loads, write_error
+from .outputs import append_line, loads, replace_file, write_error
 from .progress import Progress
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
@@ -181,8 +181,8 @@ class Runner:
         self.metric_failures = 0
         parallel = [p for p in pending if p[0].backend == "sim"]
         serial = [p for p in pending if p[0].backend != "sim"]  # real runs: one at a time, alone
-        # Each run is a session of its own (run_in_group): a SIGTERM, SIGHUP or SIGQUIT to the runner ends it as Ctrl-C does,
-        # killing the runs in progress, which the signal would not reach.
+        # Each run is a session of its own (run_in_group): a SIGTERM, SIGHUP or SIGQUIT to the runner ends it as Ctrl-C
+        # does, killing the runs in progress, which the signal would not reach.
         main = threading.current_thread() is threading.main_thread()
         old_handlers = {s: signal.signal(s, _terminated) for s in STOP_SIGNALS} if main else {}
         _STOPPING.clear()
@@ -366,8 +366,7 @@ class Runner:
                 "configs": [c.id for c in configs],
                 "skipped": [{"config_id": c.id, "label": c.label(), "params": c.params, "reason": reason}
                             for c, reason in skipped]}
-        with open(os.path.join(self.out, "meta.json"), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1, sort_keys=True)
+        replace_file(os.path.join(self.out, "meta.json"), lambda f: json.dump(meta, f, indent=1, sort_keys=True))
 
     def write_csv(self):
         """DIR/runs.csv from the last record of every run."""
@@ -377,8 +376,8 @@ class Runner:
 def write_csv(out_dir, defn, configs=None):
     """Flat table of every run: parameters, status, main result fields, metrics, provenance; in the sweep's order
     (`configs`, the configuration ids in order), whatever order parallel runs finished in. `error` holds a failed
-    run's last stderr line, or an ok run's metrics that failed. Written beside and renamed into place: the last
-    runs.csv stays whole until the new one is."""
+    run's last stderr line, or an ok run's metrics that failed. Written beside and renamed into place (replace_file):
+    the last runs.csv stays whole until the new one is."""
     records = experiment_results.in_sweep_order(list(load_records(out_dir).values()), configs)
     params = sorted({k for r in records for k in r["params"]}, key=lambda k: (k not in CSV_PARAMS_FIRST,
                                                                                CSV_PARAMS_FIRST.index(k) if k in CSV_PARAMS_FIRST else 0, k))
@@ -398,12 +397,7 @@ def write_csv(out_dir, defn, configs=None):
                     [met.get(k, "") for k in mnames] +
                     ["%.3f" % wall if isinstance(wall, (int, float)) else "", r.get("tessera_commit"), r.get("machine"),
                      r.get("date"), err])
-    path = os.path.join(out_dir, "runs.csv")
-    with open(path + ".tmp", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(head)
-        w.writerows(rows)
-    os.replace(path + ".tmp", path)
+    replace_file(os.path.join(out_dir, "runs.csv"), lambda f: csv.writer(f).writerows([head] + rows), newline="")
 
 
 def metrics(defn, params, result, attached):

@@ -3,12 +3,15 @@ JSON files scripts read, loaded with one message naming the option and the file.
 
 Each *_problem function returns why a path cannot take the output (one phrase
 for the caller's message, which names the option and the path), or None when
-it can; append_line adds a record to a JSON-lines file of results. UsageError
-is the one error of every script's bad options and input files; WriteError,
-of an output that could not be written (a full disk), naming the file.
+it can; append_line adds a record to a JSON-lines file of results, and
+replace_file writes a file whole or not at all. UsageError is the one error of
+every script's bad options and input files; WriteError, of an output that
+could not be written (a full disk), naming the file.
 """
+import errno
 import json
 import os
+import stat
 import sys
 import tempfile
 
@@ -130,3 +133,56 @@ def append_line(path, text):
             f.write(text.encode() + b"\n")
     except OSError as e:
         raise write_error(path, e) from e
+
+
+def replace_file(path, write, binary=False, newline=None):
+    """Writes `path` whole or not at all: write(f) fills a temporary file beside it (open in text, UTF-8, or
+    `binary`), which is then renamed over it, so that the previous file stays intact until the new one is complete
+    (a full disk, an exception in `write`). On any error the temporary is removed; an OSError is raised again as a
+    WriteError naming `path`. As tessera's outputs (experiments/output_path.cpp): a link's target is the file
+    replaced; a FIFO, a device, anything under /dev or /proc and a file with other hard links are written in place;
+    the file keeps its mode (a new one gets the umask's)."""
+    target = os.path.realpath(path)
+    try:
+        st = os.stat(target)
+    except OSError:
+        st = None
+    in_place = (st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink > 1)) or \
+        target.startswith(("/dev/", "/proc/"))
+    tmp = None
+    if not in_place:
+        try:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix="." + os.path.basename(target) + ".",
+                                       suffix=".tmp")
+        except OSError as e:
+            if st is None or e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise write_error(path, e) from e
+            in_place = True  # a file that can be written in a folder that cannot
+    try:
+        if in_place:
+            f = open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline=newline)
+        else:
+            os.fchmod(fd, st.st_mode & 0o7777 if st else 0o666 & ~_umask())
+            f = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline=newline)
+            fd = None
+        with f:
+            write(f)
+        if tmp:
+            os.replace(tmp, target)
+            tmp = None
+    except OSError as e:
+        raise write_error(path, e) from e
+    finally:
+        if tmp and fd is not None:
+            os.close(fd)
+        if tmp:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
+
+
+def _umask():
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask

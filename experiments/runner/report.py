@@ -18,6 +18,7 @@ import sys
 from . import definition
 from .definition import ROOT
 from .execute import default_out
+from .outputs import replace_file
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from experiment_results import Results, matches  # noqa: E402
@@ -306,8 +307,8 @@ def write(path, quick=False, base=None):
         out += ["## Definitions without results", "",
                 "Not run yet: %s (`tessera experiment run NAME`)." % ", ".join("`%s`" % m for m in missing), ""]
     out[2] = out[2].replace("{newest run}", _date_shown(newest) if newest else "none recorded", 1)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(out).rstrip() + "\n")
+    text = "\n".join(out).rstrip() + "\n"
+    replace_file(path, lambda f: f.write(text))  # the previous report whole until this one is
 
 
 def _date_shown(iso):
