@@ -26,6 +26,10 @@ import figure_kinds  # noqa: E402
 from experiment_results import Results  # noqa: E402
 
 
+# The results folders made by hand, in one folder removed at exit (TemporaryDirectory's finalizer).
+TMP = tempfile.TemporaryDirectory(prefix="tessera-figure-kinds-")
+
+
 def run(cid, params, result=None, status="ok", metric_errors=None):
     r = {"config_id": cid, "repeat": 0, "params": params, "status": status, "metrics": {}}
     if metric_errors:
@@ -39,7 +43,7 @@ def run(cid, params, result=None, status="ok", metric_errors=None):
 
 
 def results(runs):
-    folder = tempfile.mkdtemp(prefix="figure-kinds-")
+    folder = tempfile.mkdtemp(prefix="figure-kinds-", dir=TMP.name)
     with open(os.path.join(folder, "meta.json"), "w") as f:
         json.dump({"definition": {"plots": []}}, f)
     with open(os.path.join(folder, "runs.jsonl"), "w") as f:

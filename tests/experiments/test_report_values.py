@@ -26,6 +26,10 @@ from runner import definition, report  # noqa: E402
 from experiment_results import Results  # noqa: E402
 
 
+# The results folders made by hand, in one folder removed at exit (TemporaryDirectory's finalizer).
+TMP = tempfile.TemporaryDirectory(prefix="tessera-report-values-")
+
+
 def run(cid, params, gflops, status="ok", metric_errors=None):
     r = {"config_id": cid, "repeat": 0, "params": params, "status": status, "metrics": {}}
     if metric_errors:
@@ -40,7 +44,7 @@ def run(cid, params, gflops, status="ok", metric_errors=None):
 
 def results(runs, derived=None, skipped=None):
     """A results folder holding `runs` (n derived from nodes, as the Fig. 6/7 definitions derive it)."""
-    folder = tempfile.mkdtemp(prefix="report-values-")
+    folder = tempfile.mkdtemp(prefix="report-values-", dir=TMP.name)
     meta = {"definition": {"derived": derived or {}, "plots": []}, "skipped": skipped or []}
     with open(os.path.join(folder, "meta.json"), "w") as f:
         json.dump(meta, f)

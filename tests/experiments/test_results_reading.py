@@ -37,6 +37,10 @@ sys.path.insert(0, os.path.join(ROOT, "experiments"))
 from runner import definition, execute  # noqa: E402
 
 
+# The results folders made by hand, in one folder removed at exit (TemporaryDirectory's finalizer).
+TMP = tempfile.TemporaryDirectory(prefix="tessera-results-reading-")
+
+
 def record(cid, repeat, time_s=None, status="ok", params=None, **extra):
     r = {"config_id": cid, "repeat": repeat, "params": dict(params or {"n": 1000}), "status": status}
     if time_s is not None:
@@ -46,7 +50,7 @@ def record(cid, repeat, time_s=None, status="ok", params=None, **extra):
 
 
 def folder(records, configs=None):
-    path = tempfile.mkdtemp(prefix="results-reading-")
+    path = tempfile.mkdtemp(prefix="results-reading-", dir=TMP.name)
     meta = {"definition": {"plots": []}}
     if configs is not None:
         meta["configs"] = configs

@@ -24,10 +24,12 @@ says so when the new file's references were not run.
 
 A configuration the stand-in refuses (--n 0: exit 2) is a failed row, run
 once, and the sweep goes on (exit 1; 2 when every row failed so); bad options
-and input files exit 2 with one line naming them, before any run.
+and input files exit 2 with one line naming them, before any run. No run
+leaves its temporary folder (tessera-validate-*) behind.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -58,6 +60,19 @@ json.dump({"time_s": t, "cpu_s": t, "B": 256, "gflops": 1.0}, open(out, "w"))
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
+    tmp = os.path.join(work, "tmp")  # TMPDIR of every validate_prediction run: its temporaries must all go
+    os.makedirs(tmp, exist_ok=True)
+    for name in os.listdir(tmp):
+        shutil.rmtree(os.path.join(tmp, name))
+    status = checks(work)
+    left = os.listdir(tmp)
+    if left:
+        print("FAIL: validate_prediction left its temporary folders: %s" % ", ".join(sorted(left)))
+        return 1
+    return status
+
+
+def checks(work):
     for f in ("calls.log", "real_calls"):
         if os.path.exists(os.path.join(work, f)):
             os.remove(os.path.join(work, f))
@@ -72,7 +87,7 @@ def main():
                         "--machine", machine, "--algos", "cholesky,qr", "--precisions", "d", "--n", "2048,4096",
                         "--threads", "1", "--repeat", "3", "--json", out],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
-                       env=dict(os.environ, FAKE_WORK=work))
+                       env=dict(os.environ, FAKE_WORK=work, TMPDIR=os.path.join(work, "tmp")))
     if p.returncode != 0:
         print("FAIL: validate_prediction exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
         return 1
@@ -104,7 +119,7 @@ def check_drift(work, fake):
                         "--machine", machine, "--algos", "cholesky,qr", "--precisions", "d", "--n", "2048",
                         "--threads", "1", "--repeat", "2", "--json", out],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
-                       env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0"))
+                       env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0", TMPDIR=os.path.join(work, "tmp")))
     if p.returncode != 0:
         print("FAIL: validate_prediction (drift) exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
         return 1
@@ -139,7 +154,7 @@ def check_reuse(work, fake, earlier, runs):
                             fake, "--machine", machine, "--reuse-real", earlier, "--algos", "cholesky,qr",
                             "--precisions", "d", "--n", "2048", "--threads", "1", "--json", out],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
-                           env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0"))
+                           env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0", TMPDIR=os.path.join(work, "tmp")))
         if p.returncode != 0:
             print("FAIL: --reuse-real exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
             return None, None
@@ -161,7 +176,7 @@ def check_reuse(work, fake, earlier, runs):
 def validate(work, fake, *args):
     p = subprocess.run([sys.executable, os.path.join(ROOT, "experiments", "validate_prediction"), "--tessera", fake]
                        + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
-                       env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0"))
+                       env=dict(os.environ, FAKE_WORK=work, FAKE_SPELL="0", TMPDIR=os.path.join(work, "tmp")))
     return p.returncode, p.stdout, p.stderr
 
 
