@@ -357,8 +357,11 @@ class Sweep(unittest.TestCase):
     def test_a_killed_runner_takes_its_runs_with_it(self):
         # SIGKILL leaves the runner no chance to end its runs: each dies with it (PR_SET_PDEATHSIG).
         args, out, pids = self.slow_sweep("killed")
+        tmp = os.path.join(WORK, "killed-tmp")  # the killed runner's temporaries (tessera-exp-*), not /tmp's
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
         p = subprocess.Popen(["/usr/bin/python3", RUNNER] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env=dict(os.environ, PIDS=pids))
+                             env=dict(os.environ, PIDS=pids, TMPDIR=tmp))
         for _ in range(200):
             if len(os.listdir(pids)) >= 4:  # the two quick runs, then two that sleep
                 break
