@@ -4,23 +4,26 @@ with TMPDIR a fresh empty folder, must pass, and must leave that folder empty
 (its results folders made by hand with tempfile.mkdtemp were never removed:
 hundreds of them in /tmp after a few ctest runs).
 
-    check_temporaries.py WORK_DIR SCRIPT [SCRIPT ...]
+    check_temporaries.py SCRIPT [SCRIPT ...]
 """
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 
-def main(work, scripts):
+def main(scripts):
     status = 0
     for script in scripts:
-        tmp = os.path.join(work, os.path.splitext(os.path.basename(script))[0])
-        shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(tmp)
-        p = subprocess.run(["/usr/bin/python3", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=120, env=dict(os.environ, TMPDIR=tmp))
-        left = sorted(os.listdir(tmp))
+        # Outside the source tree (the build folder may be inside it): the scripts show paths under it relative.
+        tmp = tempfile.mkdtemp(prefix="tessera-temporaries-")
+        try:
+            p = subprocess.run(["/usr/bin/python3", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, timeout=120, env=dict(os.environ, TMPDIR=tmp))
+            left = sorted(os.listdir(tmp))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         if p.returncode != 0:
             print("FAIL: %s: exit %d\n%s" % (script, p.returncode, p.stdout))
             status = 1
@@ -33,4 +36,4 @@ def main(work, scripts):
 
 
 if __name__ == "__main__":
-    sys.exit(main(os.path.abspath(sys.argv[1]), sys.argv[2:]))
+    sys.exit(main(sys.argv[1:]))
