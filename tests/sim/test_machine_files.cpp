@@ -151,6 +151,8 @@ TEST(MachineFiles, ValuesBeyondAnyMachineAreNamed) {
                {"field 'nodes' = 40000", "must be an integer from 1 to 32768"});
   expect_names(rejection(replaced(kGood, R"("nodes": 2)", R"("nodes": {"source": "a long source text", "value": 0})")),
                {"field 'nodes' = 0:"});
+  expect_names(rejection(replaced(kGood, "1e9", R"({"source": "a long source text", "value": 0.1})")),
+               {"field 'network.bandwidth_Bps' = 0.1: must be from 1000"});
   const std::string gpus =
       replaced(kGood, R"("cores": { "count": 4, "model": "m" } })",
                R"("cores": { "count": 4, "model": "m" }, "gpus": { "count": 1, "model": "m", "memory_bytes": 6e9,
