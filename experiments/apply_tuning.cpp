@@ -63,7 +63,7 @@ void apply_tuning(RunConfig& cfg, const TuningOptions& o) {
       if (s < 2)
         throw InputError(chose + " with columns of " + std::to_string(c.b) + ", and --n " + std::to_string(cfg.n) +
                          " holds fewer than two of them");
-      if (s > index_t{1} << 30)  // (before the int below: the run's bound on its tiles)
+      if (static_cast<double>(s) > kMaxTiles)  // (before the int below: the run's bound on its tiles)
         throw InputError(chose + " with columns of " + std::to_string(c.b) + ", and --n " + std::to_string(cfg.n) +
                          " makes " + std::to_string(s) + " of them, more than the 2^30 tiles a run can name");
       cfg.dist = kDistGpuColumns;

@@ -306,22 +306,21 @@ std::optional<Available> available_for(const RunConfig& c) {
 
 // Throws OutOfMemory when `need` exceeds what the node has.
 void check_memory(const RunConfig& c, bool matrix_only) {
-  if (c.model != nullptr && c.phantom) {
-    // A simulated run without data allocates no tile, but its actors need their stacks (SimGrid aborts at the first
-    // it cannot give one).
-    if (c.network && c.network->node() != 0) return;
-    if (const std::optional<Available> a = available_for(c); a && a->bytes <= 0)
-      throw OutOfMemory(
-          fmt::format("out of memory: the simulated run cannot start its actors ({} of --grid {}x{}, "
-                      "--threads {}, --gpus {}): nothing is left of {}; use fewer nodes, threads or GPUs",
-                      simulated_actors(std::max(1, c.pr * c.pc), c.threads, c.gpus, c.gpu_streams), c.pr, c.pc,
-                      c.threads, c.gpus, a->source));
-    return;
-  }
   // A simulated cluster's node 0 checks for every node of the process, before any allocates: the others resolve
   // after node 0 built its tiles, which their check would count a second time ("this process maps already").
   if (c.model != nullptr && c.network && c.network->node() != 0) return;
   const std::optional<Available> available = available_for(c);
+  if (c.model != nullptr && c.phantom) {
+    // A simulated run without data allocates no tile, but its actors need their stacks (SimGrid aborts at the first
+    // it cannot give one).
+    if (available && available->bytes <= 0)
+      throw OutOfMemory(
+          fmt::format("out of memory: the simulated run cannot start its actors ({} of --grid {}x{}, "
+                      "--threads {}, --gpus {}): nothing is left of {}; use fewer nodes, threads or GPUs",
+                      simulated_actors(std::max(1, c.pr * c.pc), c.threads, c.gpus, c.gpu_streams), c.pr, c.pc,
+                      c.threads, c.gpus, available->source));
+    return;
+  }
   if (!available) return;  // nothing known: the allocation itself will tell
   const MemoryNeed need = memory_need(c, available->bytes, matrix_only);
   if (const std::string why = memory_refusal(c, need, *available); !why.empty()) throw OutOfMemory(why);

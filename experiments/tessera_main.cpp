@@ -141,8 +141,7 @@ tessera::RunResult run_on_backend(tessera::RunConfig cfg, const tessera::Backend
   if (b.backend == Backend::Native) {
     if (!b.machine.empty() || b.sim_data || b.nodes != 0)
       throw InputError("--machine, --nodes and --sim-data describe a simulated run: add --backend sim");
-    // One node, outside mpirun or in a job of one rank, runs without MPI (MpiNetwork::mpirun_ranks).
-    const bool distributed = cfg.pr * cfg.pc > 1 || platform::MpiNetwork::mpirun_ranks() > 1;
+    const bool distributed = platform::MpiNetwork::distributed(cfg.pr * cfg.pc);
     if (b.threads_from_cores)
       cfg.threads = default_threads(
           distributed ? platform::MpiNetwork::cores_per_rank() : static_cast<int>(usable_cpus()), cfg.gpus);
@@ -549,12 +548,13 @@ int run_main(int argc, char** argv) {
       if (const CLI::Option* o = run->get_option(name); o->count() > 0)
         tuning.gpu_args.insert(tuning.gpu_args.end(), {name, o->as<std::string>()});
     if (cfg.keep_tiles) tuning.gpu_args.emplace_back("--keep-tiles");  // (--keep-tiles=false counts as given)
-    if (const int ranks = tessera::platform::MpiNetwork::mpirun_ranks();
-        *run && tuning.B == "auto" && !tuning.simulated && (ranks > 1 || (ranks == 1 && cfg.pr * cfg.pc > 1)))
+    using tessera::platform::MpiNetwork;
+    if (*run && tuning.B == "auto" && !tuning.simulated && MpiNetwork::launched_by_mpirun() &&
+        MpiNetwork::distributed(cfg.pr * cfg.pc))
       throw tessera::InputError(
           fmt::format("--B auto under mpirun (OMPI_COMM_WORLD_SIZE={}) would tune on every rank: "
                       "tune once (tessera tune --out FILE) and pass --tuned FILE",
-                      ranks));
+                      MpiNetwork::mpirun_ranks()));
     if (*run) {
       tessera::refuse_idle_options(*run, cfg, backend.backend, impl_name);
       for (const auto& [name, path] :

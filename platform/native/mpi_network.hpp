@@ -9,7 +9,6 @@
 //
 // No MPI header here: the command line compiles against this whether or not
 // MPI was found; without MPI every constructor throws NotCompiled.
-#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +58,10 @@ class MpiNetwork final : public NodeNetwork {
   static bool launched_by_mpirun() { return mpirun_ranks() > 0; }
   static int local_ranks() { return launched_by_mpirun() ? mpirun_count("OMPI_COMM_WORLD_LOCAL_SIZE", 1, 1) : 1; }
   static int local_rank() { return launched_by_mpirun() ? mpirun_count("OMPI_COMM_WORLD_LOCAL_RANK", 0, 0) : 0; }
+  // Whether a native run of a grid of `grid_nodes` nodes is distributed (one MPI process per node): a grid of
+  // several nodes, or a job of several ranks (which the grid must then match). One node outside mpirun, or in a
+  // job of one rank, runs without MPI.
+  static bool distributed(int grid_nodes) { return grid_nodes > 1 || mpirun_ranks() > 1; }
   // How the communication thread waits (before start()). With a core of its
   // own (000 §5.3) it polls briskly; sharing one with compute threads it
   // backs off to sleeps of up to 4 ms when idle (the default).

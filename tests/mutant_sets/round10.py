@@ -20,9 +20,9 @@ MUTANTS = [
       '  static int local_ranks() { return mpirun_count("OMPI_COMM_WORLD_LOCAL_SIZE", 1, 1); }', ENV),
     # A job of one rank initializes MPI: the second run under the rank's environment fails in MPI_Init. Killed by
     # tessera_environment (two runs inside mpirun -np 1) and tessera_mpi_cholesky_d_1x1.
-    m("one_rank_job_initializes_mpi", MAIN,
-      "    const bool distributed = cfg.pr * cfg.pc > 1 || platform::MpiNetwork::mpirun_ranks() > 1;",
-      "    const bool distributed = cfg.pr * cfg.pc > 1 || platform::MpiNetwork::mpirun_ranks() > 0;", MPI_1X1),
+    m("one_rank_job_initializes_mpi", MPI_NET,
+      "  static bool distributed(int grid_nodes) { return grid_nodes > 1 || mpirun_ranks() > 1; }",
+      "  static bool distributed(int grid_nodes) { return grid_nodes > 1 || mpirun_ranks() > 0; }", MPI_1X1),
     # A standard output that takes nothing goes unnoticed (exit 0, the summary lost). Killed by tessera_environment.
     m("stdout_failure_unnoticed", MAIN, "  if (std::cout.flush() && std::ferror(stdout) == 0) return status;",
       "  return status;", ENV),
@@ -34,8 +34,8 @@ MUTANTS = [
     # A phantom simulation's actors unchecked: SimGrid aborts (exit 134) at the first stack it cannot give. Killed
     # by CliPreflight.APhantomSimulationsActorsMustFitTheAddressSpace.
     m("phantom_actors_unchecked", PRE,
-      "    if (const std::optional<Available> a = available_for(c); a && a->bytes <= 0)",
-      "    if (const std::optional<Available> a = available_for(c); false && a && a->bytes <= 0)",
+      "    if (available && available->bytes <= 0)\n      throw OutOfMemory(\n          fmt::format(\"out of memory: the simulated",
+      "    if (false && available && available->bytes <= 0)\n      throw OutOfMemory(\n          fmt::format(\"out of memory: the simulated",
       '-R "CliPreflight"'),
     # The actors counted in int: --gpu-streams 2^31 - 1 wraps. Killed by
     # PreflightMemory.ASimulatedClustersActorsReserveTheirStacks.

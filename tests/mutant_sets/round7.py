@@ -62,8 +62,8 @@ MUTANTS = [
     # Killed since by tessera_mpi_b_auto_refused.
     # (The condition reads the job's size since the environment review: refused in a job of several ranks.)
     m("main_b_auto_under_mpirun_not_refused", MAIN,
-      '*run && tuning.B == "auto" && !tuning.simulated && (ranks > 1',
-      '*run && tuning.B == "auto" && tuning.simulated && (ranks > 1', '-L mpi'),
+      '*run && tuning.B == "auto" && !tuning.simulated && MpiNetwork::launched_by_mpirun()',
+      '*run && tuning.B == "auto" && tuning.simulated && MpiNetwork::launched_by_mpirun()', '-L mpi'),
 
     # Control. Bug: --policy fifo selects the random ready queue.
     # Prediction: KILLED by CliClaims.PolicyChangesOrderNotResult (on the simulated node fifo's order must differ
