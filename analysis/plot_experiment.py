@@ -78,10 +78,7 @@ def plot_results(out_dir, definition=None):
         fig = figure_kinds.KINDS[spec["kind"]](results, shown_spec(spec, results.meta), defn.get("reported", []))
         for ext in ("png", "pdf"):
             path = os.path.join(fig_dir, "%s.%s" % (spec["file"], ext))
-            # Through a temporary renamed over the last figure (whose name ends otherwise: the format given); a PDF
-            # without a clock in it.
-            outputs.replace_file(path, lambda f: fig.savefig(
-                f, format=ext, **({"metadata": {"CreationDate": None}} if ext == "pdf" else {})), binary=True)
+            outputs.save_figure(fig, path)  # through a temporary renamed over the last figure
             written.append(path)
         plt.close(fig)
     return written

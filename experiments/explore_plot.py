@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-from runner.outputs import replace_file  # noqa: E402  (explore.py put experiments/ on sys.path)
+from runner.outputs import save_figure  # noqa: E402  (explore.py put experiments/ on sys.path)
 
 AXES = ("grid", "dist", "v", "qr_tree", "gpu_streams", "node_noise", "kernel_noise", "s", "b_arg", "B")
 
@@ -100,7 +100,6 @@ def draw(rows, set_paths, path, title):
     ax.set_title("\n".join([title] + textwrap.wrap(label, int(width * 11))), fontsize=9)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fmt = os.path.splitext(path)[1][1:].lower() or "png"  # (the temporary's name ends otherwise)
-    replace_file(path, lambda f: fig.savefig(f, dpi=110, format=fmt), binary=True)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path

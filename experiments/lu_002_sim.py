@@ -338,6 +338,7 @@ def figures(res5, res67, fig67):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from runner.outputs import save_figure
 
     written = []
 
@@ -346,7 +347,7 @@ def figures(res5, res67, fig67):
         os.makedirs(d, exist_ok=True)
         for ext in ("png", "pdf"):
             path = os.path.join(d, "%s.%s" % (stem, ext))
-            fig.savefig(path, **({"metadata": {"CreationDate": None}} if ext == "pdf" else {}))  # no clock in it
+            save_figure(fig, path)
             written.append(os.path.relpath(path, ROOT))
         plt.close(fig)
 

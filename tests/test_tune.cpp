@@ -375,6 +375,33 @@ TEST(TuneCli, NativeGpuCandidatesRunOnTheNamedDeviceWithTheSimulatedWidth) {
                   {"--device cuda", "machine file"});
 }
 
+// The command lines of the child runs that `run --B auto` of `cfg` starts on a simulated `machine`, each child
+// the script `child` appending its arguments to `log` (emptied first). At least one is expected.
+std::vector<std::string> b_auto_children(RunConfig cfg, const std::string& machine, const std::string& child,
+                                         const std::string& log, bool dist_given = false) {
+  std::remove(log.c_str());
+  TuningOptions o;
+  o.B = "auto";
+  o.simulated = true;
+  o.machine = machine;
+  o.dist_given = dist_given;
+  o.program = child;
+  apply_tuning(cfg, o);
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  EXPECT_FALSE(lines.empty()) << "no child run";
+  return lines;
+}
+
+RunConfig cholesky(index_t n) {
+  RunConfig cfg;
+  cfg.algo = "cholesky";
+  cfg.n = n;
+  cfg.threads = 2;
+  return cfg;
+}
+
 // On this machine, no model: the candidates run for real (tiny sizes).
 // `run --B auto --dist D` ranks its candidates with child runs of that
 // distribution (they were run as multi-level, the default); without --dist
@@ -387,44 +414,17 @@ TEST(TuneCli, BAutoChildrenRunTheRunsOwnDistribution) {
   const std::string child = logging_child(dir, log, R"({"time_s": 0.5})");
   for (const bool given : {true, false}) {
     SCOPED_TRACE(given ? "--dist column-cyclic" : "no --dist");
-    std::remove(log.c_str());
-    RunConfig cfg;
-    cfg.algo = "cholesky";
-    cfg.n = 1024;
-    cfg.threads = 2;
+    RunConfig cfg = cholesky(1024);
     if (given) cfg.dist = kDistColumnCyclic;
-    TuningOptions o;
-    o.B = "auto";
-    o.simulated = true;
-    o.machine = machine;
-    o.dist_given = given;
-    o.program = child;
-    apply_tuning(cfg, o);
-    std::ifstream in(log);
-    int lines = 0;
-    for (std::string line; std::getline(in, line); ++lines)
+    for (const std::string& line : b_auto_children(cfg, machine, child, log, given))
       EXPECT_EQ(line.find("--dist column-cyclic") != std::string::npos, given) << line;
-    EXPECT_GT(lines, 0);
   }
   // On a 2x4 grid a node factors its 1/max(Pr, Pc) share of the order (000
   // §7.1): N = 2048 is tuned as 512 (not 2048/8 = 256).
-  std::remove(log.c_str());
-  RunConfig grid;
-  grid.algo = "cholesky";
-  grid.n = 2048;
-  grid.threads = 2;
+  RunConfig grid = cholesky(2048);
   grid.pr = 2;
   grid.pc = 4;
-  TuningOptions o;
-  o.B = "auto";
-  o.simulated = true;
-  o.machine = machine;
-  o.program = child;
-  apply_tuning(grid, o);
-  std::ifstream in(log);
-  int lines = 0;
-  for (std::string line; std::getline(in, line); ++lines) EXPECT_THAT(line, HasSubstr("--n 512 ")) << line;
-  EXPECT_GT(lines, 0);
+  for (const std::string& line : b_auto_children(grid, machine, child, log)) EXPECT_THAT(line, HasSubstr("--n 512 "));
 }
 
 // A child run's JSON is a temporary file in $TMPDIR where that is a
@@ -438,23 +438,10 @@ TEST(TuneCli, ChildJsonGoesToTmpdir) {
   const std::string before = saved ? saved : "";
   for (const std::string& tmpdir : {dir.path(), dir.path() + "/missing"}) {
     SCOPED_TRACE("TMPDIR=" + tmpdir);
-    std::remove(log.c_str());
     ASSERT_EQ(setenv("TMPDIR", tmpdir.c_str(), 1), 0);
-    RunConfig cfg;
-    cfg.algo = "cholesky";
-    cfg.n = 1024;
-    cfg.threads = 2;
-    TuningOptions o;
-    o.B = "auto";
-    o.simulated = true;
-    o.machine = machine;
-    o.program = child;
-    apply_tuning(cfg, o);
     const std::string where = (tmpdir == dir.path() ? dir.path() : std::string("/tmp")) + "/tessera-tune-";
-    std::ifstream in(log);
-    int lines = 0;
-    for (std::string line; std::getline(in, line); ++lines) EXPECT_THAT(line, HasSubstr("--json " + where)) << line;
-    EXPECT_GT(lines, 0);
+    for (const std::string& line : b_auto_children(cholesky(1024), machine, child, log))
+      EXPECT_THAT(line, HasSubstr("--json " + where));
   }
   if (saved) setenv("TMPDIR", before.c_str(), 1);
   else unsetenv("TMPDIR");

@@ -182,6 +182,16 @@ def replace_file(path, write, binary=False, newline=None):
                 pass
 
 
+def save_figure(fig, path, **options):
+    """A Matplotlib figure saved to `path` through replace_file, in the format its extension names (the temporary's
+    name ends otherwise), a PDF without its creation date (regenerated from the same results, the same bytes);
+    `options` go to savefig (dpi)."""
+    fmt = os.path.splitext(path)[1][1:].lower() or "png"
+    if fmt == "pdf":
+        options = dict(options, metadata={"CreationDate": None})
+    replace_file(path, lambda f: fig.savefig(f, format=fmt, **options), binary=True)
+
+
 def _umask():
     umask = os.umask(0o022)
     os.umask(umask)

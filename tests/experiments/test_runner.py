@@ -75,6 +75,21 @@ def lines(out):
         return [json.loads(x) for x in f if x.strip()]
 
 
+
+def assert_ends(test, pid, failure):
+    """Fails `test` with `failure` % pid (and kills the process) unless process `pid` ends within 5 s: gone, or a
+    zombie (an orphan is reaped by init once killed)."""
+    for _ in range(50):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().split(")")[-1].split()[0] == "Z":
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    test.fail(failure % pid)
+
 class BadDefinitions(unittest.TestCase):
     def expect_error(self, name, doc, *needles):
         path = write(name, doc)
@@ -298,18 +313,7 @@ class Sweep(unittest.TestCase):
 
     def assert_gone(self, pid_file):
         with open(pid_file) as f:
-            rank = int(f.read())
-        for _ in range(50):  # the orphaned rank is reaped by init once killed
-            try:
-                with open("/proc/%d/stat" % rank) as f:
-                    if f.read().split(")")[-1].split()[0] == "Z":
-                        break
-            except FileNotFoundError:
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(rank, 9)
-            self.fail("the run's child %d outlived the runner's signal" % rank)
+            assert_ends(self, int(f.read()), "the run's child %d outlived the runner's signal")
 
     def test_timeout_kills_the_process_group(self):
         # The timeout's signal goes to the run's whole process group: the rank goes too.
@@ -392,17 +396,7 @@ class Sweep(unittest.TestCase):
 
     def assert_runs_gone(self, pids):
         for pid in map(int, os.listdir(pids)):
-            for _ in range(50):
-                try:
-                    with open("/proc/%d/stat" % pid) as f:
-                        if f.read().split(")")[-1].split()[0] == "Z":
-                            break
-                except FileNotFoundError:
-                    break
-                time.sleep(0.1)
-            else:
-                os.kill(pid, 9)
-                self.fail("run %d outlived the runner" % pid)
+            assert_ends(self, pid, "run %d outlived the runner")
 
     def test_a_record_that_cannot_be_written_stops_the_sweep(self):
         # runs.jsonl full after its first record (ENOSPC): the exception waited in the pool's exit for every other
