@@ -18,7 +18,8 @@ class ResultsError(ValueError):
 # Record fields every reader uses, with their types; the other fields are read with defaults.
 RECORD_FIELDS = {"config_id": str, "repeat": int, "params": dict, "status": str}
 OPTIONAL_FIELDS = {"result": dict, "metrics": dict, "tessera_binary": dict, "stderr": str, "label": str, "date": str,
-                   "tessera_commit": str, "run_wall_s": (int, float), "metric_errors": dict, "attached": dict}
+                   "tessera_commit": str, "run_wall_s": (int, float), "metric_errors": dict, "attached": dict,
+                   "machine_digest": str}
 _WARNED = set()
 
 # A distributed run's result fields that meant node 0's alone in records made before 2026-11-29 (d7aacef) and

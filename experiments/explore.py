@@ -75,7 +75,7 @@ class ExploreConfig(definition.Config):
         super().__init__(params, defn)
         text = json.dumps(machine_doc, sort_keys=True, indent=1)
         # Named by its figures, not its prose: editing a source note keeps the results.
-        digest = hashlib.sha1(json.dumps(_figures(machine_doc), sort_keys=True).encode()).hexdigest()[:12]
+        digest = definition.machine_digest(machine_doc)
         self.machine_text = text
         self.machine = os.path.join(out_dir, "machines", "machine-%s.json" % digest)
         key = json.dumps(params, sort_keys=True)
@@ -167,15 +167,6 @@ class Exploration(definition.Definition):
                         seen.add(c.id)
                         configs.append(c)
         return configs, invalid
-
-
-def _figures(doc):
-    """The machine document without its prose (sources, description, notes)."""
-    if isinstance(doc, dict):
-        return {k: _figures(v) for k, v in doc.items() if k not in ("source", "description", "notes")}
-    if isinstance(doc, list):
-        return [_figures(v) for v in doc]
-    return doc
 
 
 def _invalid(p, nodes, gpus):

@@ -33,6 +33,21 @@ BACKENDS = ("sim", "native", "mpirun")
 ATTACHMENTS = ("comm_model", "comm_derived", "trace_breakdown")
 
 
+def machine_figures(doc):
+    """A machine document without its prose (sources, descriptions, notes): what a simulation reads."""
+    if isinstance(doc, dict):
+        return {k: machine_figures(v) for k, v in doc.items() if k not in ("source", "description", "notes")}
+    if isinstance(doc, list):
+        return [machine_figures(v) for v in doc]
+    return doc
+
+
+def machine_digest(doc):
+    """12 hex digits naming a machine document by its figures: editing a source note keeps the digest, changing a
+    number changes it."""
+    return hashlib.sha1(json.dumps(machine_figures(doc), sort_keys=True).encode()).hexdigest()[:12]
+
+
 class DefinitionError(ValueError):
     """A definition that cannot be run; the message names file, key and value."""
 

@@ -26,7 +26,7 @@ import threading
 import time
 
 from . import expr
-from .definition import ROOT, display_path
+from .definition import ROOT, display_path, machine_digest
 from .outputs import append_line, loads, replace_file, write_error
 from .progress import Progress
 
@@ -148,6 +148,7 @@ class Runner:
         self.config_ids = None  # the sweep's configurations in order, once planned
         self.lock = threading.Lock()
         self.binary = binary_identity(tessera)
+        self.machine_digests = {}  # machine file -> machine_digest of its figures now
         self.stamp = dict(git_commit(self.binary["source_dir"]), date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                           host=platform.node(), machine=defn.machine)
 
@@ -159,7 +160,8 @@ class Runner:
         for c in configs:
             for rep in range(c.repeats):
                 r = done.get((c.id, rep))
-                why = r is not None and r["status"] == "ok" and self.defn.record_problem(r)
+                why = r is not None and r["status"] == "ok" and (self.defn.record_problem(r) or
+                                                                  self.machine_changed(c, r))
                 if why:
                     print("%s: %s: the record of %s %s; it runs again" % (self.defn.name, display_path(
                         os.path.join(self.out, "runs.jsonl")), c.label(), why), file=sys.stderr)
@@ -168,6 +170,29 @@ class Runner:
                 else:
                     kept += 1
         return pending, kept, skipped, configs
+
+    def machine_digest(self, config):
+        """The digest of a simulated run's machine file as it is now; None for a real run, or a file that cannot be
+        read as JSON (the run then fails, tessera saying why)."""
+        if config.backend != "sim":
+            return None
+        path = machine_of(self.defn, config)
+        if path not in self.machine_digests:
+            try:
+                with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                    self.machine_digests[path] = machine_digest(loads(f.read()))
+            except (OSError, ValueError):
+                return None  # not kept: `tessera explore` writes its points' files after planning
+        return self.machine_digests[path]
+
+    def machine_changed(self, config, record):
+        """Why a simulated run's record was simulated on other figures than its machine file holds now, or None: a
+        resumed sweep would otherwise mix two models in one figure. A record from before digests were kept has none
+        and is kept."""
+        then, now = record.get("machine_digest"), self.machine_digest(config)
+        if then is None or now is None or then == now:
+            return None
+        return "was simulated on other figures of %s (digest %s then, %s now)" % (machine_of(self.defn, config), then, now)
 
     def run(self):
         """Runs every pending run; returns (ok, failed, kept, skipped points) counts; self.metric_failures: how many
@@ -255,6 +280,8 @@ class Runner:
                       "params": config.params, "quick": self.quick, "command": _shown(cmd, json_path),
                       "tessera_commit": self.stamp["commit"], "tessera_dirty": self.stamp["dirty"],
                       "tessera_binary": self.binary, "machine": machine_of(self.defn, config), "host": self.stamp["host"]}
+            if config.backend == "sim":
+                record["machine_digest"] = self.machine_digest(config)
             t0 = time.monotonic()
             try:
                 rc, out, err, timed_out = run_in_group(cmd, self.timeout_s)
