@@ -161,7 +161,8 @@ class Runner:
             for rep in range(c.repeats):
                 r = done.get((c.id, rep))
                 why = r is not None and r["status"] == "ok" and (self.defn.record_problem(r) or
-                                                                  self.machine_changed(c, r))
+                                                                  self.machine_changed(c, r) or
+                                                                  self.host_changed(c, r))
                 if why:
                     print("%s: %s: the record of %s %s; it runs again" % (self.defn.name, display_path(
                         os.path.join(self.out, "runs.jsonl")), c.label(), why), file=sys.stderr)
@@ -193,6 +194,14 @@ class Runner:
         if then is None or now is None or then == now:
             return None
         return "was simulated on other figures of %s (digest %s then, %s now)" % (machine_of(self.defn, config), then, now)
+
+    def host_changed(self, config, record):
+        """Why a real run's record cannot stand for a run on this host, or None: it ran on another (a results folder
+        copied from another machine and resumed here would mix two machines' speeds in one figure)."""
+        then = record.get("host")
+        if config.backend == "sim" or not then or then == self.stamp["host"]:
+            return None
+        return "ran on host %s, not this one (%s)" % (then, self.stamp["host"])
 
     def run(self):
         """Runs every pending run; returns (ok, failed, kept, skipped points) counts; self.metric_failures: how many

@@ -7,7 +7,8 @@ Bad definitions exit 2 with one line naming the file, the key and the value
 (mpirun_args and the plots' keys checked for their types before any run);
 a failing run (a simulated GPU out of memory, exit 4) is recorded and the
 sweep goes on, and `run` exits 1; a rerun skips recorded runs (but runs
-again a simulation whose machine file's figures changed), --retry-failed
+again a simulation whose machine file's figures changed, and a real run
+recorded on another host), --retry-failed
 reruns the failed one, --force all; --jobs 2 runs simulations in parallel; a
 run past --timeout is killed and recorded, with every process it started
 (its process group: mpirun's ranks), as are the runs in progress when the
@@ -247,6 +248,29 @@ class Sweep(unittest.TestCase):
             f.write(json.dumps(second) + "\n")
         rc, stdout, _ = run("run", path, "--out", out)
         self.assertIn("0 run(s) ok, 0 failed, 1 already done", stdout)
+
+    def test_resume_reruns_a_real_run_of_another_host(self):
+        # A real run's record stands for a run on the host that made it: a results folder copied from another
+        # machine and resumed here runs its real runs again rather than mixing two machines' speeds.
+        doc = good_definition("host-resume", backend="native", machine=None, sweep=[{"n": [64]}],
+                              fixed={"algo": "cholesky", "B": 32, "threads": 1}, reported=[], repeats=1)
+        del doc["machine"]
+        path = write("host-resume", doc)
+        out = os.path.join(WORK, "host-resume")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, _, err = run("run", path, "--out", out)
+        self.assertEqual(rc, 0, err)
+        rec = lines(out)[0]
+        self.assertNotIn("machine_digest", rec)
+        rc, stdout, _ = run("run", path, "--out", out)
+        self.assertIn("0 run(s) ok, 0 failed, 1 already done", stdout)
+        rec["host"] = "another-host"
+        with open(os.path.join(out, "runs.jsonl"), "a") as f:
+            f.write(json.dumps(rec) + "\n")
+        rc, stdout, err = run("run", path, "--out", out)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("1 run(s) ok, 0 failed, 0 already done", stdout)
+        self.assertIn("ran on host another-host, not this one", err)
 
     def test_parallel_jobs_and_dry_run(self):
         doc = good_definition("parallel", sweep=[{"n": [1152, 2304, 3456]}],
