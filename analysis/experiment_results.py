@@ -128,7 +128,8 @@ def read_meta(out_dir):
         raise ResultsError("%s: the top level is %s, not an object (not an experiment's meta.json)" % (
             path, json.dumps(meta)[:40]))
     checks = (("definition", dict, True), ("configs", list, False), ("skipped", list, False),
-              ("experiment", str, False), ("definition_file", str, False), ("machine", str, False))
+              ("experiment", str, False), ("definition_file", str, False), ("machine", str, False),
+              ("repeats", dict, False))
     for key, kind, required in checks:
         if (required and key not in meta) or meta.get(key) is not None and not isinstance(meta[key], kind):
             what = "missing" if key not in meta else "%s is not a %s" % (json.dumps(meta[key])[:40], kind.__name__)
@@ -149,7 +150,11 @@ class Results:
         self.meta = read_meta(out_dir)
         self.definition = self.meta["definition"]
         wanted = set(c for c in self.meta.get("configs") or [] if isinstance(c, str))
-        latest = [r for r in read_runs(out_dir).values() if not wanted or r["config_id"] in wanted]
+        # A point's repeats as the last sweep ran it (meta.json since 2026-11-29): a repeat beyond them was
+        # recorded by a sweep that ran more and is no run of this one.
+        repeats = {c: n for c, n in (self.meta.get("repeats") or {}).items() if isinstance(n, int)}
+        latest = [r for r in read_runs(out_dir).values() if (not wanted or r["config_id"] in wanted) and
+                  r["repeat"] < repeats.get(r["config_id"], r["repeat"] + 1)]
         self.groups = collections.OrderedDict()
         for r in in_sweep_order(latest, self.meta.get("configs")):
             self.groups.setdefault(r["config_id"], []).append(r)

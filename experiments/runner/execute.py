@@ -399,7 +399,7 @@ class Runner:
                 "quick": self.quick, "tessera_commit": self.stamp["commit"], "tessera_dirty": self.stamp["dirty"],
                 "tessera_binary": self.binary,
                 "machine": self.defn.machine, "date": self.stamp["date"], "host": self.stamp["host"],
-                "configs": [c.id for c in configs],
+                "configs": [c.id for c in configs], "repeats": {c.id: c.repeats for c in configs},
                 "skipped": [{"config_id": c.id, "label": c.label(), "params": c.params, "reason": reason}
                             for c, reason in skipped]}
         replace_file(os.path.join(self.out, "meta.json"), lambda f: json.dump(meta, f, indent=1, sort_keys=True))

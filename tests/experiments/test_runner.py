@@ -6,9 +6,8 @@
 Bad definitions exit 2 with one line naming the file, the key and the value
 (mpirun_args and the plots' keys checked for their types before any run);
 a failing run (a simulated GPU out of memory, exit 4) is recorded and the
-sweep goes on, and `run` exits 1; a rerun skips recorded runs (but runs
-again a simulation whose machine file's figures changed, and a real run
-recorded on another host), --retry-failed
+sweep goes on, and `run` exits 1; a rerun skips recorded runs (but see
+test_runner_resume.py), --retry-failed
 reruns the failed one, --force all; --jobs 2 runs simulations in parallel; a
 run past --timeout is killed and recorded, with every process it started
 (its process group: mpirun's ranks), as are the runs in progress when the
@@ -209,68 +208,6 @@ class Sweep(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         for ext in ("png", "pdf"):
             self.assertGreater(os.path.getsize(os.path.join(copy, "figures", "t." + ext)), 2000)
-
-    def test_resume_reruns_a_simulation_whose_machine_changed(self):
-        # A resumed sweep keeps a simulated record only while its machine file holds the figures it ran on: a new
-        # number (a recalibration, an edit) runs it again, so one figure never mixes two models; prose does not.
-        machine = os.path.join(WORK, "machine-resume.json")
-        with open(os.path.join(ROOT, "platform", "machines", "keeneland.json")) as f:
-            doc = json.load(f)
-        with open(machine, "w") as f:
-            json.dump(doc, f)
-        path = write("machine-resume", good_definition("machine-resume", machine=machine, sweep=[{"gpus": [3]}],
-                                                       reported=[]))
-        out = os.path.join(WORK, "machine-resume")
-        shutil.rmtree(out, ignore_errors=True)
-        rc, _, err = run("run", path, "--out", out)
-        self.assertEqual(rc, 0, err)
-        first = lines(out)[0]
-        self.assertRegex(first["machine_digest"], "^[0-9a-f]{12}$")
-        doc["description"] = "the same node, described again"
-        with open(machine, "w") as f:
-            json.dump(doc, f)
-        rc, stdout, err = run("run", path, "--out", out)
-        self.assertEqual(rc, 0, err)
-        self.assertIn("0 run(s) ok, 0 failed, 1 already done", stdout)
-        doc["network"]["latency_s"]["value"] *= 2
-        with open(machine, "w") as f:
-            json.dump(doc, f)
-        rc, stdout, err = run("run", path, "--out", out)
-        self.assertEqual(rc, 0, err)
-        self.assertIn("1 run(s) ok, 0 failed, 0 already done", stdout)
-        self.assertIn("was simulated on other figures of %s (digest %s then, " % (machine, first["machine_digest"]), err)
-        second = lines(out)[-1]
-        self.assertNotEqual(second["machine_digest"], first["machine_digest"])
-        rc, stdout, _ = run("run", path, "--out", out)  # the new record is the run's: kept
-        self.assertIn("0 run(s) ok, 0 failed, 1 already done", stdout)
-        del second["machine_digest"]  # a record from before digests were kept is kept
-        with open(os.path.join(out, "runs.jsonl"), "a") as f:
-            f.write(json.dumps(second) + "\n")
-        rc, stdout, _ = run("run", path, "--out", out)
-        self.assertIn("0 run(s) ok, 0 failed, 1 already done", stdout)
-
-    def test_resume_reruns_a_real_run_of_another_host(self):
-        # A real run's record stands for a run on the host that made it: a results folder copied from another
-        # machine and resumed here runs its real runs again rather than mixing two machines' speeds.
-        doc = good_definition("host-resume", backend="native", machine=None, sweep=[{"n": [64]}],
-                              fixed={"algo": "cholesky", "B": 32, "threads": 1}, reported=[], repeats=1)
-        del doc["machine"]
-        path = write("host-resume", doc)
-        out = os.path.join(WORK, "host-resume")
-        shutil.rmtree(out, ignore_errors=True)
-        rc, _, err = run("run", path, "--out", out)
-        self.assertEqual(rc, 0, err)
-        rec = lines(out)[0]
-        self.assertNotIn("machine_digest", rec)
-        rc, stdout, _ = run("run", path, "--out", out)
-        self.assertIn("0 run(s) ok, 0 failed, 1 already done", stdout)
-        rec["host"] = "another-host"
-        with open(os.path.join(out, "runs.jsonl"), "a") as f:
-            f.write(json.dumps(rec) + "\n")
-        rc, stdout, err = run("run", path, "--out", out)
-        self.assertEqual(rc, 0, err)
-        self.assertIn("1 run(s) ok, 0 failed, 0 already done", stdout)
-        self.assertIn("ran on host another-host, not this one", err)
 
     def test_parallel_jobs_and_dry_run(self):
         doc = good_definition("parallel", sweep=[{"n": [1152, 2304, 3456]}],
