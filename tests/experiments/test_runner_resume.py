@@ -23,6 +23,18 @@ import experiment_results  # noqa: E402
 
 
 class Resume(unittest.TestCase):
+    def native_sweep(self, name, repeats):
+        """Runs a one-point real sweep (a Cholesky of order 64) into a fresh folder: (definition, its file, folder)."""
+        doc = tr.good_definition(name, backend="native", sweep=[{"n": [64]}],
+                                 fixed={"algo": "cholesky", "B": 32, "threads": 1}, reported=[], repeats=repeats)
+        del doc["machine"]
+        path = tr.write(name, doc)
+        out = os.path.join(tr.WORK, name)
+        shutil.rmtree(out, ignore_errors=True)
+        rc, _, err = tr.run("run", path, "--out", out)
+        self.assertEqual(rc, 0, err)
+        return doc, path, out
+
     def test_resume_reruns_a_simulation_whose_machine_changed(self):
         # A resumed sweep keeps a simulated record only while its machine file holds the figures it ran on: a new
         # number (a recalibration, an edit) runs it again, so one figure never mixes two models; prose does not.
@@ -32,7 +44,7 @@ class Resume(unittest.TestCase):
         with open(machine, "w") as f:
             json.dump(doc, f)
         path = tr.write("machine-resume", tr.good_definition("machine-resume", machine=machine, sweep=[{"gpus": [3]}],
-                                                       reported=[]))
+                                                             reported=[]))
         out = os.path.join(tr.WORK, "machine-resume")
         shutil.rmtree(out, ignore_errors=True)
         rc, _, err = tr.run("run", path, "--out", out)
@@ -65,14 +77,7 @@ class Resume(unittest.TestCase):
     def test_resume_reruns_a_real_run_of_another_host(self):
         # A real run's record stands for a run on the host that made it: a results folder copied from another
         # machine and resumed here runs its real runs again rather than mixing two machines' speeds.
-        doc = tr.good_definition("host-resume", backend="native", machine=None, sweep=[{"n": [64]}],
-                              fixed={"algo": "cholesky", "B": 32, "threads": 1}, reported=[], repeats=1)
-        del doc["machine"]
-        path = tr.write("host-resume", doc)
-        out = os.path.join(tr.WORK, "host-resume")
-        shutil.rmtree(out, ignore_errors=True)
-        rc, _, err = tr.run("run", path, "--out", out)
-        self.assertEqual(rc, 0, err)
+        doc, path, out = self.native_sweep("host-resume", repeats=1)
         rec = tr.lines(out)[0]
         self.assertNotIn("machine_digest", rec)
         rc, stdout, _ = tr.run("run", path, "--out", out)
@@ -88,14 +93,7 @@ class Resume(unittest.TestCase):
     def test_fewer_repeats_leave_the_extra_runs_out(self):
         # A point's value is the median of the repeats the last sweep ran: after a definition goes from 2 repeats
         # to 1, the resumed sweep's figures and report read one run, not the older sweep's second as well.
-        doc = tr.good_definition("repeats-fewer", backend="native", sweep=[{"n": [64]}],
-                              fixed={"algo": "cholesky", "B": 32, "threads": 1}, reported=[], repeats=2)
-        del doc["machine"]
-        path = tr.write("repeats-fewer", doc)
-        out = os.path.join(tr.WORK, "repeats-fewer")
-        shutil.rmtree(out, ignore_errors=True)
-        rc, _, err = tr.run("run", path, "--out", out)
-        self.assertEqual(rc, 0, err)
+        doc, path, out = self.native_sweep("repeats-fewer", repeats=2)
         self.assertEqual(len(experiment_results.Results(out).points()[0].ok), 2)
         doc["repeats"] = 1
         path = tr.write("repeats-fewer", doc)
