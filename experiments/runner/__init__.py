@@ -2,7 +2,8 @@
 
 Modules: `expr` (the expressions of derived parameters and metrics), `definition`
 (loading, validating and expanding a definition file), `execute` (running a
-sweep: processes, resume, results files), `progress` (the terminal progress
+sweep: resume, results files), `processes` (each run's process group, killed
+with the runner; the results folder's lock), `progress` (the terminal progress
 bar), `report` (experiments/REPRODUCTION.md from the results). The command
 line is experiments/experiment.py.
 """

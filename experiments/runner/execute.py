@@ -28,6 +28,7 @@ import time
 from . import expr
 from .definition import ROOT, display_path, machine_digest
 from .outputs import append_line, loads, replace_file, write_error
+from .processes import STOP_SIGNALS, CannotStart, kill_running, lock_folder, new_sweep, run_in_group, terminated
 from .progress import Progress
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
@@ -37,7 +38,6 @@ import trace_devices  # noqa: E402
 CSV_PARAMS_FIRST = ("algo", "precision", "backend", "n", "grid", "nodes", "threads", "gpus", "B", "s", "b")
 CSV_RESULT_FIELDS = ("time_s", "gflops", "imbalance_ratio", "tasks", "wall_s", "B", "b")
 STDERR_KEEP = 2000
-KILL_GRACE_S = 5.0  # after a timeout's SIGTERM to a run's process group, seconds before SIGKILL
 COMM_MODEL_TIMEOUT_S = 300  # `tessera model comm` of one run (a formula: seconds at most)
 
 
@@ -129,10 +129,6 @@ def load_records(out_dir):
     return experiment_results.read_runs(out_dir)
 
 
-class CannotStart(RuntimeError):
-    """The tessera binary could not be started: no run can succeed, the sweep stops."""
-
-
 class Runner:
     """Runs one definition's sweep into an output folder."""
 
@@ -207,6 +203,13 @@ class Runner:
         """Runs every pending run; returns (ok, failed, kept, skipped points) counts; self.metric_failures: how many
         of the ok runs have a metric that could not be evaluated (each named on stderr)."""
         os.makedirs(self.out, exist_ok=True)
+        lock = lock_folder(self.out)
+        try:
+            return self._run()
+        finally:
+            os.close(lock)
+
+    def _run(self):
         pending, kept, skipped, configs = self.plan()
         self.config_ids = [c.id for c in configs]
         self.write_meta(skipped, configs)
@@ -218,8 +221,8 @@ class Runner:
         # Each run is a session of its own (run_in_group): a SIGTERM, SIGHUP or SIGQUIT to the runner ends it as Ctrl-C
         # does, killing the runs in progress, which the signal would not reach.
         main = threading.current_thread() is threading.main_thread()
-        old_handlers = {s: signal.signal(s, _terminated) for s in STOP_SIGNALS} if main else {}
-        _STOPPING.clear()
+        old_handlers = {s: signal.signal(s, terminated) for s in STOP_SIGNALS} if main else {}
+        new_sweep()
         try:
             pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs)
             futures = [pool.submit(self.run_one, c, rep) for c, rep in parallel]
@@ -495,90 +498,3 @@ def _guarded(compute):
         return compute()
     except Exception as e:  # noqa: BLE001  (whatever it was, the run's own result is kept)
         return {"error": "%s: %s" % (type(e).__name__, e)}
-
-
-_RUNNING = set()  # process groups of the runs in progress (each run's own session)
-_RUNNING_LOCK = threading.Lock()
-_STOPPING = threading.Event()  # set by kill_running: a run started after it is killed at once
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)  # end the runner as Ctrl-C does (runs killed, exit 130)
-
-
-def _signal_group(pgid, sig):
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # the whole group has gone already
-
-
-def run_in_group(cmd, timeout_s):
-    """Runs cmd in a session (process group) of its own: (exit status or None, stdout, stderr, timed out). On a
-    timeout the whole group gets SIGTERM, then SIGKILL after KILL_GRACE_S: mpirun's ranks and whatever else the run
-    started go with it, not only the process started here. The process is killed too when the runner dies
-    (_die_with_parent). OSError when cmd cannot be started."""
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors="replace", start_new_session=True, preexec_fn=_die_with_parent())
-    with _RUNNING_LOCK:
-        _RUNNING.add(p.pid)
-        if _STOPPING.is_set():  # started as the sweep stopped: kill_running did not see it
-            _signal_group(p.pid, signal.SIGKILL)
-    try:
-        try:
-            out, err = p.communicate(timeout=timeout_s)
-            return p.returncode, out, err, False
-        except subprocess.TimeoutExpired:
-            _signal_group(p.pid, signal.SIGTERM)
-            try:
-                out, err = p.communicate(timeout=KILL_GRACE_S)
-            except subprocess.TimeoutExpired:
-                _signal_group(p.pid, signal.SIGKILL)
-                out, err = p.communicate()
-            _signal_group(p.pid, signal.SIGKILL)  # a rank that outlived its mpirun
-            return None, out or "", err or "", True
-        except BaseException:  # KeyboardInterrupt while waiting: the run goes too
-            _signal_group(p.pid, signal.SIGKILL)
-            p.wait()
-            raise
-    finally:
-        with _RUNNING_LOCK:
-            _RUNNING.discard(p.pid)
-
-
-def _die_with_parent():
-    """A preexec_fn for a run's process: prctl(PR_SET_PDEATHSIG, SIGKILL), so that a runner killed without a chance
-    to end its runs (SIGKILL, a crash) takes them with it, where each is a session of its own that no signal to the
-    runner's group reaches. None (nothing to do) off Linux or without a libc ctypes can load."""
-    if not sys.platform.startswith("linux"):
-        return None
-    if not _PRCTL:
-        try:
-            import ctypes
-            _PRCTL.append(ctypes.CDLL(None, use_errno=True).prctl)
-        except (ImportError, OSError, AttributeError):
-            _PRCTL.append(None)
-    prctl = _PRCTL[0]
-    if prctl is None:
-        return None
-    parent = os.getpid()
-
-    def preexec():
-        prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-        if os.getppid() != parent:  # the runner died before that: no signal will come
-            os._exit(137)
-    return preexec
-
-
-_PRCTL = []
-
-
-def _terminated(signum, frame):
-    raise KeyboardInterrupt("terminated (%s)" % signal.Signals(signum).name)
-
-
-def kill_running():
-    """SIGKILL to every run in progress (its whole process group), e.g. on Ctrl-C; a run starting after this is
-    killed as it starts (until the next sweep)."""
-    with _RUNNING_LOCK:
-        _STOPPING.set()
-        groups = list(_RUNNING)
-    for pgid in groups:
-        _signal_group(pgid, signal.SIGKILL)

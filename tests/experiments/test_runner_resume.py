@@ -7,8 +7,10 @@ A rerun of a sweep skips the runs recorded (test_runner.py) except those that
 no longer stand for a run of this sweep: a simulation whose machine file's
 figures changed since (prose does not count), a real run recorded on another
 host; and the figures read the repeats the last sweep ran, not an older
-sweep's extra ones.
+sweep's extra ones. A second sweep into a folder another is writing is refused
+(exit 2, naming the folder, nothing run).
 """
+import fcntl
 import json
 import os
 import shutil
@@ -101,6 +103,23 @@ class Resume(unittest.TestCase):
         self.assertIn("0 run(s) ok, 0 failed, 1 already done", stdout)
         self.assertEqual(len(experiment_results.Results(out).points()[0].ok), 1)
 
+
+    def test_a_second_sweep_into_the_folder_is_refused(self):
+        # Started twice by mistake, two sweeps into one folder would run every pending run twice, the real ones
+        # timing each other: while one holds the folder (here the test holds its lock), another exits 2 at once.
+        doc, path, out = self.native_sweep("busy-folder", repeats=1)
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            rc, stdout, err = tr.run("run", path, "--out", out, "--force")
+        finally:
+            os.close(fd)
+        self.assertEqual(rc, 2, stdout + err)
+        self.assertIn("busy-folder: another sweep is writing this folder", err)
+        self.assertEqual(len(tr.lines(out)), 1)
+        rc, stdout, err = tr.run("run", path, "--out", out, "--force")  # the lock went with its holder
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(tr.lines(out)), 2)
 
 if __name__ == "__main__":
     tr.TESSERA, tr.WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
