@@ -4,10 +4,12 @@
 Each configuration runs tessera's tile runtime and the LAPACKE peer in turn,
 alternating, `--reps` times each in the same sweep and with the same number of
 threads (tessera: compute threads, each kernel single-threaded; LAPACKE:
-OpenBLAS threads). It prints the median GFlop/s of each and the ratio of the
-medians, and writes every run's JSON to --out. A run that fails (exit
-status, no JSON) is reported on stderr with its reason and left out; the
-sweep goes on. Exit status: 0 every target met, 1 a target missed or a run
+OpenBLAS threads), and with the same --check (default every run: each
+checks its factors by a scaled residual after its timing). It prints the
+median GFlop/s of each and the ratio of the medians, and writes every run's
+JSON to --out. A run that fails (exit status, no JSON, a check that failed or did
+not run) is reported on stderr with its reason and left out; the sweep goes
+on. Exit status: 0 every target met, 1 a target missed or a run
 failed, 2 a bad option (one line naming it, before any run) or tessera
 refused every run as bad input (e.g. a wrong --tile-args; its message quoted).
 
@@ -30,6 +32,7 @@ BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import outputs  # noqa: E402
 from runner.outputs import UsageError  # noqa: E402
+from bench_mpi import CHECK_MODES, CHECK_NOTES, check_args  # noqa: E402
 
 # (algo, precision, n, target ratio tessera/LAPACKE[, tessera's extra arguments, m])
 # -- targets from issue 2.
@@ -58,11 +61,12 @@ SWEEP_LU = [
 
 
 # Options each run gets from the script; --tile-args must not give them again.
-OWN_OPTIONS = ("--algo", "--n", "--m", "--precision", "--threads", "--impl", "--json")
+OWN_OPTIONS = ("--algo", "--n", "--m", "--precision", "--threads", "--impl", "--json", "--check")
 
 
 def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):
-    """One run: (its JSON result, None), or (None, (exit status, why)) when it failed."""
+    """One run: (its JSON result, None), or (None, (exit status, why)) when it failed (with --check in `extra`, also
+    when its JSON does not say that the check passed)."""
     variant = re.sub(r"[^A-Za-z0-9_.]", "", "_".join(extra))
     path = os.path.join(out_dir, f"{algo}_{prec}_{m or n}x{n}_{impl}_{variant}_{tag}.json")
     cmd = [binary, "run", "--algo", algo, "--n", str(n), "--precision", prec,
@@ -78,9 +82,12 @@ def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):
         with open(path, encoding="utf-8") as f:
             result = json.load(f)
         float(result["gflops"])
-        return result, None
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         return None, (0, f"exit 0 but no usable JSON in {path}: {e}")
+    if "--check" in extra and result.get("check_passed") is not True:
+        passed = json.dumps(result.get("check_passed"))
+        return None, (0, f"exit 0 but asked to --check, {path} says check_passed {passed}")
+    return result, None
 
 
 def check_options(args):
@@ -118,6 +125,8 @@ def main():
     ap.add_argument("--blas-core", default=None,
                     help="OpenBLAS kernel set for both (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
     ap.add_argument("--sweep", choices=["issue2", "lu"], default="issue2", help="which sweep; default issue2")
+    ap.add_argument("--check", choices=CHECK_MODES, default="every",
+                    help="which runs of both sides check their factors (default every)")
     args = ap.parse_args()
     try:
         tile_args = check_options(args)
@@ -133,6 +142,7 @@ def main():
     tty = sys.stderr.isatty()
 
     print(f"threads={args.threads} reps={reps} (alternating tessera / LAPACKE), JSON in {out_dir}")
+    print("Checks: " + CHECK_NOTES[args.check])
     print(f"{'algo':<9}{'prec':<5}{'N':>12}  {'tessera GF/s':>12}  {'LAPACKE GF/s':>12}  {'ratio':>6}  {'target':>6}  met"
           "  variant")
     all_met = True
@@ -146,7 +156,9 @@ def main():
         for r in range(reps):
             if tty:
                 print(f"\r  {algo} {prec} N={n} rep {r + 1}/{reps} ...", end="", file=sys.stderr, flush=True)
-            for impl, extra, values in (("tile", tile_args + own, tile), ("lapack", [], ref)):
+            checks = check_args(args.check, r)
+            for impl, extra, values in (("tile", tile_args + own + checks, tile),
+                                        ("lapack", checks, ref)):
                 result, why = run(args.binary, algo, prec, n, args.threads, impl, extra, out_dir, f"r{r}", m)
                 if result is None:
                     failures.append((impl,) + why)

@@ -7,10 +7,13 @@ For each algorithm it runs, alternating in one sweep, --reps times each:
     mpirun --allow-run-as-root --oversubscribe -np P build/tessera run --algo A --n N --grid PrxPc --threads T --json F
 
 with P = Pr*Pc, and prints one row per algorithm: the median GFlop/s of each,
-the ratio tessera/ScaLAPACK of the medians, and every rep's value. A run that
-fails (exit status, timeout, no JSON) is reported on stderr and left out; the
-sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value,
-2 for a bad option (one line naming it, before any run).
+the ratio tessera/ScaLAPACK of the medians, and every rep's value. Both
+get the same --check (default every run: each checks its factors by a scaled
+residual after its timing). A run that fails (exit status, timeout, no JSON,
+a check that failed or did not run) is reported on stderr and left out; the
+sweep goes on; the exit status is 1 when an algorithm got no ScaLAPACK value
+or a run of either side failed its check, 2 for a bad option (one line naming
+it, before any run).
 
     /usr/bin/python3 experiments/bench_mpi.py                          # cholesky,qr N=8192 grid 1x2
     /usr/bin/python3 experiments/bench_mpi.py --n 2048 --reps 1 --markdown
@@ -46,9 +49,36 @@ def parse_grid(text):
     return pr, pc
 
 
-def run_json(label, cmd, json_path, timeout):
+# --check MODE of the bench scripts: which runs of each side check their factors (a scaled residual, the run's own
+# --check), so that a fast wrong answer is not counted: every run, each side's first run of a row, or none (the table
+# then says that nothing was checked).
+CHECK_MODES = ("every", "first", "none")
+CHECK_NOTES = {"every": "every run of both sides checked (--check: scaled residual; a failed check is left out)",
+               "first": "only each side's first run of a row checked (--check first)",
+               "none": "results NOT checked (--check none): a wrong answer would count"}
+
+
+def check_args(mode, rep):
+    """["--check"] when rep (0-based) of a side is to be checked under --check MODE, else []."""
+    return ["--check"] if mode == "every" or (mode == "first" and rep == 0) else []
+
+
+def check_passed_in(json_path):
+    """The check_passed a run left in json_path (True, False or None), None when there is no readable JSON."""
+    try:
+        with open(json_path, encoding="utf-8") as f:
+            result = json.load(f)
+        return result.get("check_passed") if isinstance(result, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def run_json(label, cmd, json_path, timeout, checked=False, wrong=None):
     """Runs cmd; returns the JSON result it wrote to json_path, or None after
-    reporting on stderr why not (timeout, exit status, no JSON)."""
+    reporting on stderr why not (timeout, exit status, no JSON). With `checked`
+    (the run was given --check) its JSON must say check_passed true: a failed
+    check (the programs exit 1 after writing it) or none is reported and left
+    out, and a failed one's label added to the list `wrong` when given."""
     if os.path.exists(json_path):
         os.remove(json_path)
     try:
@@ -63,21 +93,32 @@ def run_json(label, cmd, json_path, timeout):
         # The program's own first message lines, not mpirun's boilerplate after them.
         lines = [l for l in (proc.stderr + proc.stdout).splitlines() if l.strip() and not l.startswith("---")]
         print(f"  {label}: exit {proc.returncode}: {' '.join(lines[:2]) if lines else '(no output)'}", file=sys.stderr)
+        if checked and wrong is not None and check_passed_in(json_path) is False:
+            wrong.append(label)
         return None
     try:
         with open(json_path, encoding="utf-8") as f:
             result = json.load(f)
         float(result["gflops"])
-        return result
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         print(f"  {label}: no usable JSON in {json_path}: {e}", file=sys.stderr)
         return None
+    if checked and result.get("check_passed") is not True:
+        failed = result.get("check_passed") is False
+        why = f"its check failed (residual {result.get('residual')})" if failed else "asked to --check, its JSON " \
+            f"says check_passed {json.dumps(result.get('check_passed'))}"
+        print(f"  {label}: {why}; left out", file=sys.stderr)
+        if failed and wrong is not None:
+            wrong.append(label)
+        return None
+    return result
 
 
-def run_one(label, cmd, json_path, timeout, cores=None):
-    """Runs cmd; returns its JSON result's GFlop/s, or None after reporting why not.
-    Adds the OpenBLAS kernel set the run reports to `cores` (a set) when given."""
-    result = run_json(label, cmd, json_path, timeout)
+def run_one(label, cmd, json_path, timeout, cores=None, wrong=None):
+    """Runs cmd; returns its JSON result's GFlop/s, or None after reporting why not (with --check in cmd, also a
+    failed or missing check, whose label goes to `wrong`). Adds the OpenBLAS kernel set the run reports to `cores`
+    (a set) when given."""
+    result = run_json(label, cmd, json_path, timeout, "--check" in cmd, wrong)
     if result is None:
         return None
     if cores is not None:
@@ -144,6 +185,8 @@ def main():
     ap.add_argument("--tile-args", default="", help="extra arguments for tessera's runs, e.g. '--pivot tournament'")
     ap.add_argument("--blas-core", default=None,
                     help="OpenBLAS kernel set for both peers (OPENBLAS_CORETYPE, e.g. SkylakeX); default: OpenBLAS's choice")
+    ap.add_argument("--check", choices=CHECK_MODES, default="every",
+                    help="which runs of both sides check their factors (default every)")
     args = ap.parse_args()
     why = check_options(args)
     if why:
@@ -166,12 +209,14 @@ def main():
 
     print(f"N={args.n} grid={grid} ranks={nprocs} tessera threads/rank={args.threads} ScaLAPACK nb={args.nb} threads/rank={args.scalapack_threads} "
           f"reps={args.reps} (alternating), JSON in {out_dir}", flush=True)
+    print("Checks: " + CHECK_NOTES[args.check], flush=True)
     if args.markdown:
         print("| algo | N | grid | ScaLAPACK GFlop/s | tessera GFlop/s | tessera/ScaLAPACK | ScaLAPACK reps | tessera reps |")
         print("|---|---:|---|---:|---:|---:|---|---|")
     else:
         print(f"{'algo':<9}{'N':>6}  {'grid':<5} {'ScaLAPACK':>9} {'tessera':>9} {'ratio':>6}  reps (ScaLAPACK | tessera)")
     reference_missing = False
+    wrong = []  # the runs whose check failed
     cores = {"ScaLAPACK": set(), "tessera": set()}
     for algo in algos:
         scalapack, tessera = [], []
@@ -181,14 +226,15 @@ def main():
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_scalapack_r{r}.json")
             cmd = mpirun + ["-np", str(nprocs), scalapack_bin, "--algo", algo, "--n", str(args.n),
                             "--nb", str(args.nb), "--grid", grid, "--json", path,
-                            "--blas-threads", str(args.scalapack_threads)]
-            g = run_one(f"scalapack {algo} rep {r + 1}", cmd, path, args.timeout, cores["ScaLAPACK"])
+                            "--blas-threads", str(args.scalapack_threads)] + check_args(args.check, r)
+            g = run_one(f"scalapack {algo} rep {r + 1}", cmd, path, args.timeout, cores["ScaLAPACK"], wrong)
             if g is not None:
                 scalapack.append(g)
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_tessera_r{r}.json")
             cmd = mpirun + ["-np", str(nprocs), tessera_bin, "run", "--algo", algo, "--n", str(args.n),
-                            "--grid", grid, "--threads", str(args.threads), "--json", path] + tile_args
-            g = run_one(f"tessera {algo} rep {r + 1}", cmd, path, args.timeout, cores["tessera"])
+                            "--grid", grid, "--threads", str(args.threads), "--json", path] + tile_args \
+                + check_args(args.check, r)
+            g = run_one(f"tessera {algo} rep {r + 1}", cmd, path, args.timeout, cores["tessera"], wrong)
             if g is not None:
                 tessera.append(g)
         if tty:
@@ -208,8 +254,10 @@ def main():
     # Both peers link the same OpenBLAS; say which kernels it ran (see README, OpenBLAS kernels).
     print("OpenBLAS kernels: " + ", ".join(f"{k} {'/'.join(sorted(v)) or '-'}" for k, v in cores.items()), flush=True)
     # A failing tessera run is reported and tolerated (its side may be unfinished);
-    # no ScaLAPACK value at all means the comparison itself is broken.
-    return 1 if reference_missing else 0
+    # no ScaLAPACK value at all means the comparison itself is broken, and so does a wrong answer on either side.
+    if wrong:
+        print(f"bench_mpi.py: {len(wrong)} run(s) failed their check: {', '.join(wrong)}", file=sys.stderr)
+    return 1 if reference_missing or wrong else 0
 
 
 if __name__ == "__main__":

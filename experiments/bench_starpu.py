@@ -9,10 +9,11 @@ differ in the runtime alone. For each (N, tile) configuration, alternating in on
     build/starpu_peer --n N --nb NB --threads T --precision P --sched S --json F      (for each S in --sched)
 
 It prints one row per configuration: the median GFlop/s of tessera and of each StarPU scheduling policy, and the
-ratio of tessera's median to the best policy's. A run that fails (exit status, timeout, no JSON), and a peer run that
-did not run what was asked (its workers, its policy, or a task count other than tessera's), is reported on stderr
-and left out; the sweep goes on; the exit status is 1 when a configuration got no value of tessera's or of
-StarPU's, 2 for a bad option (one line naming it, before any run; each --sched policy is tried on a one-tile
+ratio of tessera's median to the best policy's. Both get the same --check (default every run: each checks its factor
+by a scaled residual after its timing). A run that fails (exit status, timeout, no JSON, a check that failed or did
+not run), and a peer run that did not run what was asked (its workers, its policy, or a task count other than
+tessera's), is reported on stderr and left out; the sweep goes on; the exit status is 1 when a configuration got no
+value of tessera's or of StarPU's or a run failed its check, 2 for a bad option (one line naming it, before any run; each --sched policy is tried on a one-tile
 matrix first). StarPU keeps its bus calibration under OUT/starpu-home (STARPU_HOME), not in $HOME.
 
     /usr/bin/python3 experiments/bench_starpu.py                        # the sweep below, d, all cores
@@ -34,7 +35,8 @@ import tempfile
 
 BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_mpi import MPIRUN, build_or_out_problem, fmt_values, parse_grid, run_json  # noqa: E402
+from bench_mpi import (CHECK_MODES, CHECK_NOTES, MPIRUN, build_or_out_problem, check_args, fmt_values,  # noqa: E402
+                       parse_grid, run_json)
 from runner import outputs  # noqa: E402
 
 # (N, tile order): tessera's default tiles on this node's sizes, and smaller tiles, down to tasks of a few
@@ -106,6 +108,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds before one run is abandoned")
     ap.add_argument("--blas-core", default=None,
                     help="OpenBLAS kernel set for both (OPENBLAS_CORETYPE, e.g. Haswell); default: OpenBLAS's choice")
+    ap.add_argument("--check", choices=CHECK_MODES, default="every",
+                    help="which runs of both sides check their factors (default every)")
     args = ap.parse_args()
     if args.threads is None:
         args.threads = 1 if args.grid else os.cpu_count()
@@ -141,6 +145,7 @@ def main():
 
     print(f"cholesky {args.precision} threads={args.threads}{' grid=' + grid[1] if grid else ''} reps={args.reps} "
           f"(alternating tessera / StarPU {', '.join(scheds)}), JSON in {out_dir}", flush=True)
+    print("Checks: " + CHECK_NOTES[args.check], flush=True)
     heads = ["N", "NB", "tasks", "tessera GFlop/s"] + [f"StarPU {s}" for s in scheds] + ["tessera/best StarPU", "reps"]
     if args.markdown:
         print("| " + " | ".join(heads) + " |")
@@ -149,6 +154,7 @@ def main():
         print("  ".join(f"{h:>12}" for h in heads[:-1]) + "  reps (tessera / StarPU ...)")
     missing = False
     cores = set()
+    failed_checks = []  # the runs whose check failed
     for n, nb in configs:
         values = {"tessera": []} | {s: [] for s in scheds}
         for r in range(args.reps):
@@ -156,15 +162,17 @@ def main():
                 print(f"\r  N={n} NB={nb} rep {r + 1}/{args.reps} ...", end="", file=sys.stderr, flush=True)
             path = os.path.join(out_dir, f"cholesky_{args.precision}_{n}_{nb}_tessera_r{r}.json")
             cmd = mpirun + [tessera_bin, "run", "--algo", "cholesky", "--n", str(n), "--B", str(nb), "--s", "1",
-                            "--threads", str(args.threads), "--precision", args.precision, "--json", path] + grid
+                            "--threads", str(args.threads), "--precision", args.precision, "--json", path] + grid \
+                + check_args(args.check, r)
             runs = [("tessera", cmd, path)]
             for s in scheds:
                 path = os.path.join(out_dir, f"cholesky_{args.precision}_{n}_{nb}_starpu-{s}_r{r}.json")
                 runs.append((s, mpirun + [peer, "--n", str(n), "--nb", str(nb), "--threads", str(args.threads),
-                                          "--precision", args.precision, "--sched", s, "--json", path] + grid, path))
+                                          "--precision", args.precision, "--sched", s, "--json", path] + grid
+                             + check_args(args.check, r), path))
             for key, cmd, path in runs:
                 label = f"{key} N={n} NB={nb} rep {r + 1}"
-                result = run_json(label, cmd, path, args.timeout)
+                result = run_json(label, cmd, path, args.timeout, "--check" in cmd, failed_checks)
                 if result is None:
                     continue
                 # The tasks of the same graph (tessera's JSON counts them all on one node; under --grid every
@@ -193,7 +201,10 @@ def main():
         else:
             print("  ".join(f"{c:>12}" for c in cells) + "  " + reps, flush=True)
     print("OpenBLAS kernels: " + ("/".join(sorted(cores)) or "-"), flush=True)
-    return 1 if missing else 0
+    if failed_checks:
+        print(f"bench_starpu.py: {len(failed_checks)} run(s) failed their check: {', '.join(failed_checks)}",
+              file=sys.stderr)
+    return 1 if missing or failed_checks else 0
 
 
 if __name__ == "__main__":

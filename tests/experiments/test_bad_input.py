@@ -24,7 +24,8 @@ another name, a hard link) and an empty or reversed window.
 Scripts: bench_cpu.py, gpu_predict.py, tune_validate.py, bench_mpi.py,
 lu_002_sim.py and validate_comm check their options and input files before
 any run; a failing run is reported and the sweep goes on (exit 1; bench_mpi.py
-exits 1 only when ScaLAPACK got no value, and starts Pr x Pc ranks, told by
+exits 1 only when ScaLAPACK got no value or a run failed its check, and
+starts Pr x Pc ranks, told by
 a stand-in mpirun first on PATH);
 gpu_node.sh checks OOC_N and TRACE_N and names an unknown mode; setup.sh
 names an unknown command.
@@ -59,7 +60,8 @@ result = {"algo": opt("--algo", "cholesky"), "n": int(opt("--n", "64")), "B": 64
           "gflops": float(os.environ.get("FAKE_GFLOPS_SCHED_" + str(opt("--sched", "")),
                                          os.environ.get("FAKE_GFLOPS_" + os.path.basename(sys.argv[0]), "10.0"))),
           "blas_core": "Fake", "gpu_stats": [], "threads": int(opt("--threads", "1")),
-          "sched": os.environ.get("FAKE_SCHED", opt("--sched", None)), "tasks": int(os.environ.get("FAKE_TASKS", "0"))}
+          "sched": os.environ.get("FAKE_SCHED", opt("--sched", None)), "tasks": int(os.environ.get("FAKE_TASKS", "0")),
+          "check_passed": True if "--check" in args else None}
 if "--json" in args:
     with open(opt("--json", ""), "w") as f:
         json.dump(result, f)

@@ -143,6 +143,14 @@ MUTANTS = [
     # bench_starpu.py: tessera against the worse StarPU policy instead of the better.
     m("bench_starpu_worst_policy", BS, "        best = max(peers) if peers else None", "        best = min(peers) if peers else None",
      "-R experiments_bad_input"),
+    # The benchmarks count checked answers only (experiments_bench_checks): the peer's runs not given --check,
+    m("bench_cpu_peer_unchecked", BC, '("lapack", checks, ref)', '("lapack", [], ref)', "-R experiments_bench_checks"),
+    # a result that was asked to check and says it did not (or failed) taken as it is,
+    m("bench_run_json_takes_unchecked", BM, '    if checked and result.get("check_passed") is not True:',
+      "    if False:", "-R experiments_bench_checks"),
+    # and a wrong answer of tessera's tolerated like a failed run.
+    m("bench_mpi_wrong_answer_tolerated", BM, "    return 1 if reference_missing or wrong else 0",
+      "    return 1 if reference_missing else 0", "-R experiments_bench_checks"),
     # Round 5, proposed by a reviewer: calibration from traces and in runs, the trace, distributed checks, options, MPI.
     # Old native traces (no gpu_warmup field) treated as warm, so their first calls are lost.
     m("cft_old_native_trace_warm", "experiments/calibrate_from_traces.cpp",
