@@ -14,9 +14,11 @@ the medians; then tessera's copy rates, its GPU's busy time and span, and
 both sides' warm-ups before their clocks (gpu_warmup.s: tessera's GPU calls
 the most frequent and the largest shape of each kernel once on each stream,
 cuSOLVER its routine once, so that neither time holds its libraries' first
-calls, but for LU's row moves on a GPU, which tessera's warm-up cannot call). A run that fails (exit status, timeout, no JSON) is reported on
-stderr and left out; the sweep goes on; the exit status is 1 when a row got
-no tessera or no cuSOLVER value, 2 for a bad option (--json and --out are
+calls, but for LU's row moves on a GPU, which tessera's warm-up cannot call). Both sides get the same --check
+(default every run; at N = 32,768 a check takes minutes on the cores: `gpu_node.sh` passes $BENCH_CHECK, default
+none, and the table then says that nothing was checked). A run that fails (exit status, timeout, no JSON, a check
+that failed or did not run) is reported on stderr and left out; the sweep goes on; the exit status is 1 when a row
+got no tessera or no cuSOLVER value or a run failed its check, 2 for a bad option (--json and --out are
 checked before the first run, so a sweep's minutes are not lost at its end).
 
     python3 experiments/bench_gpu.py                                   # the default rows, N = 32,768, double
@@ -37,7 +39,7 @@ import tempfile
 
 BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")  # whatever the cwd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_mpi import run_json  # noqa: E402  (one way to run a program and read its JSON)
+from bench_mpi import CHECK_MODES, CHECK_NOTES, check_args, run_json  # noqa: E402  (one way to run a program)
 from runner import outputs  # noqa: E402
 
 # The rows of the README's table (lent H100, 2026-11-25), then LU with the
@@ -87,6 +89,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", default=None, help="folder for the per-run JSON files (default: a temporary one)")
     ap.add_argument("--json", default=None, help="write the table's values here")
+    ap.add_argument("--check", choices=CHECK_MODES, default="every",
+                    help="which runs of both sides check their factors (default every)")
     args = ap.parse_args()
     precisions = [p for p in args.precisions.split(",") if p]
     for p in precisions:
@@ -110,11 +114,13 @@ def main():
 
     # values[(prec, row index)] = tessera's runs; peer[(prec, algo)] = (with copies, without)
     tile, peer = {}, {}
+    wrong = []  # the runs whose check failed
     copies, link = {}, {}  # tessera's copies' GB/s (in, out) per run; the peer's copies' GB/s
     spans = {}  # tessera's (run time, GPU manager's busy time, GPU's own kernel span) per run, seconds
     warm, peer_warm = {}, {}  # the warm-ups' seconds before the clock: tessera's per row, the peer's per algo
     for prec in precisions:
         for r in range(args.reps):
+            checks = check_args(args.check, r)
             done_peer = set()
             for i, (algo, extra) in enumerate(args.rows):
                 if algo not in done_peer:
@@ -122,7 +128,7 @@ def main():
                     path = os.path.join(out_dir, f"{algo}_{prec}_cusolver_r{r}.json")
                     res = run_json(f"cuSOLVER {algo} {prec} rep {r}", [
                         args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec,
-                        "--impl", "cusolver", "--json", path], path, args.timeout)
+                        "--impl", "cusolver", "--json", path, *checks], path, args.timeout, bool(checks), wrong)
                     try:
                         if res is not None:
                             gf, t, c = float(res["gflops"]), float(res["time_s"]), float(res.get("copy_s", 0.0))
@@ -141,7 +147,8 @@ def main():
                 path = os.path.join(out_dir, f"row{i}_{prec}_tessera_r{r}.json")
                 res = run_json(f"tessera {algo} {' '.join(extra)} {prec} rep {r}", [
                     args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec, "--gpus", "1",
-                    "--device", "cuda", "--threads", str(args.threads), *extra, "--json", path], path, args.timeout)
+                    "--device", "cuda", "--threads", str(args.threads), *extra, "--json", path, *checks], path,
+                    args.timeout, bool(checks), wrong)
                 try:
                     if res is not None:  # every number read first: a result without one is no run, not a crash
                         gf, w = float(res["gflops"]), float(res["gpu_warmup"]["s"]) if res.get("gpu_warmup") else None
@@ -166,6 +173,7 @@ def main():
 
     print(f"N = {args.n}, tessera: --gpus 1 --device cuda --threads {args.threads}; medians of {args.reps} alternated runs; "
           "TFlop/s")
+    print("Checks: " + CHECK_NOTES[args.check])
     print("| algo | prec | tessera args | tessera | cuSOLVER with copies | cuSOLVER without | ratio with copies "
           "| ratio without | tessera reps | cuSOLVER reps (with copies) |")
     print("|---|---|---|---:|---:|---:|---:|---:|---|---|")
@@ -229,8 +237,11 @@ def main():
         row["cusolver_warmup_s"] = pw
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "rows": rows_out}, f, indent=1)
-    return 1 if missing else 0
+            json.dump({"n": args.n, "threads": args.threads, "reps": args.reps, "check": args.check, "rows": rows_out},
+                      f, indent=1)
+    if wrong:
+        print(f"bench_gpu.py: {len(wrong)} run(s) failed their check: {', '.join(wrong)}", file=sys.stderr)
+    return 1 if missing or wrong else 0
 
 
 if __name__ == "__main__":

@@ -40,7 +40,10 @@
 #                    (rows: $BENCH_ROWS, ';'-separated ALGO:ARGS; default
 #                    bench_gpu.py's: the README's table, two narrow-panel LUs,
 #                    three LUs with every column on the GPU (--d 0);
-#                    precisions $BENCH_PRECISIONS, default d)
+#                    precisions $BENCH_PRECISIONS, default d; bench_gpu.py's
+#                    --check $BENCH_CHECK, default none: a check at N = 32,768
+#                    takes minutes, so the table says it is unchecked, and the
+#                    check step checks both sides' configurations at N = 8192)
 #         trace      one traced run per row of $TRACE_ROWS (';'-separated ALGO:ARGS, N = $TRACE_N,
 #                    default 32,768; default rows: Cholesky d B = 2048 with each task's
 #                    kernels waited for, --gpu-kernel-depth 1, so that each task's
@@ -57,7 +60,8 @@
 #                    ($MPI_ALGOS, default qr,cholesky; $MPI_N, default 16,384;
 #                    $MPI_THREADS compute threads per rank, default 3; $MPI_TILE_ARGS:
 #                    tessera's arguments, ';'-separated sets, one step mpi_I each;
-#                    $MPI_MPIRUN_ARGS: mpirun's for both peers, default '--bind-to none')
+#                    $MPI_MPIRUN_ARGS: mpirun's for both peers, default '--bind-to none';
+#                    $MPI_CHECK: bench_mpi.py's --check, default first)
 #         starpu     experiments/bench_starpu.py: tessera against its Cholesky on StarPU
 #                    (build/starpu_peer, packed when it was built), one process of 4
 #                    workers (Debian's StarPU runs at most 4; $STARPU_CONFIGS, N:NB
@@ -253,6 +257,10 @@ run() {
               --threads $t --check $([[ $a == lu ]] && echo --d 1) --json "$out/check_${a}_$p.json"
           done
         done
+        for a in cholesky qr lu; do  # the other side of bench's table: cuSOLVER's factors, checked the same way
+          step "check_cusolver_$a" $b/tessera run --algo $a --n 8192 --impl cusolver --check \
+            --json "$out/check_cusolver_$a.json"
+        done
         step check_lu_partial $b/tessera run --algo lu --pivot partial --n 8192 --B 1024 --gpus 1 --device cuda \
           --threads $t --check --d 1 --json "$out/check_lu_partial.json"
         for p in d s; do  # every column on the GPU, the panels factored there (cuSOLVER)
@@ -320,7 +328,7 @@ run() {
         printf ']}\n' >>"$manifest" ;;
       bench) step bench /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_gpu.py --binary $b/tessera --threads $t \
                --out "$out/bench" --json "$out/bench.json" --timeout "${BENCH_TIMEOUT:-150}" --precisions "${BENCH_PRECISIONS:-d}" \
-               "${bench_rows[@]}" ;;
+               --check "${BENCH_CHECK:-none}" "${bench_rows[@]}" ;;
       trace)
         local trace_rows=("cholesky:--B 2048 --s 1 --gpu-kernel-depth 1") i=0
         [[ -n ${TRACE_ROWS:-} ]] && IFS=';' read -ra trace_rows <<<"$TRACE_ROWS"
@@ -353,7 +361,7 @@ run() {
           step "mpi_$i" /usr/bin/env PYTHONUNBUFFERED=1 python3 experiments/bench_mpi.py --build $b \
             --algos "${MPI_ALGOS:-qr,cholesky}" --grid 2x2 --n "${MPI_N:-16384}" --threads "${MPI_THREADS:-3}" \
             --scalapack-threads 4 --mpirun-args="${MPI_MPIRUN_ARGS---bind-to none}" --reps 3 --markdown \
-            --out "$out/mpi_$i" \
+            --out "$out/mpi_$i" --check "${MPI_CHECK:-first}" \
             --tile-args "$row"
           i=$((i + 1))
         done ;;

@@ -10,7 +10,7 @@ matching $FAIL_CHECK, check_passed false and exit 1 as the real programs do
 after a failed check; for a call matching $NO_CHECK it ignores --check
 (check_passed null, exit 0).
 
-- bench_cpu.py, bench_mpi.py and bench_starpu.py give --check to
+- bench_cpu.py, bench_mpi.py, bench_starpu.py and bench_gpu.py give --check to
   every run of both sides (--check every, the default), to each side's first
   rep only with --check first, to none with --check none, and say which on
   their output; a run whose check failed, or that was asked to check and did
@@ -148,6 +148,20 @@ class Bench(unittest.TestCase):
         # tessera's two runs, StarPU's one that passed its check
         self.assertTrue(any(l.startswith("         640") and l.endswith("10.0, 10.0 / 10.0") for l in out.splitlines()),
                         out)
+
+
+    def test_bench_gpu(self):
+        gpu = ("bench_gpu.py", "--n", "64", "--reps", "2", "--rows", "cholesky:--B 64", "qr:--B 64")
+        rc, out, err, calls = self.bench(*gpu)
+        self.assertEqual(rc, 0, out + err)
+        self.assert_checks(calls, [True] * 8, "every run of both sides")
+        rc, out, err, calls = self.bench(*gpu, "--check", "none")
+        self.assertIn("results NOT checked", out)
+        self.assert_checks(calls, [False] * 8, "--check none")
+        rc, out, err, calls = self.bench(*gpu, FAIL_CHECK="impl cusolver .*qr.*_r0")
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("1 run(s) failed their check: cuSOLVER qr d rep 0", err)
+        self.assertIn("| qr | d | `--B 64` | 0.01 | 0.01 | 0.01 | 1.00 | 1.00 | 0.01, 0.01 | 0.01 |", out)
 
 
 if __name__ == "__main__":

@@ -148,6 +148,9 @@ MUTANTS = [
     # a result that was asked to check and says it did not (or failed) taken as it is,
     m("bench_run_json_takes_unchecked", BM, '    if checked and result.get("check_passed") is not True:',
       "    if False:", "-R experiments_bench_checks"),
+    # cuSOLVER's runs not given --check,
+    m("bench_gpu_peer_unchecked", BG, '"--impl", "cusolver", "--json", path, *checks]', '"--impl", "cusolver", "--json", path]',
+      "-R experiments_bench_checks"),
     # and a wrong answer of tessera's tolerated like a failed run.
     m("bench_mpi_wrong_answer_tolerated", BM, "    return 1 if reference_missing or wrong else 0",
       "    return 1 if reference_missing else 0", "-R experiments_bench_checks"),
