@@ -3,8 +3,12 @@
 
 Each rep runs, alternating, for every configuration row:
 
-    build/tessera run --algo A --n N --precision P --impl cusolver --json F         (the peer; once per algorithm and rep)
+    build/tessera run --algo A --n N --precision P --impl cusolver --json F         (the peer; see below)
     build/tessera run --algo A --n N --precision P --gpus 1 --device cuda --threads T ROW_ARGS --json F
+
+The peer runs before each block of consecutive rows of one algorithm, once per
+block and rep, and those rows are compared with that block's runs of it: a
+row is never compared with peer runs made before other algorithms' rows.
 
 and prints one line per row: the medians of --reps runs of tessera and of
 cuSOLVER, cuSOLVER with and without its copies (the matrix starts and ends in
@@ -112,21 +116,23 @@ def main():
         ap.error(f"--binary {args.binary}: not an executable (build it: cmake --build build --target tessera)")
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-bench-gpu-")
 
-    # values[(prec, row index)] = tessera's runs; peer[(prec, algo)] = (with copies, without)
+    # The peer's block of each row: the first row of its run of consecutive rows of the same algorithm.
+    block = []
+    for i, (algo, _) in enumerate(args.rows):
+        block.append(i if i == 0 or args.rows[i - 1][0] != algo else block[-1])
+    # values[(prec, row index)] = tessera's runs; peer[(prec, block)] = (with copies, without)
     tile, peer = {}, {}
     wrong = []  # the runs whose check failed
     copies, link = {}, {}  # tessera's copies' GB/s (in, out) per run; the peer's copies' GB/s
     spans = {}  # tessera's (run time, GPU manager's busy time, GPU's own kernel span) per run, seconds
-    warm, peer_warm = {}, {}  # the warm-ups' seconds before the clock: tessera's per row, the peer's per algo
+    warm, peer_warm = {}, {}  # the warm-ups' seconds before the clock: tessera's per row, the peer's per block
     for prec in precisions:
         for r in range(args.reps):
             checks = check_args(args.check, r)
-            done_peer = set()
             for i, (algo, extra) in enumerate(args.rows):
-                if algo not in done_peer:
-                    done_peer.add(algo)
-                    path = os.path.join(out_dir, f"{algo}_{prec}_cusolver_r{r}.json")
-                    res = run_json(f"cuSOLVER {algo} {prec} rep {r}", [
+                if block[i] == i:
+                    path = os.path.join(out_dir, f"row{i}_{prec}_cusolver_r{r}.json")
+                    res = run_json(f"cuSOLVER {algo} {prec} rep {r} (rows from {i})", [
                         args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec,
                         "--impl", "cusolver", "--json", path, *checks], path, args.timeout, bool(checks), wrong)
                     try:
@@ -138,12 +144,12 @@ def main():
                         res = None
                     if res is not None:
                         if pw is not None:
-                            peer_warm.setdefault((prec, algo), []).append(pw)
-                        peer.setdefault((prec, algo), []).append((gf * t / (t + c), gf))
+                            peer_warm.setdefault((prec, i), []).append(pw)
+                        peer.setdefault((prec, i), []).append((gf * t / (t + c), gf))
                         # The matrix in and out, one after the other: the link's bandwidth.
                         item = 8 if prec == "d" else 4
                         if c > 0:
-                            link.setdefault((prec, algo), []).append(2 * args.n * args.n * item / c / 1e9)
+                            link.setdefault((prec, i), []).append(2 * args.n * args.n * item / c / 1e9)
                 path = os.path.join(out_dir, f"row{i}_{prec}_tessera_r{r}.json")
                 res = run_json(f"tessera {algo} {' '.join(extra)} {prec} rep {r}", [
                     args.binary, "run", "--algo", algo, "--n", str(args.n), "--precision", prec, "--gpus", "1",
@@ -181,7 +187,7 @@ def main():
     for prec in precisions:
         for i, (algo, extra) in enumerate(args.rows):
             t = tile.get((prec, i), [])
-            p = peer.get((prec, algo), [])
+            p = peer.get((prec, block[i]), [])
             mt = median(t)
             mw, mo = median([x[0] for x in p]), median([x[1] for x in p])
             rw = mt / mw if mt and mw else None
@@ -209,9 +215,9 @@ def main():
     for row, prec, i, algo, extra in each_row():
         c = copies.get((prec, i), [])
         print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median([x[0] for x in c]), 1)} | "
-              f"{fmt(median([x[1] for x in c]), 1)} | {fmt(median(link.get((prec, algo), [])), 1)} |")
+              f"{fmt(median([x[1] for x in c]), 1)} | {fmt(median(link.get((prec, block[i]), [])), 1)} |")
         row["copies_gbps_in_out"] = c
-        row["cusolver_copies_gbps"] = link.get((prec, algo), [])
+        row["cusolver_copies_gbps"] = link.get((prec, block[i]), [])
     print()
     print("The GPU's time (tessera, medians, seconds: the run; the manager thread's busy time, from each task's start "
           "to its kernels' end; the GPU's own span of each task's kernels; busy less span is the host's share of "
@@ -231,7 +237,7 @@ def main():
     print("| algo | prec | tessera args | tessera | cuSOLVER |")
     print("|---|---|---|---:|---:|")
     for row, prec, i, algo, extra in each_row():
-        w, pw = warm.get((prec, i), []), peer_warm.get((prec, algo), [])
+        w, pw = warm.get((prec, i), []), peer_warm.get((prec, block[i]), [])
         print(f"| {algo} | {prec} | `{' '.join(extra)}` | {fmt(median(w), 3)} | {fmt(median(pw), 3)} |")
         row["warmup_s"] = w
         row["cusolver_warmup_s"] = pw

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The benchmarks count only checked answers.
+"""The benchmarks count only checked answers, against a peer run beside them.
 
     test_bench_checks.py WORK_DIR
 
@@ -16,7 +16,9 @@ after a failed check; for a call matching $NO_CHECK it ignores --check
   their output; a run whose check failed, or that was asked to check and did
   not, is left out of the medians and named, and a failed check makes the
   exit status 1 (bench_mpi.py tolerates a failing tessera run, not a wrong
-  one).
+  one);
+- bench_gpu.py runs the cuSOLVER peer before each block of consecutive rows
+  of one algorithm and compares those rows with that block's peer runs only.
 """
 import os
 import shutil
@@ -158,10 +160,25 @@ class Bench(unittest.TestCase):
         rc, out, err, calls = self.bench(*gpu, "--check", "none")
         self.assertIn("results NOT checked", out)
         self.assert_checks(calls, [False] * 8, "--check none")
-        rc, out, err, calls = self.bench(*gpu, FAIL_CHECK="impl cusolver .*qr.*_r0")
+        rc, out, err, calls = self.bench(*gpu, FAIL_CHECK="--algo qr .*impl cusolver .*_r0")
         self.assertEqual(rc, 1, out + err)
         self.assertIn("1 run(s) failed their check: cuSOLVER qr d rep 0", err)
         self.assertIn("| qr | d | `--B 64` | 0.01 | 0.01 | 0.01 | 1.00 | 1.00 | 0.01, 0.01 | 0.01 |", out)
+
+
+    def test_bench_gpu_peer_beside_its_rows(self):
+        rows = ["--rows", "cholesky:--B 64", "qr:--B 64", "cholesky:--B 128"]
+        # The first Cholesky block's peer at 10, the second's at 40; tessera at 20: row 2 is 0.50x its own peer's.
+        rc, out, err, calls = self.bench("bench_gpu.py", "--n", "64", "--reps", "2", *rows,
+                                         RATES='{"cusolver .*row0_": 10.0, "cusolver .*row2_": 40.0, '
+                                               '"cusolver": 30.0, "cuda": 20.0}')
+        self.assertEqual(rc, 0, out + err)
+        order = [("cusolver" if "--impl cusolver" in c else "tessera") + " " + c.split()[3] for c in calls]
+        self.assertEqual(order, ["cusolver cholesky", "tessera cholesky", "cusolver qr", "tessera qr",
+                                 "cusolver cholesky", "tessera cholesky"] * 2, calls)
+        table = [l for l in out.splitlines() if l.startswith("| cholesky") or l.startswith("| qr")][:3]
+        self.assertEqual([l.split("|")[7:9] for l in table], [[" 2.00 ", " 2.00 "], [" 0.67 ", " 0.67 "],
+                                                              [" 0.50 ", " 0.50 "]], out)
 
 
 if __name__ == "__main__":

@@ -124,7 +124,7 @@ def main():
     for r, (p, t) in enumerate(zip([peer(1000, 0.25), peer(2000, 0.0), peer(1500, 0.5)],
                                    [tessera(900, 2.0, 8, 4, 1.5, 1.0), tessera(1100, 2.2, 6, 2, 1.6, 1.2),
                                     tessera(3000, 1.0, 10, 6, 0.9, 0.5)])):
-        answers["cholesky_d_cusolver_r%d.json" % r] = p
+        answers["row0_d_cusolver_r%d.json" % r] = p
         answers["row0_d_tessera_r%d.json" % r] = t
     with open(table, "w") as f:
         json.dump(answers, f)
@@ -137,7 +137,7 @@ def main():
     expect(p.returncode == 0, "exit 0, got %d" % p.returncode, out)
     with open(log) as f:
         calls = f.read().split()
-    expect(calls == [n for r in range(3) for n in ("cholesky_d_cusolver_r%d.json" % r, "row0_d_tessera_r%d.json" % r)],
+    expect(calls == [n for r in range(3) for n in ("row0_d_cusolver_r%d.json" % r, "row0_d_tessera_r%d.json" % r)],
            "the peer and tessera alternate, rep by rep", str(calls))
     lines = p.stdout.splitlines()
     for want, what in (("| cholesky | d | `--B 64` | 1.10 | 1.00 | 1.50 | 1.10 | 0.73 | 0.90, 1.10, 3.00 | "

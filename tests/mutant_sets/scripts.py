@@ -151,6 +151,9 @@ MUTANTS = [
     # cuSOLVER's runs not given --check,
     m("bench_gpu_peer_unchecked", BG, '"--impl", "cusolver", "--json", path, *checks]', '"--impl", "cusolver", "--json", path]',
       "-R experiments_bench_checks"),
+    # bench_gpu.py's peer once per algorithm, as before: a row compared with peer runs made before other rows.
+    m("bench_gpu_peer_per_algorithm", BG, "        block.append(i if i == 0 or args.rows[i - 1][0] != algo else block[-1])",
+      "        block.append(next(j for j, (a, _) in enumerate(args.rows) if a == algo))", "-R experiments_bench_checks"),
     # and a wrong answer of tessera's tolerated like a failed run.
     m("bench_mpi_wrong_answer_tolerated", BM, "    return 1 if reference_missing or wrong else 0",
       "    return 1 if reference_missing else 0", "-R experiments_bench_checks"),
