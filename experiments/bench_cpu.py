@@ -4,10 +4,11 @@
 Each configuration runs tessera's tile runtime and the LAPACKE peer in turn,
 alternating, `--reps` times each in the same sweep and with the same number of
 threads (tessera: compute threads, each kernel single-threaded; LAPACKE:
-OpenBLAS threads), and with the same --check (default every run: each
-checks its factors by a scaled residual after its timing). It prints the
-median GFlop/s of each and the ratio of the medians, and writes every run's
-JSON to --out. A run that fails (exit status, no JSON, a check that failed or did
+OpenBLAS threads), on the same matrix (--tile-args' --matrix, --seed and
+--input go to both) and with the same --check (default every run: each checks
+its factors by a scaled residual after its timing). It prints the median
+GFlop/s of each and the ratio of the medians, and writes every run's JSON to
+--out. A run that fails (exit status, no JSON, a check that failed or did
 not run) is reported on stderr with its reason and left out; the sweep goes
 on. Exit status: 0 every target met, 1 a target missed or a run
 failed, 2 a bad option (one line naming it, before any run) or tessera
@@ -62,6 +63,23 @@ SWEEP_LU = [
 
 # Options each run gets from the script; --tile-args must not give them again.
 OWN_OPTIONS = ("--algo", "--n", "--m", "--precision", "--threads", "--impl", "--json", "--check")
+# Options of --tile-args that choose the matrix: given to the LAPACKE runs too, so that both factor the same one.
+MATRIX_OPTIONS = ("--matrix", "--seed", "--input")
+
+
+def matrix_args(tile):
+    """The options of a --tile-args list that choose the matrix (`--matrix K`, `--seed=S`, ...), in order."""
+    out, take = [], False
+    for a in tile:
+        if take:
+            out.append(a)
+            take = False
+        elif a in MATRIX_OPTIONS:
+            out.append(a)
+            take = True
+        elif a.split("=", 1)[0] in MATRIX_OPTIONS:
+            out.append(a)
+    return out
 
 
 def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):
@@ -143,6 +161,7 @@ def main():
 
     print(f"threads={args.threads} reps={reps} (alternating tessera / LAPACKE), JSON in {out_dir}")
     print("Checks: " + CHECK_NOTES[args.check])
+    same_matrix = matrix_args(tile_args)
     print(f"{'algo':<9}{'prec':<5}{'N':>12}  {'tessera GF/s':>12}  {'LAPACKE GF/s':>12}  {'ratio':>6}  {'target':>6}  met"
           "  variant")
     all_met = True
@@ -158,7 +177,7 @@ def main():
                 print(f"\r  {algo} {prec} N={n} rep {r + 1}/{reps} ...", end="", file=sys.stderr, flush=True)
             checks = check_args(args.check, r)
             for impl, extra, values in (("tile", tile_args + own + checks, tile),
-                                        ("lapack", checks, ref)):
+                                        ("lapack", same_matrix + checks, ref)):
                 result, why = run(args.binary, algo, prec, n, args.threads, impl, extra, out_dir, f"r{r}", m)
                 if result is None:
                     failures.append((impl,) + why)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The benchmarks count only checked answers, against a peer run beside them.
+"""The benchmarks count only checked answers, of the same matrix, against a peer run beside them.
 
     test_bench_checks.py WORK_DIR
 
@@ -17,6 +17,8 @@ after a failed check; for a call matching $NO_CHECK it ignores --check
   not, is left out of the medians and named, and a failed check makes the
   exit status 1 (bench_mpi.py tolerates a failing tessera run, not a wrong
   one);
+- bench_cpu.py gives --tile-args' --matrix, --seed and --input to the LAPACKE
+  runs too, so that both sides factor the same matrix;
 - bench_gpu.py runs the cuSOLVER peer before each block of consecutive rows
   of one algorithm and compares those rows with that block's peer runs only.
 """
@@ -117,6 +119,15 @@ class Bench(unittest.TestCase):
         rc, out, err, calls = self.bench(*cpu[:-2], "--check", "first")
         self.assert_checks(calls, ["_r0.json" in c for c in calls], "each side's first rep only")
         self.assertIn("only each side's first run of a row checked", out)
+
+    def test_bench_cpu_same_matrix(self):
+        rc, out, err, calls = self.bench("bench_cpu.py", "--threads", "1", "--reps", "1", "--quick", "--tile-args",
+                                         "--matrix graded --seed=7 --B 64")
+        lapack = [c for c in calls if "--impl lapack" in c]
+        self.assertEqual(len(lapack), 4, calls)
+        for c in lapack:  # the same matrix as tessera's, not tessera's tiles
+            self.assertIn(" --matrix graded --seed=7 ", c + " ")
+            self.assertNotIn("--B 64", c)
 
     def test_bench_mpi(self):
         mpi = ("bench_mpi.py", "--grid", "1x1", "--reps", "2", "--algos", "cholesky,qr", "--n", "64")

@@ -144,7 +144,11 @@ MUTANTS = [
     m("bench_starpu_worst_policy", BS, "        best = max(peers) if peers else None", "        best = min(peers) if peers else None",
      "-R experiments_bad_input"),
     # The benchmarks count checked answers only (experiments_bench_checks): the peer's runs not given --check,
-    m("bench_cpu_peer_unchecked", BC, '("lapack", checks, ref)', '("lapack", [], ref)', "-R experiments_bench_checks"),
+    m("bench_cpu_peer_unchecked", BC, '("lapack", same_matrix + checks, ref)', '("lapack", same_matrix, ref)',
+      "-R experiments_bench_checks"),
+    # bench_cpu.py's LAPACKE runs on the default matrix whatever --tile-args' --matrix and --seed give tessera's.
+    m("bench_cpu_peer_other_matrix", BC, '("lapack", same_matrix + checks, ref)', '("lapack", checks, ref)',
+      "-R experiments_bench_checks"),
     # a result that was asked to check and says it did not (or failed) taken as it is,
     m("bench_run_json_takes_unchecked", BM, '    if checked and result.get("check_passed") is not True:',
       "    if False:", "-R experiments_bench_checks"),
