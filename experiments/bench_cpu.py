@@ -33,7 +33,7 @@ BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import outputs  # noqa: E402
 from runner.outputs import UsageError  # noqa: E402
-from bench_mpi import CHECK_MODES, CHECK_NOTES, check_args  # noqa: E402
+from bench_mpi import CHECK_MODES, CHECK_NOTES, check_args, matrix_args  # noqa: E402
 
 # (algo, precision, n, target ratio tessera/LAPACKE[, tessera's extra arguments, m])
 # -- targets from issue 2.
@@ -65,21 +65,6 @@ SWEEP_LU = [
 OWN_OPTIONS = ("--algo", "--n", "--m", "--precision", "--threads", "--impl", "--json", "--check")
 # Options of --tile-args that choose the matrix: given to the LAPACKE runs too, so that both factor the same one.
 MATRIX_OPTIONS = ("--matrix", "--seed", "--input")
-
-
-def matrix_args(tile):
-    """The options of a --tile-args list that choose the matrix (`--matrix K`, `--seed=S`, ...), in order."""
-    out, take = [], False
-    for a in tile:
-        if take:
-            out.append(a)
-            take = False
-        elif a in MATRIX_OPTIONS:
-            out.append(a)
-            take = True
-        elif a.split("=", 1)[0] in MATRIX_OPTIONS:
-            out.append(a)
-    return out
 
 
 def run(binary, algo, prec, n, threads, impl, extra, out_dir, tag, m=None):
@@ -161,7 +146,7 @@ def main():
 
     print(f"threads={args.threads} reps={reps} (alternating tessera / LAPACKE), JSON in {out_dir}")
     print("Checks: " + CHECK_NOTES[args.check])
-    same_matrix = matrix_args(tile_args)
+    same_matrix = matrix_args(tile_args, MATRIX_OPTIONS)
     print(f"{'algo':<9}{'prec':<5}{'N':>12}  {'tessera GF/s':>12}  {'LAPACKE GF/s':>12}  {'ratio':>6}  {'target':>6}  met"
           "  variant")
     all_met = True

@@ -148,7 +148,30 @@ def check_options(args):
             shlex.split(getattr(args, option))
         except ValueError as e:
             return f"--{option.replace('_', '-')} {getattr(args, option)!r}: {e}"
+    if matrix_args(shlex.split(args.tile_args), ("--input",)):
+        return (f"--tile-args {args.tile_args!r}: --input reaches tessera only (the ScaLAPACK peer generates its "
+                "matrix): give --matrix and --seed, which both sides take")
     return build_or_out_problem(args.build, ("scalapack_peer", "tessera"), args.out)
+
+
+# Options of --tile-args that choose the matrix: given to the ScaLAPACK peer too, which generates tessera's own
+# matrices (base/matrix_gen.hpp), so that both factor the same one. It reads no file: --input is refused.
+MATRIX_OPTIONS = ("--matrix", "--seed")
+
+
+def matrix_args(tile, options=MATRIX_OPTIONS):
+    """The options of a --tile-args list that choose the matrix (`--matrix K`, `--seed=S`, ...), in order."""
+    out, take = [], False
+    for a in tile:
+        if take:
+            out.append(a)
+            take = False
+        elif a in options:
+            out.append(a)
+            take = True
+        elif a.split("=", 1)[0] in options:
+            out.append(a)
+    return out
 
 
 def build_or_out_problem(build, programs, out, hint=""):
@@ -226,7 +249,8 @@ def main():
             path = os.path.join(out_dir, f"{algo}_{args.n}_{grid}_scalapack_r{r}.json")
             cmd = mpirun + ["-np", str(nprocs), scalapack_bin, "--algo", algo, "--n", str(args.n),
                             "--nb", str(args.nb), "--grid", grid, "--json", path,
-                            "--blas-threads", str(args.scalapack_threads)] + check_args(args.check, r)
+                            "--blas-threads", str(args.scalapack_threads)] + matrix_args(tile_args) + \
+                check_args(args.check, r)
             g = run_one(f"scalapack {algo} rep {r + 1}", cmd, path, args.timeout, cores["ScaLAPACK"], wrong)
             if g is not None:
                 scalapack.append(g)

@@ -3,12 +3,13 @@
 // a BLACS process grid.
 //
 //   mpirun -np P scalapack_peer --algo cholesky|qr|lu --n N --nb NB --grid PrxPc
-//                               [--precision d|s] [--matrix spd|general|zerocol]
+//                               [--precision d|s] [--matrix KIND|zerocol]
 //                               [--check] [--seed K] [--json FILE]
 //
-// Every rank generates only its own block-cyclic part of the matrix, from the
-// seed and the global indices, so the matrix does not depend on the grid or NB
-// and no rank ever holds all of it. Each rank calls OpenBLAS single-threaded
+// Every rank generates only its own block-cyclic part of the matrix, tessera's
+// matrix of the kind and seed (the same entries as tessera's runs get), from
+// the global indices, so the matrix does not depend on the grid or NB and no
+// rank ever holds all of it. Each rank calls OpenBLAS single-threaded
 // (openblas_set_num_threads(1) below; OPENBLAS_NUM_THREADS=1 in the environment
 // does the same): the parallelism is the ranks, as in tessera's runs.
 //
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/matrix_gen.hpp"
 #include "base/numerics.hpp"
 #include "experiments/output_path.hpp"
 #include "experiments/scalapack_api.hpp"
@@ -99,9 +101,11 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
   app.add_option("--nb", opt.nb, "block-cyclic block size")->required();
   app.add_option("--grid", opt.grid, "process grid PrxPc, Pr*Pc = number of ranks")->required();
   app.add_option("--precision", opt.precision, "d (PDxxxxx, default) or s (PSxxxxx)");
-  app.add_option("--matrix", opt.matrix,
-                 "generated matrix: spd (Cholesky's default) | general (QR's and LU's default) | zerocol (test input: "
-                 "the default matrix with column n/2+1 zero, an exactly zero pivot there: exit 3 naming it)");
+  app.add_option(
+      "--matrix", opt.matrix,
+      "generated matrix, tessera's --matrix kinds: spd (Cholesky's default) | general (QR's and LU's default) | "
+      "graded | illcond | rankdef, the same entries for the same --seed; or zerocol (test input: the default "
+      "matrix with column n/2+1 zero, an exactly zero pivot there: exit 3 naming it)");
   app.add_flag("--check", opt.check, "compute the scaled residual, exit 1 when it reaches 30");
   app.add_option("--seed", opt.seed, "seed of the generated matrix");
   app.add_option("--json", opt.json, "also write the result as JSON");
@@ -125,8 +129,8 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
     error = fmt::format("--nb {} must be at least 1", opt.nb);
   } else if (opt.precision != "d" && opt.precision != "s") {
     error = fmt::format("--precision '{}' is not one of: d, s", opt.precision);
-  } else if (!opt.matrix.empty() && opt.matrix != "spd" && opt.matrix != "general" && opt.matrix != "zerocol") {
-    error = fmt::format("--matrix '{}' is not one of: spd, general, zerocol", opt.matrix);
+  } else if (!opt.matrix.empty() && opt.matrix != "zerocol" && !tessera::matrix_kind_from_name(opt.matrix)) {
+    error = fmt::format("--matrix '{}' is not one of: general, spd, graded, illcond, rankdef, zerocol", opt.matrix);
   } else if (opt.blas_threads < 1) {
     error = fmt::format("--blas-threads {} must be at least 1", opt.blas_threads);
   } else if (!std::regex_match(opt.grid, m, grid_re) || std::stoi(m[1]) < 1 || std::stoi(m[2]) < 1) {
@@ -138,7 +142,7 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
       error = fmt::format("--grid {} needs {} ranks, but {} were started (mpirun -np)", opt.grid,
                           static_cast<long>(opt.prow) * opt.pcol, world_size);
   }
-  if (opt.matrix.empty()) opt.matrix = opt.algo == "cholesky" ? "spd" : "general";
+  if (opt.matrix.empty()) opt.matrix = opt.algo == "cholesky" ? "spd" : "general";  // tessera's defaults
   // --json is written by rank 0 after the factorization: checked by it now
   // (append mode creates nothing that stays and truncates nothing), its
   // verdict shared, so a long run's result is never lost to a bad path.
@@ -163,21 +167,6 @@ std::optional<int> parse_options(int argc, char** argv, int rank, int world_size
   return kExitInput;
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Entry (i, j) uniform in [-0.5, 0.5), a pure function of the seed and the
-// global indices: reproducible whatever the grid, NB or rank count.
-double entry(std::uint64_t seed, std::int64_t i, std::int64_t j) {
-  const std::uint64_t h =
-      splitmix64(splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(i)) ^ static_cast<std::uint64_t>(j));
-  return static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5;
-}
-
 template <typename T>
 DistMatrix<T> make_matrix(const Grid& g, int n, int nb) {
   DistMatrix<T> a;
@@ -193,35 +182,37 @@ DistMatrix<T> make_matrix(const Grid& g, int n, int nb) {
   return a;
 }
 
-// What to generate: spd, a random symmetric matrix plus n on the diagonal
-// (strictly diagonally dominant with a positive diagonal, hence SPD); general,
-// independent entries in [-0.5, 0.5). zero_col >= 0 (--matrix zerocol, 0-based)
-// makes that column zero, so LU meets an exactly zero pivot U(j,j) there: the
-// column of P A is zero, hence so is U's (L is nonsingular), and every update
-// of it multiplies by those exact zeros; Cholesky's leading minor of order j+1
-// is then not positive.
+// What to generate: tessera's own matrix of the kind and seed (base/matrix_gen.hpp, the same entries as `tessera
+// run --matrix KIND --seed K`, so that a ratio compares factorizations of one matrix: LU's partial pivoting picks
+// its rows from them). zero_col >= 0 (--matrix zerocol, 0-based) takes the default kind and makes that column
+// zero, so LU meets an exactly zero pivot U(j,j) there: the column of P A is zero, hence so is U's (L is
+// nonsingular), and every update of it multiplies by those exact zeros; Cholesky's leading minor of order j+1 is
+// then not positive.
 struct MatrixChoice {
-  bool spd = false;
+  tessera::MatrixKind kind = tessera::MatrixKind::General;
   std::int64_t zero_col = -1;
 };
 
+tessera::MatrixKind default_kind(const Options& opt) {
+  return opt.algo == "cholesky" ? tessera::MatrixKind::Spd : tessera::MatrixKind::General;
+}
+
 MatrixChoice matrix_choice(const Options& opt) {
-  const bool zerocol = opt.matrix == "zerocol";
-  return {zerocol ? opt.algo == "cholesky" : opt.matrix == "spd", zerocol ? opt.n / 2 : -1};
+  if (opt.matrix == "zerocol") return {default_kind(opt), opt.n / 2};
+  return {*tessera::matrix_kind_from_name(opt.matrix), -1};
 }
 
 // Fills this rank's part, computed in double and rounded to T.
 template <typename T>
-void generate(DistMatrix<T>& a, const Grid& g, const MatrixChoice& kind, std::uint64_t seed) {
+void generate(DistMatrix<T>& a, const Grid& g, const MatrixChoice& choice, std::uint64_t seed) {
+  const tessera::MatrixGenerator entry(choice.kind, seed, a.n, a.n, sizeof(T) == 4 ? 's' : 'd');
   const int lld = a.desc[8];
   for (int lc = 0; lc < a.local_cols; ++lc) {
     const std::int64_t j = global_index(lc, a.nb, g.mycol, g.npcol);
     T* col = a.local.data() + static_cast<std::size_t>(lc) * lld;
     for (int lr = 0; lr < a.local_rows; ++lr) {
       const std::int64_t i = global_index(lr, a.nb, g.myrow, g.nprow);
-      double v = kind.spd ? entry(seed, std::min(i, j), std::max(i, j)) + (i == j ? a.n : 0.0) : entry(seed, i, j);
-      if (j == kind.zero_col) v = 0.0;
-      col[lr] = static_cast<T>(v);
+      col[lr] = static_cast<T>(j == choice.zero_col ? 0.0 : entry(i, j));
     }
   }
 }

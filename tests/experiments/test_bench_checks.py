@@ -92,8 +92,10 @@ class Bench(unittest.TestCase):
                             "--out", os.path.join(self.dir, "runs")], capture_output=True, text=True, timeout=120,
                            cwd=ROOT, env=dict(os.environ, **self.env, **env))
         self.assertNotIn("Traceback", p.stderr)
-        with open(self.log) as f:
-            calls = f.read().splitlines()
+        calls = []  # none when the script refused its arguments
+        if os.path.exists(self.log):
+            with open(self.log) as f:
+                calls = f.read().splitlines()
         return p.returncode, p.stdout, p.stderr, calls
 
     def assert_checks(self, calls, checked, what):
@@ -128,6 +130,19 @@ class Bench(unittest.TestCase):
         for c in lapack:  # the same matrix as tessera's, not tessera's tiles
             self.assertIn(" --matrix graded --seed=7 ", c + " ")
             self.assertNotIn("--B 64", c)
+
+    def test_bench_mpi_same_matrix(self):
+        rc, out, err, calls = self.bench("bench_mpi.py", "--grid", "1x1", "--reps", "1", "--algos", "lu", "--n", "64",
+                                         "--tile-args", "--pivot partial --matrix graded --seed=7")
+        self.assertEqual(rc, 0, out + err)
+        peer = [c for c in calls if c.startswith("scalapack_peer")]
+        self.assertEqual(len(peer), 1, calls)
+        self.assertIn(" --matrix graded --seed=7 ", peer[0] + " ")  # the peer generates tessera's matrices
+        self.assertNotIn("--pivot", peer[0])
+        rc, out, err, calls = self.bench("bench_mpi.py", "--tile-args", "--input a.mtx")
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("--input reaches tessera only", err)
+        self.assertEqual(calls, [])
 
     def test_bench_mpi(self):
         mpi = ("bench_mpi.py", "--grid", "1x1", "--reps", "2", "--algos", "cholesky,qr", "--n", "64")
