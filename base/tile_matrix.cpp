@@ -53,6 +53,19 @@ void TileMatrix<T>::allocate_zeroed(const std::vector<std::pair<int, int>>& tile
 }
 
 template <class T>
+TileMatrix<T> TileMatrix<T>::from_dense(const TileLayout& layout, const T* a, index_t lda, std::size_t max_threads) {
+  TileMatrix<T> t(layout, false);
+  t.storage_.reserve(t.table_.size());
+  for (int j = 0; j < t.q(); ++j)
+    for (int i = 0; i < t.p(); ++i) {
+      std::size_t bytes = 0;
+      t.allocate_uninitialized(i, j, bytes);
+    }
+  t.from_dense(a, lda, max_threads);
+  return t;
+}
+
+template <class T>
 TileMatrix<T> TileMatrix<T>::clone() const {
   TileMatrix<T> c(layout_, false);
   for (std::size_t x = 0; x < table_.size(); ++x) {
@@ -76,23 +89,33 @@ T TileMatrix<T>::at(index_t r, index_t c) const {
 }
 
 template <class T>
-void TileMatrix<T>::from_dense(const T* a, index_t lda) {
-  for (int j = 0; j < q(); ++j)
+std::size_t TileMatrix<T>::pass_threads(std::size_t max_threads) const {
+  const double entries = static_cast<double>(layout_.m()) * static_cast<double>(layout_.n());
+  return std::min(max_threads, static_cast<std::size_t>(entries / double(1 << 22)));
+}
+
+template <class T>
+void TileMatrix<T>::from_dense(const T* a, index_t lda, std::size_t max_threads) {
+  parallel_units(static_cast<std::size_t>(q()), pass_threads(max_threads), [&](std::size_t u) {
+    const int j = static_cast<int>(u);
     for (int i = 0; i < p(); ++i) {
       T* t = tile(i, j);
       const index_t h = ld(i), r0 = layout_.row_offset(i), c0 = layout_.col_offset(j);
       for (index_t c = 0; c < layout_.col_width(j); ++c) std::memcpy(t + c * h, a + r0 + (c0 + c) * lda, h * sizeof(T));
     }
+  });
 }
 
 template <class T>
-void TileMatrix<T>::to_dense(T* a, index_t lda) const {
-  for (int j = 0; j < q(); ++j)
+void TileMatrix<T>::to_dense(T* a, index_t lda, std::size_t max_threads) const {
+  parallel_units(static_cast<std::size_t>(q()), pass_threads(max_threads), [&](std::size_t u) {
+    const int j = static_cast<int>(u);
     for (int i = 0; i < p(); ++i) {
       const T* t = tile(i, j);
       const index_t h = ld(i), r0 = layout_.row_offset(i), c0 = layout_.col_offset(j);
       for (index_t c = 0; c < layout_.col_width(j); ++c) std::memcpy(a + r0 + (c0 + c) * lda, t + c * h, h * sizeof(T));
     }
+  });
 }
 
 template <class T>

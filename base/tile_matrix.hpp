@@ -15,6 +15,8 @@ namespace tessera {
 template <class T>
 class TileMatrix {
  public:
+  static constexpr std::size_t kAnyThreads = ~std::size_t{0};  // max_threads: as many as parallel_units gives
+
   // Allocates every tile when `allocate_all`, none otherwise.
   explicit TileMatrix(const TileLayout& layout, bool allocate_all = true);
   // Allocates (zeroed) the tiles (i,j) for which keep(i, j): a node's own tiles.
@@ -29,6 +31,11 @@ class TileMatrix {
   // A copy of the tiles this matrix holds (its own, not copies it points at
   // through set_tile).
   TileMatrix clone() const;
+  // Every tile of `layout`, filled from a column-major dense matrix with
+  // leading dimension lda: no zeroing first, each page first touched by the
+  // thread that copies into it (see from_dense).
+  static TileMatrix from_dense(const TileLayout& layout, const T* a, index_t lda,
+                               std::size_t max_threads = kAnyThreads);
 
   const TileLayout& layout() const { return layout_; }
   int p() const { return layout_.tile_rows(); }
@@ -47,9 +54,11 @@ class TileMatrix {
   T& at(index_t r, index_t c);
   T at(index_t r, index_t c) const;
 
-  // Copies to / from a column-major dense matrix with leading dimension lda.
-  void from_dense(const T* a, index_t lda);
-  void to_dense(T* a, index_t lda) const;
+  // Copies to / from a column-major dense matrix with leading dimension lda,
+  // a tile column per unit of work on up to max_threads of the process's
+  // threads (parallel_units: one where the matrix is small).
+  void from_dense(const T* a, index_t lda, std::size_t max_threads = kAnyThreads);
+  void to_dense(T* a, index_t lda, std::size_t max_threads = kAnyThreads) const;
   // The whole matrix as a new column-major m×n array (leading dimension m).
   std::vector<T> to_dense() const;
 
@@ -57,6 +66,8 @@ class TileMatrix {
   // The tiles listed (those not allocated yet), zeroed by the machine's
   // threads when they are many bytes: the pages are first touched there.
   void allocate_zeroed(const std::vector<std::pair<int, int>>& tiles);
+  // How many threads a pass over every tile may take: at most max_threads, one per 2^22 entries.
+  std::size_t pass_threads(std::size_t max_threads) const;
   // Tile (i,j)'s storage, uninitialized, or null if it had some; its bytes.
   T* allocate_uninitialized(int i, int j, std::size_t& bytes);
   struct FreeDeleter {

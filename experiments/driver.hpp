@@ -100,6 +100,9 @@ struct RunConfig {
   std::string input;   // Matrix Market file; empty: generated
   std::string matrix;  // generated kind (--matrix); empty: spd for Cholesky, general for QR
   bool check = false;
+  // --column-major: the matrix starts and ends column-major (leading dimension m), as a LAPACK caller holds it;
+  // the tile store's allocation with the conversion into it, and the conversion back, are timed (convert_s).
+  bool column_major = false;
   std::size_t window = 16384;
   ReadyPolicy policy = ReadyPolicy::Priority;
   RuntimeObserver* observer = nullptr;
@@ -199,6 +202,7 @@ struct RunResult {
   std::uint64_t tasks = 0;        // this node's (every node's: node_tasks)
   std::vector<double> busy_s;     // this node's compute threads
   double copy_s = 0;              // --impl cusolver: the matrix's copies to and from the GPU
+  double convert_s = 0;           // --column-major: into tiles (with their allocation) and back, outside time_s
   std::vector<DeviceStats> gpus;  // this node's GPUs
   // CUDA GPUs: this node's host data page-locked before the factorization
   // (experiments/host_pinning.hpp), and what locking and unlocking took.

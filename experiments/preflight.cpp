@@ -202,9 +202,10 @@ MemoryNeed memory_need(const RunConfig& c, double budget, bool matrix_only) {
   need.nodes_here = simulated ? need.nodes : 1;  // a simulated cluster holds every node in this process
   const double share = static_cast<double>(need.nodes_here) / need.nodes;
   need.check_copy = c.check ? matrix * share : 0.0;
+  need.dense_copy = c.column_major ? matrix : 0.0;  // a native one-node run's
   // The tiles alone: a lower bound of the data, enough to say no.
   double all_data = matrix;
-  if (matrix * share + need.check_copy <= budget && !matrix_only) {
+  if (matrix * share + need.check_copy + need.dense_copy <= budget && !matrix_only) {
     const Factorization& F = c.factor ? *c.factor : factorization(c.algo);
     const TileLayout L(c.m, c.n, c.B, c.s, c.b);
     const double data_count = static_cast<double>(L.tile_rows()) * L.tile_cols();
@@ -246,11 +247,13 @@ std::string memory_refusal(const RunConfig& c, const MemoryNeed& need, const Ava
   std::string parts = fmt::format("{} for the {} x {} matrix in {} ({}){}", gib(need.data), c.m, c.n, precision, size,
                                   c.impl == Impl::Tile ? " and the factorization's own data" : "");
   if (need.check_copy > 0) parts += fmt::format(", {} for --check's copy of the input", gib(need.check_copy));
+  if (need.dense_copy > 0) parts += fmt::format(", {} for --column-major's dense matrix", gib(need.dense_copy));
   if (need.gpu_buffers > 0)
     parts += fmt::format(", {} for the buffers of --gpus {} GPUs in host memory", gib(need.gpu_buffers), c.gpus);
   std::string advice = "use a smaller --n";
   if (c.precision == 'd') advice += ", --precision s";
   if (c.check) advice += ", no --check";
+  if (c.column_major) advice += ", no --column-major";
   if (c.impl == Impl::Tile && !c.model) advice += " or more nodes (--grid under mpirun)";
   return fmt::format("out of memory: the run needs {} {} but {} is available ({}): {}; {}", gib(need.total()), where,
                      gib(available.bytes), available.source, parts, advice);

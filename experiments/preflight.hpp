@@ -142,11 +142,12 @@ MemoryFacts probe_memory();
 struct MemoryNeed {
   double data = 0;         // the matrix's tiles and the factorization's own data (a peer: the dense matrix)
   double check_copy = 0;   // --check: the copy of the input
+  double dense_copy = 0;   // --column-major: the caller's column-major matrix beside the tiles
   double gpu_buffers = 0;  // emulated (or simulated, with data) GPUs' buffers in host memory
   int nodes_here = 1;      // nodes whose data this process holds (a simulated cluster: all)
   int nodes = 1;           // nodes of the run
   bool checked = true;     // false: a simulated run without data, nothing allocated
-  double total() const { return data + check_copy + gpu_buffers; }
+  double total() const { return data + check_copy + dense_copy + gpu_buffers; }
 };
 // `budget`: when the matrix alone already exceeds it, the factorization's
 // own data are not summed (the answer is no either way). `matrix_only`:

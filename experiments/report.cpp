@@ -151,6 +151,7 @@ std::string result_json(const RunResult& r, const char* backend) {
   j["settle_s"] = r.settle_s;
   j["gflops"] = r.gflops;
   j["busy_s"] = r.busy_s;
+  if (c.column_major) j["convert_s"] = r.convert_s;
   if (c.impl == Impl::Cusolver) {
     j["copy_s"] = r.copy_s;
     j["pinned_bytes"] = r.pinned_bytes;  // the matrix page-locked for its copies (0 with --pageable)

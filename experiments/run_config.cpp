@@ -256,6 +256,18 @@ void resolve(RunConfig& c, const DenseMatrix* input) {
   if (c.phantom && c.impl != Impl::Tile)
     throw InputError("--impl " + std::string(to_string(c.impl)) + " has no tasks to simulate: use --impl tile");
   validate_test_fault(c);
+  if (c.column_major) {
+    const std::string other = c.impl != Impl::Tile ? std::string("--impl ") + to_string(c.impl)
+                              : c.gpus > 0         ? "--gpus " + std::to_string(c.gpus)
+                              : c.pr * c.pc > 1    ? "--grid " + std::to_string(c.pr) + "x" + std::to_string(c.pc)
+                              : !c.machine.empty() ? std::string("--backend sim")
+                                                   : std::string();
+    if (!other.empty())
+      throw InputError(
+          "--column-major times the conversions of a native one-node run without GPUs (tessera's tiles "
+          "against a LAPACK caller's matrix), not a run with " +
+          other);
+  }
   if (c.gpus < 0) throw InputError("--gpus " + std::to_string(c.gpus) + " must be >= 0");
   if (c.gpus > 0 && c.impl != Impl::Tile)
     throw InputError("--impl " + std::string(to_string(c.impl)) + " runs on the CPU only: GPUs need --impl tile");

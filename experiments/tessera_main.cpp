@@ -350,6 +350,9 @@ int run_main(int argc, char** argv) {
       "native runs: the compute threads' nice levels below the node's other threads (0-19), so that those (generator, "
       "GPU managers, communication) win a core they share when they have work; default 0");
   run->add_flag("--check", cfg.check, "compute the scaled residuals and fail above the threshold (30)");
+  run->add_flag("--column-major", cfg.column_major,
+                "native one-node CPU runs: the matrix starts and ends column-major, as a LAPACK caller holds it; the "
+                "tiles' allocation with the conversion into them, and back, timed as convert_s (outside time_s)");
   run->add_option("--json", json_path, "write the result as JSON to FILE");
   run->add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto) of every task to FILE");
   // Unsigned values are read as text: CLI11 would turn -1 into 2^64 - 1.

@@ -251,6 +251,9 @@ TEST(PreflightMemory, CholeskyNeedsItsTilesAndTheCheckCopy) {
   EXPECT_EQ(memory_need(c, kNoBudget).total(), 16e6);
   c.precision = 's';
   EXPECT_EQ(memory_need(c, kNoBudget).total(), 8e6);
+  c.column_major = true;  // the caller's dense matrix beside the tiles
+  EXPECT_EQ(memory_need(c, kNoBudget).dense_copy, 4e6);
+  EXPECT_EQ(memory_need(c, kNoBudget).total(), 12e6);
 }
 
 TEST(PreflightMemory, QrAddsItsTFactorsAndPanelCopies) {

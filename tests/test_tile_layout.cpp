@@ -312,6 +312,31 @@ TYPED_TEST(TileMatrixTest, DenseRoundTripAndAtAgree) {
   }
 }
 
+// The passes over a large matrix run a tile column per unit on several threads (one per 2^22 entries, at most
+// max_threads): every entry lands once, at its place, whatever the thread count, and TileMatrix::from_dense
+// builds the same matrix without zeroing it first (ragged last tiles, a leading dimension beyond m).
+TYPED_TEST(TileMatrixTest, ThreadedDensePassesAndTheFactoryAgree) {
+  using T = TypeParam;
+  const TileLayout L(3001, 2999, 256, 2, 64);
+  const index_t lda = L.m() + 5;
+  std::vector<T> dense(static_cast<std::size_t>(lda * L.n()));
+  for (index_t c = 0; c < L.n(); ++c)
+    for (index_t r = 0; r < lda; ++r) dense[r + c * lda] = static_cast<T>(r < L.m() ? (7 * c + 3 * r) % 4093 : -1);
+  for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, TileMatrix<T>::kAnyThreads}) {
+    SCOPED_TRACE(threads);
+    const TileMatrix<T> a = TileMatrix<T>::from_dense(L, dense.data(), lda, threads);
+    TileMatrix<T> b(L);
+    b.from_dense(dense.data(), lda, threads);
+    for (const TileMatrix<T>* m : {&a, static_cast<const TileMatrix<T>*>(&b)}) {
+      std::vector<T> back(dense.size(), T(42));
+      m->to_dense(back.data(), lda, threads);
+      for (index_t c = 0; c < L.n(); ++c)
+        for (index_t r = 0; r < lda; ++r)
+          ASSERT_EQ(back[r + c * lda], r < L.m() ? dense[r + c * lda] : T(42)) << "(" << r << "," << c << ")";
+    }
+  }
+}
+
 TYPED_TEST(TileMatrixTest, UnallocatedTilesAreNullUntilAllocatedAndThenZero) {
   using T = TypeParam;
   const TileLayout L(30, 30, 8, 2, 3);
