@@ -30,9 +30,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mutant_sets import core, round6, round7, round8, round9, round10, scripts  # noqa: E402
+from mutant_sets import core, round6, round7, round8, round9, round10, round11, scripts  # noqa: E402
 
-MUTANTS = core.MUTANTS + scripts.MUTANTS + round6.MUTANTS + round7.MUTANTS + round8.MUTANTS + round9.MUTANTS + round10.MUTANTS
+MUTANTS = core.MUTANTS + scripts.MUTANTS + round6.MUTANTS + round7.MUTANTS + round8.MUTANTS + round9.MUTANTS + round10.MUTANTS + round11.MUTANTS
 
 
 def sh(cmd, cwd):

@@ -454,6 +454,6 @@ MUTANTS = [
       "anorm > 0 ? umax / anorm : 0.0}", "-L mpi"),
     # Bug: --matrix zerocol zeroes column n/2 (1-based) instead of n/2 + 1.
     # Prediction: KILLED by scalapack_peer_lu_zero_pivot (expects U(301,301) for n = 600; gets U(300,300)).
-    m("scalapack_zerocol_off_by_one", "experiments/scalapack_peer.cpp", "zerocol ? opt.n / 2 : -1}",
-      "zerocol ? (opt.n - 1) / 2 : -1}", "-L mpi"),
+    m("scalapack_zerocol_off_by_one", "experiments/scalapack_peer.cpp", "return {default_kind(opt), opt.n / 2};",
+      "return {default_kind(opt), (opt.n - 1) / 2};", "-L mpi"),
 ]

@@ -27,7 +27,7 @@ MUTANTS = [
     m("results_values_of_failed_runs", ER, "        for r in self.ok:\n            v = _lookup(r, name)",
      "        for r in self.runs:\n            v = _lookup(r, name)", REPORT),
     # Points of an earlier sweep (configurations the definition no longer has) plotted beside the last sweep's.
-    m("results_old_sweeps_points", ER, 'if not wanted or r["config_id"] in wanted]', "if True]", REPORT),
+    m("results_old_sweeps_points", ER, 'if (not wanted or r["config_id"] in wanted) and', "if True and", REPORT),
     # A parameter of the same name hides the run's measured value.
     m("results_params_before_metrics", ER,
      '    for src in (record.get("metrics") or {}, run_result(record), record["params"]):',
