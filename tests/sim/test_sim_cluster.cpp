@@ -233,7 +233,9 @@ TEST(SimCluster, AMachineOfManyNodesBuildsTheRunsNodesOnly) {
   Outcome o;
   const json j = run_ok(sim_run("cholesky", "2x1", {"--n", "256", "--B", "64", "--threads", "1"}, machine), &o);
   EXPECT_EQ(j.at("nodes"), 2) << o;
+#if !defined(__SANITIZE_ADDRESS__)  // whose shadow memory and quarantine add their own (234 MiB in all under it)
   EXPECT_LT(j.at("peak_rss_bytes").get<double>(), 200e6) << o;
+#endif
 }
 
 // --trace on a simulated 2x2 grid: one file per node (node k > 0 in
