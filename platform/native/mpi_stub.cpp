@@ -8,15 +8,15 @@ namespace tessera::platform {
 
 struct MpiNetwork::Impl {};
 
-MpiNetwork::MpiNetwork(int*, char***) { throw NotCompiled("mpi"); }
+MpiNetwork::MpiNetwork(int*, char***) { throw NotCompiled("MPI"); }
 MpiNetwork::~MpiNetwork() = default;
 int MpiNetwork::node() const { return 0; }
 int MpiNetwork::nodes() const { return 1; }
-void MpiNetwork::start(DeliverFn) { throw NotCompiled("mpi"); }
-void MpiNetwork::send(int, Message&&) { throw NotCompiled("mpi"); }
-Message MpiNetwork::make_message(std::uint64_t, std::size_t) { throw NotCompiled("mpi"); }
+void MpiNetwork::start(DeliverFn) { throw NotCompiled("MPI"); }
+void MpiNetwork::send(int, Message&&) { throw NotCompiled("MPI"); }
+Message MpiNetwork::make_message(std::uint64_t, std::size_t) { throw NotCompiled("MPI"); }
 void MpiNetwork::stop() {}
-void MpiNetwork::allreduce_sum(std::vector<double>&) { throw NotCompiled("mpi"); }
+void MpiNetwork::allreduce_sum(std::vector<double>&) { throw NotCompiled("MPI"); }
 void MpiNetwork::abort(int code, const std::string&) { std::exit(code); }
 void MpiNetwork::set_own_core(bool) {}
 void MpiNetwork::set_message_limit(std::size_t) {}
