@@ -435,6 +435,7 @@ TEST(CliPreflight, AnAddressSpaceLimitExitsFourNamingIt) {
 // 11 threads are 3,000 actors, 23.4 GiB, beyond a 3000000 KiB limit. Refused at once naming them; SimGrid aborted
 // (exit 134) at the first actor it could not give a stack. A small cluster under the same limit runs.
 TEST(CliPreflight, APhantomSimulationsActorsMustFitTheAddressSpace) {
+  if (!TESSERA_HAVE_SIMGRID) GTEST_SKIP() << "built without SimGrid";
   const auto under_ulimit = [](const std::string& args) {
     return std::vector<std::string>{"-c", "ulimit -v 3000000 && exec " + std::string(TESSERA_BIN) + " " + args};
   };
