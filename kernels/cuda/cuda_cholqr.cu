@@ -189,6 +189,100 @@ struct Layout {
   }
 };
 
+// cholqr_panel.hpp's operations (its comment names each), in b's leading dimension b. At namespace scope, not a
+// class local to cholqr_factor: clang, as nvcc's host compiler, instantiates a local class's members with the
+// explicit instantiations at the end of the file, before nvcc's stubs specialize the kernels they launch
+// ("explicit specialization ... after instantiation"); gcc accepts both.
+template <class T>
+struct CholqrOps {
+  cublasHandle_t h;
+  cusolverDnHandle_t solver;
+  cudaStream_t st;
+  T* lapack;
+  int lwork;
+  int* info;
+  int* flag;
+  std::size_t shared;  // dynamic shared memory lu_sign_shared_kernel may take
+  index_t rows;        // CudaKernelOptions::cholqr_gram_rows
+  index_t slots;       // room for partial products
+  T* partial;
+  T* ones;
+  void gram(index_t nn, index_t bb, const T* xx, index_t ld, T* gg) {
+    const index_t blocks = gram_blocks(nn, rows);
+    if (blocks == 0) {
+      syrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, to_int(bb), to_int(nn), T(1), xx, to_int(ld), T(0), gg, to_int(bb),
+           TESSERA_HERE);
+      return;
+    }
+    if (blocks == 1) {  // the whole square: G's upper triangle too, which no operation reads
+      gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(nn), T(1), xx, to_int(ld), xx, to_int(ld), T(0),
+           gg, to_int(bb), TESSERA_HERE);
+      return;
+    }
+    if (blocks > slots)
+      throw std::logic_error("cholqr gram: " + std::to_string(blocks) + " blocks of " + std::to_string(rows) +
+                             " rows, room for " + std::to_string(slots));
+    // P_i = X_i^T X_i (bb×bb, one after another), the full blocks in one
+    // batched call and the short last one alone; then G = Σ P_i = P · 1
+    // (the ones cholqr_begin wrote).
+    const index_t full = nn / rows, last = nn - full * rows, square = bb * bb;
+    if (full > 0)
+      gemm_strided(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(rows), T(1), xx, to_int(ld), rows, xx,
+                   to_int(ld), rows, T(0), partial, to_int(bb), square, to_int(full), TESSERA_HERE);
+    if (last > 0)
+      gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(last), T(1), xx + full * rows, to_int(ld),
+           xx + full * rows, to_int(ld), T(0), partial + full * square, to_int(bb), TESSERA_HERE);
+    gemv_n(h, to_int(square), to_int(blocks), partial, to_int(square), ones, gg, TESSERA_HERE);
+  }
+  void shift(index_t bb, T* gg, double c) {
+    shift_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), gg, c);
+    launched("shift_kernel launch");
+  }
+  void potrf(index_t bb, T* gg, int pass) {
+    potrf_l(solver, to_int(bb), gg, to_int(bb), lapack, lwork, info + pass, TESSERA_HERE);
+  }
+  void solve_lt(index_t nn, index_t bb, const T* gg, T* xx, index_t ld) {
+    trsm_rlt(h, to_int(nn), to_int(bb), gg, to_int(bb), xx, to_int(ld), TESSERA_HERE);
+  }
+  void identity(index_t bb, T* rr) {
+    identity_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), rr);
+    launched("identity_kernel launch");
+  }
+  void mul_lt(index_t bb, const T* gg, T* rr) {
+    trmm_llt_inplace(h, to_int(bb), to_int(bb), gg, to_int(bb), rr, to_int(bb), TESSERA_HERE);
+  }
+  void check(index_t bb, const T* gg, double tol) {
+    check_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), gg, tol, info, flag);
+    launched("check_kernel launch");
+  }
+  void lu_sign(index_t bb, T* xx, index_t ld, T* ss, bool upper) {
+    if (upper) {
+      sign_diagonal_kernel<T><<<blocks_for(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
+      launched("sign_diagonal_kernel launch");
+    } else if (const std::size_t bytes = static_cast<std::size_t>(bb * bb) * sizeof(T); bytes <= shared) {
+      lu_sign_shared_kernel<T><<<1, kBlock, bytes, st>>>(to_int(bb), xx, to_int(ld), ss);
+      launched("lu_sign_shared_kernel launch");
+    } else {
+      lu_sign_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
+      launched("lu_sign_kernel launch");
+    }
+  }
+  void solve_u(index_t m, index_t bb, const T* u, index_t ldu, T* xx, index_t ld) {
+    trsm_right_upper(h, to_int(m), to_int(bb), u, to_int(ldu), xx, to_int(ld), TESSERA_HERE);
+  }
+  void t_from(index_t bb, const T* xx, index_t ld, const T* ss, T* tt, index_t ldtt) {
+    t_first_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss, tt, to_int(ldtt));
+    launched("t_first_kernel launch");
+    // T = T Y1^{-T}
+    trsm_general(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, to_int(bb), to_int(bb),
+                 xx, to_int(ld), tt, to_int(ldtt), TESSERA_HERE);
+  }
+  void r_out(index_t bb, const T* rr, const T* ss, T* xx, index_t ld) {
+    r_out_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), rr, ss, xx, to_int(ld));
+    launched("r_out_kernel launch");
+  }
+};
+
 }  // namespace
 
 template <class T>
@@ -255,101 +349,13 @@ void CudaTileKernels<T>::cholqr_factor(index_t n, index_t b, T* x, index_t ldx, 
   cudaStream_t st = stream_;
   const int lwork = cholqr_lwork_;
   cusolverDnHandle_t solver = solver_.get();
-  // cholqr_panel.hpp's operations (its comment names each), in b's leading dimension b.
-  struct Ops {
-    cublasHandle_t h;
-    cusolverDnHandle_t solver;
-    cudaStream_t st;
-    T* lapack;
-    int lwork;
-    int* info;
-    int* flag;
-    std::size_t shared;  // dynamic shared memory lu_sign_shared_kernel may take
-    index_t rows;        // CudaKernelOptions::cholqr_gram_rows
-    index_t slots;       // room for partial products
-    T* partial;
-    T* ones;
-    void gram(index_t nn, index_t bb, const T* xx, index_t ld, T* gg) {
-      const index_t blocks = gram_blocks(nn, rows);
-      if (blocks == 0) {
-        syrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, to_int(bb), to_int(nn), T(1), xx, to_int(ld), T(0), gg, to_int(bb),
-             TESSERA_HERE);
-        return;
-      }
-      if (blocks == 1) {  // the whole square: G's upper triangle too, which no operation reads
-        gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(nn), T(1), xx, to_int(ld), xx, to_int(ld),
-             T(0), gg, to_int(bb), TESSERA_HERE);
-        return;
-      }
-      if (blocks > slots)
-        throw std::logic_error("cholqr gram: " + std::to_string(blocks) + " blocks of " + std::to_string(rows) +
-                               " rows, room for " + std::to_string(slots));
-      // P_i = X_i^T X_i (bb×bb, one after another), the full blocks in one
-      // batched call and the short last one alone; then G = Σ P_i = P · 1
-      // (the ones cholqr_begin wrote).
-      const index_t full = nn / rows, last = nn - full * rows, square = bb * bb;
-      if (full > 0)
-        gemm_strided(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(rows), T(1), xx, to_int(ld), rows, xx,
-                     to_int(ld), rows, T(0), partial, to_int(bb), square, to_int(full), TESSERA_HERE);
-      if (last > 0)
-        gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, to_int(bb), to_int(bb), to_int(last), T(1), xx + full * rows, to_int(ld),
-             xx + full * rows, to_int(ld), T(0), partial + full * square, to_int(bb), TESSERA_HERE);
-      gemv_n(h, to_int(square), to_int(blocks), partial, to_int(square), ones, gg, TESSERA_HERE);
-    }
-    void shift(index_t bb, T* gg, double c) {
-      shift_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), gg, c);
-      launched("shift_kernel launch");
-    }
-    void potrf(index_t bb, T* gg, int pass) {
-      potrf_l(solver, to_int(bb), gg, to_int(bb), lapack, lwork, info + pass, TESSERA_HERE);
-    }
-    void solve_lt(index_t nn, index_t bb, const T* gg, T* xx, index_t ld) {
-      trsm_rlt(h, to_int(nn), to_int(bb), gg, to_int(bb), xx, to_int(ld), TESSERA_HERE);
-    }
-    void identity(index_t bb, T* rr) {
-      identity_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), rr);
-      launched("identity_kernel launch");
-    }
-    void mul_lt(index_t bb, const T* gg, T* rr) {
-      trmm_llt_inplace(h, to_int(bb), to_int(bb), gg, to_int(bb), rr, to_int(bb), TESSERA_HERE);
-    }
-    void check(index_t bb, const T* gg, double tol) {
-      check_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), gg, tol, info, flag);
-      launched("check_kernel launch");
-    }
-    void lu_sign(index_t bb, T* xx, index_t ld, T* ss, bool upper) {
-      if (upper) {
-        sign_diagonal_kernel<T><<<blocks_for(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
-        launched("sign_diagonal_kernel launch");
-      } else if (const std::size_t bytes = static_cast<std::size_t>(bb * bb) * sizeof(T); bytes <= shared) {
-        lu_sign_shared_kernel<T><<<1, kBlock, bytes, st>>>(to_int(bb), xx, to_int(ld), ss);
-        launched("lu_sign_shared_kernel launch");
-      } else {
-        lu_sign_kernel<T><<<1, kBlock, 0, st>>>(to_int(bb), xx, to_int(ld), ss);
-        launched("lu_sign_kernel launch");
-      }
-    }
-    void solve_u(index_t m, index_t bb, const T* u, index_t ldu, T* xx, index_t ld) {
-      trsm_right_upper(h, to_int(m), to_int(bb), u, to_int(ldu), xx, to_int(ld), TESSERA_HERE);
-    }
-    void t_from(index_t bb, const T* xx, index_t ld, const T* ss, T* tt, index_t ldtt) {
-      t_first_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), xx, to_int(ld), ss, tt, to_int(ldtt));
-      launched("t_first_kernel launch");
-      // T = T Y1^{-T}
-      trsm_general(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, to_int(bb), to_int(bb),
-                   xx, to_int(ld), tt, to_int(ldtt), TESSERA_HERE);
-    }
-    void r_out(index_t bb, const T* rr, const T* ss, T* xx, index_t ld) {
-      r_out_kernel<T><<<square_grid(bb), kThreads, 0, st>>>(to_int(bb), rr, ss, xx, to_int(ld));
-      launched("r_out_kernel launch");
-    }
-  } ops{h, solver, st, lapack, lwork, info, flag, cholqr_shared_, gram_rows_, cholqr_slots_, partial, ones};
+  CholqrOps<T> ops{h, solver, st, lapack, lwork, info, flag, cholqr_shared_, gram_rows_, cholqr_slots_, partial, ones};
   if (!profile_) {
     cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, ops, top_upper);
     return;
   }
   auto record = [this](const char* name) { mark(name); };
-  cholqr::Marked<Ops, decltype(record)> marked{ops, record};
+  cholqr::Marked<CholqrOps<T>, decltype(record)> marked{ops, record};
   cholqr::factor<T>(n, b, x, ldx, t, ldt, g, r, s, marked, top_upper);
   mark(nullptr);
 }
