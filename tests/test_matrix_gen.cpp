@@ -157,8 +157,9 @@ TEST(MatrixGen, GradedIsTheSpdKindScaledOverTheRows) {
   for (const auto& [m, n] : {std::pair<index_t, index_t>{40, 40}, {150, 40}, {90, 1}}) {
     SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
     const MatrixGenerator graded(MatrixKind::Graded, 9, m, n), spd(MatrixKind::Spd, 9, m, n);
-    const auto d = [m](index_t i) {
-      return std::pow(10.0, -6.0 * static_cast<double>(i) / static_cast<double>(m - 1));
+    // (m by an init-capture: clang before 16 cannot capture a structured binding)
+    const auto d = [rows = m](index_t i) {
+      return std::pow(10.0, -6.0 * static_cast<double>(i) / static_cast<double>(rows - 1));
     };
     for (index_t c = 0; c < n; ++c)
       for (index_t r = 0; r < m; ++r) {
