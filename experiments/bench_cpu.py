@@ -184,8 +184,9 @@ def main():
                     continue
                 values.append(result["gflops"])
                 cores.add(result.get("blas_core", "?"))
-                if impl == "tile" and with_conversions(result) is not None:
-                    converted.append(with_conversions(result))
+                rate = with_conversions(result) if impl == "tile" else None
+                if rate is not None:
+                    converted.append(rate)
         if tty:
             print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
         t = statistics.median(tile) if tile else None

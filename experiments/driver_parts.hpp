@@ -7,6 +7,8 @@
 //   report.cpp           the summary line and the result JSON
 // Every part looks the algorithm up in the factorization registry
 // (algorithms/factorization.hpp); none branches on it.
+#include <chrono>
+
 #include "algorithms/factorization.hpp"
 #include "base/matrix_market.hpp"
 #include "experiments/driver.hpp"
@@ -32,6 +34,10 @@ class PhantomExecutor final : public Executor {
 
 // CPU seconds the whole process has used (every thread).
 double process_cpu_s();
+// Wall seconds since t0 (a steady clock's reading).
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 // Resolves the defaults of `c` and checks every option (InputError naming it).
 void resolve(RunConfig& c, const DenseMatrix* input);
 // The GPU options' values and combinations (--gpu-streams, --gpu-kernel-depth)

@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "experiments/driver_parts.hpp"
+
 namespace tessera::driver {
 
 std::vector<platform::HostRange> page_spans(std::vector<platform::HostRange> ranges, std::size_t page) {
@@ -32,12 +34,6 @@ std::vector<platform::HostRange> page_spans(std::vector<platform::HostRange> ran
   for (const Span& s : merged) out.push_back({reinterpret_cast<std::byte*>(s.begin), s.end - s.begin});
   return out;
 }
-
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
 
 HostPinning::HostPinning(platform::Device& device, std::vector<platform::HostRange> ranges) : device_(device) {
   if (!device_.pins_host()) return;

@@ -1,19 +1,11 @@
 // One node without GPUs: the node runtime on the platform's threads (or, on
 // a simulated node without data, only the tasks' modeled durations).
-#include <chrono>
-
 #include "experiments/driver_parts.hpp"
 #include "experiments/input_matrix.hpp"
 #include "experiments/test_fault.hpp"
 #include "kernels/cpu/tile_kernels.hpp"
 
 namespace tessera::driver {
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
-
 template <class T>
 void run_local(RunResult& r, platform::Platform& platform, const DenseMatrix* input) {
   const RunConfig& c = r.config;

@@ -168,7 +168,7 @@ class Runner:
                     kept += 1
         return pending, kept, skipped, configs
 
-    def machine_digest(self, config):
+    def current_digest(self, config):
         """The digest of a simulated run's machine file as it is now; None for a real run, or a file that cannot be
         read as JSON (the run then fails, tessera saying why)."""
         if config.backend != "sim":
@@ -186,7 +186,7 @@ class Runner:
         """Why a simulated run's record was simulated on other figures than its machine file holds now, or None: a
         resumed sweep would otherwise mix two models in one figure. A record from before digests were kept has none
         and is kept."""
-        then, now = record.get("machine_digest"), self.machine_digest(config)
+        then, now = record.get("machine_digest"), self.current_digest(config)
         if then is None or now is None or then == now:
             return None
         return "was simulated on other figures of %s (digest %s then, %s now)" % (machine_of(self.defn, config), then, now)
@@ -293,7 +293,7 @@ class Runner:
                       "tessera_commit": self.stamp["commit"], "tessera_dirty": self.stamp["dirty"],
                       "tessera_binary": self.binary, "machine": machine_of(self.defn, config), "host": self.stamp["host"]}
             if config.backend == "sim":
-                record["machine_digest"] = self.machine_digest(config)
+                record["machine_digest"] = self.current_digest(config)
             t0 = time.monotonic()
             try:
                 rc, out, err, timed_out = run_in_group(cmd, self.timeout_s)

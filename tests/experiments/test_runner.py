@@ -328,36 +328,30 @@ class Sweep(unittest.TestCase):
         self.assertEqual(rec["status"], "timeout")
         self.assert_gone(pid_file)
 
+    def signal_the_runner(self, sig):
+        """Starts a hanging run, sends `sig` to its runner once the run's child is up, and checks that the runner
+        ended it (exit 130, as after Ctrl-C: 'interrupted') and that the child is gone."""
+        args, out, pid_file = self.hanging_run()
+        p = subprocess.Popen(args + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, RANK_PID=pid_file))
+        for _ in range(100):
+            if os.path.exists(pid_file) and os.path.getsize(pid_file):
+                break
+            time.sleep(0.05)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+        self.assert_gone(pid_file)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted", err)
+
     def test_sigterm_to_the_runner_ends_its_runs(self):
         # Each run is a session of its own, which a signal to the runner's group no longer reaches: the runner
         # ends the runs in progress itself (exit 130, as after Ctrl-C).
-        args, out, pid_file = self.hanging_run()
-        p = subprocess.Popen(args + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=dict(os.environ, RANK_PID=pid_file))
-        for _ in range(100):
-            if os.path.exists(pid_file) and os.path.getsize(pid_file):
-                break
-            time.sleep(0.05)
-        p.terminate()
-        _, err = p.communicate(timeout=30)
-        self.assertEqual(p.returncode, 130, err)
-        self.assertIn("interrupted", err)
-        self.assert_gone(pid_file)
+        self.signal_the_runner(signal.SIGTERM)
 
     def test_sighup_to_the_runner_ends_its_runs(self):
         # A closed terminal's SIGHUP ended the runner (exit 129) and left its runs, sessions of their own, running.
-        args, out, pid_file = self.hanging_run()
-        p = subprocess.Popen(args + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=dict(os.environ, RANK_PID=pid_file))
-        for _ in range(100):
-            if os.path.exists(pid_file) and os.path.getsize(pid_file):
-                break
-            time.sleep(0.05)
-        p.send_signal(signal.SIGHUP)
-        _, err = p.communicate(timeout=30)
-        self.assert_gone(pid_file)
-        self.assertEqual(p.returncode, 130, err)
-        self.assertIn("interrupted", err)
+        self.signal_the_runner(signal.SIGHUP)
 
     def test_a_killed_runner_takes_its_runs_with_it(self):
         # SIGKILL leaves the runner no chance to end its runs: each dies with it (PR_SET_PDEATHSIG).
